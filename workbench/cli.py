@@ -1,0 +1,234 @@
+"""Command-line entry points. Only argparse and the config load here: torch, transformers
+and Textual are imported inside the command that needs them, so ``workbench --help``
+answers at once.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import signal
+import sys
+import threading
+from pathlib import Path
+from typing import Any
+
+from workbench import __version__
+from workbench.config import PRESETS, RunConfig, build_config, load_toml
+from workbench.errors import WorkbenchError
+
+DEFAULT_MODEL_DIR = "translation_output/best_model"
+
+# flag -> (config field, type, help)
+TRAIN_FLAGS: dict[str, tuple[str, Any, str]] = {
+    "--model": ("model", str, "Hub id, local model folder, or 'scratch'"),
+    "--data": ("data", str, "Hub dataset id, local TSV/CSV/JSONL or datasets folder, or 'hsk'"),
+    "--data-config": ("data_config", str, "Hub dataset config (e.g. zh-en)"),
+    "--source-lang": ("source_lang", str, "source language code (en)"),
+    "--target-lang": ("target_lang", str, "target language code (zh)"),
+    "--label": ("target_label", str, "target-language token such as '>>cmn_Hans<<', or none"),
+    "--samples": ("samples", int, "pairs sampled at random (0 = all)"),
+    "--epochs": ("epochs", float, "training epochs"),
+    "--lr": ("learning_rate", float, "peak learning rate"),
+    "--batch-size": ("batch_size", int, "training batch size per device"),
+    "--eval-batch-size": ("eval_batch_size", int, "evaluation batch size per device"),
+    "--max-source-length": ("max_source_length", int, "source tokens kept (<= 512)"),
+    "--max-target-length": ("max_target_length", int, "target tokens kept (<= 512)"),
+    "--num-beams": ("num_beams", int, "beams for the before/after BLEU"),
+    "--max-new-tokens": ("max_new_tokens", int, "generation length bound"),
+    "--bleu-tokenize": ("bleu_tokenize", str, "sacreBLEU tokenizer (zh for Chinese)"),
+    "--output-dir": ("output_dir", str, "root folder for runs and best_model"),
+    "--seed": ("seed", int, "seed for sampling, split and training"),
+}
+
+
+def _add_run_options(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--preset", default="opus-en-zh", choices=sorted(PRESETS),
+                        help="starting settings (default: opus-en-zh; offline: demo)")
+    parser.add_argument("--config", metavar="FILE", help="TOML file of settings")
+    for flag, (dest, kind, text) in TRAIN_FLAGS.items():
+        parser.add_argument(flag, dest=dest, type=str, default=None,
+                            help=f"{text} [{kind.__name__}]")
+    parser.add_argument("--fp16", action="store_const", const=True, default=None,
+                        help="fp16 mixed precision (CUDA)")
+    parser.add_argument("--bf16", action="store_const", const=True, default=None,
+                        help="bf16 mixed precision (default: on where the GPU has it)")
+    parser.add_argument("--set", action="append", default=[], metavar="KEY=VALUE",
+                        help="any other setting, e.g. --set label_smoothing=0.1")
+
+
+def config_from_args(args: argparse.Namespace) -> RunConfig:
+    """Preset, then --config TOML, then flags."""
+    overrides: dict[str, Any] = {}
+    for dest, *_ in TRAIN_FLAGS.values():
+        value = getattr(args, dest, None)
+        if value is not None:
+            overrides[dest] = value
+    for flag in ("fp16", "bf16"):
+        if getattr(args, flag, None):
+            overrides[flag] = True
+    for item in getattr(args, "set", []) or []:
+        key, sep, value = item.partition("=")
+        if not sep:
+            raise WorkbenchError(f"--set takes KEY=VALUE, got '{item}'")
+        overrides[key.strip()] = value.strip()
+    toml_values = load_toml(args.config) if getattr(args, "config", None) else None
+    return build_config(args.preset, toml_values, overrides)
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """The whole command tree (cheap: no heavy imports)."""
+    parser = argparse.ArgumentParser(
+        prog="workbench",
+        description="Fine-tune and inspect machine-translation models from the terminal.",
+    )
+    parser.add_argument("--version", action="version", version=f"workbench {__version__}")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
+
+    train = sub.add_parser("train", help="fine-tune a model (plain lines with --headless)")
+    _add_run_options(train)
+    train.add_argument("--headless", action="store_true",
+                       help="plain progress lines on stdout (SSH, tmux, pipes)")
+    train.add_argument("--resume", action="store_true",
+                       help="continue the newest unfinished run from its last complete checkpoint")
+    train.add_argument("--no-interact", action="store_true",
+                       help="do not open the translation console after training")
+
+    interact = sub.add_parser("interact", help="translate what you type with a saved model")
+    _add_model_options(interact)
+
+    translate = sub.add_parser("translate", help="translate arguments or stdin, line by line")
+    translate.add_argument("text", nargs="*", help="sentences (default: read stdin)")
+    _add_model_options(translate)
+
+    presets = sub.add_parser("presets", help="list the presets and their settings")
+    presets.add_argument("name", nargs="?", help="show one preset in full")
+    return parser
+
+
+def _add_model_options(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--model", default=DEFAULT_MODEL_DIR,
+                        help=f"saved model folder or Hub id (default: {DEFAULT_MODEL_DIR})")
+    parser.add_argument("--num-beams", type=int, default=None, help="beams (default: model's)")
+    parser.add_argument("--max-new-tokens", type=int, default=None,
+                        help="generation length bound (default: model's)")
+
+
+def _load_translator(args: argparse.Namespace) -> Any:
+    from workbench.core.translation import DecodeOptions, Translator
+
+    if args.num_beams is not None and not 1 <= args.num_beams <= 64:
+        raise WorkbenchError(f"--num-beams must be 1..64, got {args.num_beams}")
+    if args.max_new_tokens is not None and not 1 <= args.max_new_tokens <= 511:
+        raise WorkbenchError(f"--max-new-tokens must be 1..511, got {args.max_new_tokens}")
+    if args.model == DEFAULT_MODEL_DIR and not Path(DEFAULT_MODEL_DIR).exists():
+        raise WorkbenchError(
+            f"no saved model at {DEFAULT_MODEL_DIR} yet; train one first "
+            "(workbench train --headless --preset demo) or pass --model"
+        )
+    translator = Translator.from_pretrained(args.model)
+    base = translator.default_options()
+    options = DecodeOptions(
+        num_beams=args.num_beams or base.num_beams,
+        max_new_tokens=args.max_new_tokens or base.max_new_tokens,
+        no_repeat_ngram_size=base.no_repeat_ngram_size,
+    )
+    return translator, options
+
+
+def cmd_train(args: argparse.Namespace) -> int:
+    """Run a fine-tuning job with the headless printer; Ctrl-C/SIGTERM stop cleanly."""
+    config = config_from_args(args)
+    from workbench.core.training import run_training
+    from workbench.headless import HeadlessPrinter
+
+    printer = HeadlessPrinter()
+    if not args.headless:
+        printer.line("(plain output; the full-screen view is `workbench tui`)")
+    stop = threading.Event()
+
+    def request_stop(signum: int, frame: Any) -> None:
+        if stop.is_set():  # a second Ctrl-C means "now"
+            raise KeyboardInterrupt
+        stop.set()
+        printer.line(f"  stopping after this step ({signal.Signals(signum).name}); "
+                     "press Ctrl-C again to abort without a checkpoint")
+
+    for sig in (signal.SIGINT, signal.SIGTERM):
+        signal.signal(sig, request_stop)
+    result = run_training(config, printer, stop, resume=args.resume)
+    if result.status != "finished":
+        return 130 if result.status == "stopped" else 1
+    if not args.no_interact and sys.stdin.isatty() and sys.stdout.isatty():
+        signal.signal(signal.SIGINT, signal.default_int_handler)
+        from workbench.console import HISTORY_FILE, run_console
+        from workbench.core.translation import Translator
+
+        model_dir = result.summary["best_model"]
+        translator = Translator.from_pretrained(model_dir)
+        return run_console(translator, model_dir, Path(config.output_dir) / HISTORY_FILE)
+    return 0
+
+
+def cmd_interact(args: argparse.Namespace) -> int:
+    """The assignment's --interact: load the best model and translate typed lines."""
+    from workbench.console import HISTORY_FILE, run_console
+
+    translator, options = _load_translator(args)
+    history = Path(args.model).expanduser().parent / HISTORY_FILE
+    if not Path(args.model).expanduser().exists():
+        history = Path("translation_output") / HISTORY_FILE
+    return run_console(translator, args.model, history, options)
+
+
+def cmd_translate(args: argparse.Namespace) -> int:
+    """Translate arguments or stdin, one output line per input line."""
+    from workbench.console import iter_input_lines, run_pipe
+
+    translator, options = _load_translator(args)
+    return run_pipe(translator, iter_input_lines(args.text), options)
+
+
+def cmd_presets(args: argparse.Namespace) -> int:
+    """Print presets; with a name, every setting of that preset."""
+    if args.name:
+        config = build_config(args.name)
+        for key, value in config.to_dict().items():
+            print(f"{key} = {value!r}")
+        return 0
+    for name in PRESETS:
+        config = build_config(name)
+        print(f"{name:12} model={config.model}  data={config.data}"
+              + (f" ({config.data_config})" if config.data_config else ""))
+    return 0
+
+
+COMMANDS = {
+    "train": cmd_train,
+    "interact": cmd_interact,
+    "translate": cmd_translate,
+    "presets": cmd_presets,
+}
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Parse, dispatch, and turn user-facing errors into one line and an exit code."""
+    for stream in (sys.stdout, sys.stderr):
+        if hasattr(stream, "reconfigure"):
+            stream.reconfigure(errors="replace")
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    if not args.command:
+        parser.print_help()
+        return 0
+    os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
+    try:
+        return COMMANDS[args.command](args)
+    except WorkbenchError as err:
+        print(f"workbench: error: {err}", file=sys.stderr)
+        return err.exit_code
+    except KeyboardInterrupt:
+        print("workbench: interrupted", file=sys.stderr)
+        return 130
+    except BrokenPipeError:
+        return 0

@@ -1,0 +1,1 @@
+"""The core every front end runs through; it never imports Textual."""

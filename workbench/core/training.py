@@ -1,0 +1,493 @@
+"""One fine-tuning run, start to finish: the function every front end calls.
+
+``run_training`` reads as the job does: prepare the run folder, load data, load or build
+the model, score the validation set *before*, fine-tune with ``Seq2SeqTrainer``, score it
+*after* with the same decoding, save the best model, write the summary. Progress goes to
+an event sink; a ``threading.Event`` stops training at the next step with a checkpoint.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+import shutil
+import tempfile
+import threading
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from workbench.config import RunConfig, build_config
+from workbench.core.data import Pair, SplitData, prepare_data
+from workbench.core.events import (
+    EvalDone,
+    EventSink,
+    JsonlRecorder,
+    Note,
+    Phase,
+    RunDone,
+    Sample,
+    TrainStep,
+    fan_out,
+    finite_or_none,
+)
+from workbench.core.metrics import corpus_bleu, corpus_chrf, make_compute_metrics, sentence_bleu
+from workbench.core.translation import SETTINGS_FILE, DecodeOptions, Translator
+from workbench.errors import WorkbenchError
+
+RUNS_FOLDER = "runs"
+BEST_MODEL = "best_model"
+
+
+@dataclass
+class RunResult:
+    """What a run left behind."""
+
+    status: str
+    run_dir: Path
+    summary: dict[str, Any]
+
+
+# --------------------------------------------------------------------------- run folders
+
+
+def check_writable(folder: Path) -> None:
+    """Fail early, with the fix, when outputs cannot be written."""
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+        with tempfile.NamedTemporaryFile(dir=folder, prefix=".write-test-"):
+            pass
+    except OSError as err:
+        raise WorkbenchError(
+            f"output dir '{folder}' is not writable ({err.strerror or err}); "
+            "pass a writable folder with --output-dir"
+        ) from None
+
+
+def new_run_dir(output_root: Path, preset: str) -> Path:
+    """A fresh folder per run, so no run ever overwrites another's outputs."""
+    runs = output_root / RUNS_FOLDER
+    runs.mkdir(parents=True, exist_ok=True)
+    stamp = time.strftime("%Y%m%d-%H%M%S")
+    for n in range(1000):
+        candidate = runs / (f"{stamp}-{preset}" + (f"-{n}" if n else ""))
+        try:
+            candidate.mkdir()
+            return candidate
+        except FileExistsError:
+            continue
+    raise WorkbenchError(f"could not create a run folder under '{runs}'")
+
+
+def is_complete_checkpoint(folder: Path) -> bool:
+    """A checkpoint the Trainer can resume from: state, weights and optimizer written."""
+    has_weights = any((folder / n).is_file() for n in ("model.safetensors", "pytorch_model.bin"))
+    return (
+        has_weights
+        and (folder / "trainer_state.json").is_file()
+        and (folder / "optimizer.pt").is_file()
+    )
+
+
+def last_complete_checkpoint(run_dir: Path, on_event: EventSink | None = None) -> Path | None:
+    """The highest-numbered complete ``checkpoint-N``; incomplete ones are skipped.
+
+    transformers' ``get_last_checkpoint`` takes the highest number without looking inside,
+    so a checkpoint half-written by a kill or a full disk would make resume fail.
+    """
+    folder = run_dir / "checkpoints"
+    if not folder.is_dir():
+        return None
+    found = sorted(
+        (p for p in folder.glob("checkpoint-*") if p.name.split("-")[-1].isdigit()),
+        key=lambda p: int(p.name.split("-")[-1]),
+        reverse=True,
+    )
+    for ckpt in found:
+        if is_complete_checkpoint(ckpt):
+            return ckpt
+        if on_event:
+            on_event(Note(f"skipping incomplete checkpoint {ckpt.name}", "warning"))
+    return None
+
+
+def find_resumable_run(output_root: Path) -> Path | None:
+    """The newest run folder that has not finished and has a complete checkpoint."""
+    runs = output_root / RUNS_FOLDER
+    if not runs.is_dir():
+        return None
+    for run in sorted((p for p in runs.iterdir() if p.is_dir()), reverse=True):
+        summary = run / "summary.json"
+        if summary.is_file():
+            try:
+                if json.loads(summary.read_text(encoding="utf-8")).get("status") == "finished":
+                    continue
+            except json.JSONDecodeError:
+                pass
+        if last_complete_checkpoint(run) is not None:
+            return run
+    return None
+
+
+def write_json(path: Path, data: Any) -> None:
+    """Write JSON atomically: a temporary sibling, flushed, then renamed into place."""
+    tmp = path.with_name(f".{path.name}.tmp")
+    with tmp.open("w", encoding="utf-8") as fh:
+        json.dump(data, fh, ensure_ascii=False, indent=2, allow_nan=False, default=str)
+        fh.flush()
+        os.fsync(fh.fileno())
+    tmp.replace(path)
+
+
+def publish_model(source: Path, destination: Path) -> None:
+    """Replace ``destination`` with a copy of ``source`` so it is never half-written.
+
+    The copy goes to a temporary sibling first; only a complete copy is renamed into
+    place, and the previous model is removed only after that rename.
+    """
+    parent = destination.parent
+    parent.mkdir(parents=True, exist_ok=True)
+    staging = Path(tempfile.mkdtemp(prefix=f".{destination.name}.new-", dir=parent))
+    try:
+        shutil.copytree(source, staging, dirs_exist_ok=True)
+    except BaseException:
+        shutil.rmtree(staging, ignore_errors=True)
+        raise
+    retired = None
+    if destination.exists():
+        retired = parent / f".{destination.name}.old-{os.getpid()}-{time.time_ns()}"
+        destination.rename(retired)
+    staging.rename(destination)
+    if retired is not None:
+        shutil.rmtree(retired, ignore_errors=True)
+
+
+# --------------------------------------------------------------------------- the trainer hook
+
+
+def _make_callback(emit: EventSink, stop: threading.Event, batch_size: int) -> Any:
+    """A TrainerCallback turning logs into events and the stop flag into a clean stop.
+
+    Defined inside a function so that importing this module does not import transformers.
+    """
+    from transformers import TrainerCallback
+
+    class EventCallback(TrainerCallback):
+        def __init__(self) -> None:
+            self.started = time.perf_counter()
+            self.start_step = 0
+            self.stopped_by_user = False
+            self.nan_step: int | None = None
+
+        def on_train_begin(self, args, state, control, **kwargs):  # type: ignore[no-untyped-def]
+            self.started = time.perf_counter()
+            self.start_step = state.global_step
+
+        def on_step_end(self, args, state, control, **kwargs):  # type: ignore[no-untyped-def]
+            if stop.is_set() and not self.stopped_by_user:
+                self.stopped_by_user = True
+                control.should_training_stop = True
+                control.should_save = True
+            return control
+
+        def on_log(self, args, state, control, logs=None, **kwargs):  # type: ignore[no-untyped-def]
+            logs = logs or {}
+            step = state.global_step
+            if "loss" in logs:
+                loss = finite_or_none(logs["loss"])
+                if loss is None and self.nan_step is None:
+                    self.nan_step = step
+                    emit(Note(f"loss became {logs['loss']} at step {step}; stopping the run "
+                              "and keeping the best model so far (try a lower --lr)", "error"))
+                    control.should_training_stop = True
+                elapsed = time.perf_counter() - self.started
+                done = max(1, step - self.start_step)
+                per_step = elapsed / done
+                emit(TrainStep(
+                    step=step,
+                    max_steps=state.max_steps,
+                    epoch=round(float(state.epoch or 0.0), 4),
+                    loss=loss,
+                    learning_rate=finite_or_none(logs.get("learning_rate")),
+                    grad_norm=finite_or_none(logs.get("grad_norm")),
+                    samples_per_second=round(batch_size * args.world_size / per_step, 2),
+                    eta_seconds=round(per_step * max(0, state.max_steps - step), 1),
+                ))
+            if "eval_bleu" in logs:
+                emit(EvalDone(
+                    step=step,
+                    epoch=round(float(state.epoch or 0.0), 4),
+                    bleu=float(logs["eval_bleu"]),
+                    chrf=float(logs.get("eval_chrf", 0.0)),
+                    loss=finite_or_none(logs.get("eval_loss")),
+                ))
+            return control
+
+    return EventCallback()
+
+
+# --------------------------------------------------------------------------- the run
+
+
+def _load_model(config: RunConfig, data: SplitData, run_dir: Path, emit: EventSink) -> Any:
+    from workbench.core.modeling import check_target_label, load_model_and_tokenizer
+
+    if config.is_scratch:
+        from workbench.core.scratch_model import build_scratch_model
+
+        emit(Note(f"building a {config.scratch_layers}+{config.scratch_layers}-layer MarianMT "
+                  f"(d_model {config.scratch_d_model}) and SentencePiece vocabularies from "
+                  "the training split"))
+        return build_scratch_model(
+            [p.source for p in data.train], [p.target for p in data.train],
+            run_dir / "scratch_tokenizer", config,
+        )
+    model, tokenizer = load_model_and_tokenizer(config.model)
+    check_target_label(tokenizer, config.target_label)
+    return model, tokenizer
+
+
+def _configure_generation(model: Any, config: RunConfig) -> None:
+    """Bound generation everywhere: the model default is 512 tokens and 4+ beams."""
+    gen = model.generation_config
+    # Only max_length (decoder start + new tokens): setting max_new_tokens as well makes
+    # generate() warn on every batch.
+    gen.max_length = config.max_new_tokens + 1
+    gen.max_new_tokens = None
+    gen.num_beams = config.num_beams
+    gen.no_repeat_ngram_size = config.no_repeat_ngram_size or None
+
+
+def _score(hyps: list[str], refs: list[str], config: RunConfig) -> tuple[float, float]:
+    return corpus_bleu(hyps, refs, config.bleu_tokenize), corpus_chrf(hyps, refs)
+
+
+def _pick_samples(
+    val: list[Pair], before: list[str], after: list[str], config: RunConfig, k: int
+) -> list[Sample]:
+    """k evenly spread validation sentences (deterministic, not cherry-picked)."""
+    if not val or k <= 0:
+        return []
+    step = max(1, len(val) // k)
+    chosen = list(range(0, len(val), step))[:k]
+    return [
+        Sample(
+            source=val[i].source,
+            reference=val[i].target,
+            before=before[i],
+            after=after[i],
+            bleu_before=round(sentence_bleu(before[i], val[i].target, config.bleu_tokenize), 2),
+            bleu_after=round(sentence_bleu(after[i], val[i].target, config.bleu_tokenize), 2),
+        )
+        for i in chosen
+    ]
+
+
+def _training_arguments(config: RunConfig, run_dir: Path, device: str) -> Any:
+    from transformers import Seq2SeqTrainingArguments
+
+    from workbench.core.modeling import bf16_supported
+
+    bf16 = config.bf16 if config.bf16 is not None else (not config.fp16 and bf16_supported())
+    if (config.fp16 or bf16) and device != "cuda":
+        raise WorkbenchError("--fp16/--bf16 need a CUDA GPU and none is visible; drop the flag")
+    return Seq2SeqTrainingArguments(
+        output_dir=str(run_dir / "checkpoints"),
+        per_device_train_batch_size=config.batch_size,
+        per_device_eval_batch_size=config.eval_batch_size,
+        learning_rate=config.learning_rate,
+        num_train_epochs=config.epochs,
+        warmup_steps=config.warmup_ratio,  # a float < 1 is a ratio in transformers 5
+        lr_scheduler_type=config.lr_scheduler,
+        weight_decay=config.weight_decay,
+        label_smoothing_factor=config.label_smoothing,
+        eval_strategy="epoch",
+        save_strategy="epoch",
+        save_total_limit=2,
+        load_best_model_at_end=True,
+        metric_for_best_model="bleu",
+        greater_is_better=True,
+        predict_with_generate=True,
+        generation_max_length=config.max_new_tokens + 1,
+        generation_num_beams=config.eval_num_beams,
+        logging_strategy="steps",
+        logging_steps=config.logging_steps,
+        logging_first_step=True,
+        logging_nan_inf_filter=False,  # a NaN must be seen, not logged as 0.0
+        train_sampling_strategy="group_by_length",
+        seed=config.seed,
+        data_seed=config.seed,
+        fp16=config.fp16,
+        bf16=bool(bf16),
+        report_to="none",
+        disable_tqdm=True,
+        dataloader_num_workers=0,
+        use_cpu=device == "cpu",
+    )
+
+
+def run_training(
+    config: RunConfig,
+    on_event: EventSink | None = None,
+    stop: threading.Event | None = None,
+    resume: bool = False,
+) -> RunResult:
+    """Fine-tune as configured and return the run's status, folder and summary."""
+    from transformers import DataCollatorForSeq2Seq, Seq2SeqTrainer, set_seed
+    from transformers.trainer_callback import PrinterCallback, ProgressCallback
+
+    from workbench.core.modeling import pick_device, quiet_libraries
+    from workbench.core.preprocess import tokenize_pairs
+
+    quiet_libraries()
+    stop = stop or threading.Event()
+    output_root = Path(config.output_dir).expanduser()
+    check_writable(output_root)
+    checkpoint: Path | None = None
+    if resume:
+        found = find_resumable_run(output_root)
+        if found is None:
+            raise WorkbenchError(
+                f"nothing to resume under '{output_root / RUNS_FOLDER}': no unfinished run "
+                "with a complete checkpoint; start a new run without --resume"
+            )
+        run_dir = found
+        saved = json.loads((run_dir / "config.json").read_text(encoding="utf-8"))
+        config = build_config(saved.pop("preset", config.preset), overrides=saved)
+    else:
+        run_dir = new_run_dir(output_root, config.preset)
+        write_json(run_dir / "config.json", config.to_dict())
+    emit = fan_out(JsonlRecorder(run_dir / "metrics.jsonl"), on_event)
+    if resume:
+        checkpoint = last_complete_checkpoint(run_dir, emit)
+        emit(Note(f"resuming {run_dir.name} from {checkpoint.name if checkpoint else 'start'}"))
+    emit(Note(f"run folder: {run_dir}"))
+
+    set_seed(config.seed)
+    emit(Phase("data", config.data))
+    data = prepare_data(config)
+    dropped = ", ".join(f"{v} {k}" for k, v in data.dropped.items() if v) or "nothing"
+    emit(Note(f"data: {len(data.train)} train / {len(data.validation)} validation pairs from "
+              f"{data.origin} (dropped {dropped})"))
+
+    emit(Phase("model", config.model))
+    model, tokenizer = _load_model(config, data, run_dir, emit)
+    _configure_generation(model, config)
+    device = pick_device()
+    model.to(device)
+    n_params = sum(p.numel() for p in model.parameters())
+    emit(Note(f"model: {type(model).__name__}, {n_params / 1e6:.1f}M parameters, on {device}"))
+
+    val_sources = [p.source for p in data.validation]
+    val_refs = [p.target for p in data.validation]
+    options = DecodeOptions(config.num_beams, config.max_new_tokens, config.no_repeat_ngram_size)
+    translator = Translator(model, tokenizer, config.target_label, config.max_source_length)
+
+    before_file = run_dir / "before.json"
+    if before_file.is_file():
+        before = json.loads(before_file.read_text(encoding="utf-8"))["translations"]
+    else:
+        emit(Phase("before", f"translating {len(val_sources)} validation sentences"))
+        before = translator.translate_many(val_sources, options, config.eval_batch_size)
+        write_json(before_file, {"translations": before})
+    bleu_before, chrf_before = _score(before, val_refs, config)
+    emit(EvalDone(step=0, epoch=0.0, bleu=bleu_before, chrf=chrf_before, stage="before"))
+
+    emit(Phase("train"))
+    train_set = tokenize_pairs(data.train, tokenizer, config.target_label,
+                               config.max_source_length, config.max_target_length)
+    val_set = tokenize_pairs(data.validation, tokenizer, config.target_label,
+                             config.max_source_length, config.max_target_length)
+    callback = _make_callback(emit, stop, config.batch_size)
+    trainer = Seq2SeqTrainer(
+        model=model,
+        args=_training_arguments(config, run_dir, device),
+        train_dataset=train_set,
+        eval_dataset=val_set,
+        data_collator=DataCollatorForSeq2Seq(tokenizer, model=model, label_pad_token_id=-100),
+        processing_class=tokenizer,
+        compute_metrics=make_compute_metrics(tokenizer, config.bleu_tokenize, val_refs),
+        callbacks=[callback],
+    )
+    # Our events replace the Trainer's own dict printing and tqdm bars.
+    trainer.remove_callback(PrinterCallback)
+    trainer.remove_callback(ProgressCallback)
+    started = time.perf_counter()
+    trainer.train(resume_from_checkpoint=str(checkpoint) if checkpoint else None)
+    train_seconds = time.perf_counter() - started
+
+    summary: dict[str, Any] = {
+        "preset": config.preset,
+        "model": config.model,
+        "data": data.origin,
+        "train_pairs": len(data.train),
+        "validation_pairs": len(data.validation),
+        "bleu_tokenize": config.bleu_tokenize,
+        "decoding": vars(options),
+        "bleu_before": round(bleu_before, 2),
+        "chrf_before": round(chrf_before, 2),
+        "train_seconds": round(train_seconds, 1),
+        "global_step": trainer.state.global_step,
+        "run_dir": str(run_dir),
+    }
+    if callback.stopped_by_user or callback.nan_step is not None:
+        status = "stopped" if callback.nan_step is None else "failed"
+        if callback.nan_step is not None:
+            summary["error"] = f"non-finite loss at step {callback.nan_step}"
+        summary["status"] = status
+        write_json(run_dir / "summary.json", summary)
+        if callback.stopped_by_user:
+            emit(Note(f"stopped at step {trainer.state.global_step} with a checkpoint; "
+                      "continue with: workbench train --resume"))
+        emit(RunDone(status, str(run_dir), summary))
+        return RunResult(status, run_dir, summary)
+
+    emit(Phase("after", f"translating {len(val_sources)} validation sentences"))
+    model = trainer.model
+    translator = Translator(model, tokenizer, config.target_label, config.max_source_length)
+    after = translator.translate_many(val_sources, options, config.eval_batch_size)
+    bleu_after, chrf_after = _score(after, val_refs, config)
+    emit(EvalDone(step=trainer.state.global_step, epoch=float(trainer.state.epoch or 0),
+                  bleu=bleu_after, chrf=chrf_after, stage="after"))
+
+    samples = _pick_samples(data.validation, before, after, config, config.num_samples_shown)
+    for sample in samples:
+        emit(sample)
+
+    best_dir = run_dir / BEST_MODEL
+    trainer.save_model(str(best_dir))
+    write_json(best_dir / SETTINGS_FILE, {
+        "target_label": config.target_label,
+        "source_lang": config.source_lang,
+        "target_lang": config.target_lang,
+        "max_source_length": config.max_source_length,
+        "bleu_tokenize": config.bleu_tokenize,
+        "run_dir": str(run_dir),
+    })
+    published = output_root / BEST_MODEL
+    publish_model(best_dir, published)
+
+    with (run_dir / "validation_translations.jsonl").open("w", encoding="utf-8") as fh:
+        for pair, b, a in zip(data.validation, before, after, strict=False):
+            fh.write(json.dumps({"source": pair.source, "reference": pair.target,
+                                 "before": b, "after": a}, ensure_ascii=False) + "\n")
+    summary.update({
+        "status": "finished",
+        "bleu_after": round(bleu_after, 2),
+        "chrf_after": round(chrf_after, 2),
+        "bleu_delta": round(bleu_after - bleu_before, 2),
+        "distinct_after": round(len(set(after)) / max(1, len(after)), 4),
+        "best_checkpoint": trainer.state.best_model_checkpoint,
+        "best_model": str(published),
+        "run_best_model": str(best_dir),
+        "samples": [vars(s) for s in samples],
+        "epochs": [
+            {k: v for k, v in log.items() if not (isinstance(v, float) and not math.isfinite(v))}
+            for log in trainer.state.log_history if "eval_bleu" in log
+        ],
+    })
+    write_json(run_dir / "summary.json", summary)
+    emit(RunDone("finished", str(run_dir), summary))
+    return RunResult("finished", run_dir, summary)

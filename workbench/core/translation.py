@@ -1,0 +1,196 @@
+"""Translating text with a loaded model: batches, odd input, and the 512-position limit.
+
+One :class:`Translator` serves the before/after evaluation, ``workbench translate``, the
+console and the TUI, so every front end decodes the same way. Marian's position table has
+512 rows and ``generate`` crashes past it, so long input is split at sentence ends and,
+where one sentence is still too long, truncated -- and the caller is told.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import time
+import unicodedata
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+#: Settings saved next to a model so that every front end decodes it the same way.
+SETTINGS_FILE = "workbench.json"
+_SENTENCE_END = re.compile(r"(?<=[.!?。！？；;])\s*")
+
+
+@dataclass(frozen=True)
+class DecodeOptions:
+    """How to generate: beams, length bound and n-gram blocking."""
+
+    num_beams: int = 1
+    max_new_tokens: int = 128
+    no_repeat_ngram_size: int = 0
+
+
+@dataclass
+class Translation:
+    """One translated line with what happened to it on the way."""
+
+    source: str
+    text: str
+    seconds: float = 0.0
+    notices: list[str] = field(default_factory=list)
+
+
+def clean_input(text: str) -> str:
+    """Make arbitrary input safe to tokenize: no lone surrogates or control characters."""
+    text = text.encode("utf-8", "replace").decode("utf-8", "replace")
+    text = "".join(
+        " " if unicodedata.category(ch) in ("Cc", "Cs", "Co", "Cn") and ch != "\n" else ch
+        for ch in text
+    )
+    return " ".join(text.split())
+
+
+def read_settings(model_dir: str | Path) -> dict[str, Any]:
+    """The workbench settings saved with a model (label, decoding), or {}."""
+    path = Path(model_dir) / SETTINGS_FILE
+    if not path.is_file():
+        return {}
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, json.JSONDecodeError):
+        return {}
+    return data if isinstance(data, dict) else {}
+
+
+class Translator:
+    """A model, its tokenizer and the target label, ready to translate lists of text."""
+
+    def __init__(
+        self,
+        model: Any,
+        tokenizer: Any,
+        target_label: str | None = None,
+        max_source_length: int = 512,
+        device: str | None = None,
+    ) -> None:
+        import torch
+
+        self.model = model
+        self.tokenizer = tokenizer
+        self.target_label = target_label
+        # Leave room for the label and </s>; never beyond the 512 positions.
+        self.max_source_length = min(max_source_length, 512)
+        if device:
+            self.model.to(device)
+        self.device = next(model.parameters()).device
+        self._torch = torch
+
+    @classmethod
+    def from_pretrained(cls, name: str, device: str | None = None) -> Translator:
+        """Load a saved model (with its workbench.json settings) or a Hub id."""
+        from workbench.core.modeling import load_model_and_tokenizer, pick_device
+
+        model, tokenizer = load_model_and_tokenizer(name)
+        settings = read_settings(name)
+        model.eval()
+        return cls(
+            model,
+            tokenizer,
+            target_label=settings.get("target_label"),
+            max_source_length=int(settings.get("max_source_length", 512)),
+            device=device or pick_device(),
+        )
+
+    def default_options(self) -> DecodeOptions:
+        """Decoding settings stored in the model's generation config."""
+        gen = self.model.generation_config
+        return DecodeOptions(
+            num_beams=int(gen.num_beams or 1),
+            max_new_tokens=int(gen.max_new_tokens or (gen.max_length or 129) - 1),
+            no_repeat_ngram_size=int(gen.no_repeat_ngram_size or 0),
+        )
+
+    def _with_label(self, text: str) -> str:
+        return f"{self.target_label} {text}" if self.target_label else text
+
+    def _length(self, text: str) -> int:
+        return len(self.tokenizer(self._with_label(text))["input_ids"])
+
+    def split_long(self, text: str) -> tuple[list[str], list[str]]:
+        """Pieces that each fit the source limit, and notices about what was done."""
+        if self._length(text) <= self.max_source_length:
+            return [text], []
+        sentences = [s for s in _SENTENCE_END.split(text) if s.strip()]
+        pieces: list[str] = []
+        current = ""
+        for sentence in sentences:
+            candidate = f"{current} {sentence}".strip()
+            if current and self._length(candidate) > self.max_source_length:
+                pieces.append(current)
+                current = sentence
+            else:
+                current = candidate
+        if current:
+            pieces.append(current)
+        notices = []
+        if len(pieces) > 1:
+            notices.append(f"input longer than {self.max_source_length} tokens: "
+                           f"translated in {len(pieces)} parts")
+        if any(self._length(p) > self.max_source_length for p in pieces):
+            notices.append(f"a sentence longer than {self.max_source_length} tokens "
+                           "was truncated")
+        return pieces, notices
+
+    def generate(
+        self, texts: list[str], options: DecodeOptions, batch_size: int = 32
+    ) -> list[str]:
+        """Translate texts that already fit; batches are length-sorted to cut padding."""
+        outputs: list[str] = [""] * len(texts)
+        order = sorted(range(len(texts)), key=lambda i: len(texts[i]))
+        self.model.eval()
+        for start in range(0, len(order), batch_size):
+            idx = order[start : start + batch_size]
+            batch = self.tokenizer(
+                [self._with_label(texts[i]) for i in idx],
+                return_tensors="pt",
+                padding=True,
+                truncation=True,
+                max_length=self.max_source_length,
+            ).to(self.device)
+            # Bound the output by the source length as well as the cap: an untrained or
+            # looping model otherwise runs every sentence to the cap.
+            source_len = int(batch["input_ids"].shape[1])
+            bound = min(options.max_new_tokens, 2 * source_len + 8)
+            with self._torch.inference_mode():
+                generated = self.model.generate(
+                    **batch,
+                    num_beams=options.num_beams,
+                    max_length=bound + 1,
+                    no_repeat_ngram_size=options.no_repeat_ngram_size,
+                )
+            decoded = self.tokenizer.batch_decode(generated, skip_special_tokens=True)
+            for i, text in zip(idx, decoded, strict=False):
+                outputs[i] = text.strip()
+        return outputs
+
+    def translate_many(
+        self, texts: list[str], options: DecodeOptions | None = None, batch_size: int = 32
+    ) -> list[str]:
+        """Translate a list (e.g. a validation set); no per-line notices."""
+        return self.generate(texts, options or self.default_options(), batch_size)
+
+    def translate(self, text: str, options: DecodeOptions | None = None) -> Translation:
+        """Translate one line of user input, splitting it where it is too long."""
+        started = time.perf_counter()
+        cleaned = clean_input(text)
+        if not cleaned:
+            return Translation(text, "", 0.0, ["empty input: nothing to translate"])
+        pieces, notices = self.split_long(cleaned)
+        parts = self.generate(pieces, options or self.default_options())
+        joiner = "" if _is_cjk_heavy("".join(parts)) else " "
+        return Translation(text, joiner.join(parts), time.perf_counter() - started, notices)
+
+
+def _is_cjk_heavy(text: str) -> bool:
+    cjk = sum(1 for ch in text if "\u4e00" <= ch <= "\u9fff")
+    return cjk > len(text) / 3

@@ -1,0 +1,101 @@
+"""The headless event sink: plain, greppable lines for SSH, tmux, pipes and log files.
+
+No colour, no cursor tricks, one event per line, flushed as it happens, so ``tail -f``
+and ``| tee train.log`` show progress live. Structured metrics go to ``metrics.jsonl`` in
+the run folder (written by the core, not here).
+"""
+
+from __future__ import annotations
+
+import sys
+from typing import TextIO
+
+from workbench.core.events import EvalDone, Event, Note, Phase, RunDone, Sample, TrainStep
+
+
+def format_seconds(seconds: float | None) -> str:
+    """``1h02m03s`` / ``4m05s`` / ``7s``; ``?`` when unknown."""
+    if seconds is None:
+        return "?"
+    seconds = round(seconds)
+    hours, rest = divmod(seconds, 3600)
+    minutes, secs = divmod(rest, 60)
+    if hours:
+        return f"{hours}h{minutes:02d}m{secs:02d}s"
+    return f"{minutes}m{secs:02d}s" if minutes else f"{secs}s"
+
+
+def _num(value: float | None, fmt: str) -> str:
+    return "-" if value is None else format(value, fmt)
+
+
+class HeadlessPrinter:
+    """Prints each event as a readable line; remembers 'before' to print the difference."""
+
+    def __init__(self, stream: TextIO | None = None) -> None:
+        self.stream = stream or sys.stdout
+        self.bleu_before: float | None = None
+        self.chrf_before: float | None = None
+        self.samples_seen = 0
+
+    def line(self, text: str = "") -> None:
+        """Write one line and flush, so pipes and tail -f see it now."""
+        self.stream.write(text + "\n")
+        self.stream.flush()
+
+    def __call__(self, event: Event) -> None:
+        if isinstance(event, Phase):
+            self.line(f"[{event.name}]" + (f" {event.detail}" if event.detail else ""))
+        elif isinstance(event, Note):
+            prefix = {"warning": "warning: ", "error": "error: "}.get(event.level, "")
+            self.line(f"  {prefix}{event.text}")
+        elif isinstance(event, TrainStep):
+            total = event.max_steps or 0
+            self.line(
+                f"  step {event.step:>{len(str(total))}}/{total}  epoch {event.epoch:5.2f}  "
+                f"loss {_num(event.loss, '.4f')}  lr {_num(event.learning_rate, '.2e')}  "
+                f"grad {_num(event.grad_norm, '.2f')}  "
+                f"{_num(event.samples_per_second, '.1f')} samples/s  "
+                f"ETA {format_seconds(event.eta_seconds)}"
+            )
+        elif isinstance(event, EvalDone):
+            self._eval(event)
+        elif isinstance(event, Sample):
+            self._sample(event)
+        elif isinstance(event, RunDone):
+            self._done(event)
+
+    def _eval(self, event: EvalDone) -> None:
+        if event.stage == "before":
+            self.bleu_before, self.chrf_before = event.bleu, event.chrf
+            self.line(f"  BLEU before fine-tuning: {event.bleu:.2f}   chrF {event.chrf:.2f}")
+        elif event.stage == "after":
+            diff = "" if self.bleu_before is None else f" ({event.bleu - self.bleu_before:+.2f})"
+            cdiff = "" if self.chrf_before is None else f" ({event.chrf - self.chrf_before:+.2f})"
+            self.line(f"  BLEU after fine-tuning:  {event.bleu:.2f}{diff}   "
+                      f"chrF {event.chrf:.2f}{cdiff}")
+        else:
+            self.line(f"  epoch {event.epoch:.0f} done: BLEU {event.bleu:.2f}  "
+                      f"chrF {event.chrf:.2f}  eval loss {_num(event.loss, '.4f')}")
+
+    def _sample(self, event: Sample) -> None:
+        if self.samples_seen == 0:
+            self.line("[samples] before / after on validation sentences")
+        self.samples_seen += 1
+        self.line(f"  {self.samples_seen}. source:    {event.source}")
+        self.line(f"     reference: {event.reference}")
+        self.line(f"     before:    {event.before}   (BLEU {event.bleu_before:.1f})")
+        self.line(f"     after:     {event.after}   (BLEU {event.bleu_after:.1f})")
+
+    def _done(self, event: RunDone) -> None:
+        s = event.summary
+        if event.status == "finished":
+            self.line("[done]")
+            self.line(f"  BLEU {s.get('bleu_before', 0):.2f} -> {s.get('bleu_after', 0):.2f} "
+                      f"({s.get('bleu_delta', 0):+.2f}), chrF {s.get('chrf_before', 0):.2f} -> "
+                      f"{s.get('chrf_after', 0):.2f}, "
+                      f"training {format_seconds(s.get('train_seconds'))}")
+            self.line(f"  best model: {s.get('best_model')}")
+            self.line(f"  run folder: {event.run_dir} (config.json, metrics.jsonl, summary.json)")
+        else:
+            self.line(f"[{event.status}] run folder: {event.run_dir}")
