@@ -67,7 +67,8 @@ def run_console(
             if not line:
                 print(file=stdout)
                 return 0
-            print(line.rstrip("\n"), file=stdout)
+            line = line.rstrip("\r\n")
+            print(line, file=stdout)
         if line.strip().lower() in QUIT_WORDS:
             return 0
         if not line.strip():

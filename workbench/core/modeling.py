@@ -33,7 +33,8 @@ def quiet_libraries() -> None:
     warnings.filterwarnings("ignore", message="Recommended: pip install sacremoses")
 
 
-def _check_local_model(path: Path) -> None:
+def check_local_model(path: Path) -> None:
+    """Fail with the fix unless ``path`` holds a saved model."""
     if not path.exists():
         raise WorkbenchError(
             f"model folder '{path}' does not exist; train one first "
@@ -62,7 +63,7 @@ def load_model_and_tokenizer(
         kwargs["attn_implementation"] = attn_implementation
     if looks_like_local_path(name):
         path = Path(name).expanduser()
-        _check_local_model(path)
+        check_local_model(path)
         try:
             tokenizer = AutoTokenizer.from_pretrained(str(path))
             model = AutoModelForSeq2SeqLM.from_pretrained(str(path), **kwargs)

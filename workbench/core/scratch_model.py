@@ -76,6 +76,9 @@ def build_tokenizer(
     """Train both SentencePiece models, write vocab.json and load a MarianTokenizer."""
     from transformers import MarianTokenizer
 
+    from workbench.core.modeling import quiet_libraries
+
+    quiet_libraries()
     folder.mkdir(parents=True, exist_ok=True)
     src_model = train_sentencepiece(sources, config.scratch_source_vocab, "nmt_nfkc", config.seed)
     tgt_model = train_sentencepiece(targets, config.scratch_target_vocab, "identity", config.seed)

@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from workbench.config import RunConfig, build_config
+from workbench.config import HSK_DATA, RunConfig, build_config
 from workbench.core.data import Pair, SplitData, prepare_data
 from workbench.core.events import (
     EvalDone,
@@ -328,13 +328,71 @@ def _training_arguments(config: RunConfig, run_dir: Path, device: str) -> Any:
     )
 
 
+def preflight(config: RunConfig) -> None:
+    """Cheap checks of everything outside the config: local paths, and the Hub if needed.
+
+    Runs before torch/transformers are imported, so an offline machine fails in about a
+    second rather than after a retry loop.
+    """
+    from workbench.core.data import looks_like_local_path
+    from workbench.core.hub import ensure_hub_reachable
+    from workbench.core.hub_sample import cache_path, default_cache_dir
+    from workbench.core.modeling import check_local_model
+
+    if not config.is_scratch:
+        if looks_like_local_path(config.model):
+            check_local_model(Path(config.model).expanduser())
+        elif not hub_model_cached(config.model):
+            ensure_hub_reachable(f"model '{config.model}'")
+    if config.data != HSK_DATA and not looks_like_local_path(config.data):
+        cached = cache_path(default_cache_dir(), config.data, config.data_config,
+                            config.source_lang, config.target_lang, config.samples, config.seed)
+        if not cached.is_file():
+            what = f"dataset '{config.data}'" + (
+                f" config '{config.data_config}'" if config.data_config else "")
+            ensure_hub_reachable(what)
+
+
+def hub_model_cached(name: str) -> bool:
+    """True when a Hub model's config is in the local Hugging Face cache."""
+    from huggingface_hub import try_to_load_from_cache
+
+    try:
+        found = try_to_load_from_cache(name, "config.json")
+    except Exception:  # a malformed id: let the loader produce the real message
+        return False
+    return isinstance(found, str)
+
+
 def run_training(
     config: RunConfig,
     on_event: EventSink | None = None,
     stop: threading.Event | None = None,
     resume: bool = False,
 ) -> RunResult:
-    """Fine-tune as configured and return the run's status, folder and summary."""
+    """Fine-tune as configured and return the run's status, folder and summary.
+
+    Everything a user can get wrong (Hub access, paths, data files, output folder) is
+    checked before the run folder is created, so a mistake leaves nothing behind.
+    """
+    stop = stop or threading.Event()
+    output_root = Path(config.output_dir).expanduser()
+    check_writable(output_root)
+    resume_dir: Path | None = None
+    if resume:
+        resume_dir = find_resumable_run(output_root)
+        if resume_dir is None:
+            raise WorkbenchError(
+                f"nothing to resume under '{output_root / RUNS_FOLDER}': no unfinished run "
+                "with a complete checkpoint; start a new run without --resume"
+            )
+        saved = json.loads((resume_dir / "config.json").read_text(encoding="utf-8"))
+        config = build_config(saved.pop("preset", config.preset), overrides=saved)
+    preflight(config)
+    early = fan_out(on_event)
+    early(Phase("data", config.data))
+    data = prepare_data(config)
+
     from transformers import DataCollatorForSeq2Seq, Seq2SeqTrainer, set_seed
     from transformers.trainer_callback import PrinterCallback, ProgressCallback
 
@@ -342,35 +400,21 @@ def run_training(
     from workbench.core.preprocess import tokenize_pairs
 
     quiet_libraries()
-    stop = stop or threading.Event()
-    output_root = Path(config.output_dir).expanduser()
-    check_writable(output_root)
     checkpoint: Path | None = None
-    if resume:
-        found = find_resumable_run(output_root)
-        if found is None:
-            raise WorkbenchError(
-                f"nothing to resume under '{output_root / RUNS_FOLDER}': no unfinished run "
-                "with a complete checkpoint; start a new run without --resume"
-            )
-        run_dir = found
-        saved = json.loads((run_dir / "config.json").read_text(encoding="utf-8"))
-        config = build_config(saved.pop("preset", config.preset), overrides=saved)
+    if resume_dir is not None:
+        run_dir = resume_dir
     else:
         run_dir = new_run_dir(output_root, config.preset)
         write_json(run_dir / "config.json", config.to_dict())
     emit = fan_out(JsonlRecorder(run_dir / "metrics.jsonl"), on_event)
-    if resume:
+    if resume_dir is not None:
         checkpoint = last_complete_checkpoint(run_dir, emit)
         emit(Note(f"resuming {run_dir.name} from {checkpoint.name if checkpoint else 'start'}"))
     emit(Note(f"run folder: {run_dir}"))
-
-    set_seed(config.seed)
-    emit(Phase("data", config.data))
-    data = prepare_data(config)
     dropped = ", ".join(f"{v} {k}" for k, v in data.dropped.items() if v) or "nothing"
     emit(Note(f"data: {len(data.train)} train / {len(data.validation)} validation pairs from "
               f"{data.origin} (dropped {dropped})"))
+    set_seed(config.seed)
 
     emit(Phase("model", config.model))
     model, tokenizer = _load_model(config, data, run_dir, emit)

@@ -1,0 +1,80 @@
+"""Shared fixtures: offline mode, a private cache, and a tiny Marian model built here."""
+
+from __future__ import annotations
+
+import os
+import sys
+from pathlib import Path
+
+import pytest
+
+os.environ["HF_HUB_OFFLINE"] = "1"
+os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
+
+REPO = Path(__file__).resolve().parents[1]
+
+
+@pytest.fixture(autouse=True)
+def _private_cache(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch):
+    """Keep sample caches out of the user's home."""
+    monkeypatch.setenv("WORKBENCH_CACHE", str(tmp_path_factory.getbasetemp() / "cache"))
+
+
+def tiny_config(**overrides):
+    """The demo preset shrunk to seconds: a 1-layer, 32-wide model."""
+    from workbench.config import build_config
+
+    values = {
+        "scratch_d_model": 32,
+        "scratch_layers": 1,
+        "scratch_heads": 2,
+        "scratch_ffn_dim": 64,
+        "scratch_source_vocab": 400,
+        "scratch_target_vocab": 2000,
+        "max_new_tokens": 16,
+        "num_beams": 1,
+    }
+    values.update(overrides)
+    return build_config("demo", overrides=values)
+
+
+@pytest.fixture(scope="session")
+def hsk_pairs():
+    """The first 300 cleaned HSK pairs."""
+    from workbench.core.data import clean_pairs, load_hsk_pairs
+
+    pairs, _ = clean_pairs(load_hsk_pairs())
+    return pairs[:300]
+
+
+@pytest.fixture(scope="session")
+def tiny_model_dir(tmp_path_factory: pytest.TempPathFactory, hsk_pairs) -> Path:
+    """A randomly initialised tiny MarianMT saved like a workbench best_model."""
+    import json
+
+    from workbench.core.scratch_model import build_scratch_model
+    from workbench.core.translation import SETTINGS_FILE
+
+    folder = tmp_path_factory.mktemp("tiny_model")
+    model, tokenizer = build_scratch_model(
+        [p.source for p in hsk_pairs], [p.target for p in hsk_pairs], folder / "spm",
+        tiny_config(),
+    )
+    out = folder / "model"
+    model.save_pretrained(out)
+    tokenizer.save_pretrained(out)
+    (out / SETTINGS_FILE).write_text(json.dumps({"target_label": None}), encoding="utf-8")
+    return out
+
+
+def run_cli(*args: str, cwd: Path | None = None, input: str | bytes | None = None,
+            env: dict[str, str] | None = None, timeout: float = 600):
+    """Run ``python -m workbench`` in a subprocess and return the CompletedProcess."""
+    import subprocess
+
+    full_env = {**os.environ, "HF_HUB_OFFLINE": "1", "PYTHONUNBUFFERED": "1", **(env or {})}
+    return subprocess.run(
+        [sys.executable, "-m", "workbench", *args],
+        cwd=cwd, input=input, env=full_env, capture_output=True,
+        text=not isinstance(input, bytes), timeout=timeout,
+    )

@@ -1,0 +1,138 @@
+"""The command line as a user meets it: help, errors, and a small real demo run."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import run_cli
+
+
+def test_help_does_not_import_torch():
+    code = (
+        "import sys\n"
+        "from workbench.cli import main\n"
+        "try:\n    main(['--help'])\nexcept SystemExit:\n    pass\n"
+        "names = ('torch', 'transformers', 'textual', 'datasets')\n"
+        "heavy = [m for m in names if m in sys.modules]\n"
+        "print('HEAVY', heavy)\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert "HEAVY []" in out.stdout
+    assert "train" in out.stdout and "interact" in out.stdout
+
+
+def test_bad_flag_value_is_one_line(tmp_path: Path):
+    result = run_cli("train", "--headless", "--preset", "demo", "--lr", "-5", cwd=tmp_path)
+    assert result.returncode == 2
+    lines = result.stderr.strip().splitlines()
+    assert len(lines) == 1 and "learning rate" in lines[0]
+    assert "Traceback" not in result.stderr
+    assert not (tmp_path / "translation_output").exists()
+
+
+def test_offline_hub_preset_fails_fast_with_the_fix(tmp_path: Path):
+    started = time.monotonic()
+    result = run_cli("train", "--headless", "--preset", "opus-en-zh", cwd=tmp_path,
+                     env={"HF_HUB_OFFLINE": "1"})
+    elapsed = time.monotonic() - started
+    assert result.returncode != 0
+    err = result.stderr.strip()
+    assert len(err.splitlines()) == 1, err
+    for needle in ("Hugging Face Hub", "HF_ENDPOINT", "--preset demo"):
+        assert needle in err
+    assert "Traceback" not in err
+    assert elapsed < 60  # generous: a subprocess start; the real figure is in the README
+
+
+def test_interact_without_a_model(tmp_path: Path):
+    result = run_cli("interact", cwd=tmp_path, input="hello\n")
+    assert result.returncode == 2
+    assert "no saved model" in result.stderr and "Traceback" not in result.stderr
+
+
+def test_translate_missing_model_path(tmp_path: Path):
+    result = run_cli("translate", "--model", "./nowhere", "hi", cwd=tmp_path)
+    assert result.returncode == 2 and "does not exist" in result.stderr
+
+
+TINY_RUN = """
+samples = 400
+epochs = 6
+learning_rate = 3e-3
+batch_size = 32
+logging_steps = 5
+max_new_tokens = 24
+scratch_d_model = 64
+scratch_layers = 1
+scratch_heads = 2
+scratch_ffn_dim = 128
+scratch_source_vocab = 500
+scratch_target_vocab = 2000
+"""
+
+
+@pytest.fixture(scope="module")
+def demo_run(tmp_path_factory: pytest.TempPathFactory):
+    """One small real `train --headless --preset demo` in a subprocess."""
+    work = tmp_path_factory.mktemp("demo_run")
+    (work / "tiny.toml").write_text(TINY_RUN, encoding="utf-8")
+    result = run_cli("train", "--headless", "--preset", "demo", "--config", "tiny.toml",
+                     "--no-interact", cwd=work)
+    return work, result
+
+
+def test_demo_run_end_to_end(demo_run):
+    work, result = demo_run
+    assert result.returncode == 0, result.stderr[-3000:]
+    out = result.stdout
+    assert "Traceback" not in result.stderr
+    for epoch in range(1, 7):
+        assert f"epoch {epoch} done: BLEU" in out
+    assert "BLEU before fine-tuning" in out and "BLEU after fine-tuning" in out
+    assert out.count("reference:") == 5 and out.count("after:") == 5
+    runs = list((work / "translation_output" / "runs").iterdir())
+    assert len(runs) == 1
+    run = runs[0]
+    records = [json.loads(line) for line in (run / "metrics.jsonl").read_text().splitlines()]
+    assert sum(r["event"] == "EvalDone" and r["stage"] == "epoch" for r in records) == 6
+    assert any(r["event"] == "TrainStep" for r in records)
+    summary = json.loads((run / "summary.json").read_text())
+    for key in ("bleu_before", "bleu_after", "chrf_before", "chrf_after", "best_model"):
+        assert key in summary
+    assert summary["status"] == "finished"
+    assert len(summary["samples"]) == 5
+    assert (work / summary["best_model"] / "config.json").is_file()
+    assert (run / "config.json").is_file()
+
+
+def test_translate_after_demo_answers_in_chinese(demo_run):
+    work, result = demo_run
+    assert result.returncode == 0
+    answer = run_cli("translate", cwd=work, input="I like to drink tea.\n\nHello.\n")
+    assert answer.returncode == 0, answer.stderr
+    lines = answer.stdout.split("\n")
+    assert lines[1] == ""  # empty input line keeps its place
+    assert any("\u4e00" <= ch <= "\u9fff" for ch in lines[0]), answer.stdout
+
+
+def test_interact_reads_lines_and_keeps_history(demo_run):
+    work, _ = demo_run
+    session = run_cli("interact", cwd=work, input="I like tea.\n\n   \n[/bold]\n:q\n")
+    assert session.returncode == 0, session.stderr
+    assert session.stdout.count("zh> ") == 2
+    history = work / "translation_output" / "console_history.jsonl"
+    rows = [json.loads(line) for line in history.read_text(encoding="utf-8").splitlines()]
+    assert [r["source"] for r in rows] == ["I like tea.", "[/bold]"]
+
+
+def test_translate_survives_binary_garbage(demo_run):
+    work, _ = demo_run
+    result = run_cli("translate", cwd=work, input=b"\xff\xfe\x00garbage\x80\nI like tea.\n")
+    assert result.returncode == 0
+    assert len(result.stdout.decode("utf-8").splitlines()) == 2
