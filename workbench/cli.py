@@ -13,7 +13,7 @@ import threading
 from pathlib import Path
 from typing import Any
 
-from workbench import __version__
+from workbench import __version__, attention_cli
 from workbench.config import PRESETS, RunConfig, build_config, load_toml
 from workbench.errors import WorkbenchError
 
@@ -100,6 +100,11 @@ def build_parser() -> argparse.ArgumentParser:
     translate = sub.add_parser("translate", help="translate arguments or stdin, line by line")
     translate.add_argument("text", nargs="*", help="sentences (default: read stdin)")
     _add_model_options(translate)
+
+    tui = sub.add_parser("tui", help="the full-screen workbench (Textual)")
+    _add_run_options(tui)
+
+    attention_cli.add_parser(sub)  # cheap: torch is imported inside its run()
 
     presets = sub.add_parser("presets", help="list the presets and their settings")
     presets.add_argument("name", nargs="?", help="show one preset in full")
@@ -189,6 +194,19 @@ def cmd_translate(args: argparse.Namespace) -> int:
     return run_pipe(translator, iter_input_lines(args.text), options)
 
 
+def cmd_tui(args: argparse.Namespace) -> int:
+    """Open the Textual app; without a terminal, say so and point to the headless run."""
+    config = config_from_args(args)
+    if not (sys.stdin.isatty() and sys.stdout.isatty()):
+        raise WorkbenchError(
+            "workbench tui needs an interactive terminal (stdin/stdout are not a TTY); "
+            "use `workbench train --headless` for pipes, logs and batch jobs"
+        )
+    from workbench.tui.app import WorkbenchApp
+
+    return WorkbenchApp(config).run() or 0
+
+
 def cmd_presets(args: argparse.Namespace) -> int:
     """Print presets; with a name, every setting of that preset."""
     if args.name:
@@ -207,7 +225,9 @@ COMMANDS = {
     "train": cmd_train,
     "interact": cmd_interact,
     "translate": cmd_translate,
+    "tui": cmd_tui,
     "presets": cmd_presets,
+    "attention": attention_cli.run,
 }
 
 

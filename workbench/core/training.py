@@ -249,6 +249,18 @@ def _load_model(config: RunConfig, data: SplitData, run_dir: Path, emit: EventSi
     return model, tokenizer
 
 
+def model_settings(config: RunConfig, run_dir: Path) -> dict[str, Any]:
+    """What a saved model needs besides its weights: label and limits (workbench.json)."""
+    return {
+        "target_label": config.target_label,
+        "source_lang": config.source_lang,
+        "target_lang": config.target_lang,
+        "max_source_length": config.max_source_length,
+        "bleu_tokenize": config.bleu_tokenize,
+        "run_dir": str(run_dir),
+    }
+
+
 def _configure_generation(model: Any, config: RunConfig) -> None:
     """Bound generation everywhere: the model default is 512 tokens and 4+ beams."""
     gen = model.generation_config
@@ -424,6 +436,15 @@ def run_training(
     n_params = sum(p.numel() for p in model.parameters())
     emit(Note(f"model: {type(model).__name__}, {n_params / 1e6:.1f}M parameters, on {device}"))
 
+    base_model = config.model
+    if config.is_scratch:  # keep the untrained model: the "before" side in the TUI console
+        base_dir = run_dir / "initial_model"
+        if not base_dir.exists():
+            model.save_pretrained(base_dir)
+            tokenizer.save_pretrained(base_dir)
+            write_json(base_dir / SETTINGS_FILE, model_settings(config, run_dir))
+        base_model = str(base_dir)
+
     val_sources = [p.source for p in data.validation]
     val_refs = [p.target for p in data.validation]
     options = DecodeOptions(config.num_beams, config.max_new_tokens, config.no_repeat_ngram_size)
@@ -475,6 +496,7 @@ def run_training(
         "train_seconds": round(train_seconds, 1),
         "global_step": trainer.state.global_step,
         "run_dir": str(run_dir),
+        "base_model": base_model,
     }
     if callback.stopped_by_user or callback.nan_step is not None:
         status = "stopped" if callback.nan_step is None else "failed"
@@ -502,14 +524,7 @@ def run_training(
 
     best_dir = run_dir / BEST_MODEL
     trainer.save_model(str(best_dir))
-    write_json(best_dir / SETTINGS_FILE, {
-        "target_label": config.target_label,
-        "source_lang": config.source_lang,
-        "target_lang": config.target_lang,
-        "max_source_length": config.max_source_length,
-        "bleu_tokenize": config.bleu_tokenize,
-        "run_dir": str(run_dir),
-    })
+    write_json(best_dir / SETTINGS_FILE, model_settings(config, run_dir))
     published = output_root / BEST_MODEL
     publish_model(best_dir, published)
 

@@ -1,0 +1,94 @@
+"""The core run in-process: events, stop at a step with a checkpoint, resume, outputs."""
+
+from __future__ import annotations
+
+import json
+import threading
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import tiny_config
+from workbench.core.events import EvalDone, Phase, RunDone, Sample, TrainStep
+from workbench.core.training import (
+    last_complete_checkpoint,
+    publish_model,
+    run_training,
+)
+
+
+def small(tmp_path: Path, **extra):
+    values = dict(samples=160, epochs=2.0, batch_size=16, logging_steps=2,
+                  learning_rate=3e-3, output_dir=str(tmp_path / "out"))
+    values.update(extra)
+    return tiny_config(**values)
+
+
+def test_events_and_outputs(tmp_path: Path):
+    events = []
+    result = run_training(small(tmp_path), events.append)
+    assert result.status == "finished"
+    kinds = [type(e).__name__ for e in events]
+    phases = [e.name for e in events if isinstance(e, Phase)]
+    assert phases == ["data", "model", "before", "train", "after"]
+    steps = [e for e in events if isinstance(e, TrainStep)]
+    assert steps and all(s.max_steps == 18 for s in steps)  # 144 pairs / 16 = 9 steps x 2
+    assert all(s.samples_per_second and s.samples_per_second > 0 for s in steps[1:])
+    evals = [e for e in events if isinstance(e, EvalDone)]
+    assert [e.stage for e in evals] == ["before", "epoch", "epoch", "after"]
+    assert sum(isinstance(e, Sample) for e in events) == 5
+    assert kinds[-1] == "RunDone"
+    summary = json.loads((result.run_dir / "summary.json").read_text())
+    assert summary["bleu_before"] == pytest.approx(evals[0].bleu, abs=0.01)
+    assert summary["bleu_after"] == pytest.approx(evals[-1].bleu, abs=0.01)
+    assert (Path(summary["best_model"]) / "workbench.json").is_file()
+
+
+def test_stop_event_ends_at_a_step_with_a_checkpoint_then_resume(tmp_path: Path):
+    stop = threading.Event()
+    seen: list[int] = []
+
+    def sink(event):
+        if isinstance(event, TrainStep):
+            seen.append(event.step)
+            if event.step >= 4:
+                stop.set()
+
+    config = small(tmp_path)
+    first = run_training(config, sink, stop)
+    assert first.status == "stopped"
+    ckpt = last_complete_checkpoint(first.run_dir)
+    assert ckpt is not None and ckpt.name == "checkpoint-5"  # the step after the flag
+    assert json.loads((first.run_dir / "summary.json").read_text())["status"] == "stopped"
+
+    done: list[RunDone] = []
+    second = run_training(config, lambda e: done.append(e) if isinstance(e, RunDone) else None,
+                          resume=True)
+    assert second.status == "finished" and second.run_dir == first.run_dir
+    assert done[-1].summary["global_step"] == 18
+
+
+def test_incomplete_checkpoint_is_skipped(tmp_path: Path):
+    run = tmp_path / "run"
+    good = run / "checkpoints" / "checkpoint-4"
+    bad = run / "checkpoints" / "checkpoint-8"
+    for folder in (good, bad):
+        folder.mkdir(parents=True)
+    for name in ("model.safetensors", "trainer_state.json", "optimizer.pt"):
+        (good / name).write_text("x")
+    (bad / "trainer_state.json").write_text("x")  # killed mid-save: no weights
+    notes = []
+    assert last_complete_checkpoint(run, notes.append) == good
+    assert "checkpoint-8" in notes[0].text
+
+
+def test_publish_model_replaces_atomically(tmp_path: Path):
+    src = tmp_path / "new"
+    src.mkdir()
+    (src / "config.json").write_text("new")
+    dest = tmp_path / "best_model"
+    dest.mkdir()
+    (dest / "config.json").write_text("old")
+    publish_model(src, dest)
+    assert (dest / "config.json").read_text() == "new"
+    assert [p.name for p in tmp_path.iterdir() if p.name.startswith(".")] == []

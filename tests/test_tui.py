@@ -1,0 +1,169 @@
+"""Pilot tests of the Textual app: every pane, a real short run, stop, translate."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import tiny_config
+from workbench.tui.app import WorkbenchApp
+from workbench.tui.widgets.charts import SeriesChart, clean_series
+from workbench.tui.widgets.dataset_pane import DatasetPane
+from workbench.tui.widgets.samples_pane import SamplesPane
+from workbench.tui.widgets.training_pane import TrainingPane
+from workbench.tui.widgets.translate_pane import TranslatePane
+
+
+def small(tmp_path: Path, **extra):
+    values = dict(samples=160, epochs=2.0, batch_size=16, logging_steps=2,
+                  learning_rate=3e-3, output_dir=str(tmp_path / "out"))
+    values.update(extra)
+    return tiny_config(**values)
+
+
+async def wait_for(pilot, predicate, timeout: float = 60.0) -> None:
+    """Let the app run until ``predicate()`` holds (real work happens on threads)."""
+    loop = asyncio.get_running_loop()
+    deadline = loop.time() + timeout
+    while not predicate():
+        if loop.time() > deadline:
+            raise AssertionError("condition not reached in time")
+        await pilot.pause(0.1)
+
+
+def test_chart_series_drop_non_finite_and_downsample():
+    xs = list(range(1000))
+    ys = [float("nan") if i % 10 == 0 else float(i) for i in xs]
+    ys[5] = float("inf")
+    cx, cy = clean_series([float(x) for x in xs], ys)
+    assert len(cx) <= 300 and cx[-1] == 999
+    assert all(y == y and abs(y) != float("inf") for y in cy)
+
+
+async def test_panes_switch_and_dataset_filters(tmp_path: Path):
+    app = WorkbenchApp(small(tmp_path))
+    async with app.run_test(size=(100, 30)) as pilot:
+        dataset = app.query_one(DatasetPane)
+        await wait_for(pilot, lambda: bool(dataset.rows))
+        await pilot.pause(0.5)  # let the table and histogram paint
+        assert len(dataset.matches) == 160
+        for key, pane in zip(["f2", "f3", "f4", "f5", "f1"],
+                             ["training", "samples", "translate", "attention", "dataset"],
+                             strict=True):
+            await pilot.press(key)
+            await pilot.pause(0.2)  # focus moves after the next refresh
+            assert app.query_one("#panes").active == pane
+        await pilot.press("3")  # digits work where focus is not in a text field
+        await pilot.pause(0.3)
+        assert app.query_one("#panes").active == "samples"
+        await pilot.press("1")
+        await pilot.pause(0.3)
+        await pilot.press("/")
+        await pilot.press(*"tea")
+        await pilot.pause(0.2)
+        assert dataset.query_one("#dataset-filter").value == "tea"
+        await pilot.press("escape")
+        await wait_for(pilot, lambda: len(dataset.matches) < 160)
+        assert dataset.matches
+        assert all("tea" in p.source.lower() or "tea" in p.target.lower()
+                   for _, p in dataset.matches)
+
+
+async def test_invalid_setting_is_refused_without_starting(tmp_path: Path):
+    app = WorkbenchApp(small(tmp_path))
+    async with app.run_test(size=(100, 30)) as pilot:
+        await pilot.press("f2")
+        await pilot.pause(0.2)
+        training = app.query_one(TrainingPane)
+        training.query_one("#set-learning_rate").value = "-1"
+        await pilot.press("s")
+        await pilot.pause(0.2)
+        assert not training.running
+        assert not (tmp_path / "out" / "runs").exists()
+
+
+async def test_training_run_fills_charts_samples_and_translate(tmp_path: Path):
+    app = WorkbenchApp(small(tmp_path))
+    async with app.run_test(size=(120, 36)) as pilot:
+        await pilot.press("f2")
+        await pilot.pause(0.2)
+        training = app.query_one(TrainingPane)
+        await pilot.press("s")
+        assert training.running
+        await pilot.press("f1")  # the UI answers while training runs
+        await pilot.pause(0.2)
+        assert app.query_one("#panes").active == "dataset"
+        await pilot.press("f2")
+        await pilot.pause(0.2)
+        await wait_for(pilot, lambda: not training.running, timeout=300)
+        assert training.last_status == "finished"
+        assert app.query_one("#loss-chart", SeriesChart).point_count("loss") >= 5
+        assert app.query_one("#bleu-chart", SeriesChart).point_count("BLEU") == 3
+        samples = app.query_one(SamplesPane)
+        table = samples.query_one("#samples-table")
+        await wait_for(pilot, lambda: table.row_count >= 5, timeout=10)
+        assert (tmp_path / "out" / "best_model" / "config.json").is_file()
+
+        await pilot.press("f4")
+        await pilot.pause(0.2)
+        translate = app.query_one(TranslatePane)
+        translate.query_one("#translate-input").value = "I like tea."
+        translate.query_one("#translate-input").focus()
+        await pilot.press("enter")
+        table = translate.query_one("#translate-history")
+        await wait_for(pilot, lambda: table.row_count == 1, timeout=60)
+        history = tmp_path / "out" / "console_history.jsonl"
+        assert json.loads(history.read_text(encoding="utf-8").splitlines()[0])["source"] == \
+            "I like tea."
+
+
+async def test_stop_ends_with_a_checkpoint(tmp_path: Path):
+    app = WorkbenchApp(small(tmp_path, epochs=6.0))
+    async with app.run_test(size=(100, 30)) as pilot:
+        await pilot.press("f2")
+        await pilot.pause(0.2)
+        training = app.query_one(TrainingPane)
+        await pilot.press("s")
+        chart = app.query_one("#loss-chart", SeriesChart)
+        await wait_for(pilot, lambda: chart.point_count("loss") >= 2)
+        await pilot.press("x")
+        await wait_for(pilot, lambda: not training.running, timeout=120)
+        assert training.last_status == "stopped"
+    runs = list((tmp_path / "out" / "runs").iterdir())
+    assert list((runs[0] / "checkpoints").glob("checkpoint-*"))
+
+
+async def test_app_opens_on_a_saved_run(tmp_path: Path):
+    run = tmp_path / "out" / "runs" / "20260101-000000-demo"
+    run.mkdir(parents=True)
+    summary = {"status": "finished", "bleu_before": 0.5, "bleu_after": 9.5, "bleu_delta": 9.0,
+               "chrf_before": 1.0, "chrf_after": 20.0, "bleu_tokenize": "zh",
+               "best_model": str(tmp_path / "out" / "best_model"),
+               "samples": [{"source": "[/bold] tea", "reference": "茶", "before": "x",
+                            "after": "茶", "bleu_before": 0.0, "bleu_after": 100.0}]}
+    (run / "summary.json").write_text(json.dumps(summary), encoding="utf-8")
+    app = WorkbenchApp(small(tmp_path))
+    async with app.run_test(size=(100, 30)) as pilot:
+        await pilot.press("f3")
+        await pilot.pause(0.2)
+        samples = app.query_one(SamplesPane)
+        assert samples.query_one("#samples-table").row_count == 1
+        assert samples.selected_source() == "[/bold] tea"
+
+
+@pytest.mark.parametrize("bad", ["nope", "/dev/null/x"])
+async def test_translate_with_a_missing_model_keeps_the_app_up(tmp_path: Path, bad: str):
+    app = WorkbenchApp(small(tmp_path))
+    async with app.run_test(size=(100, 30)) as pilot:
+        await pilot.press("f4")
+        await pilot.pause(0.2)
+        translate = app.query_one(TranslatePane)
+        translate.set_models(tuned=str(tmp_path / bad))
+        translate.query_one("#translate-input").value = "hello"
+        translate.query_one("#translate-input").focus()
+        await pilot.press("enter")
+        await pilot.pause(1.0)
+        assert app.is_running

@@ -1,0 +1,30 @@
+"""Reading finished runs back: the TUI opens on an existing output folder with its results."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+RUNS_FOLDER = "runs"
+
+
+def read_summary(run_dir: Path) -> dict[str, Any] | None:
+    """A run's summary.json, or None when missing or unreadable."""
+    try:
+        data = json.loads((run_dir / "summary.json").read_text(encoding="utf-8"))
+    except (OSError, json.JSONDecodeError):
+        return None
+    return data if isinstance(data, dict) else None
+
+
+def latest_finished_run(output_root: Path) -> tuple[Path, dict[str, Any]] | None:
+    """The newest run folder whose summary says it finished."""
+    runs = output_root / RUNS_FOLDER
+    if not runs.is_dir():
+        return None
+    for run in sorted((p for p in runs.iterdir() if p.is_dir()), reverse=True):
+        summary = read_summary(run)
+        if summary and summary.get("status") == "finished":
+            return run, summary
+    return None

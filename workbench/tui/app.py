@@ -1,0 +1,180 @@
+"""The Textual workbench: five panes over the same core the headless CLI uses.
+
+The app only wires panes together: which run's results the Samples pane shows, which
+models the Translate and Attention panes use, and one handler for worker failures.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from pathlib import Path
+
+from textual import on
+from textual.app import App, ComposeResult
+from textual.binding import Binding
+from textual.widgets import Footer, Header, Input, TabbedContent, TabPane, Tabs
+from textual.worker import Worker, WorkerState
+
+from workbench.config import RunConfig
+from workbench.tui.messages import RunFinished, ShowAttention
+from workbench.tui.widgets.attention_pane import AttentionPane
+from workbench.tui.widgets.dataset_pane import DatasetPane
+from workbench.tui.widgets.samples_pane import SamplesPane
+from workbench.tui.widgets.training_pane import TrainingPane
+from workbench.tui.widgets.translate_pane import TranslatePane
+
+PANES = ("dataset", "training", "samples", "translate", "attention")
+QUIT_WAIT_SECONDS = 4.0
+
+
+class WorkbenchApp(App[int]):
+    """Dataset · Training · Samples · Translate · Attention."""
+
+    CSS_PATH = "app.tcss"
+    # No auto focus: focusing a widget activates its pane, which at start-up can undo a
+    # pane switch the user already made; on_mount focuses the first pane's table instead.
+    AUTO_FOCUS = None
+    TITLE = "workbench"
+    BINDINGS = [
+        # F1-F5 switch panes from anywhere; digits too, except in a text field, where
+        # check_action lets the digit through to be typed.
+        *(Binding(f"f{i}", f"switch_pane('{name}')", f"{name.title()}", show=False,
+                  priority=True) for i, name in enumerate(PANES, 1)),
+        *(Binding(str(i), f"show_pane('{name}')", name.title(), show=False, priority=True)
+          for i, name in enumerate(PANES, 1)),
+        # Training keys live on the app so they work wherever focus is in that pane.
+        Binding("s", "training('start')", "Start"),
+        Binding("x", "training('stop')", "Stop"),
+        Binding("r", "training('resume')", "Resume"),
+        Binding("escape", "leave_input", "Leave field", show=False),
+        Binding("q", "quit", "Quit"),
+        Binding("ctrl+c", "quit", "Quit", show=False, priority=True),
+    ]
+
+    def __init__(self, config: RunConfig) -> None:
+        super().__init__()
+        self.config = config
+        self.output_root = Path(config.output_dir).expanduser()
+        tuned = self.output_root / "best_model"
+        self.tuned_model = str(tuned)
+        self.base_model = None if config.is_scratch else config.model
+
+    def compose(self) -> ComposeResult:
+        yield Header(show_clock=False)
+        with TabbedContent(initial="dataset", id="panes"):
+            with TabPane("1 Dataset", id="dataset"):
+                yield DatasetPane(self.config)
+            with TabPane("2 Training", id="training"):
+                yield TrainingPane(self.config)
+            with TabPane("3 Samples", id="samples"):
+                yield SamplesPane()
+            with TabPane("4 Translate", id="translate"):
+                yield TranslatePane(self.tuned_model, self.base_model,
+                                    self.output_root / "console_history.jsonl")
+            with TabPane("5 Attention", id="attention"):
+                yield AttentionPane(self.tuned_model)
+        yield Footer()
+
+    def on_mount(self) -> None:
+        self.call_after_refresh(self._focus_pane, "dataset")
+        self.sub_title = f"{self.config.preset} · {self.output_root}"
+        from workbench.core.runs import latest_finished_run
+
+        found = latest_finished_run(self.output_root)
+        if found:
+            run_dir, summary = found
+            self._use_run(str(run_dir), summary)
+
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        # Digits and letters are typed into text fields; F-keys work everywhere.
+        if action in ("show_pane", "training") and isinstance(self.focused, Input):
+            return False
+        if action == "training":
+            return self.query_one(TabbedContent).active == "training"
+        return True
+
+    def action_training(self, what: str) -> None:
+        """Start, stop or resume the run in the Training pane."""
+        getattr(self.query_one(TrainingPane), f"action_{what}")()
+
+    def action_switch_pane(self, name: str) -> None:
+        self.action_show_pane(name)
+
+    def action_show_pane(self, name: str) -> None:
+        """Switch pane and focus its first input or table, so its keys work at once."""
+        tabbed = self.query_one(TabbedContent)
+        # Park focus on the tab bar first: if the focused widget's pane were hidden,
+        # Textual would move focus itself, and focusing a widget in a pane activates it.
+        tabbed.query_one(Tabs).focus()
+        tabbed.active = name
+        self.call_after_refresh(self._focus_pane, name)
+
+    def _focus_pane(self, name: str) -> None:
+        # A table or button first, so digits switch panes; a pane can ask otherwise.
+        if self.query_one(TabbedContent).active != name:
+            return  # the user has moved on since this was scheduled
+        pane = self.query_one(f"TabPane#{name}")
+        content = pane.children[0] if pane.children else pane
+        order = getattr(content, "FOCUS_ORDER", ("DataTable", "Button", "VerticalScroll", "Input"))
+        for selector in order:
+            for widget in pane.query(selector):
+                if widget.focusable:
+                    widget.focus()
+                    return
+
+    def action_leave_input(self) -> None:
+        """Escape: leave a text field so single-key shortcuts work again."""
+        pane = self.query_one(f"TabPane#{self.query_one(TabbedContent).active}")
+        for widget in pane.query("DataTable, Button, VerticalScroll"):
+            if widget.focusable:
+                widget.focus()
+                return
+        self.set_focus(None)
+
+    def _use_run(self, run_dir: str, summary: dict) -> None:
+        self.query_one(SamplesPane).show_run(run_dir, summary)
+        self.query_one(TranslatePane).set_models(summary.get("best_model"),
+                                                 summary.get("base_model"))
+        if summary.get("best_model"):
+            self.query_one(AttentionPane).set_model(summary["best_model"])
+
+    @on(RunFinished)
+    def _run_finished(self, message: RunFinished) -> None:
+        if message.status == "finished":
+            self._use_run(message.run_dir, message.summary)
+            self.notify(f"BLEU {message.summary.get('bleu_before', 0):.2f} → "
+                        f"{message.summary.get('bleu_after', 0):.2f}", title="Run finished")
+        elif message.status == "stopped":
+            self.notify("stopped with a checkpoint; press r in Training to resume",
+                        title="Run stopped")
+        else:
+            self.notify(message.summary.get("error", "run failed"), title="Run failed",
+                        severity="error")
+
+    @on(ShowAttention)
+    def _show_attention(self, message: ShowAttention) -> None:
+        self.action_show_pane("attention")
+        self.query_one(AttentionPane).show_sentence(message.sentence)
+
+    def on_worker_state_changed(self, event: Worker.StateChanged) -> None:
+        """The one place worker failures end up: shown, and the app keeps running."""
+        if event.state != WorkerState.ERROR:
+            return
+        error = event.worker.error
+        if event.worker.group == "training":
+            self.query_one(TrainingPane).worker_failed(error)
+        self.notify(f"{type(error).__name__}: {error}" if error else "a task failed",
+                    title=f"{event.worker.group or 'worker'} failed", severity="error",
+                    timeout=10)
+
+    async def action_quit(self) -> None:
+        """Stop training with a checkpoint, wait a moment for it, then exit."""
+        training = self.query_one(TrainingPane)
+        if training.running:
+            training.action_stop()
+            self.notify("stopping training with a checkpoint…")
+            waited = 0.0
+            while training.running and waited < QUIT_WAIT_SECONDS:
+                await asyncio.sleep(0.1)
+                waited += 0.1
+        self.exit(0)

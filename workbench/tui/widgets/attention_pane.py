@@ -1,0 +1,141 @@
+"""Attention pane: the text-mode cross-attention heatmap for the current sentence.
+
+Extraction (:func:`workbench.core.attention.attention_for`) runs on a worker; changing
+the layer, head or word merging only re-renders the stored weights, which is instant.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from rich.text import Text
+from textual import on, work
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.containers import Vertical, VerticalScroll
+from textual.message import Message
+from textual.widgets import Input, Static
+
+
+class AttentionPane(Vertical):
+    """Which source words each generated word attends to."""
+
+    FOCUS_ORDER = ("Input#attention-input",)  # Escape leaves it for the view keys
+    BINDINGS = [
+        Binding("/", "focus_input", "Sentence"),
+        Binding("]", "layer(1)", "Layer +"),
+        Binding("[", "layer(-1)", "Layer -"),
+        Binding("h", "head(1)", "Head"),
+        Binding("m", "mean", "Mean"),
+        Binding("w", "words", "Words"),
+    ]
+
+    @dataclass
+    class Extracted(Message):
+        """Weights for a sentence are ready (posted from the worker)."""
+
+        result: Any
+        error: str | None
+
+    def __init__(self, model: str, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self.model_name = model
+        self._loaded: tuple[str, Any, Any, str | None] | None = None
+        self.result: Any = None
+        self.layer_index: int | None = None  # None: the default view chosen by the core
+        self.head_index: int | None = None  # None: mean over heads
+        self.merge_words = True
+
+    def compose(self) -> ComposeResult:
+        yield Input(placeholder="Sentence to inspect, Enter to run; ] [ layer · h head · "
+                    "m mean · w words", id="attention-input")
+        yield Static("", id="attention-status")
+        with VerticalScroll(id="attention-view"):
+            yield Static(Text("Type a sentence above, or press Enter on a row in Samples."),
+                         id="attention-heatmap")
+
+    def action_focus_input(self) -> None:
+        self.query_one("#attention-input", Input).focus()
+
+    def set_model(self, model: str) -> None:
+        """Use another model from the next extraction on."""
+        if model != self.model_name:
+            self.model_name = model
+            self._loaded = None
+
+    def show_sentence(self, sentence: str) -> None:
+        """Fill the input with ``sentence`` and extract its attention."""
+        self.query_one("#attention-input", Input).value = sentence
+        self.extract(sentence)
+
+    @on(Input.Submitted, "#attention-input")
+    def _submitted(self, event: Input.Submitted) -> None:
+        if event.value.strip():
+            self.extract(event.value)
+
+    @work(thread=True, exclusive=True, exit_on_error=False, group="attention")
+    def extract(self, sentence: str) -> None:
+        """Load the model with eager attention (once) and extract the weights."""
+        from workbench.core.attention import attention_for
+        from workbench.core.modeling import load_model_and_tokenizer
+        from workbench.core.translation import read_settings
+        from workbench.errors import WorkbenchError
+
+        try:
+            if self._loaded is None or self._loaded[0] != self.model_name:
+                model, tokenizer = load_model_and_tokenizer(self.model_name,
+                                                            attn_implementation="eager")
+                label = read_settings(self.model_name).get("target_label")
+                self._loaded = (self.model_name, model, tokenizer, label)
+            _, model, tokenizer, label = self._loaded
+            result = attention_for(model, tokenizer, sentence, target_label=label)
+        except WorkbenchError as err:
+            self.post_message(self.Extracted(None, str(err)))
+            return
+        self.post_message(self.Extracted(result, None))
+
+    @on(Extracted)
+    def _extracted(self, message: Extracted) -> None:
+        if message.error:
+            self.query_one("#attention-status", Static).update(Text(message.error, style="red"))
+            return
+        self.result = message.result
+        self.render_view()
+
+    def render_view(self) -> None:
+        """Draw the stored weights with the current layer/head/words choice."""
+        from workbench.heatmap import render_rich
+
+        if self.result is None:
+            return
+        rows, cols, matrix, title = self.result.view(layer=self.layer_index, head=self.head_index,
+                                                     words=self.merge_words)
+        self.query_one("#attention-status", Static).update(Text(
+            f"{title} · translation: {self.result.translation}"))
+        width = max(40, self.size.width - 2)
+        self.query_one("#attention-heatmap", Static).update(
+            render_rich(rows, cols, matrix, width=width))
+
+    def action_layer(self, delta: int) -> None:
+        if self.result is None:
+            return
+        layers = self.result.num_layers
+        current = self.layer_index if self.layer_index is not None else self.result.default_layer
+        self.layer_index = (current + delta) % layers
+        self.render_view()
+
+    def action_head(self, delta: int) -> None:
+        if self.result is None:
+            return
+        heads = self.result.num_heads
+        self.head_index = 0 if self.head_index is None else (self.head_index + delta) % heads
+        self.render_view()
+
+    def action_mean(self) -> None:
+        self.head_index = None
+        self.render_view()
+
+    def action_words(self) -> None:
+        self.merge_words = not self.merge_words
+        self.render_view()

@@ -1,0 +1,87 @@
+"""Samples pane: source, reference, before, after and per-sentence BLEU, from a run.
+
+Filled from the run that just finished, or, when the app opens on an output folder that
+already holds a finished run, from that run's files. Enter opens the selected source in
+the Attention pane.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+from rich.text import Text
+from textual import on
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.containers import Vertical
+from textual.widgets import DataTable, Static
+
+from workbench.tui.messages import ShowAttention
+
+MAX_ROWS = 500
+
+
+class SamplesPane(Vertical):
+    """Before/after translations of validation sentences."""
+
+    BINDINGS = [Binding("enter", "open_attention", "Attention", show=True)]
+
+    def compose(self) -> ComposeResult:
+        yield Static("No finished run yet: start one in the Training pane.", id="samples-summary")
+        yield DataTable(id="samples-table", cursor_type="row", zebra_stripes=True)
+
+    def on_mount(self) -> None:
+        table = self.query_one(DataTable)
+        table.add_columns("source", "reference", "before", "after", "BLEU b→a")
+
+    def show_run(self, run_dir: str, summary: dict[str, Any]) -> None:
+        """Fill from a summary: the five samples first, then the other validation rows."""
+        from workbench.core.metrics import sentence_bleu
+
+        table = self.query_one(DataTable)
+        table.clear()
+        samples = list(summary.get("samples") or [])
+        seen = {s["source"] for s in samples}
+        tokenize = summary.get("bleu_tokenize", "13a")
+        extra = Path(run_dir) / "validation_translations.jsonl"
+        if extra.is_file():
+            for line in extra.read_text(encoding="utf-8").splitlines():
+                if len(samples) >= MAX_ROWS:
+                    break
+                row = json.loads(line)
+                if row["source"] in seen:
+                    continue
+                samples.append({
+                    **row,
+                    "bleu_before": sentence_bleu(row["before"], row["reference"], tokenize),
+                    "bleu_after": sentence_bleu(row["after"], row["reference"], tokenize),
+                })
+        for s in samples:
+            table.add_row(
+                Text(s["source"]), Text(s["reference"]), Text(s["before"]), Text(s["after"]),
+                f"{s['bleu_before']:.1f}→{s['bleu_after']:.1f}",
+            )
+        self.query_one("#samples-summary", Static).update(Text(
+            f"BLEU {summary.get('bleu_before', 0):.2f} → {summary.get('bleu_after', 0):.2f} "
+            f"({summary.get('bleu_delta', 0):+.2f}) · chrF {summary.get('chrf_before', 0):.2f} → "
+            f"{summary.get('chrf_after', 0):.2f} · {Path(run_dir).name} · Enter: attention"
+        ))
+
+    def selected_source(self) -> str | None:
+        """The source sentence of the highlighted row."""
+        table = self.query_one(DataTable)
+        if table.row_count == 0:
+            return None
+        cell = table.get_row_at(table.cursor_row)[0]
+        return cell.plain if isinstance(cell, Text) else str(cell)
+
+    @on(DataTable.RowSelected, "#samples-table")
+    def _row_selected(self) -> None:
+        self.action_open_attention()
+
+    def action_open_attention(self) -> None:
+        source = self.selected_source()
+        if source:
+            self.post_message(ShowAttention(source))

@@ -1,0 +1,198 @@
+"""Training pane: settings, Start/Stop/Resume, live log, progress and charts.
+
+The run is :func:`workbench.core.training.run_training` on a thread worker -- the same
+function ``train --headless`` calls. The worker never touches widgets: the core's event
+sink posts :class:`RunEvent` messages (thread-safe) and this pane draws them. Stop sets
+the core's ``threading.Event``: the trainer ends after the current step with a checkpoint.
+"""
+
+from __future__ import annotations
+
+import threading
+from typing import Any
+
+from rich.text import Text
+from textual import on, work
+from textual.app import ComposeResult
+from textual.containers import Horizontal, Vertical
+from textual.widgets import Button, Input, Label, Log, ProgressBar, Static
+
+from workbench.config import RunConfig, build_config
+from workbench.core.events import EvalDone, Note, Phase, RunDone, Sample, TrainStep
+from workbench.errors import WorkbenchError
+from workbench.headless import format_seconds
+from workbench.tui.messages import RunEvent, RunFinished
+from workbench.tui.widgets.charts import SeriesChart
+
+#: Settings a user may change before Start: (config field, label).
+EDITABLE = (
+    ("epochs", "epochs"),
+    ("learning_rate", "lr"),
+    ("batch_size", "batch"),
+    ("samples", "samples"),
+)
+LOG_LINES = 1000
+
+
+class TrainingPane(Vertical):
+    """Start, watch and stop fine-tuning."""
+
+    def __init__(self, config: RunConfig, **kwargs) -> None:
+        super().__init__(**kwargs)
+        self.config = config
+        self.stop_flag = threading.Event()
+        self.running = False
+        self.last_status: str | None = None
+
+    def compose(self) -> ComposeResult:
+        with Horizontal(id="train-settings"):
+            for field, label in EDITABLE:
+                yield Label(f"{label}:")
+                yield Input(str(getattr(self.config, field)), id=f"set-{field}",
+                            classes="setting")
+            yield Button("Start (s)", id="start", variant="success")
+            yield Button("Stop (x)", id="stop", variant="error", disabled=True)
+            yield Button("Resume (r)", id="resume")
+        yield Static(self._settings_line(self.config), id="train-config")
+        with Horizontal(id="train-progress-row"):
+            yield ProgressBar(id="train-progress", show_eta=False)
+            yield Static("idle", id="train-status")
+        with Horizontal(id="train-charts"):
+            yield SeriesChart("training loss", "step", id="loss-chart")
+            yield SeriesChart("validation BLEU / chrF", "epoch", id="bleu-chart")
+        yield Log(id="train-log", max_lines=LOG_LINES)
+
+    @staticmethod
+    def _settings_line(c: RunConfig) -> Text:
+        return Text(
+            f"{c.preset}: {c.model} on {c.data}"
+            + (f" ({c.data_config})" if c.data_config else "")
+            + f" · max len {c.max_source_length}/{c.max_target_length} · beams {c.num_beams}"
+            + f" · BLEU tokenize={c.bleu_tokenize} · out {c.output_dir}"
+        )
+
+    def edited_config(self) -> RunConfig:
+        """The pane's settings applied to the base config, validated like the CLI."""
+        values: dict[str, Any] = self.config.to_dict()
+        preset = values.pop("preset")
+        for field, _ in EDITABLE:
+            values[field] = self.query_one(f"#set-{field}", Input).value
+        return build_config(preset, overrides=values)
+
+    # ------------------------------------------------------------------ actions
+
+    def action_start(self) -> None:
+        self._launch(resume=False)
+
+    def action_resume(self) -> None:
+        self._launch(resume=True)
+
+    def action_stop(self) -> None:
+        if self.running and not self.stop_flag.is_set():
+            self.stop_flag.set()
+            self.write_log("stopping after this step (a checkpoint is written)…")
+            self.query_one("#train-status", Static).update("stopping…")
+
+    @on(Button.Pressed, "#start")
+    def _start_pressed(self) -> None:
+        self.action_start()
+
+    @on(Button.Pressed, "#stop")
+    def _stop_pressed(self) -> None:
+        self.action_stop()
+
+    @on(Button.Pressed, "#resume")
+    def _resume_pressed(self) -> None:
+        self.action_resume()
+
+    def _launch(self, resume: bool) -> None:
+        if self.running:
+            self.app.notify("a run is already in progress", severity="warning")
+            return
+        try:
+            config = self.edited_config()
+        except WorkbenchError as err:
+            self.app.notify(str(err), title="Invalid setting", severity="error", timeout=8)
+            return
+        self.config = config
+        self.query_one("#train-config", Static).update(self._settings_line(config))
+        self.stop_flag = threading.Event()
+        self.running = True
+        self._set_buttons()
+        for chart in self.query(SeriesChart):
+            chart.clear_series()
+        self.query_one("#train-progress", ProgressBar).update(total=None, progress=0)
+        self.write_log(("resuming" if resume else "starting") + f" {config.preset} run")
+        self.train(config, resume)
+
+    def _set_buttons(self) -> None:
+        self.query_one("#start", Button).disabled = self.running
+        self.query_one("#resume", Button).disabled = self.running
+        self.query_one("#stop", Button).disabled = not self.running
+        # Keep focus on a button: a disabled one loses focus, and Textual would move it
+        # into a settings field where the single-key shortcuts are typed as text.
+        if self.app.query_one("TabbedContent").active == "training":
+            self.query_one("#stop" if self.running else "#start", Button).focus()
+
+    @work(thread=True, exclusive=True, exit_on_error=False, group="training")
+    def train(self, config: RunConfig, resume: bool) -> None:
+        """The core run; events arrive back on the main thread as RunEvent messages."""
+        from workbench.core.training import run_training
+
+        run_training(config, lambda e: self.post_message(RunEvent(e)), self.stop_flag,
+                     resume=resume)
+
+    def worker_failed(self, error: BaseException) -> None:
+        """Called by the app's single worker-failure handler for the training worker."""
+        self.running = False
+        self._set_buttons()
+        self.query_one("#train-status", Static).update("failed")
+        self.write_log(f"error: {error}")
+
+    # ------------------------------------------------------------------ events
+
+    def write_log(self, line: str) -> None:
+        """Append a line to the bounded log."""
+        self.query_one(Log).write_line(line)
+
+    @on(RunEvent)
+    def _run_event(self, message: RunEvent) -> None:
+        message.stop()
+        event = message.event
+        if isinstance(event, Phase):
+            self.write_log(f"[{event.name}] {event.detail}".rstrip())
+            self.query_one("#train-status", Static).update(event.name)
+        elif isinstance(event, Note):
+            self.write_log(("warning: " if event.level != "info" else "") + event.text)
+        elif isinstance(event, TrainStep):
+            self._train_step(event)
+        elif isinstance(event, EvalDone):
+            self._eval(event)
+        elif isinstance(event, Sample):
+            pass  # the Samples pane reads them from the summary
+        elif isinstance(event, RunDone):
+            self.running = False
+            self.last_status = event.status
+            self._set_buttons()
+            self.query_one("#train-status", Static).update(event.status)
+            self.write_log(f"run {event.status}: {event.run_dir}")
+            self.post_message(RunFinished(event.status, event.run_dir, event.summary))
+
+    def _train_step(self, e: TrainStep) -> None:
+        bar = self.query_one("#train-progress", ProgressBar)
+        bar.update(total=e.max_steps or None, progress=e.step)
+        status = (f"epoch {e.epoch:.2f} · step {e.step}/{e.max_steps} · "
+                  f"{(e.samples_per_second or 0):.1f} samples/s · "
+                  f"ETA {format_seconds(e.eta_seconds)}")
+        self.query_one("#train-status", Static).update(status)
+        loss = "nan/inf" if e.loss is None else f"{e.loss:.4f}"
+        self.write_log(f"step {e.step}/{e.max_steps} epoch {e.epoch:.2f} loss {loss}")
+        self.query_one("#loss-chart", SeriesChart).add_point("loss", e.step, e.loss)
+
+    def _eval(self, e: EvalDone) -> None:
+        chart = self.query_one("#bleu-chart", SeriesChart)
+        label = {"before": "before", "after": "after"}.get(e.stage, f"epoch {e.epoch:.0f}")
+        self.write_log(f"{label}: BLEU {e.bleu:.2f} chrF {e.chrf:.2f}")
+        if e.stage in ("before", "epoch"):
+            chart.add_point("BLEU", e.epoch, e.bleu)
+            chart.add_point("chrF", e.epoch, e.chrf)

@@ -1,0 +1,149 @@
+"""Translate pane: type a sentence, see the fine-tuned and/or base model's translation.
+
+Translation runs on a worker (models load lazily, once each) with the same
+:class:`Translator` as ``workbench interact``; every result is appended to the console
+history file as it happens.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from rich.text import Text
+from textual import on, work
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.containers import Horizontal, Vertical
+from textual.message import Message
+from textual.widgets import DataTable, Input, Label, Select
+
+from workbench.tui.messages import ShowAttention
+
+CHOICES = [("fine-tuned", "tuned"), ("base", "base"), ("both", "both")]
+
+
+class TranslatePane(Vertical):
+    """An input line and a history of translations with timings."""
+
+    FOCUS_ORDER = ("Input#translate-input",)  # typing is what this pane is for
+    BINDINGS = [
+        Binding("ctrl+t", "open_attention", "Attention"),
+        Binding("ctrl+l", "clear", "Clear"),
+    ]
+
+    @dataclass
+    class Translated(Message):
+        """One line translated by one model (posted from the worker)."""
+
+        model: str
+        source: str
+        text: str
+        seconds: float
+        notices: list[str]
+
+    @dataclass
+    class Failed(Message):
+        """A model could not be loaded or the line could not be translated."""
+
+        error: str
+
+    def __init__(self, tuned_model: str, base_model: str | None, history: Path,
+                 **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self.models = {"tuned": tuned_model, "base": base_model}
+        self.history = history
+        self._translators: dict[str, Any] = {}
+        self.last_source: str | None = None
+
+    def compose(self) -> ComposeResult:
+        with Horizontal(id="translate-options"):
+            yield Label("model:")
+            yield Select(CHOICES, value="tuned", allow_blank=False, id="translate-model")
+            yield Label("beams:")
+            yield Input("1", id="translate-beams", classes="setting", type="integer")
+            yield Label("max new:")
+            yield Input("64", id="translate-max", classes="setting", type="integer")
+        yield Input(placeholder="Type an English sentence and press Enter", id="translate-input")
+        yield DataTable(id="translate-history", cursor_type="row", zebra_stripes=True)
+
+    def on_mount(self) -> None:
+        self.query_one(DataTable).add_columns("model", "source", "translation", "ms")
+
+    def set_models(self, tuned: str | None = None, base: str | None = None) -> None:
+        """Point at new models (after a run); loaded again on next use."""
+        if tuned:
+            self.models["tuned"] = tuned
+            self._translators.pop("tuned", None)
+        if base:
+            self.models["base"] = base
+            self._translators.pop("base", None)
+
+    def _options(self) -> Any:
+        from workbench.core.translation import DecodeOptions
+
+        def number(widget_id: str, default: int, low: int, high: int) -> int:
+            try:
+                value = int(self.query_one(widget_id, Input).value)
+            except ValueError:
+                return default
+            return min(max(value, low), high)
+
+        return DecodeOptions(num_beams=number("#translate-beams", 1, 1, 16),
+                             max_new_tokens=number("#translate-max", 64, 1, 511))
+
+    @on(Input.Submitted, "#translate-input")
+    def _submitted(self, event: Input.Submitted) -> None:
+        text = event.value
+        if not text.strip():
+            return
+        event.input.value = ""
+        self.last_source = text
+        choice = self.query_one("#translate-model", Select).value
+        keys = ["tuned", "base"] if choice == "both" else [str(choice)]
+        self.translate(text, keys, self._options())
+
+    @work(thread=True, exit_on_error=False, group="translate")
+    def translate(self, text: str, keys: list[str], options: Any) -> None:
+        """Load the chosen models once and translate off the main thread."""
+        from workbench.console import append_history
+        from workbench.core.translation import Translator
+        from workbench.errors import WorkbenchError
+
+        for key in keys:
+            name = self.models.get(key)
+            if not name:
+                self.post_message(self.Failed(f"no {key} model yet: train one first"))
+                continue
+            try:
+                translator = self._translators.get(key)
+                if translator is None:
+                    translator = Translator.from_pretrained(name)
+                    self._translators[key] = translator
+                item = translator.translate(text, options)
+            except WorkbenchError as err:
+                self.post_message(self.Failed(str(err)))
+                continue
+            append_history(self.history, name, item)
+            self.post_message(self.Translated(key, text, item.text, item.seconds, item.notices))
+
+    @on(Translated)
+    def _translated(self, message: Translated) -> None:
+        table = self.query_one(DataTable)
+        table.add_row(message.model, Text(message.source), Text(message.text),
+                      f"{message.seconds * 1000:.0f}")
+        table.move_cursor(row=table.row_count - 1)
+        for notice in message.notices:
+            self.app.notify(notice, severity="warning")
+
+    @on(Failed)
+    def _failed(self, message: Failed) -> None:
+        self.app.notify(message.error, title="Translate", severity="error", timeout=8)
+
+    def action_open_attention(self) -> None:
+        if self.last_source:
+            self.post_message(ShowAttention(self.last_source))
+
+    def action_clear(self) -> None:
+        self.query_one(DataTable).clear()
