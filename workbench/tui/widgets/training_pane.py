@@ -48,15 +48,16 @@ class TrainingPane(Vertical):
         with Horizontal(id="train-settings"):
             for field, label in EDITABLE:
                 yield Label(f"{label}:")
-                yield Input(str(getattr(self.config, field)), id=f"set-{field}",
-                            classes="setting")
+                yield Input(f"{getattr(self.config, field):g}", id=f"set-{field}",
+                            classes="setting", compact=True)
+        with Horizontal(id="train-buttons"):
             yield Button("Start (s)", id="start", variant="success")
             yield Button("Stop (x)", id="stop", variant="error", disabled=True)
             yield Button("Resume (r)", id="resume")
-        yield Static(self._settings_line(self.config), id="train-config")
-        with Horizontal(id="train-progress-row"):
-            yield ProgressBar(id="train-progress", show_eta=False)
+            # A total from the start: an indeterminate bar animates even when idle.
+            yield ProgressBar(total=1, id="train-progress", show_eta=False)
             yield Static("idle", id="train-status")
+        yield Static(self._settings_line(self.config), id="train-config")
         with Horizontal(id="train-charts"):
             yield SeriesChart("training loss", "step", id="loss-chart")
             yield SeriesChart("validation BLEU / chrF", "epoch", id="bleu-chart")

@@ -60,11 +60,14 @@ class TranslatePane(Vertical):
     def compose(self) -> ComposeResult:
         with Horizontal(id="translate-options"):
             yield Label("model:")
-            yield Select(CHOICES, value="tuned", allow_blank=False, id="translate-model")
+            yield Select(CHOICES, value="tuned", allow_blank=False, id="translate-model",
+                         compact=True)
             yield Label("beams:")
-            yield Input("1", id="translate-beams", classes="setting", type="integer")
+            yield Input("1", id="translate-beams", classes="setting", type="integer",
+                        compact=True)
             yield Label("max new:")
-            yield Input("64", id="translate-max", classes="setting", type="integer")
+            yield Input("64", id="translate-max", classes="setting", type="integer",
+                        compact=True)
         yield Input(placeholder="Type an English sentence and press Enter", id="translate-input")
         yield DataTable(id="translate-history", cursor_type="row", zebra_stripes=True)
 
