@@ -10,6 +10,7 @@ import pytest
 
 from tests.conftest import tiny_config
 from workbench.tui.app import WorkbenchApp
+from workbench.tui.widgets.attention_pane import AttentionPane
 from workbench.tui.widgets.charts import SeriesChart, clean_series
 from workbench.tui.widgets.dataset_pane import DatasetPane
 from workbench.tui.widgets.samples_pane import SamplesPane
@@ -118,6 +119,18 @@ async def test_training_run_fills_charts_samples_and_translate(tmp_path: Path):
         history = tmp_path / "out" / "console_history.jsonl"
         assert json.loads(history.read_text(encoding="utf-8").splitlines()[0])["source"] == \
             "I like tea."
+
+        await pilot.press("ctrl+t")  # open the last sentence in the Attention pane
+        attention = app.query_one(AttentionPane)
+        await wait_for(pilot, lambda: attention.result is not None, timeout=60)
+        assert app.query_one("#panes").active == "attention"
+        first = str(attention.query_one("#attention-status").render())
+        await pilot.press("escape", "]", "h")  # leave the field; next layer; one head
+        await pilot.pause(0.2)
+        assert attention.layer_index == (attention.result.default_layer + 1) % \
+            attention.result.num_layers
+        assert attention.head_index == 0
+        assert str(attention.query_one("#attention-status").render()) != first
 
 
 async def test_stop_ends_with_a_checkpoint(tmp_path: Path):

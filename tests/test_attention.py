@@ -1,0 +1,301 @@
+"""Cross-attention heatmaps: extraction on a tiny model, views, text rendering, the CLI."""
+
+from __future__ import annotations
+
+import re
+import subprocess
+import sys
+import xml.etree.ElementTree as ET
+from pathlib import Path
+
+import numpy as np
+import pytest
+from rich.cells import cell_len
+
+from workbench.cli import main
+from workbench.core.attention import (
+    AttentionMap,
+    attention_for,
+    eager_attention,
+    forward_attention,
+    word_groups,
+)
+from workbench.errors import WorkbenchError
+from workbench.heatmap import PALETTE, render_plain, render_rich
+
+EXPECTED = Path(__file__).parent / "expected" / "attention_heatmap_zh_en.txt"
+SENTENCE = "The cat sat on the mat."
+
+
+@pytest.fixture(scope="module")
+def tiny(tiny_model_dir: Path):
+    from workbench.core.modeling import load_model_and_tokenizer
+
+    model, tokenizer = load_model_and_tokenizer(str(tiny_model_dir))
+    return model.eval(), tokenizer
+
+
+def fixed_map() -> AttentionMap:
+    """A hand-made map: 2 layers x 3 heads, pieces that merge into words, specials."""
+    rng = np.random.default_rng(7)
+    source = ["▁The", "▁c", "at", "▁sat", ".", "</s>"]
+    target = ["▁我", "喜", "欢", "。", "</s>"]
+    weights = rng.dirichlet(np.ones(len(source)), size=(2, 3, len(target)))
+    return AttentionMap(
+        sentence="The cat sat.", translation="我喜欢。", source_tokens=source,
+        target_tokens=target, source_special=[False] * 5 + [True],
+        target_special=[False] * 4 + [True], weights=weights.astype(np.float32),
+    )
+
+
+# --- extraction ---------------------------------------------------------------------------
+
+def test_weights_have_the_right_shape_are_finite_and_rows_sum_to_one(tiny):
+    model, tokenizer = tiny
+    amap = attention_for(model, tokenizer, SENTENCE)
+    layers, heads = model.config.decoder_layers, model.config.decoder_attention_heads
+    assert amap.weights.shape == (layers, heads, len(amap.target_tokens), len(amap.source_tokens))
+    assert np.isfinite(amap.weights).all()
+    np.testing.assert_allclose(amap.weights.sum(axis=-1), 1.0, atol=1e-5)  # every head, row
+    assert amap.source_tokens[-1] == "</s>" and amap.source_special[-1]
+    assert not any(amap.source_special[:-1])
+    assert amap.target_special[-1] == (amap.target_tokens[-1] == "</s>")
+
+
+def test_extraction_switches_to_eager_only_for_itself(tiny):
+    model, tokenizer = tiny
+    assert model.config._attn_implementation == "sdpa"  # the fast path is the default
+    attention_for(model, tokenizer, SENTENCE)
+    assert model.config._attn_implementation == "sdpa"
+    with pytest.raises(RuntimeError), eager_attention(model):
+        assert model.config._attn_implementation == "eager"
+        raise RuntimeError("boom")
+    assert model.config._attn_implementation == "sdpa"
+
+
+@pytest.mark.parametrize("num_beams", [1, 3])
+def test_generate_paths_agree_with_one_forward_pass(tiny, num_beams: int):
+    model, tokenizer = tiny
+    stepwise = attention_for(model, tokenizer, SENTENCE, num_beams=num_beams,
+                             max_new_tokens=16, method="generate")
+    forward = attention_for(model, tokenizer, SENTENCE, num_beams=num_beams,
+                            max_new_tokens=16, method="forward")
+    assert stepwise.target_tokens == forward.target_tokens
+    np.testing.assert_allclose(stepwise.weights, forward.weights, atol=1e-5)
+
+
+def test_beam_path_follows_the_chosen_beam(tiny):
+    """Taking beam 0 at every step would be wrong: the chosen beam changes along the way."""
+    import torch
+
+    model, tokenizer = tiny
+    ids = tokenizer(SENTENCE)["input_ids"]
+    with torch.inference_mode(), eager_attention(model):
+        out = model.generate(input_ids=torch.tensor([ids]), num_beams=3, max_new_tokens=16,
+                             output_attentions=True, output_scores=True,
+                             return_dict_in_generate=True)
+    sequence = [int(t) for t in out.sequences[0]]
+    steps = len(sequence) - 1
+    assert len({int(b) for b in out.beam_indices[0][:steps]}) > 1, "beams never diverged"
+    beam_zero = np.stack([
+        torch.stack([layer[0, :, -1] for layer in out.cross_attentions[t]]).numpy()
+        for t in range(steps)
+    ], axis=2)
+    truth = forward_attention(model, ids, sequence)
+    followed = attention_for(model, tokenizer, SENTENCE, num_beams=3, max_new_tokens=16,
+                             method="generate")
+    assert not np.allclose(beam_zero, truth, atol=1e-4)
+    np.testing.assert_allclose(followed.weights, truth, atol=1e-5)
+
+
+def test_empty_and_huge_sentences_are_refused_clearly(tiny):
+    model, tokenizer = tiny
+    with pytest.raises(WorkbenchError, match="empty sentence"):
+        attention_for(model, tokenizer, "  \t ")
+    with pytest.raises(WorkbenchError, match=r"2,000 words\); the attention view takes at most"):
+        attention_for(model, tokenizer, " ".join(["tea"] * 2000))
+
+
+# --- views --------------------------------------------------------------------------------
+
+def test_layer_and_head_choices_pick_and_average():
+    amap = fixed_map()
+    np.testing.assert_allclose(amap.view(layer=1, head=2).matrix, amap.weights[1, 2], atol=1e-6)
+    np.testing.assert_allclose(amap.view(layer=0, head="mean").matrix,
+                               amap.weights[0].mean(axis=0), atol=1e-6)
+    np.testing.assert_allclose(amap.view(layer="mean", head="mean").matrix,
+                               amap.weights.mean(axis=(0, 1)), atol=1e-6)
+    # None is the default view, which is what the TUI passes before any choice is made.
+    np.testing.assert_allclose(amap.view(layer=None, head=None).matrix,
+                               amap.weights[amap.default_layer].mean(axis=0), atol=1e-6)
+    with pytest.raises(WorkbenchError, match="2 decoder layers"):
+        amap.view(layer=2)
+    assert amap.describe(-1, "mean") == "layer 2/2, mean of 3 heads"
+
+
+def test_word_groups_follow_spaces_punctuation_and_cjk():
+    tokens = ["▁The", "▁c", "at", "▁s", "at", ".", "</s>"]
+    special = [False] * 6 + [True]
+    assert word_groups(tokens, special, words=True) == [[0], [1, 2], [3, 4], [5], [6]]
+    chinese = ["▁我", "喜欢", "喝", "茶", "。", "</s>"]
+    assert word_groups(chinese, [False] * 5 + [True], words=True) == [[i] for i in range(6)]
+
+
+def test_merging_pieces_sums_source_words_and_averages_target_words():
+    amap = fixed_map()
+    pieces = amap.weights[0].mean(axis=0).astype(np.float64)
+    rows, cols, matrix, title = amap.view(layer=0, words=True)
+    assert title == "layer 1/2, mean of 3 heads · words"
+    assert cols == ["The", "cat", "sat", ".", "</s>"]
+    assert rows == ["我", "喜", "欢", "。", "</s>"]  # CJK pieces stay separate units
+    np.testing.assert_allclose(matrix[:, 1], pieces[:, 1] + pieces[:, 2])
+    np.testing.assert_allclose(matrix.sum(axis=1), 1.0, atol=1e-6)
+
+
+def test_merging_target_pieces_averages_rows():
+    amap = fixed_map()
+    amap.target_tokens = ["▁li", "ke", "▁tea", ".", "</s>"]
+    pieces = amap.weights[1, 0].astype(np.float64)
+    rows, _, matrix, _ = amap.view(layer=1, head=0, words=True)
+    assert rows == ["like", "tea", ".", "</s>"]
+    np.testing.assert_allclose(matrix[0, 0], pieces[:2, 0].mean(), atol=1e-6)  # "The"
+    np.testing.assert_allclose(matrix[0, 1], pieces[:2, 1:3].sum(axis=1).mean(), atol=1e-6)
+    np.testing.assert_allclose(matrix.sum(axis=1), 1.0, atol=1e-6)
+
+
+def test_real_map_word_view_keeps_rows_summing_to_one(tiny):
+    model, tokenizer = tiny
+    amap = attention_for(model, tokenizer, SENTENCE)
+    _, cols, matrix, _ = amap.view(words=True)
+    assert cols == ["The", "cat", "sat", "on", "the", "mat", ".", "</s>"]
+    np.testing.assert_allclose(matrix.sum(axis=1), 1.0, atol=1e-5)
+    hidden = amap.view(words=True, hide_special=True)
+    assert "</s>" not in hidden.col_labels + hidden.row_labels
+    np.testing.assert_allclose(hidden.matrix.sum(axis=1), 1.0, atol=1e-5)
+
+
+# --- rendering ----------------------------------------------------------------------------
+
+ROWS = ["我", "喜欢", "喝", "茶", "。", "</s>"]
+COLS = ["I", "like", "to", "drink", "tea", ".", "</s>"]
+MATRIX = np.array([
+    [0.70, 0.05, 0.05, 0.05, 0.05, 0.05, 0.05],
+    [0.05, 0.60, 0.10, 0.10, 0.05, 0.05, 0.05],
+    [0.02, 0.08, 0.20, 0.55, 0.10, 0.02, 0.03],
+    [0.02, 0.03, 0.05, 0.10, 0.75, 0.02, 0.03],
+    [0.01, 0.01, 0.01, 0.01, 0.06, 0.80, 0.10],
+    [0.10, 0.10, 0.10, 0.10, 0.10, 0.10, 0.40],
+])
+
+
+def _cell_offset(line: str, index: int) -> int:
+    return cell_len(line[:index])
+
+
+def test_rendering_matches_the_stored_expectation():
+    assert render_plain(ROWS, COLS, MATRIX, width=80) == EXPECTED.read_text(encoding="utf-8")
+
+
+def test_rendered_columns_align_for_chinese_and_english_labels():
+    rows = ["我", "喜欢", "喝", "茶", "。", "</s>"]
+    cols = ["我们", "I", "like", "喝茶", "tea", "."]
+    matrix = np.eye(6)[[1, 2, 3, 4, 5, 0]] * 0.5 + 0.5 / 6
+    lines = render_plain(rows, cols, matrix, width=80).splitlines()
+    header = lines[0]
+    starts = [_cell_offset(header, m.start()) for m in re.finditer(r"\S+", header)]
+    assert len(starts) == len(cols)
+    for i, line in enumerate(lines[1:7]):
+        strongest = int(matrix[i].argmax())
+        # The bracket sits right before the cells under the strongest column's label.
+        assert _cell_offset(line, line.index("[")) + 1 == starts[strongest], line
+        assert _cell_offset(line, line.index("]")) == starts[strongest] + max(
+            3, cell_len(cols[strongest])), line
+
+
+def test_wide_input_is_paged_not_wrapped():
+    cols = [f"word{i}" for i in range(30)] + ["喝茶"]
+    matrix = np.full((len(ROWS), len(cols)), 1 / len(cols))
+    text = render_plain(ROWS, cols, matrix, width=60)
+    assert all(cell_len(line) <= 60 for line in text.splitlines())
+    assert "page 1/" in text and "source tokens 1–" in text
+    for label in cols:
+        assert re.search(rf"(?<!\S){re.escape(label)}(?!\S)", text), label
+    with pytest.raises(WorkbenchError, match="page 99 does not exist"):
+        render_plain(ROWS, cols, matrix, width=60, page=99)
+
+
+def test_colour_and_plain_share_one_layout():
+    coloured = render_rich(ROWS, COLS, MATRIX, width=80, colour=True)
+    assert {str(span.style) for span in coloured.spans} >= set(PALETTE[1:])
+    plain = render_rich(ROWS, COLS, MATRIX, width=80, colour=False)
+    assert not any(str(span.style).startswith("#") for span in plain.spans)
+    assert coloured.plain == plain.plain  # colour is added on top of the same characters
+    assert "\n".join(line.rstrip() for line in plain.plain.splitlines()) + "\n" == (
+        render_plain(ROWS, COLS, MATRIX, width=80))
+
+
+# --- command line -------------------------------------------------------------------------
+
+def test_cli_prints_heatmap_and_writes_svg(tiny_model_dir: Path, tmp_path: Path, capsys):
+    svg = tmp_path / "map.svg"
+    code = main(["attention", SENTENCE, "--model", str(tiny_model_dir), "--words",
+                 "--svg", str(svg)])
+    out = capsys.readouterr().out
+    assert code == 0
+    assert "source:      The cat sat on the mat." in out and "layer 1/1" in out
+    assert re.search(r"\[[░▒▓█·\s]+\]", out), out  # strongest token marked, characters only
+    root = ET.parse(svg).getroot()
+    assert root.tag.endswith("svg")
+    assert "cat" in svg.read_text(encoding="utf-8")
+
+
+@pytest.mark.parametrize("no_color", [True, False])
+def test_cli_no_color_on_a_terminal_is_characters_only(tiny_model_dir: Path, monkeypatch,
+                                                       capsys, no_color: bool):
+    monkeypatch.setenv("FORCE_COLOR", "1")  # Rich treats the captured stdout as a terminal
+    monkeypatch.setenv("COLUMNS", "80")
+    if no_color:
+        monkeypatch.setenv("NO_COLOR", "1")
+    else:
+        monkeypatch.delenv("NO_COLOR", raising=False)
+    assert main(["attention", "I like to drink tea.", "--model", str(tiny_model_dir)]) == 0
+    out = capsys.readouterr().out
+    has_colour = re.search(r"\x1b\[(?:[0-9;]*;)?(?:3[0-7]|9[0-7]|38;[0-9;]+)m", out)
+    assert (has_colour is None) is no_color
+    plain = re.sub(r"\x1b\[[0-9;]*m", "", out)
+    assert re.search(r"\[[░▒▓█]+\]", plain), plain  # shades carry the levels either way
+    assert all(cell_len(line) <= 80 for line in plain.splitlines()[3:])
+
+
+@pytest.mark.parametrize(("argv", "message"), [
+    (["attention", "   "], "empty sentence"),
+    (["attention", "hi", "--layer", "5"], "does not exist: the model has 1 decoder layer "),
+    (["attention", " ".join(["word"] * 2000)], "the attention view takes at most"),
+])
+def test_cli_bad_input_is_one_clear_line(tiny_model_dir: Path, capsys, argv, message):
+    assert main([*argv, "--model", str(tiny_model_dir)]) == 2
+    err = capsys.readouterr().err.strip()
+    assert len(err.splitlines()) == 1 and message in err, err
+
+
+def test_cli_without_a_model_says_how_to_get_one(tmp_path: Path, monkeypatch, capsys):
+    monkeypatch.chdir(tmp_path)
+    assert main(["attention", "I like tea."]) == 2
+    assert "train one first (workbench train --headless --preset demo) or pass --model" in (
+        capsys.readouterr().err)
+
+
+def test_png_without_matplotlib_says_so(tiny_model_dir: Path, tmp_path: Path, monkeypatch,
+                                        capsys):
+    monkeypatch.setitem(sys.modules, "matplotlib", None)  # import now raises ImportError
+    code = main(["attention", SENTENCE, "--model", str(tiny_model_dir),
+                 "--png", str(tmp_path / "map.png")])
+    assert code == 2
+    assert "--png needs matplotlib" in capsys.readouterr().err
+
+
+def test_attention_cli_module_is_light():
+    code = "import sys, workbench.attention_cli; print('torch' in sys.modules)"
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         check=True)
+    assert out.stdout.strip() == "False"

@@ -1,0 +1,210 @@
+"""``workbench attention``: translate one sentence and print its cross-attention heatmap.
+
+The assignment asks for an attention heatmap people can put in a report; many of them
+work over SSH, so the heatmap is text first (colour where the terminal has it, shade
+characters where it does not), with ``--svg`` saving exactly what was printed and
+``--png`` drawing a matplotlib figure where matplotlib is installed. Nothing heavy is
+imported until the command runs, so ``workbench --help`` stays instant.
+"""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from workbench.errors import WorkbenchError
+
+if TYPE_CHECKING:
+    from workbench.core.attention import AttentionMap, AttentionView
+
+DEFAULT_MODEL_DIR = "translation_output/best_model"
+#: Fonts that carry Chinese glyphs, most common first (Linux, macOS, Windows).
+CJK_FONTS = ("Noto Sans CJK SC", "Noto Sans SC", "Source Han Sans SC", "WenQuanYi Zen Hei",
+             "WenQuanYi Micro Hei", "Droid Sans Fallback", "PingFang SC", "Heiti SC",
+             "Hiragino Sans GB", "Microsoft YaHei", "SimHei", "Arial Unicode MS")
+
+
+def _selector(text: str) -> int | str:
+    """``--layer``/``--head`` values: a 1-based number, -1 for the last, or ``mean``."""
+    if text.strip().lower() == "mean":
+        return "mean"
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(
+            f"expected a number (1 = first) or 'mean', got '{text}'") from None
+    if value == 0:
+        raise argparse.ArgumentTypeError("counting starts at 1 (1 = first; -1 = last)")
+    return value
+
+
+def add_parser(subparsers: Any) -> None:
+    """Register ``workbench attention`` on the CLI's subparsers."""
+    parser = subparsers.add_parser(
+        "attention", help="print a cross-attention heatmap for one sentence",
+        description="Translate one sentence and print which source tokens each output "
+                    "token attended to (rows: translation, columns: source).",
+    )
+    parser.add_argument("sentence", nargs="*", help='the sentence, e.g. "I like to drink tea."')
+    parser.add_argument("--model", default=DEFAULT_MODEL_DIR,
+                        help=f"saved model folder or Hub id (default: {DEFAULT_MODEL_DIR})")
+    parser.add_argument("--layer", type=_selector, default=None,
+                        help="decoder layer, 1 = first, -1 = last, or 'mean' (default: 1, "
+                             "the layer that aligns best)")
+    parser.add_argument("--head", type=_selector, default=None,
+                        help="attention head, 1 = first, or 'mean' (default: mean)")
+    parser.add_argument("--words", action="store_true",
+                        help="merge SentencePiece pieces into whole words")
+    parser.add_argument("--hide-special", action="store_true",
+                        help="leave out the language label and </s> (rows renormalised)")
+    parser.add_argument("--values", action="store_true",
+                        help="print each cell's percentage instead of a shade")
+    parser.add_argument("--num-beams", type=int, default=None,
+                        help="beams for the translation (default: the model's)")
+    parser.add_argument("--max-new-tokens", type=int, default=None,
+                        help="generation length bound (default: the model's)")
+    parser.add_argument("--width", type=int, default=None,
+                        help="columns to lay out for (default: the terminal's)")
+    parser.add_argument("--page", type=int, default=None,
+                        help="print only this page of source columns (default: all pages)")
+    parser.add_argument("--svg", metavar="FILE", help="also save what was printed as SVG")
+    parser.add_argument("--png", metavar="FILE", help="also draw a matplotlib heatmap")
+
+
+def _pick(value: int | str | None, default: int | str, count: int, name: str) -> int | str:
+    """A 1-based CLI choice as a 0-based index (or 'mean'), checked against the model."""
+    if value is None:
+        return default
+    if value == "mean":
+        return "mean"
+    assert isinstance(value, int)
+    if not -count <= value <= count:
+        plural = "" if count == 1 else "s"
+        raise WorkbenchError(f"--{name} {value} does not exist: the model has {count} "
+                             f"decoder {name}{plural} (1..{count}, -1 for the last, or mean)")
+    return value - 1 if value > 0 else value
+
+
+def run(args: argparse.Namespace) -> int:
+    """Load the model, extract the attention, print the heatmap, save SVG/PNG."""
+    from workbench.core.translation import clean_input, read_settings
+
+    sentence = clean_input(" ".join(args.sentence or []))
+    if not sentence:
+        raise WorkbenchError('empty sentence: give the text to look at, e.g. '
+                             'workbench attention "I like to drink tea."')
+    if args.num_beams is not None and not 1 <= args.num_beams <= 64:
+        raise WorkbenchError(f"--num-beams must be 1..64, got {args.num_beams}")
+    if args.max_new_tokens is not None and not 1 <= args.max_new_tokens <= 511:
+        raise WorkbenchError(f"--max-new-tokens must be 1..511, got {args.max_new_tokens}")
+    if args.model == DEFAULT_MODEL_DIR and not Path(DEFAULT_MODEL_DIR).exists():
+        raise WorkbenchError(f"no saved model at {DEFAULT_MODEL_DIR} yet; train one first "
+                             "(workbench train --headless --preset demo) or pass --model")
+    for flag in ("svg", "png"):
+        target = getattr(args, flag)
+        if target and not Path(target).expanduser().resolve().parent.is_dir():
+            raise WorkbenchError(f"--{flag} {target}: the folder does not exist")
+
+    from workbench.core.attention import DEFAULT_HEAD, DEFAULT_LAYER, attention_for
+    from workbench.core.modeling import check_target_label, load_model_and_tokenizer
+
+    model, tokenizer = load_model_and_tokenizer(args.model)
+    label = read_settings(args.model).get("target_label")
+    check_target_label(tokenizer, label)
+    gen = model.generation_config
+    amap = attention_for(
+        model, tokenizer, sentence, target_label=label,
+        num_beams=args.num_beams or int(gen.num_beams or 1),
+        max_new_tokens=args.max_new_tokens or int(gen.max_new_tokens or 64),
+    )
+    layer = _pick(args.layer, DEFAULT_LAYER, amap.num_layers, "layer")
+    head = _pick(args.head, DEFAULT_HEAD, amap.num_heads, "head")
+    view = amap.view(layer=layer, head=head, words=args.words, hide_special=args.hide_special)
+    title = (f"cross-attention · {view.title}"
+             + (f" · {amap.num_beams} beams" if amap.num_beams > 1 else ""))
+    _print(args, amap, view, title)
+    if args.png:
+        notes = save_png(view, args.png, title)
+        for note in notes:
+            print(f"note: {note}")
+        print(f"saved {args.png}")
+    return 0
+
+
+def _print(args: argparse.Namespace, amap: AttentionMap, view: AttentionView, title: str) -> None:
+    from rich.console import Console
+    from rich.text import Text
+
+    from workbench.heatmap import render_rich
+
+    console = Console(record=bool(args.svg), highlight=False)
+    colour = console.color_system is not None and not console.no_color
+    width = args.width or console.width
+    console.print(Text(title, style="bold"))
+    console.print(Text(f"source:      {amap.sentence}"), width=width)
+    console.print(Text(f"translation: {amap.translation or '(empty)'}"), width=width)
+    grid = render_rich(view.row_labels, view.col_labels, view.matrix, width=width,
+                       colour=colour, values=args.values, page=args.page)
+    console.print(grid, no_wrap=True, overflow="ignore", crop=False)
+    if args.svg:
+        try:
+            console.save_svg(args.svg, title=f"workbench attention · {amap.sentence[:60]}")
+        except OSError as err:
+            raise WorkbenchError(f"cannot write {args.svg}: {err.strerror or err}") from None
+        print(f"saved {args.svg}")
+
+
+def find_cjk_font() -> str | None:
+    """The name of an installed font with Chinese glyphs, or None."""
+    from matplotlib import font_manager
+
+    installed = {f.name for f in font_manager.fontManager.ttflist}
+    for name in CJK_FONTS:
+        if name in installed:
+            return name
+    return next((n for n in sorted(installed) if "CJK" in n), None)
+
+
+def save_png(view: AttentionView, path: str, title: str) -> list[str]:
+    """Draw the view with matplotlib; returns notes for the user (e.g. a missing CJK font)."""
+    try:
+        import matplotlib
+
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+        from matplotlib.patches import Rectangle
+    except ImportError:
+        raise WorkbenchError("--png needs matplotlib, which is not installed: "
+                             "pip install matplotlib (--svg needs nothing extra)") from None
+    from workbench.core.attention import has_cjk
+
+    notes: list[str] = []
+    if any(has_cjk(label) for label in view.row_labels + view.col_labels):
+        font = find_cjk_font()
+        if font:
+            plt.rcParams["font.sans-serif"] = [font, *plt.rcParams["font.sans-serif"]]
+            plt.rcParams["font.family"] = "sans-serif"
+        else:
+            notes.append("no CJK font found, so Chinese labels in the PNG show as boxes; "
+                         "install one (e.g. apt install fonts-noto-cjk) or use --svg")
+    rows, cols = view.matrix.shape
+    fig, ax = plt.subplots(figsize=(min(40, max(4, 0.55 * cols + 2.5)),
+                                    min(40, max(3, 0.45 * rows + 2))))
+    image = ax.imshow(view.matrix, cmap="viridis", vmin=0, aspect="auto")
+    ax.set_xticks(range(cols), labels=view.col_labels, rotation=60, ha="right")
+    ax.set_yticks(range(rows), labels=view.row_labels)
+    for i, j in enumerate(view.matrix.argmax(axis=1)):  # the strongest source per row
+        ax.add_patch(Rectangle((j - 0.5, i - 0.5), 1, 1, fill=False, edgecolor="white", lw=1.5))
+    ax.set_xlabel("source")
+    ax.set_ylabel("translation")
+    ax.set_title(title, fontsize=9)
+    fig.colorbar(image, ax=ax, label="share of the row's attention")
+    fig.tight_layout()
+    try:
+        fig.savefig(path, dpi=150)
+    except OSError as err:
+        raise WorkbenchError(f"cannot write {path}: {err.strerror or err}") from None
+    finally:
+        plt.close(fig)
+    return notes

@@ -1,0 +1,391 @@
+"""Cross-attention maps: which source tokens the decoder looked at for each output token.
+
+The heatmap is the assignment's window into a translation model, shared by
+``workbench attention`` and the TUI: :func:`attention_for` translates one sentence and
+returns an :class:`AttentionMap` holding every (layer, head) matrix; its
+:meth:`AttentionMap.view` picks the layer/head, merges SentencePiece pieces into words
+and hides special tokens. Rendering lives elsewhere (``workbench.heatmap``), so this
+module needs only numpy and torch.
+
+Marian loads with SDPA attention, which is fast but returns no weights. Extraction
+switches the model to eager attention for its own duration and restores the previous
+implementation afterwards, so training and plain translation keep the fast path.
+"""
+
+from __future__ import annotations
+
+import unicodedata
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from typing import Any, Literal, NamedTuple
+
+import numpy as np
+
+from workbench.core.translation import clean_input
+from workbench.errors import WorkbenchError
+
+#: Widest source the view accepts. Past this a heatmap is dozens of pages of columns that
+#: nobody reads, and Marian's position table (512 rows) is not far off.
+MAX_SOURCE_TOKENS = 200
+
+#: Default view: the first decoder layer, mean over its heads. Early decoder layers align
+#: best on opus-mt models (shared/DESIGN.md), the models this workbench fine-tunes, and
+#: the head mean is steadier than any one head, whose role differs from model to model.
+#: The demo model could not decide it: on a half-trained one (5 of 8 epochs, BLEU 0.1),
+#: scoring each target word's strongest source word against a 38-entry English-Chinese
+#: lexicon (I/我, tea/茶, like/喜欢, ...) over 425 held-out pairs, teacher-forced on the
+#: references, no view beat chance (0.16; best 0.11, layer 2 mean; layer 1 mean 0.02).
+#: Re-measure on a fully trained demo model before changing this.
+DEFAULT_LAYER: int | Literal["mean"] = 0
+DEFAULT_HEAD: int | Literal["mean"] = "mean"
+
+Selector = int | Literal["mean"]
+
+
+class AttentionView(NamedTuple):
+    """One 2-D slice ready to draw: rows are target tokens, columns source tokens."""
+
+    row_labels: list[str]
+    col_labels: list[str]
+    matrix: np.ndarray
+    title: str  # what was chosen, e.g. "layer 1/2, mean of 4 heads · words"
+
+
+@dataclass
+class AttentionMap:
+    """Every cross-attention matrix of one translated sentence.
+
+    ``weights[layer, head, t, s]`` is how much the decoder, when producing target token
+    ``t``, attended to source token ``s``; each row sums to 1. Tokens are raw
+    SentencePiece pieces ("▁cat"); the ``*_special`` lists flag the language label,
+    ``</s>`` and padding.
+    """
+
+    sentence: str
+    translation: str
+    source_tokens: list[str]
+    target_tokens: list[str]
+    source_special: list[bool]
+    target_special: list[bool]
+    weights: np.ndarray
+    num_beams: int = 1
+
+    @property
+    def num_layers(self) -> int:
+        """Decoder layers in the model."""
+        return int(self.weights.shape[0])
+
+    @property
+    def default_layer(self) -> int:
+        """The layer shown when none is chosen, as a 0-based index (see DEFAULT_LAYER)."""
+        return 0 if DEFAULT_LAYER == "mean" else DEFAULT_LAYER % self.num_layers
+
+    @property
+    def num_heads(self) -> int:
+        """Cross-attention heads per decoder layer."""
+        return int(self.weights.shape[1])
+
+    def _check(self, name: str, value: Selector, count: int) -> None:
+        if value == "mean":
+            return
+        if isinstance(value, bool) or not isinstance(value, int) or not -count <= value < count:
+            plural = "" if count == 1 else "s"
+            raise WorkbenchError(
+                f"{name} {value!r} does not exist: this model has {count} decoder "
+                f"{name}{plural} (0..{count - 1}, or 'mean')"
+            )
+
+    def matrix(self, layer: Selector | None = None, head: Selector | None = None) -> np.ndarray:
+        """The [target, source] matrix of one layer/head, or a mean over them.
+
+        ``None`` means the default view (DEFAULT_LAYER, DEFAULT_HEAD); indices are 0-based.
+        """
+        layer = DEFAULT_LAYER if layer is None else layer
+        head = DEFAULT_HEAD if head is None else head
+        self._check("layer", layer, self.num_layers)
+        self._check("head", head, self.num_heads)
+        picked = self.weights.mean(axis=0) if layer == "mean" else self.weights[layer]
+        return picked.mean(axis=0) if head == "mean" else picked[head]
+
+    def view(
+        self,
+        layer: Selector | None = None,
+        head: Selector | None = None,
+        words: bool = False,
+        hide_special: bool = False,
+    ) -> AttentionView:
+        """Labels and matrix for one choice of layer/head, pieces or words, specials or not.
+
+        Merging pieces sums the columns of a source word (the attention the word got in
+        total) and averages the rows of a target word (each row stays a distribution), so
+        rows still sum to 1. Hiding specials drops their rows and columns and renormalises
+        each row over the tokens shown, because a trained model parks much of its
+        attention on ``</s>`` and the rest would look washed out.
+        """
+        matrix = self.matrix(layer, head).astype(np.float64)
+        src_groups = word_groups(self.source_tokens, self.source_special, words)
+        tgt_groups = word_groups(self.target_tokens, self.target_special, words)
+        matrix = np.stack([matrix[:, g].sum(axis=1) for g in src_groups], axis=1)
+        matrix = np.stack([matrix[g].mean(axis=0) for g in tgt_groups], axis=0)
+        col_special = [self.source_special[g[0]] for g in src_groups]
+        row_special = [self.target_special[g[0]] for g in tgt_groups]
+        title = f"{self.describe(layer, head)} · {'words' if words else 'pieces'}"
+        col_labels = [group_label(self.source_tokens, g) for g in src_groups]
+        row_labels = [group_label(self.target_tokens, g) for g in tgt_groups]
+        if hide_special:
+            keep_cols = [i for i, s in enumerate(col_special) if not s]
+            keep_rows = [i for i, s in enumerate(row_special) if not s]
+            if not keep_cols or not keep_rows:
+                raise WorkbenchError("nothing left to show once special tokens are hidden; "
+                                     "show them, or translate a longer sentence")
+            matrix = matrix[np.ix_(keep_rows, keep_cols)]
+            sums = matrix.sum(axis=1, keepdims=True)
+            matrix = np.divide(matrix, sums, out=np.zeros_like(matrix), where=sums > 0)
+            col_labels = [col_labels[i] for i in keep_cols]
+            row_labels = [row_labels[i] for i in keep_rows]
+            title += " · specials hidden"
+        return AttentionView(row_labels, col_labels, matrix, title)
+
+    def describe(self, layer: Selector | None = None, head: Selector | None = None) -> str:
+        """Words for a view choice, 1-based as the CLI counts ("layer 1/2, mean of 4 heads")."""
+        layer = DEFAULT_LAYER if layer is None else layer
+        head = DEFAULT_HEAD if head is None else head
+        layer_text = (f"mean of {self.num_layers} layers" if layer == "mean"
+                      else f"layer {layer % self.num_layers + 1}/{self.num_layers}")
+        head_text = (f"mean of {self.num_heads} heads" if head == "mean"
+                     else f"head {head % self.num_heads + 1}/{self.num_heads}")
+        return f"{layer_text}, {head_text}"
+
+
+# --- pieces and words ------------------------------------------------------------------
+
+def has_cjk(text: str) -> bool:
+    """True when the text has wide (CJK) characters, which need their own units and fonts."""
+    return any(unicodedata.east_asian_width(ch) in ("W", "F") for ch in text)
+
+
+def _is_punct(text: str) -> bool:
+    return bool(text) and all(unicodedata.category(ch).startswith("P") for ch in text)
+
+
+def word_groups(tokens: list[str], special: list[bool], words: bool) -> list[list[int]]:
+    """Indices of the pieces that make up each displayed unit.
+
+    A SentencePiece word starts at a piece beginning with "▁". Chinese has no spaces,
+    so a piece with CJK characters is a unit of its own (spm pieces there are already
+    word-sized), and punctuation stands alone so "mat." reads as "mat" and ".".
+    """
+    if not words:
+        return [[i] for i in range(len(tokens))]
+    groups: list[list[int]] = []
+    for i, token in enumerate(tokens):
+        bare = token.lstrip("▁")
+        starts = (
+            not groups
+            or special[i]
+            or special[i - 1]
+            or token.startswith("▁")
+            or _is_punct(bare)
+            or has_cjk(bare)
+            or has_cjk(tokens[i - 1])
+        )
+        if starts:
+            groups.append([i])
+        else:
+            groups[-1].append(i)
+    return groups
+
+
+def group_label(tokens: list[str], group: list[int]) -> str:
+    """Display text of a unit: pieces joined, "▁" dropped; a lone continuation piece gets "·"."""
+    text = "".join(tokens[i] for i in group)
+    bare = text.replace("▁", "")
+    if not bare:
+        return text  # a lone "▁" piece: keep it visible
+    if len(group) == 1 and group[0] > 0 and not text.startswith("▁") and not (
+        _is_punct(bare) or has_cjk(bare) or _is_label(text) or text in ("</s>", "<pad>", "<unk>")
+    ):
+        return "·" + bare
+    return bare
+
+
+def _is_label(token: str) -> bool:
+    return token.startswith(">>") and token.endswith("<<")
+
+
+# --- extraction --------------------------------------------------------------------------
+
+@contextmanager
+def eager_attention(model: Any) -> Iterator[None]:
+    """Run the block with eager attention (which returns weights), then restore.
+
+    Only this block pays for eager attention; the model goes back to SDPA (or whatever
+    it was loaded with) even when the block raises.
+    """
+    previous = getattr(model.config, "_attn_implementation", None)
+    if previous == "eager":
+        yield
+        return
+    model.set_attn_implementation("eager")
+    try:
+        yield
+    finally:
+        if previous is not None:
+            model.set_attn_implementation(previous)
+
+
+def source_ids(tokenizer: Any, sentence: str, target_label: str | None = None) -> list[int]:
+    """Token ids of a sentence as the translator feeds it (label first, then </s>)."""
+    cleaned = clean_input(sentence)
+    if not cleaned:
+        raise WorkbenchError('empty sentence: give the text to look at, e.g. '
+                             'workbench attention "I like to drink tea."')
+    text = f"{target_label} {cleaned}" if target_label else cleaned
+    ids = list(tokenizer(text)["input_ids"])
+    if len(ids) > MAX_SOURCE_TOKENS:
+        words = len(cleaned.split())
+        raise WorkbenchError(
+            f"the sentence is {len(ids):,} tokens long ({words:,} words); the attention view "
+            f"takes at most {MAX_SOURCE_TOKENS} (a wider heatmap cannot be read): pass one "
+            "sentence at a time"
+        )
+    return ids
+
+
+def _check_weights(attentions: Any) -> None:
+    if attentions is None or any(a is None for a in attentions):
+        raise WorkbenchError(
+            "the model returned no attention weights (its attention implementation cannot "
+            "be switched to eager); load it with attn_implementation='eager'"
+        )
+
+
+def forward_attention(model: Any, input_ids: list[int], sequence: list[int]) -> np.ndarray:
+    """Cross-attention for a full output sequence in one teacher-forced forward pass.
+
+    ``sequence`` starts with the decoder start token, as ``generate`` returns it; row
+    ``t`` of the result is the attention while predicting ``sequence[t + 1]``. Returns
+    ``[layers, heads, len(sequence) - 1, len(input_ids)]``.
+    """
+    import torch
+
+    device = next(model.parameters()).device
+    src = torch.tensor([input_ids], device=device)
+    dec = torch.tensor([sequence[:-1]], device=device)
+    with torch.inference_mode(), eager_attention(model):
+        out = model(input_ids=src, attention_mask=torch.ones_like(src),
+                    decoder_input_ids=dec, output_attentions=True, use_cache=False)
+    _check_weights(out.cross_attentions)
+    return torch.stack([a[0] for a in out.cross_attentions]).float().cpu().numpy()
+
+
+def _length_bound(input_ids: list[int], max_new_tokens: int) -> int:
+    # As the Translator does: an untrained or looping model otherwise runs to the cap.
+    return min(max_new_tokens, 2 * len(input_ids) + 8)
+
+
+def translate_ids(
+    model: Any, input_ids: list[int], num_beams: int = 1, max_new_tokens: int = 64
+) -> list[int]:
+    """The output ids (start token first) on the model's fast attention path."""
+    import torch
+
+    src = torch.tensor([input_ids], device=next(model.parameters()).device)
+    with torch.inference_mode():
+        out = model.generate(input_ids=src, attention_mask=torch.ones_like(src),
+                             num_beams=num_beams,
+                             max_new_tokens=_length_bound(input_ids, max_new_tokens))
+    return [int(t) for t in out[0]]
+
+
+def generate_with_attention(
+    model: Any, input_ids: list[int], num_beams: int = 1, max_new_tokens: int = 64
+) -> tuple[list[int], np.ndarray]:
+    """Translate and collect the cross-attention ``generate`` saw at each step.
+
+    With beams, ``cross_attentions[step]`` holds every running beam; ``beam_indices``
+    names the beam each chosen token came from, and following it gives the chosen
+    sequence's own attention. Returns the sequence (with the start token) and
+    ``[layers, heads, steps, source]``.
+    """
+    import torch
+
+    device = next(model.parameters()).device
+    src = torch.tensor([input_ids], device=device)
+    bound = _length_bound(input_ids, max_new_tokens)
+    with torch.inference_mode(), eager_attention(model):
+        out = model.generate(
+            input_ids=src, attention_mask=torch.ones_like(src), num_beams=num_beams,
+            max_new_tokens=bound, output_attentions=True, return_dict_in_generate=True,
+            output_scores=num_beams > 1,
+        )
+    _check_weights(out.cross_attentions)
+    sequence = [int(t) for t in out.sequences[0]]
+    steps = len(sequence) - 1
+    beams = [int(b) for b in out.beam_indices[0][:steps]] if num_beams > 1 else [0] * steps
+    per_step = [
+        torch.stack([layer[beams[t], :, -1, :] for layer in out.cross_attentions[t]])
+        for t in range(steps)
+    ]  # each [layers, heads, source]
+    weights = torch.stack(per_step, dim=2).float().cpu().numpy()
+    return sequence, weights
+
+
+def _strip_padding(sequence: list[int], pad_id: int | None, eos_id: int | None) -> list[int]:
+    """Drop anything after the first </s> (beam outputs can be padded)."""
+    if eos_id is not None and eos_id in sequence[1:]:
+        sequence = sequence[: sequence.index(eos_id, 1) + 1]
+    while len(sequence) > 2 and pad_id is not None and sequence[-1] == pad_id:
+        sequence = sequence[:-1]
+    return sequence
+
+
+def attention_for(
+    model: Any,
+    tokenizer: Any,
+    sentence: str,
+    target_label: str | None = None,
+    num_beams: int = 1,
+    max_new_tokens: int = 64,
+    method: Literal["forward", "generate"] = "forward",
+) -> AttentionMap:
+    """Translate ``sentence`` and return the cross-attention of the chosen output.
+
+    ``method="forward"`` (default) re-runs one forward pass over the final sequence,
+    which is the same for greedy and beam search and costs one pass; ``"generate"``
+    keeps the weights generate saw step by step (following the chosen beam). Both give
+    the same numbers; the tests hold them to it.
+    """
+    if not 1 <= num_beams <= 64:
+        raise WorkbenchError(f"num_beams must be 1..64, got {num_beams}")
+    if not 1 <= max_new_tokens <= 511:
+        raise WorkbenchError(f"max_new_tokens must be 1..511, got {max_new_tokens}")
+    ids = source_ids(tokenizer, sentence, target_label)
+    model.eval()
+    if method == "forward":
+        sequence = translate_ids(model, ids, num_beams, max_new_tokens)
+        trimmed = _strip_padding(sequence, tokenizer.pad_token_id, tokenizer.eos_token_id)
+        weights = forward_attention(model, ids, trimmed)
+    else:
+        sequence, weights = generate_with_attention(model, ids, num_beams, max_new_tokens)
+        trimmed = _strip_padding(sequence, tokenizer.pad_token_id, tokenizer.eos_token_id)
+        weights = weights[:, :, : len(trimmed) - 1]
+    special_ids = set(tokenizer.all_special_ids)
+    src_tokens = tokenizer.convert_ids_to_tokens(ids)
+    tgt_ids = trimmed[1:]
+    tgt_tokens = tokenizer.convert_ids_to_tokens(tgt_ids)
+    unk = tokenizer.unk_token_id
+    return AttentionMap(
+        sentence=clean_input(sentence),
+        translation=tokenizer.decode(tgt_ids, skip_special_tokens=True).strip(),
+        source_tokens=list(src_tokens),
+        target_tokens=list(tgt_tokens),
+        source_special=[(i in special_ids and i != unk) or _is_label(t)
+                        for i, t in zip(ids, src_tokens, strict=True)],
+        target_special=[(i in special_ids and i != unk) or _is_label(t)
+                        for i, t in zip(tgt_ids, tgt_tokens, strict=True)],
+        weights=weights.astype(np.float32),
+        num_beams=num_beams,
+    )
+
