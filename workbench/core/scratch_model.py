@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import io
 import json
+import re
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -58,6 +59,12 @@ def train_sentencepiece(
             message = str(err)
             if "Vocabulary size too high" in message and size > 200:
                 size = int(size * 0.8)
+                model = io.BytesIO()
+                continue
+            needed = re.search(r"smaller than required_chars\. \d+ vs (\d+)", message)
+            if needed and size < int(needed.group(1)) + 64:
+                # Every character must be a piece (coverage 0.9995): grow to fit them.
+                size = int(needed.group(1)) + 64
                 model = io.BytesIO()
                 continue
             raise WorkbenchError(f"could not build a SentencePiece vocabulary: {message}") from None

@@ -231,6 +231,43 @@ def _make_callback(emit: EventSink, stop: threading.Event, batch_size: int) -> A
 # --------------------------------------------------------------------------- the run
 
 
+def _trainer_class(seed: int) -> Any:
+    """Seq2SeqTrainer with a per-epoch seeded length-grouped sampler, sequential eval.
+
+    transformers' LengthGroupedSampler draws its order from the global torch RNG when the
+    epoch starts. On a mid-epoch resume that draw happens *after* the checkpoint's RNG
+    state is restored, so the rest of the epoch sees another order and the run drifts
+    from an uninterrupted one. A generator seeded with ``seed + epoch`` gives every
+    epoch the same order however the run got there.
+    """
+    import torch
+    from torch.utils.data import SequentialSampler
+    from transformers import Seq2SeqTrainer
+    from transformers.trainer_pt_utils import LengthGroupedSampler
+
+    class EpochSeededLengthSampler(LengthGroupedSampler):
+        def set_epoch(self, epoch: int) -> None:
+            self.generator = torch.Generator().manual_seed(seed + int(epoch))
+
+    class WorkbenchTrainer(Seq2SeqTrainer):
+        def _get_train_sampler(self, train_dataset: Any = None) -> Any:
+            dataset = train_dataset if train_dataset is not None else self.train_dataset
+            sampler = EpochSeededLengthSampler(
+                self.args.train_batch_size * self.args.gradient_accumulation_steps,
+                dataset=dataset,
+                lengths=[len(ids) for ids in dataset["input_ids"]],
+            )
+            sampler.set_epoch(0)
+            return sampler
+
+        def _get_eval_sampler(self, eval_dataset: Any) -> Any:
+            # transformers 5 length-groups (and shuffles) evaluation too when training is
+            # length-grouped; BLEU is scored against the references in dataset order.
+            return SequentialSampler(eval_dataset)
+
+    return WorkbenchTrainer
+
+
 def _load_model(config: RunConfig, data: SplitData, run_dir: Path, emit: EventSink) -> Any:
     from workbench.core.modeling import check_target_label, load_model_and_tokenizer
 
@@ -405,7 +442,7 @@ def run_training(
     early(Phase("data", config.data))
     data = prepare_data(config)
 
-    from transformers import DataCollatorForSeq2Seq, Seq2SeqTrainer, set_seed
+    from transformers import DataCollatorForSeq2Seq, set_seed
     from transformers.trainer_callback import PrinterCallback, ProgressCallback
 
     from workbench.core.modeling import pick_device, quiet_libraries
@@ -466,7 +503,7 @@ def run_training(
     val_set = tokenize_pairs(data.validation, tokenizer, config.target_label,
                              config.max_source_length, config.max_target_length)
     callback = _make_callback(emit, stop, config.batch_size)
-    trainer = Seq2SeqTrainer(
+    trainer = _trainer_class(config.seed)(
         model=model,
         args=_training_arguments(config, run_dir, device),
         train_dataset=train_set,
