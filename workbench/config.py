@@ -109,8 +109,9 @@ PRESETS: dict[str, dict[str, Any]] = {
         "target_label": None,
         "bleu_tokenize": "13a",
     },
-    # Fully offline: HSK pairs and a small Marian built here. Recipe measured on a 2-core
-    # CPU; see README "The demo recipe" for the numbers behind each value.
+    # Fully offline: HSK pairs and a small Marian built here. Measured on this project's
+    # 2-core CPU machine (README, "The demo recipe"): 28 epochs x 60 steps of batch 64
+    # = 1,680 steps, about 8 minutes of training; held-out BLEU 11.5 with 4 beams.
     "demo": {
         "model": SCRATCH_MODEL,
         "data": HSK_DATA,
@@ -121,14 +122,18 @@ PRESETS: dict[str, dict[str, Any]] = {
         "max_target_length": 64,
         "batch_size": 64,
         "eval_batch_size": 128,
-        "learning_rate": 8e-4,
-        "epochs": 30.0,
+        "learning_rate": 1e-3,  # 8e-4 needed 30 epochs (11 min) for BLEU 9.9
+        "epochs": 28.0,
         "warmup_ratio": 0.05,
         "label_smoothing": 0.1,
         "logging_steps": 20,
-        "num_beams": 1,
+        "num_beams": 4,
         "max_new_tokens": 64,
-        "no_repeat_ngram_size": 3,
+        # 2, not 3: a 3-gram block lets 学学学-style stutters through (7% of outputs).
+        "no_repeat_ngram_size": 2,
+        # 2,000 pieces a side: 20% faster per epoch than 3,000/2,500.
+        "scratch_source_vocab": 2000,
+        "scratch_target_vocab": 2000,
     },
 }
 
