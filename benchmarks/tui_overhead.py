@@ -54,8 +54,10 @@ def run_tui(epochs: float) -> dict:
             await pilot.pause(0.3)
             await pilot.press("s")
             pane = app.query_one(TrainingPane)
+            # A plain sleep, not pilot.pause(): pause() forces a full repaint each call,
+            # load a real terminal session does not have.
             while pane.running:
-                await pilot.pause(0.2)
+                await asyncio.sleep(0.5)
 
     with tempfile.TemporaryDirectory() as tmp:
         asyncio.run(drive(tmp))

@@ -127,7 +127,7 @@ def test_layer_and_head_choices_pick_and_average():
                                amap.weights.mean(axis=(0, 1)), atol=1e-6)
     # None is the default view, which is what the TUI passes before any choice is made.
     np.testing.assert_allclose(amap.view(layer=None, head=None).matrix,
-                               amap.weights[amap.default_layer].mean(axis=0), atol=1e-6)
+                               amap.weights.mean(axis=(0, 1)), atol=1e-6)
     with pytest.raises(WorkbenchError, match="2 decoder layers"):
         amap.view(layer=2)
     assert amap.describe(-1, "mean") == "layer 2/2, mean of 3 heads"
@@ -242,7 +242,7 @@ def test_cli_prints_heatmap_and_writes_svg(tiny_model_dir: Path, tmp_path: Path,
                  "--svg", str(svg)])
     out = capsys.readouterr().out
     assert code == 0
-    assert "source:      The cat sat on the mat." in out and "layer 1/1" in out
+    assert "source:      The cat sat on the mat." in out and "mean of 1 layer," in out
     assert re.search(r"\[[░▒▓█·\s]+\]", out), out  # strongest token marked, characters only
     root = ET.parse(svg).getroot()
     assert root.tag.endswith("svg")

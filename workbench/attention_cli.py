@@ -50,8 +50,8 @@ def add_parser(subparsers: Any) -> None:
     parser.add_argument("--model", default=DEFAULT_MODEL_DIR,
                         help=f"saved model folder or Hub id (default: {DEFAULT_MODEL_DIR})")
     parser.add_argument("--layer", type=_selector, default=None,
-                        help="decoder layer, 1 = first, -1 = last, or 'mean' (default: 1, "
-                             "the layer that aligns best)")
+                        help="decoder layer, 1 = first, -1 = last, or 'mean' (default: mean, "
+                             "which aligned best on the demo model)")
     parser.add_argument("--head", type=_selector, default=None,
                         help="attention head, 1 = first, or 'mean' (default: mean)")
     parser.add_argument("--words", action="store_true",

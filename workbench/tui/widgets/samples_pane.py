@@ -31,10 +31,28 @@ class SamplesPane(Vertical):
     def compose(self) -> ComposeResult:
         yield Static("No finished run yet: start one in the Training pane.", id="samples-summary")
         yield DataTable(id="samples-table", cursor_type="row", zebra_stripes=True)
+        yield Static("", id="samples-detail")
 
     def on_mount(self) -> None:
+        # Fixed shares of the width so all five columns show at 80 columns; the
+        # highlighted row is shown in full below the table.
+        width = max(70, self.app.size.width - 4)
+        shares = (("source", 0.30), ("reference", 0.19), ("before", 0.19), ("after", 0.19))
         table = self.query_one(DataTable)
-        table.add_columns("source", "reference", "before", "after", "BLEU b→a")
+        for label, share in shares:
+            table.add_column(label, width=int(width * share) - 2)
+        table.add_column("BLEU b→a", width=10)
+
+    @on(DataTable.RowHighlighted, "#samples-table")
+    def _row_highlighted(self, event: DataTable.RowHighlighted) -> None:
+        cells = event.data_table.get_row_at(event.cursor_row)
+        names = ("source", "reference", "before", "after", "BLEU")
+        text = Text()
+        for name, cell in zip(names, cells, strict=True):
+            text.append(f"{name:>9}: ", style="bold")
+            text.append_text(cell if isinstance(cell, Text) else Text(str(cell)))
+            text.append("\n")
+        self.query_one("#samples-detail", Static).update(text)
 
     def show_run(self, run_dir: str, summary: dict[str, Any]) -> None:
         """Fill from a summary: the five samples first, then the other validation rows."""
