@@ -180,3 +180,22 @@ async def test_translate_with_a_missing_model_keeps_the_app_up(tmp_path: Path, b
         await pilot.press("enter")
         await pilot.pause(1.0)
         assert app.is_running
+
+
+async def test_quit_during_training_stops_with_a_checkpoint(tmp_path: Path):
+    app = WorkbenchApp(small(tmp_path, epochs=30.0))
+    loop = asyncio.get_running_loop()
+    async with app.run_test(size=(100, 30)) as pilot:
+        await pilot.press("f2")
+        await pilot.pause(0.2)
+        await pilot.press("s")
+        chart = app.query_one("#loss-chart", SeriesChart)
+        await wait_for(pilot, lambda: chart.point_count("loss") >= 2)
+        started = loop.time()
+        await pilot.press("q")
+        await wait_for(pilot, lambda: not app.is_running, timeout=10)
+        assert loop.time() - started < 5
+    runs = list((tmp_path / "out" / "runs").iterdir())
+    summary = json.loads((runs[0] / "summary.json").read_text())
+    assert summary["status"] == "stopped"
+    assert list((runs[0] / "checkpoints").glob("checkpoint-*"))
