@@ -14,11 +14,11 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from workbench.errors import WorkbenchError
+from workbench.model_options import add_model_options, check_model_options
 
 if TYPE_CHECKING:
     from workbench.core.attention import AttentionMap, AttentionView
 
-DEFAULT_MODEL_DIR = "translation_output/best_model"
 #: Fonts that carry Chinese glyphs, most common first (Linux, macOS, Windows).
 CJK_FONTS = ("Noto Sans CJK SC", "Noto Sans SC", "Source Han Sans SC", "WenQuanYi Zen Hei",
              "WenQuanYi Micro Hei", "Droid Sans Fallback", "PingFang SC", "Heiti SC",
@@ -47,8 +47,7 @@ def add_parser(subparsers: Any) -> None:
                     "token attended to (rows: translation, columns: source).",
     )
     parser.add_argument("sentence", nargs="*", help='the sentence, e.g. "I like to drink tea."')
-    parser.add_argument("--model", default=DEFAULT_MODEL_DIR,
-                        help=f"saved model folder or Hub id (default: {DEFAULT_MODEL_DIR})")
+    add_model_options(parser)
     parser.add_argument("--layer", type=_selector, default=None,
                         help="decoder layer, 1 = first, -1 = last, or 'mean' (default: mean, "
                              "which aligned best on the demo model)")
@@ -60,10 +59,6 @@ def add_parser(subparsers: Any) -> None:
                         help="leave out the language label and </s> (rows renormalised)")
     parser.add_argument("--values", action="store_true",
                         help="print each cell's percentage instead of a shade")
-    parser.add_argument("--num-beams", type=int, default=None,
-                        help="beams for the translation (default: the model's)")
-    parser.add_argument("--max-new-tokens", type=int, default=None,
-                        help="generation length bound (default: the model's)")
     parser.add_argument("--width", type=int, default=None,
                         help="columns to lay out for (default: the terminal's)")
     parser.add_argument("--page", type=int, default=None,
@@ -94,13 +89,7 @@ def run(args: argparse.Namespace) -> int:
     if not sentence:
         raise WorkbenchError('empty sentence: give the text to look at, e.g. '
                              'workbench attention "I like to drink tea."')
-    if args.num_beams is not None and not 1 <= args.num_beams <= 64:
-        raise WorkbenchError(f"--num-beams must be 1..64, got {args.num_beams}")
-    if args.max_new_tokens is not None and not 1 <= args.max_new_tokens <= 511:
-        raise WorkbenchError(f"--max-new-tokens must be 1..511, got {args.max_new_tokens}")
-    if args.model == DEFAULT_MODEL_DIR and not Path(DEFAULT_MODEL_DIR).exists():
-        raise WorkbenchError(f"no saved model at {DEFAULT_MODEL_DIR} yet; train one first "
-                             "(workbench train --headless --preset demo) or pass --model")
+    check_model_options(args)
     for flag in ("svg", "png"):
         target = getattr(args, flag)
         if target and not Path(target).expanduser().resolve().parent.is_dir():

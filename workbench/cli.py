@@ -16,8 +16,7 @@ from typing import Any
 from workbench import __version__, attention_cli
 from workbench.config import PRESETS, RunConfig, build_config, load_toml
 from workbench.errors import WorkbenchError
-
-DEFAULT_MODEL_DIR = "translation_output/best_model"
+from workbench.model_options import add_model_options, check_model_options
 
 # flag -> (config field, type, help)
 TRAIN_FLAGS: dict[str, tuple[str, Any, str]] = {
@@ -95,11 +94,11 @@ def build_parser() -> argparse.ArgumentParser:
                        help="do not open the translation console after training")
 
     interact = sub.add_parser("interact", help="translate what you type with a saved model")
-    _add_model_options(interact)
+    add_model_options(interact)
 
     translate = sub.add_parser("translate", help="translate arguments or stdin, line by line")
     translate.add_argument("text", nargs="*", help="sentences (default: read stdin)")
-    _add_model_options(translate)
+    add_model_options(translate)
 
     tui = sub.add_parser("tui", help="the full-screen workbench (Textual)")
     _add_run_options(tui)
@@ -111,26 +110,10 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
-def _add_model_options(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--model", default=DEFAULT_MODEL_DIR,
-                        help=f"saved model folder or Hub id (default: {DEFAULT_MODEL_DIR})")
-    parser.add_argument("--num-beams", type=int, default=None, help="beams (default: model's)")
-    parser.add_argument("--max-new-tokens", type=int, default=None,
-                        help="generation length bound (default: model's)")
-
-
 def _load_translator(args: argparse.Namespace) -> Any:
     from workbench.core.translation import DecodeOptions, Translator
 
-    if args.num_beams is not None and not 1 <= args.num_beams <= 64:
-        raise WorkbenchError(f"--num-beams must be 1..64, got {args.num_beams}")
-    if args.max_new_tokens is not None and not 1 <= args.max_new_tokens <= 511:
-        raise WorkbenchError(f"--max-new-tokens must be 1..511, got {args.max_new_tokens}")
-    if args.model == DEFAULT_MODEL_DIR and not Path(DEFAULT_MODEL_DIR).exists():
-        raise WorkbenchError(
-            f"no saved model at {DEFAULT_MODEL_DIR} yet; train one first "
-            "(workbench train --headless --preset demo) or pass --model"
-        )
+    check_model_options(args)
     translator = Translator.from_pretrained(args.model)
     base = translator.default_options()
     options = DecodeOptions(

@@ -1,0 +1,39 @@
+"""The model flags every translating command shares: --model, --num-beams, --max-new-tokens.
+
+``interact``, ``translate`` and ``attention`` take the same flags and need the same checks
+(ranges, and a friendly line when the default model has not been trained yet), so they
+are defined once here. Cheap to import: no torch.
+"""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+from workbench.errors import WorkbenchError
+
+DEFAULT_MODEL_DIR = "translation_output/best_model"
+
+
+def add_model_options(parser: argparse.ArgumentParser) -> None:
+    """Register the shared model flags on a subcommand."""
+    parser.add_argument("--model", default=DEFAULT_MODEL_DIR,
+                        help=f"saved model folder or Hub id (default: {DEFAULT_MODEL_DIR})")
+    parser.add_argument("--num-beams", type=int, default=None,
+                        help="beams (default: the model's)")
+    parser.add_argument("--max-new-tokens", type=int, default=None,
+                        help="generation length bound (default: the model's)")
+
+
+def check_model_options(args: argparse.Namespace) -> None:
+    """One clear line for a bad value or a default model that does not exist yet."""
+    if args.num_beams is not None and not 1 <= args.num_beams <= 64:
+        raise WorkbenchError(f"--num-beams must be 1..64, got {args.num_beams}")
+    # Marian has 512 positions, one of them the decoder start token.
+    if args.max_new_tokens is not None and not 1 <= args.max_new_tokens <= 511:
+        raise WorkbenchError(f"--max-new-tokens must be 1..511, got {args.max_new_tokens}")
+    if args.model == DEFAULT_MODEL_DIR and not Path(DEFAULT_MODEL_DIR).exists():
+        raise WorkbenchError(
+            f"no saved model at {DEFAULT_MODEL_DIR} yet; train one first "
+            "(workbench train --headless --preset demo) or pass --model"
+        )
