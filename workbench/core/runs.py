@@ -1,4 +1,4 @@
-"""Reading finished runs back: the TUI opens on an existing output folder with its results."""
+"""Run folders and reading them back: resume finds unfinished runs, the TUI finished ones."""
 
 from __future__ import annotations
 
@@ -18,12 +18,23 @@ def read_summary(run_dir: Path) -> dict[str, Any] | None:
     return data if isinstance(data, dict) else None
 
 
-def latest_finished_run(output_root: Path) -> tuple[Path, dict[str, Any]] | None:
-    """The newest run folder whose summary says it finished."""
+def run_folders(output_root: Path) -> list[Path]:
+    """Run folders under ``output_root``, newest first (their names start with a timestamp)."""
     runs = output_root / RUNS_FOLDER
     if not runs.is_dir():
-        return None
-    for run in sorted((p for p in runs.iterdir() if p.is_dir()), reverse=True):
+        return []
+    return sorted((p for p in runs.iterdir() if p.is_dir()), reverse=True)
+
+
+def is_finished(run_dir: Path) -> bool:
+    """True when the run's summary says it finished."""
+    summary = read_summary(run_dir)
+    return bool(summary and summary.get("status") == "finished")
+
+
+def latest_finished_run(output_root: Path) -> tuple[Path, dict[str, Any]] | None:
+    """The newest run folder whose summary says it finished."""
+    for run in run_folders(output_root):
         summary = read_summary(run)
         if summary and summary.get("status") == "finished":
             return run, summary

@@ -34,10 +34,10 @@ from workbench.core.events import (
     finite_or_none,
 )
 from workbench.core.metrics import corpus_bleu, corpus_chrf, make_compute_metrics, sentence_bleu
+from workbench.core.runs import RUNS_FOLDER, is_finished, run_folders
 from workbench.core.translation import SETTINGS_FILE, DecodeOptions, Translator
 from workbench.errors import WorkbenchError
 
-RUNS_FOLDER = "runs"
 BEST_MODEL = "best_model"
 
 
@@ -115,18 +115,8 @@ def last_complete_checkpoint(run_dir: Path, on_event: EventSink | None = None) -
 
 def find_resumable_run(output_root: Path) -> Path | None:
     """The newest run folder that has not finished and has a complete checkpoint."""
-    runs = output_root / RUNS_FOLDER
-    if not runs.is_dir():
-        return None
-    for run in sorted((p for p in runs.iterdir() if p.is_dir()), reverse=True):
-        summary = run / "summary.json"
-        if summary.is_file():
-            try:
-                if json.loads(summary.read_text(encoding="utf-8")).get("status") == "finished":
-                    continue
-            except json.JSONDecodeError:
-                pass
-        if last_complete_checkpoint(run) is not None:
+    for run in run_folders(output_root):
+        if not is_finished(run) and last_complete_checkpoint(run) is not None:
             return run
     return None
 
@@ -313,25 +303,32 @@ def _score(hyps: list[str], refs: list[str], config: RunConfig) -> tuple[float, 
     return corpus_bleu(hyps, refs, config.bleu_tokenize), corpus_chrf(hyps, refs)
 
 
-def _pick_samples(
-    val: list[Pair], before: list[str], after: list[str], config: RunConfig, k: int
+def _score_rows(
+    val: list[Pair], before: list[str], after: list[str], config: RunConfig
 ) -> list[Sample]:
-    """k evenly spread validation sentences (deterministic, not cherry-picked)."""
-    if not val or k <= 0:
-        return []
-    step = max(1, len(val) // k)
-    chosen = list(range(0, len(val), step))[:k]
+    """Every validation sentence with its before/after translation and sentence BLEU.
+
+    Scored once here and written to validation_translations.jsonl, so the TUI's Samples
+    pane only reads them.
+    """
     return [
         Sample(
-            source=val[i].source,
-            reference=val[i].target,
-            before=before[i],
-            after=after[i],
-            bleu_before=round(sentence_bleu(before[i], val[i].target, config.bleu_tokenize), 2),
-            bleu_after=round(sentence_bleu(after[i], val[i].target, config.bleu_tokenize), 2),
+            source=pair.source,
+            reference=pair.target,
+            before=b,
+            after=a,
+            bleu_before=round(sentence_bleu(b, pair.target, config.bleu_tokenize), 2),
+            bleu_after=round(sentence_bleu(a, pair.target, config.bleu_tokenize), 2),
         )
-        for i in chosen
+        for pair, b, a in zip(val, before, after, strict=True)
     ]
+
+
+def _pick_samples(rows: list[Sample], k: int) -> list[Sample]:
+    """k evenly spread validation sentences (deterministic, not cherry-picked)."""
+    if not rows or k <= 0:
+        return []
+    return rows[:: max(1, len(rows) // k)][:k]
 
 
 def _training_arguments(config: RunConfig, run_dir: Path, device: str) -> Any:
@@ -555,7 +552,8 @@ def run_training(
     emit(EvalDone(step=trainer.state.global_step, epoch=float(trainer.state.epoch or 0),
                   bleu=bleu_after, chrf=chrf_after, stage="after"))
 
-    samples = _pick_samples(data.validation, before, after, config, config.num_samples_shown)
+    rows = _score_rows(data.validation, before, after, config)
+    samples = _pick_samples(rows, config.num_samples_shown)
     for sample in samples:
         emit(sample)
 
@@ -566,9 +564,8 @@ def run_training(
     publish_model(best_dir, published)
 
     with (run_dir / "validation_translations.jsonl").open("w", encoding="utf-8") as fh:
-        for pair, b, a in zip(data.validation, before, after, strict=False):
-            fh.write(json.dumps({"source": pair.source, "reference": pair.target,
-                                 "before": b, "after": a}, ensure_ascii=False) + "\n")
+        for row in rows:
+            fh.write(json.dumps(vars(row), ensure_ascii=False) + "\n")
     summary.update({
         "status": "finished",
         "bleu_after": round(bleu_after, 2),

@@ -56,13 +56,10 @@ class SamplesPane(Vertical):
 
     def show_run(self, run_dir: str, summary: dict[str, Any]) -> None:
         """Fill from a summary: the five samples first, then the other validation rows."""
-        from workbench.core.metrics import sentence_bleu
-
         table = self.query_one(DataTable)
         table.clear()
         samples = list(summary.get("samples") or [])
         seen = {s["source"] for s in samples}
-        tokenize = summary.get("bleu_tokenize", "13a")
         extra = Path(run_dir) / "validation_translations.jsonl"
         if extra.is_file():
             for line in extra.read_text(encoding="utf-8").splitlines():
@@ -71,11 +68,7 @@ class SamplesPane(Vertical):
                 row = json.loads(line)
                 if row["source"] in seen:
                     continue
-                samples.append({
-                    **row,
-                    "bleu_before": sentence_bleu(row["before"], row["reference"], tokenize),
-                    "bleu_after": sentence_bleu(row["after"], row["reference"], tokenize),
-                })
+                samples.append(row)  # scored once, by the run
         for s in samples:
             table.add_row(
                 Text(s["source"]), Text(s["reference"]), Text(s["before"]), Text(s["after"]),
