@@ -15,6 +15,7 @@ import shutil
 import tempfile
 import threading
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -54,16 +55,24 @@ class RunResult:
 
 
 def check_writable(folder: Path) -> None:
-    """Fail early, with the fix, when outputs cannot be written."""
-    try:
-        folder.mkdir(parents=True, exist_ok=True)
-        with tempfile.NamedTemporaryFile(dir=folder, prefix=".write-test-"):
-            pass
-    except OSError as err:
+    """Fail early, with the fix, when outputs cannot be written -- without creating anything.
+
+    The folder may not exist yet (it is made when the run starts, after every other
+    check), so the nearest existing ancestor must be a writable folder.
+    """
+    existing = folder
+    while not existing.exists() and existing != existing.parent:
+        existing = existing.parent
+    problem = None
+    if not existing.is_dir():
+        problem = f"'{existing}' is a file, not a folder"
+    elif not os.access(existing, os.W_OK | os.X_OK):
+        problem = f"no write permission on '{existing}'"
+    if problem:
         raise WorkbenchError(
-            f"output dir '{folder}' is not writable ({err.strerror or err}); "
+            f"output dir '{folder}' is not writable ({problem}); "
             "pass a writable folder with --output-dir"
-        ) from None
+        )
 
 
 def new_run_dir(output_root: Path, preset: str) -> Path:
@@ -131,17 +140,27 @@ def write_json(path: Path, data: Any) -> None:
     tmp.replace(path)
 
 
-def publish_model(source: Path, destination: Path) -> None:
-    """Replace ``destination`` with a copy of ``source`` so it is never half-written.
+def fsync_tree(folder: Path) -> None:
+    """Flush every file under ``folder`` to disk, so a rename publishes complete data."""
+    for path in folder.rglob("*"):
+        if path.is_file():
+            with path.open("rb") as fh:
+                os.fsync(fh.fileno())
 
-    The copy goes to a temporary sibling first; only a complete copy is renamed into
-    place, and the previous model is removed only after that rename.
+
+def save_atomically(destination: Path, write: Callable[[Path], None]) -> None:
+    """Let ``write`` fill a temporary sibling, flush it, then rename it to ``destination``.
+
+    Readers (resume, the console, the TUI) see the old folder or the new one, never half
+    of one: a failure part-way (a full disk, a kill) leaves the previous folder as it was
+    and only a hidden ``.name.new-*`` sibling behind, which nothing reads.
     """
     parent = destination.parent
     parent.mkdir(parents=True, exist_ok=True)
     staging = Path(tempfile.mkdtemp(prefix=f".{destination.name}.new-", dir=parent))
     try:
-        shutil.copytree(source, staging, dirs_exist_ok=True)
+        write(staging)
+        fsync_tree(staging)
     except BaseException:
         shutil.rmtree(staging, ignore_errors=True)
         raise
@@ -152,6 +171,37 @@ def publish_model(source: Path, destination: Path) -> None:
     staging.rename(destination)
     if retired is not None:
         shutil.rmtree(retired, ignore_errors=True)
+
+
+def publish_model(source: Path, destination: Path) -> None:
+    """Replace ``destination`` with a copy of ``source``, atomically."""
+    save_atomically(destination, lambda staging: shutil.copytree(
+        source, staging, dirs_exist_ok=True))
+
+
+#: Checkpoint files that are training state, not part of a model one can load.
+TRAINING_STATE_FILES = ("optimizer.pt", "scheduler.pt", "scaler.pt", "rng_state*.pth",
+                        "trainer_state.json", "training_args.bin")
+
+
+def keep_best_so_far(trainer: Any, run_dir: Path, settings: dict[str, Any]) -> Path | None:
+    """Save the best checkpoint evaluated so far as the run's ``best_model/``.
+
+    Used when a run fails part-way (a NaN loss): the weights in memory may be broken, but
+    the best checkpoint on disk is good and is what the user wants to keep.
+    """
+    best = trainer.state.best_model_checkpoint
+    if not best or not is_complete_checkpoint(Path(best)):
+        return None
+
+    def copy_model(folder: Path) -> None:
+        shutil.copytree(best, folder, dirs_exist_ok=True,
+                        ignore=shutil.ignore_patterns(*TRAINING_STATE_FILES))
+        write_json(folder / SETTINGS_FILE, settings)
+
+    destination = run_dir / BEST_MODEL
+    save_atomically(destination, copy_model)
+    return destination
 
 
 # --------------------------------------------------------------------------- the trainer hook
@@ -180,6 +230,15 @@ def _make_callback(emit: EventSink, stop: threading.Event, batch_size: int) -> A
                 self.stopped_by_user = True
                 control.should_training_stop = True
                 control.should_save = True
+            return control
+
+        def on_epoch_end(self, args, state, control, **kwargs):  # type: ignore[no-untyped-def]
+            # A stop mid-epoch already saved its checkpoint at the step; the epoch-end
+            # evaluation would score a partial epoch (and could become the "best" model,
+            # which a resumed run would never pick), and a NaN model is not worth a save.
+            if self.stopped_by_user or self.nan_step is not None:
+                control.should_evaluate = False
+                control.should_save = False
             return control
 
         def on_log(self, args, state, control, logs=None, **kwargs):  # type: ignore[no-untyped-def]
@@ -222,24 +281,36 @@ def _make_callback(emit: EventSink, stop: threading.Event, batch_size: int) -> A
 
 
 def _trainer_class(seed: int) -> Any:
-    """Seq2SeqTrainer with a per-epoch seeded length-grouped sampler, sequential eval.
+    """Seq2SeqTrainer made resumable bit for bit, with checkpoints that appear whole.
 
-    transformers' LengthGroupedSampler draws its order from the global torch RNG when the
-    epoch starts. On a mid-epoch resume that draw happens *after* the checkpoint's RNG
-    state is restored, so the rest of the epoch sees another order and the run drifts
-    from an uninterrupted one. A generator seeded with ``seed + epoch`` gives every
-    epoch the same order however the run got there.
+    - **Batch order.** transformers' LengthGroupedSampler draws its order from the global
+      torch RNG when the epoch starts; on a mid-epoch resume that draw happens *after* the
+      checkpoint's RNG state is restored, so the rest of the epoch would see another order.
+      A generator seeded with ``seed + epoch`` gives every epoch the same order however
+      the run got there.
+    - **Dropout.** Creating the resumed DataLoader iterator draws a seed from the global
+      RNG after the checkpoint's RNG state was restored, which shifts every later dropout
+      mask. Seeding the RNG from ``(seed, step, micro-batch)`` before each training step
+      makes dropout a function of the step alone, so a resumed run equals an uninterrupted
+      one bit for bit on CPU.
+    - **Checkpoints.** transformers writes ``checkpoint-N/`` in place, so a kill or a full
+      disk mid-save leaves a folder that looks like a checkpoint and is not. Here the
+      Trainer writes into a hidden staging folder; the files are flushed and the finished
+      folder is renamed into place (rank 0 only, after every rank has written).
     """
     import torch
     from torch.utils.data import SequentialSampler
     from transformers import Seq2SeqTrainer
     from transformers.trainer_pt_utils import LengthGroupedSampler
+    from transformers.trainer_utils import rotate_checkpoints
 
     class EpochSeededLengthSampler(LengthGroupedSampler):
         def set_epoch(self, epoch: int) -> None:
             self.generator = torch.Generator().manual_seed(seed + int(epoch))
 
     class WorkbenchTrainer(Seq2SeqTrainer):
+        _micro_key: tuple[int, int] = (-1, 0)
+
         def _get_train_sampler(self, train_dataset: Any = None) -> Any:
             dataset = train_dataset if train_dataset is not None else self.train_dataset
             sampler = EpochSeededLengthSampler(
@@ -254,6 +325,50 @@ def _trainer_class(seed: int) -> Any:
             # transformers 5 length-groups (and shuffles) evaluation too when training is
             # length-grouped; BLEU is scored against the references in dataset order.
             return SequentialSampler(eval_dataset)
+
+        def training_step(self, model: Any, inputs: Any, *args: Any, **kwargs: Any) -> Any:
+            step, micro = self._micro_key
+            micro = micro + 1 if step == self.state.global_step else 0
+            self._micro_key = (self.state.global_step, micro)
+            rank = self.args.process_index
+            torch.manual_seed(
+                (seed * 1_000_003 + self.state.global_step * 1_009 + micro * 31 + rank)
+                % 2**63)
+            return super().training_step(model, inputs, *args, **kwargs)
+
+        def _save_checkpoint(self, model: Any, trial: Any) -> None:
+            root = Path(self.args.output_dir)
+            name = f"checkpoint-{self.state.global_step}"
+            staging_root = root / f".staging-{name}"
+            if self.is_world_process_zero():
+                shutil.rmtree(staging_root, ignore_errors=True)
+            self.accelerator.wait_for_everyone()
+            self.args.output_dir = str(staging_root)
+            try:
+                super()._save_checkpoint(model, trial)
+            except BaseException:
+                if self.is_world_process_zero():  # a full disk: give the space back
+                    shutil.rmtree(staging_root, ignore_errors=True)
+                raise
+            finally:
+                self.args.output_dir = str(root)
+            best = self.state.best_model_checkpoint
+            if best and Path(best).parent == staging_root:
+                self.state.best_model_checkpoint = str(root / Path(best).name)
+            self.accelerator.wait_for_everyone()
+            if self.is_world_process_zero():
+                staged = staging_root / name
+                # trainer_state.json names the best checkpoint: point it at the real place.
+                self.state.save_to_json(str(staged / "trainer_state.json"))
+                fsync_tree(staged)
+                final = root / name
+                if final.exists():  # the same step saved again (a stop right after a save)
+                    shutil.rmtree(final)
+                staged.rename(final)
+                shutil.rmtree(staging_root, ignore_errors=True)
+                rotate_checkpoints(str(root), self.args.save_total_limit,
+                                   self.state.best_model_checkpoint, use_mtime=True)
+            self.accelerator.wait_for_everyone()
 
     return WorkbenchTrainer
 
@@ -514,7 +629,16 @@ def run_training(
     trainer.remove_callback(PrinterCallback)
     trainer.remove_callback(ProgressCallback)
     started = time.perf_counter()
-    trainer.train(resume_from_checkpoint=str(checkpoint) if checkpoint else None)
+    try:
+        trainer.train(resume_from_checkpoint=str(checkpoint) if checkpoint else None)
+    except OSError as err:
+        # A full disk or a folder gone read-only while saving: the checkpoint being
+        # written was staged, so the last complete one is still there to resume from.
+        raise WorkbenchError(
+            f"could not write to '{run_dir}' at step {trainer.state.global_step} "
+            f"({err.strerror or err}); free some space, then continue with: "
+            "workbench train --resume"
+        ) from None
     train_seconds = time.perf_counter() - started
 
     summary: dict[str, Any] = {
@@ -536,6 +660,11 @@ def run_training(
         status = "stopped" if callback.nan_step is None else "failed"
         if callback.nan_step is not None:
             summary["error"] = f"non-finite loss at step {callback.nan_step}"
+            kept = keep_best_so_far(trainer, run_dir, model_settings(config, run_dir))
+            summary["run_best_model"] = str(kept) if kept else None
+            emit(Note(f"best model so far kept in {kept}" if kept else
+                      "no evaluation had finished yet, so there is no best model to keep; "
+                      f"{output_root / BEST_MODEL} was left as it was", "warning"))
         summary["status"] = status
         write_json(run_dir / "summary.json", summary)
         if callback.stopped_by_user:
@@ -558,8 +687,12 @@ def run_training(
         emit(sample)
 
     best_dir = run_dir / BEST_MODEL
-    trainer.save_model(str(best_dir))
-    write_json(best_dir / SETTINGS_FILE, model_settings(config, run_dir))
+
+    def write_best(folder: Path) -> None:
+        trainer.save_model(str(folder))
+        write_json(folder / SETTINGS_FILE, model_settings(config, run_dir))
+
+    save_atomically(best_dir, write_best)
     published = output_root / BEST_MODEL
     publish_model(best_dir, published)
 
