@@ -112,7 +112,8 @@ def _pick(record: dict[str, Any], lang: str, where: str) -> Any:
         return nested[lang]
     raise WorkbenchError(
         f"{where} has no '{lang}' column (found: {', '.join(map(str, record))}); "
-        f"name the columns after the languages, e.g. a header 'en<TAB>zh'"
+        "name the columns after the languages (a header 'en<TAB>zh') or pass "
+        "--source-lang/--target-lang"
     )
 
 
