@@ -7,16 +7,16 @@ models the Translate and Attention panes use, and one handler for worker failure
 from __future__ import annotations
 
 import asyncio
+import signal
 from pathlib import Path
 
 from textual import on
 from textual.app import App, ComposeResult
 from textual.binding import Binding
 from textual.widgets import Footer, Header, Input, TabbedContent, TabPane, Tabs
-from textual.worker import Worker, WorkerState
 
 from workbench.config import RunConfig
-from workbench.tui.messages import RunFinished, ShowAttention
+from workbench.tui.messages import RunFinished, ShowAttention, WorkerFailed
 from workbench.tui.widgets.attention_pane import AttentionPane
 from workbench.tui.widgets.dataset_pane import DatasetPane
 from workbench.tui.widgets.samples_pane import SamplesPane
@@ -77,6 +77,7 @@ class WorkbenchApp(App[int]):
 
     def on_mount(self) -> None:
         self.call_after_refresh(self._focus_pane, "dataset")
+        self._catch_hangups()
         self.sub_title = f"{self.config.preset} · {self.output_root}"
         from workbench.core.runs import latest_finished_run
 
@@ -156,16 +157,29 @@ class WorkbenchApp(App[int]):
         self.action_show_pane("attention")
         self.query_one(AttentionPane).show_sentence(message.sentence)
 
-    def on_worker_state_changed(self, event: Worker.StateChanged) -> None:
+    @on(WorkerFailed)
+    def _worker_failed(self, message: WorkerFailed) -> None:
         """The one place worker failures end up: shown, and the app keeps running."""
-        if event.state != WorkerState.ERROR:
-            return
-        error = event.worker.error
-        if event.worker.group == "training":
+        error = message.error
+        if message.group == "training":
             self.query_one(TrainingPane).worker_failed(error)
         self.notify(f"{type(error).__name__}: {error}" if error else "a task failed",
-                    title=f"{event.worker.group or 'worker'} failed", severity="error",
-                    timeout=10)
+                    title=f"{message.group or 'worker'} failed", severity="error", timeout=10)
+
+    def _catch_hangups(self) -> None:
+        """SIGTERM (kill, a batch system) and SIGHUP (the SSH link dropped) quit cleanly.
+
+        Python's default for both ends the process at once: the terminal is left in raw
+        mode on the alternate screen and a running epoch is lost. Here they take the
+        same path as ``q``: stop training with a checkpoint, then exit, which restores
+        the terminal. Not installed under ``run_test`` (headless), which shares the test
+        process's signal handlers.
+        """
+        if self.is_headless:
+            return
+        loop = asyncio.get_running_loop()
+        for sig in (signal.SIGTERM, signal.SIGHUP):
+            loop.add_signal_handler(sig, lambda: self.call_later(self.action_quit))
 
     async def action_quit(self) -> None:
         """Stop training with a checkpoint, wait a moment for it, then exit."""

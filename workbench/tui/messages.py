@@ -6,6 +6,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from textual.message import Message
+from textual.worker import Worker, WorkerState
 
 from workbench.core.events import Event
 
@@ -31,3 +32,24 @@ class ShowAttention(Message):
     """Open a sentence in the Attention pane."""
 
     sentence: str
+
+
+@dataclass
+class WorkerFailed(Message):
+    """A pane's worker raised: the app shows it (``Worker.StateChanged`` does not bubble)."""
+
+    group: str
+    error: BaseException | None
+
+
+class ForwardsWorkerFailures:
+    """Mixin for panes that run workers: pass their failures up to the app.
+
+    Textual posts ``Worker.StateChanged`` only to the widget that started the worker and
+    does not bubble it, so without this an exception in a pane's thread would vanish
+    (``exit_on_error=False`` keeps the app up, but nobody would see why nothing happened).
+    """
+
+    def on_worker_state_changed(self, event: Worker.StateChanged) -> None:
+        if event.state == WorkerState.ERROR:
+            self.post_message(WorkerFailed(event.worker.group, event.worker.error))  # type: ignore[attr-defined]

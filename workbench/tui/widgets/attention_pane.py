@@ -17,8 +17,10 @@ from textual.containers import Vertical, VerticalScroll
 from textual.message import Message
 from textual.widgets import Input, Static
 
+from workbench.tui.messages import ForwardsWorkerFailures
 
-class AttentionPane(Vertical):
+
+class AttentionPane(ForwardsWorkerFailures, Vertical):
     """Which source words each generated word attends to."""
 
     FOCUS_ORDER = ("Input#attention-input",)  # Escape leaves it for the view keys

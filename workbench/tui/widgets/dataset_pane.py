@@ -7,6 +7,7 @@ a time (``PAGE`` rows), so a 50,000-pair sample never renders in full.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 from rich.text import Text
 from textual import on, work
@@ -19,6 +20,7 @@ from textual_plotext import PlotextPlot
 
 from workbench.config import RunConfig
 from workbench.core.data import Pair, SplitData
+from workbench.tui.messages import ForwardsWorkerFailures
 
 PAGE = 200
 
@@ -31,7 +33,7 @@ def pair_lengths(pair: Pair) -> tuple[int, int]:
     return len(pair.source.split()), tgt_len
 
 
-class DatasetPane(Vertical):
+class DatasetPane(ForwardsWorkerFailures, Vertical):
     """Browse the data the run will train on."""
 
     BINDINGS = [
@@ -79,6 +81,12 @@ class DatasetPane(Vertical):
             self.post_message(self.Loaded(None, str(err)))
             return
         self.post_message(self.Loaded(data, None))
+
+    def on_worker_state_changed(self, event: Any) -> None:
+        super().on_worker_state_changed(event)
+        if event.worker.error is not None:
+            self.query_one("#dataset-summary", Static).update(
+                Text(f"Could not load the data: {event.worker.error}", style="bold red"))
 
     @on(Loaded)
     def _loaded(self, message: Loaded) -> None:

@@ -21,7 +21,7 @@ from workbench.config import RunConfig, build_config
 from workbench.core.events import EvalDone, Note, Phase, RunDone, Sample, TrainStep
 from workbench.errors import WorkbenchError
 from workbench.headless import format_seconds
-from workbench.tui.messages import RunEvent, RunFinished
+from workbench.tui.messages import ForwardsWorkerFailures, RunEvent, RunFinished
 from workbench.tui.widgets.charts import SeriesChart
 
 #: Settings a user may change before Start: (config field, label).
@@ -34,7 +34,7 @@ EDITABLE = (
 LOG_LINES = 1000
 
 
-class TrainingPane(Vertical):
+class TrainingPane(ForwardsWorkerFailures, Vertical):
     """Start, watch and stop fine-tuning."""
 
     def __init__(self, config: RunConfig, **kwargs) -> None:

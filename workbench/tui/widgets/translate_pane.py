@@ -19,12 +19,12 @@ from textual.containers import Horizontal, Vertical
 from textual.message import Message
 from textual.widgets import DataTable, Input, Label, Select
 
-from workbench.tui.messages import ShowAttention
+from workbench.tui.messages import ForwardsWorkerFailures, ShowAttention
 
 CHOICES = [("fine-tuned", "tuned"), ("base", "base"), ("both", "both")]
 
 
-class TranslatePane(Vertical):
+class TranslatePane(ForwardsWorkerFailures, Vertical):
     """An input line and a history of translations with timings."""
 
     FOCUS_ORDER = ("Input#translate-input",)  # typing is what this pane is for

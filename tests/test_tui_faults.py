@@ -1,0 +1,236 @@
+"""The TUI survives: failing workers, bad numbers, odd console input, SIGTERM and SIGHUP."""
+
+from __future__ import annotations
+
+import json
+import os
+import pty
+import signal
+import struct
+import subprocess
+import sys
+import termios
+import threading
+import time
+from pathlib import Path
+
+import pytest
+
+from tests.test_tui import small, wait_for
+from workbench.core.events import EvalDone, TrainStep
+from workbench.core.training import last_complete_checkpoint
+from workbench.tui.app import WorkbenchApp
+from workbench.tui.messages import RunEvent
+from workbench.tui.widgets.charts import SeriesChart
+from workbench.tui.widgets.training_pane import TrainingPane
+from workbench.tui.widgets.translate_pane import TranslatePane
+
+
+def notifications(app) -> list[str]:
+    return [f"{n.title} {n.message}" for n in app._notifications]
+
+
+def boom(*args, **kwargs):
+    raise RuntimeError("injected failure")
+
+
+@pytest.mark.parametrize("worker", ["dataset", "training", "translate"])
+async def test_a_failing_worker_is_shown_and_the_app_stays_up(
+        tmp_path: Path, monkeypatch, tiny_model_dir: Path, worker: str):
+    import workbench.core.data
+    import workbench.core.training
+    from workbench.core.translation import Translator
+
+    target = {"dataset": (workbench.core.data, "prepare_data"),
+              "training": (workbench.core.training, "run_training"),
+              "translate": (Translator, "translate")}[worker]
+    monkeypatch.setattr(*target, boom)
+    app = WorkbenchApp(small(tmp_path))
+    async with app.run_test(size=(100, 30)) as pilot:
+        if worker == "training":
+            await pilot.press("f2")
+            await pilot.pause(0.2)
+            await pilot.press("s")
+            training = app.query_one(TrainingPane)
+            await wait_for(pilot, lambda: not training.running, timeout=30)
+            assert str(app.query_one("#train-status").render()) == "failed"
+        if worker == "translate":
+            await pilot.press("f4")
+            await pilot.pause(0.2)
+            pane = app.query_one(TranslatePane)
+            pane.set_models(tuned=str(tiny_model_dir))
+            pane.query_one("#translate-input").value = "hello"
+            pane.query_one("#translate-input").focus()
+            await pilot.press("enter")
+        await wait_for(pilot, lambda: any("injected failure" in n for n in notifications(app)),
+                       timeout=30)
+        assert any(f"{worker} failed" in n for n in notifications(app))
+        await pilot.press("f1", "f3", "f4")  # still answering keys
+        await pilot.pause(0.2)
+        assert app.is_running and app.query_one("#panes").active == "translate"
+
+
+async def test_non_finite_values_never_reach_the_charts(tmp_path: Path):
+    app = WorkbenchApp(small(tmp_path))
+    async with app.run_test(size=(100, 30)) as pilot:
+        await pilot.press("f2")
+        await pilot.pause(0.2)
+        pane = app.query_one(TrainingPane)
+        for step, loss in enumerate([5.0, None, float("inf"), float("nan"), 4.0], 1):
+            pane.post_message(RunEvent(TrainStep(
+                step=step, max_steps=10, epoch=0.1 * step, loss=loss, learning_rate=None,
+                grad_norm=None, samples_per_second=None, eta_seconds=None)))
+        for bleu in (1.0, float("inf"), float("nan")):
+            pane.post_message(RunEvent(EvalDone(step=5, epoch=1.0, bleu=bleu, chrf=bleu)))
+        await pilot.pause(0.5)
+        assert app.query_one("#loss-chart", SeriesChart).point_count("loss") == 2
+        assert app.query_one("#bleu-chart", SeriesChart).point_count("BLEU") == 1
+        assert app.is_running
+
+
+async def test_resume_key_continues_the_stopped_run(tmp_path: Path):
+    app = WorkbenchApp(small(tmp_path, epochs=3.0, logging_steps=1))
+    async with app.run_test(size=(100, 30)) as pilot:
+        await pilot.press("f2")
+        await pilot.pause(0.2)
+        training = app.query_one(TrainingPane)
+        await pilot.press("s")
+        chart = app.query_one("#loss-chart", SeriesChart)
+        await wait_for(pilot, lambda: chart.point_count("loss") >= 2)
+        await pilot.press("x")
+        await wait_for(pilot, lambda: not training.running, timeout=120)
+        assert training.last_status == "stopped"
+        await pilot.press("r")
+        await wait_for(pilot, lambda: not training.running and
+                       training.last_status == "finished", timeout=300)
+    runs = list((tmp_path / "out" / "runs").iterdir())
+    assert len(runs) == 1  # the same run went on
+    summary = json.loads((runs[0] / "summary.json").read_text())
+    assert summary["status"] == "finished" and summary["global_step"] == 27
+
+
+ODD_INPUT = [
+    "🍵 I like tea 🍵",                      # emoji
+    "a\x00b\x1bc\x07",                       # control characters
+    "bad \ud800 surrogate",                  # a lone surrogate
+    "我喜欢喝茶。",                           # Chinese
+    "[/bold] [red]not markup[/red]",         # looks like Rich markup
+    "I like tea. " * 900,                    # 10,800 characters, far over 512 positions
+    "word " * 2000,                          # one "sentence" over the limit: truncated
+]
+
+
+async def test_console_takes_odd_input_and_goes_on(tmp_path: Path, tiny_model_dir: Path):
+    app = WorkbenchApp(small(tmp_path))
+    async with app.run_test(size=(120, 36)) as pilot:
+        await pilot.press("f4")
+        await pilot.pause(0.2)
+        pane = app.query_one(TranslatePane)
+        pane.set_models(tuned=str(tiny_model_dir))
+        field = pane.query_one("#translate-input")
+        table = pane.query_one("#translate-history")
+        for text in ["", "    ", *ODD_INPUT]:
+            field.value = text
+            field.focus()
+            await pilot.press("enter")
+            await pilot.pause(0.1)
+        await wait_for(pilot, lambda: table.row_count == len(ODD_INPUT), timeout=120)
+        assert app.is_running
+        said = notifications(app)
+        assert any("parts" in n for n in said) and any("truncated" in n for n in said)
+        history = (tmp_path / "out" / "console_history.jsonl").read_text(encoding="utf-8")
+        rows = [json.loads(line) for line in history.splitlines()]
+        assert len(rows) == len(ODD_INPUT)  # blank lines are not translations
+        assert rows[4]["source"] == ODD_INPUT[4]
+
+
+# --------------------------------------------------------------------------- real signals
+
+TINY_TOML = """
+samples = 160
+epochs = 30
+learning_rate = 3e-3
+batch_size = 16
+logging_steps = 1
+scratch_d_model = 32
+scratch_layers = 1
+scratch_heads = 2
+scratch_ffn_dim = 64
+scratch_source_vocab = 400
+scratch_target_vocab = 2000
+max_new_tokens = 16
+"""
+
+
+class Terminal:
+    """A real pseudo-terminal running ``workbench tui``, its output collected on a thread."""
+
+    def __init__(self, cwd: Path) -> None:
+        master, slave = pty.openpty()
+        termios.tcsetwinsize(slave, (30, 100)) if hasattr(termios, "tcsetwinsize") else None
+        import fcntl
+
+        fcntl.ioctl(slave, termios.TIOCSWINSZ, struct.pack("HHHH", 30, 100, 0, 0))
+        env = {**os.environ, "HF_HUB_OFFLINE": "1", "TERM": "xterm-256color"}
+        self.proc = subprocess.Popen(
+            [sys.executable, "-m", "workbench", "tui", "--preset", "demo", "--config",
+             "tiny.toml"],
+            cwd=cwd, env=env, stdin=slave, stdout=slave, stderr=slave, start_new_session=True,
+        )
+        os.close(slave)
+        self.master = master
+        self.output = bytearray()
+        self.reader = threading.Thread(target=self._read, daemon=True)
+        self.reader.start()
+
+    def _read(self) -> None:
+        while True:
+            try:
+                chunk = os.read(self.master, 65536)
+            except OSError:
+                return
+            if not chunk:
+                return
+            self.output.extend(chunk)
+
+    def type(self, keys: str) -> None:
+        os.write(self.master, keys.encode())
+
+    def wait_for(self, predicate, timeout: float = 120) -> None:
+        deadline = time.monotonic() + timeout
+        while not predicate():
+            if time.monotonic() > deadline or self.proc.poll() is not None:
+                raise AssertionError(f"not reached; output tail: {bytes(self.output[-500:])!r}")
+            time.sleep(0.1)
+
+
+def trained_steps(work: Path) -> int:
+    runs = work / "translation_output" / "runs"
+    metrics = list(runs.glob("*/metrics.jsonl")) if runs.is_dir() else []
+    if not metrics:
+        return 0
+    lines = metrics[0].read_text(encoding="utf-8").splitlines()
+    return sum('"event": "TrainStep"' in line for line in lines)
+
+
+@pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGHUP], ids=["SIGTERM", "SIGHUP"])
+def test_signal_restores_the_terminal_and_stops_with_a_checkpoint(tmp_path: Path, sig):
+    (tmp_path / "tiny.toml").write_text(TINY_TOML, encoding="utf-8")
+    term = Terminal(tmp_path)
+    try:
+        term.wait_for(lambda: b"Dataset" in term.output)  # first screen painted
+        term.type("2")
+        time.sleep(0.5)
+        term.type("s")
+        term.wait_for(lambda: trained_steps(tmp_path) >= 3)
+        term.proc.send_signal(sig)
+        term.proc.wait(timeout=30)
+    finally:
+        if term.proc.poll() is None:
+            term.proc.kill()
+    term.reader.join(timeout=5)
+    assert b"\x1b[?1049l" in term.output[-2000:]  # left the alternate screen
+    assert b"Traceback" not in term.output
+    run = next((tmp_path / "translation_output" / "runs").iterdir())
+    assert json.loads((run / "summary.json").read_text())["status"] == "stopped"
+    assert last_complete_checkpoint(run) is not None
