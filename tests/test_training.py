@@ -92,3 +92,16 @@ def test_publish_model_replaces_atomically(tmp_path: Path):
     publish_model(src, dest)
     assert (dest / "config.json").read_text() == "new"
     assert [p.name for p in tmp_path.iterdir() if p.name.startswith(".")] == []
+
+
+def test_a_second_run_never_touches_the_first_and_best_model_follows_the_newer(tmp_path: Path):
+    first = run_training(small(tmp_path, epochs=1.0))
+    kept = {p: p.read_bytes() for p in first.run_dir.rglob("*") if p.is_file()}
+    second = run_training(small(tmp_path, epochs=1.0))
+    assert second.run_dir != first.run_dir
+    assert sorted(p.name for p in (tmp_path / "out" / "runs").iterdir()) == sorted(
+        [first.run_dir.name, second.run_dir.name])
+    assert {p: p.read_bytes() for p in first.run_dir.rglob("*") if p.is_file()} == kept
+    published = json.loads((tmp_path / "out" / "best_model" / "workbench.json").read_text())
+    assert published["run_dir"] == str(second.run_dir)
+    assert not [p for p in (tmp_path / "out").iterdir() if p.name.startswith(".")]

@@ -216,7 +216,9 @@ COMMANDS = {
 
 def main(argv: list[str] | None = None) -> int:
     """Parse, dispatch, and turn user-facing errors into one line and an exit code."""
-    for stream in (sys.stdout, sys.stderr):
+    # Bad bytes piped in or out (binary garbage, a lone surrogate) become U+FFFD / '?'
+    # instead of a UnicodeError that would end the session.
+    for stream in (sys.stdin, sys.stdout, sys.stderr):
         if hasattr(stream, "reconfigure"):
             stream.reconfigure(errors="replace")
     parser = build_parser()

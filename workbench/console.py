@@ -114,7 +114,13 @@ def run_pipe(
         if not line.strip():
             print("", file=stdout)
             continue
-        item = translator.translate(line, options)
+        try:
+            item = translator.translate(line, options)
+        except Exception as err:  # one bad line keeps its place and the rest go on
+            print(f"line {number}: could not translate ({type(err).__name__}: {err})",
+                  file=stderr)
+            print("", file=stdout)
+            continue
         for notice in item.notices:
             print(f"line {number}: {notice}", file=stderr)
         print(item.text, file=stdout)

@@ -1,0 +1,76 @@
+"""Odd console input in ``interact`` and ``translate``: no crash, an answer or a notice.
+
+The TUI console gets the same inputs in tests/test_tui_faults.py.
+"""
+
+from __future__ import annotations
+
+import io
+import json
+from pathlib import Path
+
+from tests.conftest import run_cli
+from tests.test_tui_faults import ODD_INPUT
+from workbench.console import run_console, run_pipe
+from workbench.core.translation import DecodeOptions, Translator
+
+GARBAGE = b"\xff\xfe\x00\x80garbage\xc3\x28 \xed\xa0\x80"  # invalid UTF-8, an encoded surrogate
+
+
+def test_interact_session_takes_everything_and_goes_on(tiny_model_dir: Path, tmp_path: Path):
+    translator = Translator.from_pretrained(str(tiny_model_dir), device="cpu")
+    lines = ["", "   ", *ODD_INPUT, "I like tea.", ":q", "never read"]
+    out = io.StringIO()
+    history = tmp_path / "history.jsonl"
+    code = run_console(translator, "tiny", history, DecodeOptions(1, 8),
+                       stdin=io.StringIO("\n".join(lines) + "\n"), stdout=out)
+    assert code == 0
+    text = out.getvalue()
+    assert text.count("zh> ") == len(ODD_INPUT) + 1  # blanks skipped, :q ends it
+    assert "note: " in text and "parts" in text and "truncated" in text
+    assert "never read" not in text
+    rows = [json.loads(r) for r in history.read_text(encoding="utf-8").splitlines()]
+    assert [r["source"] for r in rows][-1] == "I like tea."
+    assert len(rows) == len(ODD_INPUT) + 1
+
+
+def test_pipe_keeps_one_line_per_input_line_even_when_a_line_fails(tiny_model_dir: Path):
+    translator = Translator.from_pretrained(str(tiny_model_dir), device="cpu")
+    real = translator.translate
+
+    def flaky(text, options=None):
+        if text == "explode":
+            raise RuntimeError("injected")
+        return real(text, options)
+
+    translator.translate = flaky  # type: ignore[method-assign]
+    out, err = io.StringIO(), io.StringIO()
+    assert run_pipe(translator, ["a cat", "explode", "", "a dog"], DecodeOptions(1, 4),
+                    stdout=out, stderr=err) == 0
+    assert len(out.getvalue().splitlines()) == 4
+    assert "line 2: could not translate (RuntimeError: injected)" in err.getvalue()
+
+
+def stdin_bytes() -> bytes:
+    lines = [line.encode("utf-8", "surrogatepass") for line in ["", "   ", *ODD_INPUT]]
+    return b"\n".join([*lines, GARBAGE, b"I like tea."]) + b"\n"
+
+
+def test_translate_command_takes_odd_bytes(tiny_model_dir: Path, tmp_path: Path):
+    data = stdin_bytes()
+    result = run_cli("translate", "--model", str(tiny_model_dir), "--max-new-tokens", "8",
+                     cwd=tmp_path, input=data)
+    assert result.returncode == 0, result.stderr[-2000:]
+    out = result.stdout.decode("utf-8").split("\n")
+    assert len(out) - 1 == data.count(b"\n")  # one output line per input line
+    assert out[0] == "" and out[1] == ""
+    err = result.stderr.decode("utf-8")
+    assert "parts" in err and "truncated" in err and "Traceback" not in err
+
+
+def test_interact_command_takes_odd_bytes(tiny_model_dir: Path, tmp_path: Path):
+    result = run_cli("interact", "--model", str(tiny_model_dir), "--max-new-tokens", "8",
+                     cwd=tmp_path, input=stdin_bytes() + b":q\n")
+    assert result.returncode == 0, result.stderr[-2000:]
+    out = result.stdout.decode("utf-8")
+    assert out.count("zh> ") == len(ODD_INPUT) + 2 and "Traceback" not in out
