@@ -1,0 +1,53 @@
+"""``workbench report``: write the hand-in report of a run into its folder.
+
+A thin adapter over :mod:`workbench.core.report`; only argparse at import, so
+``workbench --help`` stays instant (torch loads for the heatmap, inside ``run``).
+"""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+from typing import Any
+
+DEFAULT_OUTPUT = "translation_output"
+
+
+def add_parser(subparsers: Any) -> None:
+    """Register ``workbench report`` on the CLI's subparsers."""
+    parser = subparsers.add_parser(
+        "report", help="write report.md and report.html for a run (hand-in ready)",
+        description="Write report.md, a self-contained report.html and SVG figures into "
+                    "a run folder: settings, loss/BLEU per epoch with curves, BLEU before "
+                    "vs after, the samples, the console translations and an attention "
+                    "heatmap. Works offline.",
+    )
+    parser.add_argument("run_dir", nargs="?", metavar="RUN_DIR",
+                        help="run folder (default: the newest finished run)")
+    parser.add_argument("--sentence", metavar="TEXT",
+                        help="sentence for the attention heatmap (default: the first "
+                             "console translation of this run, else the first sample)")
+    parser.add_argument("--output-dir", default=None, metavar="DIR",
+                        help="where runs and console_history.jsonl live (default: the run "
+                             f"folder's own, else {DEFAULT_OUTPUT})")
+
+
+def run(args: argparse.Namespace) -> int:
+    """Find the run, build the report, write it, print the paths."""
+    from workbench.core.report import (
+        build_report,
+        output_root_of,
+        resolve_run_dir,
+        write_report,
+    )
+
+    run_dir = resolve_run_dir(args.run_dir, args.output_dir or DEFAULT_OUTPUT)
+    root = Path(args.output_dir).expanduser() if args.output_dir else output_root_of(run_dir)
+    report = build_report(run_dir, sentence=args.sentence, output_root=root)
+    for note in report.notes:
+        print(f"note: {note}")
+    if report.attention.missing:
+        print(f"note: no heatmap: {report.attention.missing}")
+    for path in write_report(report):
+        print(f"wrote {path}")
+    return 0
