@@ -7,10 +7,7 @@ A thin adapter over :mod:`workbench.core.report`; only argparse at import, so
 from __future__ import annotations
 
 import argparse
-from pathlib import Path
 from typing import Any
-
-DEFAULT_OUTPUT = "translation_output"
 
 
 def add_parser(subparsers: Any) -> None:
@@ -29,25 +26,18 @@ def add_parser(subparsers: Any) -> None:
                              "console translation of this run, else the first sample)")
     parser.add_argument("--output-dir", default=None, metavar="DIR",
                         help="where runs and console_history.jsonl live (default: the run "
-                             f"folder's own, else {DEFAULT_OUTPUT})")
+                             "folder's own, else translation_output)")
 
 
 def run(args: argparse.Namespace) -> int:
     """Find the run, build the report, write it, print the paths."""
-    from workbench.core.report import (
-        build_report,
-        output_root_of,
-        resolve_run_dir,
-        write_report,
-    )
+    from workbench.core.report import create_report
 
-    run_dir = resolve_run_dir(args.run_dir, args.output_dir or DEFAULT_OUTPUT)
-    root = Path(args.output_dir).expanduser() if args.output_dir else output_root_of(run_dir)
-    report = build_report(run_dir, sentence=args.sentence, output_root=root)
+    report, written = create_report(args.run_dir, args.output_dir, args.sentence)
     for note in report.notes:
         print(f"note: {note}")
     if report.attention.missing:
         print(f"note: no heatmap: {report.attention.missing}")
-    for path in write_report(report):
+    for path in written:
         print(f"wrote {path}")
     return 0

@@ -35,6 +35,7 @@ REPORT_HTML = "report.html"
 FIGURE_FILES = {"loss": "report_loss.svg", "bleu": "report_bleu.svg",
                 "attention": "report_attention.svg"}
 HISTORY_FILE = "console_history.jsonl"  # as workbench.console writes it
+DEFAULT_OUTPUT_ROOT = "translation_output"
 BEST_MODEL = "best_model"
 #: More console lines than this and the report lists the newest ones (and says so).
 MAX_CONSOLE_LINES = 100
@@ -469,3 +470,19 @@ def write_report(report: RunReport) -> list[Path]:
         raise WorkbenchError(f"cannot write the report into {report.run_dir}: "
                              f"{err.strerror or err}") from None
     return written
+
+
+def create_report(
+    run_dir: str | Path | None, output_root: str | Path | None = None,
+    sentence: str | None = None,
+) -> tuple[RunReport, list[Path]]:
+    """Find the run (default: the newest finished one), build its report and write it.
+
+    ``output_root`` is where runs and the console history live; by default the run
+    folder's own output folder, or ``translation_output`` when no run folder is given.
+    """
+    root = Path(output_root).expanduser() if output_root is not None else None
+    run = resolve_run_dir(run_dir, root if root is not None else DEFAULT_OUTPUT_ROOT)
+    report = build_report(run, sentence=sentence,
+                          output_root=root if root is not None else output_root_of(run))
+    return report, write_report(report)
