@@ -207,7 +207,7 @@ async def test_tui_keys_save_a_screenshot_and_write_the_report(tiny_run: Path, t
     out = tmp_path / "out"
     shutil.copytree(tiny_run.parent.parent, out)
     run = out / "runs" / tiny_run.name
-    (run / REPORT_HTML).unlink()
+    (run / REPORT_HTML).unlink(missing_ok=True)  # written there by an earlier test
     app = WorkbenchApp(tiny_config(samples=160, output_dir=str(out)))
     loop = asyncio.get_running_loop()
     async with app.run_test(size=(100, 30)) as pilot:

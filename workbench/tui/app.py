@@ -147,9 +147,10 @@ class WorkbenchApp(App[int]):
             target.mkdir(parents=True, exist_ok=True)
             path = self.save_screenshot(filename=name, path=str(target))
         except OSError as err:
-            self.notify(f"cannot save a screenshot in {target}: {err}", severity="error")
+            self.notify(f"cannot save a screenshot in {target}: {err}", severity="error",
+                        markup=False)
             return
-        self.notify(path, title="Screenshot saved")
+        self.notify(path, title="Screenshot saved", markup=False)  # paths are not markup
 
     def action_report(self) -> None:
         """Write the newest finished run's report; the heatmap shows the Attention sentence."""
@@ -164,7 +165,7 @@ class WorkbenchApp(App[int]):
 
         report, _ = create_report(None, self.output_root, sentence)
         self.call_from_thread(self.notify, str(report.run_dir / REPORT_HTML),
-                              title="Report written")
+                              title="Report written", markup=False)
 
     def _use_run(self, run_dir: str, summary: dict) -> None:
         self.query_one(SamplesPane).show_run(run_dir, summary)
