@@ -234,3 +234,12 @@ def test_signal_restores_the_terminal_and_stops_with_a_checkpoint(tmp_path: Path
     run = next((tmp_path / "translation_output" / "runs").iterdir())
     assert json.loads((run / "summary.json").read_text())["status"] == "stopped"
     assert last_complete_checkpoint(run) is not None
+
+
+async def test_report_key_without_any_run_is_shown_not_fatal(tmp_path: Path):
+    app = WorkbenchApp(small(tmp_path))
+    async with app.run_test(size=(100, 30)) as pilot:
+        await pilot.press("f7")
+        await wait_for(pilot, lambda: any("report failed" in n for n in notifications(app)),
+                       timeout=30)
+        assert app.is_running

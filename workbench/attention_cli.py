@@ -83,7 +83,7 @@ def _pick(value: int | str | None, default: int | str, count: int, name: str) ->
 
 def run(args: argparse.Namespace) -> int:
     """Load the model, extract the attention, print the heatmap, save SVG/PNG."""
-    from workbench.core.translation import clean_input, read_settings
+    from workbench.core.translation import clean_input
 
     sentence = clean_input(" ".join(args.sentence or []))
     if not sentence:
@@ -95,18 +95,9 @@ def run(args: argparse.Namespace) -> int:
         if target and not Path(target).expanduser().resolve().parent.is_dir():
             raise WorkbenchError(f"--{flag} {target}: the folder does not exist")
 
-    from workbench.core.attention import DEFAULT_HEAD, DEFAULT_LAYER, attention_for
-    from workbench.core.modeling import check_target_label, load_model_and_tokenizer
+    from workbench.core.attention import DEFAULT_HEAD, DEFAULT_LAYER, attention_from_folder
 
-    model, tokenizer = load_model_and_tokenizer(args.model)
-    label = read_settings(args.model).get("target_label")
-    check_target_label(tokenizer, label)
-    gen = model.generation_config
-    amap = attention_for(
-        model, tokenizer, sentence, target_label=label,
-        num_beams=args.num_beams or int(gen.num_beams or 1),
-        max_new_tokens=args.max_new_tokens or int(gen.max_new_tokens or 64),
-    )
+    amap = attention_from_folder(args.model, sentence, args.num_beams, args.max_new_tokens)
     layer = _pick(args.layer, DEFAULT_LAYER, amap.num_layers, "layer")
     head = _pick(args.head, DEFAULT_HEAD, amap.num_heads, "head")
     view = amap.view(layer=layer, head=head, words=args.words, hide_special=args.hide_special)

@@ -13,7 +13,7 @@ import threading
 from pathlib import Path
 from typing import Any
 
-from workbench import __version__, attention_cli
+from workbench import __version__, attention_cli, report_cli
 from workbench.config import PRESETS, RunConfig, build_config, load_toml
 from workbench.errors import WorkbenchError
 from workbench.model_options import add_model_options, check_model_options
@@ -104,6 +104,7 @@ def build_parser() -> argparse.ArgumentParser:
     _add_run_options(tui)
 
     attention_cli.add_parser(sub)  # cheap: torch is imported inside its run()
+    report_cli.add_parser(sub)
 
     presets = sub.add_parser("presets", help="list the presets and their settings")
     presets.add_argument("name", nargs="?", help="show one preset in full")
@@ -211,6 +212,7 @@ COMMANDS = {
     "tui": cmd_tui,
     "presets": cmd_presets,
     "attention": attention_cli.run,
+    "report": report_cli.run,
 }
 
 

@@ -392,3 +392,28 @@ def attention_for(
         num_beams=num_beams,
     )
 
+
+
+def attention_from_folder(
+    model_dir: str,
+    sentence: str,
+    num_beams: int | None = None,
+    max_new_tokens: int | None = None,
+) -> AttentionMap:
+    """Load a saved model and map one sentence, decoding as the model's own settings say.
+
+    The command line and the run report both start from a model folder; loading, the
+    target-label check and the decoding defaults are done here once for both.
+    """
+    from workbench.core.modeling import check_target_label, load_model_and_tokenizer
+    from workbench.core.translation import read_settings
+
+    model, tokenizer = load_model_and_tokenizer(model_dir)
+    label = read_settings(model_dir).get("target_label")
+    check_target_label(tokenizer, label)
+    gen = model.generation_config
+    return attention_for(
+        model, tokenizer, sentence, target_label=label,
+        num_beams=num_beams or int(gen.num_beams or 1),
+        max_new_tokens=max_new_tokens or int(gen.max_new_tokens or 64),
+    )

@@ -8,15 +8,16 @@ from __future__ import annotations
 
 import asyncio
 import signal
+import time
 from pathlib import Path
 
-from textual import on
+from textual import on, work
 from textual.app import App, ComposeResult
 from textual.binding import Binding
 from textual.widgets import Footer, Header, Input, TabbedContent, TabPane, Tabs
 
 from workbench.config import RunConfig
-from workbench.tui.messages import RunFinished, ShowAttention, WorkerFailed
+from workbench.tui.messages import ForwardsWorkerFailures, RunFinished, ShowAttention, WorkerFailed
 from workbench.tui.widgets.attention_pane import AttentionPane
 from workbench.tui.widgets.dataset_pane import DatasetPane
 from workbench.tui.widgets.samples_pane import SamplesPane
@@ -27,7 +28,7 @@ PANES = ("dataset", "training", "samples", "translate", "attention")
 QUIT_WAIT_SECONDS = 4.0
 
 
-class WorkbenchApp(App[int]):
+class WorkbenchApp(ForwardsWorkerFailures, App[int]):
     """Dataset · Training · Samples · Translate · Attention."""
 
     CSS_PATH = "app.tcss"
@@ -46,6 +47,9 @@ class WorkbenchApp(App[int]):
         Binding("s", "training('start')", "Start"),
         Binding("x", "training('stop')", "Stop"),
         Binding("r", "training('resume')", "Resume"),
+        # Hand-in: an SVG of the screen into the newest run folder; the run report.
+        Binding("f6,ctrl+s", "screenshot", "Screenshot", priority=True),
+        Binding("f7,ctrl+r", "report", "Report", priority=True),
         Binding("escape", "leave_input", "Leave field", show=False),
         Binding("q", "quit", "Quit"),
         Binding("ctrl+c", "quit", "Quit", show=False, priority=True),
@@ -131,6 +135,38 @@ class WorkbenchApp(App[int]):
                 widget.focus()
                 return
         self.set_focus(None)
+
+    def action_screenshot(self) -> None:
+        """Save the screen as SVG into the newest run folder (the output folder before any)."""
+        from workbench.core.runs import run_folders
+
+        folders = run_folders(self.output_root)
+        target = folders[0] if folders else self.output_root
+        name = (f"screenshot-{self.query_one(TabbedContent).active}-"
+                f"{time.strftime('%Y%m%d-%H%M%S')}.svg")
+        try:
+            target.mkdir(parents=True, exist_ok=True)
+            path = self.save_screenshot(filename=name, path=str(target))
+        except OSError as err:
+            self.notify(f"cannot save a screenshot in {target}: {err}", severity="error",
+                        markup=False)
+            return
+        self.notify(path, title="Screenshot saved", markup=False)  # paths are not markup
+
+    def action_report(self) -> None:
+        """Write the newest finished run's report; the heatmap shows the Attention sentence."""
+        shown = self.query_one(AttentionPane).result
+        self.notify("writing the run report…")
+        self.write_report(shown.sentence if shown else None)
+
+    @work(thread=True, exit_on_error=False, group="report")
+    def write_report(self, sentence: str | None) -> None:
+        """Build and write the report off the main thread (it loads the model)."""
+        from workbench.core.report import REPORT_HTML, create_report
+
+        report, _ = create_report(None, self.output_root, sentence)
+        self.call_from_thread(self.notify, str(report.run_dir / REPORT_HTML),
+                              title="Report written", markup=False)
 
     def _use_run(self, run_dir: str, summary: dict) -> None:
         self.query_one(SamplesPane).show_run(run_dir, summary)

@@ -1,0 +1,231 @@
+"""The run report from a real tiny run: files, the run's numbers, no external references."""
+
+from __future__ import annotations
+
+import asyncio
+import html
+import json
+import math
+import shutil
+import xml.etree.ElementTree as ET
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import run_cli, tiny_config
+from workbench.cli import main
+from workbench.console import append_history
+from workbench.core.figures import Series, heatmap_svg, line_chart_svg
+from workbench.core.report import (
+    FIGURE_FILES,
+    REPORT_HTML,
+    REPORT_MD,
+    build_report,
+    console_for_run,
+    create_report,
+    same_folder,
+)
+from workbench.core.report_render import md
+from workbench.core.training import run_training
+from workbench.core.translation import Translation
+
+SCRIPTY = "<script>alert('x')</script> [/bold] I love 中文"
+SVG = "{http://www.w3.org/2000/svg}"
+
+
+@pytest.fixture(scope="module")
+def tiny_run(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A finished 2-epoch run and three console lines: two with its model, one not."""
+    out = tmp_path_factory.mktemp("report") / "out"
+    config = tiny_config(samples=160, epochs=2.0, batch_size=16, logging_steps=2,
+                         learning_rate=3e-3, output_dir=str(out))
+    result = run_training(config)
+    assert result.status == "finished"
+    history = out / "console_history.jsonl"
+    append_history(history, str(out / "best_model"), Translation("I like tea.", "我喜欢茶。"))
+    append_history(history, str(result.run_dir / "best_model"), Translation(SCRIPTY, "我爱中文"))
+    append_history(history, "/elsewhere/other_model", Translation("Not this run.", "不是"))
+    return result.run_dir
+
+
+@pytest.fixture(scope="module")
+def written(tiny_run: Path) -> dict[str, str]:
+    """The report of the tiny run, written once: file name -> text."""
+    _, paths = create_report(tiny_run)
+    return {p.name: p.read_text(encoding="utf-8") for p in paths}
+
+
+def summary_of(run_dir: Path) -> dict:
+    return json.loads((run_dir / "summary.json").read_text(encoding="utf-8"))
+
+
+def test_report_files_exist_and_hold_the_runs_numbers(tiny_run: Path, written: dict[str, str]):
+    assert set(written) == {REPORT_MD, REPORT_HTML, *FIGURE_FILES.values()}
+    summary = summary_of(tiny_run)
+    for text in (written[REPORT_MD], written[REPORT_HTML]):
+        assert f"{summary['bleu_before']:.2f} → {summary['bleu_after']:.2f}" in text
+        assert f"{summary['chrf_after']:.2f}" in text
+        for epoch in summary["epochs"]:  # one row per epoch with its BLEU and chrF
+            assert f"{epoch['eval_bleu']:.2f}" in text and f"{epoch['eval_chrf']:.2f}" in text
+    assert len(summary["samples"]) == 5
+    for sample in summary["samples"]:
+        assert md(sample["source"]) in written[REPORT_MD]
+        assert md(sample["after"]) in written[REPORT_MD]
+        assert html.escape(sample["after"]) in written[REPORT_HTML]
+    for name in FIGURE_FILES.values():  # markdown links the figures written beside it
+        assert f"]({name})" in written[REPORT_MD]
+    assert "| epochs | 2.0 |" in written[REPORT_MD]
+    assert "| learning_rate | 0.003 | 0.001 |" in written[REPORT_MD]  # changed from the preset
+
+
+def test_html_is_self_contained_and_escapes_user_text(written: dict[str, str]):
+    page = written[REPORT_HTML]
+    for external in ("http://", "https://", 'src="//', "href=", "url(", "@import", "<link",
+                     "<script", "<img"):
+        assert external not in page, external
+    assert '<meta charset="utf-8">' in page
+    assert "Noto Sans CJK SC" in page and "Microsoft YaHei" in page
+    assert html.escape(SCRIPTY) in page  # shown as typed, never run or styled
+    assert "我爱中文" in page
+    assert page.count("<svg") == 3  # loss, BLEU and the heatmap, inline
+    assert page.count('class="judgement"') == 2  # one empty cell per console line
+    assert "&lt;script&gt;" in written[REPORT_MD] and "<script" not in written[REPORT_MD]
+
+
+def test_figures_parse_as_svg(written: dict[str, str]):
+    for name in FIGURE_FILES.values():
+        assert ET.fromstring(written[name]).tag == f"{SVG}svg"
+    for key in ("loss", "bleu"):
+        assert "nan" not in written[FIGURE_FILES[key]] and "inf" not in written[FIGURE_FILES[key]]
+    loss = ET.fromstring(written[FIGURE_FILES["loss"]])
+    assert len(loss.findall(f".//{SVG}polyline")) == 2  # training and validation loss
+
+
+def test_heatmap_is_of_the_first_console_sentence(tiny_run: Path, written: dict[str, str]):
+    report = build_report(tiny_run)
+    att = report.attention
+    assert att.sentence == "I like tea." and att.svg and not att.missing
+    root = ET.fromstring(written[FIGURE_FILES["attention"]])
+    labels = [t.text for t in root.iter(f"{SVG}text")]
+    assert "tea" in labels and "like" in labels  # source words across the top
+    assert "I like tea." in written[REPORT_MD]
+
+
+def test_console_lines_of_other_models_are_left_out(tiny_run: Path):
+    report = build_report(tiny_run, with_attention=False)
+    assert [c.source for c in report.console] == ["I like tea.", SCRIPTY]
+    assert all(c.role == "fine-tuned" for c in report.console)
+    assert report.console_note.startswith("2 of the 3 lines")
+
+
+def test_unmatched_history_is_listed_whole_and_says_so(tmp_path: Path):
+    run = tmp_path / "out" / "runs" / "20260101-000000-demo"
+    run.mkdir(parents=True)
+    history = [{"time": "2026-01-01T00:00:00", "model": "/some/model", "source": "a",
+                "translation": "甲"}]
+    lines, note = console_for_run(history, run, {"status": "finished"}, tmp_path / "out")
+    assert [c.source for c in lines] == ["a"] and lines[0].role == ""
+    assert note.startswith("None of the 1 lines")
+    lines, note = console_for_run([], run, {}, tmp_path / "out")
+    assert lines == [] and "No console translations yet" in note
+
+
+def test_relative_history_paths_match_by_their_tail(tmp_path: Path):
+    folder = tmp_path / "translation_output" / "best_model"
+    assert same_folder("translation_output/best_model", folder)
+    assert same_folder(str(folder), folder)
+    assert not same_folder("best_model", folder)  # one part says too little
+    assert not same_folder("other/best_model", folder)
+
+
+def test_run_without_a_model_still_reports_why(tiny_run: Path, tmp_path: Path):
+    run = tmp_path / "runs" / tiny_run.name
+    run.mkdir(parents=True)
+    for name in ("config.json", "metrics.jsonl"):
+        shutil.copy(tiny_run / name, run / name)
+    summary = summary_of(tiny_run)
+    for key in ("bleu_after", "chrf_after", "samples", "epochs", "best_checkpoint"):
+        summary.pop(key)
+    summary["status"] = "stopped"
+    (run / "summary.json").write_text(json.dumps(summary), encoding="utf-8")
+    report, paths = create_report(run, sentence="I like tea.")
+    text = (run / REPORT_MD).read_text(encoding="utf-8")
+    assert "This run is stopped, not finished" in text
+    assert "No heatmap: this run has no saved model" in text
+    assert len(report.epochs) == 2  # the per-epoch rows come from metrics.jsonl
+    assert not (run / FIGURE_FILES["attention"]).exists()
+    assert {p.name for p in paths} == {REPORT_MD, REPORT_HTML, FIGURE_FILES["loss"],
+                                       FIGURE_FILES["bleu"]}
+
+
+def test_charts_skip_non_finite_points_and_escape_text():
+    svg = line_chart_svg(
+        [Series("loss <&>", [(0, 1.0), (1, math.nan), (2, math.inf), (3, 0.5), (4, -math.inf)])],
+        title="a & b", x_label="epoch", y_label="loss")
+    root = ET.fromstring(svg)
+    points = root.find(f".//{SVG}polyline").get("points").split()
+    assert len(points) == 2
+    assert "nan" not in svg and "inf" not in svg
+    empty = ET.fromstring(line_chart_svg([Series("x", [(0, math.nan)])], title="t",
+                                         x_label="x", y_label="y"))
+    assert "no data" in [t.text for t in empty.iter(f"{SVG}text")]
+    grid = ET.fromstring(heatmap_svg(["<s>", "茶"], ["tea", "&"], [[0.5, 0.5], [1.0, math.nan]],
+                                     title="t"))
+    assert {"<s>", "茶", "tea", "&"} <= {t.text for t in grid.iter(f"{SVG}text")}
+
+
+def test_cli_writes_the_report_of_the_newest_finished_run(tiny_run: Path):
+    out = tiny_run.parent.parent
+    done = run_cli("report", "--output-dir", str(out), "--sentence", "Tea, please.")
+    assert done.returncode == 0, done.stderr
+    assert f"wrote {tiny_run / REPORT_HTML}" in done.stdout
+    assert "Tea, please." in (tiny_run / REPORT_MD).read_text(encoding="utf-8")
+
+
+@pytest.mark.parametrize(("argv", "message"), [
+    (["report"], "no finished run under translation_output/runs; train one first"),
+    (["report", "nowhere"], "run folder nowhere does not exist"),
+])
+def test_cli_errors_are_one_line(tmp_path: Path, monkeypatch, capsys, argv, message):
+    monkeypatch.chdir(tmp_path)
+    assert main(argv) == 2
+    err = capsys.readouterr().err
+    assert message in err and err.count("\n") == 1
+
+
+def test_cli_folder_without_summary_is_refused(tmp_path: Path, capsys):
+    (tmp_path / "run").mkdir()
+    assert main(["report", str(tmp_path / "run")]) == 2
+    assert "has no summary.json" in capsys.readouterr().err
+
+
+async def test_tui_keys_save_a_screenshot_and_write_the_report(tiny_run: Path, tmp_path: Path):
+    from textual.widgets import Input
+
+    from workbench.tui.app import WorkbenchApp
+
+    out = tmp_path / "out"
+    shutil.copytree(tiny_run.parent.parent, out)
+    run = out / "runs" / tiny_run.name
+    (run / REPORT_HTML).unlink(missing_ok=True)  # written there by an earlier test
+    app = WorkbenchApp(tiny_config(samples=160, output_dir=str(out)))
+    loop = asyncio.get_running_loop()
+    async with app.run_test(size=(100, 30)) as pilot:
+        await pilot.press("f4")
+        await pilot.pause(0.3)
+        field = app.query_one("#translate-input", Input)
+        field.focus()
+        await pilot.press("s", "r")  # plain letters are typed, not taken as shortcuts
+        assert field.value == "sr"
+        await pilot.press("f6")
+        await pilot.pause(0.2)
+        shots = list(run.glob("screenshot-translate-*.svg"))
+        assert len(shots) == 1
+        assert ET.parse(shots[0]).getroot().tag == f"{SVG}svg"
+        await pilot.press("f7")
+        deadline = loop.time() + 120
+        while not (run / REPORT_HTML).exists():
+            assert loop.time() < deadline, "no report written"
+            await pilot.pause(0.2)
+        assert field.value == "sr" and app.is_running
+    assert (run / REPORT_MD).is_file()

@@ -1,0 +1,329 @@
+"""The run report as text: ``report.md`` for GitHub/GitLab and a self-contained HTML page.
+
+Both are made from the same :class:`~workbench.core.report.RunReport` and list the same
+sections in the same order. The markdown links the SVG figures written next to it (so it
+renders on a code host); the HTML inlines them with its CSS, loads nothing from
+anywhere (no fonts, scripts or images by URL) and so opens offline and prints as is.
+
+Everything that came from a user or a model (console input, translations, settings) is
+escaped: console input can hold ``<script>`` or Rich markup like ``[/bold]``, and must
+show as typed.
+"""
+
+from __future__ import annotations
+
+import html
+import re
+from collections.abc import Sequence
+from typing import Any
+
+from workbench import __version__
+from workbench.config import SCRATCH_MODEL
+from workbench.core.figures import FONT_STACK, inline_svg
+from workbench.core.report import FIGURE_FILES, RunReport
+
+JUDGEMENT = "Judgement (one line)"
+_MD_SPECIAL = re.compile(r"([\\`*\[\]|]|(?<!\w)_|_(?!\w))")
+
+
+def fmt(value: Any, digits: int = 2) -> str:
+    """A number with fixed decimals, or an en dash when missing."""
+    if isinstance(value, bool) or value is None:
+        return "–"
+    if isinstance(value, int):
+        return f"{value:,}"
+    if isinstance(value, float):
+        return f"{value:.{digits}f}"
+    return str(value)
+
+
+def epoch_label(epoch: float) -> str:
+    """``3`` for a whole epoch, ``2.5`` for a partial one."""
+    return f"{epoch:g}"
+
+
+def setting_value(value: Any) -> str:
+    """A config value as the user would write it (``none`` for null)."""
+    if value is None:
+        return "none"
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    return str(value)
+
+
+def model_text(model: str) -> str:
+    """The model setting in words (``scratch`` means nothing to a reader of the report)."""
+    if model == SCRATCH_MODEL:
+        return "a small MarianMT built from scratch by the workbench (demo preset)"
+    return model
+
+
+def headline(report: RunReport) -> list[tuple[str, str]]:
+    """The key facts of the run, label and value, for the top of both documents."""
+    s = report.summary
+    decoding = s.get("decoding") or {}
+    decode_text = (", ".join(f"{k.replace('_', ' ')} {v}" for k, v in decoding.items())
+                   if isinstance(decoding, dict) else str(decoding))
+    rows = [
+        ("Run", report.name),
+        ("Status", report.status),
+        ("Model", model_text(str(s.get("model", report.settings.get("model", "?"))))),
+        ("Data", f"{s.get('data', report.settings.get('data', '?'))}: "
+                 f"{fmt(s.get('train_pairs'))} training / {fmt(s.get('validation_pairs'))} "
+                 "validation pairs"),
+        ("BLEU before → after", f"{fmt(s.get('bleu_before'))} → {fmt(s.get('bleu_after'))}"
+                                + (f" ({s['bleu_delta']:+.2f})"
+                                   if isinstance(s.get("bleu_delta"), int | float) else "")),
+        ("chrF before → after", f"{fmt(s.get('chrf_before'))} → {fmt(s.get('chrf_after'))}"),
+        ("BLEU tokenizer", str(s.get("bleu_tokenize", "?"))),
+        ("Before/after decoding", decode_text or "?"),
+        ("Training", f"{fmt(s.get('global_step'))} steps in {fmt(s.get('train_seconds'), 1)} s"),
+        ("Best checkpoint", str(s.get("best_checkpoint") or "–")),
+    ]
+    return rows
+
+
+def settings_rows(report: RunReport) -> list[tuple[str, str, str]]:
+    """(setting, value, the preset's value where this run changed it)."""
+    rows = []
+    for key, value in report.settings.items():
+        default = report.preset_defaults.get(key, value)
+        changed = "" if default == value or key == "preset" else setting_value(default)
+        rows.append((key, setting_value(value), changed))
+    return rows
+
+
+def epoch_table(report: RunReport) -> tuple[list[str], list[list[str]]]:
+    """Header and rows of the per-epoch table (the best epoch marked)."""
+    header = ["Epoch", "Step", "Training loss", "Validation loss", "BLEU", "chrF", "Best"]
+    rows = [[epoch_label(r.epoch), fmt(r.step), fmt(r.train_loss, 3), fmt(r.val_loss, 3),
+             fmt(r.bleu), fmt(r.chrf), "✓" if r.best else ""] for r in report.epochs]
+    return header, rows
+
+
+def before_after_rows(report: RunReport) -> list[list[str]]:
+    """BLEU and chrF before and after fine-tuning, with the change."""
+    s = report.summary
+    rows = []
+    for name, key in (("BLEU", "bleu"), ("chrF", "chrf")):
+        before, after = s.get(f"{key}_before"), s.get(f"{key}_after")
+        delta = (after - before if isinstance(before, int | float)
+                 and isinstance(after, int | float) else None)
+        rows.append([name, fmt(before), fmt(after),
+                     f"{delta:+.2f}" if delta is not None else "–"])
+    return rows
+
+
+def sample_rows(report: RunReport) -> list[list[str]]:
+    """The before/after samples: source, reference, both outputs and sentence BLEU."""
+    return [[str(x.get("source", "")), str(x.get("reference", "")), str(x.get("before", "")),
+             str(x.get("after", "")), fmt(x.get("bleu_before")), fmt(x.get("bleu_after"))]
+            for x in report.summary.get("samples") or [] if isinstance(x, dict)]
+
+
+SAMPLE_HEADER = ["Source", "Reference", "Before", "After", "BLEU before", "BLEU after"]
+CONSOLE_HEADER = ["Time", "Model", "Source", "Translation", JUDGEMENT]
+
+
+def console_rows(report: RunReport) -> list[list[str]]:
+    """The console translations (the judgement column is left empty to fill in)."""
+    return [[c.time.replace("T", " "), c.role or c.model, c.source, c.translation, ""]
+            for c in report.console]
+
+
+def decoding_note(report: RunReport) -> str:
+    """Why per-epoch BLEU and before/after BLEU differ."""
+    beams = report.settings.get("eval_num_beams", 1)
+    return (f"Per-epoch scores use {'greedy decoding' if beams == 1 else f'{beams} beams'} "
+            "(cheaper during training); the before/after scores use the decoding shown "
+            "above, on the same validation set before and after fine-tuning.")
+
+
+# --------------------------------------------------------------------------- markdown
+
+
+def md(text: Any) -> str:
+    """Text safe in a markdown table cell: no HTML, no formatting, no line breaks."""
+    escaped = html.escape(str(text), quote=False)
+    return _MD_SPECIAL.sub(r"\\\1", " ".join(escaped.split()))
+
+
+def md_table(header: Sequence[str], rows: Sequence[Sequence[str]]) -> list[str]:
+    """A GitHub-flavoured markdown table; cells are escaped here."""
+    lines = ["| " + " | ".join(md(h) for h in header) + " |",
+             "|" + "|".join(" --- " for _ in header) + "|"]
+    lines += ["| " + " | ".join(md(c) if c else " " for c in row) + " |" for row in rows]
+    return lines
+
+
+def render_markdown(report: RunReport) -> str:
+    """``report.md``: the report with its figures linked as SVG files beside it."""
+    out = [f"# Fine-tuning report: {md(report.name)}", ""]
+    out.append(f"Generated {report.generated} by workbench {__version__} from "
+               f"`{report.run_dir}`.")
+    out.append("")
+    out += [f"> **Note:** {md(n)}" for n in report.notes]
+    if report.notes:
+        out.append("")
+    out += ["## Summary", ""]
+    out += md_table(["", ""], [[k, v] for k, v in headline(report)])
+    out += ["", "## BLEU before vs after fine-tuning", ""]
+    out += md_table(["Metric", "Before", "After", "Change"], before_after_rows(report))
+    out += ["", md(decoding_note(report)), ""]
+    out += ["## Loss and BLEU per epoch", ""]
+    header, rows = epoch_table(report)
+    out += md_table(header, rows) if rows else ["No evaluation was logged for this run."]
+    out += ["", f"![Loss curves]({FIGURE_FILES['loss']})", "",
+            f"![BLEU and chrF per epoch]({FIGURE_FILES['bleu']})", ""]
+    out += ["## Sample translations before and after", ""]
+    samples = sample_rows(report)
+    out += md_table(SAMPLE_HEADER, samples) if samples else ["No samples (the run did not "
+                                                             "finish)."]
+    out += ["", "## Translations tried in the console", "", md(report.console_note), ""]
+    if report.console:
+        out += md_table(CONSOLE_HEADER, console_rows(report))
+        out.append("")
+    out += ["## Cross-attention heatmap", ""]
+    att = report.attention
+    if att.svg:
+        out += [f"Source: {md(att.sentence)}  ", f"Translation: {md(att.translation)}  ",
+                f"View: {md(att.view)}; rows are the translation, columns the source; each "
+                "cell is the share of the row's attention in percent.", "",
+                f"![Cross-attention heatmap]({FIGURE_FILES['attention']})", ""]
+    else:
+        out += [f"No heatmap: {md(att.missing)}.", ""]
+    out += ["## Settings", ""]
+    out += md_table(["Setting", "Value", "Preset default (where changed)"],
+                    settings_rows(report))
+    out.append("")
+    return "\n".join(out)
+
+
+# --------------------------------------------------------------------------- HTML
+
+CSS = f"""
+:root {{ color-scheme: light; }}
+body {{ font-family: {FONT_STACK}; margin: 2rem auto; max-width: 62rem; padding: 0 1rem;
+       color: #1a1a1a; line-height: 1.45; }}
+h1 {{ font-size: 1.6rem; margin-bottom: .2rem; }}
+h2 {{ font-size: 1.2rem; margin-top: 2rem; border-bottom: 1px solid #ddd; }}
+.meta, .caption {{ color: #555; font-size: .9rem; }}
+.note {{ background: #fff6d6; border-left: 4px solid #e0b000; padding: .5rem .8rem; }}
+table {{ border-collapse: collapse; margin: .6rem 0; font-size: .92rem; }}
+th, td {{ border: 1px solid #ccc; padding: .3rem .55rem; text-align: left;
+         vertical-align: top; }}
+td {{ overflow-wrap: anywhere; min-width: 4.5rem; }}
+th {{ background: #f2f4f7; }}
+th[scope="row"] {{ font-weight: normal; white-space: nowrap; }}
+td.num {{ text-align: right; font-variant-numeric: tabular-nums; white-space: nowrap; }}
+tr.best td {{ font-weight: bold; background: #eef7ee; }}
+td.judgement {{ min-width: 14rem; border-bottom: 2px dashed #999; background: #fcfcf6; }}
+figure {{ margin: 1rem 0; overflow-x: auto; }}
+figure svg {{ max-width: 100%; height: auto; }}
+figure.heatmap svg {{ max-width: none; }}
+@media print {{ body {{ margin: 0; max-width: none; }} h2 {{ break-after: avoid; }}
+  figure, tr {{ break-inside: avoid; }} }}
+"""
+
+_NUMERIC = re.compile(r"^[-+–]?[\d,]*\.?\d*$|^–$|^✓$")
+
+
+def h(text: Any) -> str:
+    """HTML-escaped text."""
+    return html.escape(str(text), quote=True)
+
+
+def html_table(header: Sequence[str], rows: Sequence[Sequence[str]],
+               row_classes: Sequence[str] | None = None, judgement: bool = False,
+               numeric: bool = True) -> str:
+    """A table of escaped cells; numbers right-aligned; an empty last cell to fill in.
+
+    An all-empty header makes a key/value table: no header row, the first column as
+    row headings.
+    """
+    keyed = not any(header)
+    out = ["<table>"]
+    if not keyed:
+        out.append("<thead><tr>" + "".join(f"<th>{h(c)}</th>" for c in header)
+                   + "</tr></thead>")
+    out.append("<tbody>")
+    for n, row in enumerate(rows):
+        cls = f' class="{row_classes[n]}"' if row_classes and row_classes[n] else ""
+        cells = []
+        for m, cell in enumerate(row):
+            if keyed and m == 0:
+                cells.append(f'<th scope="row">{h(cell)}</th>')
+            elif judgement and m == len(row) - 1:
+                cells.append('<td class="judgement" contenteditable="true"></td>')
+            elif numeric and cell and _NUMERIC.match(cell):
+                cells.append(f'<td class="num">{h(cell)}</td>')
+            else:
+                cells.append(f"<td>{h(cell)}</td>")
+        out.append(f"<tr{cls}>" + "".join(cells) + "</tr>")
+    out.append("</tbody></table>")
+    return "\n".join(out)
+
+
+def _figure(report: RunReport, key: str, caption: str, cls: str = "") -> str:
+    svg = report.figures.get(key)
+    if not svg:
+        return ""
+    attr = f' class="{cls}"' if cls else ""
+    return (f"<figure{attr}>\n{inline_svg(svg)}\n"
+            f'<figcaption class="caption">{h(caption)}</figcaption></figure>')
+
+
+def render_html(report: RunReport) -> str:
+    """``report.html``: one file with its CSS and SVG inline; no scripts, no URLs."""
+    title = f"Fine-tuning report: {report.name}"
+    body = [f"<h1>{h(title)}</h1>",
+            f'<p class="meta">Generated {h(report.generated)} by workbench {h(__version__)} '
+            f"from <code>{h(report.run_dir)}</code>.</p>"]
+    body += [f'<p class="note"><strong>Note:</strong> {h(n)}</p>' for n in report.notes]
+    body += ["<h2>Summary</h2>", html_table(["", ""], [[k, v] for k, v in headline(report)])]
+    body += ["<h2>BLEU before vs after fine-tuning</h2>",
+             html_table(["Metric", "Before", "After", "Change"], before_after_rows(report)),
+             f'<p class="caption">{h(decoding_note(report))}</p>']
+    body.append("<h2>Loss and BLEU per epoch</h2>")
+    header, rows = epoch_table(report)
+    body.append(html_table(header, rows, ["best" if r.best else "" for r in report.epochs])
+                if rows else "<p>No evaluation was logged for this run.</p>")
+    body.append(_figure(report, "loss", "Training loss per logging step and validation "
+                                        "loss per epoch."))
+    body.append(_figure(report, "bleu", "Validation BLEU and chrF after each epoch."))
+    body.append("<h2>Sample translations before and after</h2>")
+    samples = sample_rows(report)
+    body.append(html_table(SAMPLE_HEADER, samples) if samples
+                else "<p>No samples (the run did not finish).</p>")
+    body += ["<h2>Translations tried in the console</h2>",
+             f'<p class="caption">{h(report.console_note)}</p>']
+    if report.console:
+        body.append(html_table(CONSOLE_HEADER, console_rows(report), judgement=True))
+    body.append("<h2>Cross-attention heatmap</h2>")
+    att = report.attention
+    if att.svg:
+        body.append(f"<p>Source: {h(att.sentence)}<br>Translation: {h(att.translation)}</p>")
+        body.append(_figure(report, "attention",
+                            f"{att.view}. Rows are the translation, columns the source; "
+                            "each cell is the share of the row's attention in percent.",
+                            cls="heatmap"))
+    else:
+        body.append(f"<p>No heatmap: {h(att.missing)}.</p>")
+    body += ["<h2>Settings</h2>",
+             html_table(["Setting", "Value", "Preset default (where changed)"],
+                        settings_rows(report), numeric=False)]
+    return "\n".join([
+        "<!DOCTYPE html>",
+        '<html lang="en">',
+        "<head>",
+        '<meta charset="utf-8">',
+        '<meta name="viewport" content="width=device-width, initial-scale=1">',
+        f"<title>{h(title)}</title>",
+        f"<style>{CSS}</style>",
+        "</head>",
+        "<body>",
+        *[part for part in body if part],
+        "</body>",
+        "</html>",
+        "",
+    ])

@@ -1,0 +1,43 @@
+"""``workbench report``: write the hand-in report of a run into its folder.
+
+A thin adapter over :mod:`workbench.core.report`; only argparse at import, so
+``workbench --help`` stays instant (torch loads for the heatmap, inside ``run``).
+"""
+
+from __future__ import annotations
+
+import argparse
+from typing import Any
+
+
+def add_parser(subparsers: Any) -> None:
+    """Register ``workbench report`` on the CLI's subparsers."""
+    parser = subparsers.add_parser(
+        "report", help="write report.md and report.html for a run (hand-in ready)",
+        description="Write report.md, a self-contained report.html and SVG figures into "
+                    "a run folder: settings, loss/BLEU per epoch with curves, BLEU before "
+                    "vs after, the samples, the console translations and an attention "
+                    "heatmap. Works offline.",
+    )
+    parser.add_argument("run_dir", nargs="?", metavar="RUN_DIR",
+                        help="run folder (default: the newest finished run)")
+    parser.add_argument("--sentence", metavar="TEXT",
+                        help="sentence for the attention heatmap (default: the first "
+                             "console translation of this run, else the first sample)")
+    parser.add_argument("--output-dir", default=None, metavar="DIR",
+                        help="where runs and console_history.jsonl live (default: the run "
+                             "folder's own, else translation_output)")
+
+
+def run(args: argparse.Namespace) -> int:
+    """Find the run, build the report, write it, print the paths."""
+    from workbench.core.report import create_report
+
+    report, written = create_report(args.run_dir, args.output_dir, args.sentence)
+    for note in report.notes:
+        print(f"note: {note}")
+    if report.attention.missing:
+        print(f"note: no heatmap: {report.attention.missing}")
+    for path in written:
+        print(f"wrote {path}")
+    return 0
