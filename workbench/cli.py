@@ -38,6 +38,7 @@ TRAIN_FLAGS: dict[str, tuple[str, Any, str]] = {
     "--bleu-tokenize": ("bleu_tokenize", str, "sacreBLEU tokenizer (zh for Chinese)"),
     "--output-dir": ("output_dir", str, "root folder for runs and best_model"),
     "--seed": ("seed", int, "seed for sampling, split and training"),
+    "--report-to": ("report_to", str, "also log to: none or tensorboard (metrics.jsonl always)"),
 }
 
 
@@ -128,10 +129,12 @@ def _load_translator(args: argparse.Namespace) -> Any:
 def cmd_train(args: argparse.Namespace) -> int:
     """Run a fine-tuning job with the headless printer; Ctrl-C/SIGTERM stop cleanly."""
     config = config_from_args(args)
+    from workbench.core import distributed
     from workbench.core.training import run_training
     from workbench.headless import HeadlessPrinter
 
-    printer = HeadlessPrinter()
+    # Under torchrun / accelerate launch every rank runs this; only rank 0 speaks.
+    printer = HeadlessPrinter(None if distributed.is_main() else open(os.devnull, "w"))  # noqa: SIM115
     if not args.headless:
         printer.line("(plain output; the full-screen view is `workbench tui`)")
     stop = threading.Event()
@@ -148,7 +151,8 @@ def cmd_train(args: argparse.Namespace) -> int:
     result = run_training(config, printer, stop, resume=args.resume)
     if result.status != "finished":
         return 130 if result.status == "stopped" else 1
-    if not args.no_interact and sys.stdin.isatty() and sys.stdout.isatty():
+    interactive = sys.stdin.isatty() and sys.stdout.isatty()
+    if not args.no_interact and interactive and distributed.is_main():
         signal.signal(signal.SIGINT, signal.default_int_handler)
         from workbench.console import HISTORY_FILE, run_console
         from workbench.core.translation import Translator

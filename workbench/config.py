@@ -71,6 +71,8 @@ class RunConfig:
     )
     logging_steps: int = field(default=50, metadata={"help": "optimizer steps between logs"})
     bleu_tokenize: str = field(default="zh", metadata={"help": "sacreBLEU tokenizer"})
+    report_to: str = field(default="none", metadata={
+        "help": "metrics besides metrics.jsonl: none or tensorboard"})
     eval_num_beams: int = field(
         default=1, metadata={"help": "beams for per-epoch evaluation (greedy is 4x cheaper)"}
     )
@@ -224,6 +226,10 @@ def _check(ok: bool, message: str) -> None:
         raise WorkbenchError(message)
 
 
+#: Where metrics can go besides metrics.jsonl (always written).
+REPORT_TARGETS = ("none", "tensorboard")
+
+
 def validate(c: RunConfig) -> None:
     """Raise WorkbenchError with the value and the fix for the first bad field."""
     _check(bool(c.model.strip()), "model is empty; pass a Hub id, a local folder or 'scratch'")
@@ -265,6 +271,10 @@ def validate(c: RunConfig) -> None:
         c.bleu_tokenize in BLEU_TOKENIZERS,
         f"bleu_tokenize '{c.bleu_tokenize}' is not a sacreBLEU tokenizer; "
         f"use one of: {', '.join(BLEU_TOKENIZERS)}",
+    )
+    _check(
+        c.report_to in REPORT_TARGETS,
+        f"report_to '{c.report_to}' is not supported; use one of: {', '.join(REPORT_TARGETS)}",
     )
     _check(
         c.lr_scheduler in ("linear", "cosine", "constant", "constant_with_warmup", "inverse_sqrt"),

@@ -77,15 +77,34 @@ def _pieces(model_bytes: bytes) -> list[str]:
     return [proc.id_to_piece(i) for i in range(proc.get_piece_size())]
 
 
-def build_tokenizer(
-    sources: list[str], targets: list[str], folder: Path, config: RunConfig
-) -> MarianTokenizer:
-    """Train both SentencePiece models, write vocab.json and load a MarianTokenizer."""
+def _load_tokenizer(folder: Path, config: RunConfig) -> MarianTokenizer:
     from transformers import MarianTokenizer
 
+    return MarianTokenizer(
+        vocab=str(folder / "vocab.json"),
+        source_spm=str(folder / "source.spm"),
+        target_spm=str(folder / "target.spm"),
+        source_lang=config.source_lang,
+        target_lang=config.target_lang,
+    )
+
+
+def build_tokenizer(
+    sources: list[str], targets: list[str], folder: Path, config: RunConfig,
+    reuse: bool = False,
+) -> MarianTokenizer:
+    """Train both SentencePiece models, write vocab.json and load a MarianTokenizer.
+
+    ``reuse`` loads the files already in ``folder`` instead: the other processes of a
+    multi-process run use the vocabularies rank 0 has just built, rather than all
+    rewriting the same files at once.
+    """
     from workbench.core.modeling import quiet_libraries
 
     quiet_libraries()
+    names = ("vocab.json", "source.spm", "target.spm")
+    if reuse and all((folder / n).is_file() for n in names):
+        return _load_tokenizer(folder, config)
     folder.mkdir(parents=True, exist_ok=True)
     src_model = train_sentencepiece(sources, config.scratch_source_vocab, "nmt_nfkc", config.seed)
     tgt_model = train_sentencepiece(targets, config.scratch_target_vocab, "identity", config.seed)
@@ -96,23 +115,18 @@ def build_tokenizer(
         if piece not in vocab and piece != "<unk>":
             vocab[piece] = len(vocab)
     (folder / "vocab.json").write_text(json.dumps(vocab, ensure_ascii=False), encoding="utf-8")
-    return MarianTokenizer(
-        vocab=str(folder / "vocab.json"),
-        source_spm=str(folder / "source.spm"),
-        target_spm=str(folder / "target.spm"),
-        source_lang=config.source_lang,
-        target_lang=config.target_lang,
-    )
+    return _load_tokenizer(folder, config)
 
 
 def build_scratch_model(
-    sources: list[str], targets: list[str], folder: Path, config: RunConfig
+    sources: list[str], targets: list[str], folder: Path, config: RunConfig,
+    reuse: bool = False,
 ) -> tuple[MarianMTModel, MarianTokenizer]:
     """A freshly initialised MarianMT of the configured shape and its tokenizer."""
     import torch
     from transformers import GenerationConfig, MarianConfig, MarianMTModel
 
-    tokenizer = build_tokenizer(sources, targets, folder, config)
+    tokenizer = build_tokenizer(sources, targets, folder, config, reuse)
     pad_id = tokenizer.pad_token_id
     model_config = MarianConfig(
         vocab_size=len(tokenizer.encoder),

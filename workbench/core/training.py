@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from workbench.config import HSK_DATA, RunConfig, build_config
+from workbench.core import distributed
 from workbench.core.data import Pair, SplitData, prepare_data
 from workbench.core.events import (
     EvalDone,
@@ -226,7 +227,8 @@ def _make_callback(emit: EventSink, stop: threading.Event, batch_size: int) -> A
             self.start_step = state.global_step
 
         def on_step_end(self, args, state, control, **kwargs):  # type: ignore[no-untyped-def]
-            if stop.is_set() and not self.stopped_by_user:
+            # Every rank must stop at the same step, or one waits forever for the others.
+            if distributed.any_rank(stop.is_set(), args.device) and not self.stopped_by_user:
                 self.stopped_by_user = True
                 control.should_training_stop = True
                 control.should_save = True
@@ -313,8 +315,11 @@ def _trainer_class(seed: int) -> Any:
 
         def _get_train_sampler(self, train_dataset: Any = None) -> Any:
             dataset = train_dataset if train_dataset is not None else self.train_dataset
+            # Grouped by the *global* batch: accelerate deals consecutive per-device
+            # batches to the ranks, so N processes see the batches one process would.
             sampler = EpochSeededLengthSampler(
-                self.args.train_batch_size * self.args.gradient_accumulation_steps,
+                self.args.train_batch_size * self.args.gradient_accumulation_steps
+                * self.args.world_size,
                 dataset=dataset,
                 lengths=[len(ids) for ids in dataset["input_ids"]],
             )
@@ -384,7 +389,7 @@ def _load_model(config: RunConfig, data: SplitData, run_dir: Path, emit: EventSi
                   "the training split"))
         return build_scratch_model(
             [p.source for p in data.train], [p.target for p in data.train],
-            run_dir / "scratch_tokenizer", config,
+            run_dir / "scratch_tokenizer", config, reuse=not distributed.is_main(),
         )
     model, tokenizer = load_model_and_tokenizer(config.model)
     check_target_label(tokenizer, config.target_label)
@@ -485,8 +490,29 @@ def _training_arguments(config: RunConfig, run_dir: Path, device: str) -> Any:
         report_to="none",
         disable_tqdm=True,
         dataloader_num_workers=0,
+        ddp_find_unused_parameters=False,  # every parameter is used: skip the extra graph walk
         use_cpu=device == "cpu",
     )
+
+
+def check_tensorboard() -> None:
+    """One line with the fix when --report-to tensorboard is asked for and not installed."""
+    import importlib.util
+
+    if importlib.util.find_spec("tensorboard") is None:
+        raise WorkbenchError(
+            "--report-to tensorboard needs the tensorboard package, which is not installed; "
+            "pip install tensorboard (or drop --report-to)"
+        )
+
+
+def tensorboard_callback(folder: Path) -> Any:
+    """transformers' TensorBoard callback, writing event files into the run folder."""
+    from transformers.integrations import TensorBoardCallback
+
+    callback = TensorBoardCallback()
+    callback.logging_dir = str(folder)  # default: under checkpoints/, named by date and host
+    return callback
 
 
 def preflight(config: RunConfig) -> None:
@@ -499,6 +525,9 @@ def preflight(config: RunConfig) -> None:
     from workbench.core.hub import ensure_hub_reachable
     from workbench.core.hub_sample import cache_path, default_cache_dir
     from workbench.core.modeling import check_local_model
+
+    if config.report_to == "tensorboard":
+        check_tensorboard()
 
     if not config.is_scratch:
         if looks_like_local_path(config.model):
@@ -550,9 +579,13 @@ def run_training(
         saved = json.loads((resume_dir / "config.json").read_text(encoding="utf-8"))
         config = build_config(saved.pop("preset", config.preset), overrides=saved)
     preflight(config)
+    main = distributed.is_main()
+    if not main:  # one set of lines and files: rank 0's
+        on_event = None
     early = fan_out(on_event)
     early(Phase("data", config.data))
-    data = prepare_data(config)
+    with distributed.main_first():  # rank 0 fills the sample cache; the others read it
+        data = prepare_data(config)
 
     from transformers import DataCollatorForSeq2Seq, set_seed
     from transformers.trainer_callback import PrinterCallback, ProgressCallback
@@ -565,9 +598,10 @@ def run_training(
     if resume_dir is not None:
         run_dir = resume_dir
     else:
-        run_dir = new_run_dir(output_root, config.preset)
-        write_json(run_dir / "config.json", config.to_dict())
-    emit = fan_out(JsonlRecorder(run_dir / "metrics.jsonl"), on_event)
+        run_dir = distributed.from_main(new_run_dir(output_root, config.preset) if main else None)
+        if main:
+            write_json(run_dir / "config.json", config.to_dict())
+    emit = fan_out(JsonlRecorder(run_dir / "metrics.jsonl") if main else None, on_event)
     if resume_dir is not None:
         checkpoint = last_complete_checkpoint(run_dir, emit)
         emit(Note(f"resuming {run_dir.name} from {checkpoint.name if checkpoint else 'start'}"))
@@ -577,8 +611,12 @@ def run_training(
               f"{data.origin} (dropped {dropped})"))
     set_seed(config.seed)
 
+    world = distributed.world_size()
+    emit(Note(f"effective batch size {config.batch_size * world}"
+              + (f" ({config.batch_size} per process x {world} processes)" if world > 1 else "")))
     emit(Phase("model", config.model))
-    model, tokenizer = _load_model(config, data, run_dir, emit)
+    with distributed.main_first():
+        model, tokenizer = _load_model(config, data, run_dir, emit)
     _configure_generation(model, config)
     device = pick_device()
     model.to(device)
@@ -588,7 +626,7 @@ def run_training(
     base_model = config.model
     if config.is_scratch:  # keep the untrained model: the "before" side in the TUI console
         base_dir = run_dir / "initial_model"
-        if not base_dir.exists():
+        if main and not base_dir.exists():
             model.save_pretrained(base_dir)
             tokenizer.save_pretrained(base_dir)
             write_json(base_dir / SETTINGS_FILE, model_settings(config, run_dir))
@@ -599,15 +637,20 @@ def run_training(
     options = DecodeOptions(config.num_beams, config.max_new_tokens, config.no_repeat_ngram_size)
     translator = Translator(model, tokenizer, config.target_label, config.max_source_length)
 
+    # Before and after are scored once, by rank 0, over the whole validation set.
     before_file = run_dir / "before.json"
-    if before_file.is_file():
-        before = json.loads(before_file.read_text(encoding="utf-8"))["translations"]
-    else:
-        emit(Phase("before", f"translating {len(val_sources)} validation sentences"))
-        before = translator.translate_many(val_sources, options, config.eval_batch_size)
-        write_json(before_file, {"translations": before})
-    bleu_before, chrf_before = _score(before, val_refs, config)
-    emit(EvalDone(step=0, epoch=0.0, bleu=bleu_before, chrf=chrf_before, stage="before"))
+    before: list[str] = []
+    bleu_before = chrf_before = 0.0
+    if main:
+        if before_file.is_file():
+            before = json.loads(before_file.read_text(encoding="utf-8"))["translations"]
+        else:
+            emit(Phase("before", f"translating {len(val_sources)} validation sentences"))
+            before = translator.translate_many(val_sources, options, config.eval_batch_size)
+            write_json(before_file, {"translations": before})
+        bleu_before, chrf_before = _score(before, val_refs, config)
+        emit(EvalDone(step=0, epoch=0.0, bleu=bleu_before, chrf=chrf_before, stage="before"))
+    distributed.barrier()
 
     emit(Phase("train"))
     train_set = tokenize_pairs(data.train, tokenizer, config.target_label,
@@ -625,6 +668,8 @@ def run_training(
         compute_metrics=make_compute_metrics(tokenizer, config.bleu_tokenize, val_refs),
         callbacks=[callback],
     )
+    if config.report_to == "tensorboard" and main:
+        trainer.add_callback(tensorboard_callback(run_dir / "tensorboard"))
     # Our events replace the Trainer's own dict printing and tqdm bars.
     trainer.remove_callback(PrinterCallback)
     trainer.remove_callback(ProgressCallback)
@@ -658,6 +703,11 @@ def run_training(
     }
     if callback.stopped_by_user or callback.nan_step is not None:
         status = "stopped" if callback.nan_step is None else "failed"
+    else:
+        status = "finished"
+    if not main:  # rank 0 writes the outputs; the others are done
+        return RunResult(status, run_dir, {})
+    if status != "finished":
         if callback.nan_step is not None:
             summary["error"] = f"non-finite loss at step {callback.nan_step}"
             kept = keep_best_so_far(trainer, run_dir, model_settings(config, run_dir))

@@ -1,0 +1,128 @@
+"""Two processes on CPU (gloo) through torchrun: one run, rank 0's outputs, same metrics."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+TOML = """
+samples = 160
+epochs = 2
+learning_rate = 3e-3
+batch_size = {batch}
+logging_steps = 1
+scratch_d_model = 32
+scratch_layers = 1
+scratch_heads = 2
+scratch_ffn_dim = 64
+scratch_source_vocab = 400
+scratch_target_vocab = 2000
+max_new_tokens = 16
+num_beams = 1
+"""
+TRAIN = ["-m", "workbench", "train", "--headless", "--preset", "demo", "--config", "tiny.toml",
+         "--no-interact"]
+
+
+def launch(work: Path, batch: int, procs: int) -> subprocess.CompletedProcess:
+    work.mkdir()
+    (work / "tiny.toml").write_text(TOML.format(batch=batch), encoding="utf-8")
+    env = {**os.environ, "HF_HUB_OFFLINE": "1", "OMP_NUM_THREADS": "1"}
+    launcher = [] if procs == 1 else [
+        "-m", "torch.distributed.run", "--standalone", f"--nproc_per_node={procs}"]
+    return subprocess.run([sys.executable, *launcher, *TRAIN], cwd=work, env=env,
+                          capture_output=True, text=True, timeout=900)
+
+
+def losses(run: Path) -> list[float]:
+    rows = [json.loads(line) for line in (run / "metrics.jsonl").read_text().splitlines()]
+    return [r["loss"] for r in rows if r["event"] == "TrainStep"]
+
+
+@pytest.fixture(scope="module")
+def runs(tmp_path_factory: pytest.TempPathFactory):
+    root = tmp_path_factory.mktemp("ddp")
+    two = launch(root / "two", batch=8, procs=2)
+    one = launch(root / "one", batch=16, procs=1)
+    return root, two, one
+
+
+def test_two_processes_finish_with_one_set_of_outputs(runs):
+    root, two, _ = runs
+    assert two.returncode == 0, two.stderr[-3000:]
+    folders = list((root / "two" / "translation_output" / "runs").iterdir())
+    assert len(folders) == 1
+    out = two.stdout
+    assert out.count("[data]") == 1 and out.count("[done]") == 1  # rank 0 printed alone
+    assert "effective batch size 16 (8 per process x 2 processes)" in out
+    assert out.count("epoch 1 done") == 1
+    from workbench.core.translation import Translator
+
+    translator = Translator.from_pretrained(str(root / "two" / "translation_output" /
+                                                "best_model"))
+    assert isinstance(translator.translate("I like tea.").text, str)
+
+
+def test_two_processes_match_one_with_the_same_global_batch(runs):
+    root, _, one = runs
+    assert one.returncode == 0, one.stderr[-3000:]
+    run2 = next((root / "two" / "translation_output" / "runs").iterdir())
+    run1 = next((root / "one" / "translation_output" / "runs").iterdir())
+    s2 = json.loads((run2 / "summary.json").read_text())
+    s1 = json.loads((run1 / "summary.json").read_text())
+    assert s2["global_step"] == s1["global_step"] == 18
+    assert s2["validation_pairs"] == s1["validation_pairs"]
+    assert s2["bleu_before"] == s1["bleu_before"]  # the same untrained model, scored once
+    assert len(s2["epochs"]) == len(s1["epochs"]) == 2  # evaluated once per epoch
+    l2, l1 = losses(run2), losses(run1)
+    assert len(l2) == len(l1) == 18
+    for a, b in zip(l2, l1, strict=True):
+        assert abs(a - b) <= 0.02 * b, (l2, l1)
+    for e2, e1 in zip(s2["epochs"], s1["epochs"], strict=True):
+        assert abs(e2["eval_loss"] - e1["eval_loss"]) <= 0.02 * e1["eval_loss"]
+    assert abs(s2["bleu_after"] - s1["bleu_after"]) <= 1.0
+
+
+def test_report_to_tensorboard_writes_event_files(tmp_path: Path):
+    from tensorboard.backend.event_processing.event_accumulator import EventAccumulator
+
+    from tests.conftest import tiny_config
+    from workbench.core.training import run_training
+
+    config = tiny_config(samples=160, epochs=1.0, batch_size=16, logging_steps=1,
+                         output_dir=str(tmp_path / "out"), report_to="tensorboard")
+    result = run_training(config)
+    events = EventAccumulator(str(result.run_dir / "tensorboard"))
+    events.Reload()
+    tags = events.Tags()["scalars"]
+    assert "train/loss" in tags and "eval/bleu" in tags
+    assert len(events.Scalars("train/loss")) == 9
+
+
+def test_report_to_tensorboard_without_the_package_is_one_line(tmp_path: Path, monkeypatch):
+    import importlib.util
+
+    from tests.conftest import tiny_config
+    from workbench.core.training import run_training
+    from workbench.errors import WorkbenchError
+
+    real = importlib.util.find_spec
+    monkeypatch.setattr(importlib.util, "find_spec",
+                        lambda name, *a: None if name == "tensorboard" else real(name, *a))
+    config = tiny_config(output_dir=str(tmp_path / "out"), report_to="tensorboard")
+    with pytest.raises(WorkbenchError, match="pip install tensorboard"):
+        run_training(config)
+    assert not (tmp_path / "out").exists()
+
+
+def test_report_to_an_unknown_tool_is_refused():
+    from tests.conftest import tiny_config
+    from workbench.errors import WorkbenchError
+
+    with pytest.raises(WorkbenchError, match="report_to 'wandb' is not supported"):
+        tiny_config(report_to="wandb")
