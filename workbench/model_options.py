@@ -2,7 +2,8 @@
 
 ``interact``, ``translate`` and ``attention`` take the same flags and need the same checks
 (ranges, and a friendly line when the default model has not been trained yet), so they
-are defined once here. Cheap to import: no torch.
+are defined once here; ``--backend`` is for the commands that only translate (the
+attention heatmap needs the transformers model itself). Cheap to import: no torch.
 """
 
 from __future__ import annotations
@@ -13,6 +14,7 @@ from pathlib import Path
 from workbench.errors import WorkbenchError
 
 DEFAULT_MODEL_DIR = "translation_output/best_model"
+BACKENDS = ("auto", "transformers", "ct2")
 
 
 def add_model_options(parser: argparse.ArgumentParser) -> None:
@@ -23,6 +25,13 @@ def add_model_options(parser: argparse.ArgumentParser) -> None:
                         help="beams (default: the model's)")
     parser.add_argument("--max-new-tokens", type=int, default=None,
                         help="generation length bound (default: the model's)")
+
+
+def add_backend_option(parser: argparse.ArgumentParser) -> None:
+    """Register ``--backend`` (which engine generates) on a translating subcommand."""
+    parser.add_argument("--backend", choices=BACKENDS, default="auto",
+                        help="auto (default): a CTranslate2 export of the model if one is "
+                             "up to date (workbench export --ctranslate2), else transformers")
 
 
 def check_model_options(args: argparse.Namespace) -> None:
