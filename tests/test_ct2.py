@@ -232,7 +232,11 @@ def test_auto_without_the_package_falls_back_and_says_so(exported: Path, monkeyp
     assert "ctranslate2 is not installed" in translator.notices[0]
 
 
-def test_export_refuses_a_hub_id_and_bad_values(tmp_path: Path, capsys):
+def test_export_refuses_a_hub_id_and_bad_values(tmp_path: Path, capsys, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    code = main(["export", "--ctranslate2"])  # the default model, not trained yet
+    assert code == 2 and "no saved model at translation_output/best_model" in \
+        capsys.readouterr().err
     code = main(["export", "--ctranslate2", "--model", "Helsinki-NLP/opus-mt-en-zh"])
     err = capsys.readouterr().err
     assert code == 2 and "looks like a Hub id" in err

@@ -11,7 +11,7 @@ import argparse
 from typing import Any
 
 from workbench.errors import WorkbenchError
-from workbench.model_options import DEFAULT_MODEL_DIR
+from workbench.model_options import DEFAULT_MODEL_DIR, check_default_model
 
 
 def add_parser(subparsers: Any) -> None:
@@ -31,7 +31,8 @@ def add_parser(subparsers: Any) -> None:
                         help=f"saved model folder (default: {DEFAULT_MODEL_DIR})")
     parser.add_argument("--quantization", default=DEFAULT_QUANTIZATION, choices=QUANTIZATIONS,
                         help=f"weight type (default: {DEFAULT_QUANTIZATION}, the fastest on CPU;"
-                             " float32 gives exactly the transformers output)")
+                             " float32 keeps the weights exact: the same greedy output as "
+                             "transformers)")
     parser.add_argument("--force", action="store_true",
                         help="rebuild even if the export is up to date")
 
@@ -41,6 +42,7 @@ def run(args: argparse.Namespace) -> int:
     if not args.ctranslate2:
         raise WorkbenchError("say which format to export: workbench export --ctranslate2 "
                              f"[--model {args.model}]")
+    check_default_model(args.model)
     from workbench.core.ct2_backend import export_ctranslate2
 
     result = export_ctranslate2(args.model, args.quantization, force=args.force)

@@ -41,7 +41,12 @@ def check_model_options(args: argparse.Namespace) -> None:
     # Marian has 512 positions, one of them the decoder start token.
     if args.max_new_tokens is not None and not 1 <= args.max_new_tokens <= 511:
         raise WorkbenchError(f"--max-new-tokens must be 1..511, got {args.max_new_tokens}")
-    if args.model == DEFAULT_MODEL_DIR and not Path(DEFAULT_MODEL_DIR).exists():
+    check_default_model(args.model)
+
+
+def check_default_model(model: str) -> None:
+    """The friendly line for the default model folder before any run has written it."""
+    if model == DEFAULT_MODEL_DIR and not Path(DEFAULT_MODEL_DIR).exists():
         raise WorkbenchError(
             f"no saved model at {DEFAULT_MODEL_DIR} yet; train one first "
             "(workbench train --headless --preset demo) or pass --model"
