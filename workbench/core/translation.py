@@ -16,7 +16,7 @@ import time
 import unicodedata
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 #: Settings saved next to a model so that every front end decodes it the same way.
 SETTINGS_FILE = "workbench.json"
@@ -62,6 +62,23 @@ def read_settings(model_dir: str | Path) -> dict[str, Any]:
     except (OSError, json.JSONDecodeError):
         return {}
     return data if isinstance(data, dict) else {}
+
+
+class GenerationBackend(Protocol):
+    """What the Translator needs from an engine: token ids in, token ids out."""
+
+    name: str
+
+    @property
+    def generation_config(self) -> Any:
+        """The model's decoding defaults (a transformers ``GenerationConfig``)."""
+
+    def describe(self) -> str:
+        """One line for the user: which engine, where."""
+
+    def generate_ids(self, sources: list[list[int]], options: DecodeOptions,
+                     bound: int) -> list[list[int]]:
+        """Translate tokenized sources; at most ``bound`` new tokens each."""
 
 
 class TransformersBackend:
@@ -125,7 +142,7 @@ class Translator:
         target_label: str | None = None,
         max_source_length: int = 512,
         device: str | None = None,
-        backend: Any = None,
+        backend: GenerationBackend | None = None,
         notices: list[str] | None = None,
     ) -> None:
         self.model = model
