@@ -13,10 +13,10 @@ import threading
 from pathlib import Path
 from typing import Any
 
-from workbench import __version__, attention_cli, report_cli
+from workbench import __version__, attention_cli, export_cli, report_cli
 from workbench.config import PRESETS, RunConfig, build_config, load_toml
 from workbench.errors import WorkbenchError
-from workbench.model_options import add_model_options, check_model_options
+from workbench.model_options import add_backend_option, add_model_options, check_model_options
 
 # flag -> (config field, type, help)
 TRAIN_FLAGS: dict[str, tuple[str, Any, str]] = {
@@ -96,16 +96,19 @@ def build_parser() -> argparse.ArgumentParser:
 
     interact = sub.add_parser("interact", help="translate what you type with a saved model")
     add_model_options(interact)
+    add_backend_option(interact)
 
     translate = sub.add_parser("translate", help="translate arguments or stdin, line by line")
     translate.add_argument("text", nargs="*", help="sentences (default: read stdin)")
     add_model_options(translate)
+    add_backend_option(translate)
 
     tui = sub.add_parser("tui", help="the full-screen workbench (Textual)")
     _add_run_options(tui)
 
     attention_cli.add_parser(sub)  # cheap: torch is imported inside its run()
     report_cli.add_parser(sub)
+    export_cli.add_parser(sub)  # cheap: ctranslate2 is imported inside its run()
 
     presets = sub.add_parser("presets", help="list the presets and their settings")
     presets.add_argument("name", nargs="?", help="show one preset in full")
@@ -116,7 +119,7 @@ def _load_translator(args: argparse.Namespace) -> Any:
     from workbench.core.translation import DecodeOptions, Translator
 
     check_model_options(args)
-    translator = Translator.from_pretrained(args.model)
+    translator = Translator.from_pretrained(args.model, backend=args.backend)
     base = translator.default_options()
     options = DecodeOptions(
         num_beams=args.num_beams or base.num_beams,
@@ -217,6 +220,7 @@ COMMANDS = {
     "presets": cmd_presets,
     "attention": attention_cli.run,
     "report": report_cli.run,
+    "export": export_cli.run,
 }
 
 

@@ -50,6 +50,9 @@ def run_console(
     interactive = stdin.isatty()
     print(f"Translating with {model_name}. Type a sentence and press Enter; "
           "':q' or Ctrl-D quits.", file=stdout)
+    print(f"Backend: {translator.backend_label}", file=stdout)
+    for notice in translator.notices:
+        print(f"  note: {notice}", file=stdout)
     print(f"History: {history}", file=stdout)
     while True:
         if interactive:
@@ -107,9 +110,13 @@ def run_pipe(
     stdout: TextIO | None = None,
     stderr: TextIO | None = None,
 ) -> int:
-    """One output line per input line; empty lines stay empty, notices go to stderr."""
+    """One output line per input line; empty lines stay empty; the backend in use and
+    notices go to stderr, so stdout holds translations only."""
     stdout = stdout or sys.stdout
     stderr = stderr or sys.stderr
+    print(f"backend: {translator.backend_label}", file=stderr)
+    for notice in translator.notices:
+        print(f"note: {notice}", file=stderr)
     for number, line in enumerate(lines, 1):
         if not line.strip():
             print("", file=stdout)

@@ -2,7 +2,8 @@
 
 ``interact``, ``translate`` and ``attention`` take the same flags and need the same checks
 (ranges, and a friendly line when the default model has not been trained yet), so they
-are defined once here. Cheap to import: no torch.
+are defined once here; ``--backend`` is for the commands that only translate (the
+attention heatmap needs the transformers model itself). Cheap to import: no torch.
 """
 
 from __future__ import annotations
@@ -13,6 +14,7 @@ from pathlib import Path
 from workbench.errors import WorkbenchError
 
 DEFAULT_MODEL_DIR = "translation_output/best_model"
+BACKENDS = ("auto", "transformers", "ct2")
 
 
 def add_model_options(parser: argparse.ArgumentParser) -> None:
@@ -25,6 +27,13 @@ def add_model_options(parser: argparse.ArgumentParser) -> None:
                         help="generation length bound (default: the model's)")
 
 
+def add_backend_option(parser: argparse.ArgumentParser) -> None:
+    """Register ``--backend`` (which engine generates) on a translating subcommand."""
+    parser.add_argument("--backend", choices=BACKENDS, default="auto",
+                        help="auto (default): a CTranslate2 export of the model if one is "
+                             "up to date (workbench export --ctranslate2), else transformers")
+
+
 def check_model_options(args: argparse.Namespace) -> None:
     """One clear line for a bad value or a default model that does not exist yet."""
     if args.num_beams is not None and not 1 <= args.num_beams <= 64:
@@ -32,7 +41,12 @@ def check_model_options(args: argparse.Namespace) -> None:
     # Marian has 512 positions, one of them the decoder start token.
     if args.max_new_tokens is not None and not 1 <= args.max_new_tokens <= 511:
         raise WorkbenchError(f"--max-new-tokens must be 1..511, got {args.max_new_tokens}")
-    if args.model == DEFAULT_MODEL_DIR and not Path(DEFAULT_MODEL_DIR).exists():
+    check_default_model(args.model)
+
+
+def check_default_model(model: str) -> None:
+    """The friendly line for the default model folder before any run has written it."""
+    if model == DEFAULT_MODEL_DIR and not Path(DEFAULT_MODEL_DIR).exists():
         raise WorkbenchError(
             f"no saved model at {DEFAULT_MODEL_DIR} yet; train one first "
             "(workbench train --headless --preset demo) or pass --model"

@@ -3,7 +3,9 @@
 One :class:`Translator` serves the before/after evaluation, ``workbench translate``, the
 console and the TUI, so every front end decodes the same way. Marian's position table has
 512 rows and ``generate`` crashes past it, so long input is split at sentence ends and,
-where one sentence is still too long, truncated -- and the caller is told.
+where one sentence is still too long, truncated -- and the caller is told. The engine
+that generates is a backend that sees only token ids: transformers, or a CTranslate2
+export (:mod:`workbench.core.ct2_backend`), so all of the above is written once.
 """
 
 from __future__ import annotations
@@ -14,7 +16,7 @@ import time
 import unicodedata
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 #: Settings saved next to a model so that every front end decodes it the same way.
 SETTINGS_FILE = "workbench.json"
@@ -62,8 +64,76 @@ def read_settings(model_dir: str | Path) -> dict[str, Any]:
     return data if isinstance(data, dict) else {}
 
 
+class GenerationBackend(Protocol):
+    """What the Translator needs from an engine: token ids in, token ids out."""
+
+    name: str
+
+    @property
+    def generation_config(self) -> Any:
+        """The model's decoding defaults (a transformers ``GenerationConfig``)."""
+
+    def describe(self) -> str:
+        """One line for the user: which engine, where."""
+
+    def generate_ids(self, sources: list[list[int]], options: DecodeOptions,
+                     bound: int) -> list[list[int]]:
+        """Translate tokenized sources; at most ``bound`` new tokens each."""
+
+
+class TransformersBackend:
+    """Generates with ``model.generate``: the reference engine, and the one for training."""
+
+    name = "transformers"
+
+    def __init__(self, model: Any, device: str | None = None) -> None:
+        import torch
+
+        self.model = model
+        if device:
+            self.model.to(device)
+        self.device = next(model.parameters()).device
+        self._torch = torch
+
+    @property
+    def generation_config(self) -> Any:
+        """The model's decoding defaults (beams, n-gram block, blocked tokens)."""
+        return self.model.generation_config
+
+    def describe(self) -> str:
+        """One line for the user: engine and device."""
+        return f"transformers ({self.device.type})"
+
+    def generate_ids(self, sources: list[list[int]], options: DecodeOptions,
+                     bound: int) -> list[list[int]]:
+        """Translate tokenized sources; at most ``bound`` new tokens each."""
+        torch = self._torch
+        pad = int(self.model.config.pad_token_id)
+        width = max(len(ids) for ids in sources)
+        input_ids = torch.tensor([ids + [pad] * (width - len(ids)) for ids in sources])
+        mask = torch.tensor([[1] * len(ids) + [0] * (width - len(ids)) for ids in sources])
+        self.model.eval()
+        with torch.inference_mode():
+            generated = self.model.generate(
+                input_ids=input_ids.to(self.device),
+                attention_mask=mask.to(self.device),
+                num_beams=options.num_beams,
+                # max_new_tokens, not max_length: a max_new_tokens in the model's
+                # generation config would otherwise win over this bound.
+                max_new_tokens=bound,
+                no_repeat_ngram_size=options.no_repeat_ngram_size,
+            )
+        return generated.tolist()
+
+
 class Translator:
-    """A model, its tokenizer and the target label, ready to translate lists of text."""
+    """A model (or a CTranslate2 export), its tokenizer and the target label, ready to
+    translate lists of text.
+
+    The engine that generates is ``backend``: :class:`TransformersBackend` by default, or
+    :class:`workbench.core.ct2_backend.CT2Backend`. Both take token ids and return token
+    ids, so cleaning, splitting, the label and decoding below serve both unchanged.
+    """
 
     def __init__(
         self,
@@ -72,24 +142,45 @@ class Translator:
         target_label: str | None = None,
         max_source_length: int = 512,
         device: str | None = None,
+        backend: GenerationBackend | None = None,
+        notices: list[str] | None = None,
     ) -> None:
-        import torch
-
         self.model = model
         self.tokenizer = tokenizer
         self.target_label = target_label
         # Leave room for the label and </s>; never beyond the 512 positions.
         self.max_source_length = min(max_source_length, 512)
-        if device:
-            self.model.to(device)
-        self.device = next(model.parameters()).device
-        self._torch = torch
+        self.backend = backend or TransformersBackend(model, device)
+        #: Said once when the model was loaded (e.g. an export not used because it is stale).
+        self.notices = list(notices or [])
 
     @classmethod
-    def from_pretrained(cls, name: str, device: str | None = None) -> Translator:
-        """Load a saved model (with its workbench.json settings) or a Hub id."""
+    def from_pretrained(
+        cls, name: str, device: str | None = None, backend: str = "auto"
+    ) -> Translator:
+        """Load a saved model (with its workbench.json settings) or a Hub id.
+
+        ``backend``: ``transformers``, ``ct2`` (a CTranslate2 export made with
+        ``workbench export --ctranslate2``), or ``auto``: the export when one exists that
+        matches the model and ctranslate2 is installed, else transformers.
+        """
+        from workbench.core.ct2_backend import choose_export
         from workbench.core.modeling import load_model_and_tokenizer, pick_device
 
+        export, notices = choose_export(name, backend)
+        if export is not None:
+            from workbench.core.ct2_backend import CT2Backend, load_export_tokenizer
+
+            tokenizer = load_export_tokenizer(export)
+            settings = read_settings(export)
+            return cls(
+                None,
+                tokenizer,
+                target_label=settings.get("target_label"),
+                max_source_length=int(settings.get("max_source_length", 512)),
+                backend=CT2Backend(export, tokenizer, device),
+                notices=notices,
+            )
         model, tokenizer = load_model_and_tokenizer(name)
         settings = read_settings(name)
         model.eval()
@@ -99,11 +190,17 @@ class Translator:
             target_label=settings.get("target_label"),
             max_source_length=int(settings.get("max_source_length", 512)),
             device=device or pick_device(),
+            notices=notices,
         )
+
+    @property
+    def backend_label(self) -> str:
+        """Which engine translates, for the console banner and the TUI."""
+        return str(self.backend.describe())
 
     def default_options(self) -> DecodeOptions:
         """Decoding settings stored in the model's generation config."""
-        gen = self.model.generation_config
+        gen = self.backend.generation_config
         return DecodeOptions(
             num_beams=int(gen.num_beams or 1),
             max_new_tokens=int(gen.max_new_tokens or (gen.max_length or 129) - 1),
@@ -147,27 +244,18 @@ class Translator:
         """Translate texts that already fit; batches are length-sorted to cut padding."""
         outputs: list[str] = [""] * len(texts)
         order = sorted(range(len(texts)), key=lambda i: len(texts[i]))
-        self.model.eval()
         for start in range(0, len(order), batch_size):
             idx = order[start : start + batch_size]
-            batch = self.tokenizer(
+            sources = self.tokenizer(
                 [self._with_label(texts[i]) for i in idx],
-                return_tensors="pt",
-                padding=True,
                 truncation=True,
                 max_length=self.max_source_length,
-            ).to(self.device)
+            )["input_ids"]
             # Bound the output by the source length as well as the cap: an untrained or
             # looping model otherwise runs every sentence to the cap.
-            source_len = int(batch["input_ids"].shape[1])
+            source_len = max(len(ids) for ids in sources)
             bound = min(options.max_new_tokens, 2 * source_len + 8)
-            with self._torch.inference_mode():
-                generated = self.model.generate(
-                    **batch,
-                    num_beams=options.num_beams,
-                    max_length=bound + 1,
-                    no_repeat_ngram_size=options.no_repeat_ngram_size,
-                )
+            generated = self.backend.generate_ids(sources, options, bound)
             decoded = self.tokenizer.batch_decode(generated, skip_special_tokens=True)
             for i, text in zip(idx, decoded, strict=False):
                 outputs[i] = text.strip()

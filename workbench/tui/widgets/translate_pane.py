@@ -2,7 +2,8 @@
 
 Translation runs on a worker (models load lazily, once each) with the same
 :class:`Translator` as ``workbench interact``; every result is appended to the console
-history file as it happens.
+history file as it happens. Like the console, it uses a CTranslate2 export of a model when
+an up-to-date one exists, says so when the model loads, and marks those rows "(ct2)".
 """
 
 from __future__ import annotations
@@ -41,6 +42,15 @@ class TranslatePane(ForwardsWorkerFailures, Vertical):
         source: str
         text: str
         seconds: float
+        notices: list[str]
+        engine: str = ""
+
+    @dataclass
+    class Loaded(Message):
+        """A model was loaded: which engine translates with it, and any notices."""
+
+        model: str
+        backend: str
         notices: list[str]
 
     @dataclass
@@ -124,21 +134,36 @@ class TranslatePane(ForwardsWorkerFailures, Vertical):
                 if translator is None:
                     translator = Translator.from_pretrained(name)
                     self._translators[key] = translator
+                    self.post_message(self.Loaded(key, translator.backend_label,
+                                                  translator.notices))
                 item = translator.translate(text, options)
             except WorkbenchError as err:
                 self.post_message(self.Failed(str(err)))
                 continue
             append_history(self.history, name, item)
-            self.post_message(self.Translated(key, text, item.text, item.seconds, item.notices))
+            engine = "ct2" if translator.backend.name == "ctranslate2" else ""
+            self.post_message(self.Translated(key, text, item.text, item.seconds, item.notices,
+                                              engine))
 
     @on(Translated)
     def _translated(self, message: Translated) -> None:
         table = self.query_one(DataTable)
-        table.add_row(message.model, Text(message.source), Text(message.text),
+        model = f"{message.model} ({message.engine})" if message.engine else message.model
+        table.add_row(model, Text(message.source), Text(message.text),
                       f"{message.seconds * 1000:.0f}")
         table.move_cursor(row=table.row_count - 1)
         for notice in message.notices:
             self.app.notify(notice, severity="warning")
+
+    @on(Loaded)
+    def _loaded(self, message: Loaded) -> None:
+        # Paths can hold brackets: no markup.
+        model = {key: label for label, key in CHOICES}.get(message.model, message.model)
+        self.app.notify(f"{model} model: {message.backend}", title="Translate",
+                        markup=False)
+        for notice in message.notices:
+            self.app.notify(notice, title="Translate", severity="warning", timeout=10,
+                            markup=False)
 
     @on(Failed)
     def _failed(self, message: Failed) -> None:

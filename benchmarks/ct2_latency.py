@@ -1,0 +1,258 @@
+"""CTranslate2 vs transformers: console latency, validation BLEU, and an opus-mt-sized model.
+
+Usage:
+  python benchmarks/ct2_latency.py --model translation_output/best_model [--runs 30]
+      [--threads N] [--bleu] [--opus-shape] [--json out.json]
+
+Arms (each a real :class:`Translator`, as ``workbench interact`` builds it):
+  transformers       the saved model, ``model.generate``
+  ct2 int8           ``<model>/ct2-int8``    (made here with export_ctranslate2 if missing)
+  ct2 float32        ``<model>/ct2-float32``
+
+Latency: the console's own measure (``Translator.translate``: clean, tokenize, generate,
+decode) of one 10-word sentence with the model's default decoding (the console's: beams,
+n-gram block and length from the generation config); 5 warm-up calls per arm, then
+``--runs`` rounds, the arms in a new random order each round, so load from other jobs on
+the machine falls on all arms alike, with a short pause between calls (``--gap``, as
+between typed lines; it also lets one engine's idle OpenMP threads stop spinning before
+the other runs). Medians and the ratio to transformers are reported. Both engines use the
+same number of CPU threads: ``--threads`` (default torch.get_num_threads()).
+
+--bleu: corpus BLEU (sacreBLEU, the model's tokenizer setting, zh for the demo) on the demo
+run's held-out split (``prepare_data(build_config("demo"))``: the same 425 pairs), same
+decoding for every arm, batches of 128 as the training run's after-BLEU.
+
+--opus-shape: latency only, of a random-weight model shaped like opus-mt-en-zh (d_model
+512, 6+6 layers, 8 heads, FFN 2048, vocabulary 65,001 with <pad> last): 14 source tokens,
+exactly 16 output tokens (min = max length, since random weights never stop), 4 beams.
+Token ids are fed directly (the demo tokenizer does not fit that vocabulary).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import random
+import statistics
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+os.environ.setdefault("HF_HUB_OFFLINE", "1")
+os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
+SENTENCE = "My friends and I like to drink green tea together."  # 10 words
+ARMS = ("transformers", "ct2 int8", "ct2 float32")
+
+
+def load_arms(model: str) -> dict[str, Any]:
+    from workbench.core.ct2_backend import export_ctranslate2
+    from workbench.core.translation import Translator
+
+    translators = {"transformers": Translator.from_pretrained(model, device="cpu",
+                                                              backend="transformers")}
+    for quantization in ("int8", "float32"):
+        export = export_ctranslate2(model, quantization)  # reused when up to date
+        translators[f"ct2 {quantization}"] = Translator.from_pretrained(
+            str(export.path), device="cpu", backend="ct2")
+    return translators
+
+
+def interleaved(calls: dict[str, Any], runs: int, warmup: int = 5,
+                gap: float = 0.0) -> dict[str, list[float]]:
+    """Seconds per call for each arm, arms shuffled within each round."""
+    for call in calls.values():
+        for _ in range(warmup):
+            call()
+    times: dict[str, list[float]] = {name: [] for name in calls}
+    order = list(calls)
+    rng = random.Random(0)
+    for _ in range(runs):
+        rng.shuffle(order)
+        for name in order:
+            time.sleep(gap)
+            started = time.perf_counter()
+            calls[name]()
+            times[name].append(time.perf_counter() - started)
+    return times
+
+
+def summarize(times: dict[str, list[float]], reference: str) -> list[dict[str, Any]]:
+    base = statistics.median(times[reference])
+    rows = []
+    for name, values in times.items():
+        median = statistics.median(values)
+        quartiles = statistics.quantiles(values, n=4)
+        rows.append({"arm": name, "median_ms": round(median * 1000, 1),
+                     "q1_ms": round(quartiles[0] * 1000, 1),
+                     "q3_ms": round(quartiles[2] * 1000, 1),
+                     "ratio": round(median / base, 3), "runs": len(values)})
+    return rows
+
+
+def console_latency(translators: dict[str, Any], runs: int, gap: float) -> dict[str, Any]:
+    options = translators["transformers"].default_options()
+    outputs = {name: t.translate(SENTENCE, options).text for name, t in translators.items()}
+    calls = {name: (lambda t=t: t.translate(SENTENCE, options)) for name, t in translators.items()}
+    return {"sentence": SENTENCE, "options": vars(options), "outputs": outputs,
+            "rows": summarize(interleaved(calls, runs, gap=gap), "transformers")}
+
+
+def validation_bleu(translators: dict[str, Any], model: str) -> dict[str, Any]:
+    from workbench.config import build_config
+    from workbench.core.data import prepare_data
+    from workbench.core.metrics import corpus_bleu
+    from workbench.core.translation import read_settings
+
+    config = build_config("demo")
+    validation = prepare_data(config).validation
+    sources = [p.source for p in validation]
+    references = [p.target for p in validation]
+    tokenize = read_settings(model).get("bleu_tokenize", config.bleu_tokenize)
+    options = translators["transformers"].default_options()
+    rows = []
+    hypotheses = {}
+    for name, translator in translators.items():
+        started = time.perf_counter()
+        hypotheses[name] = translator.translate_many(sources, options, config.eval_batch_size)
+        seconds = time.perf_counter() - started
+        rows.append({"arm": name, "bleu": round(corpus_bleu(hypotheses[name], references,
+                                                            tokenize), 2),
+                     "seconds": round(seconds, 1)})
+    reference = hypotheses["transformers"]
+    for row in rows:
+        same = sum(a == b for a, b in zip(hypotheses[row["arm"]], reference, strict=True))
+        row["identical_to_transformers"] = f"{same}/{len(reference)}"
+    return {"pairs": len(sources), "tokenize": tokenize, "options": vars(options),
+            "batch_size": config.eval_batch_size, "rows": rows}
+
+
+def opus_shape_latency(runs: int, gap: float) -> dict[str, Any]:
+    """A random opus-mt-en-zh-shaped Marian, saved with a 65,001-token vocabulary."""
+    import shutil
+
+    import torch
+    from transformers import MarianConfig, MarianMTModel, MarianTokenizer
+
+    from workbench.core.ct2_backend import export_ctranslate2, import_ctranslate2
+
+    ct2 = import_ctranslate2()
+    vocab_size = 65001
+    with tempfile.TemporaryDirectory() as tmp:
+        folder = Path(tmp) / "opus-shape"
+        folder.mkdir()
+        demo_tok = _demo_spm_folder()
+        for name in ("source.spm", "target.spm", "tokenizer_config.json"):
+            shutil.copy(demo_tok / name, folder / name)
+        vocab = {"</s>": 0, "<unk>": 1, **{f"t{i}": i for i in range(2, vocab_size - 1)},
+                 "<pad>": vocab_size - 1}
+        (folder / "vocab.json").write_text(json.dumps(vocab), encoding="utf-8")
+        config = MarianConfig(
+            vocab_size=vocab_size, decoder_vocab_size=vocab_size, d_model=512,
+            encoder_layers=6, decoder_layers=6, encoder_attention_heads=8,
+            decoder_attention_heads=8, encoder_ffn_dim=2048, decoder_ffn_dim=2048,
+            max_position_embeddings=512, pad_token_id=vocab_size - 1, eos_token_id=0,
+            decoder_start_token_id=vocab_size - 1, forced_eos_token_id=0,
+            scale_embedding=True, activation_function="swish",
+            share_encoder_decoder_embeddings=True)
+        torch.manual_seed(0)
+        model = MarianMTModel(config).eval()
+        model.save_pretrained(folder)
+        MarianTokenizer.from_pretrained(str(folder)).save_pretrained(folder)
+        for quantization in ("int8", "float32"):
+            export_ctranslate2(str(folder), quantization)
+        engines = {q: ct2.Translator(str(folder / f"ct2-{q}"), device="cpu",
+                                     intra_threads=torch.get_num_threads())
+                   for q in ("int8", "float32")}
+        rng = random.Random(0)
+        source = [rng.randrange(2, vocab_size - 1) for _ in range(13)] + [0]  # 13 + </s>
+        tokens = [f"t{i}" for i in source[:-1]] + ["</s>"]
+        ids = torch.tensor([source])
+
+        def hf() -> None:
+            with torch.inference_mode():
+                model.generate(input_ids=ids, attention_mask=torch.ones_like(ids), num_beams=4,
+                               min_new_tokens=16, max_new_tokens=16)
+
+        def fast(engine: Any) -> None:
+            engine.translate_batch([tokens], beam_size=4, min_decoding_length=16,
+                                   max_decoding_length=16)
+
+        calls = {"transformers": hf, "ct2 int8": lambda: fast(engines["int8"]),
+                 "ct2 float32": lambda: fast(engines["float32"])}
+        times = interleaved(calls, runs, warmup=3, gap=gap)
+        params = sum(p.numel() for p in model.parameters())
+        return {"parameters": params, "source_tokens": len(source), "output_tokens": 16,
+                "beams": 4, "rows": summarize(times, "transformers")}
+
+
+def _demo_spm_folder() -> Path:
+    """Any saved demo model: its SentencePiece files stand in for opus-mt's."""
+    return Path(os.environ.get("CT2_BENCH_SPM", "translation_output/best_model"))
+
+
+def environment() -> dict[str, Any]:
+    import ctranslate2
+    import torch
+    import transformers
+
+    return {"python": platform.python_version(), "torch": torch.__version__,
+            "transformers": transformers.__version__, "ctranslate2": ctranslate2.__version__,
+            "threads": torch.get_num_threads(), "cpus": os.cpu_count(),
+            "load_average_before": [round(x, 2) for x in os.getloadavg()]}
+
+
+def table(rows: list[dict[str, Any]]) -> str:
+    keys = list(rows[0])
+    lines = ["| " + " | ".join(keys) + " |", "|" + " --- |" * len(keys)]
+    lines += ["| " + " | ".join(str(r[k]) for k in keys) + " |" for r in rows]
+    return "\n".join(lines)
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--model", default="translation_output/best_model")
+    parser.add_argument("--runs", type=int, default=30)
+    parser.add_argument("--threads", type=int, default=None,
+                        help="CPU threads for both engines (default: torch's)")
+    parser.add_argument("--gap", type=float, default=0.2, help="seconds between calls")
+    parser.add_argument("--bleu", action="store_true")
+    parser.add_argument("--opus-shape", action="store_true")
+    parser.add_argument("--skip-demo-latency", action="store_true")
+    parser.add_argument("--json", help="also write the results here")
+    args = parser.parse_args()
+    os.environ.setdefault("CT2_BENCH_SPM", args.model)
+    if args.threads:
+        import torch
+
+        torch.set_num_threads(args.threads)  # the CT2 backend takes torch's count
+
+    report: dict[str, Any] = {"command": " ".join(sys.argv), "environment": environment()}
+    translators = load_arms(args.model)
+    if not args.skip_demo_latency:
+        report["console_latency"] = console_latency(translators, args.runs, args.gap)
+        print("console latency,", SENTENCE, report["console_latency"]["options"])
+        print(table(report["console_latency"]["rows"]))
+        for name, text in report["console_latency"]["outputs"].items():
+            print(f"  {name}: {text}")
+    if args.bleu:
+        report["validation_bleu"] = validation_bleu(translators, args.model)
+        print(f"validation BLEU ({report['validation_bleu']['pairs']} pairs)")
+        print(table(report["validation_bleu"]["rows"]))
+    if args.opus_shape:
+        report["opus_shape_latency"] = opus_shape_latency(args.runs, args.gap)
+        print(f"opus-mt-shaped random model "
+              f"({report['opus_shape_latency']['parameters'] / 1e6:.1f}M parameters)")
+        print(table(report["opus_shape_latency"]["rows"]))
+    report["environment"]["load_average_after"] = [round(x, 2) for x in os.getloadavg()]
+    if args.json:
+        Path(args.json).write_text(json.dumps(report, indent=2, ensure_ascii=False),
+                                   encoding="utf-8")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

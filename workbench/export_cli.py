@@ -1,0 +1,57 @@
+"""``workbench export --ctranslate2``: convert a saved model for the fast CTranslate2 engine.
+
+The export goes next to the model (``<model>/ct2-int8/``), where ``interact``,
+``translate`` and the TUI find it on their own. ctranslate2 is an optional extra, so this
+module imports nothing heavy: the conversion lives in :mod:`workbench.core.ct2_backend`.
+"""
+
+from __future__ import annotations
+
+import argparse
+from typing import Any
+
+from workbench.errors import WorkbenchError
+from workbench.model_options import DEFAULT_MODEL_DIR, check_default_model
+
+
+def add_parser(subparsers: Any) -> None:
+    """Register ``workbench export`` on the CLI's subparsers."""
+    from workbench.core.ct2_backend import DEFAULT_QUANTIZATION, QUANTIZATIONS
+
+    parser = subparsers.add_parser(
+        "export", help="convert a saved model for faster translation (CTranslate2)",
+        description="Convert a saved MarianMT model to CTranslate2 (pip install "
+                    "'workbench[ct2]'). The export is written to <model>/ct2-<quantization>/; "
+                    "interact, translate and the TUI use it automatically while it matches "
+                    "the model.",
+    )
+    parser.add_argument("--ctranslate2", action="store_true",
+                        help="export for CTranslate2 (the one format for now)")
+    parser.add_argument("--model", default=DEFAULT_MODEL_DIR,
+                        help=f"saved model folder (default: {DEFAULT_MODEL_DIR})")
+    parser.add_argument("--quantization", default=DEFAULT_QUANTIZATION, choices=QUANTIZATIONS,
+                        help=f"weight type (default: {DEFAULT_QUANTIZATION}, the fastest on CPU;"
+                             " float32 keeps the weights exact: the same greedy output as "
+                             "transformers)")
+    parser.add_argument("--force", action="store_true",
+                        help="rebuild even if the export is up to date")
+
+
+def run(args: argparse.Namespace) -> int:
+    """Convert, then say where the export went and how to use it."""
+    if not args.ctranslate2:
+        raise WorkbenchError("say which format to export: workbench export --ctranslate2 "
+                             f"[--model {args.model}]")
+    check_default_model(args.model)
+    from workbench.core.ct2_backend import export_ctranslate2
+
+    result = export_ctranslate2(args.model, args.quantization, force=args.force)
+    size = f"{result.size_bytes / 1e6:.1f} MB"
+    if result.rebuilt:
+        print(f"exported {args.model} to {result.path} ({result.quantization}, {size}, "
+              f"{result.seconds:.1f} s)")
+    else:
+        print(f"{result.path} is up to date ({result.quantization}, {size}); "
+              "--force rebuilds it")
+    print(f"translate with it: workbench translate --backend ct2 --model {args.model}")
+    return 0
