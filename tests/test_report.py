@@ -130,6 +130,40 @@ def test_unmatched_history_is_listed_whole_and_says_so(tmp_path: Path):
     assert lines == [] and "No console translations yet" in note
 
 
+def test_history_lines_that_name_their_run_match_exactly(tmp_path: Path):
+    out = tmp_path / "translation_output"
+    run = out / "runs" / "20260101-000000-demo"
+    other = out / "runs" / "20260102-000000-demo"
+    for folder in (run, other):
+        folder.mkdir(parents=True)
+    shared = str(out / "best_model")
+    history = [
+        {"time": "2026-01-03T00:00:00", "model": shared, "run_dir": str(run),
+         "source": "mine", "translation": "我的"},
+        {"time": "2026-01-03T00:00:01", "model": shared, "run_dir": str(other),
+         "source": "theirs", "translation": "他们的"},
+        {"time": "2026-01-03T00:00:02", "model": str(run / "initial_model"),
+         "run_dir": "translation_output/runs/20260101-000000-demo", "source": "base",
+         "translation": "底"},
+    ]
+    lines, note = console_for_run(history, run, {"status": "finished"}, out)
+    assert [(c.source, c.role) for c in lines] == [("mine", "fine-tuned"), ("base", "base")]
+    assert note.startswith("2 of the 3 lines")
+
+
+def test_console_history_records_the_run_and_backend(tiny_run: Path, tmp_path: Path):
+    import json
+
+    from workbench.console import append_history
+    from workbench.core.translation import Translation
+
+    model = str(tiny_run / "best_model")
+    append_history(tmp_path / "h.jsonl", model, Translation("a", "甲"), "transformers")
+    record = json.loads((tmp_path / "h.jsonl").read_text(encoding="utf-8"))
+    assert same_folder(record["run_dir"], tiny_run)
+    assert record["backend"] == "transformers"
+
+
 def test_relative_history_paths_match_by_their_tail(tmp_path: Path):
     folder = tmp_path / "translation_output" / "best_model"
     assert same_folder("translation_output/best_model", folder)

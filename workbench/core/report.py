@@ -301,6 +301,11 @@ def console_for_run(
         in_window = (moment is not None and start is not None and moment >= start - 1
                      and (end is None or moment < end))
         role = ""
+        if record.get("run_dir"):  # newer history lines name their run: match exactly
+            if same_folder(str(record["run_dir"]), run_dir):
+                role = "base" if Path(model).name == "initial_model" else "fine-tuned"
+                matched.append(_console_line(record, role))
+            continue
         for name in ("fine-tuned", "base"):
             if any(same_folder(model, f) for f in own[name] if f) or (
                     in_window and any(same_folder(model, f) for f in shared[name] if f)):
