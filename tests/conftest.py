@@ -38,6 +38,20 @@ def tiny_config(**overrides):
     return build_config("demo", overrides=values)
 
 
+#: Settings for a demo run of a few seconds, as a --config TOML file for subprocess tests.
+TINY_RUN_SETTINGS = {
+    "samples": 160, "learning_rate": 3e-3, "batch_size": 16, "logging_steps": 1,
+    "scratch_d_model": 32, "scratch_layers": 1, "scratch_heads": 2, "scratch_ffn_dim": 64,
+    "scratch_source_vocab": 400, "scratch_target_vocab": 2000, "max_new_tokens": 16,
+}
+
+
+def tiny_toml(**values) -> str:
+    """TINY_RUN_SETTINGS with ``values`` on top, written as TOML."""
+    merged = {**TINY_RUN_SETTINGS, **values}
+    return "".join(f"{key} = {value!r}\n" for key, value in merged.items())
+
+
 @pytest.fixture(scope="session")
 def hsk_pairs():
     """The first 300 cleaned HSK pairs."""

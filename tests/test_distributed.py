@@ -10,28 +10,16 @@ from pathlib import Path
 
 import pytest
 
-TOML = """
-samples = 160
-epochs = 2
-learning_rate = 3e-3
-batch_size = {batch}
-logging_steps = 1
-scratch_d_model = 32
-scratch_layers = 1
-scratch_heads = 2
-scratch_ffn_dim = 64
-scratch_source_vocab = 400
-scratch_target_vocab = 2000
-max_new_tokens = 16
-num_beams = 1
-"""
+from tests.conftest import tiny_toml
+
 TRAIN = ["-m", "workbench", "train", "--headless", "--preset", "demo", "--config", "tiny.toml",
          "--no-interact"]
 
 
 def launch(work: Path, batch: int, procs: int) -> subprocess.CompletedProcess:
     work.mkdir()
-    (work / "tiny.toml").write_text(TOML.format(batch=batch), encoding="utf-8")
+    (work / "tiny.toml").write_text(tiny_toml(epochs=2, batch_size=batch, num_beams=1),
+                                    encoding="utf-8")
     env = {**os.environ, "HF_HUB_OFFLINE": "1", "OMP_NUM_THREADS": "1"}
     launcher = [] if procs == 1 else [
         "-m", "torch.distributed.run", "--standalone", f"--nproc_per_node={procs}"]

@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import tiny_config
+from tests.conftest import tiny_config, tiny_toml
 from workbench.core.events import Note, TrainStep
 from workbench.core.training import last_complete_checkpoint, publish_model, run_training
 from workbench.errors import WorkbenchError
@@ -184,20 +184,7 @@ def test_output_dir_that_cannot_be_written(tmp_path: Path):
         run_training(small(tmp_path, "file/out"))
 
 
-TINY_TOML = """
-samples = 160
-epochs = 5
-learning_rate = 3e-3
-batch_size = 16
-logging_steps = 1
-scratch_d_model = 32
-scratch_layers = 1
-scratch_heads = 2
-scratch_ffn_dim = 64
-scratch_source_vocab = 400
-scratch_target_vocab = 2000
-max_new_tokens = 16
-"""
+TINY_TOML = tiny_toml(epochs=5)
 
 
 def start_run(work: Path) -> subprocess.Popen:

@@ -133,8 +133,8 @@ async def test_training_run_fills_charts_samples_and_translate(tmp_path: Path):
         assert str(attention.query_one("#attention-status").render()) != first
 
 
-async def test_stop_ends_with_a_checkpoint(tmp_path: Path):
-    app = WorkbenchApp(small(tmp_path, epochs=6.0))
+async def test_stop_ends_with_a_checkpoint_and_resume_continues(tmp_path: Path):
+    app = WorkbenchApp(small(tmp_path, epochs=3.0, logging_steps=1))
     async with app.run_test(size=(100, 30)) as pilot:
         await pilot.press("f2")
         await pilot.pause(0.2)
@@ -145,8 +145,14 @@ async def test_stop_ends_with_a_checkpoint(tmp_path: Path):
         await pilot.press("x")
         await wait_for(pilot, lambda: not training.running, timeout=120)
         assert training.last_status == "stopped"
-    runs = list((tmp_path / "out" / "runs").iterdir())
-    assert list((runs[0] / "checkpoints").glob("checkpoint-*"))
+        runs = list((tmp_path / "out" / "runs").iterdir())
+        assert list((runs[0] / "checkpoints").glob("checkpoint-*"))
+        await pilot.press("r")  # Resume goes on in the same run folder
+        await wait_for(pilot, lambda: not training.running and
+                       training.last_status == "finished", timeout=300)
+    assert list((tmp_path / "out" / "runs").iterdir()) == runs
+    summary = json.loads((runs[0] / "summary.json").read_text())
+    assert summary["status"] == "finished" and summary["global_step"] == 27
 
 
 async def test_app_opens_on_a_saved_run(tmp_path: Path):

@@ -16,6 +16,7 @@ from pathlib import Path
 
 import pytest
 
+from tests.conftest import tiny_toml
 from tests.test_tui import small, wait_for
 from workbench.core.events import EvalDone, TrainStep
 from workbench.core.training import last_complete_checkpoint
@@ -88,27 +89,6 @@ async def test_non_finite_values_never_reach_the_charts(tmp_path: Path):
         assert app.is_running
 
 
-async def test_resume_key_continues_the_stopped_run(tmp_path: Path):
-    app = WorkbenchApp(small(tmp_path, epochs=3.0, logging_steps=1))
-    async with app.run_test(size=(100, 30)) as pilot:
-        await pilot.press("f2")
-        await pilot.pause(0.2)
-        training = app.query_one(TrainingPane)
-        await pilot.press("s")
-        chart = app.query_one("#loss-chart", SeriesChart)
-        await wait_for(pilot, lambda: chart.point_count("loss") >= 2)
-        await pilot.press("x")
-        await wait_for(pilot, lambda: not training.running, timeout=120)
-        assert training.last_status == "stopped"
-        await pilot.press("r")
-        await wait_for(pilot, lambda: not training.running and
-                       training.last_status == "finished", timeout=300)
-    runs = list((tmp_path / "out" / "runs").iterdir())
-    assert len(runs) == 1  # the same run went on
-    summary = json.loads((runs[0] / "summary.json").read_text())
-    assert summary["status"] == "finished" and summary["global_step"] == 27
-
-
 ODD_INPUT = [
     "🍵 I like tea 🍵",                      # emoji
     "a\x00b\x1bc\x07",                       # control characters
@@ -146,20 +126,7 @@ async def test_console_takes_odd_input_and_goes_on(tmp_path: Path, tiny_model_di
 
 # --------------------------------------------------------------------------- real signals
 
-TINY_TOML = """
-samples = 160
-epochs = 30
-learning_rate = 3e-3
-batch_size = 16
-logging_steps = 1
-scratch_d_model = 32
-scratch_layers = 1
-scratch_heads = 2
-scratch_ffn_dim = 64
-scratch_source_vocab = 400
-scratch_target_vocab = 2000
-max_new_tokens = 16
-"""
+TINY_TOML = tiny_toml(epochs=30)
 
 
 class Terminal:
