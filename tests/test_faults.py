@@ -184,7 +184,7 @@ def test_output_dir_that_cannot_be_written(tmp_path: Path):
         run_training(small(tmp_path, "file/out"))
 
 
-TINY_TOML = tiny_toml(epochs=5)
+TINY_TOML = tiny_toml(epochs=3)
 
 
 def start_run(work: Path) -> subprocess.Popen:
