@@ -69,39 +69,107 @@ SOURCE_MEDIAN, SOURCE_SIGMA = 28.0, 0.6
 RATIO_SIGMA = 0.25
 
 MODES = {
-    # train pairs = one epoch: every pair is seen once by both arms, so the timed steps
-    # cover the whole length sample, not only the first (longest, when length-grouped)
-    # batches. Quick: on 2 shared CPU cores a reference step takes ~20-40 s and its 4-beam
-    # evaluation ~20 s per batch of 16, so 2 steps and 1 evaluation batch per repetition.
-    "quick": {"train": 32, "validation": 16, "reps": 2, "check_batch": 4, "check_steps": 3,
-              "threads": 1},
-    "full": {"train": 1600, "validation": 512, "reps": 3, "check_batch": 16, "check_steps": 20,
-             "threads": 0},
+    # Training: the workbench's own sampler orders a full epoch of `epoch` pairs (the
+    # assignment's 50,000 x 9/10); `train_batches` of its batches, evenly spread over the
+    # epoch's range of batch widths, are timed (plan_training). Evaluation: (pool, batches)
+    # -- `batches` length strata of a `pool`-sentence set (length_strata), or all `pool`.
+    # Quick: a reference step takes ~25 s on one CPU core and its 4-beam evaluation ~50 s
+    # per batch of 16, hence 3 training and 2 evaluation batches per repetition.
+    "quick": {"epoch": 45_000, "train_batches": 3, "validation": (5000, 2), "reps": 2,
+              "check_batch": 2, "check_steps": 3, "threads": 1},
+    "full": {"epoch": 45_000, "train_batches": 100, "validation": (512, None), "reps": 3,
+             "check_batch": 16, "check_steps": 20, "threads": 0},
 }
 
 
 # --------------------------------------------------------------------------- data
 
 
-def make_pairs(n: int, seed: int) -> list[tuple[list[int], list[int]]]:
-    """Random token-id pairs with WMT19-like lengths (</s> included, 3..128 tokens).
+def make_lengths(n: int, seed: int) -> list[tuple[int, int]]:
+    """(source, target) lengths in tokens, </s> included, modelled on WMT19 zh-en.
 
-    Source length ~ lognormal(ln 28, 0.6), i.e. median 28 and mean ~33 SentencePiece
-    tokens; the target length is the source length times lognormal(0, 0.25) (Chinese and
-    English take similar token counts in opus-mt's vocabularies). Both clipped to
-    [3, 128]; 128 is where the assignment truncates.
+    Source ~ lognormal(ln 28, 0.6): median 28, mean ~33 subword tokens; target = source x
+    lognormal(0, 0.25) (Chinese and English take similar numbers of pieces). Both clipped
+    to [3, 128]; 128 is where the assignment truncates.
     """
     rng = random.Random(seed)
-    pairs = []
+    lengths = []
     for _ in range(n):
-        src_len = round(rng.lognormvariate(math.log(SOURCE_MEDIAN), SOURCE_SIGMA))
-        src_len = min(MAX_LEN, max(3, src_len))
-        tgt_len = min(MAX_LEN, max(3, round(src_len * rng.lognormvariate(0.0, RATIO_SIGMA))))
-        pairs.append((
-            [rng.randrange(2, PAD) for _ in range(src_len - 1)],
-            [rng.randrange(2, PAD) for _ in range(tgt_len - 1)],
-        ))
-    return pairs
+        src = min(MAX_LEN, max(3, round(rng.lognormvariate(math.log(SOURCE_MEDIAN),
+                                                           SOURCE_SIGMA))))
+        tgt = min(MAX_LEN, max(3, round(src * rng.lognormvariate(0.0, RATIO_SIGMA))))
+        lengths.append((src, tgt))
+    return lengths
+
+
+def fill_ids(lengths: list[tuple[int, int]], seed: int) -> list[tuple[list[int], list[int]]]:
+    """Token ids (uniform over the vocabulary, no </s>: the tokenizer adds it) per pair."""
+    rng = random.Random(seed)
+    return [([rng.randrange(2, PAD) for _ in range(src - 1)],
+             [rng.randrange(2, PAD) for _ in range(tgt - 1)]) for src, tgt in lengths]
+
+
+def make_pairs(n: int, seed: int) -> list[tuple[list[int], list[int]]]:
+    """Random token-id pairs with WMT19-like lengths (make_lengths)."""
+    return fill_ids(make_lengths(n, seed), seed + 1)
+
+
+def length_strata(pairs: list[Any], batches: int, seed: int) -> list[Any]:
+    """``batches`` batches of 16, spread evenly over ``pairs`` sorted by source length.
+
+    A length-sorted evaluation of the whole set, in miniature: the workbench evaluates
+    longest first (``training.longest_first``), so its batches over the kept pairs are
+    these same homogeneous batches. Returned shuffled, since the reference evaluates in
+    dataset order; its batches mix the strata, which run shorter than random batches of
+    the whole set would (favouring the reference).
+    """
+    ranked = sorted(pairs, key=lambda p: len(p[0]), reverse=True)
+    chunks = [ranked[i : i + BATCH] for i in range(0, len(ranked), BATCH)]
+    kept = [p for i in range(batches) for p in chunks[int((i + 0.5) * len(chunks) / batches)]]
+    random.Random(seed).shuffle(kept)
+    return kept
+
+
+def plan_training(model: Any, lengths: list[tuple[int, int]], batches: int, workdir: Path,
+                  device: str) -> tuple[list[int], dict[str, float]]:
+    """``batches`` of the batches the workbench's sampler forms over an epoch of ``lengths``.
+
+    The sampler (``training._trainer_class``) sorts megabatches of 50 x 16 pairs by
+    length, but only in datasets of 3,200 pairs or more; on a few dozen pairs its batches
+    would be random. So it orders the full epoch here; the epoch's batches, sorted by
+    padded size (source + target width), are split into ``batches`` equal groups, and
+    from each group the batch nearest the group's mean size is kept, so the kept batches
+    are as wide as the epoch's on average. Returns their pair indices, batch after batch,
+    and the mean source/target widths of the kept batches and of the whole epoch.
+    """
+    import datasets
+
+    from workbench.core.training import _trainer_class, _training_arguments
+
+    config = workbench_config(workdir / "plan")
+    dataset = datasets.Dataset.from_dict({"input_ids": [[0] * s for s, _ in lengths],
+                                          "labels": [[0] * t for _, t in lengths]})
+    trainer = _trainer_class(config.seed)(
+        model=model, args=_training_arguments(config, workdir / "plan", device),
+        eval_dataset=dataset)  # only its sampler is used
+    order = list(trainer._get_train_sampler(dataset))
+    epoch = [order[i : i + BATCH] for i in range(0, len(order) - BATCH + 1, BATCH)]
+
+    def widths(batch: list[int]) -> tuple[int, int]:
+        return max(lengths[i][0] for i in batch), max(lengths[i][1] for i in batch)
+
+    by_size = sorted(epoch, key=lambda b: sum(widths(b)))
+    kept = []
+    for k in range(batches):  # from each of `batches` equal groups, its most typical batch
+        group = by_size[k * len(by_size) // batches : (k + 1) * len(by_size) // batches]
+        mean = statistics.fmean(sum(widths(b)) for b in group)
+        kept.append(min(group, key=lambda b: abs(sum(widths(b)) - mean)))
+    summary = {
+        f"{who}_{side}": statistics.fmean(widths(b)[j] for b in batches_)
+        for who, batches_ in (("kept", kept), ("epoch", epoch))
+        for j, side in enumerate(("source", "target"))
+    }
+    return [i for batch in kept for i in batch], summary
 
 
 def ids_to_text(ids: list[int]) -> str:
@@ -142,7 +210,8 @@ def build_tokenizer() -> Any:
 
 
 def prepare_workdir(
-    workdir: Path, mode: dict[str, int], seed: int = 0, shape: dict[str, Any] | None = None
+    workdir: Path, mode: dict[str, Any], device: str = "cpu", seed: int = 0,
+    shape: dict[str, Any] | None = None,
 ) -> dict[str, Any]:
     """Save the random model, the tokenizer and the data every child process loads.
 
@@ -158,17 +227,37 @@ def prepare_workdir(
         "decoder_start_token_id": PAD, "forced_eos_token_id": EOS})
     model.save_pretrained(workdir / "model")
     build_tokenizer().save_pretrained(workdir / "model")
-    train = make_pairs(mode["train"], seed=1)
-    validation = make_pairs(mode["validation"], seed=2)
+    val_pool, val_batches = mode["validation"]
+    epoch = make_lengths(mode["epoch"], seed=1)
+    kept, plan = plan_training(model, epoch, mode["train_batches"], workdir, device)
+    train = fill_ids([epoch[i] for i in kept], seed=3)
+    validation = make_pairs(val_pool, seed=2)
+    if val_batches:
+        validation = length_strata(validation, val_batches, seed=4)
     data = {"train": [[ids_to_text(s), ids_to_text(t)] for s, t in train],
             "validation": [[ids_to_text(s), ids_to_text(t)] for s, t in validation]}
     (workdir / "data.json").write_text(json.dumps(data), encoding="utf-8")
-    model_sample = make_pairs(20_000, seed=99)  # the distribution itself, not this sample
+    model_sample = make_lengths(20_000, seed=99)  # the distribution itself, not this sample
+
+    val_text = f"{len(validation)} sentences drawn at random"
+    if val_batches:
+        val_text = (f"{len(validation)} sentences = {val_batches} batches of {BATCH} at evenly "
+                    f"spaced ranks of a {val_pool}-sentence set sorted by length "
+                    "(`length_strata`), stored in random order")
     return {
         "parameters": sum(p.numel() for p in model.parameters()),
+        "train_pairs": len(train),
+        "train_text": (f"{len(train)} pairs = {mode['train_batches']} batches of {BATCH} that "
+                       f"the workbench's sampler forms over a {mode['epoch']:,}-pair epoch, "
+                       "one typical batch from each equal share of its batches sorted by "
+                       "size (`plan_training`; mean source/target width "
+                       f"{plan['kept_source']:.1f}/{plan['kept_target']:.1f} tokens, the "
+                       f"whole epoch's {plan['epoch_source']:.1f}/{plan['epoch_target']:.1f})"),
+        "validation_pairs": len(validation),
+        "validation_text": val_text,
         "lengths": {
-            "source, model (20,000 draws)": length_stats([len(s) + 1 for s, _ in model_sample]),
-            "target, model (20,000 draws)": length_stats([len(t) + 1 for _, t in model_sample]),
+            "source, model (20,000 draws)": length_stats([s for s, _ in model_sample]),
+            "target, model (20,000 draws)": length_stats([t for _, t in model_sample]),
             "source, this run's pairs": length_stats([len(s) + 1 for s, _ in train + validation]),
             "target, this run's pairs": length_stats([len(t) + 1 for _, t in train + validation]),
         },
@@ -292,6 +381,7 @@ def build_trainer(arm: str, phase: str, workdir: Path, device: str) -> tuple[Any
             _configure_generation,
             _trainer_class,
             _training_arguments,
+            longest_first,
         )
 
         config = workbench_config(out)
@@ -300,6 +390,7 @@ def build_trainer(arm: str, phase: str, workdir: Path, device: str) -> tuple[Any
             tokenize_pairs([Pair(s, t) for s, t in pairs], tokenizer, config.target_label,
                            config.max_source_length, config.max_target_length)
             for pairs in (train_pairs, val_pairs))
+        val_set, val_refs = longest_first(val_set, val_refs)
         trainer = _trainer_class(config.seed)(
             model=model, args=_training_arguments(config, out, device),
             train_dataset=train_set, eval_dataset=val_set,
@@ -386,6 +477,21 @@ def child_train(arm: str, workdir: Path, device: str) -> dict[str, Any]:
                 marks["loss"].append(float(logs["loss"]))
 
     trainer.add_callback(StepTimer())
+    if arm == "workbench":
+        from torch.utils.data import SequentialSampler
+
+        # The pairs are stored batch after batch in the order the workbench's own sampler
+        # gave them over a full epoch (plan_training); keep that order.
+        trainer._get_train_sampler = lambda *a, **k: SequentialSampler(trainer.train_dataset)
+    widths: list[list[int]] = []
+    collate = trainer.data_collator
+
+    def recording_collator(features: list[dict]) -> Any:
+        batch = collate(features)
+        widths.append([int(batch["input_ids"].shape[1]), int(batch["labels"].shape[1])])
+        return batch
+
+    trainer.data_collator = recording_collator
     warm_up(model, device)
     if device == "cuda":
         import torch
@@ -404,6 +510,7 @@ def child_train(arm: str, workdir: Path, device: str) -> dict[str, Any]:
         "target_tokens_per_s": sum(t for _, t in lengths) / seconds,
         "model_flops_per_s": flops / seconds,
         "step_seconds": [e - b for b, e in zip(marks["begin"], marks["end"], strict=True)],
+        "padded_widths": widths,  # [source, target] tensor width of each batch
         "losses": marks["loss"],
         "precision": "bf16" if trainer.args.bf16 else ("fp16" if trainer.args.fp16 else "fp32"),
         "attention": model.config._attn_implementation,
@@ -411,7 +518,7 @@ def child_train(arm: str, workdir: Path, device: str) -> dict[str, Any]:
     }
 
 
-def child_eval(arm: str, workdir: Path, device: str) -> dict[str, Any]:
+def child_eval(arm: str, workdir: Path, device: str, final: bool = True) -> dict[str, Any]:
     """Time ``trainer.evaluate()`` (evaluation during training) and the final decoding."""
     trainer, model, tokenizer, data = build_trainer(arm, "eval", workdir, device)
     sources = [s for s, _ in data["validation"]]
@@ -435,6 +542,8 @@ def child_eval(arm: str, workdir: Path, device: str) -> dict[str, Any]:
         "eval_loss": metrics.get("eval_loss"),
         **peak_memory(device),
     }
+    if not final:
+        return found
     if arm == "reference":
         # The reference scores before/after BLEU with this same evaluate() (4 beams).
         found["final_sentences_per_s"] = found["sentences_per_s"]
@@ -556,7 +665,7 @@ def load_average() -> str:
 
 
 def median_of(runs: list[dict[str, Any]], key: str) -> float:
-    return statistics.median(r[key] for r in runs)
+    return statistics.median(r[key] for r in runs if key in r)
 
 
 def fmt(value: float) -> str:
@@ -572,7 +681,8 @@ def write_report(path: Path, ctx: dict[str, Any]) -> str:
             lower_is_better: bool = False) -> str:
         a, b = median_of(ref[phase], key), median_of(wb[phase], key)
         ratio = a / b if lower_is_better else b / a
-        each = "; ".join(f"{arm}: " + ", ".join(fmt(r[key]) for r in runs[arm][phase])
+        each = "; ".join(f"{arm}: " + ", ".join(fmt(r[key]) for r in runs[arm][phase]
+                                                if key in r)
                          for arm in ("reference", "workbench"))
         return (f"| {label} | {fmt(a)}{unit} | {fmt(b)}{unit} | **{ratio:.2f}×** | {target} "
                 f"| {each} |")
@@ -603,9 +713,13 @@ def write_report(path: Path, ctx: dict[str, Any]) -> str:
         f"Model: opus-mt-en-zh's shape, random weights ({data['parameters'] / 1e6:.1f}M "
         f"parameters), attention `{wb['train'][0]['attention']}` in both arms; precision "
         f"reference {ref['train'][0]['precision']}, workbench {wb['train'][0]['precision']}. "
-        f"Data: {mode['train']} training pairs (one epoch, {mode['train'] // BATCH} steps of "
-        f"{BATCH}) and {mode['validation']} validation sentences; {mode['reps']} repetitions "
-        "per arm, each phase in a fresh process, order A B then B A.",
+        f"Training: one epoch over {data['train_text']} ({data['train_pairs'] // BATCH} "
+        f"steps of {BATCH}). Evaluation: {data['validation_text']}. {mode['reps']} "
+        "repetitions per arm, each phase in a fresh process, order A B, then B A. Tensor "
+        "widths of the timed training batches (source/target, first repetition): "
+        + "; ".join(f"{arm} " + ", ".join(f"{a}/{b}" for a, b in runs[arm]["train"][0]
+                                         ["padded_widths"])
+                    for arm in ("reference", "workbench")) + ".",
         "",
         "| metric | reference | workbench | workbench / reference | target | per repetition |",
         "| --- | --- | --- | --- | --- | --- |",
@@ -778,7 +892,7 @@ def main() -> int:
         if kind == "train":
             found = child_train(rest[0], workdir, device)
         elif kind == "eval":
-            found = child_eval(rest[0], workdir, device)
+            found = child_eval(rest[0], workdir, device, final=rest[1] == "final")
         elif kind == "check":
             found = child_check(workdir, device, int(rest[0]), int(rest[1]))
         else:
@@ -803,14 +917,18 @@ def main() -> int:
                                         for arm in ("reference", "workbench")}
     with tempfile.TemporaryDirectory(prefix="wb-speed-") as tmp:
         workdir = Path(tmp)
-        ctx["data"] = prepare_workdir(workdir, mode)
+        ctx["data"] = prepare_workdir(workdir, mode, device)
         print(f"model and data ready ({ctx['data']['parameters'] / 1e6:.1f}M parameters)",
               flush=True)
         for rep in range(mode["reps"]):
             order = ("reference", "workbench") if rep % 2 == 0 else ("workbench", "reference")
             for phase in ("train", "eval"):
                 for arm in order:
-                    found = run_child([phase, arm, device], workdir, mode["threads"])
+                    # Quick mode times the final (4-beam) decoding in the first repetition
+                    # only: it is the same decoding on both sides, shown for information.
+                    final = "final" if rep == 0 or not args.quick else "no-final"
+                    extra = [final] if phase == "eval" else []
+                    found = run_child([phase, arm, *extra, device], workdir, mode["threads"])
                     runs[arm][phase].append(found)
                     key = "samples_per_s" if phase == "train" else "sentences_per_s"
                     print(f"rep {rep + 1} {phase:5} {arm:9}: {found[key]:.3f}/s "

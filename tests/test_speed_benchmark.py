@@ -37,7 +37,8 @@ def speed():
 @pytest.fixture(scope="module")
 def workdir(speed, tmp_path_factory: pytest.TempPathFactory) -> Path:
     folder = tmp_path_factory.mktemp("speed")
-    speed.prepare_workdir(folder, {"train": 8, "validation": 4}, shape=TINY)
+    mode = {"epoch": 64, "train_batches": 1, "validation": (4, None)}
+    speed.prepare_workdir(folder, mode, shape=TINY)
     return folder
 
 
@@ -50,6 +51,30 @@ def test_lengths_follow_the_model_and_stay_in_range(speed):
     assert 26 <= stats["median"] <= 30  # lognormal median 28
     assert 30 <= stats["mean"] <= 36  # and a long tail: mean above median
     assert speed.make_pairs(5, seed=3) == pairs[:5]  # seeded
+
+
+def test_strata_are_whole_length_sorted_batches_that_sort_back_the_same(speed):
+    pool = speed.make_pairs(800, seed=5)
+    kept = speed.length_strata(pool, 3, seed=6)
+    assert len(kept) == 48 and len(set(map(str, kept))) == 48
+    ranked = sorted(pool, key=lambda p: len(p[0]), reverse=True)
+    resorted = sorted(kept, key=lambda p: len(p[0]), reverse=True)
+    widths = [len(resorted[i][0]) for i in (0, 16, 32)]  # each batch's longest source
+    assert widths == [len(ranked[r * 16][0]) for r in (8, 25, 41)]  # ranks (i + 0.5) * 50 / 3
+    assert kept != resorted  # stored shuffled: the reference's dataset order is random
+
+
+def test_planned_batches_come_from_the_workbench_sampler_and_span_the_widths(speed, workdir):
+    model, _, _ = speed.load_model(workdir, "cpu")
+    epoch = speed.make_lengths(6400, seed=7)  # big enough for 800-pair megabatches
+    kept, widths = speed.plan_training(model, epoch, 4, workdir, "cpu")
+    for side in ("source", "target"):  # as wide as the whole epoch's batches on average
+        assert abs(widths[f"kept_{side}"] - widths[f"epoch_{side}"]) < 4
+    batches = [[epoch[i] for i in kept[k : k + 16]] for k in range(0, 64, 16)]
+    sizes = [max(s for s, _ in b) + max(t for _, t in b) for b in batches]
+    longer = [[max(s, t) for s, t in b] for b in batches]
+    assert sizes == sorted(sizes) and sizes[0] < sizes[-1]  # small to large
+    assert max(max(b) - min(b) for b in longer) <= 6  # grouped by the longer side
 
 
 def test_tokenizer_maps_words_to_their_ids(speed):
