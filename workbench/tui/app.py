@@ -168,7 +168,8 @@ class WorkbenchApp(ForwardsWorkerFailures, App[int]):
 
     def action_report(self) -> None:
         """Write the newest finished run's report; the heatmap shows the Attention sentence."""
-        shown = self.query_one(AttentionPane).result
+        pane = next(iter(self.query(AttentionPane)), None)  # None before it is mounted
+        shown = pane.result if pane is not None else None
         self.notify("writing the run report…")
         self.write_report(shown.sentence if shown else None)
 
