@@ -105,3 +105,16 @@ def test_a_second_run_never_touches_the_first_and_best_model_follows_the_newer(t
     published = json.loads((tmp_path / "out" / "best_model" / "workbench.json").read_text())
     assert published["run_dir"] == str(second.run_dir)
     assert not [p for p in (tmp_path / "out").iterdir() if p.name.startswith(".")]
+
+
+def test_evaluation_set_is_longest_first_with_references_still_paired():
+    import datasets
+
+    from workbench.core.training import longest_first
+
+    dataset = datasets.Dataset.from_dict(
+        {"input_ids": [[1] * 3, [2] * 5, [3] * 1, [4] * 5], "labels": [[1], [2], [3], [4]]})
+    ordered, refs = longest_first(dataset, ["three", "five-a", "one", "five-b"])
+    assert [len(ids) for ids in ordered["input_ids"]] == [5, 5, 3, 1]
+    assert refs == ["five-a", "five-b", "three", "one"]  # ties keep their order
+    assert [row[0] for row in ordered["labels"]] == [2, 4, 1, 3]

@@ -68,34 +68,47 @@ class WorkbenchApp(ForwardsWorkerFailures, App[int]):
         with TabbedContent(initial="dataset", id="panes"):
             with TabPane("1 Dataset", id="dataset"):
                 yield DatasetPane(self.config)
-            with TabPane("2 Training", id="training"):
-                yield TrainingPane(self.config)
-            with TabPane("3 Samples", id="samples"):
-                yield SamplesPane()
-            with TabPane("4 Translate", id="translate"):
-                yield TranslatePane(self.tuned_model, self.base_model,
-                                    self.output_root / "console_history.jsonl")
-            with TabPane("5 Attention", id="attention"):
-                yield AttentionPane(self.tuned_model)
+            # The hidden panes start empty and are filled after the first frame
+            # (_mount_hidden_panes): composing and styling them first delayed the first
+            # screen by ~0.4 s on a 2-core machine (benchmarks/RESULTS.md, start-up).
+            for i, name in enumerate(PANES[1:], 2):
+                yield TabPane(f"{i} {name.title()}", id=name)
         yield Footer()
 
     def on_mount(self) -> None:
         self.call_after_refresh(self._focus_pane, "dataset")
         self._catch_hangups()
         self.sub_title = f"{self.config.preset} · {self.output_root}"
+        self.call_after_refresh(self._mount_hidden_panes)
+
+    async def _mount_hidden_panes(self) -> None:
+        hidden = {
+            "training": TrainingPane(self.config),
+            "samples": SamplesPane(),
+            "translate": TranslatePane(self.tuned_model, self.base_model,
+                                       self.output_root / "console_history.jsonl"),
+            "attention": AttentionPane(self.tuned_model),
+        }
+        for name, pane in hidden.items():
+            await self.query_one(f"TabPane#{name}", TabPane).mount(pane)
         from workbench.core.runs import latest_finished_run
 
         found = latest_finished_run(self.output_root)
         if found:
             run_dir, summary = found
             self._use_run(str(run_dir), summary)
+        # A pane the user switched to before it was filled gets its focus now.
+        active = self.query_one(TabbedContent).active
+        if active in hidden and (self.focused is None or isinstance(self.focused, Tabs)):
+            self._focus_pane(active)
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
         # Digits and letters are typed into text fields; F-keys work everywhere.
         if action in ("show_pane", "training") and isinstance(self.focused, Input):
             return False
-        if action == "training":
-            return self.query_one(TabbedContent).active == "training"
+        if action == "training":  # and its pane is mounted (just after start it may not be)
+            return self.query_one(TabbedContent).active == "training" and bool(
+                self.query(TrainingPane))
         return True
 
     def action_training(self, what: str) -> None:
@@ -155,7 +168,8 @@ class WorkbenchApp(ForwardsWorkerFailures, App[int]):
 
     def action_report(self) -> None:
         """Write the newest finished run's report; the heatmap shows the Attention sentence."""
-        shown = self.query_one(AttentionPane).result
+        pane = next(iter(self.query(AttentionPane)), None)  # None before it is mounted
+        shown = pane.result if pane is not None else None
         self.notify("writing the run report…")
         self.write_report(shown.sentence if shown else None)
 
@@ -219,8 +233,8 @@ class WorkbenchApp(ForwardsWorkerFailures, App[int]):
 
     async def action_quit(self) -> None:
         """Stop training with a checkpoint, wait a moment for it, then exit."""
-        training = self.query_one(TrainingPane)
-        if training.running:
+        training = next(iter(self.query(TrainingPane)), None)  # None before it is mounted
+        if training is not None and training.running:
             training.action_stop()
             self.notify("stopping training with a checkpoint…")
             waited = 0.0

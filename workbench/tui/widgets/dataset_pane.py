@@ -67,7 +67,8 @@ class DatasetPane(ForwardsWorkerFailures, Vertical):
     def on_mount(self) -> None:
         table = self.query_one(DataTable)
         table.add_columns("split", "source", "target", "src w", "tgt ch")
-        self.load()
+        # After the first frame: the read holds the GIL for ~0.2 s and would delay it.
+        self.call_after_refresh(self.load)
 
     @work(thread=True, exclusive=True, exit_on_error=False, group="dataset")
     def load(self) -> None:
