@@ -1,13 +1,13 @@
 """Reference recipe vs workbench recipe: training and evaluation throughput, one run.
 
 Usage:
-    python benchmarks/speed.py --quick     # CPU, a few minutes
+    python benchmarks/speed.py --quick     # CPU: ~9 minutes on 2 shared cores
     python benchmarks/speed.py             # full mode, meant for a CUDA GPU
 
 Both arms fine-tune the same model (opus-mt-en-zh's shape: d_model 512, 6+6 layers,
 8 heads, FFN 2048, vocabulary 65,001, tied embeddings; random weights saved once, loaded
 by every arm) on the same synthetic pairs whose lengths follow a model of WMT19 zh-en
-(``make_pairs``). Every (arm, phase, repetition) runs in its own fresh process, arms
+(``make_lengths``). Every (arm, phase, repetition) runs in its own fresh process, arms
 interleaved (A B, then B A), so they never share a peak-memory figure or a warm cache;
 the tables report medians and workbench / reference ratios.
 
@@ -18,8 +18,9 @@ the tables report medians and workbench / reference ratios.
 * **workbench** -- the code users run, imported, not re-implemented:
   ``workbench.core.preprocess.tokenize_pairs`` (no padding), the trainer class and
   arguments of ``workbench.core.training`` (length-grouped batches, dynamic padding,
-  greedy evaluation bounded to 128 new tokens, bf16 on GPUs that have it), and
-  ``workbench.core.translation.Translator`` for the before/after decoding.
+  greedy evaluation bounded to 128 new tokens, longest sentences first, bf16 on GPUs
+  that have it), and ``workbench.core.translation.Translator`` for the before/after
+  decoding.
 
 Random weights never emit </s>, so generation would always run to its length bound. In
 both arms a logits processor (``EosAtLength``) bans </s> until the sentence's reference
@@ -64,14 +65,14 @@ PAD, EOS, UNK = 65000, 0, 1
 MAX_LEN = 128  # the assignment's max source/target length
 BATCH = 16  # the assignment's batch size, training and evaluation
 
-# Sentence lengths in SentencePiece tokens, </s> included (see make_pairs and RESULTS.md).
+# Sentence lengths in subword tokens, </s> included (see make_lengths and RESULTS.md).
 SOURCE_MEDIAN, SOURCE_SIGMA = 28.0, 0.6
 RATIO_SIGMA = 0.25
 
 MODES = {
     # Training: the workbench's own sampler orders a full epoch of `epoch` pairs (the
-    # assignment's 50,000 x 9/10); `train_batches` of its batches, evenly spread over the
-    # epoch's range of batch widths, are timed (plan_training). Evaluation: (pool, batches)
+    # assignment's 50,000 x 9/10); `train_batches` of its batches, one typical batch per
+    # equal share of them by size, are timed (plan_training). Evaluation: (pool, batches)
     # -- `batches` length strata of a `pool`-sentence set (length_strata), or all `pool`.
     # Quick: a reference step takes ~25 s on one CPU core and its 4-beam evaluation ~50 s
     # per batch of 16, hence 3 training and 2 evaluation batches per repetition.
@@ -153,6 +154,7 @@ def plan_training(model: Any, lengths: list[tuple[int, int]], batches: int, work
         model=model, args=_training_arguments(config, workdir / "plan", device),
         eval_dataset=dataset)  # only its sampler is used
     order = list(trainer._get_train_sampler(dataset))
+    model.to("cpu")  # the Trainer moved it to the device; the children load their own
     epoch = [order[i : i + BATCH] for i in range(0, len(order) - BATCH + 1, BATCH)]
 
     def widths(batch: list[int]) -> tuple[int, int]:
@@ -605,7 +607,7 @@ def child_matmul(device: str) -> dict[str, Any]:
     import torch
 
     dtype = torch.bfloat16 if device == "cuda" else torch.float32
-    n = 8192 if device == "cuda" else 1024
+    n = 8192 if device == "cuda" else 2048
     a = torch.randn(n, n, device=device, dtype=dtype)
     b = torch.randn(n, n, device=device, dtype=dtype)
     for _ in range(3):
@@ -754,14 +756,16 @@ def write_report(path: Path, ctx: dict[str, Any]) -> str:
         "| tokenizing | `padding=\"max_length\"`, 128, labels pad → -100 | "
         "`preprocess.tokenize_pairs`: truncation only |",
         "| training batches | default `Seq2SeqTrainer`: random order, every batch 128 wide | "
-        "`training._trainer_class`: per-epoch seeded length-grouped sampler, padded per "
-        "batch by `DataCollatorForSeq2Seq` |",
+        "`training._trainer_class`: per-epoch seeded sampler grouping pairs of similar "
+        "length (the longer side of each pair), padded per batch by "
+        "`DataCollatorForSeq2Seq` |",
         "| precision | fp32 (the assignment's fp16 is only a small-GPU fallback) | "
         "`training._training_arguments`: bf16 where the GPU has it, else fp32 |",
         "| evaluation during training | `trainer.evaluate()` with the model's default "
         "decoding: 4 beams, `max_length` 512, inputs 128 wide, dataset order | "
         "`trainer.evaluate()` with `generation_num_beams=1` (`eval_num_beams`), "
-        "`generation_max_length` 129, inputs padded per batch, dataset order |",
+        "`generation_max_length` 129, inputs padded per batch, longest first "
+        "(`training.longest_first`) |",
         "| before/after BLEU decoding | the same `evaluate()` (4 beams) | "
         "`Translator.translate_many`: 4 beams (`num_beams`), length-sorted batches, bound "
         "min(128, 2·source+8) |",

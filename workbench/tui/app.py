@@ -70,7 +70,7 @@ class WorkbenchApp(ForwardsWorkerFailures, App[int]):
                 yield DatasetPane(self.config)
             # The hidden panes start empty and are filled after the first frame
             # (_mount_hidden_panes): composing and styling them first delayed the first
-            # screen by ~0.4 s on a 2-core machine (benchmarks/RESULTS.md, start-up).
+            # screen by ~0.1 s and the footer and data by ~0.17 s (benchmarks/TUI.md).
             for i, name in enumerate(PANES[1:], 2):
                 yield TabPane(f"{i} {name.title()}", id=name)
         yield Footer()
