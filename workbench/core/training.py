@@ -507,6 +507,8 @@ def _training_arguments(config: RunConfig, run_dir: Path, device: str) -> Any:
         data_seed=config.seed,
         fp16=config.fp16,
         bf16=bool(bf16),
+        # TF32 matmuls for what still runs in fp32, on the GPUs that have bf16 (Ampere+).
+        tf32=True if device == "cuda" and bf16_supported() else None,
         report_to="none",
         disable_tqdm=True,
         dataloader_num_workers=0,
