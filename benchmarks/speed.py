@@ -757,7 +757,7 @@ def write_report(path: Path, ctx: dict[str, Any]) -> str:
         "`preprocess.tokenize_pairs`: truncation only |",
         "| training batches | default `Seq2SeqTrainer`: random order, every batch 128 wide | "
         "`training._trainer_class`: per-epoch seeded sampler grouping pairs of similar "
-        "length (the longer side of each pair), padded per batch by "
+        "source length, padded per batch by "
         "`DataCollatorForSeq2Seq` |",
         "| precision | fp32 (the assignment's fp16 is only a small-GPU fallback) | "
         "`training._training_arguments`: bf16 where the GPU has it, else fp32 |",

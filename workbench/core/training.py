@@ -317,16 +317,15 @@ def _trainer_class(seed: int) -> Any:
             dataset = train_dataset if train_dataset is not None else self.train_dataset
             # Grouped by the *global* batch: accelerate deals consecutive per-device
             # batches to the ranks, so N processes see the batches one process would.
-            # Keyed by the longer side of each pair, not the source alone: the decoder and
-            # the output layer cost most, and grouping by source left a third of each
-            # target batch padding on WMT-like lengths (benchmarks/speed.py: 50.7-token
-            # target batches for 33.9-token targets; 37.8 keyed by the longer side).
+            # Keyed by the source length. Keying by the longer side of each pair pads
+            # WMT-like targets less (benchmarks/RESULTS.md), but on the demo it slowed
+            # learning badly (training loss 3.13 instead of 1.72 at step 1440, measured
+            # 2026-11-29), so it is not used.
             sampler = EpochSeededLengthSampler(
                 self.args.train_batch_size * self.args.gradient_accumulation_steps
                 * self.args.world_size,
                 dataset=dataset,
-                lengths=[max(len(source), len(target)) for source, target
-                         in zip(dataset["input_ids"], dataset["labels"], strict=True)],
+                lengths=[len(ids) for ids in dataset["input_ids"]],
             )
             sampler.set_epoch(0)
             return sampler
