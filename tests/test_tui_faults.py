@@ -186,9 +186,16 @@ def test_signal_restores_the_terminal_and_stops_with_a_checkpoint(tmp_path: Path
     term = Terminal(tmp_path)
     try:
         term.wait_for(lambda: b"Dataset" in term.output)  # first screen painted
-        term.type("2")
-        time.sleep(0.5)
-        term.type("s")
+        runs = tmp_path / "translation_output" / "runs"
+        for _ in range(30):  # the Training pane is mounted just after the first frame
+            term.type("2")
+            time.sleep(0.5)
+            term.type("s")
+            deadline = time.monotonic() + 5
+            while not runs.is_dir() and time.monotonic() < deadline:
+                time.sleep(0.1)
+            if runs.is_dir():
+                break
         term.wait_for(lambda: trained_steps(tmp_path) >= 3)
         term.proc.send_signal(sig)
         term.proc.wait(timeout=30)
