@@ -31,6 +31,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from workbench.core.atomic import save_atomically
 from workbench.core.translation import SETTINGS_FILE, DecodeOptions
 from workbench.errors import WorkbenchError
 
@@ -175,7 +176,9 @@ def choose_export(model: str, requested: str) -> tuple[Path | None, list[str]]:
     ``auto`` takes a fresh export when ctranslate2 is importable and otherwise falls back,
     saying why when an export exists; ``ct2`` fails with the fix instead of falling back.
     """
-    if requested not in ("auto", "transformers", "ct2"):
+    from workbench.model_options import BACKENDS
+
+    if requested not in BACKENDS:
         raise WorkbenchError(f"--backend must be auto, transformers or ct2, got '{requested}'")
     path = Path(model).expanduser()
     if is_export(path):  # --model names an export folder itself
@@ -277,9 +280,8 @@ def export_ctranslate2(model: str, quantization: str = DEFAULT_QUANTIZATION,
 
     started = time.perf_counter()
     source_files = fingerprint(model_dir)
-    staging = model_dir / f".{target.name}.partial-{os.getpid()}"
-    shutil.rmtree(staging, ignore_errors=True)
-    try:
+
+    def write(staging: Path) -> None:
         _convert(model_dir, staging, quantization)
         for name in COPIED_FILES:
             if (model_dir / name).is_file():
@@ -292,12 +294,12 @@ def export_ctranslate2(model: str, quantization: str = DEFAULT_QUANTIZATION,
             "created": time.strftime("%Y-%m-%dT%H:%M:%S"),
         }
         (staging / EXPORT_INFO).write_text(json.dumps(info, indent=2), encoding="utf-8")
-        _swap_into_place(staging, target)
+
+    try:
+        save_atomically(target, write)
     except OSError as err:
         raise WorkbenchError(f"cannot write the export to {target}: "
                              f"{err.strerror or err}") from None
-    finally:
-        shutil.rmtree(staging, ignore_errors=True)
     return ExportResult(target, quantization, time.perf_counter() - started, _size(target),
                         rebuilt=True)
 
@@ -348,14 +350,6 @@ def _convert(model_dir: Path, output_dir: Path, quantization: str) -> None:
                                                    force=True)
 
 
-def _swap_into_place(staging: Path, target: Path) -> None:
-    retired = target.with_name(f".{target.name}.old-{os.getpid()}")
-    if target.exists():
-        target.rename(retired)
-    staging.rename(target)
-    shutil.rmtree(retired, ignore_errors=True)
-
-
 def _size(folder: Path) -> int:
     return sum(p.stat().st_size for p in folder.rglob("*") if p.is_file())
 
@@ -384,7 +378,6 @@ class CT2Backend:
 
     def __init__(self, export_dir: Path, tokenizer: Any, device: str | None = None,
                  threads: int | None = None) -> None:
-        import torch
         from transformers import GenerationConfig
 
         ct2 = import_ctranslate2()
@@ -394,8 +387,9 @@ class CT2Backend:
         if device not in ("cpu", "cuda"):  # mps and others: ctranslate2 has CPU and CUDA
             device = "cuda" if ct2.get_cuda_device_count() > 0 else "cpu"
         self.device = device
-        # The same thread count as torch, so the two engines are compared fairly.
-        self.threads = threads or torch.get_num_threads()
+        # One thread per available core unless told (importing torch just to ask it would
+        # cost the fast path a second or two).
+        self.threads = threads or len(os.sched_getaffinity(0))
         try:
             self.translator = ct2.Translator(str(export_dir), device=device,
                                              intra_threads=self.threads)

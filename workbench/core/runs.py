@@ -7,6 +7,8 @@ from pathlib import Path
 from typing import Any
 
 RUNS_FOLDER = "runs"
+#: The best model of a run (in its folder) and the published one (in the output folder).
+BEST_MODEL = "best_model"
 
 
 def read_summary(run_dir: Path) -> dict[str, Any] | None:

@@ -12,16 +12,15 @@ import json
 import math
 import os
 import shutil
-import tempfile
 import threading
 import time
-from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from workbench.config import HSK_DATA, RunConfig, build_config
 from workbench.core import distributed
+from workbench.core.atomic import fsync_tree, save_atomically, write_json
 from workbench.core.data import Pair, SplitData, prepare_data
 from workbench.core.events import (
     EvalDone,
@@ -36,11 +35,9 @@ from workbench.core.events import (
     finite_or_none,
 )
 from workbench.core.metrics import corpus_bleu, corpus_chrf, make_compute_metrics, sentence_bleu
-from workbench.core.runs import RUNS_FOLDER, is_finished, run_folders
+from workbench.core.runs import BEST_MODEL, RUNS_FOLDER, is_finished, run_folders
 from workbench.core.translation import SETTINGS_FILE, DecodeOptions, Translator
 from workbench.errors import WorkbenchError
-
-BEST_MODEL = "best_model"
 
 
 @dataclass
@@ -129,49 +126,6 @@ def find_resumable_run(output_root: Path) -> Path | None:
         if not is_finished(run) and last_complete_checkpoint(run) is not None:
             return run
     return None
-
-
-def write_json(path: Path, data: Any) -> None:
-    """Write JSON atomically: a temporary sibling, flushed, then renamed into place."""
-    tmp = path.with_name(f".{path.name}.tmp")
-    with tmp.open("w", encoding="utf-8") as fh:
-        json.dump(data, fh, ensure_ascii=False, indent=2, allow_nan=False, default=str)
-        fh.flush()
-        os.fsync(fh.fileno())
-    tmp.replace(path)
-
-
-def fsync_tree(folder: Path) -> None:
-    """Flush every file under ``folder`` to disk, so a rename publishes complete data."""
-    for path in folder.rglob("*"):
-        if path.is_file():
-            with path.open("rb") as fh:
-                os.fsync(fh.fileno())
-
-
-def save_atomically(destination: Path, write: Callable[[Path], None]) -> None:
-    """Let ``write`` fill a temporary sibling, flush it, then rename it to ``destination``.
-
-    Readers (resume, the console, the TUI) see the old folder or the new one, never half
-    of one: a failure part-way (a full disk, a kill) leaves the previous folder as it was
-    and only a hidden ``.name.new-*`` sibling behind, which nothing reads.
-    """
-    parent = destination.parent
-    parent.mkdir(parents=True, exist_ok=True)
-    staging = Path(tempfile.mkdtemp(prefix=f".{destination.name}.new-", dir=parent))
-    try:
-        write(staging)
-        fsync_tree(staging)
-    except BaseException:
-        shutil.rmtree(staging, ignore_errors=True)
-        raise
-    retired = None
-    if destination.exists():
-        retired = parent / f".{destination.name}.old-{os.getpid()}-{time.time_ns()}"
-        destination.rename(retired)
-    staging.rename(destination)
-    if retired is not None:
-        shutil.rmtree(retired, ignore_errors=True)
 
 
 def publish_model(source: Path, destination: Path) -> None:

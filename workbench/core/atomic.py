@@ -1,0 +1,65 @@
+"""Writing files and folders so that readers never see half of one.
+
+Resume, the console, the TUI and ``auto`` backend choice read what a run or an export
+left behind, possibly while it is still being written or after a kill or a full disk.
+Everything is written to a temporary sibling, flushed, then renamed into place.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import tempfile
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+
+def write_text(path: Path, text: str) -> None:
+    """Write a text file atomically: a temporary sibling, flushed, then renamed into place."""
+    tmp = path.with_name(f".{path.name}.tmp")
+    with tmp.open("w", encoding="utf-8") as fh:
+        fh.write(text)
+        fh.flush()
+        os.fsync(fh.fileno())
+    tmp.replace(path)
+
+
+def write_json(path: Path, data: Any) -> None:
+    """Write JSON atomically (see :func:`write_text`)."""
+    write_text(path, json.dumps(data, ensure_ascii=False, indent=2, allow_nan=False, default=str))
+
+
+def fsync_tree(folder: Path) -> None:
+    """Flush every file under ``folder`` to disk, so a rename publishes complete data."""
+    for path in folder.rglob("*"):
+        if path.is_file():
+            with path.open("rb") as fh:
+                os.fsync(fh.fileno())
+
+
+def save_atomically(destination: Path, write: Callable[[Path], None]) -> None:
+    """Let ``write`` fill a temporary sibling, flush it, then rename it to ``destination``.
+
+    Readers (resume, the console, the TUI) see the old folder or the new one, never half
+    of one: a failure part-way (a full disk, a kill) leaves the previous folder as it was
+    and only a hidden ``.name.new-*`` sibling behind, which nothing reads.
+    """
+    parent = destination.parent
+    parent.mkdir(parents=True, exist_ok=True)
+    staging = Path(tempfile.mkdtemp(prefix=f".{destination.name}.new-", dir=parent))
+    try:
+        write(staging)
+        fsync_tree(staging)
+    except BaseException:
+        shutil.rmtree(staging, ignore_errors=True)
+        raise
+    retired = None
+    if destination.exists():
+        retired = parent / f".{destination.name}.old-{os.getpid()}-{time.time_ns()}"
+        destination.rename(retired)
+    staging.rename(destination)
+    if retired is not None:
+        shutil.rmtree(retired, ignore_errors=True)
