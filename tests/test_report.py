@@ -155,10 +155,11 @@ def test_console_history_records_the_run_and_backend(tiny_run: Path, tmp_path: P
     import json
 
     from workbench.console import append_history
-    from workbench.core.translation import Translation
+    from workbench.core.translation import Translation, Translator
 
     model = str(tiny_run / "best_model")
-    append_history(tmp_path / "h.jsonl", model, Translation("a", "甲"), "transformers")
+    translator = Translator.from_pretrained(model, backend="transformers")
+    append_history(tmp_path / "h.jsonl", model, Translation("a", "甲"), translator)
     record = json.loads((tmp_path / "h.jsonl").read_text(encoding="utf-8"))
     assert same_folder(record["run_dir"], tiny_run)
     assert record["backend"] == "transformers"

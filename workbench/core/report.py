@@ -24,9 +24,18 @@ from pathlib import Path
 from typing import Any
 
 from workbench.config import PRESETS, build_config
+from workbench.console import HISTORY_FILE
+from workbench.core.atomic import write_text
 from workbench.core.events import finite_or_none
 from workbench.core.figures import Series, heatmap_svg, line_chart_svg
-from workbench.core.runs import RUNS_FOLDER, latest_finished_run, read_summary, run_folders
+from workbench.core.runs import (
+    BEST_MODEL,
+    RUNS_FOLDER,
+    is_finished,
+    latest_finished_run,
+    read_summary,
+    run_folders,
+)
 from workbench.errors import WorkbenchError
 
 REPORT_MD = "report.md"
@@ -34,9 +43,7 @@ REPORT_HTML = "report.html"
 #: Figure files written next to report.md (the HTML inlines the same SVG text).
 FIGURE_FILES = {"loss": "report_loss.svg", "bleu": "report_bleu.svg",
                 "attention": "report_attention.svg"}
-HISTORY_FILE = "console_history.jsonl"  # as workbench.console writes it
 DEFAULT_OUTPUT_ROOT = "translation_output"
-BEST_MODEL = "best_model"
 #: More console lines than this and the report lists the newest ones (and says so).
 MAX_CONSOLE_LINES = 100
 
@@ -268,19 +275,14 @@ def _local_time(text: Any) -> float | None:
 
 def _next_publish(run_dir: Path, output_root: Path) -> float | None:
     """When the next finished run after this one replaced the published model."""
-    later = [r for r in run_folders(output_root) if r.name > run_dir.name]
-    times = []
-    for run in later:
-        summary = read_summary(run)
-        if summary and summary.get("status") == "finished":
-            moment = finish_time(run)
-            if moment is not None:
-                times.append(moment)
+    later = [r for r in run_folders(output_root) if r.name > run_dir.name and is_finished(r)]
+    times = [t for t in map(finish_time, later) if t is not None]
     return min(times) if times else None
 
 
 def console_for_run(
-    history: list[dict[str, Any]], run_dir: Path, summary: dict[str, Any], output_root: Path
+    history: list[dict[str, Any]], run_dir: Path, summary: dict[str, Any], output_root: Path,
+    events: list[dict[str, Any]] | None = None,
 ) -> tuple[list[ConsoleLine], str]:
     """The history lines made with this run's models, and a sentence saying which.
 
@@ -292,7 +294,7 @@ def console_for_run(
            "base": [run_dir / "initial_model"]}
     shared = {"fine-tuned": [output_root / BEST_MODEL, summary.get("best_model")],
               "base": [summary.get("base_model")]}
-    start = finish_time(run_dir)
+    start = finish_time(run_dir, events)
     end = _next_publish(run_dir, output_root)
     matched: list[ConsoleLine] = []
     for record in history:
@@ -404,7 +406,7 @@ def build_report(
         settings = {}
     events = read_jsonl(run_dir / "metrics.jsonl")
     console, console_note = console_for_run(read_jsonl(root / HISTORY_FILE), run_dir,
-                                            summary, root)
+                                            summary, root, events)
     samples = [s for s in summary.get("samples") or [] if isinstance(s, dict)]
     chosen = sentence or next((c.source for c in console if c.role == "fine-tuned"), None) \
         or (samples[0].get("source") if samples else None)
@@ -467,9 +469,7 @@ def write_report(report: RunReport) -> list[Path]:
             (report.run_dir / name).unlink(missing_ok=True)
         for name, text in files.items():
             path = report.run_dir / name
-            tmp = path.with_name(f".{name}.tmp")
-            tmp.write_text(text, encoding="utf-8")
-            tmp.replace(path)
+            write_text(path, text)
             written.append(path)
     except OSError as err:
         raise WorkbenchError(f"cannot write the report into {report.run_dir}: "
