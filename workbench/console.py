@@ -20,21 +20,21 @@ HISTORY_FILE = "console_history.jsonl"
 QUIT_WORDS = {":q", ":quit", "quit", "exit", ":exit"}
 
 
-def append_history(path: Path, model: str, item: Translation, backend: str = "") -> None:
+def append_history(
+    path: Path, model: str, item: Translation, translator: Translator | None = None
+) -> None:
     """Append one translation to the JSONL history (created on first use).
 
-    The record names the run that trained the model (from its workbench.json) as well as
-    the model folder: ``best_model/`` is replaced by every newer run, and the run report
-    must know which run a line really belongs to.
+    The record names the run that trained the model as well as the model folder:
+    ``best_model/`` is replaced by every newer run, and the run report must know which
+    run a line really belongs to.
     """
-    from workbench.core.translation import read_settings
-
     path.parent.mkdir(parents=True, exist_ok=True)
     record = {
         "time": time.strftime("%Y-%m-%dT%H:%M:%S"),
         "model": model,
-        "run_dir": read_settings(model).get("run_dir"),
-        "backend": backend,
+        "run_dir": translator.run_dir if translator else None,
+        "backend": translator.backend.name if translator else "",
         "source": item.source,
         "translation": item.text,
         "seconds": round(item.seconds, 3),
@@ -94,7 +94,7 @@ def run_console(
             print(f"  note: {notice}", file=stdout)
         print(f"zh> {item.text}   ({item.seconds * 1000:.0f} ms)", file=stdout)
         stdout.flush()
-        append_history(history, model_name, item, translator.backend.name)
+        append_history(history, model_name, item, translator)
 
 
 def iter_input_lines(texts: list[str], stdin: TextIO | None = None) -> Iterable[str]:

@@ -154,6 +154,9 @@ class Translator:
         #: Said once when the model was loaded (e.g. an export not used because it is stale).
         self.notices = list(notices or [])
 
+    #: The run that trained the model (from its workbench.json), for the console history.
+    run_dir: str | None = None
+
     @classmethod
     def from_pretrained(
         cls, name: str, device: str | None = None, backend: str = "auto"
@@ -173,7 +176,7 @@ class Translator:
 
             tokenizer = load_export_tokenizer(export)
             settings = read_settings(export)
-            return cls(
+            translator = cls(
                 None,
                 tokenizer,
                 target_label=settings.get("target_label"),
@@ -181,10 +184,12 @@ class Translator:
                 backend=CT2Backend(export, tokenizer, device),
                 notices=notices,
             )
+            translator.run_dir = settings.get("run_dir")
+            return translator
         model, tokenizer = load_model_and_tokenizer(name)
         settings = read_settings(name)
         model.eval()
-        return cls(
+        translator = cls(
             model,
             tokenizer,
             target_label=settings.get("target_label"),
@@ -192,6 +197,8 @@ class Translator:
             device=device or pick_device(),
             notices=notices,
         )
+        translator.run_dir = settings.get("run_dir")
+        return translator
 
     @property
     def backend_label(self) -> str:

@@ -10,13 +10,16 @@ import asyncio
 import signal
 import time
 from pathlib import Path
+from typing import TypeVar
 
 from textual import on, work
 from textual.app import App, ComposeResult
 from textual.binding import Binding
+from textual.widget import Widget
 from textual.widgets import Footer, Header, Input, TabbedContent, TabPane, Tabs
 
 from workbench.config import RunConfig
+from workbench.console import HISTORY_FILE
 from workbench.tui.messages import ForwardsWorkerFailures, RunFinished, ShowAttention, WorkerFailed
 from workbench.tui.widgets.attention_pane import AttentionPane
 from workbench.tui.widgets.dataset_pane import DatasetPane
@@ -24,6 +27,7 @@ from workbench.tui.widgets.samples_pane import SamplesPane
 from workbench.tui.widgets.training_pane import TrainingPane
 from workbench.tui.widgets.translate_pane import TranslatePane
 
+W = TypeVar("W", bound=Widget)
 PANES = ("dataset", "training", "samples", "translate", "attention")
 QUIT_WAIT_SECONDS = 4.0
 
@@ -86,7 +90,7 @@ class WorkbenchApp(ForwardsWorkerFailures, App[int]):
             "training": TrainingPane(self.config),
             "samples": SamplesPane(),
             "translate": TranslatePane(self.tuned_model, self.base_model,
-                                       self.output_root / "console_history.jsonl"),
+                                       self.output_root / HISTORY_FILE),
             "attention": AttentionPane(self.tuned_model),
         }
         for name, pane in hidden.items():
@@ -102,13 +106,17 @@ class WorkbenchApp(ForwardsWorkerFailures, App[int]):
         if active in hidden and (self.focused is None or isinstance(self.focused, Tabs)):
             self._focus_pane(active)
 
+    def _mounted(self, pane_class: type[W]) -> W | None:
+        """A hidden pane, or None in the moment after start before it is mounted."""
+        return next(iter(self.query(pane_class)), None)
+
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
         # Digits and letters are typed into text fields; F-keys work everywhere.
         if action in ("show_pane", "training") and isinstance(self.focused, Input):
             return False
-        if action == "training":  # and its pane is mounted (just after start it may not be)
+        if action == "training":
             return self.query_one(TabbedContent).active == "training" and bool(
-                self.query(TrainingPane))
+                self._mounted(TrainingPane))
         return True
 
     def action_training(self, what: str) -> None:
@@ -168,7 +176,7 @@ class WorkbenchApp(ForwardsWorkerFailures, App[int]):
 
     def action_report(self) -> None:
         """Write the newest finished run's report; the heatmap shows the Attention sentence."""
-        pane = next(iter(self.query(AttentionPane)), None)  # None before it is mounted
+        pane = self._mounted(AttentionPane)
         shown = pane.result if pane is not None else None
         self.notify("writing the run report…")
         self.write_report(shown.sentence if shown else None)
@@ -233,7 +241,7 @@ class WorkbenchApp(ForwardsWorkerFailures, App[int]):
 
     async def action_quit(self) -> None:
         """Stop training with a checkpoint, wait a moment for it, then exit."""
-        training = next(iter(self.query(TrainingPane)), None)  # None before it is mounted
+        training = self._mounted(TrainingPane)
         if training is not None and training.running:
             training.action_stop()
             self.notify("stopping training with a checkpoint…")

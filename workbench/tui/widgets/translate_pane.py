@@ -140,7 +140,7 @@ class TranslatePane(ForwardsWorkerFailures, Vertical):
             except WorkbenchError as err:
                 self.post_message(self.Failed(str(err)))
                 continue
-            append_history(self.history, name, item, translator.backend.name)
+            append_history(self.history, name, item, translator)
             engine = "ct2" if translator.backend.name == "ctranslate2" else ""
             self.post_message(self.Translated(key, text, item.text, item.seconds, item.notices,
                                               engine))
