@@ -70,21 +70,31 @@ def test_stop_then_resume_equals_an_uninterrupted_run_bit_for_bit(tmp_path: Path
 
 
 def poison_loss(monkeypatch, at_call: int) -> None:
-    """Make the loss of the ``at_call``-th training step NaN, as a diverging run does."""
+    """Make the loss of the ``at_call``-th training step NaN, as a diverging run does.
+
+    Training losses come from ``token_loss.real_token_loss`` (Marian) or the Trainer's own
+    ``compute_loss`` (anything else); both are poisoned, on one count of training steps.
+    """
     from transformers import Seq2SeqTrainer
 
-    original = Seq2SeqTrainer.compute_loss
+    from workbench.core import token_loss
+
     calls = {"n": 0}
 
-    def poisoned(self, model, inputs, *args, **kwargs):
-        loss = original(self, model, inputs, *args, **kwargs)
-        if model.training:
-            calls["n"] += 1
-            if calls["n"] == at_call:
-                loss = loss * float("nan")
-        return loss
+    def poisoned(original, training_of):
+        def wrapper(*args, **kwargs):
+            loss = original(*args, **kwargs)
+            if training_of(*args).training:
+                calls["n"] += 1
+                if calls["n"] == at_call:
+                    loss = loss * float("nan")
+            return loss
+        return wrapper
 
-    monkeypatch.setattr(Seq2SeqTrainer, "compute_loss", poisoned)
+    monkeypatch.setattr(Seq2SeqTrainer, "compute_loss",
+                        poisoned(Seq2SeqTrainer.compute_loss, lambda _self, model, *a: model))
+    monkeypatch.setattr(token_loss, "real_token_loss",
+                        poisoned(token_loss.real_token_loss, lambda wrapped, *a: wrapped))
 
 
 def collect(notes: list, steps: list):

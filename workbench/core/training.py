@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from workbench.config import HSK_DATA, RunConfig, build_config
-from workbench.core import distributed
+from workbench.core import distributed, token_loss
 from workbench.core.atomic import fsync_tree, save_atomically, write_json
 from workbench.core.data import Pair, SplitData, prepare_data
 from workbench.core.events import (
@@ -282,6 +282,25 @@ def _trainer_class(seed: int) -> Any:
             )
             sampler.set_epoch(0)
             return sampler
+
+        def compute_loss(self, model: Any, inputs: dict[str, Any], return_outputs: bool = False,
+                         num_items_in_batch: Any = None) -> Any:
+            # The vocabulary projection on real target tokens only (token_loss). Not under
+            # DataParallel (several GPUs in one process), which splits the batch the
+            # gathering mask describes.
+            unwrapped = self.accelerator.unwrap_model(model)
+            if (return_outputs or not model.training or "labels" not in inputs
+                    or self.args.n_gpu > 1 or self.compute_loss_func is not None
+                    or not token_loss.supports(unwrapped)):
+                return super().compute_loss(model, inputs, return_outputs, num_items_in_batch)
+            loss = token_loss.real_token_loss(model, unwrapped, inputs, num_items_in_batch,
+                                              self.args.label_smoothing_factor)
+            if (self.args.average_tokens_across_devices and self.model_accepts_loss_kwargs
+                    and num_items_in_batch is not None):
+                # As Trainer.compute_loss: DDP averages gradients over processes, while
+                # num_items_in_batch already counts the global batch.
+                loss = loss * (self.accelerator.num_processes // self.get_tp_size())
+            return loss
 
         def _get_eval_sampler(self, eval_dataset: Any) -> Any:
             # transformers 5 length-groups (and shuffles) evaluation too when training is

@@ -1,0 +1,63 @@
+"""Training loss computed on the real target tokens only, not on the padding.
+
+MarianMTModel's forward projects *every* decoder position onto the vocabulary
+(``lm_head``: d_model × 65,001 for opus-mt-en-zh) and then lets the cross-entropy ignore
+the padded ones. With batches padded per batch, a quarter to a third of the target
+positions are padding, and that projection is the single largest matmul of a step (more
+than the whole decoder stack at d_model 512). Here a forward pre-hook on the output
+embedding keeps only the positions whose label is real, so the projection, the softmax
+and their backward run on those rows alone.
+
+The loss is the same number: cross-entropy summed over the real tokens and divided by
+their count (``num_items_in_batch``, which the Trainer counts over the whole accumulated
+and, across processes, global batch: the normalisation transformers intends for models
+that take loss keyword arguments). Measured on opus-mt-en-zh's shape, one CPU thread,
+a 16 × 52/94 batch with 68% real target tokens: 14.3 s → 11.2 s per step.
+
+The forward still goes through the (possibly DDP-wrapped) model, so gradient
+synchronisation and autocast behave exactly as in the Trainer's own path.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+#: Models whose forward applies ``get_output_embeddings()`` to the decoder states and
+#: only adds a broadcast bias afterwards, so gathering its input rows is safe.
+SUPPORTED_MODELS = ("MarianMTModel",)
+
+IGNORE_INDEX = -100
+
+
+def supports(model: Any) -> bool:
+    """Whether ``model`` (unwrapped) can take the real-token loss."""
+    return type(model).__name__ in SUPPORTED_MODELS
+
+
+def real_token_loss(wrapped: Any, model: Any, inputs: dict[str, Any],
+                    num_items_in_batch: Any = None, label_smoothing: float = 0.0) -> Any:
+    """Mean cross-entropy over the labels that are not -100, projecting only those rows.
+
+    ``wrapped`` is what the Trainer calls (DDP or the model itself); ``model`` is the
+    unwrapped MarianMTModel, whose output embedding gets the gathering hook.
+    """
+    import torch.nn.functional as F
+
+    inputs = dict(inputs)
+    labels = inputs.pop("labels")
+    keep = labels.ne(IGNORE_INDEX)
+    if inputs.get("decoder_input_ids") is None:
+        inputs["decoder_input_ids"] = model.prepare_decoder_input_ids_from_labels(labels=labels)
+
+    def gather_real_rows(_module: Any, args: tuple[Any, ...]) -> tuple[Any, ...]:
+        return (args[0][keep], *args[1:])
+
+    hook = model.get_output_embeddings().register_forward_pre_hook(gather_real_rows)
+    try:
+        logits = wrapped(**inputs, use_cache=False).logits  # (real tokens, vocabulary)
+    finally:
+        hook.remove()
+    summed = F.cross_entropy(logits, labels[keep], reduction="sum",
+                             label_smoothing=label_smoothing)
+    count = num_items_in_batch if num_items_in_batch is not None else keep.sum()
+    return summed / count
