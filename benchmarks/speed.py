@@ -568,7 +568,9 @@ def child_check(workdir: Path, device: str, batch: int, steps: int) -> dict[str,
     """Same batches, same order, dropout off: padded to 128 vs padded per batch.
 
     With labels padded by -100 the loss ignores padding, so the per-step losses must agree
-    to float rounding; any larger gap would mean the two recipes train differently.
+    to float rounding; any larger gap would mean the two recipes train differently. The
+    reference takes the model's own loss; the workbench its trainer's ``compute_loss``
+    (the vocabulary projection on real target tokens only, ``core/token_loss.py``).
     """
     import torch
     from transformers import DataCollatorForSeq2Seq
@@ -588,12 +590,22 @@ def child_check(workdir: Path, device: str, batch: int, steps: int) -> dict[str,
                                      MAX_LEN, MAX_LEN)
         collate = DataCollatorForSeq2Seq(tokenizer, model=model, label_pad_token_id=-100)
         optimizer = torch.optim.AdamW(model.parameters(), lr=2e-5)
+        if arm == "workbench":
+            from workbench.core.training import _trainer_class, _training_arguments
+
+            trainer = _trainer_class(0)(  # only its compute_loss is used
+                model=model, eval_dataset=dataset, args=_training_arguments(
+                    workbench_config(workdir / "check"), workdir / "check", device))
         model.train()
         losses[arm] = []
         for step in range(steps):
             features = [dataset[i] for i in range(step * batch, (step + 1) * batch)]
             inputs = {k: v.to(device) for k, v in collate(features).items()}
-            loss = model(**inputs).loss
+            if arm == "reference":
+                loss = model(**inputs).loss
+            else:
+                loss = trainer.compute_loss(model, inputs,
+                                            num_items_in_batch=inputs["labels"].ne(-100).sum())
             loss.backward()
             optimizer.step()
             optimizer.zero_grad(set_to_none=True)
@@ -759,6 +771,10 @@ def write_report(path: Path, ctx: dict[str, Any]) -> str:
         "`training._trainer_class`: per-epoch seeded sampler grouping pairs of similar "
         "source length, padded per batch by "
         "`DataCollatorForSeq2Seq` |",
+        "| training loss | the model's own: every target position projected onto the "
+        "vocabulary, padding ignored afterwards | `WorkbenchTrainer.compute_loss` "
+        "(`core/token_loss.py`): only the real target tokens projected, the same "
+        "cross-entropy |",
         "| precision | fp32 (the assignment's fp16 is only a small-GPU fallback) | "
         "`training._training_arguments`: bf16 where the GPU has it, else fp32 |",
         "| evaluation during training | `trainer.evaluate()` with the model's default "
@@ -786,7 +802,8 @@ def write_report(path: Path, ctx: dict[str, Any]) -> str:
         "## Same loss",
         "",
         f"Identical batches, identical order, dropout off, AdamW lr 2e-5, batch "
-        f"{check['batch']}: padded to 128 (reference) vs padded per batch (workbench). "
+        f"{check['batch']}: padded to 128 with the model's own loss (reference) vs padded "
+        "per batch with the workbench trainer's `compute_loss` (workbench). "
         f"Largest per-step difference: **{check['max_abs_diff']:.2e}** (float rounding).",
         "",
         "| step | " + " | ".join(str(i + 1) for i in range(check["steps"])) + " |",
