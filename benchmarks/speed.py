@@ -74,9 +74,10 @@ MODES = {
     # assignment's 50,000 x 9/10); `train_batches` of its batches, one typical batch per
     # equal share of them by size, are timed (plan_training). Evaluation: (pool, batches)
     # -- `batches` length strata of a `pool`-sentence set (length_strata), or all `pool`.
-    # Quick: a reference step takes ~25 s on one CPU core and its 4-beam evaluation ~50 s
-    # per batch of 16, hence 3 training and 2 evaluation batches per repetition.
-    "quick": {"epoch": 45_000, "train_batches": 3, "validation": (5000, 2), "reps": 2,
+    # Quick: a reference step takes ~23 s on one CPU core and its 4-beam evaluation ~30 s
+    # per batch of 16, hence 2 training batches (one typical of each half of the epoch's
+    # batch sizes) and 2 evaluation batches per repetition.
+    "quick": {"epoch": 45_000, "train_batches": 2, "validation": (5000, 2), "reps": 2,
               "check_batch": 2, "check_steps": 3, "threads": 1},
     "full": {"epoch": 45_000, "train_batches": 100, "validation": (512, None), "reps": 3,
              "check_batch": 16, "check_steps": 20, "threads": 0},
@@ -249,6 +250,7 @@ def prepare_workdir(
     return {
         "parameters": sum(p.numel() for p in model.parameters()),
         "train_pairs": len(train),
+        "train_target_tokens": sum(len(t) + 1 for _, t in train),  # </s> included
         "train_text": (f"{len(train)} pairs = {mode['train_batches']} batches of {BATCH} that "
                        f"the workbench's sampler forms over a {mode['epoch']:,}-pair epoch, "
                        "one typical batch from each equal share of its batches sorted by "
@@ -454,6 +456,21 @@ def warm_up(model: Any, device: str) -> None:
     model.zero_grad(set_to_none=True)
 
 
+def count_projected_rows(model: Any) -> dict[str, int]:
+    """Count the decoder positions the vocabulary projection (``lm_head``) is applied to.
+
+    The reference projects every padded position; the workbench only the real target
+    tokens (``core/token_loss.py``), which this shows for the timed steps themselves.
+    """
+    counts = {"rows": 0}
+
+    def hook(_module: Any, _args: Any, output: Any) -> None:
+        counts["rows"] += output.shape[:-1].numel()
+
+    model.get_output_embeddings().register_forward_hook(hook)
+    return counts
+
+
 def child_train(arm: str, workdir: Path, device: str) -> dict[str, Any]:
     """Time one epoch of training (every train pair once) in this arm's recipe."""
     from transformers import TrainerCallback
@@ -495,6 +512,7 @@ def child_train(arm: str, workdir: Path, device: str) -> dict[str, Any]:
 
     trainer.data_collator = recording_collator
     warm_up(model, device)
+    projected = count_projected_rows(model)
     if device == "cuda":
         import torch
 
@@ -513,6 +531,7 @@ def child_train(arm: str, workdir: Path, device: str) -> dict[str, Any]:
         "model_flops_per_s": flops / seconds,
         "step_seconds": [e - b for b, e in zip(marks["begin"], marks["end"], strict=True)],
         "padded_widths": widths,  # [source, target] tensor width of each batch
+        "projected_rows": projected["rows"],  # decoder positions projected onto the vocabulary
         "losses": marks["loss"],
         "precision": "bf16" if trainer.args.bf16 else ("fp16" if trainer.args.fp16 else "fp32"),
         "attention": model.config._attn_implementation,
@@ -579,6 +598,8 @@ def child_check(workdir: Path, device: str, batch: int, steps: int) -> dict[str,
     from workbench.core.preprocess import tokenize_pairs
 
     losses: dict[str, list[float]] = {}
+    projected: dict[str, dict[str, int]] = {}
+    real_tokens = 0
     for arm in ("reference", "workbench"):
         model, tokenizer, data = load_model(workdir, device, dropout=0.0, attention_dropout=0.0,
                                             activation_dropout=0.0)
@@ -598,11 +619,13 @@ def child_check(workdir: Path, device: str, batch: int, steps: int) -> dict[str,
                     workbench_config(workdir / "check"), workdir / "check", device))
         model.train()
         losses[arm] = []
+        projected[arm] = count_projected_rows(model)
         for step in range(steps):
             features = [dataset[i] for i in range(step * batch, (step + 1) * batch)]
             inputs = {k: v.to(device) for k, v in collate(features).items()}
             if arm == "reference":
                 loss = model(**inputs).loss
+                real_tokens += int(inputs["labels"].ne(-100).sum())
             else:
                 loss = trainer.compute_loss(model, inputs,
                                             num_items_in_batch=inputs["labels"].ne(-100).sum())
@@ -611,7 +634,9 @@ def child_check(workdir: Path, device: str, batch: int, steps: int) -> dict[str,
             optimizer.zero_grad(set_to_none=True)
             losses[arm].append(float(loss.detach()))
     diffs = [abs(a - b) for a, b in zip(losses["reference"], losses["workbench"], strict=True)]
-    return {"batch": batch, "steps": steps, "losses": losses, "max_abs_diff": max(diffs)}
+    return {"batch": batch, "steps": steps, "losses": losses, "max_abs_diff": max(diffs),
+            "real_tokens": real_tokens,
+            "projected_rows": {arm: found["rows"] for arm, found in projected.items()}}
 
 
 def child_matmul(device: str) -> dict[str, Any]:
@@ -733,7 +758,11 @@ def write_report(path: Path, ctx: dict[str, Any]) -> str:
         "widths of the timed training batches (source/target, first repetition): "
         + "; ".join(f"{arm} " + ", ".join(f"{a}/{b}" for a, b in runs[arm]["train"][0]
                                          ["padded_widths"])
-                    for arm in ("reference", "workbench")) + ".",
+                    for arm in ("reference", "workbench")) + ". Decoder positions projected "
+        "onto the 65,001-word vocabulary in the timed epoch (`lm_head`, the largest matmul "
+        "of a step): " + ", ".join(f"{arm} {runs[arm]['train'][0]['projected_rows']:,}"
+                                   for arm in ("reference", "workbench"))
+        + f"; real target tokens {data['train_target_tokens']:,}.",
         "",
         "| metric | reference | workbench | workbench / reference | target | per repetition |",
         "| --- | --- | --- | --- | --- | --- |",

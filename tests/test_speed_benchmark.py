@@ -101,6 +101,9 @@ def test_padding_to_128_and_per_batch_give_the_same_losses(speed, workdir: Path)
     losses = found["losses"]
     assert all(10 < v < 12 for v in losses["reference"])  # ln(65001) = 11.08 at random init
     assert found["max_abs_diff"] < 1e-4
+    # The workbench's loss went through its real-token projection, the reference's did not.
+    assert found["projected_rows"]["workbench"] == found["real_tokens"] > 0
+    assert found["projected_rows"]["reference"] == 2 * 2 * 128
 
 
 def test_model_flops_count_real_tokens_only(speed, workdir: Path):
@@ -108,3 +111,27 @@ def test_model_flops_count_real_tokens_only(speed, workdir: Path):
     one = speed.model_flops(model, [(10, 10)])
     assert speed.model_flops(model, [(10, 10), (10, 10)]) == pytest.approx(2 * one)
     assert speed.model_flops(model, [(20, 10)]) > one
+
+
+def test_one_repetition_at_toy_size_writes_the_report(speed, workdir: Path, tmp_path: Path):
+    """Every phase runs (in-process here) and RESULTS.md renders from what they return."""
+    runs = {arm: {"train": [speed.child_train(arm, workdir, "cpu")],
+                  "eval": [speed.child_eval(arm, workdir, "cpu")]}
+            for arm in ("reference", "workbench")}
+    # The workdir fixture keeps only the files; the same seeds give its data summary again.
+    data = speed.prepare_workdir(tmp_path / "again", {"epoch": 64, "train_batches": 1,
+                                                      "validation": (4, None)}, shape=TINY)
+    ref, wb = runs["reference"]["train"][0], runs["workbench"]["train"][0]
+    assert ref["padded_widths"] == [[128, 128]]  # the reference pads every batch to 128
+    assert ref["projected_rows"] == 16 * 128
+    assert wb["projected_rows"] == data["train_target_tokens"]  # real target tokens only
+    ctx = {"quick": True, "mode_name": "quick", "device": "cpu", "wall": 1.0,
+           "mode": {"reps": 1, "threads": 1}, "machine": speed.machine(),
+           "load_before": "0 0 0", "load_after": "0 0 0", "data": data, "runs": runs,
+           "check": speed.child_check(workdir, "cpu", batch=2, steps=2),
+           "matmul": {"dtype": "float32", "n": 64, "tflops": 0.05},
+           "gpu_lines": speed.GPU_NONE}
+    text = speed.write_report(tmp_path / "RESULTS.md", ctx)
+    assert (tmp_path / "RESULTS.md").read_text(encoding="utf-8") == text
+    assert "| training samples/s |" in text and "| evaluation during training" in text
+    assert f"workbench {data['train_target_tokens']:,}; real target tokens" in text

@@ -104,4 +104,6 @@ def test_other_models_keep_the_trainers_loss():
     from workbench.core import token_loss
 
     assert token_loss.supports(tiny_marian())
+    subclass = type("LengthForced", (type(tiny_marian()),), {})  # as benchmarks/speed.py
+    assert token_loss.supports(subclass(tiny_marian().config))
     assert not token_loss.supports(torch.nn.Linear(2, 2))

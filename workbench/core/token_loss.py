@@ -22,16 +22,19 @@ from __future__ import annotations
 
 from typing import Any
 
-#: Models whose forward applies ``get_output_embeddings()`` to the decoder states and
-#: only adds a broadcast bias afterwards, so gathering its input rows is safe.
-SUPPORTED_MODELS = ("MarianMTModel",)
-
 IGNORE_INDEX = -100
 
 
 def supports(model: Any) -> bool:
-    """Whether ``model`` (unwrapped) can take the real-token loss."""
-    return type(model).__name__ in SUPPORTED_MODELS
+    """Whether ``model`` (unwrapped) can take the real-token loss.
+
+    MarianMTModel and its subclasses: its forward applies ``get_output_embeddings()`` to
+    the decoder states and only adds a broadcast bias afterwards, so gathering the rows
+    that projection sees is safe.
+    """
+    from transformers import MarianMTModel
+
+    return isinstance(model, MarianMTModel)
 
 
 def real_token_loss(wrapped: Any, model: Any, inputs: dict[str, Any],
