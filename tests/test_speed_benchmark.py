@@ -135,3 +135,12 @@ def test_one_repetition_at_toy_size_writes_the_report(speed, workdir: Path, tmp_
     assert (tmp_path / "RESULTS.md").read_text(encoding="utf-8") == text
     assert "| training samples/s |" in text and "| evaluation during training" in text
     assert f"workbench {data['train_target_tokens']:,}; real target tokens" in text
+    # The GPU rows render too (the full mode has not run on a GPU here; its numbers would
+    # come from torch.cuda.max_memory_allocated in the same result dicts).
+    for arm in runs.values():
+        for phase in arm.values():
+            phase[0]["gpu_mib"] = 1000.0
+    gpu_text = speed.write_report(tmp_path / "GPU.md", {
+        **ctx, "device": "cuda", "machine": {**ctx["machine"], "gpu": "a GPU", "bf16": True}})
+    assert "| peak GPU memory, training (MiB) | 1,000 | 1,000 | **1.00×**" in gpu_text
+    assert "GPU a GPU (bf16)" in gpu_text
