@@ -88,6 +88,25 @@ def test_real_token_loss_equals_the_trainers_own(tmp_path: Path, smoothing: floa
         torch.testing.assert_close(grad, slow_grads[name], rtol=1e-4, atol=1e-6, msg=name)
 
 
+def test_the_loss_is_divided_by_the_trainers_token_count(tmp_path: Path):
+    """num_items_in_batch counts the global (accumulated, all-process) batch: honour it."""
+    from transformers import Seq2SeqTrainer
+
+    model = tiny_marian()
+    model.train()
+    real = padded_batch()["labels"].ne(-100).sum()
+    plain = trainer_for(model, tmp_path)
+    own = plain.compute_loss(model, padded_batch(), num_items_in_batch=real)
+    doubled = plain.compute_loss(model, padded_batch(), num_items_in_batch=2 * real)
+    torch.testing.assert_close(doubled, own / 2)
+    # transformers' label-smoothing path honours the count too: the two agree on it.
+    smoothed = trainer_for(model, tmp_path, 0.1)
+    torch.testing.assert_close(
+        smoothed.compute_loss(model, padded_batch(), num_items_in_batch=2 * real),
+        Seq2SeqTrainer.compute_loss(smoothed, model, padded_batch(), num_items_in_batch=2 * real),
+        rtol=1e-5, atol=1e-6)
+
+
 def test_outputs_and_evaluation_take_the_full_forward(tmp_path: Path):
     model = tiny_marian()
     trainer = trainer_for(model, tmp_path)

@@ -2,17 +2,22 @@
 
 MarianMTModel's forward projects *every* decoder position onto the vocabulary
 (``lm_head``: d_model × 65,001 for opus-mt-en-zh) and then lets the cross-entropy ignore
-the padded ones. With batches padded per batch, a quarter to a third of the target
-positions are padding, and that projection is the single largest matmul of a step (more
-than the whole decoder stack at d_model 512). Here a forward pre-hook on the output
+the padded ones. With batches padded per batch, about a third of the target positions
+are padding (536 of 1,648 in benchmarks/RESULTS.md's timed batches), and that projection
+is the single largest matmul of a step (per token, 2 × 512 × 65,001 FLOPs forward: more
+than the decoder stack's weight matmuls together). Here a forward pre-hook on the output
 embedding keeps only the positions whose label is real, so the projection, the softmax
 and their backward run on those rows alone.
 
-The loss is the same number: cross-entropy summed over the real tokens and divided by
-their count (``num_items_in_batch``, which the Trainer counts over the whole accumulated
-and, across processes, global batch: the normalisation transformers intends for models
-that take loss keyword arguments). Measured on opus-mt-en-zh's shape, one CPU thread,
-a 16 × 52/94 batch with 68% real target tokens: 14.3 s → 11.2 s per step.
+The loss is cross-entropy summed over the real tokens and divided by their count
+(``num_items_in_batch``, which the Trainer counts over the whole accumulated and, across
+processes, global batch: the normalisation transformers intends for models that take
+loss keyword arguments). In one process it is the same number as Marian's own loss. With
+several processes it is the true mean over the global batch, as transformers'
+label-smoothing path already gave; Marian's own loss ignores ``num_items_in_batch``, so
+without label smoothing the Trainer multiplied its per-process mean by the number of
+processes. Measured on opus-mt-en-zh's shape, one CPU thread, a 16 × 52/94 batch with
+68% real target tokens: 14.3 s → 11.2 s per step.
 
 The forward still goes through the (possibly DDP-wrapped) model, so gradient
 synchronisation and autocast behave exactly as in the Trainer's own path.
@@ -53,14 +58,15 @@ def real_token_loss(wrapped: Any, model: Any, inputs: dict[str, Any],
         inputs["decoder_input_ids"] = model.prepare_decoder_input_ids_from_labels(labels=labels)
 
     def gather_real_rows(_module: Any, args: tuple[Any, ...]) -> tuple[Any, ...]:
-        return (args[0][keep], *args[1:])
+        # .to(): with layers spread over devices, the head may sit apart from the labels.
+        return (args[0][keep.to(args[0].device)], *args[1:])
 
     hook = model.get_output_embeddings().register_forward_pre_hook(gather_real_rows)
     try:
         logits = wrapped(**inputs, use_cache=False).logits  # (real tokens, vocabulary)
     finally:
         hook.remove()
-    summed = F.cross_entropy(logits, labels[keep], reduction="sum",
+    summed = F.cross_entropy(logits, labels[keep].to(logits.device), reduction="sum",
                              label_smoothing=label_smoothing)
     count = num_items_in_batch if num_items_in_batch is not None else keep.sum()
     return summed / count
