@@ -56,10 +56,21 @@ def save_atomically(destination: Path, write: Callable[[Path], None]) -> None:
     except BaseException:
         shutil.rmtree(staging, ignore_errors=True)
         raise
+    replace_folder(staging, destination)
+
+
+def replace_folder(complete: Path, destination: Path) -> None:
+    """Rename the flushed folder ``complete`` to ``destination``, retiring any old one.
+
+    The old folder is moved aside first and removed only once the new one is in place,
+    so at every moment one complete folder (old or new) is there or about to be.
+    ``complete`` must be on the same file system (a sibling, or a folder beside it).
+    """
     retired = None
     if destination.exists():
-        retired = parent / f".{destination.name}.old-{os.getpid()}-{time.time_ns()}"
+        retired = destination.with_name(
+            f".{destination.name}.old-{os.getpid()}-{time.time_ns()}")
         destination.rename(retired)
-    staging.rename(destination)
+    complete.rename(destination)
     if retired is not None:
         shutil.rmtree(retired, ignore_errors=True)

@@ -20,7 +20,7 @@ from typing import Any
 
 from workbench.config import HSK_DATA, RunConfig, build_config
 from workbench.core import distributed, token_loss
-from workbench.core.atomic import fsync_tree, save_atomically, write_json
+from workbench.core.atomic import fsync_tree, replace_folder, save_atomically, write_json
 from workbench.core.data import Pair, SplitData, prepare_data
 from workbench.core.events import (
     EvalDone,
@@ -333,10 +333,8 @@ def _trainer_class(seed: int) -> Any:
                 # trainer_state.json names the best checkpoint: point it at the real place.
                 self.state.save_to_json(str(staged / "trainer_state.json"))
                 fsync_tree(staged)
-                final = root / name
-                if final.exists():  # the same step saved again (a stop right after a save)
-                    shutil.rmtree(final)
-                staged.rename(final)
+                # The same step may be saved again (a stop right after a save).
+                replace_folder(staged, root / name)
                 shutil.rmtree(staging_root, ignore_errors=True)
                 rotate_checkpoints(str(root), self.args.save_total_limit,
                                    self.state.best_model_checkpoint, use_mtime=True)
