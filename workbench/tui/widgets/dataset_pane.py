@@ -85,16 +85,19 @@ class DatasetPane(ForwardsWorkerFailures, Vertical):
 
     def on_worker_state_changed(self, event: Any) -> None:
         super().on_worker_state_changed(event)
-        if event.worker.error is not None:
-            self.query_one("#dataset-summary", Static).update(
-                Text(f"Could not load the data: {event.worker.error}", style="bold red"))
+        if event.worker.error is not None:  # not a WorkbenchError: load() did not catch it
+            self._show_failure(event.worker.error)
+
+    def _show_failure(self, error: object) -> None:
+        self.query_one("#dataset-summary", Static).update(
+            Text(f"Could not load the data: {error}", style="bold red"))
 
     @on(Loaded)
     def _loaded(self, message: Loaded) -> None:
-        summary = self.query_one("#dataset-summary", Static)
         if message.error or message.data is None:
-            summary.update(Text(f"Could not load the data: {message.error}", style="bold red"))
+            self._show_failure(message.error)
             return
+        summary = self.query_one("#dataset-summary", Static)
         data = message.data
         self.rows = [("train", p) for p in data.train] + [("valid", p) for p in data.validation]
         dropped = ", ".join(f"{v} {k}" for k, v in data.dropped.items() if v) or "nothing"
