@@ -179,7 +179,7 @@ def choose_export(model: str, requested: str) -> tuple[Path | None, list[str]]:
     from workbench.model_options import BACKENDS
 
     if requested not in BACKENDS:
-        raise WorkbenchError(f"--backend must be auto, transformers or ct2, got '{requested}'")
+        raise WorkbenchError(f"--backend must be one of {', '.join(BACKENDS)}, got '{requested}'")
     path = Path(model).expanduser()
     if is_export(path):  # --model names an export folder itself
         if requested == "transformers":
