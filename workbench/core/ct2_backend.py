@@ -389,7 +389,8 @@ class CT2Backend:
         self.device = device
         # One thread per available core unless told (importing torch just to ask it would
         # cost the fast path a second or two).
-        self.threads = threads or len(os.sched_getaffinity(0))
+        self.threads = threads or (len(os.sched_getaffinity(0))  # Linux only
+                                   if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1)
         try:
             self.translator = ct2.Translator(str(export_dir), device=device,
                                              intra_threads=self.threads)
