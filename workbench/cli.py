@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from workbench import __version__, attention_cli, export_cli, report_cli
-from workbench.config import PRESETS, RunConfig, build_config, load_toml
+from workbench.config import DEFAULT_OUTPUT_DIR, PRESETS, RunConfig, build_config, load_toml
 from workbench.errors import WorkbenchError
 from workbench.model_options import add_backend_option, add_model_options, check_model_options
 
@@ -173,7 +173,7 @@ def cmd_interact(args: argparse.Namespace) -> int:
     translator, options = _load_translator(args)
     history = Path(args.model).expanduser().parent / HISTORY_FILE
     if not Path(args.model).expanduser().exists():
-        history = Path("translation_output") / HISTORY_FILE
+        history = Path(DEFAULT_OUTPUT_DIR) / HISTORY_FILE
     return run_console(translator, args.model, history, options)
 
 

@@ -30,6 +30,10 @@ HSK_DATA = "hsk"
 BLEU_TOKENIZERS = ("13a", "zh", "intl", "char", "none", "ja-mecab", "ko-mecab", "flores200")
 
 
+#: Where runs, the published best model and the console history go by default.
+DEFAULT_OUTPUT_DIR = "translation_output"
+
+
 @dataclass(frozen=True)
 class RunConfig:
     """Everything one fine-tuning run needs; see PRESETS for the defaults per job."""
@@ -79,7 +83,7 @@ class RunConfig:
     num_beams: int = field(default=4, metadata={"help": "beams for before/after BLEU"})
     max_new_tokens: int = field(default=128, metadata={"help": "generation length bound"})
     no_repeat_ngram_size: int = field(default=0, metadata={"help": "generation n-gram block"})
-    output_dir: str = field(default="translation_output", metadata={"help": "outputs root"})
+    output_dir: str = field(default=DEFAULT_OUTPUT_DIR, metadata={"help": "outputs root"})
     num_samples_shown: int = field(default=5, metadata={"help": "before/after samples shown"})
     # Shape of the model built when model == "scratch" (the offline demo).
     scratch_d_model: int = field(default=192, metadata={"help": "scratch model width"})

@@ -11,9 +11,11 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
+from workbench.config import DEFAULT_OUTPUT_DIR
+from workbench.core.runs import BEST_MODEL
 from workbench.errors import WorkbenchError
 
-DEFAULT_MODEL_DIR = "translation_output/best_model"
+DEFAULT_MODEL_DIR = f"{DEFAULT_OUTPUT_DIR}/{BEST_MODEL}"
 BACKENDS = ("auto", "transformers", "ct2")
 
 

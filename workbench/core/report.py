@@ -23,16 +23,18 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from workbench.config import PRESETS, build_config
+from workbench.config import DEFAULT_OUTPUT_DIR, build_config
 from workbench.console import HISTORY_FILE
 from workbench.core.atomic import write_text
 from workbench.core.events import finite_or_none
 from workbench.core.figures import Series, heatmap_svg, line_chart_svg
 from workbench.core.runs import (
     BEST_MODEL,
+    INITIAL_MODEL,
     RUNS_FOLDER,
     is_finished,
     latest_finished_run,
+    read_json_dict,
     read_summary,
     run_folders,
 )
@@ -43,7 +45,6 @@ REPORT_HTML = "report.html"
 #: Figure files written next to report.md (the HTML inlines the same SVG text).
 FIGURE_FILES = {"loss": "report_loss.svg", "bleu": "report_bleu.svg",
                 "attention": "report_attention.svg"}
-DEFAULT_OUTPUT_ROOT = "translation_output"
 #: More console lines than this and the report lists the newest ones (and says so).
 MAX_CONSOLE_LINES = 100
 
@@ -291,7 +292,7 @@ def console_for_run(
     finished run's. When nothing matches, every line is listed and the note says so.
     """
     own = {"fine-tuned": [run_dir / BEST_MODEL, summary.get("run_best_model")],
-           "base": [run_dir / "initial_model"]}
+           "base": [run_dir / INITIAL_MODEL]}
     shared = {"fine-tuned": [output_root / BEST_MODEL, summary.get("best_model")],
               "base": [summary.get("base_model")]}
     start = finish_time(run_dir, events)
@@ -305,7 +306,7 @@ def console_for_run(
         role = ""
         if record.get("run_dir"):  # newer history lines name their run: match exactly
             if same_folder(str(record["run_dir"]), run_dir):
-                role = "base" if Path(model).name == "initial_model" else "fine-tuned"
+                role = "base" if Path(model).name == INITIAL_MODEL else "fine-tuned"
                 matched.append(_console_line(record, role))
             continue
         for name in ("fine-tuned", "base"):
@@ -378,11 +379,8 @@ def attention_figure(run_dir: Path, sentence: str | None) -> AttentionFigure:
 
 
 def _preset_defaults(settings: dict[str, Any]) -> dict[str, Any]:
-    preset = settings.get("preset")
-    if preset not in PRESETS:
-        return {}
-    try:
-        return build_config(str(preset)).to_dict()
+    try:  # an unknown or missing preset: no defaults to compare with
+        return build_config(str(settings.get("preset"))).to_dict()
     except WorkbenchError:
         return {}
 
@@ -400,10 +398,7 @@ def build_report(
         raise WorkbenchError(f"{run_dir / 'summary.json'} is missing or unreadable; "
                              "report on a finished run")
     root = Path(output_root) if output_root is not None else output_root_of(run_dir)
-    try:
-        settings = json.loads((run_dir / "config.json").read_text(encoding="utf-8"))
-    except (OSError, json.JSONDecodeError):
-        settings = {}
+    settings = read_json_dict(run_dir / "config.json") or {}
     events = read_jsonl(run_dir / "metrics.jsonl")
     console, console_note = console_for_run(read_jsonl(root / HISTORY_FILE), run_dir,
                                             summary, root, events)
@@ -414,8 +409,8 @@ def build_report(
                  else AttentionFigure(sentence=chosen or "", missing="not requested"))
     report = RunReport(
         run_dir=run_dir,
-        settings=settings if isinstance(settings, dict) else {},
-        preset_defaults=_preset_defaults(settings if isinstance(settings, dict) else {}),
+        settings=settings,
+        preset_defaults=_preset_defaults(settings),
         summary=summary,
         epochs=epoch_rows(summary, events),
         train_loss=train_loss_points(events),
@@ -487,7 +482,7 @@ def create_report(
     folder's own output folder, or ``translation_output`` when no run folder is given.
     """
     root = Path(output_root).expanduser() if output_root is not None else None
-    run = resolve_run_dir(run_dir, root if root is not None else DEFAULT_OUTPUT_ROOT)
+    run = resolve_run_dir(run_dir, root if root is not None else DEFAULT_OUTPUT_DIR)
     report = build_report(run, sentence=sentence,
                           output_root=root if root is not None else output_root_of(run))
     return report, write_report(report)

@@ -9,15 +9,26 @@ from typing import Any
 RUNS_FOLDER = "runs"
 #: The best model of a run (in its folder) and the published one (in the output folder).
 BEST_MODEL = "best_model"
+#: A scratch run's untrained model (the "before" side in the console and the report).
+INITIAL_MODEL = "initial_model"
+
+
+def read_json_dict(path: Path) -> dict[str, Any] | None:
+    """A JSON object from ``path``, or None when missing, unreadable or not an object.
+
+    For the files a run or a model folder may hold or lack (a run killed early, a model
+    saved elsewhere): readers treat them all as optional.
+    """
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, json.JSONDecodeError):
+        return None
+    return data if isinstance(data, dict) else None
 
 
 def read_summary(run_dir: Path) -> dict[str, Any] | None:
     """A run's summary.json, or None when missing or unreadable."""
-    try:
-        data = json.loads((run_dir / "summary.json").read_text(encoding="utf-8"))
-    except (OSError, json.JSONDecodeError):
-        return None
-    return data if isinstance(data, dict) else None
+    return read_json_dict(run_dir / "summary.json")
 
 
 def run_folders(output_root: Path) -> list[Path]:

@@ -35,7 +35,7 @@ from workbench.core.events import (
     finite_or_none,
 )
 from workbench.core.metrics import corpus_bleu, corpus_chrf, make_compute_metrics, sentence_bleu
-from workbench.core.runs import BEST_MODEL, RUNS_FOLDER, is_finished, run_folders
+from workbench.core.runs import BEST_MODEL, INITIAL_MODEL, RUNS_FOLDER, is_finished, run_folders
 from workbench.core.translation import SETTINGS_FILE, DecodeOptions, Translator
 from workbench.errors import WorkbenchError
 
@@ -606,7 +606,7 @@ def run_training(
 
     base_model = config.model
     if config.is_scratch:  # keep the untrained model: the "before" side in the TUI console
-        base_dir = run_dir / "initial_model"
+        base_dir = run_dir / INITIAL_MODEL
         if main and not base_dir.exists():
             model.save_pretrained(base_dir)
             tokenizer.save_pretrained(base_dir)

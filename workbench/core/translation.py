@@ -10,7 +10,6 @@ export (:mod:`workbench.core.ct2_backend`), so all of the above is written once.
 
 from __future__ import annotations
 
-import json
 import re
 import time
 import unicodedata
@@ -54,14 +53,9 @@ def clean_input(text: str) -> str:
 
 def read_settings(model_dir: str | Path) -> dict[str, Any]:
     """The workbench settings saved with a model (label, decoding), or {}."""
-    path = Path(model_dir) / SETTINGS_FILE
-    if not path.is_file():
-        return {}
-    try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, json.JSONDecodeError):
-        return {}
-    return data if isinstance(data, dict) else {}
+    from workbench.core.runs import read_json_dict
+
+    return read_json_dict(Path(model_dir) / SETTINGS_FILE) or {}
 
 
 class GenerationBackend(Protocol):
