@@ -136,9 +136,11 @@ def cmd_train(args: argparse.Namespace) -> int:
     from workbench.core.training import run_training
     from workbench.headless import HeadlessPrinter
 
-    # Under torchrun / accelerate launch every rank runs this; only rank 0 speaks.
-    printer = HeadlessPrinter(None if distributed.is_main() else open(os.devnull, "w"))  # noqa: SIM115
-    if not args.headless:
+    # Under torchrun / accelerate launch every rank runs this; only rank 0 speaks
+    # (run_training drops the other ranks' events itself).
+    main = distributed.is_main()
+    printer = HeadlessPrinter()
+    if not args.headless and main:
         printer.line("(plain output; the full-screen view is `workbench tui`)")
     stop = threading.Event()
 
@@ -146,8 +148,9 @@ def cmd_train(args: argparse.Namespace) -> int:
         if stop.is_set():  # a second Ctrl-C means "now"
             raise KeyboardInterrupt
         stop.set()
-        printer.line(f"  stopping after this step ({signal.Signals(signum).name}); "
-                     "press Ctrl-C again to abort without a checkpoint")
+        if main:
+            printer.line(f"  stopping after this step ({signal.Signals(signum).name}); "
+                         "press Ctrl-C again to abort without a checkpoint")
 
     for sig in (signal.SIGINT, signal.SIGTERM):
         signal.signal(sig, request_stop)
@@ -155,7 +158,7 @@ def cmd_train(args: argparse.Namespace) -> int:
     if result.status != "finished":
         return 130 if result.status == "stopped" else 1
     interactive = sys.stdin.isatty() and sys.stdout.isatty()
-    if not args.no_interact and interactive and distributed.is_main():
+    if not args.no_interact and interactive and main:
         signal.signal(signal.SIGINT, signal.default_int_handler)
         from workbench.console import HISTORY_FILE, run_console
         from workbench.core.translation import Translator
