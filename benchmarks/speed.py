@@ -16,11 +16,11 @@ the tables report medians and workbench / reference ratios.
   ``Seq2SeqTrainer`` (random order, no length grouping), evaluation with the model's
   default decoding (4 beams, ``max_length`` 512), batch by batch in dataset order.
 * **workbench** -- the code users run, imported, not re-implemented:
-  ``workbench.core.preprocess.tokenize_pairs`` (no padding), the trainer class and
-  arguments of ``workbench.core.training`` (length-grouped batches, dynamic padding,
-  greedy evaluation bounded to 128 new tokens, longest sentences first, bf16 on GPUs
-  that have it), and ``workbench.core.translation.Translator`` for the before/after
-  decoding.
+  ``workbench.core.training.build_trainer``, the trainer ``workbench train`` runs (no
+  padding in tokenizing, length-grouped batches, dynamic padding, the loss on real
+  target tokens, greedy evaluation bounded to 128 new tokens, longest sentences first,
+  bf16 on GPUs that have it), and ``workbench.core.translation.Translator`` for the
+  before/after decoding.
 
 Random weights never emit </s>, so generation would always run to its length bound. In
 both arms a logits processor (``EosAtLength``) bans </s> until the sentence's reference
@@ -50,6 +50,8 @@ from typing import Any
 REPO = Path(__file__).resolve().parents[1]
 if str(REPO) not in sys.path:  # measure this checkout's workbench, not an installed one
     sys.path.insert(0, str(REPO))
+sys.path.insert(0, str(Path(__file__).parent))
+import startup  # noqa: E402  (the sibling script: start-up timing, load average)
 
 # opus-mt-en-zh's config.json / generation_config.json (the parts that cost time).
 OPUS_SHAPE = {
@@ -304,7 +306,6 @@ def length_forced_model_class() -> Any:
             return super().generate(input_ids=input_ids, attention_mask=attention_mask,
                                     logits_processor=processors, **kwargs)
 
-    LengthForcedMarian.EosAtLength = EosAtLength  # type: ignore[attr-defined]
     return LengthForcedMarian
 
 
@@ -361,7 +362,6 @@ def build_trainer(arm: str, phase: str, workdir: Path, device: str) -> tuple[Any
     model, tokenizer, data = load_model(workdir, device)
     out = workdir / f"out-{arm}-{phase}-{os.getpid()}"
     train_pairs, val_pairs = data["train"], data["validation"]
-    val_refs = [t for _, t in val_pairs]
     if arm == "reference":
         args = Seq2SeqTrainingArguments(
             output_dir=str(out), per_device_train_batch_size=BATCH,
@@ -380,28 +380,13 @@ def build_trainer(arm: str, phase: str, workdir: Path, device: str) -> tuple[Any
         )
     else:
         from workbench.core.data import Pair
-        from workbench.core.preprocess import tokenize_pairs
-        from workbench.core.training import (
-            _configure_generation,
-            _trainer_class,
-            _training_arguments,
-            longest_first,
-        )
+        from workbench.core.training import _configure_generation, build_trainer
 
         config = workbench_config(out)
         _configure_generation(model, config)
-        train_set, val_set = (
-            tokenize_pairs([Pair(s, t) for s, t in pairs], tokenizer, config.target_label,
-                           config.max_source_length, config.max_target_length)
-            for pairs in (train_pairs, val_pairs))
-        val_set, val_refs = longest_first(val_set, val_refs)
-        trainer = _trainer_class(config.seed)(
-            model=model, args=_training_arguments(config, out, device),
-            train_dataset=train_set, eval_dataset=val_set,
-            data_collator=DataCollatorForSeq2Seq(tokenizer, model=model, label_pad_token_id=-100),
-            processing_class=tokenizer,
-            compute_metrics=make_compute_metrics(tokenizer, config.bleu_tokenize, val_refs),
-        )
+        trainer = build_trainer(config, model, tokenizer,
+                                [Pair(s, t) for s, t in train_pairs],
+                                [Pair(s, t) for s, t in val_pairs], out, device)
     trainer.remove_callback(PrinterCallback)
     trainer.remove_callback(ProgressCallback)
     return trainer, model, tokenizer, data
@@ -698,11 +683,6 @@ def machine() -> dict[str, Any]:
     return found
 
 
-def load_average() -> str:
-    path = Path("/proc/loadavg")
-    return " ".join(path.read_text().split()[:3]) if path.exists() else "n/a"
-
-
 def median_of(runs: list[dict[str, Any]], key: str) -> float:
     return statistics.median(r[key] for r in runs if key in r)
 
@@ -877,8 +857,6 @@ def write_report(path: Path, ctx: dict[str, Any]) -> str:
 
 def startup_section(repeats: int) -> list[str]:
     """Start-up times from benchmarks/startup.py, as RESULTS.md lines."""
-    sys.path.insert(0, str(Path(__file__).parent))
-    import startup
 
     result = startup.measure(repeats)
     return [
@@ -963,7 +941,7 @@ def main() -> int:
     started = time.perf_counter()
     ctx: dict[str, Any] = {"quick": args.quick, "mode_name": mode_name, "mode": mode,
                            "device": device, "machine": machine(),
-                           "load_before": load_average()}
+                           "load_before": startup.load_average()}
     runs: dict[str, dict[str, list]] = {arm: {"train": [], "eval": []}
                                         for arm in ("reference", "workbench")}
     with tempfile.TemporaryDirectory(prefix="wb-speed-") as tmp:
@@ -990,7 +968,7 @@ def main() -> int:
               flush=True)
         ctx["matmul"] = run_child(["matmul", device], workdir, mode["threads"])
     ctx["runs"] = runs
-    ctx["load_after"] = load_average()
+    ctx["load_after"] = startup.load_average()
     if not args.skip_startup:
         ctx["startup_lines"] = startup_section(10)
     if device == "cuda":

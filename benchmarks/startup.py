@@ -33,6 +33,11 @@ HEAVY = ("torch", "transformers", "datasets", "textual", "ctranslate2", "tensorb
 SIZE = (30, 100)  # rows, columns
 
 
+def load_average() -> str:
+    """The 1/5/15-minute load average: how busy the shared machine was."""
+    return " ".join(f"{x:.2f}" for x in os.getloadavg()) if hasattr(os, "getloadavg") else "n/a"
+
+
 def cli_command() -> list[str]:
     return [sys.executable, "-m", "workbench"]
 
@@ -196,19 +201,17 @@ def main() -> int:
     parser.add_argument("--out", default=None, help="also write the table to this file")
     args = parser.parse_args()
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
-    load_before = Path("/proc/loadavg").read_text().split()[:3] if Path(
-        "/proc/loadavg").exists() else ["?"]
+    load_before = load_average()
     result = measure(args.repeats)
-    load_after = Path("/proc/loadavg").read_text().split()[:3] if Path(
-        "/proc/loadavg").exists() else ["?"]
+    load_after = load_average()
     lines = [
         "| what | median | target | note |",
         "| --- | --- | --- | --- |",
         *report_lines(result),
         "",
         f"Machine: {platform.platform()}, {os.cpu_count()} CPUs, Python "
-        f"{platform.python_version()}; load average before {' '.join(load_before)}, after "
-        f"{' '.join(load_after)}; measured {time.strftime('%Y-%m-%d')}.",
+        f"{platform.python_version()}; load average before {load_before}, after "
+        f"{load_after}; measured {time.strftime('%Y-%m-%d')}.",
     ]
     print("\n".join(lines))
     if args.out:

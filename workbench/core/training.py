@@ -35,6 +35,7 @@ from workbench.core.events import (
     finite_or_none,
 )
 from workbench.core.metrics import corpus_bleu, corpus_chrf, make_compute_metrics, sentence_bleu
+from workbench.core.preprocess import tokenize_pairs
 from workbench.core.runs import BEST_MODEL, INITIAL_MODEL, RUNS_FOLDER, is_finished, run_folders
 from workbench.core.translation import SETTINGS_FILE, DecodeOptions, Translator
 from workbench.errors import WorkbenchError
@@ -357,6 +358,38 @@ def longest_first(dataset: Any, references: list[str]) -> tuple[Any, list[str]]:
     return dataset.select(order), [references[i] for i in order]
 
 
+def build_trainer(config: RunConfig, model: Any, tokenizer: Any, train: list[Pair],
+                  validation: list[Pair], run_dir: Path, device: str,
+                  callbacks: list[Any] | None = None) -> Any:
+    """The Trainer ``workbench train`` runs, over tokenized pairs; checkpoints in run_dir.
+
+    One place for the recipe (tokenizing, batching, collating, metrics), so that
+    benchmarks/speed.py times exactly what users run.
+    """
+    from transformers import DataCollatorForSeq2Seq
+    from transformers.trainer_callback import PrinterCallback, ProgressCallback
+
+    def tokenized(pairs: list[Pair]) -> Any:
+        return tokenize_pairs(pairs, tokenizer, config.target_label,
+                              config.max_source_length, config.max_target_length)
+
+    val_set, references = longest_first(tokenized(validation), [p.target for p in validation])
+    trainer = _trainer_class(config.seed)(
+        model=model,
+        args=_training_arguments(config, run_dir, device),
+        train_dataset=tokenized(train),
+        eval_dataset=val_set,
+        data_collator=DataCollatorForSeq2Seq(tokenizer, model=model, label_pad_token_id=-100),
+        processing_class=tokenizer,
+        compute_metrics=make_compute_metrics(tokenizer, config.bleu_tokenize, references),
+        callbacks=callbacks,
+    )
+    # Our events replace the Trainer's own dict printing and tqdm bars.
+    trainer.remove_callback(PrinterCallback)
+    trainer.remove_callback(ProgressCallback)
+    return trainer
+
+
 def _load_model(config: RunConfig, data: SplitData, run_dir: Path, emit: EventSink) -> Any:
     from workbench.core.modeling import check_target_label, load_model_and_tokenizer
 
@@ -568,11 +601,9 @@ def run_training(
     with distributed.main_first():  # rank 0 fills the sample cache; the others read it
         data = prepare_data(config)
 
-    from transformers import DataCollatorForSeq2Seq, set_seed
-    from transformers.trainer_callback import PrinterCallback, ProgressCallback
+    from transformers import set_seed
 
     from workbench.core.modeling import pick_device, quiet_libraries
-    from workbench.core.preprocess import tokenize_pairs
 
     quiet_libraries()
     checkpoint: Path | None = None
@@ -634,29 +665,11 @@ def run_training(
     distributed.barrier()
 
     emit(Phase("train"))
-    train_set = tokenize_pairs(data.train, tokenizer, config.target_label,
-                               config.max_source_length, config.max_target_length)
-    val_set, eval_refs = longest_first(
-        tokenize_pairs(data.validation, tokenizer, config.target_label,
-                       config.max_source_length, config.max_target_length),
-        val_refs,
-    )
     callback = _make_callback(emit, stop, config.batch_size)
-    trainer = _trainer_class(config.seed)(
-        model=model,
-        args=_training_arguments(config, run_dir, device),
-        train_dataset=train_set,
-        eval_dataset=val_set,
-        data_collator=DataCollatorForSeq2Seq(tokenizer, model=model, label_pad_token_id=-100),
-        processing_class=tokenizer,
-        compute_metrics=make_compute_metrics(tokenizer, config.bleu_tokenize, eval_refs),
-        callbacks=[callback],
-    )
+    trainer = build_trainer(config, model, tokenizer, data.train, data.validation, run_dir,
+                            device, [callback])
     if config.report_to == "tensorboard" and main:
         trainer.add_callback(tensorboard_callback(run_dir / "tensorboard"))
-    # Our events replace the Trainer's own dict printing and tqdm bars.
-    trainer.remove_callback(PrinterCallback)
-    trainer.remove_callback(ProgressCallback)
     started = time.perf_counter()
     try:
         trainer.train(resume_from_checkpoint=str(checkpoint) if checkpoint else None)
