@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import os
 import sys
 from pathlib import Path
@@ -36,6 +37,36 @@ def tiny_config(**overrides):
     }
     values.update(overrides)
     return build_config("demo", overrides=values)
+
+
+def small(tmp_path: Path, name: str = "out", **extra):
+    """tiny_config for an in-process 2-epoch run of a few seconds, outputs in tmp_path/name."""
+    values = dict(samples=160, epochs=2.0, batch_size=16, logging_steps=2,
+                  learning_rate=3e-3, output_dir=str(tmp_path / name))
+    values.update(extra)
+    return tiny_config(**values)
+
+
+async def wait_for(pilot, predicate, timeout: float = 60.0) -> None:
+    """Let a Textual app run until ``predicate()`` holds (real work happens on threads)."""
+    loop = asyncio.get_running_loop()
+    deadline = loop.time() + timeout
+    while not predicate():
+        if loop.time() > deadline:
+            raise AssertionError("condition not reached in time")
+        await pilot.pause(0.1)
+
+
+#: Console lines that have broken translation consoles: each must give a row, not a crash.
+ODD_INPUT = [
+    "🍵 I like tea 🍵",                      # emoji
+    "a\x00b\x1bc\x07",                       # control characters
+    "bad \ud800 surrogate",                  # a lone surrogate
+    "我喜欢喝茶。",                           # Chinese
+    "[/bold] [red]not markup[/red]",         # looks like Rich markup
+    "I like tea. " * 900,                    # 10,800 characters, far over 512 positions
+    "word " * 2000,                          # one "sentence" over the limit: truncated
+]
 
 
 #: Settings for a demo run of a few seconds, as a --config TOML file for subprocess tests.

@@ -9,8 +9,7 @@ import io
 import json
 from pathlib import Path
 
-from tests.conftest import run_cli
-from tests.test_tui_faults import ODD_INPUT
+from tests.conftest import ODD_INPUT, run_cli
 from workbench.console import run_console, run_pipe
 from workbench.core.translation import DecodeOptions, Translator
 

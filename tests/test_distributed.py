@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import tiny_toml
+from tests.conftest import tiny_config, tiny_toml
 
 TRAIN = ["-m", "workbench", "train", "--headless", "--preset", "demo", "--config", "tiny.toml",
          "--no-interact"]
@@ -79,7 +79,6 @@ def test_two_processes_match_one_with_the_same_global_batch(runs):
 def test_report_to_tensorboard_writes_event_files(tmp_path: Path):
     from tensorboard.backend.event_processing.event_accumulator import EventAccumulator
 
-    from tests.conftest import tiny_config
     from workbench.core.training import run_training
 
     config = tiny_config(samples=160, epochs=1.0, batch_size=16, logging_steps=1,
@@ -95,7 +94,6 @@ def test_report_to_tensorboard_writes_event_files(tmp_path: Path):
 def test_report_to_tensorboard_without_the_package_is_one_line(tmp_path: Path, monkeypatch):
     import importlib.util
 
-    from tests.conftest import tiny_config
     from workbench.core.training import run_training
     from workbench.errors import WorkbenchError
 
@@ -109,7 +107,6 @@ def test_report_to_tensorboard_without_the_package_is_one_line(tmp_path: Path, m
 
 
 def test_report_to_an_unknown_tool_is_refused():
-    from tests.conftest import tiny_config
     from workbench.errors import WorkbenchError
 
     with pytest.raises(WorkbenchError, match="report_to 'wandb' is not supported"):

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import asyncio
 import html
 import json
 import math
@@ -12,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import run_cli, tiny_config
+from tests.conftest import run_cli, small, tiny_config, wait_for
 from workbench.cli import main
 from workbench.console import append_history
 from workbench.core.figures import Series, heatmap_svg, line_chart_svg
@@ -36,9 +35,8 @@ SVG = "{http://www.w3.org/2000/svg}"
 @pytest.fixture(scope="module")
 def tiny_run(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """A finished 2-epoch run and three console lines: two with its model, one not."""
-    out = tmp_path_factory.mktemp("report") / "out"
-    config = tiny_config(samples=160, epochs=2.0, batch_size=16, logging_steps=2,
-                         learning_rate=3e-3, output_dir=str(out))
+    config = small(tmp_path_factory.mktemp("report"))
+    out = Path(config.output_dir)
     result = run_training(config)
     assert result.status == "finished"
     history = out / "console_history.jsonl"
@@ -152,10 +150,7 @@ def test_history_lines_that_name_their_run_match_exactly(tmp_path: Path):
 
 
 def test_console_history_records_the_run_and_backend(tiny_run: Path, tmp_path: Path):
-    import json
-
-    from workbench.console import append_history
-    from workbench.core.translation import Translation, Translator
+    from workbench.core.translation import Translator
 
     model = str(tiny_run / "best_model")
     translator = Translator.from_pretrained(model, backend="transformers")
@@ -244,7 +239,6 @@ async def test_tui_keys_save_a_screenshot_and_write_the_report(tiny_run: Path, t
     run = out / "runs" / tiny_run.name
     (run / REPORT_HTML).unlink(missing_ok=True)  # written there by an earlier test
     app = WorkbenchApp(tiny_config(samples=160, output_dir=str(out)))
-    loop = asyncio.get_running_loop()
     async with app.run_test(size=(100, 30)) as pilot:
         await pilot.press("f4")
         await pilot.pause(0.3)
@@ -258,9 +252,6 @@ async def test_tui_keys_save_a_screenshot_and_write_the_report(tiny_run: Path, t
         assert len(shots) == 1
         assert ET.parse(shots[0]).getroot().tag == f"{SVG}svg"
         await pilot.press("f7")
-        deadline = loop.time() + 120
-        while not (run / REPORT_HTML).exists():
-            assert loop.time() < deadline, "no report written"
-            await pilot.pause(0.2)
+        await wait_for(pilot, (run / REPORT_HTML).exists, timeout=120)
         assert field.value == "sr" and app.is_running
     assert (run / REPORT_MD).is_file()

@@ -119,10 +119,21 @@ def test_outputs_and_evaluation_take_the_full_forward(tmp_path: Path):
     torch.testing.assert_close(eval_loss, loss.detach())
 
 
-def test_other_models_keep_the_trainers_loss():
+def test_other_models_keep_the_trainers_loss(tmp_path: Path, monkeypatch):
     from workbench.core import token_loss
 
     assert token_loss.supports(tiny_marian())
     subclass = type("LengthForced", (type(tiny_marian()),), {})  # as benchmarks/speed.py
     assert token_loss.supports(subclass(tiny_marian().config))
     assert not token_loss.supports(torch.nn.Linear(2, 2))
+    # A model it does not support takes the Trainer's own loss: every position projected.
+    model = tiny_marian()
+    trainer = trainer_for(model, tmp_path)
+    expected, _ = loss_and_grads(trainer, model, fast=False)
+    monkeypatch.setattr(token_loss, "supports", lambda _model: False)
+    shapes: list[tuple[int, ...]] = []
+    model.get_output_embeddings().register_forward_hook(
+        lambda _m, _a, out: shapes.append(tuple(out.shape)))
+    got, _ = loss_and_grads(trainer, model, fast=True)
+    assert shapes == [(4, 11, 60)]
+    torch.testing.assert_close(got, expected)

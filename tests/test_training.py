@@ -8,20 +8,13 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import tiny_config
+from tests.conftest import small
 from workbench.core.events import EvalDone, Phase, RunDone, Sample, TrainStep
 from workbench.core.training import (
     last_complete_checkpoint,
     publish_model,
     run_training,
 )
-
-
-def small(tmp_path: Path, **extra):
-    values = dict(samples=160, epochs=2.0, batch_size=16, logging_steps=2,
-                  learning_rate=3e-3, output_dir=str(tmp_path / "out"))
-    values.update(extra)
-    return tiny_config(**values)
 
 
 def test_events_and_outputs(tmp_path: Path):

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import tiny_config
+from tests.conftest import small, wait_for
 from workbench.tui.app import WorkbenchApp
 from workbench.tui.widgets.attention_pane import AttentionPane
 from workbench.tui.widgets.charts import SeriesChart, clean_series
@@ -16,23 +16,6 @@ from workbench.tui.widgets.dataset_pane import DatasetPane
 from workbench.tui.widgets.samples_pane import SamplesPane
 from workbench.tui.widgets.training_pane import TrainingPane
 from workbench.tui.widgets.translate_pane import TranslatePane
-
-
-def small(tmp_path: Path, **extra):
-    values = dict(samples=160, epochs=2.0, batch_size=16, logging_steps=2,
-                  learning_rate=3e-3, output_dir=str(tmp_path / "out"))
-    values.update(extra)
-    return tiny_config(**values)
-
-
-async def wait_for(pilot, predicate, timeout: float = 60.0) -> None:
-    """Let the app run until ``predicate()`` holds (real work happens on threads)."""
-    loop = asyncio.get_running_loop()
-    deadline = loop.time() + timeout
-    while not predicate():
-        if loop.time() > deadline:
-            raise AssertionError("condition not reached in time")
-        await pilot.pause(0.1)
 
 
 def test_chart_series_drop_non_finite_and_downsample():

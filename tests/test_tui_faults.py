@@ -16,8 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import tiny_toml
-from tests.test_tui import small, wait_for
+from tests.conftest import ODD_INPUT, small, tiny_toml, wait_for
 from workbench.core.events import EvalDone, TrainStep
 from workbench.core.training import last_complete_checkpoint
 from workbench.tui.app import WorkbenchApp
@@ -89,15 +88,6 @@ async def test_non_finite_values_never_reach_the_charts(tmp_path: Path):
         assert app.is_running
 
 
-ODD_INPUT = [
-    "🍵 I like tea 🍵",                      # emoji
-    "a\x00b\x1bc\x07",                       # control characters
-    "bad \ud800 surrogate",                  # a lone surrogate
-    "我喜欢喝茶。",                           # Chinese
-    "[/bold] [red]not markup[/red]",         # looks like Rich markup
-    "I like tea. " * 900,                    # 10,800 characters, far over 512 positions
-    "word " * 2000,                          # one "sentence" over the limit: truncated
-]
 
 
 async def test_console_takes_odd_input_and_goes_on(tmp_path: Path, tiny_model_dir: Path):
