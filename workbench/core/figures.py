@@ -19,6 +19,8 @@ from dataclasses import dataclass
 from itertools import pairwise
 from xml.sax.saxutils import escape, quoteattr
 
+from workbench.core.events import finite_or_none
+
 #: Latin fonts first, then fonts with Chinese glyphs on Linux, macOS and Windows: browsers
 #: fall back glyph by glyph along the list, so 茶 comes from the first CJK font installed.
 FONT_STACK = ("'Segoe UI', 'Helvetica Neue', Arial, 'Noto Sans CJK SC', 'Noto Sans SC', "
@@ -45,15 +47,8 @@ class Series:
 
 def finite_points(points: Sequence[tuple[float, float]]) -> list[tuple[float, float]]:
     """The points whose x and y are both finite numbers, in order."""
-    kept = []
-    for x, y in points:
-        try:
-            fx, fy = float(x), float(y)
-        except (TypeError, ValueError):
-            continue
-        if math.isfinite(fx) and math.isfinite(fy):
-            kept.append((fx, fy))
-    return kept
+    kept = ((finite_or_none(x), finite_or_none(y)) for x, y in points)
+    return [(fx, fy) for fx, fy in kept if fx is not None and fy is not None]
 
 
 def nice_ticks(low: float, high: float, count: int = 5) -> list[float]:
