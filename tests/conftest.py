@@ -41,7 +41,7 @@ def tiny_config(**overrides):
 
 def small(tmp_path: Path, name: str = "out", **extra):
     """tiny_config for an in-process 2-epoch run of a few seconds, outputs in tmp_path/name."""
-    values = dict(samples=160, epochs=2.0, batch_size=16, logging_steps=2,
+    values = dict(samples=180, epochs=2.0, batch_size=16, logging_steps=2,
                   learning_rate=3e-3, output_dir=str(tmp_path / name))
     values.update(extra)
     return tiny_config(**values)
@@ -69,9 +69,24 @@ ODD_INPUT = [
 ]
 
 
+def scores_block(role: str, bleu: tuple[float, float], chrf: tuple[float, float],
+                 size: int = 425, name: str = "10% held out, seed 42") -> dict:
+    """A summary.json score block with fixed numbers, for apps opened on a hand-made run."""
+    return {"role": role, "name": name, "size": size,
+            "bleu_before": bleu[0], "bleu_after": bleu[1], "chrf_before": chrf[0],
+            "chrf_after": chrf[1], "bleu_before_ci": [0.0, bleu[0] + 0.1],
+            "bleu_after_ci": [bleu[1] - 1.2, bleu[1] + 1.2],
+            "chrf_before_ci": [0.0, chrf[0] + 0.2], "chrf_after_ci": [chrf[1] - 1.0, chrf[1] + 1.0],
+            "bleu_delta": round(bleu[1] - bleu[0], 2),
+            "bleu_delta_ci": [round(bleu[1] - bleu[0] - 1.3, 2), round(bleu[1] - bleu[0] + 1.3, 2)],
+            "bleu_p": 0.000999, "chrf_delta": round(chrf[1] - chrf[0], 2),
+            "chrf_delta_ci": [round(chrf[1] - chrf[0] - 1.1, 2), round(chrf[1] - chrf[0] + 1.1, 2)],
+            "chrf_p": 0.000999, "n_bootstrap": 1000, "bleu_signature": "nrefs:1|bs:1000|tok:zh"}
+
+
 #: Settings for a demo run of a few seconds, as a --config TOML file for subprocess tests.
 TINY_RUN_SETTINGS = {
-    "samples": 160, "learning_rate": 3e-3, "batch_size": 16, "logging_steps": 1,
+    "samples": 180, "learning_rate": 3e-3, "batch_size": 16, "logging_steps": 1,
     "scratch_d_model": 32, "scratch_layers": 1, "scratch_heads": 2, "scratch_ffn_dim": 64,
     "scratch_source_vocab": 400, "scratch_target_vocab": 2000, "max_new_tokens": 16,
 }

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 import subprocess
 import sys
 import time
@@ -94,7 +95,13 @@ def test_demo_run_end_to_end(demo_run):
     assert "Traceback" not in result.stderr
     for epoch in range(1, 7):
         assert f"epoch {epoch} done: BLEU" in out
-    assert "BLEU before fine-tuning" in out and "BLEU after fine-tuning" in out
+    for split in ("validation", "test"):
+        assert f"before fine-tuning, {split} (10% held out, seed 42, 40): BLEU" in out
+        assert f"after fine-tuning,  {split} (10% held out, seed 42, 40): BLEU" in out
+    # The closing lines: each number with its set, interval and paired test.
+    assert re.search(r"^  test \(10% held out, seed 42, 40\): BLEU [\d.]+ → [\d.]+ "
+                     r"\([+-][\d.]+, 95% CI [+-][\d.]+…[+-][\d.]+, p [<=] [\d.]+\)", out, re.M)
+    assert "95% CI before: BLEU" in out and "sacreBLEU paired bootstrap" in out
     assert out.count("reference:") == 5 and out.count("after:") == 5
     runs = list((work / "translation_output" / "runs").iterdir())
     assert len(runs) == 1
@@ -103,12 +110,26 @@ def test_demo_run_end_to_end(demo_run):
     assert sum(r["event"] == "EvalDone" and r["stage"] == "epoch" for r in records) == 6
     assert any(r["event"] == "TrainStep" for r in records)
     summary = json.loads((run / "summary.json").read_text())
-    for key in ("bleu_before", "bleu_after", "chrf_before", "chrf_after", "best_model"):
-        assert key in summary
+    assert summary["test"]["size"] == summary["validation"]["size"] == 40
+    assert summary["train_pairs"] == 320 and summary["test_pairs"] == 40
+    assert "best_model" in summary
     assert summary["status"] == "finished"
     assert len(summary["samples"]) == 5
     assert (work / summary["best_model"] / "config.json").is_file()
     assert (run / "config.json").is_file()
+
+
+def test_after_translations_are_what_workbench_translate_prints(demo_run):
+    """"After" is decoded by the saved best model, as `workbench translate` loads it."""
+    work, result = demo_run
+    assert result.returncode == 0
+    run = next((work / "translation_output" / "runs").iterdir())
+    rows = [json.loads(line) for line in
+            (run / "test_translations.jsonl").read_text(encoding="utf-8").splitlines()]
+    printed = run_cli("translate", "--model", str(run / "best_model"), cwd=work,
+                      input="".join(r["source"] + "\n" for r in rows))
+    assert printed.returncode == 0, printed.stderr
+    assert printed.stdout.splitlines() == [r["after"] for r in rows]
 
 
 def test_translate_after_demo_answers_in_chinese(demo_run):
@@ -160,3 +181,19 @@ def test_tui_without_a_terminal_points_to_headless(tmp_path: Path):
     assert result.returncode == 2
     lines = result.stderr.strip().splitlines()
     assert len(lines) == 1 and "train --headless" in lines[0]
+
+
+def test_a_30_pair_file_trains_with_the_demo_preset(tmp_path: Path):
+    """The scratch vocabularies shrink to what 24 training pairs support, with one line."""
+    from workbench.core.data import clean_pairs, load_hsk_pairs
+
+    pairs, _ = clean_pairs(load_hsk_pairs())
+    (tmp_path / "pairs.tsv").write_text(
+        "en\tzh\n" + "".join(f"{p.source}\t{p.target}\n" for p in pairs[:30]), encoding="utf-8")
+    result = run_cli("train", "--headless", "--preset", "demo", "--data", "pairs.tsv",
+                     "--epochs", "2", "--no-interact", cwd=tmp_path)
+    assert result.returncode == 0, result.stderr[-3000:]
+    assert "24 train / 3 validation" in result.stdout
+    assert re.search(r"vocabularies of \d+ source / \d+ target pieces \(asked for 2,000 / "
+                     r"2,000\): the 24 training pairs support no more", result.stdout)
+    assert re.search(r"^  test \(10% held out, seed 42, 3\): BLEU", result.stdout, re.M)

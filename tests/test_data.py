@@ -34,22 +34,58 @@ def test_clean_drops_placeholders_empties_and_repeated_sources():
     assert dropped == {"empty": 1, "placeholder": 1, "duplicate": 1}
 
 
-def test_demo_data_is_clean_and_split_9_to_1():
+def test_demo_data_is_clean_and_split_8_1_1_with_no_sentence_in_two_splits():
     data = prepare_data(build_config("demo"))
-    n = len(data.train) + len(data.validation)
+    n = len(data.train) + len(data.validation) + len(data.test)
     assert data.dropped["placeholder"] == 65
-    assert round(n * 0.1) == len(data.validation)
-    sources = [p.source for p in data.train + data.validation]
-    assert len(set(sources)) == n  # no sentence on both sides of the split
+    assert len(data.validation) == len(data.test) == round(n * 0.1) == 425
+    sources = [p.source for p in data.train + data.validation + data.test]
+    assert len(set(sources)) == n  # no sentence on two sides of a split
     assert not any(s.lower() == "placeholder" for s in sources)
+    assert data.test_name == data.validation_name == "10% held out, seed 42"
 
 
 def test_split_is_seeded():
     pairs = [Pair(str(i), str(i)) for i in range(100)]
-    assert split_pairs(pairs, 0.1, 1) == split_pairs(pairs, 0.1, 1)
-    assert split_pairs(pairs, 0.1, 1) != split_pairs(pairs, 0.1, 2)
-    train, val = split_pairs(pairs, 0.1, 1)
-    assert len(val) == 10 and len(train) == 90 and not set(train) & set(val)
+    assert split_pairs(pairs, 1, 0.1, 0.1) == split_pairs(pairs, 1, 0.1, 0.1)
+    assert split_pairs(pairs, 1, 0.1, 0.1) != split_pairs(pairs, 2, 0.1, 0.1)
+    train, val, test = split_pairs(pairs, 1, 0.1, 0.1)
+    assert (len(train), len(val), len(test)) == (80, 10, 10)
+    assert not (set(train) & set(val) or set(train) & set(test) or set(val) & set(test))
+    assert split_pairs(pairs, 1, 0.1)[2] == []  # no test share: an empty test split
+
+
+def _tsv(path: Path, rows: range, prefix: str = "s") -> Path:
+    path.write_text("en\tzh\n" + "".join(f"{prefix}{i}\t句{i}\n" for i in rows),
+                    encoding="utf-8")
+    return path
+
+
+def test_test_data_file_is_the_test_set_and_never_trained_on(tmp_path: Path):
+    data_file = _tsv(tmp_path / "pairs.tsv", range(100))
+    test_file = _tsv(tmp_path / "held.tsv", range(90, 120))  # 10 sources overlap the data
+    config = build_config("demo", overrides={"data": str(data_file),
+                                             "test_data": str(test_file)})
+    data = prepare_data(config)
+    assert [p.source for p in data.test] == [f"s{i}" for i in range(90, 120)]
+    assert data.test_name == "held.tsv"
+    assert data.dropped["in the test set"] == 10
+    seen = {p.source for p in data.train + data.validation}
+    assert not seen & {p.source for p in data.test}
+    assert len(data.train) + len(data.validation) == 90 and len(data.validation) == 9
+
+
+def test_missing_test_data_file_is_one_line(tmp_path: Path):
+    config = build_config("demo", overrides={"data": str(_tsv(tmp_path / "p.tsv", range(30))),
+                                             "test_data": str(tmp_path / "nope.tsv")})
+    with pytest.raises(WorkbenchError, match=r"test data .*nope\.tsv' not found; check the path"):
+        prepare_data(config)
+
+
+def test_small_file_still_gets_three_splits(tmp_path: Path):
+    data = prepare_data(build_config("demo", overrides={
+        "data": str(_tsv(tmp_path / "p.tsv", range(20)))}))
+    assert (len(data.train), len(data.validation), len(data.test)) == (16, 2, 2)
 
 
 def test_tsv_csv_jsonl(tmp_path: Path):
@@ -69,12 +105,12 @@ def test_tsv_csv_jsonl(tmp_path: Path):
 def test_datasets_folder(tmp_path: Path):
     import datasets
 
-    rows = [{"en": "a", "zh": "甲"}, {"en": "b", "zh": "乙"}]
+    rows = [{"en": "a", "zh": "甲"}, {"en": "b", "zh": "乙"}, {"en": "c", "zh": "丙"}]
     ds = datasets.Dataset.from_dict({"translation": rows})
     ds.save_to_disk(str(tmp_path / "ds"))
     c = build_config("demo", overrides={"data": str(tmp_path / "ds")})
     data = prepare_data(c)
-    assert len(data.train) + len(data.validation) == 2
+    assert len(data.train) + len(data.validation) + len(data.test) == 3
 
 
 @pytest.mark.parametrize(
@@ -109,4 +145,4 @@ def test_samples_subsamples_local_data(tmp_path: Path):
     path = tmp_path / "p.tsv"
     path.write_text("en\tzh\n" + "".join(f"s{i}\t句{i}\n" for i in range(50)), encoding="utf-8")
     data = prepare_data(build_config("demo", overrides={"data": str(path), "samples": 20}))
-    assert len(data.train) + len(data.validation) == 20
+    assert len(data.train) + len(data.validation) + len(data.test) == 20

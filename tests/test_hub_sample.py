@@ -1,31 +1,87 @@
-"""Sampling a Hub dataset: uniform over every file, seeded, cached; tested on local parquet."""
+"""Sampling a Hub dataset: spread over files and row groups, seeded, pinned, cached.
+
+Tested on real parquet files on a local fsspec filesystem; the Hub itself is replaced only
+at its seam (``HfFileSystem``, ``HfApi``).
+"""
 
 from __future__ import annotations
 
 import collections
+import os
 from pathlib import Path
+from typing import Any
 
 import fsspec
 import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
+from fsspec.implementations.local import LocalFileSystem
+from fsspec.spec import AbstractBufferedFile
 
 from workbench.core import hub_sample
-from workbench.core.hub_sample import allocate, load_hub_sample, plan_sample
-from workbench.errors import HubUnreachableError
+from workbench.core.hub_sample import (
+    MAX_ROWS_PER_GROUP,
+    allocate,
+    find_cached_sample,
+    find_cached_split,
+    load_hub_sample,
+    load_hub_split,
+    plan_sample,
+    spread,
+)
+from workbench.errors import HubUnreachableError, WorkbenchError
+
+SHA = "0123456789abcdef0123456789abcdef01234567"
+
+
+def write_file(path: Path, f: int, rows: int, group: int, split: str = "train") -> None:
+    """One parquet file whose rows say which file and row they are: ``f3 r1234``."""
+    en = pa.array([f"{split} f{f} r{r}" for r in range(rows)])
+    zh = pa.array([f"文{f}行{r}" for r in range(rows)])
+    table = pa.table({"translation": pa.StructArray.from_arrays([en, zh], names=["en", "zh"])})
+    path.parent.mkdir(parents=True, exist_ok=True)
+    pq.write_table(table, path, row_group_size=group)
 
 
 def write_corpus(root: Path, files: int = 4, rows: int = 600, group: int = 50) -> Path:
-    """A multi-file parquet 'dataset' whose rows say which file and row they are."""
-    folder = root / "zh-en"
-    folder.mkdir(parents=True)
+    """A multi-file parquet 'dataset' of files of different sizes."""
     for f in range(files):
-        n = rows * (f + 1)  # files of different sizes
-        table = pa.table({"translation": [{"en": f"f{f} r{r}", "zh": f"文{f}行{r}"}
-                                          for r in range(n)]})
-        pq.write_table(table, folder / f"train-{f:05d}-of-{files:05d}.parquet",
-                       row_group_size=group)
+        write_file(root / "zh-en" / f"train-{f:05d}-of-{files:05d}.parquet", f,
+                   rows * (f + 1), group)
     return root
+
+
+def file_and_row(source: str) -> tuple[int, int]:
+    _split, f, r = source.split()
+    return int(f[1:]), int(r[1:])
+
+
+class CountingFile(AbstractBufferedFile):
+    """A buffered file as ``HfFileSystemFile`` is: every cache miss is one range read."""
+
+    def _fetch_range(self, start: int, end: int) -> bytes:
+        with open(self.path, "rb") as fh:
+            fh.seek(start)
+            data = fh.read(end - start)
+        self.fs.reads.append(len(data))
+        return data
+
+
+class CountingFileSystem(LocalFileSystem):
+    """Local files opened like remote ones, counting the bytes and reads they fetch."""
+
+    cachable = False  # a fresh instance, and fresh counts, each time
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.reads: list[int] = []
+
+    def _open(self, path: str, mode: str = "rb", block_size: Any = None, **kwargs: Any):
+        return CountingFile(self, self._strip_protocol(path), mode, block_size=block_size,
+                            **kwargs)
+
+
+# --- the plan ------------------------------------------------------------------------------
 
 
 def test_allocate_is_proportional_and_exact():
@@ -33,18 +89,33 @@ def test_allocate_is_proportional_and_exact():
     assert sum(allocate(1000, [7, 13, 29, 51])) == 1000
 
 
-def test_plan_covers_every_file_in_proportion():
-    groups = [[100] * 10, [100] * 20, [100] * 70]
+def test_spread_is_even_within_limits():
+    assert spread(20, [8, 8, 8]) == [7, 7, 6]
+    assert spread(20, [3, 3, 20]) == [3, 3, 14]
+    assert spread(5, [1, 0, 9]) == [1, 0, 4]
+    assert spread(50, [2, 2]) == [2, 2]  # never more than the limits hold
+
+
+def test_plan_covers_every_file_in_proportion_with_few_rows_per_group():
+    groups = [[100] * 20, [100] * 40, [100] * 140]
     plan = plan_sample(groups, 1000, seed=0)
     per_file = collections.Counter()
     for (f, _g), offsets in plan.items():
         per_file[f] += len(offsets)
         assert len(set(offsets)) == len(offsets)  # without replacement
+        assert len(offsets) <= MAX_ROWS_PER_GROUP
     assert per_file == {0: 100, 1: 200, 2: 700}
 
 
-def test_plan_is_uniform_within_a_file_when_budget_covers_it():
-    # Quota 25 of 100 rows: OVERSAMPLE=4 pools every group, so each row has p = 1/4.
+def test_plan_spreads_a_quota_evenly_over_the_fewest_groups():
+    # 100 rows at <= 8 a group: 13 groups of 7 or 8 rows, not 12 x 8 and a group of 4.
+    plan = plan_sample([[1000] * 100], 100, seed=5)
+    assert len(plan) == 13
+    assert sorted(len(o) for o in plan.values()) == [7] * 4 + [8] * 9
+
+
+def test_plan_is_uniform_within_a_file():
+    # Quota 25 of 100 rows: 4 of 5 groups, 6-7 rows each; each row has p = 1/4.
     hits = collections.Counter()
     for seed in range(400):
         for (_f, g), offsets in plan_sample([[20] * 5], 25, seed).items():
@@ -55,22 +126,155 @@ def test_plan_is_uniform_within_a_file_when_budget_covers_it():
     assert min(counts) > 60 and max(counts) < 140
 
 
+def test_short_groups_bring_in_more_groups_before_the_cap_is_relaxed():
+    plan = plan_sample([[2] * 10 + [1000]], 16, seed=0)
+    assert sum(map(len, plan.values())) == 16
+    assert all(len(o) <= MAX_ROWS_PER_GROUP for o in plan.values())
+
+
+def test_cap_relaxes_on_tiny_files_using_every_group():
+    # 20 rows, but at most 3 + 3 + 8 under the cap: every group, as evenly as sizes allow.
+    plan = plan_sample([[3, 3, 20]], 20, seed=0)
+    assert plan[(0, 0)] == plan[(0, 1)] == [0, 1, 2]
+    assert len(plan[(0, 2)]) == 14 and len(set(plan[(0, 2)])) == 14
+    assert plan_sample([[5] * 4], 20, seed=1) == {(0, g): [0, 1, 2, 3, 4] for g in range(4)}
+
+
+# --- a WMT-shaped corpus: 13 files, 1,000-row groups --------------------------------------
+
+FILE_ROWS = [16_000 + 700 * f for f in range(13)]  # 16,000 .. 24,400 rows
+
+
+@pytest.fixture(scope="module")
+def wmt_like(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    root = tmp_path_factory.mktemp("wmt_like")
+    for f, rows in enumerate(FILE_ROWS):
+        write_file(root / "zh-en" / f"train-{f:05d}-of-00013.parquet", f, rows, 1000)
+    write_file(root / "zh-en" / "validation-00000-of-00001.parquet", 0, 3981, 1000,
+               split="validation")
+    return root
+
+
+def sample_kwargs(root: Path, **overrides: Any) -> dict[str, Any]:
+    values: dict[str, Any] = dict(repo="wmt/wmt19", config="zh-en", source_lang="en",
+                                  target_lang="zh", n=1300, seed=0, root=str(root))
+    values.update(overrides)
+    return values
+
+
+def test_wmt_like_sample_takes_few_rows_per_group_from_every_file(wmt_like: Path, tmp_path):
+    fs = fsspec.filesystem("file")
+    rows = load_hub_sample(fs=fs, cache_dir=tmp_path / "a", **sample_kwargs(wmt_like))
+    again = load_hub_sample(fs=fs, cache_dir=tmp_path / "b", **sample_kwargs(wmt_like))
+    other = load_hub_sample(fs=fs, cache_dir=tmp_path / "c", **sample_kwargs(wmt_like, seed=1))
+    assert rows == again and rows.pairs != other.pairs
+    assert rows.revision is None
+    where = [file_and_row(p.source) for p in rows.pairs]
+    assert len(set(where)) == 1300
+    per_group = collections.Counter((f, r // 1000) for f, r in where)
+    assert max(per_group.values()) <= MAX_ROWS_PER_GROUP
+    per_file = collections.Counter(f for f, _r in where)
+    assert [per_file[f] for f in range(13)] == allocate(1300, FILE_ROWS)
+    assert all(p.target == "文{}行{}".format(*file_and_row(p.source)) for p in rows.pairs)
+    # The output is shuffled: the first 200 pairs are not one file.
+    assert len({f for f, _r in where[:200]}) > 5
+
+
+def test_opened_files_fetch_only_the_footer_and_the_chosen_groups(wmt_like: Path, tmp_path):
+    fs = CountingFileSystem()
+    rows = load_hub_sample(fs=fs, cache_dir=tmp_path, **sample_kwargs(wmt_like, n=26))
+    assert len(rows.pairs) == 26
+    # Exactly what pyarrow asks for: each file's last 64 KiB (the footer), then the column
+    # chunks of each planned row group in one read. fsspec's default 5 MiB read-ahead would
+    # fetch each file from its first chosen group to its end.
+    paths = sorted(fs.glob(f"{wmt_like}/zh-en/train-*.parquet"))
+    metas = [pq.ParquetFile(path).metadata for path in paths]
+    sizes = [[m.row_group(g).num_rows for g in range(m.num_row_groups)] for m in metas]
+    expected = sum(min(2**16, fs.size(path)) for path in paths)
+    plan = plan_sample(sizes, 26, seed=0)
+    for f, g in plan:
+        group = metas[f].row_group(g)
+        expected += sum(group.column(c).total_compressed_size for c in range(group.num_columns))
+    assert sum(fs.reads) == expected
+    assert max(fs.reads) <= 2**16
+    assert len(fs.reads) == 13 + len(plan)  # one request per row group, not per column
+
+
+def test_the_revision_is_in_the_cache_and_returned(wmt_like: Path, tmp_path: Path):
+    fs = CountingFileSystem()
+    cache = tmp_path / "cache"
+    kwargs = sample_kwargs(wmt_like, n=130, cache_dir=cache)
+    first = load_hub_sample(fs=fs, revision="abc123", **kwargs)
+    assert first.revision == "abc123"
+    path = find_cached_sample(cache, "wmt/wmt19", "zh-en", "en", "zh", 130, 0, "abc123")
+    assert path is not None and "abc123" in path.name
+    assert find_cached_sample(cache, "wmt/wmt19", "zh-en", "en", "zh", 130, 0, "def456") is None
+
+    fs.reads.clear()
+    assert load_hub_sample(fs=fs, revision="abc123", **kwargs) == first
+    assert fs.reads == []  # a cache hit reads nothing
+    second = load_hub_sample(fs=fs, revision="def456", **kwargs)
+    assert second.revision == "def456" and fs.reads  # another revision: read again
+
+    os.utime(path, (1, 1))  # abc123's file is now the older one
+    newest = find_cached_sample(cache, "wmt/wmt19", "zh-en", "en", "zh", 130, 0)
+    assert newest is not None and "def456" in newest.name
+    fs.reads.clear()
+    assert load_hub_sample(fs=fs, **kwargs).revision == "def456"
+    assert fs.reads == []
+
+
+def test_load_hub_split_returns_every_row_in_order(wmt_like: Path, tmp_path: Path):
+    kwargs = dict(repo="wmt/wmt19", config="zh-en", split="validation", source_lang="en",
+                  target_lang="zh", cache_dir=tmp_path, root=str(wmt_like))
+    rows = load_hub_split(fs=fsspec.filesystem("file"), revision=SHA, **kwargs)
+    assert rows.revision == SHA
+    assert [p.source for p in rows.pairs] == [f"validation f0 r{r}" for r in range(3981)]
+    assert rows.pairs[7].target == "文0行7"
+    cached = find_cached_split(tmp_path, "wmt/wmt19", "zh-en", "validation", "en", "zh")
+    assert cached is not None and SHA in cached.name
+
+    class Exploding:
+        def glob(self, *_a, **_k):
+            raise AssertionError("the Hub was asked again")
+
+    assert load_hub_split(fs=Exploding(), **kwargs) == rows
+
+
+def test_a_missing_split_says_which_and_how_to_do_without(wmt_like: Path, tmp_path: Path):
+    with pytest.raises(WorkbenchError) as info:
+        load_hub_split("wmt/wmt19", "zh-en", "test", "en", "zh", cache_dir=tmp_path,
+                       fs=fsspec.filesystem("file"), root=str(wmt_like))
+    message = str(info.value)
+    assert "'test' split" in message and "--test-data" in message
+
+
+# --- small corpora and the Hub seam --------------------------------------------------------
+
+
 def test_local_parquet_sample_is_seeded_reproducible_and_from_every_file(tmp_path: Path):
     root = write_corpus(tmp_path / "repo")
     fs = fsspec.filesystem("file")
     kwargs = dict(repo="wmt/wmt19", config="zh-en", source_lang="en", target_lang="zh",
                   n=200, fs=fs, root=str(root))
-    a = load_hub_sample(seed=1, cache_dir=tmp_path / "c1", **kwargs)
-    b = load_hub_sample(seed=1, cache_dir=tmp_path / "c2", **kwargs)
-    c = load_hub_sample(seed=2, cache_dir=tmp_path / "c3", **kwargs)
+    a = load_hub_sample(seed=1, cache_dir=tmp_path / "c1", **kwargs).pairs
+    b = load_hub_sample(seed=1, cache_dir=tmp_path / "c2", **kwargs).pairs
+    c = load_hub_sample(seed=2, cache_dir=tmp_path / "c3", **kwargs).pairs
     assert a == b and a != c
     assert len(a) == 200 and len({p.source for p in a}) == 200
-    files = collections.Counter(p.source.split()[0] for p in a)
-    assert files == {"f0": 20, "f1": 40, "f2": 60, "f3": 80}
-    assert all(p.target.startswith("文" + p.source[1]) for p in a)
+    files = collections.Counter(file_and_row(p.source)[0] for p in a)
+    assert files == {0: 20, 1: 40, 2: 60, 3: 80}
     # Not the first rows of each file: offsets spread over the file.
-    rows = [int(p.source.split()[1][1:]) for p in a if p.source.startswith("f3")]
-    assert max(rows) > 1200
+    assert max(r for f, r in map(file_and_row, (p.source for p in a)) if f == 3) > 1200
+
+
+def test_a_tiny_corpus_is_sampled_whole_without_crashing(tmp_path: Path):
+    root = write_corpus(tmp_path / "repo", files=2, rows=30, group=4)
+    rows = load_hub_sample("wmt/wmt19", "zh-en", "en", "zh", n=90, seed=0,
+                           cache_dir=tmp_path / "cache", fs=fsspec.filesystem("file"),
+                           root=str(root))
+    assert sorted(map(file_and_row, (p.source for p in rows.pairs))) == (
+        [(0, r) for r in range(30)] + [(1, r) for r in range(60)])
 
 
 def test_second_call_reads_the_cache_not_the_hub(tmp_path: Path):
@@ -87,29 +291,78 @@ def test_second_call_reads_the_cache_not_the_hub(tmp_path: Path):
     assert load_hub_sample(fs=Exploding(), **kwargs) == first
 
 
-def test_hub_seam_uses_hffilesystem_with_the_dataset_path(tmp_path, monkeypatch):
-    """The real path: HfFileSystem rooted at datasets/<repo>, config folder, train files."""
-    root = write_corpus(tmp_path / "datasets" / "wmt" / "wmt19")
+@pytest.fixture
+def fake_hub(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> dict[str, list]:
+    """HfFileSystem over local files under tmp_path, and HfApi answering with SHA."""
+    write_corpus(tmp_path / "datasets" / "wmt" / "wmt19")
     local = fsspec.filesystem("file")
-    globs: list[str] = []
+    calls: dict[str, list] = {"globs": [], "opens": [], "info": []}
 
     class FakeHfFileSystem:
         def glob(self, pattern):
-            globs.append(pattern)
-            return local.glob(str(tmp_path / pattern))
+            calls["globs"].append(pattern)
+            found = local.glob(str(tmp_path / pattern.replace(f"@{SHA}", "")))
+            return [p.replace("wmt/wmt19", f"wmt/wmt19@{SHA}") for p in found]
 
-        def open(self, path, mode="rb"):
-            return local.open(path, mode)
+        def open(self, path, mode="rb", **kwargs):
+            calls["opens"].append(kwargs)
+            return local.open(path.replace(f"@{SHA}", ""), mode)
+
+    class FakeHfApi:
+        def dataset_info(self, repo, revision=None):
+            calls["info"].append((repo, revision))
+            return type("DatasetInfo", (), {"sha": SHA})()
 
     import huggingface_hub
 
     monkeypatch.setattr(huggingface_hub, "HfFileSystem", FakeHfFileSystem)
+    monkeypatch.setattr(huggingface_hub, "HfApi", FakeHfApi)
     monkeypatch.setattr(hub_sample, "ensure_hub_reachable", lambda what: None)
-    pairs = load_hub_sample("wmt/wmt19", "zh-en", "en", "zh", n=30, seed=0,
-                            cache_dir=tmp_path / "cache")
-    assert globs[0] == "datasets/wmt/wmt19/zh-en/train-*.parquet"
-    assert len(pairs) == 30
-    assert root.exists()
+    return calls
+
+
+def test_hub_reads_are_pinned_to_the_current_commit(tmp_path, monkeypatch, fake_hub):
+    cache = tmp_path / "cache"
+    rows = load_hub_sample("wmt/wmt19", "zh-en", "en", "zh", n=30, seed=0, cache_dir=cache)
+    assert fake_hub["info"] == [("wmt/wmt19", None)]
+    assert fake_hub["globs"][0] == f"datasets/wmt/wmt19@{SHA}/zh-en/train-*.parquet"
+    assert fake_hub["opens"][0] == hub_sample.OPEN_OPTIONS  # no 5 MiB read-ahead
+    assert len(rows.pairs) == 30 and rows.revision == SHA
+    assert find_cached_sample(cache, "wmt/wmt19", "zh-en", "en", "zh", 30, 0, SHA)
+
+    # Offline afterwards: the cache answers without any request.
+    def offline(what):
+        raise HubUnreachableError("offline")
+
+    monkeypatch.setattr(hub_sample, "ensure_hub_reachable", offline)
+    assert load_hub_sample("wmt/wmt19", "zh-en", "en", "zh", n=30, seed=0,
+                           cache_dir=cache) == rows
+    assert len(fake_hub["info"]) == 1
+
+
+def test_a_branch_name_resolves_to_its_cached_commit(tmp_path, fake_hub):
+    cache = tmp_path / "cache"
+    rows = load_hub_sample("wmt/wmt19", "zh-en", "en", "zh", n=30, seed=0, cache_dir=cache)
+    globs = len(fake_hub["globs"])
+    again = load_hub_sample("wmt/wmt19", "zh-en", "en", "zh", n=30, seed=0, cache_dir=cache,
+                            revision="main")
+    assert again == rows and fake_hub["info"][-1] == ("wmt/wmt19", "main")
+    assert len(fake_hub["globs"]) == globs  # the sha's cache file, no files listed
+
+
+def test_an_unknown_revision_is_one_sentence(tmp_path, monkeypatch, fake_hub):
+    class RevisionNotFoundError(Exception):
+        pass
+
+    def missing(self, repo, revision=None):
+        raise RevisionNotFoundError("404 Client Error\nlong server text")
+
+    import huggingface_hub
+
+    monkeypatch.setattr(huggingface_hub.HfApi, "dataset_info", missing)
+    with pytest.raises(WorkbenchError, match="has no revision 'v9' on the Hub"):
+        load_hub_sample("wmt/wmt19", "zh-en", "en", "zh", n=30, seed=0,
+                        cache_dir=tmp_path / "cache", revision="v9")
 
 
 def test_offline_hub_sample_fails_with_the_fix(tmp_path, monkeypatch):
@@ -120,3 +373,36 @@ def test_offline_hub_sample_fails_with_the_fix(tmp_path, monkeypatch):
     message = str(info.value)
     for needle in ("Hugging Face Hub", "HF_ENDPOINT", "--preset demo"):
         assert needle in message
+
+
+def test_opus_preset_tests_on_the_datasets_own_split_at_the_samples_commit(
+        tmp_path, monkeypatch, fake_hub):
+    """opus-en-zh: 9:1 train/validation of the sample; the test set is WMT19's validation
+    split (newstest2018), read at the sample's commit, cached, and then needed offline."""
+    from workbench.config import build_config
+    from workbench.core import hub
+    from workbench.core.data import prepare_data
+    from workbench.core.training import preflight
+
+    # Test rows that repeat train rows of file 0: those must leave the training side.
+    write_file(tmp_path / "datasets/wmt/wmt19/zh-en/validation-00000-of-00001.parquet",
+               0, 300, 50)
+    monkeypatch.setenv("WORKBENCH_CACHE", str(tmp_path / "cache"))
+    config = build_config("opus-en-zh", overrides={"samples": 200, "model": "scratch"})
+    data = prepare_data(config)
+    assert data.revision == SHA and data.test_name == "newstest2018"
+    assert len(data.test) == 300
+    trained = {p.source for p in data.train + data.validation}
+    assert not trained & {p.source for p in data.test}
+    assert len(data.train) + len(data.validation) == 200 - data.dropped["in the test set"]
+    assert data.dropped["in the test set"] > 0  # file 0's first 300 rows are 1/4 of it
+    assert fake_hub["info"] == [("wmt/wmt19", None), ("wmt/wmt19", SHA)]  # split at its sha
+    assert any(p.endswith(f"@{SHA}/zh-en/validation-*.parquet") for p in fake_hub["globs"])
+
+    def offline(what):
+        raise HubUnreachableError(f"{what}: offline")
+
+    monkeypatch.setattr(hub, "ensure_hub_reachable", offline)
+    monkeypatch.setattr(hub_sample, "ensure_hub_reachable", offline)
+    preflight(config)  # both cached: no Hub needed
+    assert prepare_data(config).test == data.test

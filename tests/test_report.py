@@ -61,8 +61,12 @@ def test_report_files_exist_and_hold_the_runs_numbers(tiny_run: Path, written: d
     assert set(written) == {REPORT_MD, REPORT_HTML, *FIGURE_FILES.values()}
     summary = summary_of(tiny_run)
     for text in (written[REPORT_MD], written[REPORT_HTML]):
-        assert f"{summary['bleu_before']:.2f} → {summary['bleu_after']:.2f}" in text
-        assert f"{summary['chrf_after']:.2f}" in text
+        for role in ("test", "validation"):
+            block = summary[role]
+            assert f"{block['bleu_before']:.2f} → {block['bleu_after']:.2f}" in text
+            assert f"{block['chrf_after']:.2f} ({block['chrf_after_ci'][0]:.2f}–" in text
+            assert f"{role} ({block['name']}, {block['size']:,})" in text
+        assert "never to choose the epoch or the recipe" in text
         for epoch in summary["epochs"]:  # one row per epoch with its BLEU and chrF
             assert f"{epoch['eval_bleu']:.2f}" in text and f"{epoch['eval_chrf']:.2f}" in text
     assert len(summary["samples"]) == 5
@@ -174,7 +178,7 @@ def test_run_without_a_model_still_reports_why(tiny_run: Path, tmp_path: Path):
     for name in ("config.json", "metrics.jsonl"):
         shutil.copy(tiny_run / name, run / name)
     summary = summary_of(tiny_run)
-    for key in ("bleu_after", "chrf_after", "samples", "epochs", "best_checkpoint"):
+    for key in ("test", "validation", "samples", "epochs", "best_checkpoint"):
         summary.pop(key)
     summary["status"] = "stopped"
     (run / "summary.json").write_text(json.dumps(summary), encoding="utf-8")
@@ -238,7 +242,7 @@ async def test_tui_keys_save_a_screenshot_and_write_the_report(tiny_run: Path, t
     shutil.copytree(tiny_run.parent.parent, out)
     run = out / "runs" / tiny_run.name
     (run / REPORT_HTML).unlink(missing_ok=True)  # written there by an earlier test
-    app = WorkbenchApp(tiny_config(samples=160, output_dir=str(out)))
+    app = WorkbenchApp(tiny_config(samples=180, output_dir=str(out)))
     async with app.run_test(size=(100, 30)) as pilot:
         await pilot.press("f4")
         await pilot.pause(0.3)

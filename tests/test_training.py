@@ -23,17 +23,37 @@ def test_events_and_outputs(tmp_path: Path):
     assert result.status == "finished"
     kinds = [type(e).__name__ for e in events]
     phases = [e.name for e in events if isinstance(e, Phase)]
-    assert phases == ["data", "model", "before", "train", "after"]
+    assert phases == ["data", "model", "before", "before", "train", "after", "after"]
     steps = [e for e in events if isinstance(e, TrainStep)]
     assert steps and all(s.max_steps == 18 for s in steps)  # 144 pairs / 16 = 9 steps x 2
     assert all(s.samples_per_second and s.samples_per_second > 0 for s in steps[1:])
     evals = [e for e in events if isinstance(e, EvalDone)]
-    assert [e.stage for e in evals] == ["before", "epoch", "epoch", "after"]
+    assert [(e.stage, e.split) for e in evals] == [
+        ("before", "validation"), ("before", "test"), ("epoch", "validation"),
+        ("epoch", "validation"), ("after", "validation"), ("after", "test")]
     assert sum(isinstance(e, Sample) for e in events) == 5
     assert kinds[-1] == "RunDone"
     summary = json.loads((result.run_dir / "summary.json").read_text())
-    assert summary["bleu_before"] == pytest.approx(evals[0].bleu, abs=0.01)
-    assert summary["bleu_after"] == pytest.approx(evals[-1].bleu, abs=0.01)
+    for role, before, after in (("validation", evals[0], evals[-2]),
+                                ("test", evals[1], evals[-1])):
+        block = summary[role]
+        assert block["role"] == role and block["size"] == 18 and block["name"]
+        assert block["bleu_before"] == pytest.approx(before.bleu, abs=0.01)
+        assert block["bleu_after"] == pytest.approx(after.bleu, abs=0.01)
+        assert block["chrf_after"] == pytest.approx(after.chrf, abs=0.01)
+        for key in ("bleu_before_ci", "bleu_after_ci", "chrf_before_ci", "chrf_after_ci",
+                    "bleu_delta_ci", "chrf_delta_ci"):
+            low, high = block[key]
+            assert low <= high
+        assert 0 < block["bleu_p"] <= 1 and 0 < block["chrf_p"] <= 1
+    assert summary["precision"] == {"device": "cpu", "training": "fp32",
+                                    "training_tf32": False, "decoding": "fp32, TF32 off"}
+    config = json.loads((result.run_dir / "config.json").read_text())
+    assert config["precision"] == summary["precision"]
+    test_rows = [json.loads(line) for line in
+                 (result.run_dir / "test_translations.jsonl").read_text().splitlines()]
+    assert [s["source"] for s in summary["samples"]] == [
+        r["source"] for r in test_rows[::3]][:5]  # the five samples are test sentences
     assert (Path(summary["best_model"]) / "workbench.json").is_file()
 
 
@@ -111,3 +131,19 @@ def test_evaluation_set_is_longest_first_with_references_still_paired():
     assert [len(ids) for ids in ordered["input_ids"]] == [5, 5, 3, 1]
     assert refs == ["five-a", "five-b", "three", "one"]  # ties keep their order
     assert [row[0] for row in ordered["labels"]] == [2, 4, 1, 3]
+
+
+def test_after_is_decoded_like_translate_even_with_bf16_autocast_in_training(tmp_path: Path):
+    """bf16 autocast during training (accelerate's, on CPU here) must not reach "after":
+    it is decoded by the saved best model, exactly as `workbench translate` decodes it."""
+    from tests.conftest import run_cli
+
+    result = run_training(small(tmp_path, bf16=True))
+    assert result.status == "finished"
+    assert result.summary["precision"]["training"] == "bf16"
+    rows = [json.loads(line) for line in
+            (result.run_dir / "test_translations.jsonl").read_text().splitlines()]
+    printed = run_cli("translate", "--model", str(result.run_dir / "best_model"),
+                      input="".join(r["source"] + "\n" for r in rows))
+    assert printed.returncode == 0, printed.stderr
+    assert printed.stdout.splitlines() == [r["after"] for r in rows]

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import small, wait_for
+from tests.conftest import scores_block, small, wait_for
 from workbench.tui.app import WorkbenchApp
 from workbench.tui.widgets.attention_pane import AttentionPane
 from workbench.tui.widgets.charts import SeriesChart, clean_series
@@ -33,7 +33,7 @@ async def test_panes_switch_and_dataset_filters(tmp_path: Path):
         dataset = app.query_one(DatasetPane)
         await wait_for(pilot, lambda: bool(dataset.rows))
         await pilot.pause(0.5)  # let the table and histogram paint
-        assert len(dataset.matches) == 160
+        assert len(dataset.matches) == 180  # train, validation and test rows
         for key, pane in zip(["f2", "f3", "f4", "f5", "f1"],
                              ["training", "samples", "translate", "attention", "dataset"],
                              strict=True):
@@ -141,8 +141,9 @@ async def test_stop_ends_with_a_checkpoint_and_resume_continues(tmp_path: Path):
 async def test_app_opens_on_a_saved_run(tmp_path: Path):
     run = tmp_path / "out" / "runs" / "20260101-000000-demo"
     run.mkdir(parents=True)
-    summary = {"status": "finished", "bleu_before": 0.5, "bleu_after": 9.5, "bleu_delta": 9.0,
-               "chrf_before": 1.0, "chrf_after": 20.0, "bleu_tokenize": "zh",
+    summary = {"status": "finished", "test": scores_block("test", (0.5, 9.5), (1.0, 20.0)),
+               "validation": scores_block("validation", (0.4, 9.9), (1.1, 20.5)),
+               "bleu_tokenize": "zh",
                "best_model": str(tmp_path / "out" / "best_model"),
                "samples": [{"source": "[/bold] tea", "reference": "茶", "before": "x",
                             "after": "茶", "bleu_before": 0.0, "bleu_after": 100.0}]}
@@ -154,6 +155,9 @@ async def test_app_opens_on_a_saved_run(tmp_path: Path):
         samples = app.query_one(SamplesPane)
         assert samples.query_one("#samples-table").row_count == 1
         assert samples.selected_source() == "[/bold] tea"
+        header = str(samples.query_one("#samples-summary").render())
+        assert "test (10% held out, seed 42, 425): BLEU 0.50 → 9.50 (+9.00, 95% CI" in header
+        assert "validation (10% held out, seed 42, 425): BLEU 0.40 → 9.90" in header
 
 
 @pytest.mark.parametrize("bad", ["nope", "/dev/null/x"])

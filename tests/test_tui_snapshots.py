@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 from textual.widgets import Input
 
-from tests.conftest import tiny_config
+from tests.conftest import scores_block, tiny_config
 from workbench.tui.app import WorkbenchApp
 from workbench.tui.widgets.dataset_pane import DatasetPane
 
@@ -23,8 +23,9 @@ def app(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> WorkbenchApp:
     run = Path("out/runs/20260101-000000-demo")
     run.mkdir(parents=True)
     summary = {
-        "status": "finished", "bleu_before": 0.02, "bleu_after": 11.5, "bleu_delta": 11.48,
-        "chrf_before": 0.3, "chrf_after": 14.2, "bleu_tokenize": "zh",
+        "status": "finished", "test": scores_block("test", (0.02, 11.5), (0.3, 14.2)),
+        "validation": scores_block("validation", (0.01, 11.9), (0.2, 14.6)),
+        "bleu_tokenize": "zh",
         "best_model": "out/best_model", "base_model": "out/runs/x/initial_model",
         "samples": [
             {"source": "I like to drink tea.", "reference": "我喜欢喝茶。", "before": "林林林",
@@ -34,7 +35,7 @@ def app(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> WorkbenchApp:
         ],
     }
     (run / "summary.json").write_text(json.dumps(summary, ensure_ascii=False), encoding="utf-8")
-    return WorkbenchApp(tiny_config(samples=160, output_dir="out"))
+    return WorkbenchApp(tiny_config(samples=180, output_dir="out"))
 
 
 async def settle(pilot) -> None:

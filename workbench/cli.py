@@ -23,6 +23,10 @@ TRAIN_FLAGS: dict[str, tuple[str, Any, str]] = {
     "--model": ("model", str, "Hub id, local model folder, or 'scratch'"),
     "--data": ("data", str, "Hub dataset id, local TSV/CSV/JSONL or datasets folder, or 'hsk'"),
     "--data-config": ("data_config", str, "Hub dataset config (e.g. zh-en)"),
+    "--test-data": ("test_data", str,
+                    "local file or datasets folder of test pairs (the before/after BLEU)"),
+    "--test-fraction": ("test_fraction", float,
+                        "test share held out of local data without --test-data (0.1)"),
     "--source-lang": ("source_lang", str, "source language code (en)"),
     "--target-lang": ("target_lang", str, "target language code (zh)"),
     "--label": ("target_label", str, "target-language token such as '>>cmn_Hans<<', or none"),
@@ -50,9 +54,9 @@ def _add_run_options(parser: argparse.ArgumentParser) -> None:
         parser.add_argument(flag, dest=dest, type=str, default=None,
                             help=f"{text} [{kind.__name__}]")
     parser.add_argument("--fp16", action="store_const", const=True, default=None,
-                        help="fp16 mixed precision (CUDA)")
+                        help="fp16 mixed precision (CUDA only)")
     parser.add_argument("--bf16", action="store_const", const=True, default=None,
-                        help="bf16 mixed precision (default: on where the GPU has it)")
+                        help="bf16 mixed precision (default: on where the GPU has it; also on CPU)")
     parser.add_argument("--set", action="append", default=[], metavar="KEY=VALUE",
                         help="any other setting, e.g. --set label_smoothing=0.1")
 

@@ -57,7 +57,16 @@ class RunConfig:
     samples: int = field(
         default=50_000, metadata={"help": "pairs sampled at random from the data (0 = all)"}
     )
-    validation_fraction: float = field(default=0.1, metadata={"help": "held-out share (9:1)"})
+    validation_fraction: float = field(
+        default=0.1, metadata={"help": "validation share: per-epoch charts and best epoch"})
+    test_fraction: float = field(default=0.1, metadata={
+        "help": "test share held out of local data when no test_data/test_split gives one"})
+    test_data: str | None = field(default=None, metadata={
+        "help": "local TSV/CSV/JSONL file or datasets folder of test pairs (before/after BLEU)"})
+    test_split: str | None = field(default="validation", metadata={
+        "help": "split of a Hub dataset used as the test set (none = a test_fraction)"})
+    data_revision: str | None = field(default=None, metadata={
+        "help": "Hub dataset commit the sample is read at (none = the newest, then pinned)"})
     max_source_length: int = field(default=128, metadata={"help": "source tokens kept"})
     max_target_length: int = field(default=128, metadata={"help": "target tokens kept"})
     batch_size: int = field(default=16, metadata={"help": "training batch per device"})
@@ -124,6 +133,9 @@ PRESETS: dict[str, dict[str, Any]] = {
         "data_config": None,
         "target_label": None,
         "samples": 0,
+        # 8:1:1 -- train, validation (charts, best epoch), test (before/after BLEU only).
+        "validation_fraction": 0.1,
+        "test_fraction": 0.1,
         "max_source_length": 64,
         "max_target_length": 64,
         "batch_size": 64,
@@ -242,6 +254,13 @@ def validate(c: RunConfig) -> None:
     _check(
         0 < c.validation_fraction < 1,
         f"validation_fraction must be between 0 and 1, got {c.validation_fraction}",
+    )
+    _check(0 < c.test_fraction < 1,
+           f"test_fraction must be between 0 and 1, got {c.test_fraction}")
+    _check(
+        c.validation_fraction + c.test_fraction < 1,
+        f"validation_fraction + test_fraction must leave pairs to train on, got "
+        f"{c.validation_fraction} + {c.test_fraction}",
     )
     for name in ("max_source_length", "max_target_length"):
         value = getattr(c, name)

@@ -11,6 +11,7 @@ import sys
 from typing import TextIO
 
 from workbench.core.events import EvalDone, Event, Note, Phase, RunDone, Sample, TrainStep
+from workbench.core.scores import headline, interval_line, summary_scores
 
 
 def format_seconds(seconds: float | None) -> str:
@@ -34,8 +35,8 @@ class HeadlessPrinter:
 
     def __init__(self, stream: TextIO | None = None) -> None:
         self.stream = stream or sys.stdout
-        self.bleu_before: float | None = None
-        self.chrf_before: float | None = None
+        #: BLEU and chrF before fine-tuning, per set ("validation", "test").
+        self.before: dict[str, tuple[float, float]] = {}
         self.samples_seen = 0
 
     def line(self, text: str = "") -> None:
@@ -66,21 +67,25 @@ class HeadlessPrinter:
             self._done(event)
 
     def _eval(self, event: EvalDone) -> None:
+        where = f"{event.split} ({event.set_name}, {event.size:,})"
         if event.stage == "before":
-            self.bleu_before, self.chrf_before = event.bleu, event.chrf
-            self.line(f"  BLEU before fine-tuning: {event.bleu:.2f}   chrF {event.chrf:.2f}")
+            self.before[event.split] = (event.bleu, event.chrf)
+            self.line(f"  before fine-tuning, {where}: BLEU {event.bleu:.2f}   "
+                      f"chrF {event.chrf:.2f}")
         elif event.stage == "after":
-            diff = "" if self.bleu_before is None else f" ({event.bleu - self.bleu_before:+.2f})"
-            cdiff = "" if self.chrf_before is None else f" ({event.chrf - self.chrf_before:+.2f})"
-            self.line(f"  BLEU after fine-tuning:  {event.bleu:.2f}{diff}   "
+            bleu0, chrf0 = self.before.get(event.split, (None, None))
+            diff = "" if bleu0 is None else f" ({event.bleu - bleu0:+.2f})"
+            cdiff = "" if chrf0 is None else f" ({event.chrf - chrf0:+.2f})"
+            self.line(f"  after fine-tuning,  {where}: BLEU {event.bleu:.2f}{diff}   "
                       f"chrF {event.chrf:.2f}{cdiff}")
         else:
             self.line(f"  epoch {event.epoch:.0f} done: BLEU {event.bleu:.2f}  "
-                      f"chrF {event.chrf:.2f}  eval loss {_num(event.loss, '.4f')}")
+                      f"chrF {event.chrf:.2f}  eval loss {_num(event.loss, '.4f')}  "
+                      f"(validation)")
 
     def _sample(self, event: Sample) -> None:
         if self.samples_seen == 0:
-            self.line("[samples] before / after on validation sentences")
+            self.line("[samples] before / after on test sentences")
         self.samples_seen += 1
         self.line(f"  {self.samples_seen}. source:    {event.source}")
         self.line(f"     reference: {event.reference}")
@@ -89,13 +94,17 @@ class HeadlessPrinter:
 
     def _done(self, event: RunDone) -> None:
         s = event.summary
-        if event.status == "finished":
-            self.line("[done]")
-            self.line(f"  BLEU {s.get('bleu_before', 0):.2f} -> {s.get('bleu_after', 0):.2f} "
-                      f"({s.get('bleu_delta', 0):+.2f}), chrF {s.get('chrf_before', 0):.2f} -> "
-                      f"{s.get('chrf_after', 0):.2f}, "
-                      f"training {format_seconds(s.get('train_seconds'))}")
-            self.line(f"  best model: {s.get('best_model')}")
-            self.line(f"  run folder: {event.run_dir} (config.json, metrics.jsonl, summary.json)")
-        else:
+        if event.status != "finished":
             self.line(f"[{event.status}] run folder: {event.run_dir}")
+            return
+        self.line("[done]")
+        for role, note in (("test", "hand this in: never used to choose anything"),
+                           ("validation", "chose the best epoch, so optimistic")):
+            scores = summary_scores(s, role)
+            if scores is None:
+                continue
+            self.line(f"  {headline(scores)}")
+            self.line(f"    {interval_line(scores)}; {note}")
+        self.line(f"  training {format_seconds(s.get('train_seconds'))}; "
+                  f"best model: {s.get('best_model')}")
+        self.line(f"  run folder: {event.run_dir} (config.json, metrics.jsonl, summary.json)")

@@ -1,9 +1,18 @@
-"""Sentence pairs: where they come from, how they are cleaned, and the train/validation split.
+"""Sentence pairs: where they come from, how they are cleaned, and the three splits.
 
 Three sources share one shape (a list of :class:`Pair`): the HSK corpus shipped in
 ``hsk-sentences-audio`` (offline demo), a local file or ``datasets`` folder, and a random
 sample of a Hub dataset (see :mod:`workbench.core.hub_sample`). Cleaning happens before
-the split so junk never lands in validation and duplicates never straddle the split.
+the split so junk never lands in a held-out set and duplicates never straddle a split.
+
+Every run has three sets with one job each, so the number a user hands in was never used
+to choose anything:
+
+- **train**: what the model learns from;
+- **validation**: the per-epoch charts and the choice of the best epoch, nothing else;
+- **test**: the before/after BLEU, nothing else -- a Hub dataset's own held-out split
+  (WMT19's ``validation`` is newstest2018), a ``--test-data`` file, or a seeded share of
+  local data. No source sentence of the test set is in train or validation.
 """
 
 from __future__ import annotations
@@ -30,14 +39,27 @@ class Pair:
     meta: dict[str, Any] = field(default_factory=dict, compare=False, hash=False)
 
 
+#: Names of the Hub test splits the presets use, shown next to every test number.
+KNOWN_TEST_SETS = {
+    ("wmt/wmt19", "zh-en", "validation"): "newstest2018",
+    ("wmt/wmt14", "de-en", "validation"): "newstest2013",
+}
+
+
 @dataclass(frozen=True)
 class SplitData:
-    """Cleaned pairs split into train and validation, plus what cleaning removed."""
+    """Cleaned pairs split into train, validation and test, plus what cleaning removed."""
 
     train: list[Pair]
     validation: list[Pair]
+    test: list[Pair]
     dropped: dict[str, int]
     origin: str
+    #: Where each held-out set comes from, e.g. "10% held out, seed 42", "newstest2018".
+    validation_name: str = ""
+    test_name: str = ""
+    #: The Hub dataset commit the pairs were read at (None for local data).
+    revision: str | None = None
 
 
 def clean_pairs(pairs: list[Pair]) -> tuple[list[Pair], dict[str, int]]:
@@ -64,17 +86,28 @@ def clean_pairs(pairs: list[Pair]) -> tuple[list[Pair], dict[str, int]]:
 
 
 def split_pairs(
-    pairs: list[Pair], validation_fraction: float, seed: int
-) -> tuple[list[Pair], list[Pair]]:
-    """Seeded shuffle, then the first ``round(n * fraction)`` pairs are validation."""
+    pairs: list[Pair], seed: int, validation_fraction: float, test_fraction: float = 0.0
+) -> tuple[list[Pair], list[Pair], list[Pair]]:
+    """Seeded shuffle, then test, validation and train: ``(train, validation, test)``.
+
+    Each held-out share is ``round(n * fraction)`` and at least one pair (a share of 0
+    gives an empty set), so a file of 20 pairs still trains.
+    """
     order = list(range(len(pairs)))
     random.Random(seed).shuffle(order)
-    n_val = max(1, round(len(pairs) * validation_fraction))
-    if len(pairs) - n_val < 1:
+
+    def share(fraction: float) -> int:
+        return max(1, round(len(pairs) * fraction)) if fraction > 0 else 0
+
+    n_test, n_val = share(test_fraction), share(validation_fraction)
+    if len(pairs) - n_test - n_val < 1:
         raise WorkbenchError(
-            f"only {len(pairs)} usable pairs after cleaning; need at least 2 to split"
+            f"only {len(pairs)} usable pairs after cleaning; need at least "
+            f"{n_test + n_val + 1} for train, validation and test sets"
         )
-    return [pairs[i] for i in order[n_val:]], [pairs[i] for i in order[:n_val]]
+    test = [pairs[i] for i in order[:n_test]]
+    validation = [pairs[i] for i in order[n_test : n_test + n_val]]
+    return [pairs[i] for i in order[n_test + n_val :]], validation, test
 
 
 def load_hsk_pairs(source_lang: str = "en", target_lang: str = "zh") -> list[Pair]:
@@ -175,19 +208,31 @@ def read_datasets_folder(path: Path, source_lang: str, target_lang: str) -> list
     ]
 
 
-def load_raw_pairs(config: RunConfig, cache_dir: Path | None = None) -> tuple[list[Pair], str]:
-    """The uncleaned pairs named by ``config.data`` and a short description of the origin."""
+def read_local_pairs(path: Path, source_lang: str, target_lang: str) -> list[Pair]:
+    """Pairs from a local file or a ``datasets`` folder."""
+    if path.is_dir():
+        return read_datasets_folder(path, source_lang, target_lang)
+    return read_pair_file(path, source_lang, target_lang)
+
+
+def is_hub_dataset(config: RunConfig) -> bool:
+    """True when the training data is read from a Hub dataset."""
+    return config.data != HSK_DATA and not looks_like_local_path(config.data)
+
+
+def load_raw_pairs(
+    config: RunConfig, cache_dir: Path | None = None
+) -> tuple[list[Pair], str, str | None]:
+    """The uncleaned pairs named by ``config.data``, their origin and the Hub revision."""
     data = config.data
     if data == HSK_DATA:
-        return load_hsk_pairs(config.source_lang, config.target_lang), "HSK 3.0 sentences"
+        return load_hsk_pairs(config.source_lang, config.target_lang), "HSK 3.0 sentences", None
     if looks_like_local_path(data):
         path = Path(data).expanduser()
-        if path.is_dir():
-            return read_datasets_folder(path, config.source_lang, config.target_lang), str(path)
-        return read_pair_file(path, config.source_lang, config.target_lang), str(path)
+        return read_local_pairs(path, config.source_lang, config.target_lang), str(path), None
     from workbench.core.hub_sample import load_hub_sample
 
-    pairs = load_hub_sample(
+    rows = load_hub_sample(
         data,
         config.data_config,
         config.source_lang,
@@ -195,17 +240,62 @@ def load_raw_pairs(config: RunConfig, cache_dir: Path | None = None) -> tuple[li
         n=config.samples,
         seed=config.seed,
         cache_dir=cache_dir,
+        revision=config.data_revision,
     )
-    return pairs, f"{data} ({config.data_config}), {len(pairs)} random pairs"
+    origin = f"{data} ({config.data_config}), {len(rows.pairs)} random pairs"
+    return rows.pairs, origin, rows.revision
+
+
+def _external_test_set(
+    config: RunConfig, revision: str | None, cache_dir: Path | None
+) -> tuple[list[Pair], str] | None:
+    """The test pairs and their name when they come from outside the training data."""
+    if config.test_data:
+        path = Path(config.test_data).expanduser()
+        if not path.exists():
+            raise WorkbenchError(
+                f"test data '{path}' not found; check the path passed to --test-data"
+            )
+        return read_local_pairs(path, config.source_lang, config.target_lang), path.name
+    if is_hub_dataset(config) and config.test_split:
+        from workbench.core.hub_sample import load_hub_split
+
+        rows = load_hub_split(config.data, config.data_config, config.test_split,
+                              config.source_lang, config.target_lang, cache_dir=cache_dir,
+                              revision=revision)
+        key = (config.data, config.data_config, config.test_split)
+        name = KNOWN_TEST_SETS.get(key, f"{config.data} {config.test_split} split")
+        return rows.pairs, name
+    return None
 
 
 def prepare_data(config: RunConfig, cache_dir: Path | None = None) -> SplitData:
-    """Load, clean, optionally subsample (local sources), and split 9:1 with the seed."""
-    raw, origin = load_raw_pairs(config, cache_dir)
+    """Load and clean the pairs, hold out the test set, subsample, split the rest.
+
+    A test set from outside (a Hub split or ``--test-data``) is cleaned the same way, and
+    training pairs whose source is in it are dropped, so no sentence is on both sides.
+    """
+    raw, origin, revision = load_raw_pairs(config, cache_dir)
     pairs, dropped = clean_pairs(raw)
     if not pairs:
         raise WorkbenchError(f"no usable pairs in {origin} after dropping empty rows")
+    held_out = f"{config.validation_fraction:.0%} held out, seed {config.seed}"
+    external = _external_test_set(config, revision, cache_dir)
+    if external is not None:
+        test, _ = clean_pairs(external[0])
+        if not test:
+            raise WorkbenchError(f"the test set {external[1]} has no usable pairs")
+        test_sources = {p.source for p in test}
+        kept = [p for p in pairs if p.source not in test_sources]
+        dropped["in the test set"] = len(pairs) - len(kept)
+        pairs = kept
     if config.samples and len(pairs) > config.samples:
         pairs = random.Random(config.seed).sample(pairs, config.samples)
-    train, validation = split_pairs(pairs, config.validation_fraction, config.seed)
-    return SplitData(train, validation, dropped, origin)
+    if external is not None:
+        train, validation, _ = split_pairs(pairs, config.seed, config.validation_fraction)
+        test_name = external[1]
+    else:
+        train, validation, test = split_pairs(pairs, config.seed, config.validation_fraction,
+                                              config.test_fraction)
+        test_name = f"{config.test_fraction:.0%} held out, seed {config.seed}"
+    return SplitData(train, validation, test, dropped, origin, held_out, test_name, revision)

@@ -51,7 +51,7 @@ class TrainStep:
 
 @dataclass(frozen=True)
 class EvalDone:
-    """An evaluation of the validation set (per epoch during training, or before/after)."""
+    """An evaluation: of the validation set per epoch, or of either set before/after."""
 
     step: int
     epoch: float
@@ -59,11 +59,14 @@ class EvalDone:
     chrf: float
     loss: float | None = None
     stage: str = "epoch"  # "epoch", "before" or "after"
+    split: str = "validation"  # "validation" or "test"; per-epoch ones are validation
+    set_name: str = ""  # where the set comes from, e.g. "newstest2018"
+    size: int = 0  # sentences scored
 
 
 @dataclass(frozen=True)
 class Sample:
-    """One before/after translation of a validation source."""
+    """One before/after translation of a test-set source."""
 
     source: str
     reference: str

@@ -7,6 +7,8 @@ so a model downloaded once keeps working offline.
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -128,3 +130,28 @@ def bf16_supported() -> bool:
     import torch
 
     return bool(torch.cuda.is_available() and torch.cuda.is_bf16_supported())
+
+
+@contextmanager
+def fp32_decoding() -> Iterator[None]:
+    """Full fp32 matmuls while decoding the before/after sets (TF32 off, then restored).
+
+    The Trainer switches TF32 on for the whole process on Ampere+ GPUs (``tf32=True``);
+    without this, "after" would be decoded with TF32 matmuls and "before" without.
+    """
+    import torch
+
+    if not hasattr(torch.backends, "fp32_precision"):  # torch < 2.9: the legacy flags
+        matmul, cudnn = torch.backends.cuda.matmul.allow_tf32, torch.backends.cudnn.allow_tf32
+        torch.backends.cuda.matmul.allow_tf32 = torch.backends.cudnn.allow_tf32 = False
+        try:
+            yield
+        finally:
+            torch.backends.cuda.matmul.allow_tf32, torch.backends.cudnn.allow_tf32 = matmul, cudnn
+        return
+    previous = torch.backends.fp32_precision
+    torch.backends.fp32_precision = "ieee"
+    try:
+        yield
+    finally:
+        torch.backends.fp32_precision = previous

@@ -399,6 +399,7 @@ def build_report(
                              "report on a finished run")
     root = Path(output_root) if output_root is not None else output_root_of(run_dir)
     settings = read_json_dict(run_dir / "config.json") or {}
+    settings.pop("precision", None)  # recorded by the run, shown from the summary
     events = read_jsonl(run_dir / "metrics.jsonl")
     console, console_note = console_for_run(read_jsonl(root / HISTORY_FILE), run_dir,
                                             summary, root, events)

@@ -21,6 +21,7 @@ from workbench import __version__
 from workbench.config import SCRATCH_MODEL
 from workbench.core.figures import FONT_STACK, inline_svg
 from workbench.core.report import FIGURE_FILES, RunReport
+from workbench.core.scores import SetScores, format_p, summary_scores
 
 JUDGEMENT = "Judgement (one line)"
 _MD_SPECIAL = re.compile(r"([\\`*\[\]|]|(?<!\w)_|_(?!\w))")
@@ -70,13 +71,22 @@ def headline(report: RunReport) -> list[tuple[str, str]]:
         ("Model", model_text(str(s.get("model", report.settings.get("model", "?"))))),
         ("Data", f"{s.get('data', report.settings.get('data', '?'))}: "
                  f"{fmt(s.get('train_pairs'))} training / {fmt(s.get('validation_pairs'))} "
-                 "validation pairs"),
-        ("BLEU before → after", f"{fmt(s.get('bleu_before'))} → {fmt(s.get('bleu_after'))}"
-                                + (f" ({s['bleu_delta']:+.2f})"
-                                   if isinstance(s.get("bleu_delta"), int | float) else "")),
-        ("chrF before → after", f"{fmt(s.get('chrf_before'))} → {fmt(s.get('chrf_after'))}"),
+                 f"validation / {fmt(s.get('test_pairs'))} test pairs"),
+    ]
+    for role in ("test", "validation"):
+        scores = summary_scores(s, role)
+        if scores is not None:
+            rows.append((f"BLEU before → after, {scores.label}",
+                         f"{scores.bleu_before:.2f} → {scores.bleu_after:.2f} "
+                         f"({_change(scores.bleu_delta, scores.bleu_delta_ci)}, "
+                         f"{format_p(scores.bleu_p, scores.n_bootstrap)})"))
+    precision = s.get("precision")
+    rows += [
         ("BLEU tokenizer", str(s.get("bleu_tokenize", "?"))),
         ("Before/after decoding", decode_text or "?"),
+        ("Precision", ", ".join(f"{k.replace('_', ' ')} {setting_value(v)}"
+                                for k, v in precision.items())
+         if isinstance(precision, dict) else "–"),
         ("Training", f"{fmt(s.get('global_step'))} steps in {fmt(s.get('train_seconds'), 1)} s"),
         ("Best checkpoint", str(s.get("best_checkpoint") or "–")),
     ]
@@ -101,16 +111,32 @@ def epoch_table(report: RunReport) -> tuple[list[str], list[list[str]]]:
     return header, rows
 
 
+def _change(delta: float, ci: list[float]) -> str:
+    return f"{delta:+.2f}, 95% CI {ci[0]:+.2f}…{ci[1]:+.2f}"
+
+
+def _with_ci(score: float, ci: list[float]) -> str:
+    return f"{score:.2f} ({ci[0]:.2f}–{ci[1]:.2f})"
+
+
+BEFORE_AFTER_HEADER = ["Set", "Metric", "Before (95% CI)", "After (95% CI)",
+                       "Change (95% CI)", "p"]
+
+
 def before_after_rows(report: RunReport) -> list[list[str]]:
-    """BLEU and chrF before and after fine-tuning, with the change."""
-    s = report.summary
+    """BLEU and chrF before and after fine-tuning on the test and the validation set."""
     rows = []
-    for name, key in (("BLEU", "bleu"), ("chrF", "chrf")):
-        before, after = s.get(f"{key}_before"), s.get(f"{key}_after")
-        delta = (after - before if isinstance(before, int | float)
-                 and isinstance(after, int | float) else None)
-        rows.append([name, fmt(before), fmt(after),
-                     f"{delta:+.2f}" if delta is not None else "–"])
+    for role in ("test", "validation"):
+        scores: SetScores | None = summary_scores(report.summary, role)
+        if scores is None:
+            continue
+        for name, key in (("BLEU", "bleu"), ("chrF", "chrf")):
+            values = {suffix: getattr(scores, f"{key}_{suffix}") for suffix in
+                      ("before", "before_ci", "after", "after_ci", "delta", "delta_ci", "p")}
+            rows.append([scores.label, name, _with_ci(values["before"], values["before_ci"]),
+                         _with_ci(values["after"], values["after_ci"]),
+                         _change(values["delta"], values["delta_ci"]),
+                         format_p(values["p"], scores.n_bootstrap)])
     return rows
 
 
@@ -132,11 +158,21 @@ def console_rows(report: RunReport) -> list[list[str]]:
 
 
 def decoding_note(report: RunReport) -> str:
-    """Why per-epoch BLEU and before/after BLEU differ."""
+    """Which set is which, and why per-epoch BLEU and before/after BLEU differ."""
     beams = report.settings.get("eval_num_beams", 1)
-    return (f"Per-epoch scores use {'greedy decoding' if beams == 1 else f'{beams} beams'} "
-            "(cheaper during training); the before/after scores use the decoding shown "
-            "above, on the same validation set before and after fine-tuning.")
+    test = summary_scores(report.summary, "test")
+    validation = summary_scores(report.summary, "validation")
+    sets = ""
+    if test and validation:
+        sets = (f"The test set ({test.name}, {test.size:,} pairs) was used for these "
+                "before/after scores only, never to choose the epoch or the recipe: hand in "
+                f"its numbers. The validation set ({validation.name}, {validation.size:,} "
+                "pairs) chose the best epoch, so its after-score is optimistic. ")
+    return (sets + "Intervals and p-values are sacreBLEU's paired bootstrap (1000 "
+            "resamples; p tests after against before). Per-epoch scores use "
+            f"{'greedy decoding' if beams == 1 else f'{beams} beams'} on the validation set "
+            "(cheaper during training); before and after use the decoding shown above, the "
+            "fine-tuned model reloaded from its saved folder.")
 
 
 # --------------------------------------------------------------------------- markdown
@@ -168,14 +204,14 @@ def render_markdown(report: RunReport) -> str:
     out += ["## Summary", ""]
     out += md_table(["", ""], [[k, v] for k, v in headline(report)])
     out += ["", "## BLEU before vs after fine-tuning", ""]
-    out += md_table(["Metric", "Before", "After", "Change"], before_after_rows(report))
+    out += md_table(BEFORE_AFTER_HEADER, before_after_rows(report))
     out += ["", md(decoding_note(report)), ""]
     out += ["## Loss and BLEU per epoch", ""]
     header, rows = epoch_table(report)
     out += md_table(header, rows) if rows else ["No evaluation was logged for this run."]
     out += ["", f"![Loss curves]({FIGURE_FILES['loss']})", "",
             f"![BLEU and chrF per epoch]({FIGURE_FILES['bleu']})", ""]
-    out += ["## Sample translations before and after", ""]
+    out += ["## Sample translations before and after (test set)", ""]
     samples = sample_rows(report)
     out += md_table(SAMPLE_HEADER, samples) if samples else ["No samples (the run did not "
                                                              "finish)."]
@@ -282,7 +318,7 @@ def render_html(report: RunReport) -> str:
     body += [f'<p class="note"><strong>Note:</strong> {h(n)}</p>' for n in report.notes]
     body += ["<h2>Summary</h2>", html_table(["", ""], [[k, v] for k, v in headline(report)])]
     body += ["<h2>BLEU before vs after fine-tuning</h2>",
-             html_table(["Metric", "Before", "After", "Change"], before_after_rows(report)),
+             html_table(BEFORE_AFTER_HEADER, before_after_rows(report)),
              f'<p class="caption">{h(decoding_note(report))}</p>']
     body.append("<h2>Loss and BLEU per epoch</h2>")
     header, rows = epoch_table(report)
@@ -291,7 +327,7 @@ def render_html(report: RunReport) -> str:
     body.append(_figure(report, "loss", "Training loss per logging step and validation "
                                         "loss per epoch."))
     body.append(_figure(report, "bleu", "Validation BLEU and chrF after each epoch."))
-    body.append("<h2>Sample translations before and after</h2>")
+    body.append("<h2>Sample translations before and after (test set)</h2>")
     samples = sample_rows(report)
     body.append(html_table(SAMPLE_HEADER, samples) if samples
                 else "<p>No samples (the run did not finish).</p>")

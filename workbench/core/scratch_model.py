@@ -35,7 +35,6 @@ def train_sentencepiece(
 
     model = io.BytesIO()
     text = [s for s in sentences if s.strip()]
-    # spm refuses a vocabulary larger than the corpus supports; retry smaller.
     size = vocab_size
     while True:
         try:
@@ -43,6 +42,9 @@ def train_sentencepiece(
                 sentence_iterator=iter(text),
                 model_writer=model,
                 vocab_size=size,
+                # A soft limit: on a small corpus spm stops at the pieces the data supports
+                # instead of refusing ("Vocabulary size too high"); the caller says so.
+                hard_vocab_limit=False,
                 model_type="unigram",
                 character_coverage=0.9995,
                 normalization_rule_name=normalization,
@@ -57,10 +59,6 @@ def train_sentencepiece(
             return model.getvalue()
         except RuntimeError as err:
             message = str(err)
-            if "Vocabulary size too high" in message and size > 200:
-                size = int(size * 0.8)
-                model = io.BytesIO()
-                continue
             needed = re.search(r"smaller than required_chars\. \d+ vs (\d+)", message)
             if needed and size < int(needed.group(1)) + 64:
                 # Every character must be a piece (coverage 0.9995): grow to fit them.

@@ -8,6 +8,7 @@ an event sink; a ``threading.Event`` stops training at the next step with a chec
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import math
 import os
@@ -18,7 +19,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from workbench.config import HSK_DATA, RunConfig, build_config
+from workbench.config import RunConfig, build_config
 from workbench.core import distributed, token_loss
 from workbench.core.atomic import fsync_tree, replace_folder, save_atomically, write_json
 from workbench.core.data import Pair, SplitData, prepare_data
@@ -36,7 +37,15 @@ from workbench.core.events import (
 )
 from workbench.core.metrics import corpus_bleu, corpus_chrf, make_compute_metrics, sentence_bleu
 from workbench.core.preprocess import tokenize_pairs
-from workbench.core.runs import BEST_MODEL, INITIAL_MODEL, RUNS_FOLDER, is_finished, run_folders
+from workbench.core.runs import (
+    BEST_MODEL,
+    INITIAL_MODEL,
+    RUNS_FOLDER,
+    is_finished,
+    read_json_dict,
+    run_folders,
+)
+from workbench.core.scores import score_before_after
 from workbench.core.translation import SETTINGS_FILE, DecodeOptions, Translator
 from workbench.errors import WorkbenchError
 
@@ -399,10 +408,17 @@ def _load_model(config: RunConfig, data: SplitData, run_dir: Path, emit: EventSi
         emit(Note(f"building a {config.scratch_layers}+{config.scratch_layers}-layer MarianMT "
                   f"(d_model {config.scratch_d_model}) and SentencePiece vocabularies from "
                   "the training split"))
-        return build_scratch_model(
+        model, tokenizer = build_scratch_model(
             [p.source for p in data.train], [p.target for p in data.train],
             run_dir / "scratch_tokenizer", config, reuse=not distributed.is_main(),
         )
+        sizes = (tokenizer.spm_source.get_piece_size(), tokenizer.spm_target.get_piece_size())
+        if sizes[0] < config.scratch_source_vocab or sizes[1] < config.scratch_target_vocab:
+            emit(Note(f"vocabularies of {sizes[0]:,} source / {sizes[1]:,} target pieces "
+                      f"(asked for {config.scratch_source_vocab:,} / "
+                      f"{config.scratch_target_vocab:,}): the {len(data.train):,} training "
+                      "pairs support no more"))
+        return model, tokenizer
     model, tokenizer = load_model_and_tokenizer(config.model)
     check_target_label(tokenizer, config.target_label)
     return model, tokenizer
@@ -438,9 +454,9 @@ def _score(hyps: list[str], refs: list[str], config: RunConfig) -> tuple[float, 
 def _score_rows(
     val: list[Pair], before: list[str], after: list[str], config: RunConfig
 ) -> list[Sample]:
-    """Every validation sentence with its before/after translation and sentence BLEU.
+    """Every sentence of a set with its before/after translation and sentence BLEU.
 
-    Scored once here and written to validation_translations.jsonl, so the TUI's Samples
+    Scored once here and written to ``<set>_translations.jsonl``, so the TUI's Samples
     pane only reads them.
     """
     return [
@@ -457,20 +473,41 @@ def _score_rows(
 
 
 def _pick_samples(rows: list[Sample], k: int) -> list[Sample]:
-    """k evenly spread validation sentences (deterministic, not cherry-picked)."""
+    """k evenly spread sentences (deterministic, not cherry-picked)."""
     if not rows or k <= 0:
         return []
     return rows[:: max(1, len(rows) // k)][:k]
 
 
-def _training_arguments(config: RunConfig, run_dir: Path, device: str) -> Any:
-    from transformers import Seq2SeqTrainingArguments
+def resolve_precision(config: RunConfig, device: str) -> dict[str, Any]:
+    """How training computes and how before/after are decoded (config.json, summary.json).
 
+    Mixed precision is for training only: before and after are both decoded in fp32
+    with TF32 off (:func:`~workbench.core.modeling.fp32_decoding`), so that the two sides
+    of the comparison, and the console, run the same arithmetic.
+    """
     from workbench.core.modeling import bf16_supported
 
     bf16 = config.bf16 if config.bf16 is not None else (not config.fp16 and bf16_supported())
-    if (config.fp16 or bf16) and device != "cuda":
-        raise WorkbenchError("--fp16/--bf16 need a CUDA GPU and none is visible; drop the flag")
+    if config.fp16 and device != "cuda":
+        raise WorkbenchError("--fp16 needs a CUDA GPU and none is visible; drop the flag "
+                             "(--bf16 also works on the CPU)")
+    if bf16 and device not in ("cuda", "cpu"):
+        raise WorkbenchError(f"--bf16 is supported on CUDA GPUs and the CPU, not on {device}; "
+                             "drop the flag")
+    return {
+        "device": device,
+        "training": "fp16" if config.fp16 else "bf16" if bf16 else "fp32",
+        # TF32 matmuls for what still runs in fp32, on the GPUs that have bf16 (Ampere+).
+        "training_tf32": device == "cuda" and bf16_supported(),
+        "decoding": "fp32, TF32 off",
+    }
+
+
+def _training_arguments(config: RunConfig, run_dir: Path, device: str) -> Any:
+    from transformers import Seq2SeqTrainingArguments
+
+    precision = resolve_precision(config, device)
     return Seq2SeqTrainingArguments(
         output_dir=str(run_dir / "checkpoints"),
         per_device_train_batch_size=config.batch_size,
@@ -497,10 +534,9 @@ def _training_arguments(config: RunConfig, run_dir: Path, device: str) -> Any:
         train_sampling_strategy="group_by_length",
         seed=config.seed,
         data_seed=config.seed,
-        fp16=config.fp16,
-        bf16=bool(bf16),
-        # TF32 matmuls for what still runs in fp32, on the GPUs that have bf16 (Ampere+).
-        tf32=True if device == "cuda" and bf16_supported() else None,
+        fp16=precision["training"] == "fp16",
+        bf16=precision["training"] == "bf16",
+        tf32=True if precision["training_tf32"] else None,
         report_to="none",
         disable_tqdm=True,
         dataloader_num_workers=0,
@@ -535,9 +571,14 @@ def preflight(config: RunConfig) -> None:
     Runs before torch/transformers are imported, so an offline machine fails in about a
     second rather than after a retry loop.
     """
-    from workbench.core.data import looks_like_local_path
+    from workbench.core.data import is_hub_dataset, looks_like_local_path
     from workbench.core.hub import ensure_hub_reachable
-    from workbench.core.hub_sample import cache_path, default_cache_dir
+    from workbench.core.hub_sample import (
+        cached_revision,
+        default_cache_dir,
+        find_cached_sample,
+        find_cached_split,
+    )
     from workbench.core.modeling import check_local_model
 
     if config.report_to == "tensorboard":
@@ -548,10 +589,19 @@ def preflight(config: RunConfig) -> None:
             check_local_model(Path(config.model).expanduser())
         elif not hub_model_cached(config.model):
             ensure_hub_reachable(f"model '{config.model}'")
-    if config.data != HSK_DATA and not looks_like_local_path(config.data):
-        cached = cache_path(default_cache_dir(), config.data, config.data_config,
-                            config.source_lang, config.target_lang, config.samples, config.seed)
-        if not cached.is_file():
+    if config.test_data and not Path(config.test_data).expanduser().exists():
+        raise WorkbenchError(f"test data '{config.test_data}' not found; check the path "
+                             "passed to --test-data")
+    if is_hub_dataset(config):
+        cache = default_cache_dir()
+        args = (config.data, config.data_config)
+        cached = find_cached_sample(cache, *args, config.source_lang, config.target_lang,
+                                    config.samples, config.seed, config.data_revision)
+        if cached and config.test_split and not config.test_data:
+            # The test split is read at the sample's commit (prepare_data).
+            cached = find_cached_split(cache, *args, config.test_split, config.source_lang,
+                                       config.target_lang, cached_revision(cached))
+        if not cached:
             what = f"dataset '{config.data}'" + (
                 f" config '{config.data_config}'" if config.data_config else "")
             ensure_hub_reachable(what)
@@ -591,6 +641,7 @@ def run_training(
                 "with a complete checkpoint; start a new run without --resume"
             )
         saved = json.loads((resume_dir / "config.json").read_text(encoding="utf-8"))
+        saved.pop("precision", None)  # recorded, not a setting
         config = build_config(saved.pop("preset", config.preset), overrides=saved)
     preflight(config)
     main = distributed.is_main()
@@ -600,27 +651,34 @@ def run_training(
     early(Phase("data", config.data))
     with distributed.main_first():  # rank 0 fills the sample cache; the others read it
         data = prepare_data(config)
+    if data.revision and config.data_revision != data.revision:
+        # Pinned in config.json: a resume, or a rerun with this config, reads the same rows.
+        config = dataclasses.replace(config, data_revision=data.revision)
 
     from transformers import set_seed
 
-    from workbench.core.modeling import pick_device, quiet_libraries
+    from workbench.core.modeling import fp32_decoding, pick_device, quiet_libraries
 
     quiet_libraries()
+    device = pick_device()
+    precision = resolve_precision(config, device)
     checkpoint: Path | None = None
     if resume_dir is not None:
         run_dir = resume_dir
     else:
         run_dir = distributed.from_main(new_run_dir(output_root, config.preset) if main else None)
         if main:
-            write_json(run_dir / "config.json", config.to_dict())
+            write_json(run_dir / "config.json", {**config.to_dict(), "precision": precision})
     emit = fan_out(JsonlRecorder(run_dir / "metrics.jsonl") if main else None, on_event)
     if resume_dir is not None:
         checkpoint = last_complete_checkpoint(run_dir, emit)
         emit(Note(f"resuming {run_dir.name} from {checkpoint.name if checkpoint else 'start'}"))
     emit(Note(f"run folder: {run_dir}"))
     dropped = ", ".join(f"{v} {k}" for k, v in data.dropped.items() if v) or "nothing"
-    emit(Note(f"data: {len(data.train)} train / {len(data.validation)} validation pairs from "
-              f"{data.origin} (dropped {dropped})"))
+    emit(Note(f"data: {len(data.train)} train / {len(data.validation)} validation "
+              f"({data.validation_name}) from {data.origin} (dropped {dropped})"))
+    emit(Note(f"test set: {len(data.test)} pairs ({data.test_name}), scored before and "
+              "after fine-tuning only, never used to choose anything"))
     set_seed(config.seed)
 
     world = distributed.world_size()
@@ -630,10 +688,11 @@ def run_training(
     with distributed.main_first():
         model, tokenizer = _load_model(config, data, run_dir, emit)
     _configure_generation(model, config)
-    device = pick_device()
     model.to(device)
     n_params = sum(p.numel() for p in model.parameters())
-    emit(Note(f"model: {type(model).__name__}, {n_params / 1e6:.1f}M parameters, on {device}"))
+    emit(Note(f"model: {type(model).__name__}, {n_params / 1e6:.1f}M parameters, on {device}; "
+              f"training in {precision['training']}, before/after decoded in "
+              f"{precision['decoding']}"))
 
     base_model = config.model
     if config.is_scratch:  # keep the untrained model: the "before" side in the TUI console
@@ -644,24 +703,37 @@ def run_training(
             write_json(base_dir / SETTINGS_FILE, model_settings(config, run_dir))
         base_model = str(base_dir)
 
-    val_sources = [p.source for p in data.validation]
-    val_refs = [p.target for p in data.validation]
+    sets = {"validation": data.validation, "test": data.test}
+    set_names = {"validation": data.validation_name, "test": data.test_name}
     options = DecodeOptions(config.num_beams, config.max_new_tokens, config.no_repeat_ngram_size)
     translator = Translator(model, tokenizer, config.target_label, config.max_source_length)
 
-    # Before and after are scored once, by rank 0, over the whole validation set.
+    def score_event(stage: str, split: str, hyps: list[str], step: int,
+                    epoch: float) -> dict[str, float]:
+        bleu, chrf = _score(hyps, [p.target for p in sets[split]], config)
+        emit(EvalDone(step=step, epoch=epoch, bleu=bleu, chrf=chrf, stage=stage, split=split,
+                      set_name=set_names[split], size=len(sets[split])))
+        return {"bleu": round(bleu, 2), "chrf": round(chrf, 2)}
+
+    # Before and after are scored once, by rank 0, on both held-out sets; the plain fp32
+    # model here is the one the Trainer has not wrapped yet.
     before_file = run_dir / "before.json"
-    before: list[str] = []
-    bleu_before = chrf_before = 0.0
+    before: dict[str, list[str]] = {}
+    before_scores: dict[str, dict[str, float]] = {}
     if main:
-        if before_file.is_file():
-            before = json.loads(before_file.read_text(encoding="utf-8"))["translations"]
-        else:
-            emit(Phase("before", f"translating {len(val_sources)} validation sentences"))
-            before = translator.translate_many(val_sources, options, config.eval_batch_size)
-            write_json(before_file, {"translations": before})
-        bleu_before, chrf_before = _score(before, val_refs, config)
-        emit(EvalDone(step=0, epoch=0.0, bleu=bleu_before, chrf=chrf_before, stage="before"))
+        saved_before = read_json_dict(before_file) or {}
+        for split, pairs in sets.items():
+            done = saved_before.get(split)
+            if isinstance(done, list) and len(done) == len(pairs):
+                before[split] = done
+                continue
+            emit(Phase("before", f"translating {len(pairs)} {split} sentences"))
+            with fp32_decoding():
+                before[split] = translator.translate_many([p.source for p in pairs], options,
+                                                          config.eval_batch_size)
+        write_json(before_file, before)
+        for split in sets:
+            before_scores[split] = score_event("before", split, before[split], 0, 0.0)
     distributed.barrier()
 
     emit(Phase("train"))
@@ -687,12 +759,14 @@ def run_training(
         "preset": config.preset,
         "model": config.model,
         "data": data.origin,
+        "data_revision": data.revision,
         "train_pairs": len(data.train),
         "validation_pairs": len(data.validation),
+        "test_pairs": len(data.test),
         "bleu_tokenize": config.bleu_tokenize,
         "decoding": vars(options),
-        "bleu_before": round(bleu_before, 2),
-        "chrf_before": round(chrf_before, 2),
+        "precision": precision,
+        "before": before_scores,
         "train_seconds": round(train_seconds, 1),
         "global_step": trainer.state.global_step,
         "run_dir": str(run_dir),
@@ -720,19 +794,6 @@ def run_training(
         emit(RunDone(status, str(run_dir), summary))
         return RunResult(status, run_dir, summary)
 
-    emit(Phase("after", f"translating {len(val_sources)} validation sentences"))
-    model = trainer.model
-    translator = Translator(model, tokenizer, config.target_label, config.max_source_length)
-    after = translator.translate_many(val_sources, options, config.eval_batch_size)
-    bleu_after, chrf_after = _score(after, val_refs, config)
-    emit(EvalDone(step=trainer.state.global_step, epoch=float(trainer.state.epoch or 0),
-                  bleu=bleu_after, chrf=chrf_after, stage="after"))
-
-    rows = _score_rows(data.validation, before, after, config)
-    samples = _pick_samples(rows, config.num_samples_shown)
-    for sample in samples:
-        emit(sample)
-
     best_dir = run_dir / BEST_MODEL
 
     def write_best(folder: Path) -> None:
@@ -740,18 +801,45 @@ def run_training(
         write_json(folder / SETTINGS_FILE, model_settings(config, run_dir))
 
     save_atomically(best_dir, write_best)
+
+    # "After" translates the model as saved, loaded as `workbench translate --model
+    # <run>/best_model` loads it, not trainer.model: accelerate leaves that one wrapped in
+    # bf16/fp16 autocast, so on a GPU it would decode at another precision than "before".
+    after_translator = Translator.from_pretrained(str(best_dir), device=device,
+                                                  backend="transformers")
+    after: dict[str, list[str]] = {}
+    for split, pairs in sets.items():
+        emit(Phase("after", f"translating {len(pairs)} {split} sentences with {best_dir}"))
+        with fp32_decoding():
+            after[split] = after_translator.translate_many([p.source for p in pairs], options,
+                                                           config.eval_batch_size)
+    scores = {}
+    for split, pairs in sets.items():
+        score_event("after", split, after[split], trainer.state.global_step,
+                    float(trainer.state.epoch or 0))
+        scores[split] = score_before_after(before[split], after[split],
+                                           [p.target for p in pairs], config.bleu_tokenize,
+                                           split, set_names[split])
+
+    rows = {split: _score_rows(pairs, before[split], after[split], config)
+            for split, pairs in sets.items()}
+    samples = _pick_samples(rows["test"], config.num_samples_shown)
+    for sample in samples:
+        emit(sample)
+
     published = output_root / BEST_MODEL
     publish_model(best_dir, published)
 
-    with (run_dir / "validation_translations.jsonl").open("w", encoding="utf-8") as fh:
-        for row in rows:
-            fh.write(json.dumps(vars(row), ensure_ascii=False) + "\n")
+    for split in sets:
+        with (run_dir / f"{split}_translations.jsonl").open("w", encoding="utf-8") as fh:
+            for row in rows[split]:
+                fh.write(json.dumps(vars(row), ensure_ascii=False) + "\n")
     summary.update({
         "status": "finished",
-        "bleu_after": round(bleu_after, 2),
-        "chrf_after": round(chrf_after, 2),
-        "bleu_delta": round(bleu_after - bleu_before, 2),
-        "distinct_after": round(len(set(after)) / max(1, len(after)), 4),
+        # The headline is the test set: never used to choose the epoch or the recipe.
+        "test": scores["test"].to_dict(),
+        "validation": scores["validation"].to_dict(),
+        "distinct_after": round(len(set(after["test"])) / max(1, len(after["test"])), 4),
         "best_checkpoint": trainer.state.best_model_checkpoint,
         "best_model": str(published),
         "run_best_model": str(best_dir),

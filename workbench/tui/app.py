@@ -20,6 +20,7 @@ from textual.widgets import Footer, Header, Input, TabbedContent, TabPane, Tabs
 
 from workbench.config import RunConfig
 from workbench.console import HISTORY_FILE
+from workbench.core.scores import headline, summary_scores
 from workbench.tui.messages import ForwardsWorkerFailures, RunFinished, ShowAttention, WorkerFailed
 from workbench.tui.widgets.attention_pane import AttentionPane
 from workbench.tui.widgets.dataset_pane import DatasetPane
@@ -201,8 +202,9 @@ class WorkbenchApp(ForwardsWorkerFailures, App[int]):
     def _run_finished(self, message: RunFinished) -> None:
         if message.status == "finished":
             self._use_run(message.run_dir, message.summary)
-            self.notify(f"BLEU {message.summary.get('bleu_before', 0):.2f} → "
-                        f"{message.summary.get('bleu_after', 0):.2f}", title="Run finished")
+            scores = summary_scores(message.summary, "test")
+            self.notify(headline(scores) if scores else "see the Samples pane",
+                        title="Run finished")
         elif message.status == "stopped":
             self.notify("stopped with a checkpoint; press r in Training to resume",
                         title="Run stopped")

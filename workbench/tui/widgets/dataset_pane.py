@@ -99,13 +99,15 @@ class DatasetPane(ForwardsWorkerFailures, Vertical):
             return
         summary = self.query_one("#dataset-summary", Static)
         data = message.data
-        self.rows = [("train", p) for p in data.train] + [("valid", p) for p in data.validation]
+        self.rows = ([("train", p) for p in data.train] + [("valid", p) for p in data.validation]
+                     + [("test", p) for p in data.test])
         dropped = ", ".join(f"{v} {k}" for k, v in data.dropped.items() if v) or "nothing"
         levels = sorted({p.meta.get("hsk_level") for _, p in self.rows if p.meta.get("hsk_level")})
         topics = {p.meta.get("topic") for _, p in self.rows if p.meta.get("topic")}
         extra = f" · HSK levels {levels[0]}–{levels[-1]} · {len(topics)} topics" if levels else ""
         summary.update(Text(
             f"{data.origin}: {len(data.train):,} train / {len(data.validation):,} validation "
+            f"({data.validation_name}) / {len(data.test):,} test ({data.test_name}) "
             f"(dropped {dropped}){extra}"
         ))
         self._draw_histogram()

@@ -1,8 +1,9 @@
 """Samples pane: source, reference, before, after and per-sentence BLEU, from a run.
 
 Filled from the run that just finished, or, when the app opens on an output folder that
-already holds a finished run, from that run's files. Enter opens the selected source in
-the Attention pane.
+already holds a finished run, from that run's files. The rows are test-set sentences; the
+header gives the test and validation scores with their intervals, each naming its set.
+Enter opens the selected source in the Attention pane.
 """
 
 from __future__ import annotations
@@ -18,13 +19,14 @@ from textual.binding import Binding
 from textual.containers import Vertical
 from textual.widgets import DataTable, Static
 
+from workbench.core.scores import headline, summary_scores
 from workbench.tui.messages import ShowAttention
 
 MAX_ROWS = 500
 
 
 class SamplesPane(Vertical):
-    """Before/after translations of validation sentences."""
+    """Before/after translations of test-set sentences."""
 
     BINDINGS = [Binding("enter", "open_attention", "Attention", show=True)]
 
@@ -55,12 +57,14 @@ class SamplesPane(Vertical):
         self.query_one("#samples-detail", Static).update(text)
 
     def show_run(self, run_dir: str, summary: dict[str, Any]) -> None:
-        """Fill from a summary: the five samples first, then the other validation rows."""
+        """Fill from a summary: the five samples first, then the other test rows."""
         table = self.query_one(DataTable)
         table.clear()
         samples = list(summary.get("samples") or [])
         seen = {s["source"] for s in samples}
-        extra = Path(run_dir) / "validation_translations.jsonl"
+        extra = Path(run_dir) / "test_translations.jsonl"
+        if not extra.is_file():  # a run made before test sets existed
+            extra = Path(run_dir) / "validation_translations.jsonl"
         if extra.is_file():
             for line in extra.read_text(encoding="utf-8").splitlines():
                 if len(samples) >= MAX_ROWS:
@@ -74,11 +78,12 @@ class SamplesPane(Vertical):
                 Text(s["source"]), Text(s["reference"]), Text(s["before"]), Text(s["after"]),
                 f"{s['bleu_before']:.1f}→{s['bleu_after']:.1f}",
             )
-        self.query_one("#samples-summary", Static).update(Text(
-            f"BLEU {summary.get('bleu_before', 0):.2f} → {summary.get('bleu_after', 0):.2f} "
-            f"({summary.get('bleu_delta', 0):+.2f}) · chrF {summary.get('chrf_before', 0):.2f} → "
-            f"{summary.get('chrf_after', 0):.2f} · {Path(run_dir).name} · Enter: attention"
-        ))
+        lines = [headline(scores) for role in ("test", "validation")
+                 if (scores := summary_scores(summary, role)) is not None]
+        if not lines:
+            lines = ["this run has no test-set scores (made before test sets existed)"]
+        lines.append(f"rows: test sentences · {Path(run_dir).name} · Enter: attention")
+        self.query_one("#samples-summary", Static).update(Text("\n".join(lines)))
 
     def selected_source(self) -> str | None:
         """The source sentence of the highlighted row."""

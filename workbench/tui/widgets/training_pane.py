@@ -192,8 +192,9 @@ class TrainingPane(ForwardsWorkerFailures, Vertical):
 
     def _eval(self, e: EvalDone) -> None:
         chart = self.query_one("#bleu-chart", SeriesChart)
-        label = {"before": "before", "after": "after"}.get(e.stage, f"epoch {e.epoch:.0f}")
+        label = f"epoch {e.epoch:.0f}" if e.stage == "epoch" else f"{e.stage}, {e.split}"
         self.write_log(f"{label}: BLEU {e.bleu:.2f} chrF {e.chrf:.2f}")
-        if e.stage in ("before", "epoch"):
+        # The chart follows the validation set: the test set is scored before and after only.
+        if e.stage in ("before", "epoch") and e.split == "validation":
             chart.add_point("BLEU", e.epoch, e.bleu)
             chart.add_point("chrF", e.epoch, e.chrf)

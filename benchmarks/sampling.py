@@ -1,0 +1,367 @@
+"""How a 50,000-pair sample of WMT19 zh-en is drawn: old plan against new, on a local copy.
+
+Usage: python benchmarks/sampling.py [--folder /tmp/wmt19-like] [--rows-per-file 2000000]
+                                     [--n 50000] [--seed 0] [--out benchmarks/SAMPLING.md]
+
+1. Builds (or reuses) a local parquet set shaped like WMT19 zh-en's train split: 13 files,
+   ``--rows-per-file`` rows each, row groups of 1,000 rows, one ``translation`` struct
+   column ``{en, zh}``. English: ~25 words drawn from a Zipf-distributed 5,000-word
+   vocabulary (~140 characters); Chinese: ~40 characters drawn Zipf-wise from 3,000 CJK
+   characters. Snappy compression, as ``datasets`` writes. The text is random, so it
+   compresses a little worse than real sentences: byte counts are a mild upper bound.
+2. Draws an ``--n`` pair sample with each scheme through a filesystem that opens local
+   files the way ``HfFileSystem`` opens Hub files (fsspec buffered files, one range read
+   per cache miss) and counts the reads and bytes fetched:
+
+   * **old** -- the plan this project shipped before (reimplemented here, for comparison
+     only): whole row groups in a seeded random order until they hold 4x the file's
+     quota, the quota drawn from those rows; files opened with fsspec's defaults
+     (5 MiB read-ahead).
+   * **new** -- ``workbench.core.hub_sample.read_sample`` as it is: at most
+     ``MAX_ROWS_PER_GROUP`` rows from each of many random row groups, no read-ahead.
+
+   Two cross rows separate the two changes: the old plan without read-ahead, and the new
+   plan with fsspec's default read-ahead.
+3. Reports per scheme: row groups read, distinct 1,000-line windows, the most rows from
+   one row group, files represented, range reads, bytes fetched, wall time.
+
+Every row's English starts with ``f<file> r<row>`` so the windows are counted from the
+sample itself, not from the plan.
+"""
+
+from __future__ import annotations
+
+import argparse
+import collections
+import datetime
+import os
+import platform
+import sys
+import time
+from functools import partial
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+import pyarrow.parquet as pq
+from fsspec.implementations.local import LocalFileSystem
+from fsspec.spec import AbstractBufferedFile
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from workbench.core import hub_sample
+from workbench.core.data import Pair
+
+FILES = 13
+GROUP = 1_000  # rows per row group, as in WMT19 zh-en's parquet files
+CHUNK = 100_000  # rows generated at a time (~40 MB of text)
+WINDOW = 1_000  # a "window" is 1,000 consecutive lines of one file
+OLD_OVERSAMPLE = 4
+LATENCY_S = 0.05  # the network model in the report: a request's round trip
+BANDWIDTH_BPS = 50e6  # ... and a download rate
+
+
+# --- the local copy ------------------------------------------------------------------------
+
+
+def zipf_choice(rng: np.random.Generator, k: int, size: int) -> np.ndarray:
+    """``size`` draws from ``range(k)`` with p proportional to 1 / (rank + 1)."""
+    p = 1.0 / np.arange(1, k + 1)
+    return rng.choice(k, size=size, p=p / p.sum())
+
+
+def string_array(data: np.ndarray, lengths: np.ndarray) -> pa.Array:
+    """An arrow string array from UTF-8 bytes and per-row byte lengths, without Python."""
+    offsets = np.zeros(len(lengths) + 1, dtype=np.int64)
+    np.cumsum(lengths, out=offsets[1:])
+    return pa.LargeStringArray.from_buffers(
+        len(lengths), pa.py_buffer(offsets), pa.py_buffer(data)).cast(pa.string())
+
+
+def english(rng: np.random.Generator, labels: pa.Array, vocab: list[bytes]) -> pa.Array:
+    """Rows ``<label>w w w ... w.`` of ~25 Zipf-distributed words (~140 characters)."""
+    words = rng.integers(15, 36, size=len(labels))  # 15..35 words, mean 25
+    flat = np.frombuffer(b"".join(w + b" " for w in vocab), dtype=np.uint8)
+    vlen = np.array([len(w) + 1 for w in vocab])  # each word with its trailing space
+    vstart = np.concatenate([[0], np.cumsum(vlen)[:-1]])
+    tokens = zipf_choice(rng, len(vocab), int(words.sum()))
+    tlen = vlen[tokens]
+    # Byte j of the text comes from byte (j - start of its token) of the token's word.
+    tend = np.cumsum(tlen)
+    owner = np.repeat(np.arange(len(tokens)), tlen)
+    body = flat[vstart[tokens][owner] + np.arange(len(owner)) - (tend - tlen)[owner]]
+    body[tend[np.cumsum(words) - 1] - 1] = ord(".")  # each row ends "word."
+    row_bytes = np.add.reduceat(tlen, np.concatenate([[0], np.cumsum(words)[:-1]]))
+    return pc.binary_join_element_wise(labels, string_array(body, row_bytes), "")
+
+
+def chinese(rng: np.random.Generator, rows: int) -> pa.Array:
+    """Rows of ~40 Zipf-distributed common CJK characters (3 UTF-8 bytes each) and 。."""
+    chars = rng.integers(25, 56, size=rows)  # 25..55 characters, mean 40
+    cp = 0x4E00 + zipf_choice(rng, 3_000, int(chars.sum()))
+    cp[np.cumsum(chars) - 1] = 0x3002  # 。 ends each row
+    utf8 = np.stack([0xE0 | (cp >> 12), 0x80 | ((cp >> 6) & 0x3F), 0x80 | (cp & 0x3F)], 1)
+    return string_array(utf8.astype(np.uint8).ravel(), chars * 3)
+
+
+def build_corpus(folder: Path, rows_per_file: int, seed: int = 1234) -> list[Path]:
+    """Write (or reuse) the 13 parquet files; their paths."""
+    folder.mkdir(parents=True, exist_ok=True)
+    rng = np.random.default_rng(seed)
+    letters = np.frombuffer(b"abcdefghijklmnopqrstuvwxyz", dtype=np.uint8)
+    # 1..7 letters, in random order: Zipf's frequent words are not all the short ones.
+    vocab = [bytes(letters[rng.integers(0, 26, size=int(k))])
+             for k in rng.integers(1, 8, size=5_000)]
+    paths = []
+    for f in range(FILES):
+        path = folder / f"train-{f:05d}-of-{FILES:05d}.parquet"
+        paths.append(path)
+        if path.is_file() and pq.ParquetFile(path).metadata.num_rows == rows_per_file:
+            continue
+        start = time.perf_counter()
+        tmp = path.with_suffix(".tmp")
+        schema = pa.schema([("translation", pa.struct([("en", pa.string()),
+                                                        ("zh", pa.string())]))])
+        with pq.ParquetWriter(tmp, schema, compression="snappy") as writer:
+            for first in range(0, rows_per_file, CHUNK):
+                rows = min(CHUNK, rows_per_file - first)
+                labels = pa.array([f"f{f} r{r} " for r in range(first, first + rows)])
+                column = pa.StructArray.from_arrays(
+                    [english(rng, labels, vocab), chinese(rng, rows)], names=["en", "zh"])
+                writer.write_table(pa.table({"translation": column}), row_group_size=GROUP)
+        tmp.replace(path)
+        print(f"  wrote {path.name}: {path.stat().st_size / 2**20:,.0f} MiB "
+              f"in {time.perf_counter() - start:.0f} s", flush=True)
+    return paths
+
+
+# --- counting what a sample fetches ---------------------------------------------------------
+
+
+class CountingFile(AbstractBufferedFile):
+    """A buffered file as ``HfFileSystemFile`` is: each cache miss is one range request."""
+
+    def _fetch_range(self, start: int, end: int) -> bytes:
+        with open(self.path, "rb") as fh:
+            fh.seek(start)
+            data = fh.read(end - start)
+        self.fs.reads += 1
+        self.fs.bytes += len(data)
+        return data
+
+
+class CountingFileSystem(LocalFileSystem):
+    """Local files opened like Hub files; ``reads`` and ``bytes`` fetched so far."""
+
+    cachable = False  # a fresh instance, and fresh counts, each time
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.reads = 0
+        self.bytes = 0
+
+    def _open(self, path: str, mode: str = "rb", block_size: Any = None, **kwargs: Any):
+        return CountingFile(self, self._strip_protocol(path), mode, block_size=block_size,
+                            **kwargs)
+
+
+def old_plan(row_groups: list[list[int]], n: int, seed: int) -> dict[tuple[int, int], list[int]]:
+    """The OLD plan (before issue 12), for comparison only: whole groups up to 4x quota."""
+    rng = np.random.default_rng(seed)
+    file_rows = [sum(groups) for groups in row_groups]
+    plan: dict[tuple[int, int], list[int]] = {}
+    for f, quota in enumerate(hub_sample.allocate(n, file_rows)):
+        if quota == 0:
+            continue
+        groups = row_groups[f]
+        chosen: list[int] = []
+        pooled = 0
+        for g in rng.permutation(len(groups)):
+            if pooled >= quota * OLD_OVERSAMPLE:
+                break
+            if groups[g]:
+                chosen.append(int(g))
+                pooled += groups[g]
+        chosen.sort()
+        picks = np.sort(rng.choice(pooled, size=quota, replace=False))
+        starts = np.cumsum([0] + [groups[g] for g in chosen])
+        for pick in picks:
+            k = int(np.searchsorted(starts, pick, side="right") - 1)
+            plan.setdefault((f, chosen[k]), []).append(int(pick - starts[k]))
+    return plan
+
+
+def old_read_sample(fs: Any, files: list[str], n: int, seed: int) -> list[Pair]:
+    """The OLD reader (before issue 12), for comparison only: default open, old plan."""
+    handles = [pq.ParquetFile(fs.open(path, "rb")) for path in files]
+    sizes = [[h.metadata.row_group(g).num_rows for g in range(h.metadata.num_row_groups)]
+             for h in handles]
+    pairs: list[Pair] = []
+    for (f, g), offsets in sorted(old_plan(sizes, n, seed).items()):
+        table = handles[f].read_row_group(g, columns=["translation"]).take(offsets)
+        pairs.extend(Pair(r["translation"]["en"], r["translation"]["zh"])
+                     for r in table.to_pylist())
+    order = np.random.default_rng(seed).permutation(len(pairs))
+    return [pairs[i] for i in order]
+
+
+def new_read_sample(fs: Any, files: list[str], n: int, seed: int, plan: Any = None,
+                    open_options: dict[str, Any] | None = None) -> list[Pair]:
+    """``hub_sample.read_sample`` as it is, or with another plan or open options swapped in."""
+    saved = hub_sample.plan_sample, dict(hub_sample.OPEN_OPTIONS)
+    if plan is not None:
+        hub_sample.plan_sample = plan
+    if open_options is not None:
+        hub_sample.OPEN_OPTIONS.clear()
+        hub_sample.OPEN_OPTIONS.update(open_options)
+    try:
+        return hub_sample.read_sample(fs, files, n, seed, "en", "zh")
+    finally:
+        hub_sample.plan_sample = saved[0]
+        hub_sample.OPEN_OPTIONS.clear()
+        hub_sample.OPEN_OPTIONS.update(saved[1])
+
+
+def draw(paths: list[Path], n: int, seed: int, read: Any) -> dict[str, Any]:
+    """One sample drawn by ``read(fs, files, n, seed)``: its shape and what it fetched."""
+    fs = CountingFileSystem()
+    start = time.perf_counter()
+    pairs = read(fs, [str(p) for p in paths], n, seed)
+    wall = time.perf_counter() - start
+    return {"wall": wall, "reads": fs.reads, "bytes": fs.bytes, **shape(pairs)}
+
+
+def shape(pairs: list[Pair]) -> dict[str, Any]:
+    """How clustered a sample is, read from the rows' ``f<file> r<row>`` labels."""
+    where = [(int(f[1:]), int(r[1:])) for f, r, *_ in (p.source.split(" ", 2) for p in pairs)]
+    windows = collections.Counter((f, r // WINDOW) for f, r in where)
+    return {"pairs": len(pairs), "distinct": len(set(where)), "windows": len(windows),
+            "max_per_window": max(windows.values()), "files": len({f for f, _ in where})}
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--folder", type=Path, default=Path("/tmp/wmt19-like"))
+    parser.add_argument("--rows-per-file", type=int, default=2_000_000)
+    parser.add_argument("--n", type=int, default=50_000)
+    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--out", type=Path, default=Path(__file__).with_name("SAMPLING.md"))
+    args = parser.parse_args()
+
+    print(f"corpus: {FILES} files x {args.rows_per_file:,} rows in {args.folder}", flush=True)
+    start = time.perf_counter()
+    paths = build_corpus(args.folder, args.rows_per_file)
+    build_s = time.perf_counter() - start
+    size = sum(p.stat().st_size for p in paths)
+    meta = pq.ParquetFile(paths[0]).metadata
+    footer = meta.serialized_size
+    sample = pq.ParquetFile(paths[0]).read_row_group(0).column(0).to_pylist()[:50]
+    en_chars = np.mean([len(r["en"]) for r in sample])
+    zh_chars = np.mean([len(r["zh"]) for r in sample])
+    print(f"  {size / 2**30:.2f} GiB on disk ({size / (FILES * args.rows_per_file):.0f} B/row), "
+          f"footer {footer / 2**10:.0f} KiB, {meta.num_row_groups} row groups per file, "
+          f"en ~{en_chars:.0f} chars, zh ~{zh_chars:.0f} chars; ready in {build_s:.0f} s",
+          flush=True)
+
+    readahead: dict[str, Any] = {}  # fsspec's defaults: a 5 MiB read-ahead block
+    runs = [
+        ("before: old plan, old reader (5 MiB read-ahead)", old_read_sample),
+        ("old plan, new reader (no read-ahead)",
+         partial(new_read_sample, plan=old_plan)),
+        ("new plan, new reader with 5 MiB read-ahead",
+         partial(new_read_sample, open_options=readahead)),
+        ("now: new plan, new reader (no read-ahead)", new_read_sample),
+    ]
+    results = []
+    for label, read in runs:
+        result = draw(paths, args.n, args.seed, read)
+        results.append((label, result))
+        print(f"  {label}: {result}", flush=True)
+
+    write_report(args, results, size, footer, en_chars, zh_chars, build_s)
+    print(f"wrote {args.out}")
+
+
+def write_report(args: argparse.Namespace, results: list[tuple[str, dict[str, Any]]],
+                 size: int, footer: int, en_chars: float, zh_chars: float,
+                 build_s: float) -> None:
+    header = ("| scheme | row groups read | distinct 1,000-line windows | max rows from one group "
+              "| files | range reads | bytes fetched | wall |")
+    lines = [header, "|" + "---|" * 8]
+    for label, r in results:
+        lines.append(f"| {label} | {r['windows']:,} | {r['windows']:,} | {r['max_per_window']} "
+                     f"| {r['files']} | {r['reads']:,} | {r['bytes'] / 2**20:,.1f} MiB "
+                     f"| {r['wall']:.1f} s |")
+    table = "\n".join(lines)
+    command = (f"python benchmarks/sampling.py --folder {args.folder} --rows-per-file "
+               f"{args.rows_per_file} --n {args.n} --seed {args.seed}")
+    model = ["| scheme | range reads x 50 ms | bytes at 50 MB/s | total |", "|---|---|---|---|"]
+    for label, r in results:
+        latency, transfer = r["reads"] * LATENCY_S, r["bytes"] / BANDWIDTH_BPS
+        model.append(f"| {label} | {latency:,.0f} s | {transfer:,.0f} s "
+                     f"| {latency + transfer:,.0f} s |")
+    command = (f"python benchmarks/sampling.py --folder {args.folder} --rows-per-file "
+               f"{args.rows_per_file} --n {args.n} --seed {args.seed}")
+    rows = FILES * args.rows_per_file
+    args.out.write_text(f"""# How the WMT19 sample is drawn: old plan against new
+
+Command: `{command}`
+Run on {datetime.date.today().isoformat()}: {platform.machine()}, {os.cpu_count()} CPU cores
+shared with other work, Python {platform.python_version()}, pyarrow {pa.__version__}.
+Corpus ready in {build_s:.0f} s (built by this run, or reused from an earlier one).
+
+**Corpus**: a local stand-in for WMT19 zh-en's train split. {FILES} parquet files of
+{args.rows_per_file:,} rows ({rows:,} in all), row groups of {GROUP:,} rows, one
+`translation` struct column: English of ~{en_chars:.0f} characters (15-35 Zipf-distributed
+random words), Chinese of ~{zh_chars:.0f} characters (Zipf-distributed random CJK
+characters), snappy. {size / 2**30:.2f} GiB on disk, {size / rows:.0f} bytes a row (the
+real split: ~3.6 GB for ~26M rows, ~140 bytes a row; random text compresses worse, so the
+bytes here are an upper bound). Footer: {footer / 2**10:,.0f} KiB a file.
+
+**Sample**: {args.n:,} pairs, seed {args.seed}. Each run reads through a filesystem that
+opens the local files as `HfFileSystem` opens Hub files (fsspec buffered files, one range
+read per cache miss) and counts the reads and bytes fetched. "before" is the reader and
+plan shipped before issue 12, reimplemented in the benchmark for comparison only; "now" is
+`workbench.core.hub_sample.read_sample` as it is; the two middle rows swap in the old
+plan, or fsspec's default 5 MiB read-ahead, to show each change alone. Windows are counted
+from the sampled rows' own `f<file> r<row>` labels; with 1,000-row groups a window is a
+row group, so "row groups read" and "distinct windows" agree.
+
+{table}
+
+Wall time is local reads (page cache) plus parquet decoding. Over the network every range
+read is also an HTTP request (the Hub answers `/resolve/` with a redirect to its CDN), so
+there the number of reads weighs as much as the bytes. A model, not a measurement, at
+{LATENCY_S * 1000:.0f} ms a request and {BANDWIDTH_BPS / 1e6:.0f} MB/s, reads one after
+another:
+
+{chr(10).join(model)}
+
+{findings(results, size)}
+""", encoding="utf-8")
+
+
+def findings(results: list[tuple[str, dict[str, Any]]], size: int) -> str:
+    """What the table says, in words, from this run's figures."""
+    before, old_exact, new_ahead, now = (r for _label, r in results)
+    mib = 2**20
+    return f"""**Reading the figures.** The old plan drew the sample from {before['windows']:,}
+windows of 1,000 consecutive lines, up to {before['max_per_window']} lines from one window;
+the new plan from {now['windows']:,} windows, at most {now['max_per_window']} from one.
+Without read-ahead the old plan would have fetched {old_exact['bytes'] / mib:,.0f} MiB
+instead of {before['bytes'] / mib:,.0f} MiB. The new plan fetches
+{now['bytes'] / mib:,.0f} MiB ({now['bytes'] / size:.0%} of the corpus): with read-ahead
+it would fetch {new_ahead['bytes'] / mib:,.0f} MiB ({new_ahead['bytes'] / size:.0%}), since
+its row groups are close enough together for each 5 MiB block to reach the next one. The
+price of reading exactly is one request per row group ({now['reads']:,} against
+{new_ahead['reads']:,}): read one after another over a network with a round trip of tens
+of milliseconds, the requests rather than the bytes set the time, and in the model above
+the read-ahead variant finishes first despite downloading {new_ahead['bytes'] / now['bytes']:.1f}x
+the bytes. Reading the {FILES} files concurrently (one open file each) would divide the
+request time by up to {FILES}; the reader does not do that yet."""
+
+
+if __name__ == "__main__":
+    main()

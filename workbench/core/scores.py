@@ -1,0 +1,175 @@
+"""Before/after scores of one evaluation set, with sacreBLEU's intervals and paired test.
+
+A "BLEU 0.02 -> 11.4" a user hands in must say which set it comes from and how much of
+it could be chance. Everything statistical here is sacreBLEU's own: its paired bootstrap
+(``sacrebleu.significance.PairedTest``, the code behind ``sacrebleu --paired-bs``) gives
+each side's 95% interval and the p-value of "after differs from before". The interval of
+the *difference* is read off the very same resamples (same seed, same sentence draws),
+because PairedTest computes those paired differences but does not return them.
+
+:func:`headline` and :func:`interval_line` are the one way every front end prints these
+numbers (headless lines, the TUI, the report).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+#: Bootstrap resamples for intervals and the paired test (sacreBLEU's default for -bs).
+N_BOOTSTRAP = 1000
+
+
+@dataclass(frozen=True)
+class SetScores:
+    """BLEU and chrF before and after fine-tuning on one set, with 95% intervals.
+
+    ``*_ci`` are ``[low, high]``: sacreBLEU's bootstrap mean ± its 95% half-width for a
+    single side, the 2.5th and 97.5th percentile of the paired resampled differences for
+    a delta. ``*_p`` is the paired bootstrap p-value of after vs before.
+    """
+
+    role: str  # "test" or "validation"
+    name: str  # where the set comes from: "newstest2018", "10% held out, seed 42"
+    size: int
+    bleu_before: float
+    bleu_after: float
+    chrf_before: float
+    chrf_after: float
+    bleu_before_ci: list[float]
+    bleu_after_ci: list[float]
+    chrf_before_ci: list[float]
+    chrf_after_ci: list[float]
+    bleu_delta: float
+    bleu_delta_ci: list[float]
+    bleu_p: float
+    chrf_delta: float
+    chrf_delta_ci: list[float]
+    chrf_p: float
+    n_bootstrap: int
+    #: sacreBLEU's signature of the BLEU computed, e.g. ``nrefs:1|bs:1000|seed:12345|...``.
+    bleu_signature: str
+
+    def to_dict(self) -> dict[str, Any]:
+        """Plain dict for summary.json."""
+        return dataclasses.asdict(self)
+
+    @classmethod
+    def from_dict(cls, data: Any) -> SetScores | None:
+        """The scores stored in a summary block, or None (an older or a stopped run)."""
+        names = {f.name for f in dataclasses.fields(cls)}
+        if not isinstance(data, dict) or not names <= set(data):
+            return None
+        return cls(**{k: data[k] for k in names})
+
+    @property
+    def label(self) -> str:
+        """``test (newstest2018, 3,981)``: the set's role, origin and size."""
+        return f"{self.role} ({self.name}, {self.size:,})"
+
+
+def _round(values: Sequence[float]) -> list[float]:
+    # + 0.0 turns -0.0 into 0.0; scores live in [0, 100] even where mean - ci does not.
+    return [round(min(100.0, max(-100.0, float(v))), 2) + 0.0 for v in values]
+
+
+def _bounded(values: Sequence[float]) -> list[float]:
+    """A single side's interval, clipped to the scale's [0, 100]."""
+    return [min(100.0, max(0.0, v)) for v in _round(values)]
+
+
+def _percentiles(differences: Any) -> list[float]:
+    """The 2.5th and 97.5th percentile, indexed as sacreBLEU's ``estimate_ci`` does."""
+    import numpy as np
+
+    ordered = np.sort(np.asarray(differences))
+    low = len(ordered) // 40
+    return _round([ordered[low], ordered[len(ordered) - low - 1]])
+
+
+def score_before_after(
+    before: Sequence[str],
+    after: Sequence[str],
+    references: Sequence[str],
+    tokenize: str,
+    role: str,
+    name: str,
+    n_bootstrap: int = N_BOOTSTRAP,
+) -> SetScores:
+    """Score both sides on one set with sacreBLEU's paired bootstrap (before = baseline)."""
+    import numpy as np
+    from sacrebleu.metrics import BLEU, CHRF
+    from sacrebleu.significance import PairedTest
+
+    refs = [list(references)]
+    metrics = {"BLEU": BLEU(tokenize=tokenize), "chrF": CHRF()}
+    test = PairedTest([("before", list(before)), ("after", list(after))], metrics, refs,
+                      test_type="bs", n_samples=n_bootstrap)
+    signatures, table = test()
+    # PairedTest seeds a fresh generator per system with its seed (SACREBLEU_SEED,
+    # default 12345) and draws the sentence indices first: the same draw here gives the
+    # resamples its p-value was computed on.
+    n = len(references)
+    draws = np.random.default_rng(test._seed).choice(n, size=(n_bootstrap, n), replace=True)
+    out: dict[str, Any] = {}
+    for key, metric in test.metrics.items():
+        short = "bleu" if key == "BLEU" else "chrf"
+        base, system = table[key]
+        stats_before = np.array(metric._extract_corpus_statistics(list(before), refs),
+                                dtype="float32")
+        stats_after = np.array(metric._extract_corpus_statistics(list(after), refs),
+                               dtype="float32")
+        differences = [
+            metric._compute_score_from_stats(stats_after[idx].sum(0)).score
+            - metric._compute_score_from_stats(stats_before[idx].sum(0)).score
+            for idx in draws
+        ]
+        out.update({
+            f"{short}_before": round(base.score, 2),
+            f"{short}_after": round(system.score, 2),
+            f"{short}_before_ci": _bounded([base.mean - base.ci, base.mean + base.ci]),
+            f"{short}_after_ci": _bounded([system.mean - system.ci, system.mean + system.ci]),
+            f"{short}_delta": round(system.score - base.score, 2) + 0.0,
+            f"{short}_delta_ci": _percentiles(differences),
+            # sacreBLEU gives two identical outputs its smallest p ("a zero difference
+            # should not be attributed to chance"); for a reader that is no difference.
+            f"{short}_p": 1.0 if list(before) == list(after) else round(system.p_value, 6),
+        })
+    return SetScores(role=role, name=name, size=n, n_bootstrap=n_bootstrap,
+                     bleu_signature=str(signatures["BLEU"].format()), **out)
+
+
+def format_p(p: float, n_bootstrap: int) -> str:
+    """``p = 0.032``, or ``p < 0.001`` at the resolution of the bootstrap."""
+    floor = 1 / (n_bootstrap + 1)
+    return f"p < {1 / n_bootstrap:.3g}" if p <= floor + 1e-12 else f"p = {p:.3f}"
+
+
+def _change(delta: float, ci: list[float], p: float, n_bootstrap: int) -> str:
+    return f"{delta:+.2f}, 95% CI {ci[0]:+.2f}…{ci[1]:+.2f}, {format_p(p, n_bootstrap)}"
+
+
+def headline(s: SetScores) -> str:
+    """``test (newstest2018, 3,981): BLEU 0.02 → 11.40 (+11.38, 95% CI …, p < 0.001) ·
+    chrF …``: the line users hand in."""
+    return (f"{s.label}: BLEU {s.bleu_before:.2f} → {s.bleu_after:.2f} "
+            f"({_change(s.bleu_delta, s.bleu_delta_ci, s.bleu_p, s.n_bootstrap)}) · "
+            f"chrF {s.chrf_before:.2f} → {s.chrf_after:.2f} "
+            f"({_change(s.chrf_delta, s.chrf_delta_ci, s.chrf_p, s.n_bootstrap)})")
+
+
+def interval_line(s: SetScores) -> str:
+    """Each side's own 95% bootstrap interval, for the line under the headline."""
+    def span(ci: list[float]) -> str:
+        return f"{ci[0]:.2f}…{ci[1]:.2f}"
+
+    return (f"95% CI before: BLEU {span(s.bleu_before_ci)}, chrF {span(s.chrf_before_ci)}; "
+            f"after: BLEU {span(s.bleu_after_ci)}, chrF {span(s.chrf_after_ci)} "
+            f"(sacreBLEU paired bootstrap, {s.n_bootstrap} resamples)")
+
+
+def summary_scores(summary: dict[str, Any], role: str) -> SetScores | None:
+    """The ``test`` or ``validation`` block of a run summary, if the run has one."""
+    return SetScores.from_dict(summary.get(role))
