@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import random
 from pathlib import Path
 
 import pytest
@@ -43,6 +44,16 @@ def test_demo_data_is_clean_and_split_8_1_1_with_no_sentence_in_two_splits():
     assert len(set(sources)) == n  # no sentence on two sides of a split
     assert not any(s.lower() == "placeholder" for s in sources)
     assert data.test_name == data.validation_name == "10% held out, seed 42"
+
+
+def test_validation_is_the_set_the_demo_recipe_was_tuned_on_and_test_is_new():
+    """The 9:1 split of earlier versions held out exactly today's validation set."""
+    pairs = [Pair(str(i), str(i)) for i in range(1000)]
+    order = list(range(1000))
+    random.Random(42).shuffle(order)
+    _train, validation, test = split_pairs(pairs, 42, 0.1, 0.1)
+    assert validation == [pairs[i] for i in order[:100]]  # what 9:1 held out
+    assert test == [pairs[i] for i in order[100:200]]
 
 
 def test_split_is_seeded():
