@@ -34,6 +34,10 @@ MISTAKES = {
         ["no_such_model", "does not exist"]),
     "dataset file missing": (
         {}, (*TRAIN, "--data", "pairs.tsv"), {}, ["pairs.tsv", "not found"]),
+    "test data file missing": (
+        {}, (*TRAIN, "--test-data", "held-out.tsv"), {}, ["held-out.tsv", "--test-data"]),
+    "fp16 without a GPU": (
+        {}, (*TRAIN, "--fp16"), {}, ["--fp16", "CUDA", "--bf16"]),
     "dataset file empty": (
         {"pairs.tsv": b""}, (*TRAIN, "--data", "pairs.tsv"), {}, ["pairs.tsv", "empty"]),
     "dataset not UTF-8": (
