@@ -63,7 +63,7 @@ def test_translate_missing_model_path(tmp_path: Path):
 
 
 TINY_RUN = """
-samples = 400
+samples = 450
 epochs = 6
 learning_rate = 3e-3
 batch_size = 32
@@ -96,13 +96,13 @@ def test_demo_run_end_to_end(demo_run):
     for epoch in range(1, 7):
         assert f"epoch {epoch} done: BLEU" in out
     for split in ("validation", "test"):
-        assert f"before fine-tuning, {split} (10% held out, seed 42, 40): BLEU" in out
-        assert f"after fine-tuning,  {split} (10% held out, seed 42, 40): BLEU" in out
+        assert f"before fine-tuning, {split} (10% held out, seed 42, 45): BLEU" in out
+        assert f"after fine-tuning,  {split} (10% held out, seed 42, 45): BLEU" in out
     # The closing lines: each number with its set, interval and paired test.
-    assert re.search(r"^  test \(10% held out, seed 42, 40\): BLEU [\d.]+ → [\d.]+ "
+    assert re.search(r"^  test \(10% held out, seed 42, 45\): BLEU [\d.]+ → [\d.]+ "
                      r"\([+-][\d.]+, 95% CI [+-][\d.]+…[+-][\d.]+, p [<=] [\d.]+\)", out, re.M)
     assert "95% CI before: BLEU" in out and "sacreBLEU paired bootstrap" in out
-    assert out.count("reference:") == 5 and out.count("after:") == 5
+    assert out.count("     reference: ") == 5 and out.count("     after:     ") == 5
     runs = list((work / "translation_output" / "runs").iterdir())
     assert len(runs) == 1
     run = runs[0]
@@ -110,8 +110,8 @@ def test_demo_run_end_to_end(demo_run):
     assert sum(r["event"] == "EvalDone" and r["stage"] == "epoch" for r in records) == 6
     assert any(r["event"] == "TrainStep" for r in records)
     summary = json.loads((run / "summary.json").read_text())
-    assert summary["test"]["size"] == summary["validation"]["size"] == 40
-    assert summary["train_pairs"] == 320 and summary["test_pairs"] == 40
+    assert summary["test"]["size"] == summary["validation"]["size"] == 45
+    assert summary["train_pairs"] == 360 and summary["test_pairs"] == 45
     assert "best_model" in summary
     assert summary["status"] == "finished"
     assert len(summary["samples"]) == 5

@@ -77,7 +77,7 @@ def test_report_files_exist_and_hold_the_runs_numbers(tiny_run: Path, written: d
     for name in FIGURE_FILES.values():  # markdown links the figures written beside it
         assert f"]({name})" in written[REPORT_MD]
     assert "| epochs | 2.0 |" in written[REPORT_MD]
-    assert "| learning_rate | 0.003 | 0.001 |" in written[REPORT_MD]  # changed from the preset
+    assert "| learning_rate | 0.003 | 0.0007 |" in written[REPORT_MD]  # changed from the preset
 
 
 def test_html_is_self_contained_and_escapes_user_text(written: dict[str, str]):
