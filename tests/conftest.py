@@ -138,3 +138,88 @@ def run_cli(*args: str, cwd: Path | None = None, input: str | bytes | None = Non
         cwd=cwd, input=input, env=full_env, capture_output=True,
         text=not isinstance(input, bytes), timeout=timeout,
     )
+
+
+@pytest.fixture(scope="session")
+def hub_server(tmp_path_factory: pytest.TempPathFactory, hsk_pairs):
+    """A Hub look-alike on 127.0.0.1 (tests/hub_server.py) serving a tiny model shaped like
+    Helsinki-NLP/opus-mt-en-zh and a WMT19-shaped wmt/wmt19; tests reset its faults."""
+    from tests.hub_server import (
+        OPUS_MODEL,
+        WMT_DATASET,
+        HubServer,
+        build_opus_like_model,
+        build_wmt_like_dataset,
+    )
+
+    folder = tmp_path_factory.mktemp("hub")
+    model = build_opus_like_model(folder / "model", [p.source for p in hsk_pairs],
+                                  [p.target for p in hsk_pairs])
+    data = build_wmt_like_dataset(folder / "wmt19", [(p.source, p.target) for p in hsk_pairs])
+    server = HubServer()
+    server.add_repo("model", OPUS_MODEL, model)
+    server.add_repo("dataset", WMT_DATASET, data)
+    server.start()
+    yield server
+    server.stop()
+
+
+#: Proxy variables, cleared for Hub subprocesses unless a test sets them.
+PROXY_VARIABLES = ("HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY", "NO_PROXY")
+
+
+#: A port on 127.0.0.1 where nothing listens (discard): the safety-net proxy.
+DEAD_PROXY = "http://127.0.0.1:9"
+
+
+def hub_env(server, home: Path, **extra: str) -> dict[str, str]:
+    """Environment for a CLI subprocess whose Hub is ``server``: online (HF_HUB_OFFLINE
+    unset), its own Hugging Face cache and sample cache under ``home``.
+
+    As a safety net every proxy variable names a dead port on 127.0.0.1 and only 127.0.0.1
+    bypasses it (NO_PROXY), so a request meant for any other host fails instead of leaving
+    the machine. ``extra`` proxy variables are set in both cases (urllib and httpx let an
+    empty lower-case one cancel the upper-case one).
+    """
+    env = {"HF_ENDPOINT": server.url, "HF_HUB_OFFLINE": "", "TRANSFORMERS_OFFLINE": "",
+           "HF_HOME": str(home / "hf"), "WORKBENCH_CACHE": str(home / "sample-cache"),
+           "HF_HUB_DISABLE_TELEMETRY": "1", "OMP_NUM_THREADS": "1"}
+    proxies = {name: DEAD_PROXY for name in PROXY_VARIABLES[:-1]}
+    proxies["NO_PROXY"] = "127.0.0.1"
+    proxies.update({k: v for k, v in extra.items() if k in PROXY_VARIABLES})
+    for name, value in proxies.items():
+        env[name] = env[name.lower()] = value
+    env.update({k: v for k, v in extra.items() if k not in PROXY_VARIABLES})
+    return env
+
+
+@pytest.fixture
+def served_hub(hub_server, monkeypatch: pytest.MonkeyPatch):
+    """huggingface_hub in this process online and pointed at ``hub_server``, faults off.
+
+    The suite runs with HF_HUB_OFFLINE=1 and huggingface_hub read its endpoint at import,
+    so both are patched. As a safety net every proxy variable names a dead port on
+    127.0.0.1 and only 127.0.0.1 bypasses it: a request meant for any other host fails
+    here instead of leaving the machine.
+    """
+    from huggingface_hub import HfFileSystem, constants
+    from huggingface_hub.utils import close_session
+
+    monkeypatch.setenv("HF_ENDPOINT", hub_server.url)
+    monkeypatch.delenv("HF_HUB_OFFLINE", raising=False)
+    monkeypatch.setattr(constants, "HF_HUB_OFFLINE", False)
+    monkeypatch.setattr(constants, "ENDPOINT", hub_server.url)
+    monkeypatch.setattr(constants, "HUGGINGFACE_CO_URL_TEMPLATE",
+                        hub_server.url + "/{repo_id}/resolve/{revision}/{filename}")
+    for name in PROXY_VARIABLES[:-1]:
+        monkeypatch.setenv(name, DEAD_PROXY)
+        monkeypatch.delenv(name.lower(), raising=False)
+    monkeypatch.setenv("NO_PROXY", "127.0.0.1")
+    monkeypatch.delenv("no_proxy", raising=False)
+    close_session()  # the next request builds a client that reads these variables
+    HfFileSystem.clear_instance_cache()
+    hub_server.reset()
+    yield hub_server
+    hub_server.reset()
+    close_session()
+    HfFileSystem.clear_instance_cache()

@@ -16,10 +16,10 @@ TRAIN = ["-m", "workbench", "train", "--headless", "--preset", "demo", "--config
          "--no-interact"]
 
 
-def launch(work: Path, batch: int, procs: int) -> subprocess.CompletedProcess:
+def launch(work: Path, batch: int, procs: int, **settings) -> subprocess.CompletedProcess:
     work.mkdir()
-    (work / "tiny.toml").write_text(tiny_toml(epochs=2, batch_size=batch, num_beams=1),
-                                    encoding="utf-8")
+    (work / "tiny.toml").write_text(tiny_toml(epochs=2, batch_size=batch, num_beams=1,
+                                              **settings), encoding="utf-8")
     env = {**os.environ, "HF_HUB_OFFLINE": "1", "OMP_NUM_THREADS": "1"}
     launcher = [] if procs == 1 else [
         "-m", "torch.distributed.run", "--standalone", f"--nproc_per_node={procs}"]
@@ -35,7 +35,8 @@ def losses(run: Path) -> list[float]:
 @pytest.fixture(scope="module")
 def runs(tmp_path_factory: pytest.TempPathFactory):
     root = tmp_path_factory.mktemp("ddp")
-    two = launch(root / "two", batch=8, procs=2)
+    # Not the default 1800 s, so the check below cannot pass by accident.
+    two = launch(root / "two", batch=8, procs=2, ddp_timeout=1234)
     one = launch(root / "one", batch=16, procs=1)
     return root, two, one
 
@@ -48,6 +49,8 @@ def test_two_processes_finish_with_one_set_of_outputs(runs):
     out = two.stdout
     assert out.count("[data]") == 1 and out.count("[done]") == 1  # rank 0 printed alone
     assert "effective batch size 16 (8 per process x 2 processes)" in out
+    # Read back from torch's process group: created with the setting, not NCCL/gloo's default.
+    assert "processes wait up to 1234 s for each other (ddp_timeout)" in out
     assert out.count("epoch 1 done") == 1
     from workbench.core.translation import Translator
 

@@ -1,7 +1,8 @@
 """Sampling a Hub dataset: spread over files and row groups, seeded, pinned, cached.
 
-Tested on real parquet files on a local fsspec filesystem; the Hub itself is replaced only
-at its seam (``HfFileSystem``, ``HfApi``).
+The plan and the reads are tested on real parquet files on a local fsspec filesystem; the
+Hub path through the real ``HfApi`` and ``HfFileSystem`` against the Hub look-alike on
+127.0.0.1 (``tests/hub_server.py``, fixture ``served_hub``).
 """
 
 from __future__ import annotations
@@ -18,7 +19,6 @@ import pytest
 from fsspec.implementations.local import LocalFileSystem
 from fsspec.spec import AbstractBufferedFile
 
-from workbench.core import hub_sample
 from workbench.core.hub_sample import (
     MAX_ROWS_PER_GROUP,
     allocate,
@@ -291,78 +291,56 @@ def test_second_call_reads_the_cache_not_the_hub(tmp_path: Path):
     assert load_hub_sample(fs=Exploding(), **kwargs) == first
 
 
-@pytest.fixture
-def fake_hub(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> dict[str, list]:
-    """HfFileSystem over local files under tmp_path, and HfApi answering with SHA."""
-    write_corpus(tmp_path / "datasets" / "wmt" / "wmt19")
-    local = fsspec.filesystem("file")
-    calls: dict[str, list] = {"globs": [], "opens": [], "info": []}
-
-    class FakeHfFileSystem:
-        def glob(self, pattern):
-            calls["globs"].append(pattern)
-            found = local.glob(str(tmp_path / pattern.replace(f"@{SHA}", "")))
-            return [p.replace("wmt/wmt19", f"wmt/wmt19@{SHA}") for p in found]
-
-        def open(self, path, mode="rb", **kwargs):
-            calls["opens"].append(kwargs)
-            return local.open(path.replace(f"@{SHA}", ""), mode)
-
-    class FakeHfApi:
-        def dataset_info(self, repo, revision=None):
-            calls["info"].append((repo, revision))
-            return type("DatasetInfo", (), {"sha": SHA})()
-
-    import huggingface_hub
-
-    monkeypatch.setattr(huggingface_hub, "HfFileSystem", FakeHfFileSystem)
-    monkeypatch.setattr(huggingface_hub, "HfApi", FakeHfApi)
-    monkeypatch.setattr(hub_sample, "ensure_hub_reachable", lambda what: None)
-    return calls
+def dataset_requests(server) -> list:
+    """The look-alike's log, less the client's own housekeeping (e.g. /api/agent-harnesses)."""
+    return [r for r in server.requests()
+            if r.path.startswith(("/api/datasets/", "/datasets/"))]
 
 
-def test_hub_reads_are_pinned_to_the_current_commit(tmp_path, monkeypatch, fake_hub):
+def test_hub_reads_are_pinned_to_the_current_commit(tmp_path, monkeypatch, served_hub):
+    """Through the real HfApi and HfFileSystem: one request resolves the commit, every file
+    is listed and read at that sha with exact range reads, and a rerun needs no network."""
+    sha = served_hub.repos[("dataset", "wmt/wmt19")].sha
     cache = tmp_path / "cache"
     rows = load_hub_sample("wmt/wmt19", "zh-en", "en", "zh", n=30, seed=0, cache_dir=cache)
-    assert fake_hub["info"] == [("wmt/wmt19", None)]
-    assert fake_hub["globs"][0] == f"datasets/wmt/wmt19@{SHA}/zh-en/train-*.parquet"
-    assert fake_hub["opens"][0] == hub_sample.OPEN_OPTIONS  # no 5 MiB read-ahead
-    assert len(rows.pairs) == 30 and rows.revision == SHA
-    assert find_cached_sample(cache, "wmt/wmt19", "zh-en", "en", "zh", 30, 0, SHA)
+    assert len(rows.pairs) == 30 and rows.revision == sha
+    assert find_cached_sample(cache, "wmt/wmt19", "zh-en", "en", "zh", 30, 0, sha)
+    log = dataset_requests(served_hub)
+    assert [r.path for r in log if r.path.startswith("/api/datasets/wmt/wmt19?")
+            or r.path == "/api/datasets/wmt/wmt19"] == ["/api/datasets/wmt/wmt19"]
+    files = [r for r in log if "/resolve/" in r.path]
+    assert files and all(f"/resolve/{sha}/zh-en/train-" in r.path for r in files)
+    # Every read is a range read answered 206 with at most pyarrow's 64 KiB footer read:
+    # no fsspec read-ahead, no whole-file download.
+    assert all(r.method == "GET" and r.range and r.status == 206 for r in files)
+    assert max(r.bytes for r in files) <= 2**16
 
     # Offline afterwards: the cache answers without any request.
-    def offline(what):
-        raise HubUnreachableError("offline")
-
-    monkeypatch.setattr(hub_sample, "ensure_hub_reachable", offline)
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    served_hub.reset()
     assert load_hub_sample("wmt/wmt19", "zh-en", "en", "zh", n=30, seed=0,
                            cache_dir=cache) == rows
-    assert len(fake_hub["info"]) == 1
+    assert served_hub.requests() == []
 
 
-def test_a_branch_name_resolves_to_its_cached_commit(tmp_path, fake_hub):
+def test_a_branch_name_resolves_to_its_cached_commit(tmp_path, served_hub):
     cache = tmp_path / "cache"
     rows = load_hub_sample("wmt/wmt19", "zh-en", "en", "zh", n=30, seed=0, cache_dir=cache)
-    globs = len(fake_hub["globs"])
+    served_hub.reset()
     again = load_hub_sample("wmt/wmt19", "zh-en", "en", "zh", n=30, seed=0, cache_dir=cache,
                             revision="main")
-    assert again == rows and fake_hub["info"][-1] == ("wmt/wmt19", "main")
-    assert len(fake_hub["globs"]) == globs  # the sha's cache file, no files listed
+    assert again == rows
+    # One request resolves "main" to the sha whose cache file exists; nothing is listed.
+    assert [r.path for r in dataset_requests(served_hub)] == [
+        "/api/datasets/wmt/wmt19/revision/main"]
 
 
-def test_an_unknown_revision_is_one_sentence(tmp_path, monkeypatch, fake_hub):
-    class RevisionNotFoundError(Exception):
-        pass
-
-    def missing(self, repo, revision=None):
-        raise RevisionNotFoundError("404 Client Error\nlong server text")
-
-    import huggingface_hub
-
-    monkeypatch.setattr(huggingface_hub.HfApi, "dataset_info", missing)
-    with pytest.raises(WorkbenchError, match="has no revision 'v9' on the Hub"):
+def test_an_unknown_revision_is_one_sentence(tmp_path, served_hub):
+    with pytest.raises(WorkbenchError, match="has no revision 'v9' on the Hub") as info:
         load_hub_sample("wmt/wmt19", "zh-en", "en", "zh", n=30, seed=0,
                         cache_dir=tmp_path / "cache", revision="v9")
+    assert "\n" not in str(info.value)
+    assert served_hub.requests()[-1].status == 404
 
 
 def test_offline_hub_sample_fails_with_the_fix(tmp_path, monkeypatch):
@@ -376,33 +354,34 @@ def test_offline_hub_sample_fails_with_the_fix(tmp_path, monkeypatch):
 
 
 def test_opus_preset_tests_on_the_datasets_own_split_at_the_samples_commit(
-        tmp_path, monkeypatch, fake_hub):
+        tmp_path, monkeypatch, served_hub):
     """opus-en-zh: 9:1 train/validation of the sample; the test set is WMT19's validation
     split (newstest2018), read at the sample's commit, cached, and then needed offline."""
     from workbench.config import build_config
-    from workbench.core import hub
     from workbench.core.data import prepare_data
     from workbench.core.training import preflight
 
-    # Test rows that repeat train rows of file 0: those must leave the training side.
-    write_file(tmp_path / "datasets/wmt/wmt19/zh-en/validation-00000-of-00001.parquet",
-               0, 300, 50)
+    sha = served_hub.repos[("dataset", "wmt/wmt19")].sha
     monkeypatch.setenv("WORKBENCH_CACHE", str(tmp_path / "cache"))
     config = build_config("opus-en-zh", overrides={"samples": 200, "model": "scratch"})
     data = prepare_data(config)
-    assert data.revision == SHA and data.test_name == "newstest2018"
-    assert len(data.test) == 300
+    assert data.revision == sha and data.test_name == "newstest2018"
+    assert len(data.test) == 24
     trained = {p.source for p in data.train + data.validation}
     assert not trained & {p.source for p in data.test}
     assert len(data.train) + len(data.validation) == 200 - data.dropped["in the test set"]
-    assert data.dropped["in the test set"] > 0  # file 0's first 300 rows are 1/4 of it
-    assert fake_hub["info"] == [("wmt/wmt19", None), ("wmt/wmt19", SHA)]  # split at its sha
-    assert any(p.endswith(f"@{SHA}/zh-en/validation-*.parquet") for p in fake_hub["globs"])
+    # The look-alike's last 4 test rows are train rows too: sampled ones leave training.
+    assert data.dropped["in the test set"] > 0
+    infos = [r.path for r in dataset_requests(served_hub) if "/resolve/" not in r.path
+             and "/tree/" not in r.path]
+    # Only the first request asks for the newest commit; the split is read at the sha.
+    assert infos[0] == "/api/datasets/wmt/wmt19"
+    assert set(infos[1:]) == {f"/api/datasets/wmt/wmt19/revision/{sha}"}
+    assert any(f"/resolve/{sha}/zh-en/validation-00000-of-00001.parquet" in r.path
+               for r in served_hub.requests())
 
-    def offline(what):
-        raise HubUnreachableError(f"{what}: offline")
-
-    monkeypatch.setattr(hub, "ensure_hub_reachable", offline)
-    monkeypatch.setattr(hub_sample, "ensure_hub_reachable", offline)
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    served_hub.reset()
     preflight(config)  # both cached: no Hub needed
     assert prepare_data(config).test == data.test
+    assert served_hub.requests() == []

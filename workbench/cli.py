@@ -16,7 +16,13 @@ from typing import Any
 from workbench import __version__, attention_cli, export_cli, report_cli
 from workbench.config import DEFAULT_OUTPUT_DIR, PRESETS, RunConfig, build_config, load_toml
 from workbench.errors import WorkbenchError
-from workbench.model_options import add_backend_option, add_model_options, check_model_options
+from workbench.model_options import (
+    add_backend_option,
+    add_label_option,
+    add_model_options,
+    check_model_options,
+    label_choice,
+)
 
 # flag -> (config field, type, help)
 TRAIN_FLAGS: dict[str, tuple[str, Any, str]] = {
@@ -43,6 +49,8 @@ TRAIN_FLAGS: dict[str, tuple[str, Any, str]] = {
     "--output-dir": ("output_dir", str, "root folder for runs and best_model"),
     "--seed": ("seed", int, "seed for sampling, split and training"),
     "--report-to": ("report_to", str, "also log to: none or tensorboard (metrics.jsonl always)"),
+    "--ddp-timeout": ("ddp_timeout", int,
+                      "seconds processes wait for each other under torchrun (1800)"),
 }
 
 
@@ -100,11 +108,13 @@ def build_parser() -> argparse.ArgumentParser:
 
     interact = sub.add_parser("interact", help="translate what you type with a saved model")
     add_model_options(interact)
+    add_label_option(interact)
     add_backend_option(interact)
 
     translate = sub.add_parser("translate", help="translate arguments or stdin, line by line")
     translate.add_argument("text", nargs="*", help="sentences (default: read stdin)")
     add_model_options(translate)
+    add_label_option(translate)
     add_backend_option(translate)
 
     tui = sub.add_parser("tui", help="the full-screen workbench (Textual)")
@@ -123,7 +133,8 @@ def _load_translator(args: argparse.Namespace) -> Any:
     from workbench.core.translation import DecodeOptions, Translator
 
     check_model_options(args)
-    translator = Translator.from_pretrained(args.model, backend=args.backend)
+    translator = Translator.from_pretrained(args.model, backend=args.backend,
+                                            target_label=label_choice(args.label))
     base = translator.default_options()
     options = DecodeOptions(
         num_beams=args.num_beams or base.num_beams,

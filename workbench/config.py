@@ -86,6 +86,10 @@ class RunConfig:
     bleu_tokenize: str = field(default="zh", metadata={"help": "sacreBLEU tokenizer"})
     report_to: str = field(default="none", metadata={
         "help": "metrics besides metrics.jsonl: none or tensorboard"})
+    # Under torchrun rank 0 alone samples the data and decodes the "before" sets while the
+    # others wait at a barrier; NCCL's 10-minute default killed such runs on slow GPUs.
+    ddp_timeout: int = field(default=1800, metadata={
+        "help": "seconds a process waits for the others under torchrun (the Trainer's 1800)"})
     eval_num_beams: int = field(
         default=1, metadata={"help": "beams for per-epoch evaluation (greedy is 4x cheaper)"}
     )
@@ -290,6 +294,8 @@ def validate(c: RunConfig) -> None:
     _check(c.no_repeat_ngram_size >= 0, "no_repeat_ngram_size must be >= 0")
     _check(c.num_samples_shown >= 0, "num_samples_shown must be >= 0")
     _check(0 <= c.seed < 2**32, f"seed must be in [0, 2**32), got {c.seed}")
+    _check(c.ddp_timeout >= 1,
+           f"ddp_timeout must be a positive number of seconds, got {c.ddp_timeout}")
     _check(
         not (c.fp16 and c.bf16),
         "fp16 and bf16 cannot both be on; choose one (bf16 where the GPU supports it)",

@@ -13,6 +13,7 @@ from pathlib import Path
 
 from workbench.config import DEFAULT_OUTPUT_DIR
 from workbench.core.runs import BEST_MODEL
+from workbench.core.translation import AUTO_LABEL
 from workbench.errors import WorkbenchError
 
 DEFAULT_MODEL_DIR = f"{DEFAULT_OUTPUT_DIR}/{BEST_MODEL}"
@@ -34,6 +35,27 @@ def add_backend_option(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--backend", choices=BACKENDS, default="auto",
                         help="auto (default): a CTranslate2 export of the model if one is "
                              "up to date (workbench export --ctranslate2), else transformers")
+
+
+def add_label_option(parser: argparse.ArgumentParser) -> None:
+    """Register ``--label`` (the target-language token) on a translating subcommand."""
+    parser.add_argument("--label", default=AUTO_LABEL,
+                        help="target-language token such as '>>cmn_Hant<<', or none; default "
+                             "auto: the saved model's own, or for a Hub id the label of the "
+                             "preset that uses it (opus-mt-en-zh: >>cmn_Hans<<)")
+
+
+def label_choice(value: str) -> str | None:
+    """``--label`` as Translator.from_pretrained takes it: a token, None, or AUTO_LABEL."""
+    text = value.strip()
+    if text.lower() in ("none", ""):
+        return None
+    if text.lower() == AUTO_LABEL:
+        return AUTO_LABEL
+    if not (text.startswith(">>") and text.endswith("<<")):
+        raise WorkbenchError(f"--label '{text}' should look like '>>cmn_Hans<<', or be "
+                             "none or auto")
+    return text
 
 
 def check_model_options(args: argparse.Namespace) -> None:

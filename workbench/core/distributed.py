@@ -8,6 +8,12 @@ the before/after translations done once over the whole validation set (rank 0), 
 request that reaches every rank at the same step (else one rank would wait forever in the
 next gradient exchange).
 
+The process group is created here, on the first collective call, with the run's
+``ddp_timeout`` (:func:`configure`): while rank 0 alone fills the sample cache and
+decodes the "before" sets, the other ranks wait at a barrier, and NCCL's 10-minute
+default would kill the job. The Trainer's own ``ddp_timeout`` comes too late to help:
+it cannot change a process group that already exists.
+
 With one process every function here is a no-op that imports nothing.
 """
 
@@ -44,12 +50,46 @@ def is_distributed() -> bool:
     return world_size() > 1
 
 
+#: Seconds a collective call waits for the other ranks (set by :func:`configure`).
+_timeout_seconds: int | None = None
+
+
+def configure(timeout_seconds: int) -> None:
+    """Set the timeout the process group will be created with (call before any collective)."""
+    global _timeout_seconds
+    _timeout_seconds = timeout_seconds
+
+
 def _state() -> Any:
     # accelerate's shared state starts the process group (gloo on CPU, nccl on GPUs) once;
     # the Trainer created later joins the same group.
+    from datetime import timedelta
+
     from accelerate import PartialState
 
-    return PartialState()
+    if _timeout_seconds is None:
+        return PartialState()
+    return PartialState(timeout=timedelta(seconds=_timeout_seconds))
+
+
+def process_group_timeout() -> float | None:
+    """Seconds the live process group waits in a collective, read back from torch.
+
+    None with one process, or where this torch version does not expose it (the value is
+    read from the backend's options, not a public API).
+    """
+    if not is_distributed():
+        return None
+    import torch
+    import torch.distributed as dist
+
+    state = _state()
+    try:
+        group = dist.distributed_c10d._get_default_group()
+        backend = group._get_backend(torch.device(state.device))
+        return float(backend.options._timeout.total_seconds())
+    except (AttributeError, RuntimeError, ValueError):
+        return None
 
 
 def barrier() -> None:

@@ -1,24 +1,44 @@
-"""Reaching the Hugging Face Hub, and saying plainly when it cannot be reached.
+"""Reaching the Hugging Face Hub, and saying plainly what went wrong when it fails.
 
 Every Hub access in the core goes through :func:`ensure_hub_reachable` first, so that an
 offline machine fails in about a second with the fix (``HF_ENDPOINT``, offline mode,
-``--preset demo``) instead of a retry loop and a traceback.
+``--preset demo``) instead of a retry loop and a traceback. The check is one HTTP request
+through huggingface_hub's own client, so it takes the route the downloads will take:
+``HTTPS_PROXY``/``HTTP_PROXY``/``ALL_PROXY`` and ``NO_PROXY`` (read by httpx from the
+environment), the same certificates. A raw socket to the endpoint would fail behind a
+proxy although the downloads would work.
+
+When a request fails, :func:`explain` turns the client's exception chain (transformers
+wraps huggingface_hub's errors in ``OSError``) into one sentence naming what answered and
+how, the URL and the fix. "Unreachable" is said only when nothing answered; a server that
+answered 401, 404 or 503, ignored a ``Range`` header or sent a damaged file gets its own
+sentence, because each has a different fix.
 """
 
 from __future__ import annotations
 
 import os
-import socket
-from urllib.parse import urlparse
+from urllib.parse import urlsplit
 
-from workbench.errors import HubUnreachableError
+from workbench.errors import HubUnreachableError, WorkbenchError
 
 DEFAULT_ENDPOINT = "https://huggingface.co"
+
+#: Seconds the reachability check waits for an answer (a TLS handshake through a proxy
+#: included); a refused connection fails at once.
+REACH_TIMEOUT = 5.0
+
+#: httpx exception names that mean "no HTTP answer at all" (httpx 0.x and huggingface_hub
+#: 2.x's httpx2 name them alike; matched by name so either works).
+_NO_ANSWER = ("ConnectError", "ConnectTimeout", "ProxyError", "ReadTimeout", "PoolTimeout",
+              "RemoteProtocolError", "ReadError", "NetworkError", "TimeoutException")
+
+LOGIN = "log in with `hf auth login` or set HF_TOKEN"
 
 
 def hub_endpoint() -> str:
     """The Hub address in use: ``HF_ENDPOINT`` (a mirror) or huggingface.co."""
-    return os.environ.get("HF_ENDPOINT", "").strip() or DEFAULT_ENDPOINT
+    return (os.environ.get("HF_ENDPOINT", "").strip() or DEFAULT_ENDPOINT).rstrip("/")
 
 
 def offline_mode() -> bool:
@@ -26,8 +46,32 @@ def offline_mode() -> bool:
     return os.environ.get("HF_HUB_OFFLINE", "").strip().lower() in ("1", "true", "yes", "on")
 
 
+def proxy_for(url: str) -> tuple[str, str] | None:
+    """``(where it is set, proxy URL)`` of the proxy a request to ``url`` goes through.
+
+    httpx (huggingface_hub's client) reads proxies with :func:`urllib.request.getproxies`,
+    so this does too: the same variables and precedence (an empty lower-case variable
+    cancels the upper-case one) and the same ``NO_PROXY`` list.
+    """
+    from urllib.request import getproxies, proxy_bypass_environment
+
+    parts = urlsplit(url)
+    proxies = getproxies()
+    host = f"{parts.hostname}:{parts.port}" if parts.port else parts.hostname
+    if not host or proxy_bypass_environment(host, proxies):
+        return None
+    for scheme in (parts.scheme, "all"):
+        address = proxies.get(scheme)
+        if address:
+            name = f"{scheme}_proxy"
+            source = next((v for v in (name, name.upper()) if os.environ.get(v) == address),
+                          "the system's proxy settings")
+            return source, address
+    return None
+
+
 def unreachable(what: str, reason: str) -> HubUnreachableError:
-    """The one-line error for a Hub resource that cannot be fetched."""
+    """The one-line error for a Hub resource that cannot be fetched because nothing answered."""
     return HubUnreachableError(
         f"cannot fetch {what} from the Hugging Face Hub at {hub_endpoint()} ({reason}); "
         "set HF_ENDPOINT to a reachable mirror, unset HF_HUB_OFFLINE if you are online, "
@@ -35,15 +79,144 @@ def unreachable(what: str, reason: str) -> HubUnreachableError:
     )
 
 
-def ensure_hub_reachable(what: str, timeout: float = 3.0) -> None:
-    """Raise :class:`HubUnreachableError` unless a TCP connection to the Hub opens quickly."""
-    if offline_mode():
-        raise unreachable(what, "HF_HUB_OFFLINE is set and it is not in the local cache")
-    url = urlparse(hub_endpoint())
-    host = url.hostname or ""
-    port = url.port or (443 if url.scheme == "https" else 80)
+def offline(what: str) -> HubUnreachableError:
+    """The error for a resource that is not cached while HF_HUB_OFFLINE is set."""
+    return unreachable(what, "HF_HUB_OFFLINE is set and it is not in the local cache")
+
+
+def _one_line(text: str, limit: int = 160) -> str:
+    line = " ".join(str(text).split())
+    return line if len(line) <= limit else line[: limit - 1] + "…"
+
+
+def no_answer(what: str, url: str, err: BaseException) -> HubUnreachableError:
+    """Nothing answered a request to ``url``: name the proxy when one was in the way."""
+    reason = _one_line(str(err) or type(err).__name__, 100)
+    proxy = proxy_for(url)
+    host = urlsplit(url).hostname or url
+    if proxy is not None:
+        variable, address = proxy
+        refused = any(c.__name__ == "ProxyError" for c in type(err).__mro__)
+        happened = "refused to forward" if refused else "did not answer"
+        return HubUnreachableError(
+            f"cannot fetch {what}: the proxy {address} (from {variable}) {happened} the "
+            f"request to {url} ({reason}); check that the proxy runs and {variable} is right, "
+            f"or add {host} to NO_PROXY if the Hub is reachable without it"
+        )
+    parts = urlsplit(url)
+    port = parts.port or (443 if parts.scheme == "https" else 80)
+    return unreachable(what, f"no answer from {host}:{port}: {reason}")
+
+
+def http_error(what: str, status: int, url: str, code: str | None = None,
+               message: str | None = None, missing_fix: str = "check the name") -> WorkbenchError:
+    """One sentence for an HTTP error answer, by the Hub's ``X-Error-Code`` and the status."""
+    answer = f"{url} answered HTTP {status}" + (f" {code}" if code else "")
+    if code == "GatedRepo" or (status in (401, 403) and code != "RepoNotFound"):
+        return WorkbenchError(
+            f"{what} is gated or private ({answer}); accept its terms on its Hub page "
+            f"with your account, then {LOGIN}"
+        )
+    if code == "RepoNotFound":
+        return WorkbenchError(
+            f"{what} was not found on the Hub ({answer}); {missing_fix}, "
+            f"or {LOGIN} if it is private"
+        )
+    if code == "RevisionNotFound":
+        return WorkbenchError(f"{what} has no such revision ({answer}); check the revision")
+    if code == "EntryNotFound" or status == 404:
+        return WorkbenchError(
+            f"{what} was not found on the Hub ({answer}); {missing_fix}, and check that "
+            "HF_ENDPOINT points at the Hub or a complete mirror of it"
+        )
+    if status == 416:
+        return damaged_file(url, "HTTP 416: the file is shorter than its listing says")
+    if status >= 500:
+        return WorkbenchError(
+            f"the Hub's server failed on {what} ({answer}, a server error); try again later, "
+            "or set HF_ENDPOINT to another mirror"
+        )
+    detail = f": {_one_line(message, 100)}" if message else ""
+    return WorkbenchError(
+        f"cannot fetch {what} ({answer}{detail}); check that HF_ENDPOINT points at the "
+        "Hub or a Hub mirror"
+    )
+
+
+def range_ignored(url: str, asked: int, got: int) -> WorkbenchError:
+    """A byte-range request answered with something else than those bytes (200 + the file)."""
+    return WorkbenchError(
+        f"the server ignored a byte-range request for {url} (asked for {asked:,} bytes, got "
+        f"{got:,}: it answers with the whole file instead of HTTP 206), so parquet files "
+        "cannot be sampled through it; use a mirror or proxy that honours Range requests "
+        "(huggingface.co does), or unset HF_ENDPOINT"
+    )
+
+
+def damaged_file(url: str, detail: str) -> WorkbenchError:
+    """A file that arrived but is not what it should be (truncated, corrupt)."""
+    return WorkbenchError(
+        f"{url} is damaged ({_one_line(detail, 120)}); the server holds a truncated or "
+        "corrupt copy: re-sync it on the mirror, or set HF_ENDPOINT to another one"
+    )
+
+
+def _chain(err: BaseException) -> list[BaseException]:
+    """``err`` and the exceptions it was raised from, outermost first."""
+    found: list[BaseException] = []
+    current: BaseException | None = err
+    while current is not None and current not in found:
+        found.append(current)
+        current = current.__cause__ or current.__context__
+    return found
+
+
+def _request_url(err: BaseException) -> str | None:
     try:
-        with socket.create_connection((host, port), timeout=timeout):
-            pass
-    except OSError as err:
-        raise unreachable(what, f"no connection to {host}:{port}: {err.strerror or err}") from None
+        request = getattr(err, "request", None)  # httpx raises if it was never set
+    except RuntimeError:
+        return None
+    url = getattr(request, "url", None)
+    return str(url) if url is not None else None
+
+
+def explain(err: BaseException, what: str,
+            missing_fix: str = "check the name") -> WorkbenchError | None:
+    """One sentence for a failed Hub access, or None when ``err`` is not about the Hub.
+
+    Looks through the exception chain for, in order: our own error, an HTTP answer (its
+    status and ``X-Error-Code``), offline mode, and a request that got no answer.
+    """
+    for e in _chain(err):
+        if isinstance(e, WorkbenchError):
+            return e
+        response = getattr(e, "response", None)
+        status = getattr(response, "status_code", None)
+        if isinstance(status, int):
+            headers = getattr(response, "headers", {}) or {}
+            return http_error(what, status, str(getattr(response, "url", "") or hub_endpoint()),
+                              headers.get("X-Error-Code"), headers.get("X-Error-Message"),
+                              missing_fix)
+        names = {c.__name__ for c in type(e).__mro__}
+        if "OfflineModeIsEnabled" in names:
+            return offline(what)
+        if names & set(_NO_ANSWER):
+            return no_answer(what, _request_url(e) or hub_endpoint(), e)
+    return None
+
+
+def ensure_hub_reachable(what: str, timeout: float = REACH_TIMEOUT) -> None:
+    """Raise :class:`HubUnreachableError` unless the Hub (or the mirror) answers over HTTP.
+
+    Any HTTP answer counts: whether the repo exists, is gated or the server is failing is
+    for the requests that follow to say, each with its own message.
+    """
+    if offline_mode():
+        raise offline(what)
+    from huggingface_hub.utils import get_session
+
+    endpoint = hub_endpoint()
+    try:
+        get_session().head(f"{endpoint}/", timeout=timeout, follow_redirects=False)
+    except Exception as err:
+        raise explain(err, what) or no_answer(what, f"{endpoint}/", err) from None

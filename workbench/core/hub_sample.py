@@ -35,7 +35,7 @@ from __future__ import annotations
 import glob
 import json
 import os
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass
 from pathlib import Path
@@ -45,7 +45,7 @@ from urllib.parse import quote, unquote
 import numpy as np
 
 from workbench.core.data import Pair
-from workbench.core.hub import ensure_hub_reachable, unreachable
+from workbench.core.hub import damaged_file, ensure_hub_reachable, explain, range_ignored
 from workbench.errors import WorkbenchError
 
 #: The most rows a sample takes from one row group (~1,000 consecutive lines on WMT19).
@@ -179,6 +179,97 @@ def _columns(handle: Any, source_lang: str, target_lang: str) -> list[str]:
 READ_THREADS = 8
 
 
+def _file_url(handle: Any, path: str) -> str:
+    """Where a file comes from, for messages: its download URL on the Hub, else its path."""
+    url = getattr(handle, "url", None)
+    try:
+        return str(url()) if callable(url) else path
+    except Exception:  # a URL only for messages: never fail because of it
+        return path
+
+
+class ExactReads:
+    """A file whose every read must return exactly the bytes asked for.
+
+    ``HfFileSystemFile`` does not check that a range request was answered with 206: a
+    server that ignores ``Range`` sends HTTP 200 and the whole file, which pyarrow would
+    take for the footer or a row group ("Parquet magic bytes not found"), and a truncated
+    file sends fewer bytes than its listed size. Both are caught here, at the read, where
+    the URL and the byte counts can still be named.
+    """
+
+    def __init__(self, handle: Any, url: str) -> None:
+        self._handle = handle
+        self.url = url
+        self.size = int(handle.size)
+
+    def read(self, length: int = -1) -> bytes:
+        """Read like the file does, then check the length against what was asked."""
+        start = self._handle.tell()
+        wanted = max(0, self.size - start)
+        if length is not None and length >= 0:
+            wanted = min(length, wanted)
+        data = self._handle.read(length)
+        if len(data) > wanted:
+            raise range_ignored(self.url, wanted, len(data))
+        if len(data) < wanted:
+            raise damaged_file(self.url, f"asked for bytes {start:,}-{start + wanted - 1:,}, "
+                               f"got {len(data):,}: the file is shorter than the {self.size:,} "
+                               "bytes its listing says")
+        return data
+
+    def seek(self, offset: int, whence: int = 0) -> int:
+        """Move the position (no request)."""
+        return int(self._handle.seek(offset, whence))
+
+    def tell(self) -> int:
+        """The position."""
+        return int(self._handle.tell())
+
+    def seekable(self) -> bool:
+        return True
+
+    def readable(self) -> bool:
+        return True
+
+    @property
+    def closed(self) -> bool:
+        return bool(self._handle.closed)
+
+    def close(self) -> None:
+        self._handle.close()
+
+
+@contextmanager
+def _decoding(url: str) -> Iterator[None]:
+    """Name the file when pyarrow cannot decode what it read (a corrupt copy).
+
+    pyarrow reports a bad footer as ``OSError`` ("Couldn't deserialize thrift") and bad
+    data as ``ArrowInvalid``; an HTTP error is an ``OSError`` too, but one with a
+    response, and is left for :func:`_explained` to name.
+    """
+    import pyarrow as pa
+
+    try:
+        yield
+    except WorkbenchError:
+        raise
+    except (pa.ArrowException, OSError) as err:
+        if getattr(err, "response", None) is not None:
+            raise
+        raise damaged_file(url, f"not a readable parquet file: {err}") from None
+
+
+def _parquet(stack: ExitStack, fs: Any, path: str) -> tuple[Any, str]:
+    """A ``pyarrow.parquet.ParquetFile`` over ``path`` with checked reads, and its URL."""
+    import pyarrow.parquet as pq
+
+    handle = stack.enter_context(fs.open(path, "rb", **OPEN_OPTIONS))
+    checked = ExactReads(handle, _file_url(handle, path))
+    with _decoding(checked.url):
+        return pq.ParquetFile(checked, pre_buffer=True), checked.url
+
+
 def read_sample(
     fs: Any, files: list[str], n: int, seed: int, source_lang: str, target_lang: str
 ) -> list[Pair]:
@@ -189,15 +280,14 @@ def read_sample(
     """
     from concurrent.futures import ThreadPoolExecutor
 
-    import pyarrow.parquet as pq
-
     with ExitStack() as stack:
-        def open_parquet(path: str) -> Any:
-            return pq.ParquetFile(stack.enter_context(fs.open(path, "rb", **OPEN_OPTIONS)),
-                                  pre_buffer=True)
+        def open_parquet(path: str) -> tuple[Any, str]:
+            return _parquet(stack, fs, path)
 
         with ThreadPoolExecutor(max_workers=min(READ_THREADS, len(files) or 1)) as pool:
-            handles = list(pool.map(open_parquet, files))
+            opened = list(pool.map(open_parquet, files))
+            handles = [handle for handle, _ in opened]
+            urls = [url for _, url in opened]
             sizes = [
                 [h.metadata.row_group(g).num_rows for g in range(h.metadata.num_row_groups)]
                 for h in handles
@@ -209,7 +299,8 @@ def read_sample(
                 columns = _columns(handle, source_lang, target_lang)
                 found: list[Pair] = []
                 for (_, g), offsets in sorted(item for item in plan.items() if item[0][0] == f):
-                    table = handle.read_row_group(g, columns=columns).take(offsets)
+                    with _decoding(urls[f]):
+                        table = handle.read_row_group(g, columns=columns).take(offsets)
                     found.extend(_row_to_pair(r, source_lang, target_lang)
                                  for r in table.to_pylist())
                 return found
@@ -222,13 +313,12 @@ def read_sample(
 
 def read_all(fs: Any, files: list[str], source_lang: str, target_lang: str) -> list[Pair]:
     """Every row of parquet ``files`` on filesystem ``fs``, in file order."""
-    import pyarrow.parquet as pq
-
     pairs: list[Pair] = []
     for path in files:
-        with fs.open(path, "rb", **OPEN_OPTIONS) as fh:
-            handle = pq.ParquetFile(fh, pre_buffer=True)
-            table = handle.read(columns=_columns(handle, source_lang, target_lang))
+        with ExitStack() as stack:
+            handle, url = _parquet(stack, fs, path)
+            with _decoding(url):
+                table = handle.read(columns=_columns(handle, source_lang, target_lang))
             pairs.extend(_row_to_pair(r, source_lang, target_lang) for r in table.to_pylist())
     return pairs
 
@@ -343,12 +433,38 @@ def _explained(what: str, revision: str | None) -> Iterator[None]:
                 f"{what} has no revision '{revision}' on the Hub; set data_revision to a "
                 "commit sha, branch or tag of it, or to none for the newest"
             ) from None
+        found = explain(err, what, "check the name passed to --data")
+        if found is not None:
+            raise found from None
         if "NotFound" in name or isinstance(err, FileNotFoundError):
             raise WorkbenchError(
                 f"{what} was not found on the Hub; check the name passed to --data"
             ) from None
-        reason = str(err).splitlines()[0] if str(err) else name
-        raise unreachable(what, reason) from None
+        raise  # not about the Hub: a bug to see with its traceback
+
+
+def _load_rows(repo: str, config: str | None, stem: str, cache_dir: Path | None, fs: Any,
+               root: str | None, revision: str | None,
+               read: Callable[[Any, str, str], list[Pair]]) -> HubRows:
+    """The rows cached under ``stem``, or ``read(fs, root, what)`` at one commit, cached.
+
+    With the real Hub (``fs`` None) the revision is resolved to its commit first, and the
+    cache is asked again for that commit (a branch name's rows may be there already).
+    """
+    cache_dir = cache_dir or default_cache_dir()
+    cached = _find_cached(cache_dir, stem, revision)
+    if cached:
+        return read_cached(cached)
+    what = _describe(repo, config)
+    with _explained(what, revision):
+        if fs is None:
+            fs, root, revision = _open_hub_repo(repo, revision, what)
+            cached = _find_cached(cache_dir, stem, revision)
+            if cached:
+                return read_cached(cached)
+        pairs = read(fs, root or repo, what)
+    write_cached(_cache_file(cache_dir, stem, revision), pairs)
+    return HubRows(pairs, revision)
 
 
 def load_hub_sample(
@@ -364,27 +480,20 @@ def load_hub_sample(
     revision: str | None = None,
 ) -> HubRows:
     """``n`` random pairs of ``repo``'s train split, from the local cache when present."""
-    cache_dir = cache_dir or default_cache_dir()
-    stem = _sample_stem(repo, config, source_lang, target_lang, n, seed)
-    cached = _find_cached(cache_dir, stem, revision)
-    if cached:
-        return read_cached(cached)
-    what = _describe(repo, config)
-    with _explained(what, revision):
-        if fs is None:
-            fs, root, revision = _open_hub_repo(repo, revision, what)
-            cached = _find_cached(cache_dir, stem, revision)  # a branch name's commit
-            if cached:
-                return read_cached(cached)
-        files = list_train_files(fs, root or repo, config)
+
+    def read(fs: Any, root: str, what: str) -> list[Pair]:
+        files = list_train_files(fs, root, config)
         if not files:
             raise WorkbenchError(f"{what} has no train parquet files; "
                                  "check the name and --data-config")
         pairs = read_sample(fs, files, n, seed, source_lang, target_lang)
-    if not pairs:
-        raise WorkbenchError(f"{what} gave no rows with '{source_lang}' and '{target_lang}'")
-    write_cached(_cache_file(cache_dir, stem, revision), pairs)
-    return HubRows(pairs, revision)
+        if not pairs:
+            raise WorkbenchError(
+                f"{what} gave no rows with '{source_lang}' and '{target_lang}'")
+        return pairs
+
+    stem = _sample_stem(repo, config, source_lang, target_lang, n, seed)
+    return _load_rows(repo, config, stem, cache_dir, fs, root, revision, read)
 
 
 def load_hub_split(
@@ -399,25 +508,17 @@ def load_hub_split(
     revision: str | None = None,
 ) -> HubRows:
     """Every row of ``repo``'s ``split`` split (e.g. a test set), from the cache when present."""
-    cache_dir = cache_dir or default_cache_dir()
-    stem = _split_stem(repo, config, split, source_lang, target_lang)
-    cached = _find_cached(cache_dir, stem, revision)
-    if cached:
-        return read_cached(cached)
-    what = _describe(repo, config)
-    with _explained(what, revision):
-        if fs is None:
-            fs, root, revision = _open_hub_repo(repo, revision, what)
-            cached = _find_cached(cache_dir, stem, revision)
-            if cached:
-                return read_cached(cached)
-        files = list_split_files(fs, root or repo, config, split)
+
+    def read(fs: Any, root: str, what: str) -> list[Pair]:
+        files = list_split_files(fs, root, config, split)
         if not files:
             raise WorkbenchError(f"{what} has no '{split}' split; "
                                  "pass --test-data FILE or set test_split = none")
         pairs = read_all(fs, files, source_lang, target_lang)
-    if not pairs:
-        raise WorkbenchError(
-            f"{what} split '{split}' gave no rows with '{source_lang}' and '{target_lang}'")
-    write_cached(_cache_file(cache_dir, stem, revision), pairs)
-    return HubRows(pairs, revision)
+        if not pairs:
+            raise WorkbenchError(
+                f"{what} split '{split}' gave no rows with '{source_lang}' and '{target_lang}'")
+        return pairs
+
+    stem = _split_stem(repo, config, split, source_lang, target_lang)
+    return _load_rows(repo, config, stem, cache_dir, fs, root, revision, read)

@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from workbench.core.data import looks_like_local_path
-from workbench.core.hub import ensure_hub_reachable, unreachable
+from workbench.core.hub import ensure_hub_reachable, explain, hub_endpoint
 from workbench.errors import WorkbenchError
 
 if TYPE_CHECKING:
@@ -78,17 +78,20 @@ def load_model_and_tokenizer(
         return model, tokenizer
     except OSError:
         pass
-    ensure_hub_reachable(f"model '{name}'")
+    what = f"model '{name}'"
+    ensure_hub_reachable(what)
     try:
         tokenizer = AutoTokenizer.from_pretrained(name)
         model = AutoModelForSeq2SeqLM.from_pretrained(name, **kwargs)
     except OSError as err:
-        text = str(err)
-        if "is not a valid model identifier" in text or "404" in text:
-            raise WorkbenchError(
-                f"model '{name}' was not found on the Hub; check the id or pass a local folder"
-            ) from None
-        raise unreachable(f"model '{name}'", text.splitlines()[0]) from None
+        # transformers wraps huggingface_hub's typed errors in OSError ``from`` them.
+        found = explain(err, what, "check the id or pass a local folder")
+        if found is not None:
+            raise found from None
+        first = " ".join(str(err).split("\n", 1)[0].split()) or type(err).__name__
+        raise WorkbenchError(
+            f"cannot load {what} from the Hub at {hub_endpoint()}: {first}"
+        ) from None
     return model, tokenizer
 
 

@@ -541,6 +541,7 @@ def _training_arguments(config: RunConfig, run_dir: Path, device: str) -> Any:
         disable_tqdm=True,
         dataloader_num_workers=0,
         ddp_find_unused_parameters=False,  # every parameter is used: skip the extra graph walk
+        ddp_timeout=config.ddp_timeout,
         use_cpu=device == "cpu",
     )
 
@@ -644,6 +645,7 @@ def run_training(
         saved.pop("precision", None)  # recorded, not a setting
         config = build_config(saved.pop("preset", config.preset), overrides=saved)
     preflight(config)
+    distributed.configure(config.ddp_timeout)  # before the first collective creates the group
     main = distributed.is_main()
     if not main:  # one set of lines and files: rank 0's
         on_event = None
@@ -684,6 +686,10 @@ def run_training(
     world = distributed.world_size()
     emit(Note(f"effective batch size {config.batch_size * world}"
               + (f" ({config.batch_size} per process x {world} processes)" if world > 1 else "")))
+    if world > 1:
+        waits = distributed.process_group_timeout()
+        emit(Note(f"processes wait up to {waits:.0f} s for each other (ddp_timeout)"
+                  if waits is not None else f"ddp_timeout {config.ddp_timeout} s"))
     emit(Phase("model", config.model))
     with distributed.main_first():
         model, tokenizer = _load_model(config, data, run_dir, emit)

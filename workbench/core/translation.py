@@ -51,11 +51,38 @@ def clean_input(text: str) -> str:
     return " ".join(text.split())
 
 
+#: ``target_label`` value meaning "the model's own": see :func:`read_settings`.
+AUTO_LABEL = "auto"
+
+
+def preset_label(model: str) -> str | None:
+    """The target label of the first preset whose model is the Hub id ``model``, or None."""
+    from workbench.config import PRESETS, RunConfig
+
+    for name, values in PRESETS.items():
+        config = RunConfig(preset=name, **values)
+        if config.model == model:
+            return config.target_label
+    return None
+
+
 def read_settings(model_dir: str | Path) -> dict[str, Any]:
-    """The workbench settings saved with a model (label, decoding), or {}."""
+    """The decoding settings that go with a model (label, source limit), or {}.
+
+    A model the workbench saved carries them in its ``workbench.json``. A Hub model has
+    none, so a Hub id gets the label of the preset that fine-tunes it (opus-mt-en-zh:
+    ``>>cmn_Hans<<``): the base model then decodes in every front end as the run's
+    "before" side did, instead of without the label the multi-target model needs.
+    """
+    from workbench.core.data import looks_like_local_path
     from workbench.core.runs import read_json_dict
 
-    return read_json_dict(Path(model_dir) / SETTINGS_FILE) or {}
+    saved = read_json_dict(Path(model_dir) / SETTINGS_FILE)
+    if saved is not None:
+        return saved
+    if isinstance(model_dir, str) and not looks_like_local_path(model_dir):
+        return {"target_label": preset_label(model_dir)}
+    return {}
 
 
 class GenerationBackend(Protocol):
@@ -153,16 +180,23 @@ class Translator:
 
     @classmethod
     def from_pretrained(
-        cls, name: str, device: str | None = None, backend: str = "auto"
+        cls, name: str, device: str | None = None, backend: str = "auto",
+        target_label: str | None = AUTO_LABEL,
     ) -> Translator:
         """Load a saved model (with its workbench.json settings) or a Hub id.
 
         ``backend``: ``transformers``, ``ct2`` (a CTranslate2 export made with
         ``workbench export --ctranslate2``), or ``auto``: the export when one exists that
         matches the model and ctranslate2 is installed, else transformers.
+        ``target_label``: a label such as ``>>cmn_Hant<<``, None for none, or
+        :data:`AUTO_LABEL` for the model's own (:func:`read_settings`).
         """
         from workbench.core.ct2_backend import choose_export
-        from workbench.core.modeling import load_model_and_tokenizer, pick_device
+        from workbench.core.modeling import (
+            check_target_label,
+            load_model_and_tokenizer,
+            pick_device,
+        )
 
         export, notices = choose_export(name, backend)
         if export is not None:
@@ -170,10 +204,12 @@ class Translator:
 
             tokenizer = load_export_tokenizer(export)
             settings = read_settings(export)
+            label = settings.get("target_label") if target_label == AUTO_LABEL else target_label
+            check_target_label(tokenizer, label)
             translator = cls(
                 None,
                 tokenizer,
-                target_label=settings.get("target_label"),
+                target_label=label,
                 max_source_length=int(settings.get("max_source_length", 512)),
                 backend=CT2Backend(export, tokenizer, device),
                 notices=notices,
@@ -182,11 +218,13 @@ class Translator:
             return translator
         model, tokenizer = load_model_and_tokenizer(name)
         settings = read_settings(name)
+        label = settings.get("target_label") if target_label == AUTO_LABEL else target_label
+        check_target_label(tokenizer, label)
         model.eval()
         translator = cls(
             model,
             tokenizer,
-            target_label=settings.get("target_label"),
+            target_label=label,
             max_source_length=int(settings.get("max_source_length", 512)),
             device=device or pick_device(),
             notices=notices,

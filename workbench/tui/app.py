@@ -91,7 +91,8 @@ class WorkbenchApp(ForwardsWorkerFailures, App[int]):
             "training": TrainingPane(self.config),
             "samples": SamplesPane(),
             "translate": TranslatePane(self.tuned_model, self.base_model,
-                                       self.output_root / HISTORY_FILE),
+                                       self.output_root / HISTORY_FILE,
+                                       base_label=self.config.target_label),
             "attention": AttentionPane(self.tuned_model),
         }
         for name, pane in hidden.items():

@@ -20,6 +20,7 @@ from textual.containers import Horizontal, Vertical
 from textual.message import Message
 from textual.widgets import DataTable, Input, Label, Select
 
+from workbench.core.translation import AUTO_LABEL
 from workbench.tui.messages import ForwardsWorkerFailures, ShowAttention
 
 CHOICES = [("fine-tuned", "tuned"), ("base", "base"), ("both", "both")]
@@ -60,9 +61,12 @@ class TranslatePane(ForwardsWorkerFailures, Vertical):
         error: str
 
     def __init__(self, tuned_model: str, base_model: str | None, history: Path,
-                 **kwargs: Any) -> None:
+                 base_label: str | None = AUTO_LABEL, **kwargs: Any) -> None:
         super().__init__(**kwargs)
         self.models = {"tuned": tuned_model, "base": base_model}
+        # The base model decodes with the run's label, as the "before" side did; a saved
+        # model with its own (AUTO_LABEL: its workbench.json).
+        self.labels: dict[str, str | None] = {"tuned": AUTO_LABEL, "base": base_label}
         self.history = history
         self._translators: dict[str, Any] = {}
         self.last_source: str | None = None
@@ -89,8 +93,9 @@ class TranslatePane(ForwardsWorkerFailures, Vertical):
         if tuned:
             self.models["tuned"] = tuned
             self._translators.pop("tuned", None)
-        if base:
+        if base and base != self.models["base"]:
             self.models["base"] = base
+            self.labels["base"] = AUTO_LABEL  # e.g. a scratch run's initial model
             self._translators.pop("base", None)
 
     def _options(self) -> Any:
@@ -132,7 +137,8 @@ class TranslatePane(ForwardsWorkerFailures, Vertical):
             try:
                 translator = self._translators.get(key)
                 if translator is None:
-                    translator = Translator.from_pretrained(name)
+                    translator = Translator.from_pretrained(name,
+                                                            target_label=self.labels[key])
                     self._translators[key] = translator
                     self.post_message(self.Loaded(key, translator.backend_label,
                                                   translator.notices))

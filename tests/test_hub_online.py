@@ -1,0 +1,374 @@
+"""The job a user with the Hub runs, through a Hub look-alike on 127.0.0.1.
+
+``workbench train --headless --preset opus-en-zh`` in a subprocess with ``HF_ENDPOINT`` at
+the look-alike (tests/hub_server.py) and ``HF_HUB_OFFLINE`` unset: the real
+``from_pretrained`` of a Hub id, ``HfFileSystem`` listing and range reads, the caches, then
+a rerun that asks the Hub nothing and one offline. Then the base model's language label in
+every front end, the messages for a misbehaving server, and proxies. Nothing here leaves
+127.0.0.1.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import socket
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import hub_env, run_cli, wait_for
+from tests.hub_server import LABELS, OPUS_MODEL, WMT_DATASET, ForwardingProxy
+
+#: The assignment's run, shrunk: 40 sampled pairs, one epoch, greedy 8-token decoding.
+TRAIN = ("train", "--headless", "--preset", "opus-en-zh", "--model", OPUS_MODEL,
+         "--samples", "40", "--epochs", "1", "--batch-size", "8", "--eval-batch-size", "16",
+         "--num-beams", "1", "--max-new-tokens", "8", "--no-interact",
+         "--set", "logging_steps=1")
+
+#: Runs the CLI with ``MarianMTModel.generate`` wrapped to record the first input id of
+#: every sequence it is given: where the language label must be.
+SPY = textwrap.dedent("""
+    import json, os, sys
+    from transformers import MarianMTModel
+
+    real = MarianMTModel.generate
+
+    def spy(self, *args, **kwargs):
+        ids = kwargs.get("input_ids", args[0] if args else None)
+        with open(os.environ["GENERATE_LOG"], "a") as fh:
+            fh.write(json.dumps([row[0] for row in ids.tolist()]) + "\\n")
+        return real(self, *args, **kwargs)
+
+    MarianMTModel.generate = spy
+    from workbench.cli import main
+
+    sys.exit(main(sys.argv[1:]))
+""")
+
+
+def spied_cli(*args: str, cwd: Path, env: dict[str, str],
+              input: str | None = None) -> tuple[subprocess.CompletedProcess, list[int]]:
+    """Run the CLI under SPY; also return the first input id of every generated sequence."""
+    log = cwd / "generate.jsonl"
+    log.unlink(missing_ok=True)
+    proc = subprocess.run(
+        [sys.executable, "-c", SPY, *args], cwd=cwd, input=input, capture_output=True,
+        text=True, timeout=300,
+        env={**os.environ, "PYTHONUNBUFFERED": "1", **env, "GENERATE_LOG": str(log)},
+    )
+    first = [i for line in log.read_text().splitlines() for i in json.loads(line)] \
+        if log.exists() else []
+    return proc, first
+
+
+def label_ids(server) -> dict[str, int]:
+    """The served model's ids of its language labels."""
+    folder = server.repos[("model", OPUS_MODEL)].folder
+    vocab = json.loads((folder / "vocab.json").read_text(encoding="utf-8"))
+    return {label: vocab[label] for label in LABELS}
+
+
+def repo_requests(server) -> list:
+    """Requests for a model or dataset (not the client's own housekeeping)."""
+    return [r for r in server.requests()
+            if "/resolve/" in r.path or r.path.startswith(("/api/models/", "/api/datasets/"))]
+
+
+def error_line(proc: subprocess.CompletedProcess) -> str:
+    lines = [line for line in proc.stderr.splitlines() if line.startswith("workbench: error:")]
+    assert len(lines) == 1, proc.stderr[-3000:]
+    return lines[0]
+
+
+@pytest.fixture(scope="module")
+def first_run(hub_server, tmp_path_factory: pytest.TempPathFactory):
+    """The first online run: downloads the model, samples the dataset (caches under home)."""
+    home = tmp_path_factory.mktemp("online")
+    hub_server.reset()
+    proc = run_cli(*TRAIN, cwd=home, env=hub_env(hub_server, home))
+    return home, proc, hub_server.requests()
+
+
+def test_first_run_downloads_the_model_and_samples_the_dataset(first_run, hub_server):
+    home, proc, log = first_run
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    out = proc.stdout
+    for split in ("validation", "test (newstest2018, 24)"):
+        assert f"before fine-tuning, {split}" in out and f"after fine-tuning,  {split}" in out
+    assert "[done]" in out
+    sha = hub_server.repos[("dataset", WMT_DATASET)].sha
+    summary = json.loads(next((home / "translation_output" / "runs").glob("*/summary.json"))
+                         .read_text(encoding="utf-8"))
+    assert summary["data_revision"] == sha
+    paths = {r.path for r in log}
+    assert "/" in paths  # the reachability check
+    assert any("/tree/" in path and "cursor=" in path for path in paths)  # pages followed
+    for name in ("config.json", "model.safetensors", "source.spm", "target.spm", "vocab.json",
+                 "generation_config.json"):
+        assert any(r.method == "GET" and r.path.endswith(f"/{name}") and r.status == 200
+                   for r in log), name
+    # Optional files were probed and told "no such file", not "no such repo".
+    assert any(r.path.endswith("/tokenizer.json") and r.status == 404 for r in log)
+    data = [r for r in log if r.path.startswith("/datasets/")]
+    assert data and all(f"/datasets/{WMT_DATASET}/resolve/{sha}/zh-en/" in r.path for r in data)
+    assert all(r.range and r.status == 206 for r in data)  # range reads, all honoured
+    assert any("validation-00000-of-00001.parquet" in r.path for r in data)
+
+
+def test_a_second_run_asks_the_hub_nothing_and_runs_offline(first_run, hub_server):
+    home, first, _ = first_run
+    assert first.returncode == 0
+    hub_server.reset()
+    again = run_cli(*TRAIN, cwd=home, env=hub_env(hub_server, home))
+    assert again.returncode == 0, again.stderr[-3000:]
+    assert repo_requests(hub_server) == []
+    offline = run_cli(*TRAIN, cwd=home, env=hub_env(hub_server, home, HF_HUB_OFFLINE="1"))
+    assert offline.returncode == 0, offline.stderr[-3000:]
+    assert hub_server.requests() == []
+    assert offline.stdout.count("before fine-tuning,") == 2
+
+
+def test_translate_and_interact_give_the_hub_model_its_presets_label(first_run, hub_server):
+    home, *_ = first_run
+    hans = label_ids(hub_server)[">>cmn_Hans<<"]
+    env = hub_env(hub_server, home, HF_HUB_OFFLINE="1")  # downloaded by the first run
+    proc, first = spied_cli("translate", "--model", OPUS_MODEL, "I like tea.", "Hello.",
+                            cwd=home, env=env)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    assert len(proc.stdout.splitlines()) == 2
+    assert first and set(first) == {hans}
+    proc, first = spied_cli("interact", "--model", OPUS_MODEL, cwd=home, env=env,
+                            input="I like tea.\n:q\n")
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    assert "zh> " in proc.stdout
+    assert first and set(first) == {hans}
+
+
+def test_attention_on_the_base_model_uses_the_label(first_run, hub_server):
+    home, *_ = first_run
+    hans = label_ids(hub_server)[">>cmn_Hans<<"]
+    proc, first = spied_cli("attention", "--model", OPUS_MODEL, "--width", "200",
+                            "--max-new-tokens", "4", "I like tea.", cwd=home,
+                            env=hub_env(hub_server, home, HF_HUB_OFFLINE="1"))
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    assert ">>cmn_Han" in proc.stdout.splitlines()[3]  # the first column (cut to fit)
+    assert first and set(first) == {hans}
+
+
+@pytest.fixture
+def cached_hub_model(first_run, monkeypatch: pytest.MonkeyPatch):
+    """This process loads the first run's downloaded model from its cache (offline)."""
+    from huggingface_hub import constants
+
+    home, *_ = first_run
+    monkeypatch.setattr(constants, "HF_HUB_CACHE", str(home / "hf" / "hub"))
+    monkeypatch.setenv("WORKBENCH_CACHE", str(home / "sample-cache"))
+    return home
+
+
+@pytest.fixture
+def generated(monkeypatch: pytest.MonkeyPatch) -> list[int]:
+    """First input id of every sequence the transformers backend generates from."""
+    from workbench.core.translation import TransformersBackend
+
+    first: list[int] = []
+    real = TransformersBackend.generate_ids
+
+    def spy(self, sources, options, bound):
+        first.extend(ids[0] for ids in sources)
+        return real(self, sources, options, bound)
+
+    monkeypatch.setattr(TransformersBackend, "generate_ids", spy)
+    return first
+
+
+def test_label_option_replaces_or_drops_the_label(cached_hub_model, hub_server, generated,
+                                                  capsys):
+    from workbench.cli import main
+
+    ids = label_ids(hub_server)
+    assert main(["translate", "--model", OPUS_MODEL, "--label", ">>cmn_Hant<<", "Tea."]) == 0
+    assert generated == [ids[">>cmn_Hant<<"]]
+    generated.clear()
+    assert main(["translate", "--model", OPUS_MODEL, "--label", "none", "Tea."]) == 0
+    assert generated and generated[0] not in ids.values()
+    assert main(["translate", "--model", OPUS_MODEL, "--label", ">>xyz<<", "Tea."]) == 2
+    assert "'>>xyz<<' is not a single token" in capsys.readouterr().err
+    assert main(["translate", "--model", OPUS_MODEL, "--label", "cmn", "Tea."]) == 2
+    assert "--label 'cmn' should look like '>>cmn_Hans<<'" in capsys.readouterr().err
+
+
+async def test_tui_base_model_translates_with_the_runs_label(cached_hub_model, hub_server,
+                                                             generated, tmp_path):
+    from textual.widgets import DataTable, Select
+
+    from workbench.config import build_config
+    from workbench.tui.app import WorkbenchApp
+    from workbench.tui.widgets.translate_pane import TranslatePane
+
+    config = build_config("opus-en-zh", overrides={"samples": 40,
+                                                    "output_dir": str(tmp_path / "out")})
+    app = WorkbenchApp(config)
+    async with app.run_test(size=(100, 30)) as pilot:
+        await pilot.press("f4")
+        await wait_for(pilot, lambda: bool(app.query(TranslatePane)))
+        pane = app.query_one(TranslatePane)
+        pane.query_one("#translate-model", Select).value = "base"
+        pane.query_one("#translate-input").value = "I like tea."
+        pane.query_one("#translate-input").focus()
+        await pilot.press("enter")
+        table = pane.query_one("#translate-history", DataTable)
+        await wait_for(pilot, lambda: table.row_count == 1)
+    assert generated == [label_ids(hub_server)[">>cmn_Hans<<"]]
+
+
+# --- a server that misbehaves: each its own one-line message -----------------------------
+
+
+@pytest.mark.parametrize("fault, needles", [
+    ({"ignore_range": True},
+     ["ignored a byte-range request", "/datasets/wmt/wmt19/resolve/", "HTTP 206",
+      "honours Range requests"]),
+    ({"truncate": {"train-00001-of-00003.parquet": 300}},
+     ["train-00001-of-00003.parquet is damaged", "got 300", "shorter than", "re-sync"]),
+    ({"corrupt": {"train-00002-of-00003.parquet"}},
+     ["train-00002-of-00003.parquet is damaged", "not a readable parquet file", "re-sync"]),
+    ({"status": 503},
+     ["/api/datasets/wmt/wmt19 answered HTTP 503", "server error", "try again later"]),
+    ({"gated": {WMT_DATASET}},
+     ["dataset 'wmt/wmt19' config 'zh-en' is gated or private", "answered HTTP 401 GatedRepo",
+      "hf auth login", "HF_TOKEN"]),
+], ids=["range-ignored", "truncated", "corrupt", "5xx", "gated"])
+def test_a_misbehaving_server_is_named_with_the_fix(hub_server, tmp_path, fault, needles):
+    hub_server.reset()
+    for name, value in fault.items():
+        setattr(hub_server.faults, name, value)
+    try:
+        proc = run_cli(*TRAIN, cwd=tmp_path, env=hub_env(hub_server, tmp_path))
+    finally:
+        hub_server.reset()
+    line = error_line(proc)
+    assert proc.returncode == 2
+    for needle in needles:
+        assert needle in line, line
+    assert "unreachable" not in line and "cannot fetch" not in line
+    assert not (tmp_path / "translation_output").exists()
+
+
+def test_a_missing_dataset_is_named_with_the_fix(hub_server, tmp_path):
+    hub_server.reset()
+    proc = run_cli(*TRAIN, "--data", "wmt/wmt99", cwd=tmp_path,
+                   env=hub_env(hub_server, tmp_path))
+    line = error_line(proc)
+    assert proc.returncode == 2
+    for needle in ("dataset 'wmt/wmt99' config 'zh-en' was not found on the Hub",
+                   f"{hub_server.url}/api/datasets/wmt/wmt99 answered HTTP 404 RepoNotFound",
+                   "--data"):
+        assert needle in line, line
+
+
+def test_a_missing_or_gated_model_is_named_with_the_fix(served_hub, tmp_path, monkeypatch):
+    """transformers wraps the Hub's typed errors in OSError: the message still names them."""
+    from huggingface_hub import constants
+
+    from workbench.core.modeling import load_model_and_tokenizer
+    from workbench.errors import WorkbenchError
+
+    monkeypatch.setattr(constants, "HF_HUB_CACHE", str(tmp_path / "hub"))
+    with pytest.raises(WorkbenchError) as info:
+        load_model_and_tokenizer("Helsinki-NLP/opus-mt-en-xx")
+    message = str(info.value)
+    assert "model 'Helsinki-NLP/opus-mt-en-xx' was not found on the Hub" in message
+    assert "answered HTTP 404 RepoNotFound" in message and "check the id" in message
+    served_hub.faults.gated = {OPUS_MODEL}
+    with pytest.raises(WorkbenchError) as info:
+        load_model_and_tokenizer(OPUS_MODEL)
+    assert f"model '{OPUS_MODEL}' is gated or private" in str(info.value)
+    assert "answered HTTP 401 GatedRepo" in str(info.value)
+
+
+# --- proxies -------------------------------------------------------------------------------
+
+
+def closed_port() -> int:
+    """A port on 127.0.0.1 that nothing listens on."""
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+def test_downloads_and_the_check_go_through_the_proxy(hub_server, tmp_path):
+    """A fresh cache behind HTTP_PROXY: the model comes through the proxy, label and all."""
+    proxy = ForwardingProxy()
+    try:
+        hub_server.reset()
+        proc, first = spied_cli("translate", "--model", OPUS_MODEL, "I like tea.", cwd=tmp_path,
+                                env=hub_env(hub_server, tmp_path, HTTP_PROXY=proxy.url,
+                                            NO_PROXY=""))
+        forwarded = proxy.requests()
+    finally:
+        proxy.stop()
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    assert f"HEAD {hub_server.url}/" in forwarded  # the reachability check
+    assert any(line.startswith("GET ") and line.endswith("/model.safetensors")
+               for line in forwarded)
+    assert len(forwarded) == len(hub_server.requests())  # everything came through it
+    assert first == [label_ids(hub_server)[">>cmn_Hans<<"]]
+
+
+#: A request huggingface_hub makes on its own, not part of what is tested.
+HOUSEKEEPING = "/api/agent-harnesses"
+
+
+def test_reachability_honours_the_proxy_variables(served_hub, monkeypatch):
+    """The check takes huggingface_hub's route: a proxy that is down is named, NO_PROXY
+    bypasses it, and a working proxy carries the request."""
+    from huggingface_hub.utils import close_session
+
+    from workbench.core.hub import ensure_hub_reachable
+    from workbench.errors import HubUnreachableError
+
+    dead = f"http://127.0.0.1:{closed_port()}"
+    monkeypatch.setenv("HTTP_PROXY", dead)
+    monkeypatch.setenv("NO_PROXY", "")
+    close_session()
+    with pytest.raises(HubUnreachableError) as info:
+        ensure_hub_reachable("model 'x'")
+    message = str(info.value)
+    assert f"the proxy {dead} (from HTTP_PROXY) did not answer the request to " \
+           f"{served_hub.url}/" in message
+    assert "NO_PROXY" in message and "\n" not in message
+
+    monkeypatch.setenv("NO_PROXY", "127.0.0.1")
+    close_session()
+    served_hub.reset()
+    ensure_hub_reachable("model 'x'")
+    # huggingface_hub may also fetch its /api/agent-harnesses registry on a new session.
+    assert [r.path for r in served_hub.requests() if r.path != HOUSEKEEPING] == ["/"]
+
+    proxy = ForwardingProxy()
+    try:
+        monkeypatch.setenv("HTTP_PROXY", proxy.url)
+        monkeypatch.setenv("NO_PROXY", "")
+        close_session()
+        ensure_hub_reachable("model 'x'")
+        assert [r for r in proxy.requests() if not r.endswith(HOUSEKEEPING)] == [
+            f"HEAD {served_hub.url}/"]
+    finally:
+        proxy.stop()
+        close_session()
+
+
+def test_a_proxy_that_is_down_stops_train_at_once(hub_server, tmp_path):
+    dead = f"http://127.0.0.1:{closed_port()}"
+    proc = run_cli(*TRAIN, cwd=tmp_path,
+                   env=hub_env(hub_server, tmp_path, HTTP_PROXY=dead, NO_PROXY=""))
+    assert proc.returncode == 3
+    line = error_line(proc)
+    # hub_env sets both spellings; like urllib and httpx, the lower case one is named.
+    assert f"the proxy {dead} (from http_proxy) did not answer" in line
+    assert "NO_PROXY" in line
