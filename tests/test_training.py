@@ -17,10 +17,25 @@ from workbench.core.training import (
 )
 
 
-def test_events_and_outputs(tmp_path: Path):
+def test_events_and_outputs(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
+    from workbench.core import training
+
+    handed: dict[str, list] = {}
+    real_build = training.build_trainer
+
+    def recording_build(config, model, tokenizer, train, validation, *args, **kwargs):
+        handed.update(train=train, validation=validation)  # what the Trainer will see
+        return real_build(config, model, tokenizer, train, validation, *args, **kwargs)
+
+    monkeypatch.setattr(training, "build_trainer", recording_build)
     events = []
     result = run_training(small(tmp_path), events.append)
     assert result.status == "finished"
+    test_sources = {json.loads(line)["source"] for line in
+                    (result.run_dir / "test_translations.jsonl").read_text().splitlines()}
+    assert len(test_sources) == 18
+    seen_by_trainer = {p.source for p in handed["train"] + handed["validation"]}
+    assert len(seen_by_trainer) == 162 and not seen_by_trainer & test_sources
     kinds = [type(e).__name__ for e in events]
     phases = [e.name for e in events if isinstance(e, Phase)]
     assert phases == ["data", "model", "before", "before", "train", "after", "after"]
