@@ -106,3 +106,18 @@ def test_long_input_is_split_with_a_notice(tiny_model_dir: Path):
 def test_clean_input():
     assert clean_input("  a\tb\x00c  ") == "a b c"
     assert clean_input("x\ud800y") == "x?y"
+
+
+def test_translate_many_treats_each_line_as_translate_does(tiny_model_dir):
+    """Long, messy and empty lines: a set decoded in batches equals the console, line by line."""
+    from workbench.core.translation import DecodeOptions, Translator
+
+    translator = Translator.from_pretrained(str(tiny_model_dir), device="cpu",
+                                            backend="transformers")
+    translator.max_source_length = 24  # so that the long line is split at sentence ends
+    lines = ["I like tea.", "", "  two   spaces\tand a tab ", "We eat. " * 12,
+             "Where is the station?"]
+    options = DecodeOptions(num_beams=2, max_new_tokens=8)
+    batched = translator.translate_many(lines, options, batch_size=4)
+    assert batched == [translator.translate(line, options).text for line in lines]
+    assert translator.split_long(lines[3].strip())[1]  # the long line really was split

@@ -303,8 +303,21 @@ class Translator:
     def translate_many(
         self, texts: list[str], options: DecodeOptions | None = None, batch_size: int = 32
     ) -> list[str]:
-        """Translate a list (e.g. a validation set); no per-line notices."""
-        return self.generate(texts, options or self.default_options(), batch_size)
+        """Translate a list (e.g. a test set) in batches; no per-line notices.
+
+        Each line is cleaned, split where too long and joined back exactly as
+        :meth:`translate` does, so a set's translations are what the console and
+        ``workbench translate`` print for the same lines, long ones included.
+        """
+        pieces = [self.split_long(cleaned)[0] if (cleaned := clean_input(text)) else []
+                  for text in texts]
+        flat = self.generate([p for line in pieces for p in line],
+                             options or self.default_options(), batch_size)
+        joined, start = [], 0
+        for line in pieces:
+            joined.append(_join(flat[start : start + len(line)]))
+            start += len(line)
+        return joined
 
     def translate(self, text: str, options: DecodeOptions | None = None) -> Translation:
         """Translate one line of user input, splitting it where it is too long."""
@@ -314,8 +327,12 @@ class Translator:
             return Translation(text, "", 0.0, ["empty input: nothing to translate"])
         pieces, notices = self.split_long(cleaned)
         parts = self.generate(pieces, options or self.default_options())
-        joiner = "" if _is_cjk_heavy("".join(parts)) else " "
-        return Translation(text, joiner.join(parts), time.perf_counter() - started, notices)
+        return Translation(text, _join(parts), time.perf_counter() - started, notices)
+
+
+def _join(parts: list[str]) -> str:
+    """The translations of one line's pieces as one line (no spaces between CJK text)."""
+    return ("" if _is_cjk_heavy("".join(parts)) else " ").join(parts)
 
 
 def _is_cjk_heavy(text: str) -> bool:
