@@ -343,6 +343,12 @@ def test_an_unknown_revision_is_one_sentence(tmp_path, served_hub):
     assert served_hub.requests()[-1].status == 404
 
 
+def test_a_malformed_dataset_id_is_one_sentence(tmp_path, served_hub):
+    with pytest.raises(WorkbenchError, match=r"'my data' .*is not a valid Hub dataset id") as info:
+        load_hub_sample("my data", None, "en", "zh", n=30, seed=0, cache_dir=tmp_path)
+    assert "\n" not in str(info.value) and "--data" in str(info.value)
+
+
 def test_offline_hub_sample_fails_with_the_fix(tmp_path, monkeypatch):
     monkeypatch.setenv("HF_HUB_OFFLINE", "1")
     with pytest.raises(HubUnreachableError) as info:

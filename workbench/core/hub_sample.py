@@ -433,6 +433,11 @@ def _explained(what: str, revision: str | None) -> Iterator[None]:
                 f"{what} has no revision '{revision}' on the Hub; set data_revision to a "
                 "commit sha, branch or tag of it, or to none for the newest"
             ) from None
+        if name == "HFValidationError":  # a malformed id, refused before any request
+            raise WorkbenchError(
+                f"{what} is not a valid Hub dataset id ({str(err).splitlines()[0]}); check "
+                "the name passed to --data (owner/name, or a path to a local file)"
+            ) from None
         found = explain(err, what, "check the name passed to --data")
         if found is not None:
             raise found from None

@@ -21,7 +21,7 @@ from workbench import __version__
 from workbench.config import SCRATCH_MODEL
 from workbench.core.figures import FONT_STACK, inline_svg
 from workbench.core.report import FIGURE_FILES, RunReport
-from workbench.core.scores import SetScores, format_p, summary_scores
+from workbench.core.scores import SetScores, format_p, legacy_line, summary_scores
 
 JUDGEMENT = "Judgement (one line)"
 _MD_SPECIAL = re.compile(r"([\\`*\[\]|]|(?<!\w)_|_(?!\w))")
@@ -80,6 +80,8 @@ def headline(report: RunReport) -> list[tuple[str, str]]:
                          f"{scores.bleu_before:.2f} → {scores.bleu_after:.2f} "
                          f"({_change(scores.bleu_delta, scores.bleu_delta_ci)}, "
                          f"{format_p(scores.bleu_p, scores.n_bootstrap)})"))
+    if summary_scores(s, "test") is None and (old := legacy_line(s)):
+        rows.append(("BLEU before → after", old))
     precision = s.get("precision")
     rows += [
         ("BLEU tokenizer", str(s.get("bleu_tokenize", "?"))),
@@ -168,6 +170,11 @@ def decoding_note(report: RunReport) -> str:
                 "before/after scores only, never to choose the epoch or the recipe: hand in "
                 f"its numbers. The validation set ({validation.name}, {validation.size:,} "
                 "pairs) chose the best epoch, so its after-score is optimistic. ")
+    if not sets:
+        return ("This run was made before test sets existed: its before/after scores (in "
+                "the summary above) are on the validation set that also chose the best epoch, "
+                "without intervals. Per-epoch scores use "
+                f"{'greedy decoding' if beams == 1 else f'{beams} beams'}.")
     return (sets + "Intervals and p-values are sacreBLEU's paired bootstrap (1000 "
             "resamples; p tests after against before). Per-epoch scores use "
             f"{'greedy decoding' if beams == 1 else f'{beams} beams'} on the validation set "

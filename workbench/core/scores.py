@@ -112,7 +112,10 @@ def score_before_after(
     # default 12345) and draws the sentence indices first: the same draw here gives the
     # resamples its p-value was computed on.
     n = len(references)
-    draws = np.random.default_rng(test._seed).choice(n, size=(n_bootstrap, n), replace=True)
+    # As PairedTest seeds its test (a seed of 0 or SACREBLEU_SEED=none means unseeded, and
+    # then these resamples are other ones than the p-value's).
+    seed = test._seed if test._seed else None
+    draws = np.random.default_rng(seed).choice(n, size=(n_bootstrap, n), replace=True)
     out: dict[str, Any] = {}
     for key, metric in test.metrics.items():
         short = "bleu" if key == "BLEU" else "chrf"
@@ -133,9 +136,9 @@ def score_before_after(
             f"{short}_after_ci": _bounded([system.mean - system.ci, system.mean + system.ci]),
             f"{short}_delta": round(system.score - base.score, 2) + 0.0,
             f"{short}_delta_ci": _percentiles(differences),
-            # sacreBLEU gives two identical outputs its smallest p ("a zero difference
-            # should not be attributed to chance"); for a reader that is no difference.
-            f"{short}_p": 1.0 if list(before) == list(after) else round(system.p_value, 6),
+            # sacreBLEU gives a zero difference its smallest p ("a zero difference should
+            # not be attributed to chance"); for a reader equal scores are no difference.
+            f"{short}_p": 1.0 if system.score == base.score else round(system.p_value, 6),
         })
     return SetScores(role=role, name=name, size=n, n_bootstrap=n_bootstrap,
                      bleu_signature=str(signatures["BLEU"].format()), **out)
@@ -173,3 +176,17 @@ def interval_line(s: SetScores) -> str:
 def summary_scores(summary: dict[str, Any], role: str) -> SetScores | None:
     """The ``test`` or ``validation`` block of a run summary, if the run has one."""
     return SetScores.from_dict(summary.get(role))
+
+
+def legacy_line(summary: dict[str, Any]) -> str | None:
+    """The before/after line of a run made before test sets existed, or None.
+
+    Those runs scored one held-out set, the one that also chose the best epoch, with no
+    intervals: said so, so that an old number is never read as a test-set number.
+    """
+    keys = ("bleu_before", "bleu_after", "chrf_before", "chrf_after")
+    if not all(isinstance(summary.get(k), int | float) for k in keys):
+        return None
+    return (f"validation (an older run: no test set, no intervals): BLEU "
+            f"{summary['bleu_before']:.2f} → {summary['bleu_after']:.2f} · chrF "
+            f"{summary['chrf_before']:.2f} → {summary['chrf_after']:.2f}")

@@ -472,6 +472,13 @@ def _score_rows(
     ]
 
 
+def sources_fingerprint(pairs: list[Pair]) -> str:
+    """A hash of a set's source sentences, in order (before.json is reused only for them)."""
+    import hashlib
+
+    return hashlib.sha256("\n".join(p.source for p in pairs).encode("utf-8")).hexdigest()
+
+
 def _pick_samples(rows: list[Sample], k: int) -> list[Sample]:
     """k evenly spread sentences (deterministic, not cherry-picked)."""
     if not rows or k <= 0:
@@ -642,6 +649,14 @@ def run_training(
                 "with a complete checkpoint; start a new run without --resume"
             )
         saved = json.loads((resume_dir / "config.json").read_text(encoding="utf-8"))
+        if "test_fraction" not in saved:
+            # Its checkpoints trained on pairs that today's split holds out as the test set,
+            # and a scratch model's vocabulary would be rebuilt from another training split.
+            raise WorkbenchError(
+                f"run '{resume_dir.name}' was started by an earlier workbench without a test "
+                "set, so it cannot be resumed without training on today's test pairs; start "
+                "a new run without --resume"
+            )
         saved.pop("precision", None)  # recorded, not a setting
         config = build_config(saved.pop("preset", config.preset), overrides=saved)
     preflight(config)
@@ -728,16 +743,19 @@ def run_training(
     before_scores: dict[str, dict[str, float]] = {}
     if main:
         saved_before = read_json_dict(before_file) or {}
+        fingerprints = {split: sources_fingerprint(pairs) for split, pairs in sets.items()}
         for split, pairs in sets.items():
             done = saved_before.get(split)
-            if isinstance(done, list) and len(done) == len(pairs):
+            # Reused on resume only for the very same sentences (a data file may have changed).
+            if (isinstance(done, list) and len(done) == len(pairs)
+                    and (saved_before.get("sources") or {}).get(split) == fingerprints[split]):
                 before[split] = done
                 continue
             emit(Phase("before", f"translating {len(pairs)} {split} sentences"))
             with fp32_decoding():
                 before[split] = translator.translate_many([p.source for p in pairs], options,
                                                           config.eval_batch_size)
-        write_json(before_file, before)
+        write_json(before_file, {**before, "sources": fingerprints})
         for split in sets:
             before_scores[split] = score_event("before", split, before[split], 0, 0.0)
     distributed.barrier()

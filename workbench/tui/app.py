@@ -204,8 +204,9 @@ class WorkbenchApp(ForwardsWorkerFailures, App[int]):
         if message.status == "finished":
             self._use_run(message.run_dir, message.summary)
             scores = summary_scores(message.summary, "test")
+            # markup=False: the headline holds user text (a --test-data file name).
             self.notify(headline(scores) if scores else "see the Samples pane",
-                        title="Run finished")
+                        title="Run finished", markup=False)
         elif message.status == "stopped":
             self.notify("stopped with a checkpoint; press r in Training to resume",
                         title="Run stopped")

@@ -19,7 +19,7 @@ from textual.binding import Binding
 from textual.containers import Vertical
 from textual.widgets import DataTable, Static
 
-from workbench.core.scores import headline, summary_scores
+from workbench.core.scores import headline, legacy_line, summary_scores
 from workbench.tui.messages import ShowAttention
 
 MAX_ROWS = 500
@@ -62,9 +62,9 @@ class SamplesPane(Vertical):
         table.clear()
         samples = list(summary.get("samples") or [])
         seen = {s["source"] for s in samples}
-        extra = Path(run_dir) / "test_translations.jsonl"
+        extra, rows = Path(run_dir) / "test_translations.jsonl", "test"
         if not extra.is_file():  # a run made before test sets existed
-            extra = Path(run_dir) / "validation_translations.jsonl"
+            extra, rows = Path(run_dir) / "validation_translations.jsonl", "validation"
         if extra.is_file():
             for line in extra.read_text(encoding="utf-8").splitlines():
                 if len(samples) >= MAX_ROWS:
@@ -81,8 +81,8 @@ class SamplesPane(Vertical):
         lines = [headline(scores) for role in ("test", "validation")
                  if (scores := summary_scores(summary, role)) is not None]
         if not lines:
-            lines = ["this run has no test-set scores (made before test sets existed)"]
-        lines.append(f"rows: test sentences · {Path(run_dir).name} · Enter: attention")
+            lines = [legacy_line(summary) or "this run has no before/after scores"]
+        lines.append(f"rows: {rows} sentences · {Path(run_dir).name} · Enter: attention")
         self.query_one("#samples-summary", Static).update(Text("\n".join(lines)))
 
     def selected_source(self) -> str | None:
