@@ -62,9 +62,9 @@ class SamplesPane(Vertical):
         table.clear()
         samples = list(summary.get("samples") or [])
         seen = {s["source"] for s in samples}
-        extra, rows = Path(run_dir) / "test_translations.jsonl", "test"
-        if not extra.is_file():  # a run made before test sets existed
-            extra, rows = Path(run_dir) / "validation_translations.jsonl", "validation"
+        # A run made before test sets existed scored (and sampled) its validation set.
+        rows = "test" if summary_scores(summary, "test") is not None else "validation"
+        extra = Path(run_dir) / f"{rows}_translations.jsonl"
         if extra.is_file():
             for line in extra.read_text(encoding="utf-8").splitlines():
                 if len(samples) >= MAX_ROWS:
