@@ -175,7 +175,8 @@ def cmd_train(args: argparse.Namespace) -> int:
     interactive = sys.stdin.isatty() and sys.stdout.isatty()
     if not args.no_interact and interactive and main:
         signal.signal(signal.SIGINT, signal.default_int_handler)
-        from workbench.console import HISTORY_FILE, run_console
+        from workbench.console import run_console
+        from workbench.core.runs import HISTORY_FILE
         from workbench.core.translation import Translator
 
         model_dir = result.summary["best_model"]
@@ -186,7 +187,8 @@ def cmd_train(args: argparse.Namespace) -> int:
 
 def cmd_interact(args: argparse.Namespace) -> int:
     """The assignment's --interact: load the best model and translate typed lines."""
-    from workbench.console import HISTORY_FILE, run_console
+    from workbench.console import run_console
+    from workbench.core.runs import HISTORY_FILE
 
     translator, options = _load_translator(args)
     history = Path(args.model).expanduser().parent / HISTORY_FILE

@@ -16,7 +16,6 @@ from typing import TextIO
 
 from workbench.core.translation import DecodeOptions, Translation, Translator
 
-HISTORY_FILE = "console_history.jsonl"
 QUIT_WORDS = {":q", ":quit", "quit", "exit", ":exit"}
 
 

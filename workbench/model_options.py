@@ -13,11 +13,10 @@ from pathlib import Path
 
 from workbench.config import DEFAULT_OUTPUT_DIR
 from workbench.core.runs import BEST_MODEL
-from workbench.core.translation import AUTO_LABEL
+from workbench.core.translation import AUTO_LABEL, BACKENDS
 from workbench.errors import WorkbenchError
 
 DEFAULT_MODEL_DIR = f"{DEFAULT_OUTPUT_DIR}/{BEST_MODEL}"
-BACKENDS = ("auto", "transformers", "ct2")
 
 
 def add_model_options(parser: argparse.ArgumentParser) -> None:

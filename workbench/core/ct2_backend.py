@@ -32,7 +32,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from workbench.core.atomic import save_atomically
-from workbench.core.translation import SETTINGS_FILE, DecodeOptions
+from workbench.core.translation import BACKENDS, SETTINGS_FILE, DecodeOptions
 from workbench.errors import WorkbenchError
 
 if TYPE_CHECKING:
@@ -176,8 +176,6 @@ def choose_export(model: str, requested: str) -> tuple[Path | None, list[str]]:
     ``auto`` takes a fresh export when ctranslate2 is importable and otherwise falls back,
     saying why when an export exists; ``ct2`` fails with the fix instead of falling back.
     """
-    from workbench.model_options import BACKENDS
-
     if requested not in BACKENDS:
         raise WorkbenchError(f"--backend must be one of {', '.join(BACKENDS)}, got '{requested}'")
     path = Path(model).expanduser()

@@ -24,12 +24,12 @@ from pathlib import Path
 from typing import Any
 
 from workbench.config import DEFAULT_OUTPUT_DIR, build_config
-from workbench.console import HISTORY_FILE
 from workbench.core.atomic import write_text
 from workbench.core.events import finite_or_none
 from workbench.core.figures import Series, heatmap_svg, line_chart_svg
 from workbench.core.runs import (
     BEST_MODEL,
+    HISTORY_FILE,
     INITIAL_MODEL,
     RUNS_FOLDER,
     is_finished,

@@ -9,6 +9,8 @@ from typing import Any
 RUNS_FOLDER = "runs"
 #: The best model of a run (in its folder) and the published one (in the output folder).
 BEST_MODEL = "best_model"
+#: Every console translation, appended in the output folder (the report reads it back).
+HISTORY_FILE = "console_history.jsonl"
 #: A scratch run's untrained model (the "before" side in the console and the report).
 INITIAL_MODEL = "initial_model"
 

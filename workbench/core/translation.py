@@ -51,6 +51,9 @@ def clean_input(text: str) -> str:
     return " ".join(text.split())
 
 
+#: The engines a translating command can ask for (``--backend``); see ``choose_export``.
+BACKENDS = ("auto", "transformers", "ct2")
+
 #: ``target_label`` value meaning "the model's own": see :func:`read_settings`.
 AUTO_LABEL = "auto"
 

@@ -19,7 +19,7 @@ from textual.widget import Widget
 from textual.widgets import Footer, Header, Input, TabbedContent, TabPane, Tabs
 
 from workbench.config import RunConfig
-from workbench.console import HISTORY_FILE
+from workbench.core.runs import HISTORY_FILE
 from workbench.core.scores import headline, summary_scores
 from workbench.tui.messages import ForwardsWorkerFailures, RunFinished, ShowAttention, WorkerFailed
 from workbench.tui.widgets.attention_pane import AttentionPane
