@@ -448,10 +448,10 @@ def _explained(what: str, revision: str | None) -> Iterator[None]:
         raise  # not about the Hub: a bug to see with its traceback
 
 
-def _load_rows(repo: str, config: str | None, stem: str, cache_dir: Path | None, fs: Any,
-               root: str | None, revision: str | None,
-               read: Callable[[Any, str, str], list[Pair]]) -> HubRows:
-    """The rows cached under ``stem``, or ``read(fs, root, what)`` at one commit, cached.
+def _load_rows(repo: str, config: str | None, split: str, stem: str, cache_dir: Path | None,
+               fs: Any, root: str | None, revision: str | None,
+               read: Callable[[Any, list[str]], list[Pair]], no_split_fix: str) -> HubRows:
+    """The rows cached under ``stem``, or ``read(fs, files)`` of ``split`` at one commit.
 
     With the real Hub (``fs`` None) the revision is resolved to its commit first, and the
     cache is asked again for that commit (a branch name's rows may be there already).
@@ -467,7 +467,13 @@ def _load_rows(repo: str, config: str | None, stem: str, cache_dir: Path | None,
             cached = _find_cached(cache_dir, stem, revision)
             if cached:
                 return read_cached(cached)
-        pairs = read(fs, root or repo, what)
+        files = list_split_files(fs, root or repo, config, split)
+        if not files:
+            raise WorkbenchError(f"{what} has no '{split}' split; {no_split_fix}")
+        pairs = read(fs, files)
+    if not pairs:
+        raise WorkbenchError(f"{what} split '{split}' gave no rows with both languages; "
+                             "check --source-lang and --target-lang")
     write_cached(_cache_file(cache_dir, stem, revision), pairs)
     return HubRows(pairs, revision)
 
@@ -485,20 +491,11 @@ def load_hub_sample(
     revision: str | None = None,
 ) -> HubRows:
     """``n`` random pairs of ``repo``'s train split, from the local cache when present."""
-
-    def read(fs: Any, root: str, what: str) -> list[Pair]:
-        files = list_train_files(fs, root, config)
-        if not files:
-            raise WorkbenchError(f"{what} has no train parquet files; "
-                                 "check the name and --data-config")
-        pairs = read_sample(fs, files, n, seed, source_lang, target_lang)
-        if not pairs:
-            raise WorkbenchError(
-                f"{what} gave no rows with '{source_lang}' and '{target_lang}'")
-        return pairs
-
-    stem = _sample_stem(repo, config, source_lang, target_lang, n, seed)
-    return _load_rows(repo, config, stem, cache_dir, fs, root, revision, read)
+    return _load_rows(
+        repo, config, "train", _sample_stem(repo, config, source_lang, target_lang, n, seed),
+        cache_dir, fs, root, revision,
+        lambda fs, files: read_sample(fs, files, n, seed, source_lang, target_lang),
+        "check the name and --data-config")
 
 
 def load_hub_split(
@@ -513,17 +510,8 @@ def load_hub_split(
     revision: str | None = None,
 ) -> HubRows:
     """Every row of ``repo``'s ``split`` split (e.g. a test set), from the cache when present."""
-
-    def read(fs: Any, root: str, what: str) -> list[Pair]:
-        files = list_split_files(fs, root, config, split)
-        if not files:
-            raise WorkbenchError(f"{what} has no '{split}' split; "
-                                 "pass --test-data FILE or set test_split = none")
-        pairs = read_all(fs, files, source_lang, target_lang)
-        if not pairs:
-            raise WorkbenchError(
-                f"{what} split '{split}' gave no rows with '{source_lang}' and '{target_lang}'")
-        return pairs
-
-    stem = _split_stem(repo, config, split, source_lang, target_lang)
-    return _load_rows(repo, config, stem, cache_dir, fs, root, revision, read)
+    return _load_rows(
+        repo, config, split, _split_stem(repo, config, split, source_lang, target_lang),
+        cache_dir, fs, root, revision,
+        lambda fs, files: read_all(fs, files, source_lang, target_lang),
+        "pass --test-data FILE or set test_split = none")
