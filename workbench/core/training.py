@@ -597,9 +597,6 @@ def preflight(config: RunConfig) -> None:
             check_local_model(Path(config.model).expanduser())
         elif not hub_model_cached(config.model):
             ensure_hub_reachable(f"model '{config.model}'")
-    if config.test_data and not Path(config.test_data).expanduser().exists():
-        raise WorkbenchError(f"test data '{config.test_data}' not found; check the path "
-                             "passed to --test-data")
     if is_hub_dataset(config):
         cache = default_cache_dir()
         args = (config.data, config.data_config)
