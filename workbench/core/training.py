@@ -836,11 +836,13 @@ def run_training(
                                                            config.eval_batch_size)
     scores = {}
     for split, pairs in sets.items():
-        score_event("after", split, after[split], trainer.state.global_step,
-                    float(trainer.state.epoch or 0))
+        # The paired test scores both sides itself: the after-event takes its numbers.
         scores[split] = score_before_after(before[split], after[split],
                                            [p.target for p in pairs], config.bleu_tokenize,
                                            split, set_names[split])
+        emit(EvalDone(step=trainer.state.global_step, epoch=float(trainer.state.epoch or 0),
+                      bleu=scores[split].bleu_after, chrf=scores[split].chrf_after,
+                      stage="after", split=split, set_name=set_names[split], size=len(pairs)))
 
     rows = {split: _score_rows(pairs, before[split], after[split], config)
             for split, pairs in sets.items()}
