@@ -15,8 +15,8 @@ import sys
 
 import numpy as np
 
-from workbench.config import build_config
 from workbench.core.attention import AttentionMap, forward_attention
+from workbench.core.config import build_config
 from workbench.core.data import prepare_data
 from workbench.core.modeling import load_model_and_tokenizer
 

@@ -102,7 +102,7 @@ def console_latency(translators: dict[str, Any], runs: int, gap: float) -> dict[
 
 
 def validation_bleu(translators: dict[str, Any], model: str) -> dict[str, Any]:
-    from workbench.config import build_config
+    from workbench.core.config import build_config
     from workbench.core.data import prepare_data
     from workbench.core.metrics import corpus_bleu
     from workbench.core.translation import read_settings

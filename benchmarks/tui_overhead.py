@@ -27,14 +27,14 @@ os.environ.setdefault("HF_HUB_OFFLINE", "1")
 
 
 def demo_config(output_dir: str, epochs: float):
-    from workbench.config import build_config
+    from workbench.core.config import build_config
 
     return build_config("demo", overrides={"epochs": epochs, "output_dir": output_dir})
 
 
 def run_headless(epochs: float) -> dict:
+    from workbench.cli.headless import HeadlessPrinter
     from workbench.core.training import run_training
-    from workbench.headless import HeadlessPrinter
 
     with tempfile.TemporaryDirectory() as tmp, open(os.devnull, "w") as sink:
         result = run_training(demo_config(tmp, epochs), HeadlessPrinter(sink))

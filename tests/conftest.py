@@ -23,7 +23,7 @@ def _private_cache(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest
 
 def tiny_config(**overrides):
     """The demo preset shrunk to seconds: a 1-layer, 32-wide model."""
-    from workbench.config import build_config
+    from workbench.core.config import build_config
 
     values = {
         "scratch_d_model": 32,

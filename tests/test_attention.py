@@ -20,8 +20,8 @@ from workbench.core.attention import (
     forward_attention,
     word_groups,
 )
+from workbench.core.heatmap import PALETTE, render_plain, render_rich
 from workbench.errors import WorkbenchError
-from workbench.heatmap import PALETTE, render_plain, render_rich
 
 EXPECTED = Path(__file__).parent / "expected" / "attention_heatmap_zh_en.txt"
 SENTENCE = "The cat sat on the mat."
@@ -295,7 +295,7 @@ def test_png_without_matplotlib_says_so(tiny_model_dir: Path, tmp_path: Path, mo
 
 
 def test_attention_cli_module_is_light():
-    code = "import sys, workbench.attention_cli; print('torch' in sys.modules)"
+    code = "import sys, workbench.cli.attention; print('torch' in sys.modules)"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                          check=True)
     assert out.stdout.strip() == "False"

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from workbench.config import PRESETS, build_config, load_toml
+from workbench.core.config import PRESETS, build_config, load_toml
 from workbench.errors import WorkbenchError
 
 

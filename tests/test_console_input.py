@@ -10,7 +10,7 @@ import json
 from pathlib import Path
 
 from tests.conftest import ODD_INPUT, run_cli
-from workbench.console import run_console, run_pipe
+from workbench.cli.translate import run_console, run_pipe
 from workbench.core.translation import DecodeOptions, Translator
 
 GARBAGE = b"\xff\xfe\x00\x80garbage\xc3\x28 \xed\xa0\x80"  # invalid UTF-8, an encoded surrogate

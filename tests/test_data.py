@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from workbench.config import build_config
+from workbench.core.config import build_config
 from workbench.core.data import (
     Pair,
     clean_pairs,

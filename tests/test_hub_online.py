@@ -206,7 +206,7 @@ async def test_tui_base_model_translates_with_the_runs_label(cached_hub_model, h
                                                              generated, tmp_path):
     from textual.widgets import DataTable, Select
 
-    from workbench.config import build_config
+    from workbench.core.config import build_config
     from workbench.tui.app import WorkbenchApp
     from workbench.tui.widgets.translate_pane import TranslatePane
 

@@ -363,7 +363,7 @@ def test_opus_preset_tests_on_the_datasets_own_split_at_the_samples_commit(
         tmp_path, monkeypatch, served_hub):
     """opus-en-zh: 9:1 train/validation of the sample; the test set is WMT19's validation
     split (newstest2018), read at the sample's commit, cached, and then needed offline."""
-    from workbench.config import build_config
+    from workbench.core.config import build_config
     from workbench.core.data import prepare_data
     from workbench.core.training import preflight
 

@@ -13,7 +13,7 @@ import pytest
 
 from tests.conftest import run_cli, small, tiny_config, wait_for
 from workbench.cli import main
-from workbench.console import append_history
+from workbench.cli.translate import append_history
 from workbench.core.figures import Series, heatmap_svg, line_chart_svg
 from workbench.core.report import (
     FIGURE_FILES,

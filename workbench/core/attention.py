@@ -4,7 +4,7 @@ The heatmap is the assignment's window into a translation model, shared by
 ``workbench attention`` and the TUI: :func:`attention_for` translates one sentence and
 returns an :class:`AttentionMap` holding every (layer, head) matrix; its
 :meth:`AttentionMap.view` picks the layer/head, merges SentencePiece pieces into words
-and hides special tokens. Rendering lives elsewhere (``workbench.heatmap``), so this
+and hides special tokens. Rendering lives elsewhere (``workbench.core.heatmap``), so this
 module needs only numpy and torch.
 
 Marian loads with SDPA attention, which is fast but returns no weights. Extraction

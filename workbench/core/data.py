@@ -24,7 +24,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from workbench.config import HSK_DATA, RunConfig
+from workbench.core.config import HSK_DATA, RunConfig
 from workbench.errors import WorkbenchError
 
 LOCAL_SUFFIXES = (".tsv", ".csv", ".jsonl", ".json")

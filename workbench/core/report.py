@@ -23,8 +23,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from workbench.config import DEFAULT_OUTPUT_DIR, build_config
 from workbench.core.atomic import write_text
+from workbench.core.config import DEFAULT_OUTPUT_DIR, build_config
 from workbench.core.events import finite_or_none
 from workbench.core.figures import Series, heatmap_svg, line_chart_svg
 from workbench.core.runs import (

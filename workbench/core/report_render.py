@@ -18,7 +18,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from workbench import __version__
-from workbench.config import SCRATCH_MODEL
+from workbench.core.config import SCRATCH_MODEL
 from workbench.core.figures import FONT_STACK, inline_svg
 from workbench.core.report import FIGURE_FILES, RunReport
 from workbench.core.scores import SetScores, format_p, legacy_line, summary_scores

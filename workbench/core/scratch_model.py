@@ -13,7 +13,7 @@ import re
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from workbench.config import RunConfig
+from workbench.core.config import RunConfig
 from workbench.errors import WorkbenchError
 
 if TYPE_CHECKING:

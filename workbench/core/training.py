@@ -19,9 +19,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from workbench.config import RunConfig, build_config
 from workbench.core import distributed, token_loss
 from workbench.core.atomic import fsync_tree, replace_folder, save_atomically, write_json
+from workbench.core.config import RunConfig, build_config
 from workbench.core.data import Pair, SplitData, prepare_data
 from workbench.core.events import (
     EvalDone,

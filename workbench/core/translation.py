@@ -60,7 +60,7 @@ AUTO_LABEL = "auto"
 
 def preset_label(model: str) -> str | None:
     """The target label of the first preset whose model is the Hub id ``model``, or None."""
-    from workbench.config import PRESETS, RunConfig
+    from workbench.core.config import PRESETS, RunConfig
 
     for name, values in PRESETS.items():
         config = RunConfig(preset=name, **values)

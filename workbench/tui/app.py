@@ -18,7 +18,7 @@ from textual.binding import Binding
 from textual.widget import Widget
 from textual.widgets import Footer, Header, Input, TabbedContent, TabPane, Tabs
 
-from workbench.config import RunConfig
+from workbench.core.config import RunConfig
 from workbench.core.runs import HISTORY_FILE
 from workbench.core.scores import headline, summary_scores
 from workbench.tui.messages import ForwardsWorkerFailures, RunFinished, ShowAttention, WorkerFailed

@@ -18,7 +18,7 @@ from textual.message import Message
 from textual.widgets import DataTable, Input, Static
 from textual_plotext import PlotextPlot
 
-from workbench.config import RunConfig
+from workbench.core.config import RunConfig
 from workbench.core.data import Pair, SplitData
 from workbench.tui.messages import ForwardsWorkerFailures
 

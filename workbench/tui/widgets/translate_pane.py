@@ -125,7 +125,7 @@ class TranslatePane(ForwardsWorkerFailures, Vertical):
     @work(thread=True, exit_on_error=False, group="translate")
     def translate(self, text: str, keys: list[str], options: Any) -> None:
         """Load the chosen models once and translate off the main thread."""
-        from workbench.console import append_history
+        from workbench.cli.translate import append_history
         from workbench.core.translation import Translator
         from workbench.errors import WorkbenchError
 

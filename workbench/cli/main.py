@@ -13,16 +13,19 @@ import threading
 from pathlib import Path
 from typing import Any
 
-from workbench import __version__, attention_cli, export_cli, report_cli
-from workbench.config import DEFAULT_OUTPUT_DIR, PRESETS, RunConfig, build_config, load_toml
-from workbench.errors import WorkbenchError
-from workbench.model_options import (
+from workbench import __version__
+from workbench.cli import attention as attention_cli
+from workbench.cli import export as export_cli
+from workbench.cli import report as report_cli
+from workbench.cli.options import (
     add_backend_option,
     add_label_option,
     add_model_options,
     check_model_options,
     label_choice,
 )
+from workbench.core.config import DEFAULT_OUTPUT_DIR, PRESETS, RunConfig, build_config, load_toml
+from workbench.errors import WorkbenchError
 
 # flag -> (config field, type, help)
 TRAIN_FLAGS: dict[str, tuple[str, Any, str]] = {
@@ -147,9 +150,9 @@ def _load_translator(args: argparse.Namespace) -> Any:
 def cmd_train(args: argparse.Namespace) -> int:
     """Run a fine-tuning job with the headless printer; Ctrl-C/SIGTERM stop cleanly."""
     config = config_from_args(args)
+    from workbench.cli.headless import HeadlessPrinter
     from workbench.core import distributed
     from workbench.core.training import run_training
-    from workbench.headless import HeadlessPrinter
 
     # Under torchrun / accelerate launch every rank runs this; only rank 0 speaks
     # (run_training drops the other ranks' events itself).
@@ -175,7 +178,7 @@ def cmd_train(args: argparse.Namespace) -> int:
     interactive = sys.stdin.isatty() and sys.stdout.isatty()
     if not args.no_interact and interactive and main:
         signal.signal(signal.SIGINT, signal.default_int_handler)
-        from workbench.console import run_console
+        from workbench.cli.translate import run_console
         from workbench.core.runs import HISTORY_FILE
         from workbench.core.translation import Translator
 
@@ -187,7 +190,7 @@ def cmd_train(args: argparse.Namespace) -> int:
 
 def cmd_interact(args: argparse.Namespace) -> int:
     """The assignment's --interact: load the best model and translate typed lines."""
-    from workbench.console import run_console
+    from workbench.cli.translate import run_console
     from workbench.core.runs import HISTORY_FILE
 
     translator, options = _load_translator(args)
@@ -199,7 +202,7 @@ def cmd_interact(args: argparse.Namespace) -> int:
 
 def cmd_translate(args: argparse.Namespace) -> int:
     """Translate arguments or stdin, one output line per input line."""
-    from workbench.console import iter_input_lines, run_pipe
+    from workbench.cli.translate import iter_input_lines, run_pipe
 
     translator, options = _load_translator(args)
     return run_pipe(translator, iter_input_lines(args.text), options)

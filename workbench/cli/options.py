@@ -11,7 +11,7 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from workbench.config import DEFAULT_OUTPUT_DIR
+from workbench.core.config import DEFAULT_OUTPUT_DIR
 from workbench.core.runs import BEST_MODEL
 from workbench.core.translation import AUTO_LABEL, BACKENDS
 from workbench.errors import WorkbenchError

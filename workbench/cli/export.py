@@ -10,8 +10,8 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
+from workbench.cli.options import DEFAULT_MODEL_DIR, check_default_model
 from workbench.errors import WorkbenchError
-from workbench.model_options import DEFAULT_MODEL_DIR, check_default_model
 
 
 def add_parser(subparsers: Any) -> None:

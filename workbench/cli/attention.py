@@ -13,8 +13,8 @@ import argparse
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from workbench.cli.options import add_model_options, check_model_options
 from workbench.errors import WorkbenchError
-from workbench.model_options import add_model_options, check_model_options
 
 if TYPE_CHECKING:
     from workbench.core.attention import AttentionMap, AttentionView
@@ -116,7 +116,7 @@ def _print(args: argparse.Namespace, amap: AttentionMap, view: AttentionView, ti
     from rich.console import Console
     from rich.text import Text
 
-    from workbench.heatmap import render_rich
+    from workbench.core.heatmap import render_rich
 
     console = Console(record=bool(args.svg), highlight=False)
     colour = console.color_system is not None and not console.no_color
