@@ -554,7 +554,8 @@ def child_eval(arm: str, workdir: Path, device: str, final: bool = True) -> dict
         # The reference scores before/after BLEU with this same evaluate() (4 beams).
         found["final_sentences_per_s"] = found["sentences_per_s"]
     else:
-        from workbench.core.translation import DecodeOptions, Translator
+        from workbench.core.decoding import DecodeOptions
+        from workbench.core.translation import Translator
 
         config = workbench_config(workdir)
         options = DecodeOptions(config.num_beams, config.max_new_tokens,

@@ -112,8 +112,8 @@ def tiny_model_dir(tmp_path_factory: pytest.TempPathFactory, hsk_pairs) -> Path:
     """A randomly initialised tiny MarianMT saved like a workbench best_model."""
     import json
 
+    from workbench.core.decoding import SETTINGS_FILE
     from workbench.core.scratch_model import build_scratch_model
-    from workbench.core.translation import SETTINGS_FILE
 
     folder = tmp_path_factory.mktemp("tiny_model")
     model, tokenizer = build_scratch_model(

@@ -20,6 +20,7 @@ from workbench.core.attention import (
     forward_attention,
     word_groups,
 )
+from workbench.core.decoding import DecodeOptions
 from workbench.core.heatmap import PALETTE, render_plain, render_rich
 from workbench.errors import WorkbenchError
 
@@ -76,10 +77,10 @@ def test_extraction_switches_to_eager_only_for_itself(tiny):
 @pytest.mark.parametrize("num_beams", [1, 3])
 def test_generate_paths_agree_with_one_forward_pass(tiny, num_beams: int):
     model, tokenizer = tiny
-    stepwise = attention_for(model, tokenizer, SENTENCE, num_beams=num_beams,
-                             max_new_tokens=16, method="generate")
-    forward = attention_for(model, tokenizer, SENTENCE, num_beams=num_beams,
-                            max_new_tokens=16, method="forward")
+    stepwise = attention_for(model, tokenizer, SENTENCE, options=DecodeOptions(num_beams, 16),
+                             method="generate")
+    forward = attention_for(model, tokenizer, SENTENCE, options=DecodeOptions(num_beams, 16),
+                            method="forward")
     assert stepwise.target_tokens == forward.target_tokens
     np.testing.assert_allclose(stepwise.weights, forward.weights, atol=1e-5)
 
@@ -102,7 +103,7 @@ def test_beam_path_follows_the_chosen_beam(tiny):
         for t in range(steps)
     ], axis=2)
     truth = forward_attention(model, ids, sequence)
-    followed = attention_for(model, tokenizer, SENTENCE, num_beams=3, max_new_tokens=16,
+    followed = attention_for(model, tokenizer, SENTENCE, options=DecodeOptions(3, 16),
                              method="generate")
     assert not np.allclose(beam_zero, truth, atol=1e-4)
     np.testing.assert_allclose(followed.weights, truth, atol=1e-5)

@@ -197,20 +197,3 @@ def test_a_30_pair_file_trains_with_the_demo_preset(tmp_path: Path):
     assert re.search(r"vocabularies of \d+ source / \d+ target pieces \(asked for 2,000 / "
                      r"2,000\): the 24 training pairs support no more", result.stdout)
     assert re.search(r"^  test \(10% held out, seed 42, 3\): BLEU", result.stdout, re.M)
-
-
-def test_core_imports_only_core_config_and_errors():
-    """Every import in workbench/core, lazy ones inside functions included (read with ast)."""
-    import ast
-
-    import workbench.core
-
-    allowed = ("workbench.core", "workbench.errors", "workbench.core.config")
-    wrong = []
-    for path in sorted(Path(workbench.core.__path__[0]).glob("*.py")):
-        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
-            names = ([a.name for a in node.names] if isinstance(node, ast.Import)
-                     else [node.module or ""] if isinstance(node, ast.ImportFrom) else [])
-            wrong += [f"{path.name}: {n}" for n in names
-                      if n.startswith("workbench.") and not n.startswith(allowed)]
-    assert wrong == []

@@ -13,8 +13,8 @@ import pytest
 
 from tests.conftest import run_cli, small, tiny_config, wait_for
 from workbench.cli import main
-from workbench.cli.translate import append_history
-from workbench.core.figures import Series, heatmap_svg, line_chart_svg
+from workbench.core.heatmap import heatmap_svg
+from workbench.core.history import append_history
 from workbench.core.report import (
     FIGURE_FILES,
     REPORT_HTML,
@@ -25,6 +25,7 @@ from workbench.core.report import (
     same_folder,
 )
 from workbench.core.report_render import md
+from workbench.core.svg import Series, line_chart_svg
 from workbench.core.training import run_training
 from workbench.core.translation import Translation
 

@@ -19,11 +19,6 @@ from workbench.errors import WorkbenchError
 if TYPE_CHECKING:
     from workbench.core.attention import AttentionMap, AttentionView
 
-#: Fonts that carry Chinese glyphs, most common first (Linux, macOS, Windows).
-CJK_FONTS = ("Noto Sans CJK SC", "Noto Sans SC", "Source Han Sans SC", "WenQuanYi Zen Hei",
-             "WenQuanYi Micro Hei", "Droid Sans Fallback", "PingFang SC", "Heiti SC",
-             "Hiragino Sans GB", "Microsoft YaHei", "SimHei", "Arial Unicode MS")
-
 
 def _selector(text: str) -> int | str:
     """``--layer``/``--head`` values: a 1-based number, -1 for the last, or ``mean``."""
@@ -83,7 +78,7 @@ def _pick(value: int | str | None, default: int | str, count: int, name: str) ->
 
 def run(args: argparse.Namespace) -> int:
     """Load the model, extract the attention, print the heatmap, save SVG/PNG."""
-    from workbench.core.translation import clean_input
+    from workbench.core.decoding import clean_input
 
     sentence = clean_input(" ".join(args.sentence or []))
     if not sentence:
@@ -95,9 +90,9 @@ def run(args: argparse.Namespace) -> int:
         if target and not Path(target).expanduser().resolve().parent.is_dir():
             raise WorkbenchError(f"--{flag} {target}: the folder does not exist")
 
-    from workbench.core.attention import DEFAULT_HEAD, DEFAULT_LAYER, attention_from_folder
+    from workbench.core.attention import DEFAULT_HEAD, DEFAULT_LAYER, load_attention_model
 
-    amap = attention_from_folder(args.model, sentence, args.num_beams, args.max_new_tokens)
+    amap = load_attention_model(args.model).map(sentence, args.num_beams, args.max_new_tokens)
     layer = _pick(args.layer, DEFAULT_LAYER, amap.num_layers, "layer")
     head = _pick(args.head, DEFAULT_HEAD, amap.num_heads, "head")
     view = amap.view(layer=layer, head=head, words=args.words, hide_special=args.hide_special)
@@ -105,7 +100,9 @@ def run(args: argparse.Namespace) -> int:
              + (f" · {amap.num_beams} beams" if amap.num_beams > 1 else ""))
     _print(args, amap, view, title)
     if args.png:
-        notes = save_png(view, args.png, title)
+        from workbench.core.heatmap import save_png
+
+        notes = save_png(view.row_labels, view.col_labels, view.matrix, args.png, title)
         for note in notes:
             print(f"note: {note}")
         print(f"saved {args.png}")
@@ -133,58 +130,3 @@ def _print(args: argparse.Namespace, amap: AttentionMap, view: AttentionView, ti
         except OSError as err:
             raise WorkbenchError(f"cannot write {args.svg}: {err.strerror or err}") from None
         print(f"saved {args.svg}")
-
-
-def find_cjk_font() -> str | None:
-    """The name of an installed font with Chinese glyphs, or None."""
-    from matplotlib import font_manager
-
-    installed = {f.name for f in font_manager.fontManager.ttflist}
-    for name in CJK_FONTS:
-        if name in installed:
-            return name
-    return next((n for n in sorted(installed) if "CJK" in n), None)
-
-
-def save_png(view: AttentionView, path: str, title: str) -> list[str]:
-    """Draw the view with matplotlib; returns notes for the user (e.g. a missing CJK font)."""
-    try:
-        import matplotlib
-
-        matplotlib.use("Agg")
-        import matplotlib.pyplot as plt
-        from matplotlib.patches import Rectangle
-    except ImportError:
-        raise WorkbenchError("--png needs matplotlib, which is not installed: "
-                             "pip install matplotlib (--svg needs nothing extra)") from None
-    from workbench.core.attention import has_cjk
-
-    notes: list[str] = []
-    if any(has_cjk(label) for label in view.row_labels + view.col_labels):
-        font = find_cjk_font()
-        if font:
-            plt.rcParams["font.sans-serif"] = [font, *plt.rcParams["font.sans-serif"]]
-            plt.rcParams["font.family"] = "sans-serif"
-        else:
-            notes.append("no CJK font found, so Chinese labels in the PNG show as boxes; "
-                         "install one (e.g. apt install fonts-noto-cjk) or use --svg")
-    rows, cols = view.matrix.shape
-    fig, ax = plt.subplots(figsize=(min(40, max(4, 0.55 * cols + 2.5)),
-                                    min(40, max(3, 0.45 * rows + 2))))
-    image = ax.imshow(view.matrix, cmap="viridis", vmin=0, aspect="auto")
-    ax.set_xticks(range(cols), labels=view.col_labels, rotation=60, ha="right")
-    ax.set_yticks(range(rows), labels=view.row_labels)
-    for i, j in enumerate(view.matrix.argmax(axis=1)):  # the strongest source per row
-        ax.add_patch(Rectangle((j - 0.5, i - 0.5), 1, 1, fill=False, edgecolor="white", lw=1.5))
-    ax.set_xlabel("source")
-    ax.set_ylabel("translation")
-    ax.set_title(title, fontsize=9)
-    fig.colorbar(image, ax=ax, label="share of the row's attention")
-    fig.tight_layout()
-    try:
-        fig.savefig(path, dpi=150)
-    except OSError as err:
-        raise WorkbenchError(f"cannot write {path}: {err.strerror or err}") from None
-    finally:
-        plt.close(fig)
-    return notes

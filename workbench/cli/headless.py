@@ -10,20 +10,17 @@ from __future__ import annotations
 import sys
 from typing import TextIO
 
-from workbench.core.events import EvalDone, Event, Note, Phase, RunDone, Sample, TrainStep
+from workbench.core.events import (
+    EvalDone,
+    Event,
+    Note,
+    Phase,
+    RunDone,
+    Sample,
+    TrainStep,
+    format_seconds,
+)
 from workbench.core.scores import headline, interval_line, summary_scores
-
-
-def format_seconds(seconds: float | None) -> str:
-    """``1h02m03s`` / ``4m05s`` / ``7s``; ``?`` when unknown."""
-    if seconds is None:
-        return "?"
-    seconds = round(seconds)
-    hours, rest = divmod(seconds, 3600)
-    minutes, secs = divmod(rest, 60)
-    if hours:
-        return f"{hours}h{minutes:02d}m{secs:02d}s"
-    return f"{minutes}m{secs:02d}s" if minutes else f"{secs}s"
 
 
 def _num(value: float | None, fmt: str) -> str:

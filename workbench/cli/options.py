@@ -12,8 +12,8 @@ import argparse
 from pathlib import Path
 
 from workbench.core.config import DEFAULT_OUTPUT_DIR
+from workbench.core.decoding import AUTO_LABEL, BACKENDS, check_beams, check_new_tokens
 from workbench.core.runs import BEST_MODEL
-from workbench.core.translation import AUTO_LABEL, BACKENDS
 from workbench.errors import WorkbenchError
 
 DEFAULT_MODEL_DIR = f"{DEFAULT_OUTPUT_DIR}/{BEST_MODEL}"
@@ -59,11 +59,10 @@ def label_choice(value: str) -> str | None:
 
 def check_model_options(args: argparse.Namespace) -> None:
     """One clear line for a bad value or a default model that does not exist yet."""
-    if args.num_beams is not None and not 1 <= args.num_beams <= 64:
-        raise WorkbenchError(f"--num-beams must be 1..64, got {args.num_beams}")
-    # Marian has 512 positions, one of them the decoder start token.
-    if args.max_new_tokens is not None and not 1 <= args.max_new_tokens <= 511:
-        raise WorkbenchError(f"--max-new-tokens must be 1..511, got {args.max_new_tokens}")
+    if args.num_beams is not None:
+        check_beams(args.num_beams, "--num-beams")
+    if args.max_new_tokens is not None:
+        check_new_tokens(args.max_new_tokens, "--max-new-tokens")
     check_default_model(args.model)
 
 

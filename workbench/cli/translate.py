@@ -1,4 +1,4 @@
-"""The plain-terminal translation console (``workbench interact``) and pipe mode (``translate``).
+"""``workbench interact`` (the plain-terminal console) and ``workbench translate`` (pipes).
 
 Both are thin loops over :class:`workbench.core.translation.Translator`. The console
 appends every translation to a history file as it happens, so a crash or a closed SSH
@@ -7,41 +7,61 @@ session never loses what the user tried (the run report reads it later).
 
 from __future__ import annotations
 
-import json
+import argparse
 import sys
-import time
 from collections.abc import Iterable
 from pathlib import Path
-from typing import TextIO
+from typing import Any, TextIO
 
-from workbench.core.translation import DecodeOptions, Translation, Translator
+from workbench.cli.options import (
+    add_backend_option,
+    add_label_option,
+    add_model_options,
+    check_model_options,
+    label_choice,
+)
+from workbench.core.config import DEFAULT_OUTPUT_DIR
+from workbench.core.decoding import DecodeOptions
+from workbench.core.history import append_history
+from workbench.core.runs import HISTORY_FILE
+from workbench.core.translation import Translator
 
 QUIT_WORDS = {":q", ":quit", "quit", "exit", ":exit"}
 
 
-def append_history(
-    path: Path, model: str, item: Translation, translator: Translator | None = None
-) -> None:
-    """Append one translation to the JSONL history (created on first use).
+def add_parsers(sub: Any) -> None:
+    """Register ``interact`` and ``translate`` on the CLI's subparsers."""
+    interact = sub.add_parser("interact", help="translate what you type with a saved model")
+    translate = sub.add_parser("translate", help="translate arguments or stdin, line by line")
+    translate.add_argument("text", nargs="*", help="sentences (default: read stdin)")
+    for parser in (interact, translate):
+        add_model_options(parser)
+        add_label_option(parser)
+        add_backend_option(parser)
 
-    The record names the run that trained the model as well as the model folder:
-    ``best_model/`` is replaced by every newer run, and the run report must know which
-    run a line really belongs to.
-    """
-    path.parent.mkdir(parents=True, exist_ok=True)
-    record = {
-        "time": time.strftime("%Y-%m-%dT%H:%M:%S"),
-        "model": model,
-        "run_dir": translator.run_dir if translator else None,
-        "backend": translator.backend.name if translator else "",
-        "source": item.source,
-        "translation": item.text,
-        "seconds": round(item.seconds, 3),
-        "notices": item.notices,
-    }
-    with path.open("a", encoding="utf-8", errors="replace") as fh:
-        fh.write(json.dumps(record, ensure_ascii=False) + "\n")
-        fh.flush()
+
+def load_translator(args: argparse.Namespace) -> tuple[Translator, DecodeOptions]:
+    """The model the flags name, and its own decoding with the user's beams/length."""
+    check_model_options(args)
+    translator = Translator.from_pretrained(args.model, backend=args.backend,
+                                            target_label=label_choice(args.label))
+    return translator, translator.default_options().overridden(args.num_beams,
+                                                               args.max_new_tokens)
+
+
+def run_interact(args: argparse.Namespace) -> int:
+    """The assignment's --interact: load the best model and translate typed lines."""
+    translator, options = load_translator(args)
+    history = Path(args.model).expanduser().parent / HISTORY_FILE
+    if not Path(args.model).expanduser().exists():
+        history = Path(DEFAULT_OUTPUT_DIR) / HISTORY_FILE
+    return run_console(translator, args.model, history, options)
+
+
+def run_translate(args: argparse.Namespace) -> int:
+    """Translate arguments or stdin, one output line per input line."""
+    translator, options = load_translator(args)
+    return run_pipe(translator, iter_input_lines(args.text), options)
 
 
 def run_console(

@@ -22,20 +22,18 @@ from typing import Any, Literal, NamedTuple
 
 import numpy as np
 
-from workbench.core.translation import clean_input
+from workbench.core.decoding import DecodeOptions, clean_input, length_bound, with_label
 from workbench.errors import WorkbenchError
 
 #: Widest source the view accepts. Past this a heatmap is dozens of pages of columns that
 #: nobody reads, and Marian's position table (512 rows) is not far off.
 MAX_SOURCE_TOKENS = 200
 
-#: Default view: the mean over every decoder layer and head. Measured on the trained demo
-#: model (BLEU 11.5; benchmarks/attention_views.py): over 425 held-out pairs, teacher-forced
-#: on the references, the strongest source word of a target word was its lexicon translation
-#: (I/我, tea/茶, like/喜欢, ... 200 cases) for 0.80 of cases with this view, 0.81 for
-#: layer 2's head mean, 0.59 for layer 1's, 0.15-0.78 for single heads; chance 0.16.
-#: The all-layer mean is within 0.01 of the best and, unlike "the last layer", also keeps
-#: the early decoder layers that align best on the 6-layer opus-mt models (DESIGN.md).
+#: Default view: the mean over every decoder layer and head. Chosen by measurement
+#: (benchmarks/attention_views.py): on the trained demo model its strongest source word was
+#: a target word's lexicon translation about as often as the best single layer's, and far
+#: more often than single heads; unlike "the last layer" it also keeps the early decoder
+#: layers, which align best on the 6-layer opus-mt models.
 DEFAULT_LAYER: int | Literal["mean"] = "mean"
 DEFAULT_HEAD: int | Literal["mean"] = "mean"
 
@@ -244,8 +242,7 @@ def source_ids(tokenizer: Any, sentence: str, target_label: str | None = None) -
     if not cleaned:
         raise WorkbenchError('empty sentence: give the text to look at, e.g. '
                              'workbench attention "I like to drink tea."')
-    text = f"{target_label} {cleaned}" if target_label else cleaned
-    ids = list(tokenizer(text)["input_ids"])
+    ids = list(tokenizer(with_label(cleaned, target_label))["input_ids"])
     if len(ids) > MAX_SOURCE_TOKENS:
         words = len(cleaned.split())
         raise WorkbenchError(
@@ -283,27 +280,26 @@ def forward_attention(model: Any, input_ids: list[int], sequence: list[int]) -> 
     return torch.stack([a[0] for a in out.cross_attentions]).float().cpu().numpy()
 
 
-def _length_bound(input_ids: list[int], max_new_tokens: int) -> int:
-    # As the Translator does: an untrained or looping model otherwise runs to the cap.
-    return min(max_new_tokens, 2 * len(input_ids) + 8)
+def _generate_kwargs(input_ids: list[int], options: DecodeOptions) -> dict[str, Any]:
+    """generate()'s decoding arguments, exactly as the Translator passes them."""
+    return {"num_beams": options.num_beams,
+            "max_new_tokens": length_bound(len(input_ids), options.max_new_tokens),
+            "no_repeat_ngram_size": options.no_repeat_ngram_size}
 
 
-def translate_ids(
-    model: Any, input_ids: list[int], num_beams: int = 1, max_new_tokens: int = 64
-) -> list[int]:
+def translate_ids(model: Any, input_ids: list[int], options: DecodeOptions) -> list[int]:
     """The output ids (start token first) on the model's fast attention path."""
     import torch
 
     src = torch.tensor([input_ids], device=next(model.parameters()).device)
     with torch.inference_mode():
         out = model.generate(input_ids=src, attention_mask=torch.ones_like(src),
-                             num_beams=num_beams,
-                             max_new_tokens=_length_bound(input_ids, max_new_tokens))
+                             **_generate_kwargs(input_ids, options))
     return [int(t) for t in out[0]]
 
 
 def generate_with_attention(
-    model: Any, input_ids: list[int], num_beams: int = 1, max_new_tokens: int = 64
+    model: Any, input_ids: list[int], options: DecodeOptions
 ) -> tuple[list[int], np.ndarray]:
     """Translate and collect the cross-attention ``generate`` saw at each step.
 
@@ -316,17 +312,17 @@ def generate_with_attention(
 
     device = next(model.parameters()).device
     src = torch.tensor([input_ids], device=device)
-    bound = _length_bound(input_ids, max_new_tokens)
     with torch.inference_mode(), eager_attention(model):
         out = model.generate(
-            input_ids=src, attention_mask=torch.ones_like(src), num_beams=num_beams,
-            max_new_tokens=bound, output_attentions=True, return_dict_in_generate=True,
-            output_scores=num_beams > 1,
+            input_ids=src, attention_mask=torch.ones_like(src),
+            **_generate_kwargs(input_ids, options), output_attentions=True,
+            return_dict_in_generate=True, output_scores=options.num_beams > 1,
         )
     _check_weights(out.cross_attentions)
     sequence = [int(t) for t in out.sequences[0]]
     steps = len(sequence) - 1
-    beams = [int(b) for b in out.beam_indices[0][:steps]] if num_beams > 1 else [0] * steps
+    beams = ([int(b) for b in out.beam_indices[0][:steps]] if options.num_beams > 1
+             else [0] * steps)
     per_step = [
         torch.stack([layer[beams[t], :, -1, :] for layer in out.cross_attentions[t]])
         for t in range(steps)
@@ -349,29 +345,27 @@ def attention_for(
     tokenizer: Any,
     sentence: str,
     target_label: str | None = None,
-    num_beams: int = 1,
-    max_new_tokens: int = 64,
+    options: DecodeOptions | None = None,
     method: Literal["forward", "generate"] = "forward",
 ) -> AttentionMap:
     """Translate ``sentence`` and return the cross-attention of the chosen output.
 
+    ``options`` default to the model's own (:meth:`DecodeOptions.of_model`), as the
+    Translator's do, so the heatmap is drawn for the translation the console prints.
     ``method="forward"`` (default) re-runs one forward pass over the final sequence,
     which is the same for greedy and beam search and costs one pass; ``"generate"``
     keeps the weights generate saw step by step (following the chosen beam). Both give
     the same numbers; the tests hold them to it.
     """
-    if not 1 <= num_beams <= 64:
-        raise WorkbenchError(f"num_beams must be 1..64, got {num_beams}")
-    if not 1 <= max_new_tokens <= 511:
-        raise WorkbenchError(f"max_new_tokens must be 1..511, got {max_new_tokens}")
+    options = options or DecodeOptions.of_model(model.generation_config)
     ids = source_ids(tokenizer, sentence, target_label)
     model.eval()
     if method == "forward":
-        sequence = translate_ids(model, ids, num_beams, max_new_tokens)
+        sequence = translate_ids(model, ids, options)
         trimmed = _strip_padding(sequence, tokenizer.pad_token_id, tokenizer.eos_token_id)
         weights = forward_attention(model, ids, trimmed)
     else:
-        sequence, weights = generate_with_attention(model, ids, num_beams, max_new_tokens)
+        sequence, weights = generate_with_attention(model, ids, options)
         trimmed = _strip_padding(sequence, tokenizer.pad_token_id, tokenizer.eos_token_id)
         weights = weights[:, :, : len(trimmed) - 1]
     special_ids = set(tokenizer.all_special_ids)
@@ -389,21 +383,33 @@ def attention_for(
         target_special=[(i in special_ids and i != unk) or _is_label(t)
                         for i, t in zip(tgt_ids, tgt_tokens, strict=True)],
         weights=weights.astype(np.float32),
-        num_beams=num_beams,
+        num_beams=options.num_beams,
     )
 
 
+@dataclass
+class AttentionModel:
+    """A model loaded for attention views, with the label it translates with."""
 
-def attention_from_folder(
-    model_dir: str,
-    sentence: str,
-    num_beams: int | None = None,
-    max_new_tokens: int | None = None,
-) -> AttentionMap:
-    """Load a saved model and map one sentence, decoding as the model's own settings say.
+    name: str
+    model: Any
+    tokenizer: Any
+    target_label: str | None
 
-    The command line and the run report both start from a model folder; loading, the
-    target-label check and the decoding defaults are done here once for both.
+    def map(self, sentence: str, num_beams: int | None = None,
+            max_new_tokens: int | None = None) -> AttentionMap:
+        """The attention of ``sentence``, decoded with the model's own settings unless
+        the user overrides beams or length."""
+        options = DecodeOptions.of_model(self.model.generation_config).overridden(
+            num_beams, max_new_tokens)
+        return attention_for(self.model, self.tokenizer, sentence, self.target_label, options)
+
+
+def load_attention_model(model_dir: str) -> AttentionModel:
+    """Load a saved model or Hub id with its label, checked against its tokenizer.
+
+    ``workbench attention``, the TUI's Attention pane and the run report all start here,
+    so they load, label and decode a model the same way.
     """
     from workbench.core.modeling import check_target_label, load_model_and_tokenizer
     from workbench.core.translation import read_settings
@@ -411,9 +417,4 @@ def attention_from_folder(
     model, tokenizer = load_model_and_tokenizer(model_dir)
     label = read_settings(model_dir).get("target_label")
     check_target_label(tokenizer, label)
-    gen = model.generation_config
-    return attention_for(
-        model, tokenizer, sentence, target_label=label,
-        num_beams=num_beams or int(gen.num_beams or 1),
-        max_new_tokens=max_new_tokens or int(gen.max_new_tokens or 64),
-    )
+    return AttentionModel(model_dir, model, tokenizer, label)

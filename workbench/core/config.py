@@ -15,6 +15,7 @@ from dataclasses import dataclass, field, fields
 from pathlib import Path
 from typing import Any
 
+from workbench.core.decoding import MAX_POSITIONS, check_beams, check_new_tokens
 from workbench.errors import WorkbenchError
 
 if sys.version_info >= (3, 11):
@@ -272,10 +273,12 @@ def validate(c: RunConfig) -> None:
     )
     for name in ("max_source_length", "max_target_length"):
         value = getattr(c, name)
-        # Marian's position table has 512 rows; longer inputs crash generate().
-        _check(1 <= value <= 512, f"{name} must be between 1 and 512, got {value}")
-    _check(1 <= c.max_new_tokens <= 511, f"max_new_tokens must be 1..511, got {c.max_new_tokens}")
-    for name in ("batch_size", "eval_batch_size", "logging_steps", "num_beams", "eval_num_beams"):
+        _check(1 <= value <= MAX_POSITIONS,
+               f"{name} must be between 1 and {MAX_POSITIONS}, got {value}")
+    check_new_tokens(c.max_new_tokens)
+    for name in ("num_beams", "eval_num_beams"):
+        check_beams(getattr(c, name), name)
+    for name in ("batch_size", "eval_batch_size", "logging_steps"):
         value = getattr(c, name)
         _check(value >= 1, f"{name} must be a positive whole number, got {value}")
     _check(

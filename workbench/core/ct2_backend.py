@@ -32,7 +32,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from workbench.core.atomic import save_atomically
-from workbench.core.translation import BACKENDS, SETTINGS_FILE, DecodeOptions
+from workbench.core.decoding import BACKENDS, SETTINGS_FILE, DecodeOptions
 from workbench.errors import WorkbenchError
 
 if TYPE_CHECKING:

@@ -245,7 +245,7 @@ def load_raw_pairs(
         revision=config.data_revision,
     )
     origin = f"{data} ({config.data_config}), {len(rows.pairs)} random pairs"
-    return rows.pairs, origin, rows.revision
+    return [Pair(p.source, p.target) for p in rows.pairs], origin, rows.revision
 
 
 def _external_test_set(
@@ -267,7 +267,7 @@ def _external_test_set(
                               revision=revision)
         key = (config.data, config.data_config, config.test_split)
         name = KNOWN_TEST_SETS.get(key, f"{config.data} {config.test_split} split")
-        return rows.pairs, name
+        return [Pair(p.source, p.target) for p in rows.pairs], name
     return None
 
 

@@ -98,6 +98,18 @@ def finite_or_none(value: Any) -> float | None:
     return number if math.isfinite(number) else None
 
 
+def format_seconds(seconds: float | None) -> str:
+    """``1h02m03s`` / ``4m05s`` / ``7s``; ``?`` when unknown."""
+    if seconds is None:
+        return "?"
+    seconds = round(seconds)
+    hours, rest = divmod(seconds, 3600)
+    minutes, secs = divmod(rest, 60)
+    if hours:
+        return f"{hours}h{minutes:02d}m{secs:02d}s"
+    return f"{minutes}m{secs:02d}s" if minutes else f"{secs}s"
+
+
 def event_to_record(event: Event) -> dict[str, Any]:
     """A JSON-ready dict with the event type and a wall-clock timestamp."""
     record = {"event": type(event).__name__, "time": round(time.time(), 3)}

@@ -39,14 +39,16 @@ from collections.abc import Callable, Iterator
 from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any, NamedTuple, TypedDict
 from urllib.parse import quote, unquote
 
 import numpy as np
 
-from workbench.core.data import Pair
 from workbench.core.hub import damaged_file, ensure_hub_reachable, explain, range_ignored
 from workbench.errors import WorkbenchError
+
+if TYPE_CHECKING:
+    from typing import Unpack  # Python 3.11+; annotations only
 
 #: The most rows a sample takes from one row group (~1,000 consecutive lines on WMT19).
 MAX_ROWS_PER_GROUP = 8
@@ -65,11 +67,19 @@ OPEN_OPTIONS: dict[str, Any] = {"block_size": 2**16, "cache_type": "none"}
 UNPINNED = "unpinned"
 
 
+class HubPair(NamedTuple):
+    """A source sentence and its reference as read from the Hub: plain, so the sampler
+    needs nothing from :mod:`workbench.core.data` (which turns these into its ``Pair``)."""
+
+    source: str
+    target: str
+
+
 @dataclass(frozen=True)
 class HubRows:
     """Rows read from a Hub dataset and the commit they were read at."""
 
-    pairs: list[Pair]
+    pairs: list[HubPair]
     revision: str | None  # commit sha; None when read from a plain (test) filesystem
 
 
@@ -164,9 +174,9 @@ def list_train_files(fs: Any, root: str, config: str | None) -> list[str]:
     return list_split_files(fs, root, config, "train")
 
 
-def _row_to_pair(row: dict[str, Any], source_lang: str, target_lang: str) -> Pair:
+def _row_to_pair(row: dict[str, Any], source_lang: str, target_lang: str) -> HubPair:
     text = row.get("translation", row)
-    return Pair(str(text.get(source_lang) or ""), str(text.get(target_lang) or ""))
+    return HubPair(str(text.get(source_lang) or ""), str(text.get(target_lang) or ""))
 
 
 def _columns(handle: Any, source_lang: str, target_lang: str) -> list[str]:
@@ -272,7 +282,7 @@ def _parquet(stack: ExitStack, fs: Any, path: str) -> tuple[Any, str]:
 
 def read_sample(
     fs: Any, files: list[str], n: int, seed: int, source_lang: str, target_lang: str
-) -> list[Pair]:
+) -> list[HubPair]:
     """Read the planned rows from parquet ``files`` on filesystem ``fs`` (range reads).
 
     Each file is read by its own thread (at most ``READ_THREADS`` at once) through its own
@@ -294,10 +304,10 @@ def read_sample(
             ]
             plan = plan_sample(sizes, n, seed)
 
-            def read_file(f: int) -> list[Pair]:
+            def read_file(f: int) -> list[HubPair]:
                 handle = handles[f]
                 columns = _columns(handle, source_lang, target_lang)
-                found: list[Pair] = []
+                found: list[HubPair] = []
                 for (_, g), offsets in sorted(item for item in plan.items() if item[0][0] == f):
                     with _decoding(urls[f]):
                         table = handle.read_row_group(g, columns=columns).take(offsets)
@@ -311,9 +321,9 @@ def read_sample(
     return [pairs[i] for i in order]
 
 
-def read_all(fs: Any, files: list[str], source_lang: str, target_lang: str) -> list[Pair]:
+def read_all(fs: Any, files: list[str], source_lang: str, target_lang: str) -> list[HubPair]:
     """Every row of parquet ``files`` on filesystem ``fs``, in file order."""
-    pairs: list[Pair] = []
+    pairs: list[HubPair] = []
     for path in files:
         with ExitStack() as stack:
             handle, url = _parquet(stack, fs, path)
@@ -383,10 +393,10 @@ def find_cached_split(
 def read_cached(path: Path) -> HubRows:
     """The rows of a cache file and the revision they were read at."""
     rows = [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines()]
-    return HubRows([Pair(r["source"], r["target"]) for r in rows], cached_revision(path))
+    return HubRows([HubPair(r["source"], r["target"]) for r in rows], cached_revision(path))
 
 
-def write_cached(path: Path, pairs: list[Pair]) -> None:
+def write_cached(path: Path, pairs: list[HubPair]) -> None:
     """Write ``pairs`` as JSONL, atomically: a temporary file, then a rename."""
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = path.with_name(f"{path.name}.{os.getpid()}.tmp")
@@ -448,9 +458,10 @@ def _explained(what: str, revision: str | None) -> Iterator[None]:
         raise  # not about the Hub: a bug to see with its traceback
 
 
-def _load_rows(repo: str, config: str | None, split: str, stem: str, cache_dir: Path | None,
-               fs: Any, root: str | None, revision: str | None,
-               read: Callable[[Any, list[str]], list[Pair]], no_split_fix: str) -> HubRows:
+def _load_rows(repo: str, config: str | None, split: str, stem: str,
+               read: Callable[[Any, list[str]], list[HubPair]], no_split_fix: str,
+               cache_dir: Path | None = None, fs: Any = None, root: str | None = None,
+               revision: str | None = None) -> HubRows:
     """The rows cached under ``stem``, or ``read(fs, files)`` of ``split`` at one commit.
 
     With the real Hub (``fs`` None) the revision is resolved to its commit first, and the
@@ -478,40 +489,29 @@ def _load_rows(repo: str, config: str | None, split: str, stem: str, cache_dir: 
     return HubRows(pairs, revision)
 
 
-def load_hub_sample(
-    repo: str,
-    config: str | None,
-    source_lang: str,
-    target_lang: str,
-    n: int,
-    seed: int,
-    cache_dir: Path | None = None,
-    fs: Any = None,
-    root: str | None = None,
-    revision: str | None = None,
-) -> HubRows:
+class HubLocation(TypedDict, total=False):
+    """Where rows are read: the cache folder, and for tests and mirrors the filesystem,
+    its root and the commit (by default the Hub's, at its newest commit)."""
+
+    cache_dir: Path | None
+    fs: Any
+    root: str | None
+    revision: str | None
+
+
+def load_hub_sample(repo: str, config: str | None, source_lang: str, target_lang: str,
+                    n: int, seed: int, **location: Unpack[HubLocation]) -> HubRows:
     """``n`` random pairs of ``repo``'s train split, from the local cache when present."""
     return _load_rows(
         repo, config, "train", _sample_stem(repo, config, source_lang, target_lang, n, seed),
-        cache_dir, fs, root, revision,
         lambda fs, files: read_sample(fs, files, n, seed, source_lang, target_lang),
-        "check the name and --data-config")
+        "check the name and --data-config", **location)
 
 
-def load_hub_split(
-    repo: str,
-    config: str | None,
-    split: str,
-    source_lang: str,
-    target_lang: str,
-    cache_dir: Path | None = None,
-    fs: Any = None,
-    root: str | None = None,
-    revision: str | None = None,
-) -> HubRows:
+def load_hub_split(repo: str, config: str | None, split: str, source_lang: str,
+                   target_lang: str, **location: Unpack[HubLocation]) -> HubRows:
     """Every row of ``repo``'s ``split`` split (e.g. a test set), from the cache when present."""
     return _load_rows(
         repo, config, split, _split_stem(repo, config, split, source_lang, target_lang),
-        cache_dir, fs, root, revision,
         lambda fs, files: read_all(fs, files, source_lang, target_lang),
-        "pass --test-data FILE or set test_split = none")
+        "pass --test-data FILE or set test_split = none", **location)

@@ -9,11 +9,7 @@ from __future__ import annotations
 from typing import Any
 
 from workbench.core.data import Pair
-
-
-def with_label(text: str, label: str | None) -> str:
-    """Prefix the target-language label that multi-target opus-mt models expect."""
-    return f"{label} {text}" if label else text
+from workbench.core.decoding import with_label
 
 
 def tokenize_pairs(

@@ -26,7 +26,7 @@ from typing import Any
 from workbench.core.atomic import write_text
 from workbench.core.config import DEFAULT_OUTPUT_DIR, build_config
 from workbench.core.events import finite_or_none
-from workbench.core.figures import Series, heatmap_svg, line_chart_svg
+from workbench.core.heatmap import heatmap_svg
 from workbench.core.runs import (
     BEST_MODEL,
     HISTORY_FILE,
@@ -38,6 +38,7 @@ from workbench.core.runs import (
     read_summary,
     run_folders,
 )
+from workbench.core.svg import Series, line_chart_svg
 from workbench.errors import WorkbenchError
 
 REPORT_MD = "report.md"
@@ -362,9 +363,9 @@ def attention_figure(run_dir: Path, sentence: str | None) -> AttentionFigure:
             f"this run has no saved model in {model_dir} (it did not finish), so there "
             "is no attention to show"))
     try:
-        from workbench.core.attention import attention_from_folder
+        from workbench.core.attention import load_attention_model
 
-        amap = attention_from_folder(str(model_dir), sentence)
+        amap = load_attention_model(str(model_dir)).map(sentence)
         view = amap.view(words=True)
     except Exception as err:  # a figure must never take the whole report down
         return AttentionFigure(sentence=sentence, missing=(

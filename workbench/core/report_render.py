@@ -19,9 +19,9 @@ from typing import Any
 
 from workbench import __version__
 from workbench.core.config import SCRATCH_MODEL
-from workbench.core.figures import FONT_STACK, inline_svg
 from workbench.core.report import FIGURE_FILES, RunReport
 from workbench.core.scores import SetScores, format_p, legacy_line, summary_scores
+from workbench.core.svg import FONT_STACK, inline_svg
 
 JUDGEMENT = "Judgement (one line)"
 _MD_SPECIAL = re.compile(r"([\\`*\[\]|]|(?<!\w)_|_(?!\w))")

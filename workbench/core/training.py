@@ -23,6 +23,7 @@ from workbench.core import distributed, token_loss
 from workbench.core.atomic import fsync_tree, replace_folder, save_atomically, write_json
 from workbench.core.config import RunConfig, build_config
 from workbench.core.data import Pair, SplitData, prepare_data
+from workbench.core.decoding import SETTINGS_FILE, DecodeOptions
 from workbench.core.events import (
     EvalDone,
     EventSink,
@@ -46,7 +47,7 @@ from workbench.core.runs import (
     run_folders,
 )
 from workbench.core.scores import score_before_after
-from workbench.core.translation import SETTINGS_FILE, DecodeOptions, Translator
+from workbench.core.translation import Translator
 from workbench.errors import WorkbenchError
 
 

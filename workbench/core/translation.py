@@ -12,23 +12,22 @@ from __future__ import annotations
 
 import re
 import time
-import unicodedata
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
 
-#: Settings saved next to a model so that every front end decodes it the same way.
-SETTINGS_FILE = "workbench.json"
+from workbench.core.decoding import (
+    AUTO_LABEL,
+    MAX_POSITIONS,
+    SETTINGS_FILE,
+    DecodeOptions,
+    clean_input,
+    length_bound,
+    resolve_label,
+    with_label,
+)
+
 _SENTENCE_END = re.compile(r"(?<=[.!?。！？；;])\s*")
-
-
-@dataclass(frozen=True)
-class DecodeOptions:
-    """How to generate: beams, length bound and n-gram blocking."""
-
-    num_beams: int = 1
-    max_new_tokens: int = 128
-    no_repeat_ngram_size: int = 0
 
 
 @dataclass
@@ -39,23 +38,6 @@ class Translation:
     text: str
     seconds: float = 0.0
     notices: list[str] = field(default_factory=list)
-
-
-def clean_input(text: str) -> str:
-    """Make arbitrary input safe to tokenize: no lone surrogates or control characters."""
-    text = text.encode("utf-8", "replace").decode("utf-8", "replace")
-    text = "".join(
-        " " if unicodedata.category(ch) in ("Cc", "Cs", "Co", "Cn") and ch != "\n" else ch
-        for ch in text
-    )
-    return " ".join(text.split())
-
-
-#: The engines a translating command can ask for (``--backend``); see ``choose_export``.
-BACKENDS = ("auto", "transformers", "ct2")
-
-#: ``target_label`` value meaning "the model's own": see :func:`read_settings`.
-AUTO_LABEL = "auto"
 
 
 def preset_label(model: str) -> str | None:
@@ -173,7 +155,7 @@ class Translator:
         self.tokenizer = tokenizer
         self.target_label = target_label
         # Leave room for the label and </s>; never beyond the 512 positions.
-        self.max_source_length = min(max_source_length, 512)
+        self.max_source_length = min(max_source_length, MAX_POSITIONS)
         self.backend = backend or TransformersBackend(model, device)
         #: Said once when the model was loaded (e.g. an export not used because it is stale).
         self.notices = list(notices or [])
@@ -207,13 +189,13 @@ class Translator:
 
             tokenizer = load_export_tokenizer(export)
             settings = read_settings(export)
-            label = settings.get("target_label") if target_label == AUTO_LABEL else target_label
+            label = resolve_label(settings, target_label)
             check_target_label(tokenizer, label)
             translator = cls(
                 None,
                 tokenizer,
                 target_label=label,
-                max_source_length=int(settings.get("max_source_length", 512)),
+                max_source_length=int(settings.get("max_source_length", MAX_POSITIONS)),
                 backend=CT2Backend(export, tokenizer, device),
                 notices=notices,
             )
@@ -221,14 +203,14 @@ class Translator:
             return translator
         model, tokenizer = load_model_and_tokenizer(name)
         settings = read_settings(name)
-        label = settings.get("target_label") if target_label == AUTO_LABEL else target_label
+        label = resolve_label(settings, target_label)
         check_target_label(tokenizer, label)
         model.eval()
         translator = cls(
             model,
             tokenizer,
             target_label=label,
-            max_source_length=int(settings.get("max_source_length", 512)),
+            max_source_length=int(settings.get("max_source_length", MAX_POSITIONS)),
             device=device or pick_device(),
             notices=notices,
         )
@@ -242,15 +224,10 @@ class Translator:
 
     def default_options(self) -> DecodeOptions:
         """Decoding settings stored in the model's generation config."""
-        gen = self.backend.generation_config
-        return DecodeOptions(
-            num_beams=int(gen.num_beams or 1),
-            max_new_tokens=int(gen.max_new_tokens or (gen.max_length or 129) - 1),
-            no_repeat_ngram_size=int(gen.no_repeat_ngram_size or 0),
-        )
+        return DecodeOptions.of_model(self.backend.generation_config)
 
     def _with_label(self, text: str) -> str:
-        return f"{self.target_label} {text}" if self.target_label else text
+        return with_label(text, self.target_label)
 
     def _length(self, text: str) -> int:
         return len(self.tokenizer(self._with_label(text))["input_ids"])
@@ -296,7 +273,7 @@ class Translator:
             # Bound the output by the source length as well as the cap: an untrained or
             # looping model otherwise runs every sentence to the cap.
             source_len = max(len(ids) for ids in sources)
-            bound = min(options.max_new_tokens, 2 * source_len + 8)
+            bound = length_bound(source_len, options.max_new_tokens)
             generated = self.backend.generate_ids(sources, options, bound)
             decoded = self.tokenizer.batch_decode(generated, skip_special_tokens=True)
             for i, text in zip(idx, decoded, strict=False):

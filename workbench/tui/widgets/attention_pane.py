@@ -1,7 +1,9 @@
 """Attention pane: the text-mode cross-attention heatmap for the current sentence.
 
-Extraction (:func:`workbench.core.attention.attention_for`) runs on a worker; changing
-the layer, head or word merging only re-renders the stored weights, which is instant.
+Extraction runs on a worker with the loader and decoding of ``workbench attention``
+(:func:`workbench.core.attention.load_attention_model`), so pane and command show the
+same translation and the same weights. Changing the layer, head or word merging only
+re-renders the stored weights, which is instant.
 """
 
 from __future__ import annotations
@@ -43,7 +45,7 @@ class AttentionPane(ForwardsWorkerFailures, Vertical):
     def __init__(self, model: str, **kwargs: Any) -> None:
         super().__init__(**kwargs)
         self.model_name = model
-        self._loaded: tuple[str, Any, Any, str | None] | None = None
+        self._loaded: Any = None  # an AttentionModel, loaded on first use
         self.result: Any = None
         self.layer_index: int | None = None  # None: the default view chosen by the core
         self.head_index: int | None = None  # None: mean over heads
@@ -78,20 +80,14 @@ class AttentionPane(ForwardsWorkerFailures, Vertical):
 
     @work(thread=True, exclusive=True, exit_on_error=False, group="attention")
     def extract(self, sentence: str) -> None:
-        """Load the model with eager attention (once) and extract the weights."""
-        from workbench.core.attention import attention_for
-        from workbench.core.modeling import load_model_and_tokenizer
-        from workbench.core.translation import read_settings
+        """Load the model (once) and extract the weights, as ``workbench attention`` does."""
+        from workbench.core.attention import load_attention_model
         from workbench.errors import WorkbenchError
 
         try:
-            if self._loaded is None or self._loaded[0] != self.model_name:
-                model, tokenizer = load_model_and_tokenizer(self.model_name,
-                                                            attn_implementation="eager")
-                label = read_settings(self.model_name).get("target_label")
-                self._loaded = (self.model_name, model, tokenizer, label)
-            _, model, tokenizer, label = self._loaded
-            result = attention_for(model, tokenizer, sentence, target_label=label)
+            if self._loaded is None or self._loaded.name != self.model_name:
+                self._loaded = load_attention_model(self.model_name)
+            result = self._loaded.map(sentence)
         except WorkbenchError as err:
             self.post_message(self.Extracted(None, str(err)))
             return

@@ -17,9 +17,8 @@ from textual.app import ComposeResult
 from textual.containers import Horizontal, Vertical
 from textual.widgets import Button, Input, Label, Log, ProgressBar, Static
 
-from workbench.cli.headless import format_seconds
 from workbench.core.config import RunConfig, build_config
-from workbench.core.events import EvalDone, Note, Phase, RunDone, Sample, TrainStep
+from workbench.core.events import EvalDone, Note, Phase, RunDone, Sample, TrainStep, format_seconds
 from workbench.errors import WorkbenchError
 from workbench.tui.messages import ForwardsWorkerFailures, RunEvent, RunFinished
 from workbench.tui.widgets.charts import SeriesChart

@@ -20,7 +20,8 @@ from textual.containers import Horizontal, Vertical
 from textual.message import Message
 from textual.widgets import DataTable, Input, Label, Select
 
-from workbench.core.translation import AUTO_LABEL
+from workbench.core.decoding import AUTO_LABEL
+from workbench.errors import WorkbenchError
 from workbench.tui.messages import ForwardsWorkerFailures, ShowAttention
 
 CHOICES = [("fine-tuned", "tuned"), ("base", "base"), ("both", "both")]
@@ -76,12 +77,13 @@ class TranslatePane(ForwardsWorkerFailures, Vertical):
             yield Label("model:")
             yield Select(CHOICES, value="tuned", allow_blank=False, id="translate-model",
                          compact=True)
+            # Empty: the model's own settings, as `workbench translate` uses them.
             yield Label("beams:")
-            yield Input("1", id="translate-beams", classes="setting", type="integer",
-                        compact=True)
+            yield Input("", placeholder="model", id="translate-beams", classes="setting",
+                        type="integer", compact=True)
             yield Label("max new:")
-            yield Input("64", id="translate-max", classes="setting", type="integer",
-                        compact=True)
+            yield Input("", placeholder="model", id="translate-max", classes="setting",
+                        type="integer", compact=True)
         yield Input(placeholder="Type an English sentence and press Enter", id="translate-input")
         yield DataTable(id="translate-history", cursor_type="row", zebra_stripes=True)
 
@@ -98,36 +100,44 @@ class TranslatePane(ForwardsWorkerFailures, Vertical):
             self.labels["base"] = AUTO_LABEL  # e.g. a scratch run's initial model
             self._translators.pop("base", None)
 
-    def _options(self) -> Any:
-        from workbench.core.translation import DecodeOptions
+    def _overrides(self) -> tuple[int | None, int | None]:
+        """Beams and length the user typed (None: the model's own), checked as the CLI's
+        ``--num-beams``/``--max-new-tokens`` are; a bad value raises WorkbenchError."""
+        from workbench.core.decoding import check_beams, check_new_tokens
 
-        def number(widget_id: str, default: int, low: int, high: int) -> int:
-            try:
-                value = int(self.query_one(widget_id, Input).value)
-            except ValueError:
-                return default
-            return min(max(value, low), high)
+        def number(widget_id: str) -> int | None:
+            text = self.query_one(widget_id, Input).value.strip()
+            return int(text) if text.lstrip("-").isdigit() else None
 
-        return DecodeOptions(num_beams=number("#translate-beams", 1, 1, 16),
-                             max_new_tokens=number("#translate-max", 64, 1, 511))
+        beams, length = number("#translate-beams"), number("#translate-max")
+        if beams is not None:
+            check_beams(beams, "beams")
+        if length is not None:
+            check_new_tokens(length, "max new")
+        return beams, length
 
     @on(Input.Submitted, "#translate-input")
     def _submitted(self, event: Input.Submitted) -> None:
         text = event.value
         if not text.strip():
             return
+        try:
+            overrides = self._overrides()
+        except WorkbenchError as err:
+            self.app.notify(str(err), title="Translate", severity="error", timeout=8)
+            return
         event.input.value = ""
         self.last_source = text
         choice = self.query_one("#translate-model", Select).value
         keys = ["tuned", "base"] if choice == "both" else [str(choice)]
-        self.translate(text, keys, self._options())
+        self.translate(text, keys, overrides)
 
     @work(thread=True, exit_on_error=False, group="translate")
-    def translate(self, text: str, keys: list[str], options: Any) -> None:
+    def translate(self, text: str, keys: list[str],
+                  overrides: tuple[int | None, int | None]) -> None:
         """Load the chosen models once and translate off the main thread."""
-        from workbench.cli.translate import append_history
+        from workbench.core.history import append_history
         from workbench.core.translation import Translator
-        from workbench.errors import WorkbenchError
 
         for key in keys:
             name = self.models.get(key)
@@ -142,6 +152,7 @@ class TranslatePane(ForwardsWorkerFailures, Vertical):
                     self._translators[key] = translator
                     self.post_message(self.Loaded(key, translator.backend_label,
                                                   translator.notices))
+                options = translator.default_options().overridden(*overrides)
                 item = translator.translate(text, options)
             except WorkbenchError as err:
                 self.post_message(self.Failed(str(err)))

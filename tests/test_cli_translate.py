@@ -11,7 +11,8 @@ from pathlib import Path
 
 from tests.conftest import ODD_INPUT, run_cli
 from workbench.cli.translate import run_console, run_pipe
-from workbench.core.translation import DecodeOptions, Translator
+from workbench.core.decoding import DecodeOptions
+from workbench.core.translation import Translator
 
 GARBAGE = b"\xff\xfe\x00\x80garbage\xc3\x28 \xed\xa0\x80"  # invalid UTF-8, an encoded surrogate
 

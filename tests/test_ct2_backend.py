@@ -15,7 +15,8 @@ import pytest
 
 from tests.conftest import run_cli
 from workbench.cli import main
-from workbench.core.translation import DecodeOptions, Translator
+from workbench.core.decoding import DecodeOptions
+from workbench.core.translation import Translator
 from workbench.errors import WorkbenchError
 
 try:

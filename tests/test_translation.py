@@ -7,8 +7,9 @@ from pathlib import Path
 import pytest
 
 from workbench.core import modeling
+from workbench.core.decoding import DecodeOptions, clean_input
 from workbench.core.modeling import check_target_label, load_model_and_tokenizer
-from workbench.core.translation import DecodeOptions, Translator, clean_input
+from workbench.core.translation import Translator
 from workbench.errors import HubUnreachableError, WorkbenchError
 
 
@@ -110,7 +111,8 @@ def test_clean_input():
 
 def test_translate_many_treats_each_line_as_translate_does(tiny_model_dir):
     """Long, messy and empty lines: a set decoded in batches equals the console, line by line."""
-    from workbench.core.translation import DecodeOptions, Translator
+    from workbench.core.decoding import DecodeOptions
+    from workbench.core.translation import Translator
 
     translator = Translator.from_pretrained(str(tiny_model_dir), device="cpu",
                                             backend="transformers")

@@ -1,0 +1,113 @@
+"""How a model is asked to translate, decided in one place for every front end.
+
+The run's before/after scoring, ``workbench translate``/``interact``, ``workbench
+attention`` and the TUI's Translate and Attention panes must turn the same sentence into
+the same token ids and decode them with the same settings, or their outputs disagree for
+reasons nobody can see. So the label prefix, input cleaning, the length bound, the
+range checks and the model's decoding defaults live here, and everything else calls them.
+"""
+
+from __future__ import annotations
+
+import unicodedata
+from dataclasses import dataclass, replace
+from typing import Any
+
+from workbench.errors import WorkbenchError
+
+#: Settings saved next to a model (label, source limit, run) so every front end decodes
+#: it the same way.
+SETTINGS_FILE = "workbench.json"
+
+#: Marian's position table has 512 rows; ``generate`` crashes past it.
+MAX_POSITIONS = 512
+#: New tokens one output may take: every position but the decoder start token's.
+MAX_NEW_TOKENS = MAX_POSITIONS - 1
+#: Beams anyone asks for in practice; more only costs memory and time.
+MAX_BEAMS = 64
+
+#: The engines a translating command can ask for (``--backend``); see ``choose_export``.
+BACKENDS = ("auto", "transformers", "ct2")
+
+#: ``target_label`` value meaning "the model's own": see :func:`read_settings`.
+AUTO_LABEL = "auto"
+
+
+def check_beams(value: int, name: str = "num_beams") -> int:
+    """``value`` when it is a usable beam count, else the one-line error naming ``name``."""
+    if not 1 <= value <= MAX_BEAMS:
+        raise WorkbenchError(f"{name} must be 1..{MAX_BEAMS}, got {value}")
+    return value
+
+
+def check_new_tokens(value: int, name: str = "max_new_tokens") -> int:
+    """``value`` when it fits Marian's positions, else the one-line error naming ``name``."""
+    if not 1 <= value <= MAX_NEW_TOKENS:
+        raise WorkbenchError(f"{name} must be 1..{MAX_NEW_TOKENS}, got {value}")
+    return value
+
+
+@dataclass(frozen=True)
+class DecodeOptions:
+    """How to generate: beams, length bound and n-gram blocking (checked on creation)."""
+
+    num_beams: int = 1
+    max_new_tokens: int = 128
+    no_repeat_ngram_size: int = 0
+
+    def __post_init__(self) -> None:
+        check_beams(self.num_beams)
+        check_new_tokens(self.max_new_tokens)
+        if self.no_repeat_ngram_size < 0:
+            raise WorkbenchError(
+                f"no_repeat_ngram_size must be >= 0, got {self.no_repeat_ngram_size}")
+
+    @classmethod
+    def of_model(cls, generation_config: Any) -> DecodeOptions:
+        """The defaults a saved model carries in its generation config.
+
+        A run writes ``max_length`` (start token + new tokens) rather than
+        ``max_new_tokens``, which would make ``generate`` warn on every batch.
+        """
+        gen = generation_config
+        return cls(
+            num_beams=int(gen.num_beams or 1),
+            max_new_tokens=min(int(gen.max_new_tokens or (gen.max_length or 129) - 1),
+                               MAX_NEW_TOKENS),
+            no_repeat_ngram_size=int(gen.no_repeat_ngram_size or 0),
+        )
+
+    def overridden(self, num_beams: int | None = None,
+                   max_new_tokens: int | None = None) -> DecodeOptions:
+        """These options with the values a user gave (None keeps the model's)."""
+        return replace(
+            self,
+            num_beams=self.num_beams if num_beams is None else num_beams,
+            max_new_tokens=self.max_new_tokens if max_new_tokens is None else max_new_tokens,
+        )
+
+
+def clean_input(text: str) -> str:
+    """Make arbitrary input safe to tokenize: no lone surrogates or control characters."""
+    text = text.encode("utf-8", "replace").decode("utf-8", "replace")
+    text = "".join(
+        " " if unicodedata.category(ch) in ("Cc", "Cs", "Co", "Cn") and ch != "\n" else ch
+        for ch in text
+    )
+    return " ".join(text.split())
+
+
+def with_label(text: str, label: str | None) -> str:
+    """Prefix the target-language label that multi-target opus-mt models expect."""
+    return f"{label} {text}" if label else text
+
+
+def length_bound(source_tokens: int, max_new_tokens: int) -> int:
+    """New tokens allowed for a source of ``source_tokens``: an untrained or looping model
+    would otherwise run every sentence to the cap."""
+    return min(max_new_tokens, 2 * source_tokens + 8)
+
+
+def resolve_label(settings: dict[str, Any], requested: str | None) -> str | None:
+    """The label to decode with: the model's own for :data:`AUTO_LABEL`, else ``requested``."""
+    return settings.get("target_label") if requested == AUTO_LABEL else requested
