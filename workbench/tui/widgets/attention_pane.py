@@ -49,7 +49,7 @@ class AttentionPane(ForwardsWorkerFailures, Vertical):
         self.result: Any = None
         self.layer_index: int | None = None  # None: the default view chosen by the core
         self.head_index: int | None = None  # None: mean over heads
-        self.merge_words = True
+        self.merge_words = False  # pieces, as `workbench attention` without --words
 
     def compose(self) -> ComposeResult:
         yield Input(placeholder="Sentence to inspect, Enter to run; ] [ layer · h head · "

@@ -1,0 +1,64 @@
+"""The TUI's Translate and Attention panes decode like the command line.
+
+They once loaded and decoded models their own way: the Translate pane printed
+``在在的的的。`` and the Attention pane ``在在的的了。`` for the same sentence. Both now
+go through the core (:class:`~workbench.core.translation.Translator` and
+:func:`~workbench.core.attention.load_attention_model`); this holds pane and CLI to the same
+translation and the same matrix.
+"""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import numpy as np
+
+from tests.conftest import small, wait_for
+from workbench.cli import main
+from workbench.core.attention import load_attention_model
+from workbench.core.heatmap import render_plain
+from workbench.tui.app import WorkbenchApp
+from workbench.tui.widgets.attention_pane import AttentionPane
+from workbench.tui.widgets.translate_pane import TranslatePane
+
+SENTENCE = "I like to drink tea with my friends."
+
+
+async def test_panes_show_what_workbench_translate_and_attention_print(
+        tmp_path: Path, tiny_model_dir: Path, capsys):
+    model = tmp_path / "out" / "best_model"
+    shutil.copytree(tiny_model_dir, model)
+    assert main(["translate", "--model", str(model), SENTENCE]) == 0
+    cli_translation = capsys.readouterr().out.strip()
+    assert main(["attention", "--model", str(model), "--width", "200", SENTENCE]) == 0
+    cli_heatmap = capsys.readouterr().out
+    assert f"translation: {cli_translation or '(empty)'}\n" in cli_heatmap
+
+    app = WorkbenchApp(small(tmp_path))
+    async with app.run_test(size=(120, 36)) as pilot:
+        await pilot.press("f4")
+        translate = app.query_one(TranslatePane)
+        field = translate.query_one("#translate-input")
+        await wait_for(pilot, lambda: field.display)
+        field.value = SENTENCE
+        field.focus()
+        await pilot.press("enter")
+        table = translate.query_one("#translate-history")
+        await wait_for(pilot, lambda: table.row_count == 1)
+        pane_translation = str(table.get_row_at(0)[2])
+
+        await pilot.press("ctrl+t")  # the same sentence in the Attention pane
+        attention = app.query_one(AttentionPane)
+        await wait_for(pilot, lambda: attention.result is not None)
+        amap = attention.result
+
+    assert pane_translation == cli_translation == amap.translation
+    # The pane's default view is the command's default view, cell for cell.
+    view = amap.view(layer=attention.layer_index, head=attention.head_index,
+                     words=attention.merge_words)
+    direct = load_attention_model(str(model)).map(SENTENCE).view()
+    np.testing.assert_array_equal(view.matrix, direct.matrix)
+    assert (view.row_labels, view.col_labels) == (direct.row_labels, direct.col_labels)
+    grid = render_plain(view.row_labels, view.col_labels, view.matrix, width=200)
+    assert grid.strip() in cli_heatmap.replace(" \n", "\n")
