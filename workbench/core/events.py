@@ -3,7 +3,8 @@
 Training code calls a sink (``Callable[[Event], None]``) with these small frozen
 dataclasses; the headless sink prints them, the TUI posts them as messages, and
 :class:`JsonlRecorder` writes the numeric ones to ``metrics.jsonl``. Sinks may be called
-from a worker thread, so they must not touch UI state directly.
+from a worker thread, so they must not touch UI state directly. :class:`EventText` is the
+one wording of events as lines, for the headless output and the TUI's log alike.
 """
 
 from __future__ import annotations
@@ -16,14 +17,22 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
+
+from workbench.core.scores import headline, interval_line, summary_scores
+
+PhaseName = Literal["data", "model", "before", "train", "after"]
+Level = Literal["info", "warning", "error"]
+Stage = Literal["epoch", "before", "after"]
+Split = Literal["validation", "test"]
+Status = Literal["finished", "stopped", "failed"]
 
 
 @dataclass(frozen=True)
 class Phase:
     """A stage of the run begins (``data``, ``model``, ``before``, ``train``, ``after``)."""
 
-    name: str
+    name: PhaseName
     detail: str = ""
 
 
@@ -32,7 +41,7 @@ class Note:
     """A human-readable line: information or a warning."""
 
     text: str
-    level: str = "info"
+    level: Level = "info"
 
 
 @dataclass(frozen=True)
@@ -58,8 +67,8 @@ class EvalDone:
     bleu: float
     chrf: float
     loss: float | None = None
-    stage: str = "epoch"  # "epoch", "before" or "after"
-    split: str = "validation"  # "validation" or "test"; per-epoch ones are validation
+    stage: Stage = "epoch"
+    split: Split = "validation"  # per-epoch evaluations are always of validation
     set_name: str = ""  # where the set comes from, e.g. "newstest2018"
     size: int = 0  # sentences scored
 
@@ -80,7 +89,7 @@ class Sample:
 class RunDone:
     """The run ended; ``status`` is ``finished``, ``stopped`` or ``failed``."""
 
-    status: str
+    status: Status
     run_dir: str
     summary: dict[str, Any] = field(default_factory=dict)
 
@@ -145,3 +154,83 @@ def fan_out(*sinks: EventSink | None) -> EventSink:
             s(event)
 
     return sink
+
+
+def _num(value: float | None, fmt: str) -> str:
+    return "-" if value is None else format(value, fmt)
+
+
+#: What each set is for, said under its scores at the end of a run.
+SET_ROLES = (("test", "hand this in: never used to choose anything"),
+             ("validation", "chose the best epoch, so optimistic"))
+
+
+class EventText:
+    """Events as plain lines: the one wording for ``train --headless`` and the TUI's log.
+
+    Remembers each set's "before" scores to print the change next to "after", and numbers
+    the samples as they come.
+    """
+
+    def __init__(self) -> None:
+        #: BLEU and chrF before fine-tuning, per set ("validation", "test").
+        self.before: dict[str, tuple[float, float]] = {}
+        self.samples_seen = 0
+
+    def lines(self, event: Event) -> list[str]:
+        """The lines that say what ``event`` means (none for an event with nothing to say)."""
+        if isinstance(event, Phase):
+            return [f"[{event.name}]" + (f" {event.detail}" if event.detail else "")]
+        if isinstance(event, Note):
+            prefix = {"warning": "warning: ", "error": "error: "}.get(event.level, "")
+            return [f"  {prefix}{event.text}"]
+        if isinstance(event, TrainStep):
+            total = event.max_steps or 0
+            return [f"  step {event.step:>{len(str(total))}}/{total}  epoch {event.epoch:5.2f}  "
+                    f"loss {_num(event.loss, '.4f')}  lr {_num(event.learning_rate, '.2e')}  "
+                    f"grad {_num(event.grad_norm, '.2f')}  "
+                    f"{_num(event.samples_per_second, '.1f')} samples/s  "
+                    f"ETA {format_seconds(event.eta_seconds)}"]
+        if isinstance(event, EvalDone):
+            return [self._eval(event)]
+        if isinstance(event, Sample):
+            return self._sample(event)
+        return self._done(event)
+
+    def _eval(self, event: EvalDone) -> str:
+        where = f"{event.split} ({event.set_name}, {event.size:,})"
+        if event.stage == "before":
+            self.before[event.split] = (event.bleu, event.chrf)
+            return (f"  before fine-tuning, {where}: BLEU {event.bleu:.2f}   "
+                    f"chrF {event.chrf:.2f}")
+        if event.stage == "after":
+            bleu0, chrf0 = self.before.get(event.split, (None, None))
+            diff = "" if bleu0 is None else f" ({event.bleu - bleu0:+.2f})"
+            cdiff = "" if chrf0 is None else f" ({event.chrf - chrf0:+.2f})"
+            return (f"  after fine-tuning,  {where}: BLEU {event.bleu:.2f}{diff}   "
+                    f"chrF {event.chrf:.2f}{cdiff}")
+        return (f"  epoch {event.epoch:.0f} done: BLEU {event.bleu:.2f}  "
+                f"chrF {event.chrf:.2f}  eval loss {_num(event.loss, '.4f')}  (validation)")
+
+    def _sample(self, event: Sample) -> list[str]:
+        lines = [] if self.samples_seen else ["[samples] before / after on test sentences"]
+        self.samples_seen += 1
+        return [*lines,
+                f"  {self.samples_seen}. source:    {event.source}",
+                f"     reference: {event.reference}",
+                f"     before:    {event.before}   (BLEU {event.bleu_before:.1f})",
+                f"     after:     {event.after}   (BLEU {event.bleu_after:.1f})"]
+
+    def _done(self, event: RunDone) -> list[str]:
+        s = event.summary
+        if event.status != "finished":
+            return [f"[{event.status}] run folder: {event.run_dir}"]
+        lines = ["[done]"]
+        for role, note in SET_ROLES:
+            scores = summary_scores(s, role)
+            if scores is not None:
+                lines += [f"  {headline(scores)}", f"    {interval_line(scores)}; {note}"]
+        return [*lines,
+                f"  training {format_seconds(s.get('train_seconds'))}; "
+                f"best model: {s.get('best_model')}",
+                f"  run folder: {event.run_dir} (config.json, metrics.jsonl, summary.json)"]

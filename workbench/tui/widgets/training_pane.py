@@ -18,7 +18,14 @@ from textual.containers import Horizontal, Vertical
 from textual.widgets import Button, Input, Label, Log, ProgressBar, Static
 
 from workbench.core.config import RunConfig, build_config
-from workbench.core.events import EvalDone, Note, Phase, RunDone, Sample, TrainStep, format_seconds
+from workbench.core.events import (
+    EvalDone,
+    EventText,
+    Phase,
+    RunDone,
+    TrainStep,
+    format_seconds,
+)
 from workbench.errors import WorkbenchError
 from workbench.tui.messages import ForwardsWorkerFailures, RunEvent, RunFinished
 from workbench.tui.widgets.charts import SeriesChart
@@ -42,6 +49,7 @@ class TrainingPane(ForwardsWorkerFailures, Vertical):
         self.stop_flag = threading.Event()
         self.running = False
         self.last_status: str | None = None
+        self.text = EventText()
 
     def compose(self) -> ComposeResult:
         with Horizontal(id="train-settings"):
@@ -122,6 +130,7 @@ class TrainingPane(ForwardsWorkerFailures, Vertical):
         for chart in self.query(SeriesChart):
             chart.clear_series()
         self.query_one("#train-progress", ProgressBar).update(total=None, progress=0)
+        self.text = EventText()  # a new run: no "before" scores yet
         self.write_log(("resuming" if resume else "starting") + f" {config.preset} run")
         self.train(config, resume)
 
@@ -159,23 +168,20 @@ class TrainingPane(ForwardsWorkerFailures, Vertical):
     def _run_event(self, message: RunEvent) -> None:
         message.stop()
         event = message.event
+        # The log says what `train --headless` prints, in the same words.
+        for line in self.text.lines(event):
+            self.write_log(line)
         if isinstance(event, Phase):
-            self.write_log(f"[{event.name}] {event.detail}".rstrip())
             self.query_one("#train-status", Static).update(event.name)
-        elif isinstance(event, Note):
-            self.write_log(("warning: " if event.level != "info" else "") + event.text)
         elif isinstance(event, TrainStep):
             self._train_step(event)
         elif isinstance(event, EvalDone):
             self._eval(event)
-        elif isinstance(event, Sample):
-            pass  # the Samples pane reads them from the summary
         elif isinstance(event, RunDone):
             self.running = False
             self.last_status = event.status
             self._set_buttons()
             self.query_one("#train-status", Static).update(event.status)
-            self.write_log(f"run {event.status}: {event.run_dir}")
             self.post_message(RunFinished(event.status, event.run_dir, event.summary))
 
     def _train_step(self, e: TrainStep) -> None:
@@ -185,15 +191,11 @@ class TrainingPane(ForwardsWorkerFailures, Vertical):
                   f"{(e.samples_per_second or 0):.1f} samples/s · "
                   f"ETA {format_seconds(e.eta_seconds)}")
         self.query_one("#train-status", Static).update(status)
-        loss = "nan/inf" if e.loss is None else f"{e.loss:.4f}"
-        self.write_log(f"step {e.step}/{e.max_steps} epoch {e.epoch:.2f} loss {loss}")
         self.query_one("#loss-chart", SeriesChart).add_point("loss", e.step, e.loss)
 
     def _eval(self, e: EvalDone) -> None:
-        chart = self.query_one("#bleu-chart", SeriesChart)
-        label = f"epoch {e.epoch:.0f}" if e.stage == "epoch" else f"{e.stage}, {e.split}"
-        self.write_log(f"{label}: BLEU {e.bleu:.2f} chrF {e.chrf:.2f}")
         # The chart follows the validation set: the test set is scored before and after only.
         if e.stage in ("before", "epoch") and e.split == "validation":
+            chart = self.query_one("#bleu-chart", SeriesChart)
             chart.add_point("BLEU", e.epoch, e.bleu)
             chart.add_point("chrF", e.epoch, e.chrf)
