@@ -10,6 +10,8 @@
 from __future__ import annotations
 
 import ast
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -124,3 +126,20 @@ def test_the_checks_fail_for_a_planted_violation(tmp_path: Path, planted: str, s
     else:
         assert forbidden(edges, "workbench.tui", ("workbench.tui", "workbench.core",
                                                   "workbench.errors"))
+
+
+def test_core_never_imports_textual():
+    import pkgutil
+
+    import workbench.core
+
+    modules = [f"workbench.core.{m.name}" for m in pkgutil.iter_modules(workbench.core.__path__)]
+    code = (
+        "import importlib, sys\n"
+        f"for name in {modules!r}:\n"
+        "    importlib.import_module(name)\n"
+        "print('TEXTUAL', 'textual' in sys.modules)\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert "TEXTUAL False" in out.stdout
+    assert len(modules) >= 10

@@ -1,18 +1,12 @@
-"""Cross-attention heatmaps: extraction on a tiny model, views, text rendering, the CLI."""
+"""Cross-attention maps (workbench.core.attention): extraction on a tiny model, and views."""
 
 from __future__ import annotations
 
-import re
-import subprocess
-import sys
-import xml.etree.ElementTree as ET
 from pathlib import Path
 
 import numpy as np
 import pytest
-from rich.cells import cell_len
 
-from workbench.cli import main
 from workbench.core.attention import (
     AttentionMap,
     attention_for,
@@ -21,7 +15,6 @@ from workbench.core.attention import (
     word_groups,
 )
 from workbench.core.decoding import DecodeOptions
-from workbench.core.heatmap import PALETTE, render_plain, render_rich
 from workbench.errors import WorkbenchError
 
 EXPECTED = Path(__file__).parent / "expected" / "attention_heatmap_zh_en.txt"
@@ -173,130 +166,3 @@ def test_real_map_word_view_keeps_rows_summing_to_one(tiny):
     hidden = amap.view(words=True, hide_special=True)
     assert "</s>" not in hidden.col_labels + hidden.row_labels
     np.testing.assert_allclose(hidden.matrix.sum(axis=1), 1.0, atol=1e-5)
-
-
-# --- rendering ----------------------------------------------------------------------------
-
-ROWS = ["我", "喜欢", "喝", "茶", "。", "</s>"]
-COLS = ["I", "like", "to", "drink", "tea", ".", "</s>"]
-MATRIX = np.array([
-    [0.70, 0.05, 0.05, 0.05, 0.05, 0.05, 0.05],
-    [0.05, 0.60, 0.10, 0.10, 0.05, 0.05, 0.05],
-    [0.02, 0.08, 0.20, 0.55, 0.10, 0.02, 0.03],
-    [0.02, 0.03, 0.05, 0.10, 0.75, 0.02, 0.03],
-    [0.01, 0.01, 0.01, 0.01, 0.06, 0.80, 0.10],
-    [0.10, 0.10, 0.10, 0.10, 0.10, 0.10, 0.40],
-])
-
-
-def _cell_offset(line: str, index: int) -> int:
-    return cell_len(line[:index])
-
-
-def test_rendering_matches_the_stored_expectation():
-    assert render_plain(ROWS, COLS, MATRIX, width=80) == EXPECTED.read_text(encoding="utf-8")
-
-
-def test_rendered_columns_align_for_chinese_and_english_labels():
-    rows = ["我", "喜欢", "喝", "茶", "。", "</s>"]
-    cols = ["我们", "I", "like", "喝茶", "tea", "."]
-    matrix = np.eye(6)[[1, 2, 3, 4, 5, 0]] * 0.5 + 0.5 / 6
-    lines = render_plain(rows, cols, matrix, width=80).splitlines()
-    header = lines[0]
-    starts = [_cell_offset(header, m.start()) for m in re.finditer(r"\S+", header)]
-    assert len(starts) == len(cols)
-    for i, line in enumerate(lines[1:7]):
-        strongest = int(matrix[i].argmax())
-        # The bracket sits right before the cells under the strongest column's label.
-        assert _cell_offset(line, line.index("[")) + 1 == starts[strongest], line
-        assert _cell_offset(line, line.index("]")) == starts[strongest] + max(
-            3, cell_len(cols[strongest])), line
-
-
-def test_wide_input_is_paged_not_wrapped():
-    cols = [f"word{i}" for i in range(30)] + ["喝茶"]
-    matrix = np.full((len(ROWS), len(cols)), 1 / len(cols))
-    text = render_plain(ROWS, cols, matrix, width=60)
-    assert all(cell_len(line) <= 60 for line in text.splitlines())
-    assert "page 1/" in text and "source tokens 1–" in text
-    for label in cols:
-        assert re.search(rf"(?<!\S){re.escape(label)}(?!\S)", text), label
-    with pytest.raises(WorkbenchError, match="page 99 does not exist"):
-        render_plain(ROWS, cols, matrix, width=60, page=99)
-
-
-def test_colour_and_plain_share_one_layout():
-    coloured = render_rich(ROWS, COLS, MATRIX, width=80, colour=True)
-    assert {str(span.style) for span in coloured.spans} >= set(PALETTE[1:])
-    plain = render_rich(ROWS, COLS, MATRIX, width=80, colour=False)
-    assert not any(str(span.style).startswith("#") for span in plain.spans)
-    assert coloured.plain == plain.plain  # colour is added on top of the same characters
-    assert "\n".join(line.rstrip() for line in plain.plain.splitlines()) + "\n" == (
-        render_plain(ROWS, COLS, MATRIX, width=80))
-
-
-# --- command line -------------------------------------------------------------------------
-
-def test_cli_prints_heatmap_and_writes_svg(tiny_model_dir: Path, tmp_path: Path, capsys):
-    svg = tmp_path / "map.svg"
-    code = main(["attention", SENTENCE, "--model", str(tiny_model_dir), "--words",
-                 "--svg", str(svg)])
-    out = capsys.readouterr().out
-    assert code == 0
-    assert "source:      The cat sat on the mat." in out and "mean of 1 layer," in out
-    assert re.search(r"\[[░▒▓█·\s]+\]", out), out  # strongest token marked, characters only
-    root = ET.parse(svg).getroot()
-    assert root.tag.endswith("svg")
-    assert "cat" in svg.read_text(encoding="utf-8")
-
-
-@pytest.mark.parametrize("no_color", [True, False])
-def test_cli_no_color_on_a_terminal_is_characters_only(tiny_model_dir: Path, monkeypatch,
-                                                       capsys, no_color: bool):
-    monkeypatch.setenv("FORCE_COLOR", "1")  # Rich treats the captured stdout as a terminal
-    monkeypatch.setenv("COLUMNS", "80")
-    if no_color:
-        monkeypatch.setenv("NO_COLOR", "1")
-    else:
-        monkeypatch.delenv("NO_COLOR", raising=False)
-    assert main(["attention", "I like to drink tea.", "--model", str(tiny_model_dir)]) == 0
-    out = capsys.readouterr().out
-    has_colour = re.search(r"\x1b\[(?:[0-9;]*;)?(?:3[0-7]|9[0-7]|38;[0-9;]+)m", out)
-    assert (has_colour is None) is no_color
-    plain = re.sub(r"\x1b\[[0-9;]*m", "", out)
-    assert re.search(r"\[[░▒▓█]+\]", plain), plain  # shades carry the levels either way
-    assert all(cell_len(line) <= 80 for line in plain.splitlines()[3:])
-
-
-@pytest.mark.parametrize(("argv", "message"), [
-    (["attention", "   "], "empty sentence"),
-    (["attention", "hi", "--layer", "5"], "does not exist: the model has 1 decoder layer "),
-    (["attention", " ".join(["word"] * 2000)], "the attention view takes at most"),
-])
-def test_cli_bad_input_is_one_clear_line(tiny_model_dir: Path, capsys, argv, message):
-    assert main([*argv, "--model", str(tiny_model_dir)]) == 2
-    err = capsys.readouterr().err.strip()
-    assert len(err.splitlines()) == 1 and message in err, err
-
-
-def test_cli_without_a_model_says_how_to_get_one(tmp_path: Path, monkeypatch, capsys):
-    monkeypatch.chdir(tmp_path)
-    assert main(["attention", "I like tea."]) == 2
-    assert "train one first (workbench train --headless --preset demo) or pass --model" in (
-        capsys.readouterr().err)
-
-
-def test_png_without_matplotlib_says_so(tiny_model_dir: Path, tmp_path: Path, monkeypatch,
-                                        capsys):
-    monkeypatch.setitem(sys.modules, "matplotlib", None)  # import now raises ImportError
-    code = main(["attention", SENTENCE, "--model", str(tiny_model_dir),
-                 "--png", str(tmp_path / "map.png")])
-    assert code == 2
-    assert "--png needs matplotlib" in capsys.readouterr().err
-
-
-def test_attention_cli_module_is_light():
-    code = "import sys, workbench.cli.attention; print('torch' in sys.modules)"
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
-                         check=True)
-    assert out.stdout.strip() == "False"

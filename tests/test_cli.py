@@ -159,23 +159,6 @@ def test_translate_survives_binary_garbage(demo_run):
     assert len(result.stdout.decode("utf-8").splitlines()) == 2
 
 
-def test_core_never_imports_textual():
-    import pkgutil
-
-    import workbench.core
-
-    modules = [f"workbench.core.{m.name}" for m in pkgutil.iter_modules(workbench.core.__path__)]
-    code = (
-        "import importlib, sys\n"
-        f"for name in {modules!r}:\n"
-        "    importlib.import_module(name)\n"
-        "print('TEXTUAL', 'textual' in sys.modules)\n"
-    )
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
-    assert "TEXTUAL False" in out.stdout
-    assert len(modules) >= 10
-
-
 def test_tui_without_a_terminal_points_to_headless(tmp_path: Path):
     result = run_cli("tui", "--preset", "demo", cwd=tmp_path, input="")
     assert result.returncode == 2

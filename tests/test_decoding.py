@@ -29,7 +29,7 @@ def test_options_are_checked_once_on_creation(values, message):
 
 
 def test_the_cli_names_its_own_flag():
-    with pytest.raises(WorkbenchError, match="--num-beams must be 1..64, got 99"):
+    with pytest.raises(WorkbenchError, match=r"--num-beams must be 1\.\.64, got 99"):
         check_beams(99, "--num-beams")
 
 

@@ -1,0 +1,75 @@
+"""The heatmap's text form (workbench.core.heatmap): CJK alignment, pages, colour and plain."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import numpy as np
+import pytest
+from rich.cells import cell_len
+
+from workbench.core.heatmap import PALETTE, render_plain, render_rich
+from workbench.errors import WorkbenchError
+
+EXPECTED = Path(__file__).parent / "expected" / "attention_heatmap_zh_en.txt"
+
+
+ROWS = ["我", "喜欢", "喝", "茶", "。", "</s>"]
+COLS = ["I", "like", "to", "drink", "tea", ".", "</s>"]
+MATRIX = np.array([
+    [0.70, 0.05, 0.05, 0.05, 0.05, 0.05, 0.05],
+    [0.05, 0.60, 0.10, 0.10, 0.05, 0.05, 0.05],
+    [0.02, 0.08, 0.20, 0.55, 0.10, 0.02, 0.03],
+    [0.02, 0.03, 0.05, 0.10, 0.75, 0.02, 0.03],
+    [0.01, 0.01, 0.01, 0.01, 0.06, 0.80, 0.10],
+    [0.10, 0.10, 0.10, 0.10, 0.10, 0.10, 0.40],
+])
+
+
+def _cell_offset(line: str, index: int) -> int:
+    return cell_len(line[:index])
+
+
+def test_rendering_matches_the_stored_expectation():
+    assert render_plain(ROWS, COLS, MATRIX, width=80) == EXPECTED.read_text(encoding="utf-8")
+
+
+def test_rendered_columns_align_for_chinese_and_english_labels():
+    rows = ["我", "喜欢", "喝", "茶", "。", "</s>"]
+    cols = ["我们", "I", "like", "喝茶", "tea", "."]
+    matrix = np.eye(6)[[1, 2, 3, 4, 5, 0]] * 0.5 + 0.5 / 6
+    lines = render_plain(rows, cols, matrix, width=80).splitlines()
+    header = lines[0]
+    starts = [_cell_offset(header, m.start()) for m in re.finditer(r"\S+", header)]
+    assert len(starts) == len(cols)
+    for i, line in enumerate(lines[1:7]):
+        strongest = int(matrix[i].argmax())
+        # The bracket sits right before the cells under the strongest column's label.
+        assert _cell_offset(line, line.index("[")) + 1 == starts[strongest], line
+        assert _cell_offset(line, line.index("]")) == starts[strongest] + max(
+            3, cell_len(cols[strongest])), line
+
+
+def test_wide_input_is_paged_not_wrapped():
+    cols = [f"word{i}" for i in range(30)] + ["喝茶"]
+    matrix = np.full((len(ROWS), len(cols)), 1 / len(cols))
+    text = render_plain(ROWS, cols, matrix, width=60)
+    assert all(cell_len(line) <= 60 for line in text.splitlines())
+    assert "page 1/" in text and "source tokens 1–" in text
+    for label in cols:
+        assert re.search(rf"(?<!\S){re.escape(label)}(?!\S)", text), label
+    with pytest.raises(WorkbenchError, match="page 99 does not exist"):
+        render_plain(ROWS, cols, matrix, width=60, page=99)
+
+
+def test_colour_and_plain_share_one_layout():
+    coloured = render_rich(ROWS, COLS, MATRIX, width=80, colour=True)
+    assert {str(span.style) for span in coloured.spans} >= set(PALETTE[1:])
+    plain = render_rich(ROWS, COLS, MATRIX, width=80, colour=False)
+    assert not any(str(span.style).startswith("#") for span in plain.spans)
+    assert coloured.plain == plain.plain  # colour is added on top of the same characters
+    assert "\n".join(line.rstrip() for line in plain.plain.splitlines()) + "\n" == (
+        render_plain(ROWS, COLS, MATRIX, width=80))
+
+
