@@ -834,7 +834,7 @@ def write_report(path: Path, ctx: dict[str, Any]) -> str:
         "15,886,041 aligned lines) plus CWMT and News Commentary news sentences and short "
         "Wikipedia titles. The UN corpus's published statistics give its 18.5M Arabic-English "
         "lines 456.6M and 512.1M tokens, ~25 and ~28 per line: these are long sentences, "
-        "unlike the HSK demo corpus (5.2 English words on average, DESIGN.md). Assumed, not "
+        "unlike the HSK demo corpus (5.2 English words on average). Assumed, not "
         "measured here (the real tokenizer is not available offline): subword vocabularies "
         "split such English into ~1.2-1.4 pieces per word, and Chinese into a similar number "
         "of pieces. Modelled (`make_pairs`): source length in tokens (</s> included) ~ "

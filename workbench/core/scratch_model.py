@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from workbench.core.config import RunConfig
+from workbench.core.decoding import MAX_POSITIONS
 from workbench.errors import WorkbenchError
 
 if TYPE_CHECKING:
@@ -139,9 +140,9 @@ def build_scratch_model(
         dropout=config.scratch_dropout,
         attention_dropout=config.scratch_dropout,
         activation_dropout=0.0,
-        max_position_embeddings=512,
+        max_position_embeddings=MAX_POSITIONS,
         # Without this the sinusoidal positions (magnitude ~1) drown the token
-        # embeddings (std 0.02) and the model cannot learn (see shared/DESIGN.md).
+        # embeddings (std 0.02) and the model cannot learn.
         scale_embedding=True,
         share_encoder_decoder_embeddings=True,
         tie_word_embeddings=True,
