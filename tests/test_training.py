@@ -9,12 +9,9 @@ from pathlib import Path
 import pytest
 
 from tests.conftest import small
+from workbench.core.checkpoints import last_complete_checkpoint, publish_model
 from workbench.core.events import EvalDone, Phase, RunDone, Sample, TrainStep
-from workbench.core.training import (
-    last_complete_checkpoint,
-    publish_model,
-    run_training,
-)
+from workbench.core.training import run_training
 
 
 def test_events_and_outputs(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):

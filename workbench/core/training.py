@@ -11,7 +11,6 @@ from __future__ import annotations
 import dataclasses
 import json
 import math
-import os
 import shutil
 import threading
 import time
@@ -20,8 +19,17 @@ from pathlib import Path
 from typing import Any
 
 from workbench.core import distributed, token_loss
-from workbench.core.atomic import fsync_tree, replace_folder, save_atomically, write_json
-from workbench.core.config import RunConfig, build_config
+from workbench.core.atomic import write_json
+from workbench.core.checkpoints import (
+    find_resumable_run,
+    keep_best_so_far,
+    last_complete_checkpoint,
+    move_staged_checkpoint,
+    publish_model,
+    save_best_model,
+    staging_folder,
+)
+from workbench.core.config import RunConfig
 from workbench.core.data import Pair, SplitData, prepare_data
 from workbench.core.events import (
     EvalDone,
@@ -36,14 +44,16 @@ from workbench.core.events import (
     finite_or_none,
 )
 from workbench.core.metrics import corpus_bleu, corpus_chrf, make_compute_metrics, sentence_bleu
+from workbench.core.preflight import preflight
 from workbench.core.preprocess import tokenize_pairs
 from workbench.core.runs import (
     BEST_MODEL,
     INITIAL_MODEL,
     RUNS_FOLDER,
-    is_finished,
+    check_writable,
+    new_run_dir,
     read_json_dict,
-    run_folders,
+    saved_config,
 )
 from workbench.core.scores import score_before_after
 from workbench.core.translation import SETTINGS_FILE, DecodeOptions, Translator
@@ -57,116 +67,6 @@ class RunResult:
     status: str
     run_dir: Path
     summary: dict[str, Any]
-
-
-# --------------------------------------------------------------------------- run folders
-
-
-def check_writable(folder: Path) -> None:
-    """Fail early, with the fix, when outputs cannot be written -- without creating anything.
-
-    The folder may not exist yet (it is made when the run starts, after every other
-    check), so the nearest existing ancestor must be a writable folder.
-    """
-    existing = folder
-    while not existing.exists() and existing != existing.parent:
-        existing = existing.parent
-    problem = None
-    if not existing.is_dir():
-        problem = f"'{existing}' is a file, not a folder"
-    elif not os.access(existing, os.W_OK | os.X_OK):
-        problem = f"no write permission on '{existing}'"
-    if problem:
-        raise WorkbenchError(
-            f"output dir '{folder}' is not writable ({problem}); "
-            "pass a writable folder with --output-dir"
-        )
-
-
-def new_run_dir(output_root: Path, preset: str) -> Path:
-    """A fresh folder per run, so no run ever overwrites another's outputs."""
-    runs = output_root / RUNS_FOLDER
-    runs.mkdir(parents=True, exist_ok=True)
-    stamp = time.strftime("%Y%m%d-%H%M%S")
-    for n in range(1000):
-        candidate = runs / (f"{stamp}-{preset}" + (f"-{n}" if n else ""))
-        try:
-            candidate.mkdir()
-            return candidate
-        except FileExistsError:
-            continue
-    raise WorkbenchError(f"could not create a run folder under '{runs}'")
-
-
-def is_complete_checkpoint(folder: Path) -> bool:
-    """A checkpoint the Trainer can resume from: state, weights and optimizer written."""
-    has_weights = any((folder / n).is_file() for n in ("model.safetensors", "pytorch_model.bin"))
-    return (
-        has_weights
-        and (folder / "trainer_state.json").is_file()
-        and (folder / "optimizer.pt").is_file()
-    )
-
-
-def last_complete_checkpoint(run_dir: Path, on_event: EventSink | None = None) -> Path | None:
-    """The highest-numbered complete ``checkpoint-N``; incomplete ones are skipped.
-
-    transformers' ``get_last_checkpoint`` takes the highest number without looking inside,
-    so a checkpoint half-written by a kill or a full disk would make resume fail.
-    """
-    folder = run_dir / "checkpoints"
-    if not folder.is_dir():
-        return None
-    found = sorted(
-        (p for p in folder.glob("checkpoint-*") if p.name.split("-")[-1].isdigit()),
-        key=lambda p: int(p.name.split("-")[-1]),
-        reverse=True,
-    )
-    for ckpt in found:
-        if is_complete_checkpoint(ckpt):
-            return ckpt
-        if on_event:
-            on_event(Note(f"skipping incomplete checkpoint {ckpt.name}", "warning"))
-    return None
-
-
-def find_resumable_run(output_root: Path) -> Path | None:
-    """The newest run folder that has not finished and has a complete checkpoint."""
-    for run in run_folders(output_root):
-        if not is_finished(run) and last_complete_checkpoint(run) is not None:
-            return run
-    return None
-
-
-def publish_model(source: Path, destination: Path) -> None:
-    """Replace ``destination`` with a copy of ``source``, atomically."""
-    save_atomically(destination, lambda staging: shutil.copytree(
-        source, staging, dirs_exist_ok=True))
-
-
-#: Checkpoint files that are training state, not part of a model one can load.
-TRAINING_STATE_FILES = ("optimizer.pt", "scheduler.pt", "scaler.pt", "rng_state*.pth",
-                        "trainer_state.json", "training_args.bin")
-
-
-def keep_best_so_far(trainer: Any, run_dir: Path, settings: dict[str, Any]) -> Path | None:
-    """Save the best checkpoint evaluated so far as the run's ``best_model/``.
-
-    Used when a run fails part-way (a NaN loss): the weights in memory may be broken, but
-    the best checkpoint on disk is good and is what the user wants to keep.
-    """
-    best = trainer.state.best_model_checkpoint
-    if not best or not is_complete_checkpoint(Path(best)):
-        return None
-
-    def copy_model(folder: Path) -> None:
-        shutil.copytree(best, folder, dirs_exist_ok=True,
-                        ignore=shutil.ignore_patterns(*TRAINING_STATE_FILES))
-        write_json(folder / SETTINGS_FILE, settings)
-
-    destination = run_dir / BEST_MODEL
-    save_atomically(destination, copy_model)
-    return destination
 
 
 # --------------------------------------------------------------------------- the trainer hook
@@ -321,7 +221,7 @@ def _trainer_class(seed: int) -> Any:
         def _save_checkpoint(self, model: Any, trial: Any) -> None:
             root = Path(self.args.output_dir)
             name = f"checkpoint-{self.state.global_step}"
-            staging_root = root / f".staging-{name}"
+            staging_root = staging_folder(root, name)
             if self.is_world_process_zero():
                 shutil.rmtree(staging_root, ignore_errors=True)
             self.accelerator.wait_for_everyone()
@@ -339,13 +239,9 @@ def _trainer_class(seed: int) -> Any:
                 self.state.best_model_checkpoint = str(root / Path(best).name)
             self.accelerator.wait_for_everyone()
             if self.is_world_process_zero():
-                staged = staging_root / name
                 # trainer_state.json names the best checkpoint: point it at the real place.
-                self.state.save_to_json(str(staged / "trainer_state.json"))
-                fsync_tree(staged)
-                # The same step may be saved again (a stop right after a save).
-                replace_folder(staged, root / name)
-                shutil.rmtree(staging_root, ignore_errors=True)
+                self.state.save_to_json(str(staging_root / name / "trainer_state.json"))
+                move_staged_checkpoint(staging_root, name)
                 rotate_checkpoints(str(root), self.args.save_total_limit,
                                    self.state.best_model_checkpoint, use_mtime=True)
             self.accelerator.wait_for_everyone()
@@ -553,17 +449,6 @@ def _training_arguments(config: RunConfig, run_dir: Path, device: str) -> Any:
     )
 
 
-def check_tensorboard() -> None:
-    """One line with the fix when --report-to tensorboard is asked for and not installed."""
-    import importlib.util
-
-    if importlib.util.find_spec("tensorboard") is None:
-        raise WorkbenchError(
-            "--report-to tensorboard needs the tensorboard package, which is not installed; "
-            "pip install tensorboard (or drop --report-to)"
-        )
-
-
 def tensorboard_callback(folder: Path) -> Any:
     """transformers' TensorBoard callback, writing event files into the run folder."""
     from transformers.integrations import TensorBoardCallback
@@ -571,56 +456,6 @@ def tensorboard_callback(folder: Path) -> Any:
     callback = TensorBoardCallback()
     callback.logging_dir = str(folder)  # default: under checkpoints/, named by date and host
     return callback
-
-
-def preflight(config: RunConfig) -> None:
-    """Cheap checks of everything outside the config: local paths, and the Hub if needed.
-
-    Runs before torch/transformers are imported, so an offline machine fails in about a
-    second rather than after a retry loop.
-    """
-    from workbench.core.data import is_hub_dataset, looks_like_local_path
-    from workbench.core.hub import ensure_hub_reachable
-    from workbench.core.hub_sample import (
-        cached_revision,
-        default_cache_dir,
-        find_cached_sample,
-        find_cached_split,
-    )
-    from workbench.core.modeling import check_local_model
-
-    if config.report_to == "tensorboard":
-        check_tensorboard()
-
-    if not config.is_scratch:
-        if looks_like_local_path(config.model):
-            check_local_model(Path(config.model).expanduser())
-        elif not hub_model_cached(config.model):
-            ensure_hub_reachable(f"model '{config.model}'")
-    if is_hub_dataset(config):
-        cache = default_cache_dir()
-        args = (config.data, config.data_config)
-        cached = find_cached_sample(cache, *args, config.source_lang, config.target_lang,
-                                    config.samples, config.seed, config.data_revision)
-        if cached and config.test_split and not config.test_data:
-            # The test split is read at the sample's commit (prepare_data).
-            cached = find_cached_split(cache, *args, config.test_split, config.source_lang,
-                                       config.target_lang, cached_revision(cached))
-        if not cached:
-            what = f"dataset '{config.data}'" + (
-                f" config '{config.data_config}'" if config.data_config else "")
-            ensure_hub_reachable(what)
-
-
-def hub_model_cached(name: str) -> bool:
-    """True when a Hub model's config is in the local Hugging Face cache."""
-    from huggingface_hub import try_to_load_from_cache
-
-    try:
-        found = try_to_load_from_cache(name, "config.json")
-    except Exception:  # a malformed id: let the loader produce the real message
-        return False
-    return isinstance(found, str)
 
 
 def run_training(
@@ -645,17 +480,7 @@ def run_training(
                 f"nothing to resume under '{output_root / RUNS_FOLDER}': no unfinished run "
                 "with a complete checkpoint; start a new run without --resume"
             )
-        saved = json.loads((resume_dir / "config.json").read_text(encoding="utf-8"))
-        if "test_fraction" not in saved:
-            # Its checkpoints trained on pairs that today's split holds out as the test set,
-            # and a scratch model's vocabulary would be rebuilt from another training split.
-            raise WorkbenchError(
-                f"run '{resume_dir.name}' was started by an earlier workbench without a test "
-                "set, so it cannot be resumed without training on today's test pairs; start "
-                "a new run without --resume"
-            )
-        saved.pop("precision", None)  # recorded, not a setting
-        config = build_config(saved.pop("preset", config.preset), overrides=saved)
+        config = saved_config(resume_dir, config.preset)
     preflight(config)
     distributed.configure(config.ddp_timeout)  # before the first collective creates the group
     main = distributed.is_main()
@@ -816,12 +641,7 @@ def run_training(
         return RunResult(status, run_dir, summary)
 
     best_dir = run_dir / BEST_MODEL
-
-    def write_best(folder: Path) -> None:
-        trainer.save_model(str(folder))
-        write_json(folder / SETTINGS_FILE, model_settings(config, run_dir))
-
-    save_atomically(best_dir, write_best)
+    save_best_model(trainer, best_dir, model_settings(config, run_dir))
 
     # "After" translates the model as saved, loaded as `workbench translate --model
     # <run>/best_model` loads it, not trainer.model: accelerate leaves that one wrapped in
