@@ -13,8 +13,9 @@ from typing import Any
 
 from workbench.core.atomic import fsync_tree, replace_folder, save_atomically, write_json
 from workbench.core.events import EventSink, Note
-from workbench.core.runs import BEST_MODEL, is_finished, run_folders
+from workbench.core.runs import BEST_MODEL, RUNS_FOLDER, is_finished, run_folders
 from workbench.core.translation import SETTINGS_FILE
+from workbench.errors import WorkbenchError
 
 #: Checkpoint files that are training state, not part of a model one can load.
 TRAINING_STATE_FILES = ("optimizer.pt", "scheduler.pt", "scaler.pt", "rng_state*.pth",
@@ -59,6 +60,17 @@ def find_resumable_run(output_root: Path) -> Path | None:
         if not is_finished(run) and last_complete_checkpoint(run) is not None:
             return run
     return None
+
+
+def run_to_resume(output_root: Path) -> Path:
+    """The run ``--resume`` continues (:func:`find_resumable_run`), or one line with the fix."""
+    run = find_resumable_run(output_root)
+    if run is None:
+        raise WorkbenchError(
+            f"nothing to resume under '{output_root / RUNS_FOLDER}': no unfinished run "
+            "with a complete checkpoint; start a new run without --resume"
+        )
+    return run
 
 
 def staging_folder(checkpoints: Path, name: str) -> Path:

@@ -1,15 +1,16 @@
 """One fine-tuning run, start to finish: the function every front end calls.
 
-``run_training`` reads as the job does: prepare the run folder, load data, load or build
-the model, score the validation set *before*, fine-tune with ``Seq2SeqTrainer``, score it
-*after* with the same decoding, save the best model, write the summary. Progress goes to
-an event sink; a ``threading.Event`` stops training at the next step with a checkpoint.
+``run_training`` reads as the job does: data, model, the held-out sets scored *before*,
+fine-tuning with ``Seq2SeqTrainer``, the same sets scored *after* with the same decoding,
+the best model published, the summary written. The details live in their own modules:
+``runs`` (the run folder), ``preflight``, ``run_model``, ``trainer`` (the Trainer and its
+callback), ``evaluation`` (before/after) and ``checkpoints``. Progress goes to an event
+sink; a ``threading.Event`` stops training at the next step with a checkpoint.
 """
 
 from __future__ import annotations
 
 import dataclasses
-import json
 import threading
 from dataclasses import dataclass
 from pathlib import Path
@@ -18,25 +19,25 @@ from typing import Any
 from workbench.core import distributed
 from workbench.core.atomic import write_json
 from workbench.core.checkpoints import (
-    find_resumable_run,
     keep_best_so_far,
     last_complete_checkpoint,
     publish_model,
+    run_to_resume,
     save_best_model,
 )
 from workbench.core.config import RunConfig
-from workbench.core.data import Pair, prepare_data
-from workbench.core.events import (
-    EvalDone,
-    EventSink,
-    JsonlRecorder,
-    Note,
-    Phase,
-    RunDone,
-    Sample,
-    fan_out,
+from workbench.core.data import prepare_data
+from workbench.core.evaluation import (
+    HeldOutSets,
+    pick_samples,
+    score_after,
+    score_before,
+    score_rows,
+    translate_after,
+    translate_before,
+    write_translations,
 )
-from workbench.core.metrics import corpus_bleu, corpus_chrf, sentence_bleu
+from workbench.core.events import EventSink, JsonlRecorder, Note, Phase, RunDone, fan_out
 from workbench.core.preflight import preflight
 from workbench.core.run_model import (
     configure_generation,
@@ -45,17 +46,8 @@ from workbench.core.run_model import (
     model_settings,
     resolve_precision,
 )
-from workbench.core.runs import (
-    BEST_MODEL,
-    RUNS_FOLDER,
-    check_writable,
-    new_run_dir,
-    read_json_dict,
-    saved_config,
-)
-from workbench.core.scores import score_before_after
-from workbench.core.translation import DecodeOptions, Translator
-from workbench.errors import WorkbenchError
+from workbench.core.runs import BEST_MODEL, check_writable, new_run_dir, saved_config
+from workbench.core.translation import Translator
 
 
 @dataclass
@@ -65,45 +57,6 @@ class RunResult:
     status: str
     run_dir: Path
     summary: dict[str, Any]
-
-
-def _score(hyps: list[str], refs: list[str], config: RunConfig) -> tuple[float, float]:
-    return corpus_bleu(hyps, refs, config.bleu_tokenize), corpus_chrf(hyps, refs)
-
-
-def _score_rows(
-    val: list[Pair], before: list[str], after: list[str], config: RunConfig
-) -> list[Sample]:
-    """Every sentence of a set with its before/after translation and sentence BLEU.
-
-    Scored once here and written to ``<set>_translations.jsonl``, so the TUI's Samples
-    pane only reads them.
-    """
-    return [
-        Sample(
-            source=pair.source,
-            reference=pair.target,
-            before=b,
-            after=a,
-            bleu_before=round(sentence_bleu(b, pair.target, config.bleu_tokenize), 2),
-            bleu_after=round(sentence_bleu(a, pair.target, config.bleu_tokenize), 2),
-        )
-        for pair, b, a in zip(val, before, after, strict=True)
-    ]
-
-
-def sources_fingerprint(pairs: list[Pair]) -> str:
-    """A hash of a set's source sentences, in order (before.json is reused only for them)."""
-    import hashlib
-
-    return hashlib.sha256("\n".join(p.source for p in pairs).encode("utf-8")).hexdigest()
-
-
-def _pick_samples(rows: list[Sample], k: int) -> list[Sample]:
-    """k evenly spread sentences (deterministic, not cherry-picked)."""
-    if not rows or k <= 0:
-        return []
-    return rows[:: max(1, len(rows) // k)][:k]
 
 
 def run_training(
@@ -120,31 +73,27 @@ def run_training(
     stop = stop or threading.Event()
     output_root = Path(config.output_dir).expanduser()
     check_writable(output_root)
-    resume_dir: Path | None = None
-    if resume:
-        resume_dir = find_resumable_run(output_root)
-        if resume_dir is None:
-            raise WorkbenchError(
-                f"nothing to resume under '{output_root / RUNS_FOLDER}': no unfinished run "
-                "with a complete checkpoint; start a new run without --resume"
-            )
+    resume_dir = run_to_resume(output_root) if resume else None
+    if resume_dir is not None:
         config = saved_config(resume_dir, config.preset)
     preflight(config)
     distributed.configure(config.ddp_timeout)  # before the first collective creates the group
     main = distributed.is_main()
     if not main:  # one set of lines and files: rank 0's
         on_event = None
-    early = fan_out(on_event)
-    early(Phase("data", config.data))
+
+    # ---- data
+    fan_out(on_event)(Phase("data", config.data))
     with distributed.main_first():  # rank 0 fills the sample cache; the others read it
         data = prepare_data(config)
     if data.revision and config.data_revision != data.revision:
         # Pinned in config.json: a resume, or a rerun with this config, reads the same rows.
         config = dataclasses.replace(config, data_revision=data.revision)
 
+    # Only now, with every check passed, torch and transformers are imported.
     from transformers import set_seed
 
-    from workbench.core.modeling import fp32_decoding, pick_device, quiet_libraries
+    from workbench.core.modeling import pick_device, quiet_libraries
     from workbench.core.trainer import (
         EventCallback,
         build_trainer,
@@ -156,7 +105,6 @@ def run_training(
     quiet_libraries()
     device = pick_device()
     precision = resolve_precision(config, device)
-    checkpoint: Path | None = None
     if resume_dir is not None:
         run_dir = resume_dir
     else:
@@ -164,6 +112,7 @@ def run_training(
         if main:
             write_json(run_dir / "config.json", {**config.to_dict(), "precision": precision})
     emit = fan_out(JsonlRecorder(run_dir / "metrics.jsonl") if main else None, on_event)
+    checkpoint: Path | None = None
     if resume_dir is not None:
         checkpoint = last_complete_checkpoint(run_dir, emit)
         emit(Note(f"resuming {run_dir.name} from {checkpoint.name if checkpoint else 'start'}"))
@@ -174,7 +123,6 @@ def run_training(
     emit(Note(f"test set: {len(data.test)} pairs ({data.test_name}), scored before and "
               "after fine-tuning only, never used to choose anything"))
     set_seed(config.seed)
-
     world = distributed.world_size()
     emit(Note(f"effective batch size {config.batch_size * world}"
               + (f" ({config.batch_size} per process x {world} processes)" if world > 1 else "")))
@@ -182,6 +130,8 @@ def run_training(
         waits = distributed.process_group_timeout()
         emit(Note(f"processes wait up to {waits:.0f} s for each other (ddp_timeout)"
                   if waits is not None else f"ddp_timeout {config.ddp_timeout} s"))
+
+    # ---- model
     emit(Phase("model", config.model))
     with distributed.main_first():
         model, tokenizer = load_run_model(config, data, run_dir, emit)
@@ -191,45 +141,19 @@ def run_training(
     emit(Note(f"model: {type(model).__name__}, {n_params / 1e6:.1f}M parameters, on {device}; "
               f"training in {precision['training']}, before/after decoded in "
               f"{precision['decoding']}"))
-
     base_model = keep_initial_model(model, tokenizer, config, run_dir)
 
-    sets = {"validation": data.validation, "test": data.test}
-    set_names = {"validation": data.validation_name, "test": data.test_name}
-    options = DecodeOptions(config.num_beams, config.max_new_tokens, config.no_repeat_ngram_size)
-    translator = Translator(model, tokenizer, config.target_label, config.max_source_length)
-
-    def score_event(stage: str, split: str, hyps: list[str], step: int,
-                    epoch: float) -> dict[str, float]:
-        bleu, chrf = _score(hyps, [p.target for p in sets[split]], config)
-        emit(EvalDone(step=step, epoch=epoch, bleu=bleu, chrf=chrf, stage=stage, split=split,
-                      set_name=set_names[split], size=len(sets[split])))
-        return {"bleu": round(bleu, 2), "chrf": round(chrf, 2)}
-
-    # Before and after are scored once, by rank 0, on both held-out sets; the plain fp32
-    # model here is the one the Trainer has not wrapped yet.
-    before_file = run_dir / "before.json"
+    # ---- before: once, by rank 0, with the plain fp32 model the Trainer has not wrapped yet
+    held_out = HeldOutSets.of(data, config)
     before: dict[str, list[str]] = {}
     before_scores: dict[str, dict[str, float]] = {}
     if main:
-        saved_before = read_json_dict(before_file) or {}
-        fingerprints = {split: sources_fingerprint(pairs) for split, pairs in sets.items()}
-        for split, pairs in sets.items():
-            done = saved_before.get(split)
-            # Reused on resume only for the very same sentences (a data file may have changed).
-            if (isinstance(done, list) and len(done) == len(pairs)
-                    and (saved_before.get("sources") or {}).get(split) == fingerprints[split]):
-                before[split] = done
-                continue
-            emit(Phase("before", f"translating {len(pairs)} {split} sentences"))
-            with fp32_decoding():
-                before[split] = translator.translate_many([p.source for p in pairs], options,
-                                                          config.eval_batch_size)
-        write_json(before_file, {**before, "sources": fingerprints})
-        for split in sets:
-            before_scores[split] = score_event("before", split, before[split], 0, 0.0)
+        translator = Translator(model, tokenizer, config.target_label, config.max_source_length)
+        before = translate_before(held_out, translator, run_dir, emit)
+        before_scores = score_before(held_out, before, emit)
     distributed.barrier()
 
+    # ---- train
     emit(Phase("train"))
     callback = EventCallback(emit, stop, config.batch_size)
     trainer = build_trainer(config, model, tokenizer, data.train, data.validation, run_dir,
@@ -250,7 +174,7 @@ def run_training(
         "validation_pairs": len(data.validation),
         "test_pairs": len(data.test),
         "bleu_tokenize": config.bleu_tokenize,
-        "decoding": vars(options),
+        "decoding": vars(held_out.options),
         "precision": precision,
         "before": before_scores,
         "train_seconds": round(train_seconds, 1),
@@ -274,43 +198,21 @@ def run_training(
         emit(RunDone(status, str(run_dir), summary))
         return RunResult(status, run_dir, summary)
 
+    # ---- after: the best model as saved, on the same sets with the same decoding
     best_dir = run_dir / BEST_MODEL
     save_best_model(trainer, best_dir, model_settings(config, run_dir))
-
-    # "After" translates the model as saved, loaded as `workbench translate --model
-    # <run>/best_model` loads it, not trainer.model: accelerate leaves that one wrapped in
-    # bf16/fp16 autocast, so on a GPU it would decode at another precision than "before".
-    after_translator = Translator.from_pretrained(str(best_dir), device=device,
-                                                  backend="transformers")
-    after: dict[str, list[str]] = {}
-    for split, pairs in sets.items():
-        emit(Phase("after", f"translating {len(pairs)} {split} sentences with {best_dir}"))
-        with fp32_decoding():
-            after[split] = after_translator.translate_many([p.source for p in pairs], options,
-                                                           config.eval_batch_size)
-    scores = {}
-    for split, pairs in sets.items():
-        # The paired test scores both sides itself: the after-event takes its numbers.
-        scores[split] = score_before_after(before[split], after[split],
-                                           [p.target for p in pairs], config.bleu_tokenize,
-                                           split, set_names[split])
-        emit(EvalDone(step=trainer.state.global_step, epoch=float(trainer.state.epoch or 0),
-                      bleu=scores[split].bleu_after, chrf=scores[split].chrf_after,
-                      stage="after", split=split, set_name=set_names[split], size=len(pairs)))
-
-    rows = {split: _score_rows(pairs, before[split], after[split], config)
-            for split, pairs in sets.items()}
-    samples = _pick_samples(rows["test"], config.num_samples_shown)
+    after = translate_after(held_out, best_dir, device, emit)
+    scores = score_after(held_out, before, after, trainer.state.global_step,
+                         float(trainer.state.epoch or 0), emit)
+    rows = score_rows(held_out, before, after)
+    samples = pick_samples(rows["test"], config.num_samples_shown)
     for sample in samples:
         emit(sample)
 
+    # ---- publish
     published = output_root / BEST_MODEL
     publish_model(best_dir, published)
-
-    for split in sets:
-        with (run_dir / f"{split}_translations.jsonl").open("w", encoding="utf-8") as fh:
-            for row in rows[split]:
-                fh.write(json.dumps(vars(row), ensure_ascii=False) + "\n")
+    write_translations(run_dir, rows)
     summary.update({
         "status": "finished",
         # The headline is the test set: never used to choose the epoch or the recipe.
