@@ -16,7 +16,7 @@ the tables report medians and workbench / reference ratios.
   ``Seq2SeqTrainer`` (random order, no length grouping), evaluation with the model's
   default decoding (4 beams, ``max_length`` 512), batch by batch in dataset order.
 * **workbench** -- the code users run, imported, not re-implemented:
-  ``workbench.core.training.build_trainer``, the trainer ``workbench train`` runs (no
+  ``workbench.core.trainer.build_trainer``, the trainer ``workbench train`` runs (no
   padding in tokenizing, length-grouped batches, dynamic padding, the loss on real
   target tokens, greedy evaluation bounded to 128 new tokens, longest sentences first,
   bf16 on GPUs that have it), and ``workbench.core.translation.Translator`` for the
@@ -122,7 +122,7 @@ def length_strata(pairs: list[Any], batches: int, seed: int) -> list[Any]:
     """``batches`` batches of 16, spread evenly over ``pairs`` sorted by source length.
 
     A length-sorted evaluation of the whole set, in miniature: the workbench evaluates
-    longest first (``training.longest_first``), so its batches over the kept pairs are
+    longest first (``trainer.longest_first``), so its batches over the kept pairs are
     these same homogeneous batches. Returned shuffled, since the reference evaluates in
     dataset order; its batches mix the strata, which run shorter than random batches of
     the whole set would (favouring the reference).
@@ -138,7 +138,7 @@ def plan_training(model: Any, lengths: list[tuple[int, int]], batches: int, work
                   device: str) -> tuple[list[int], dict[str, float]]:
     """``batches`` of the batches the workbench's sampler forms over an epoch of ``lengths``.
 
-    The sampler (``training._trainer_class``) sorts megabatches of 50 x 16 pairs by
+    The sampler (``trainer.EpochSeededLengthSampler``) sorts megabatches of 50 x 16 pairs by
     length, but only in datasets of 3,200 pairs or more; on a few dozen pairs its batches
     would be random. So it orders the full epoch here; the epoch's batches, sorted by
     padded size (source + target width), are split into ``batches`` equal groups, and
@@ -148,13 +148,13 @@ def plan_training(model: Any, lengths: list[tuple[int, int]], batches: int, work
     """
     import datasets
 
-    from workbench.core.training import _trainer_class, _training_arguments
+    from workbench.core.trainer import WorkbenchTrainer, training_arguments
 
     config = workbench_config(workdir / "plan")
     dataset = datasets.Dataset.from_dict({"input_ids": [[0] * s for s, _ in lengths],
                                           "labels": [[0] * t for _, t in lengths]})
-    trainer = _trainer_class(config.seed)(
-        model=model, args=_training_arguments(config, workdir / "plan", device),
+    trainer = WorkbenchTrainer(
+        model=model, args=training_arguments(config, workdir / "plan", device),
         eval_dataset=dataset)  # only its sampler is used
     order = list(trainer._get_train_sampler(dataset))
     model.to("cpu")  # the Trainer moved it to the device; the children load their own
@@ -380,10 +380,11 @@ def build_trainer(arm: str, phase: str, workdir: Path, device: str) -> tuple[Any
         )
     else:
         from workbench.core.data import Pair
-        from workbench.core.training import _configure_generation, build_trainer
+        from workbench.core.run_model import configure_generation
+        from workbench.core.trainer import build_trainer
 
         config = workbench_config(out)
-        _configure_generation(model, config)
+        configure_generation(model, config)
         trainer = build_trainer(config, model, tokenizer,
                                 [Pair(s, t) for s, t in train_pairs],
                                 [Pair(s, t) for s, t in val_pairs], out, device)
@@ -598,10 +599,10 @@ def child_check(workdir: Path, device: str, batch: int, steps: int) -> dict[str,
         collate = DataCollatorForSeq2Seq(tokenizer, model=model, label_pad_token_id=-100)
         optimizer = torch.optim.AdamW(model.parameters(), lr=2e-5)
         if arm == "workbench":
-            from workbench.core.training import _trainer_class, _training_arguments
+            from workbench.core.trainer import WorkbenchTrainer, training_arguments
 
-            trainer = _trainer_class(0)(  # only its compute_loss is used
-                model=model, eval_dataset=dataset, args=_training_arguments(
+            trainer = WorkbenchTrainer(  # only its compute_loss is used
+                model=model, eval_dataset=dataset, args=training_arguments(
                     workbench_config(workdir / "check"), workdir / "check", device))
         model.train()
         losses[arm] = []
@@ -778,7 +779,7 @@ def write_report(path: Path, ctx: dict[str, Any]) -> str:
         "| tokenizing | `padding=\"max_length\"`, 128, labels pad → -100 | "
         "`preprocess.tokenize_pairs`: truncation only |",
         "| training batches | default `Seq2SeqTrainer`: random order, every batch 128 wide | "
-        "`training._trainer_class`: per-epoch seeded sampler grouping pairs of similar "
+        "`trainer.EpochSeededLengthSampler`: per-epoch seeded sampler grouping pairs of similar "
         "source length, padded per batch by "
         "`DataCollatorForSeq2Seq` |",
         "| training loss | the model's own: every target position projected onto the "
@@ -786,12 +787,12 @@ def write_report(path: Path, ctx: dict[str, Any]) -> str:
         "(`core/token_loss.py`): only the real target tokens projected, the same "
         "cross-entropy |",
         "| precision | fp32 (the assignment's fp16 is only a small-GPU fallback) | "
-        "`training._training_arguments`: bf16 where the GPU has it, else fp32 |",
+        "`trainer.training_arguments`: bf16 where the GPU has it, else fp32 |",
         "| evaluation during training | `trainer.evaluate()` with the model's default "
         "decoding: 4 beams, `max_length` 512, inputs 128 wide, dataset order | "
         "`trainer.evaluate()` with `generation_num_beams=1` (`eval_num_beams`), "
         "`generation_max_length` 129, inputs padded per batch, longest first "
-        "(`training.longest_first`) |",
+        "(`trainer.longest_first`) |",
         "| before/after BLEU decoding | the same `evaluate()` (4 beams) | "
         "`Translator.translate_many`: 4 beams (`num_beams`), length-sorted batches, bound "
         "min(128, 2·source+8) |",

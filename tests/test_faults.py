@@ -17,8 +17,9 @@ from pathlib import Path
 import pytest
 
 from tests.conftest import run_cli, small, tiny_toml
+from workbench.core.checkpoints import last_complete_checkpoint, publish_model
 from workbench.core.events import Note, TrainStep
-from workbench.core.training import last_complete_checkpoint, publish_model, run_training
+from workbench.core.training import run_training
 from workbench.errors import WorkbenchError
 
 

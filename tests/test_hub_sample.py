@@ -365,7 +365,7 @@ def test_opus_preset_tests_on_the_datasets_own_split_at_the_samples_commit(
     split (newstest2018), read at the sample's commit, cached, and then needed offline."""
     from workbench.core.config import build_config
     from workbench.core.data import prepare_data
-    from workbench.core.training import preflight
+    from workbench.core.preflight import preflight
 
     sha = served_hub.repos[("dataset", "wmt/wmt19")].sha
     monkeypatch.setenv("WORKBENCH_CACHE", str(tmp_path / "cache"))

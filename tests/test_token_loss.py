@@ -45,11 +45,11 @@ def padded_batch():
 def trainer_for(model, tmp_path: Path, label_smoothing: float = 0.0):
     from transformers import Seq2SeqTrainingArguments
 
-    from workbench.core.training import _trainer_class
+    from workbench.core.trainer import WorkbenchTrainer
 
     args = Seq2SeqTrainingArguments(output_dir=str(tmp_path), report_to="none", use_cpu=True,
                                     label_smoothing_factor=label_smoothing)
-    return _trainer_class(0)(model=model, args=args)
+    return WorkbenchTrainer(model=model, args=args)
 
 
 def loss_and_grads(trainer, model, fast: bool):

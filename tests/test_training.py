@@ -9,25 +9,22 @@ from pathlib import Path
 import pytest
 
 from tests.conftest import small
+from workbench.core.checkpoints import last_complete_checkpoint, publish_model
 from workbench.core.events import EvalDone, Phase, RunDone, Sample, TrainStep
-from workbench.core.training import (
-    last_complete_checkpoint,
-    publish_model,
-    run_training,
-)
+from workbench.core.training import run_training
 
 
 def test_events_and_outputs(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
-    from workbench.core import training
+    from workbench.core import trainer
 
     handed: dict[str, list] = {}
-    real_build = training.build_trainer
+    real_build = trainer.build_trainer
 
     def recording_build(config, model, tokenizer, train, validation, *args, **kwargs):
         handed.update(train=train, validation=validation)  # what the Trainer will see
         return real_build(config, model, tokenizer, train, validation, *args, **kwargs)
 
-    monkeypatch.setattr(training, "build_trainer", recording_build)
+    monkeypatch.setattr(trainer, "build_trainer", recording_build)
     events = []
     result = run_training(small(tmp_path), events.append)
     assert result.status == "finished"
@@ -138,7 +135,7 @@ def test_a_second_run_never_touches_the_first_and_best_model_follows_the_newer(t
 def test_evaluation_set_is_longest_first_with_references_still_paired():
     import datasets
 
-    from workbench.core.training import longest_first
+    from workbench.core.trainer import longest_first
 
     dataset = datasets.Dataset.from_dict(
         {"input_ids": [[1] * 3, [2] * 5, [3] * 1, [4] * 5], "labels": [[1], [2], [3], [4]]})

@@ -17,8 +17,8 @@ from pathlib import Path
 import pytest
 
 from tests.conftest import ODD_INPUT, small, tiny_toml, wait_for
+from workbench.core.checkpoints import last_complete_checkpoint
 from workbench.core.events import EvalDone, TrainStep
-from workbench.core.training import last_complete_checkpoint
 from workbench.tui.app import WorkbenchApp
 from workbench.tui.messages import RunEvent
 from workbench.tui.widgets.charts import SeriesChart

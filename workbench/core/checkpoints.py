@@ -1,0 +1,132 @@
+"""Checkpoints that are whole or absent, and the models saved from them.
+
+A kill or a full disk can stop a save half-way. Everything here makes sure that what a
+later step reads -- a checkpoint to resume from, a run's ``best_model/``, the published
+model -- is either complete or not there at all.
+"""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+from typing import Any
+
+from workbench.core.atomic import fsync_tree, replace_folder, save_atomically, write_json
+from workbench.core.decoding import SETTINGS_FILE
+from workbench.core.events import EventSink, Note
+from workbench.core.runs import BEST_MODEL, RUNS_FOLDER, is_finished, run_folders
+from workbench.errors import WorkbenchError
+
+#: Checkpoint files that are training state, not part of a model one can load.
+TRAINING_STATE_FILES = ("optimizer.pt", "scheduler.pt", "scaler.pt", "rng_state*.pth",
+                        "trainer_state.json", "training_args.bin")
+
+
+def is_complete_checkpoint(folder: Path) -> bool:
+    """A checkpoint the Trainer can resume from: state, weights and optimizer written."""
+    has_weights = any((folder / n).is_file() for n in ("model.safetensors", "pytorch_model.bin"))
+    return (
+        has_weights
+        and (folder / "trainer_state.json").is_file()
+        and (folder / "optimizer.pt").is_file()
+    )
+
+
+def last_complete_checkpoint(run_dir: Path, on_event: EventSink | None = None) -> Path | None:
+    """The highest-numbered complete ``checkpoint-N``; incomplete ones are skipped.
+
+    transformers' ``get_last_checkpoint`` takes the highest number without looking inside,
+    so a checkpoint half-written by a kill or a full disk would make resume fail.
+    """
+    folder = run_dir / "checkpoints"
+    if not folder.is_dir():
+        return None
+    found = sorted(
+        (p for p in folder.glob("checkpoint-*") if p.name.split("-")[-1].isdigit()),
+        key=lambda p: int(p.name.split("-")[-1]),
+        reverse=True,
+    )
+    for ckpt in found:
+        if is_complete_checkpoint(ckpt):
+            return ckpt
+        if on_event:
+            on_event(Note(f"skipping incomplete checkpoint {ckpt.name}", "warning"))
+    return None
+
+
+def find_resumable_run(output_root: Path) -> Path | None:
+    """The newest run folder that has not finished and has a complete checkpoint."""
+    for run in run_folders(output_root):
+        if not is_finished(run) and last_complete_checkpoint(run) is not None:
+            return run
+    return None
+
+
+def run_to_resume(output_root: Path) -> Path:
+    """The run ``--resume`` continues (:func:`find_resumable_run`), or one line with the fix."""
+    run = find_resumable_run(output_root)
+    if run is None:
+        raise WorkbenchError(
+            f"nothing to resume under '{output_root / RUNS_FOLDER}': no unfinished run "
+            "with a complete checkpoint; start a new run without --resume"
+        )
+    return run
+
+
+def staging_folder(checkpoints: Path, name: str) -> Path:
+    """Where the Trainer writes ``checkpoint-N`` before it is moved into ``checkpoints``.
+
+    Hidden (a leading dot) and outside the ``checkpoint-*`` pattern, so neither resume
+    nor the Trainer's own rotation ever takes a half-written save for a checkpoint.
+    """
+    return checkpoints / f".staging-{name}"
+
+
+def move_staged_checkpoint(staging: Path, name: str) -> Path:
+    """Flush the finished ``staging/name`` to disk and rename it into place, whole.
+
+    The same step may be saved twice (a stop right after a save): the newer one replaces
+    the older. Returns the checkpoint's final folder.
+    """
+    staged = staging / name
+    destination = staging.parent / name
+    fsync_tree(staged)
+    replace_folder(staged, destination)
+    shutil.rmtree(staging, ignore_errors=True)
+    return destination
+
+
+def save_best_model(trainer: Any, destination: Path, settings: dict[str, Any]) -> None:
+    """Save the trainer's model (the best one, loaded at the end) with its settings file."""
+
+    def write_best(folder: Path) -> None:
+        trainer.save_model(str(folder))
+        write_json(folder / SETTINGS_FILE, settings)
+
+    save_atomically(destination, write_best)
+
+
+def keep_best_so_far(trainer: Any, run_dir: Path, settings: dict[str, Any]) -> Path | None:
+    """Save the best checkpoint evaluated so far as the run's ``best_model/``.
+
+    Used when a run fails part-way (a NaN loss): the weights in memory may be broken, but
+    the best checkpoint on disk is good and is what the user wants to keep.
+    """
+    best = trainer.state.best_model_checkpoint
+    if not best or not is_complete_checkpoint(Path(best)):
+        return None
+
+    def copy_model(folder: Path) -> None:
+        shutil.copytree(best, folder, dirs_exist_ok=True,
+                        ignore=shutil.ignore_patterns(*TRAINING_STATE_FILES))
+        write_json(folder / SETTINGS_FILE, settings)
+
+    destination = run_dir / BEST_MODEL
+    save_atomically(destination, copy_model)
+    return destination
+
+
+def publish_model(source: Path, destination: Path) -> None:
+    """Replace ``destination`` with a copy of ``source``, atomically."""
+    save_atomically(destination, lambda staging: shutil.copytree(
+        source, staging, dirs_exist_ok=True))

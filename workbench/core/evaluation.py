@@ -1,0 +1,174 @@
+"""Before and after: the held-out sets translated and scored on both sides of training.
+
+Both held-out sets (validation, which chose the best epoch, and test, which chose nothing)
+are translated once before training with the model as loaded, and once after with the
+best model as saved, with the same decoding options, in fp32 with TF32 off. Rank 0 does
+it alone. Every sentence's pair of translations is kept with its sentence BLEU in
+``<set>_translations.jsonl``, which the TUI's Samples pane reads.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from dataclasses import dataclass
+from pathlib import Path
+
+from workbench.core.atomic import write_json
+from workbench.core.config import RunConfig
+from workbench.core.data import Pair, SplitData
+from workbench.core.decoding import DecodeOptions
+from workbench.core.events import EvalDone, EventSink, Phase, Sample
+from workbench.core.metrics import corpus_bleu, corpus_chrf, sentence_bleu
+from workbench.core.runs import read_json_dict
+from workbench.core.scores import SetScores, score_before_after
+from workbench.core.translation import Translator
+
+#: The "before" translations, kept so that a resumed run does not decode them again.
+BEFORE_FILE = "before.json"
+
+
+@dataclass(frozen=True)
+class HeldOutSets:
+    """The validation and test sets of a run, and how they are decoded and scored."""
+
+    pairs: dict[str, list[Pair]]  # "validation", then "test"
+    names: dict[str, str]  # where each comes from: "newstest2018", "10% held out, seed 42"
+    options: DecodeOptions
+    batch_size: int
+    bleu_tokenize: str
+
+    @classmethod
+    def of(cls, data: SplitData, config: RunConfig) -> HeldOutSets:
+        """The held-out sets of ``data``, decoded and scored as ``config`` says."""
+        return cls(
+            pairs={"validation": data.validation, "test": data.test},
+            names={"validation": data.validation_name, "test": data.test_name},
+            options=DecodeOptions(config.num_beams, config.max_new_tokens,
+                                  config.no_repeat_ngram_size),
+            batch_size=config.eval_batch_size,
+            bleu_tokenize=config.bleu_tokenize,
+        )
+
+    def translate(self, translator: Translator, split: str) -> list[str]:
+        """One set translated in full fp32, so that before and after run the same arithmetic."""
+        from workbench.core.modeling import fp32_decoding
+
+        with fp32_decoding():
+            return translator.translate_many([p.source for p in self.pairs[split]],
+                                             self.options, self.batch_size)
+
+    def references(self, split: str) -> list[str]:
+        """The reference translations of one set, in order."""
+        return [p.target for p in self.pairs[split]]
+
+
+def sources_fingerprint(pairs: list[Pair]) -> str:
+    """A hash of a set's source sentences, in order (before.json is reused only for them)."""
+    return hashlib.sha256("\n".join(p.source for p in pairs).encode("utf-8")).hexdigest()
+
+
+def translate_before(sets: HeldOutSets, translator: Translator, run_dir: Path,
+                     emit: EventSink) -> dict[str, list[str]]:
+    """Both sets translated by the model before training (reused from before.json on resume).
+
+    Reused only for the very same sentences: a data file may have changed since.
+    """
+    saved = read_json_dict(run_dir / BEFORE_FILE) or {}
+    fingerprints = {split: sources_fingerprint(pairs) for split, pairs in sets.pairs.items()}
+    before: dict[str, list[str]] = {}
+    for split, pairs in sets.pairs.items():
+        done = saved.get(split)
+        if (isinstance(done, list) and len(done) == len(pairs)
+                and (saved.get("sources") or {}).get(split) == fingerprints[split]):
+            before[split] = done
+            continue
+        emit(Phase("before", f"translating {len(pairs)} {split} sentences"))
+        before[split] = sets.translate(translator, split)
+    write_json(run_dir / BEFORE_FILE, {**before, "sources": fingerprints})
+    return before
+
+
+def score_before(sets: HeldOutSets, before: dict[str, list[str]],
+                 emit: EventSink) -> dict[str, dict[str, float]]:
+    """Corpus BLEU and chrF of the "before" translations, one event per set."""
+    scores = {}
+    for split, pairs in sets.pairs.items():
+        references = sets.references(split)
+        bleu = corpus_bleu(before[split], references, sets.bleu_tokenize)
+        chrf = corpus_chrf(before[split], references)
+        emit(EvalDone(step=0, epoch=0.0, bleu=bleu, chrf=chrf, stage="before", split=split,
+                      set_name=sets.names[split], size=len(pairs)))
+        scores[split] = {"bleu": round(bleu, 2), "chrf": round(chrf, 2)}
+    return scores
+
+
+def translate_after(sets: HeldOutSets, best_dir: Path, device: str,
+                    emit: EventSink) -> dict[str, list[str]]:
+    """Both sets translated by the best model, loaded from disk as ``workbench translate``
+    loads it.
+
+    Not the Trainer's model: accelerate leaves that one wrapped in bf16/fp16 autocast, so
+    on a GPU it would decode at another precision than "before".
+    """
+    translator = Translator.from_pretrained(str(best_dir), device=device,
+                                            backend="transformers")
+    after: dict[str, list[str]] = {}
+    for split, pairs in sets.pairs.items():
+        emit(Phase("after", f"translating {len(pairs)} {split} sentences with {best_dir}"))
+        after[split] = sets.translate(translator, split)
+    return after
+
+
+def score_after(sets: HeldOutSets, before: dict[str, list[str]], after: dict[str, list[str]],
+                step: int, epoch: float, emit: EventSink) -> dict[str, SetScores]:
+    """Both sides of each set scored together, with intervals and the paired test.
+
+    The paired test scores both sides itself: the "after" event takes its numbers.
+    """
+    scores = {}
+    for split, pairs in sets.pairs.items():
+        scores[split] = score_before_after(before[split], after[split], sets.references(split),
+                                           sets.bleu_tokenize, split, sets.names[split])
+        emit(EvalDone(step=step, epoch=epoch, bleu=scores[split].bleu_after,
+                      chrf=scores[split].chrf_after, stage="after", split=split,
+                      set_name=sets.names[split], size=len(pairs)))
+    return scores
+
+
+def score_rows(sets: HeldOutSets, before: dict[str, list[str]],
+               after: dict[str, list[str]]) -> dict[str, list[Sample]]:
+    """Every sentence of each set with its before/after translation and sentence BLEU.
+
+    Scored once here and written by :func:`write_translations`, so that the TUI's Samples
+    pane only reads them.
+    """
+    return {
+        split: [
+            Sample(
+                source=pair.source,
+                reference=pair.target,
+                before=b,
+                after=a,
+                bleu_before=round(sentence_bleu(b, pair.target, sets.bleu_tokenize), 2),
+                bleu_after=round(sentence_bleu(a, pair.target, sets.bleu_tokenize), 2),
+            )
+            for pair, b, a in zip(pairs, before[split], after[split], strict=True)
+        ]
+        for split, pairs in sets.pairs.items()
+    }
+
+
+def pick_samples(rows: list[Sample], k: int) -> list[Sample]:
+    """k evenly spread sentences (deterministic, not cherry-picked)."""
+    if not rows or k <= 0:
+        return []
+    return rows[:: max(1, len(rows) // k)][:k]
+
+
+def write_translations(run_dir: Path, rows: dict[str, list[Sample]]) -> None:
+    """``<set>_translations.jsonl``: one JSON line per sentence of each set."""
+    for split, samples in rows.items():
+        with (run_dir / f"{split}_translations.jsonl").open("w", encoding="utf-8") as fh:
+            for row in samples:
+                fh.write(json.dumps(vars(row), ensure_ascii=False) + "\n")

@@ -1,0 +1,72 @@
+"""Checks before a run: everything outside the configuration that a user can get wrong.
+
+They run before torch or transformers is imported and before a run folder exists, so an
+offline machine or a wrong path fails in about a second, with the fix, leaving nothing
+behind (and not after a retry loop). Nothing here imports torch.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+from pathlib import Path
+
+from workbench.core.config import RunConfig
+from workbench.core.data import is_hub_dataset, looks_like_local_path
+from workbench.core.hub import ensure_hub_reachable
+from workbench.core.hub_sample import (
+    cached_revision,
+    default_cache_dir,
+    find_cached_sample,
+    find_cached_split,
+)
+from workbench.core.modeling import check_local_model
+from workbench.errors import WorkbenchError
+
+
+def preflight(config: RunConfig) -> None:
+    """Cheap checks of everything outside the config: local paths, and the Hub if needed.
+
+    The Hub is asked only for what the local caches lack, so a cached model and sample
+    train offline.
+    """
+    if config.report_to == "tensorboard":
+        check_tensorboard()
+
+    if not config.is_scratch:
+        if looks_like_local_path(config.model):
+            check_local_model(Path(config.model).expanduser())
+        elif not hub_model_cached(config.model):
+            ensure_hub_reachable(f"model '{config.model}'")
+    if is_hub_dataset(config):
+        cache = default_cache_dir()
+        args = (config.data, config.data_config)
+        cached = find_cached_sample(cache, *args, config.source_lang, config.target_lang,
+                                    config.samples, config.seed, config.data_revision)
+        if cached and config.test_split and not config.test_data:
+            # The test split is read at the sample's commit (prepare_data).
+            cached = find_cached_split(cache, *args, config.test_split, config.source_lang,
+                                       config.target_lang, cached_revision(cached))
+        if not cached:
+            what = f"dataset '{config.data}'" + (
+                f" config '{config.data_config}'" if config.data_config else "")
+            ensure_hub_reachable(what)
+
+
+def hub_model_cached(name: str) -> bool:
+    """True when a Hub model's config is in the local Hugging Face cache."""
+    from huggingface_hub import try_to_load_from_cache
+
+    try:
+        found = try_to_load_from_cache(name, "config.json")
+    except Exception:  # a malformed id: let the loader produce the real message
+        return False
+    return isinstance(found, str)
+
+
+def check_tensorboard() -> None:
+    """One line with the fix when --report-to tensorboard is asked for and not installed."""
+    if importlib.util.find_spec("tensorboard") is None:
+        raise WorkbenchError(
+            "--report-to tensorboard needs the tensorboard package, which is not installed; "
+            "pip install tensorboard (or drop --report-to)"
+        )

@@ -1,0 +1,115 @@
+"""The model of a run: loaded or built from the configuration, bounded, and described.
+
+What ``run_training`` does to a model besides training it: load a Hub or local model (or
+build the scratch one), bound its generation, pick the arithmetic it trains in, and write
+the settings a saved model needs to be decoded the same way everywhere (workbench.json).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from workbench.core import distributed
+from workbench.core.atomic import write_json
+from workbench.core.config import RunConfig
+from workbench.core.data import SplitData
+from workbench.core.decoding import SETTINGS_FILE
+from workbench.core.events import EventSink, Note
+from workbench.core.runs import INITIAL_MODEL
+from workbench.errors import WorkbenchError
+
+
+def load_run_model(config: RunConfig, data: SplitData, run_dir: Path,
+                   emit: EventSink) -> tuple[Any, Any]:
+    """The model and tokenizer to fine-tune: the configured one, or a scratch model.
+
+    A scratch model's SentencePiece vocabularies are trained on the training split and
+    kept in the run folder (other ranks reuse rank 0's).
+    """
+    from workbench.core.modeling import check_target_label, load_model_and_tokenizer
+
+    if config.is_scratch:
+        from workbench.core.scratch_model import build_scratch_model
+
+        emit(Note(f"building a {config.scratch_layers}+{config.scratch_layers}-layer MarianMT "
+                  f"(d_model {config.scratch_d_model}) and SentencePiece vocabularies from "
+                  "the training split"))
+        model, tokenizer = build_scratch_model(
+            [p.source for p in data.train], [p.target for p in data.train],
+            run_dir / "scratch_tokenizer", config, reuse=not distributed.is_main(),
+        )
+        sizes = (tokenizer.spm_source.get_piece_size(), tokenizer.spm_target.get_piece_size())
+        if sizes[0] < config.scratch_source_vocab or sizes[1] < config.scratch_target_vocab:
+            emit(Note(f"vocabularies of {sizes[0]:,} source / {sizes[1]:,} target pieces "
+                      f"(asked for {config.scratch_source_vocab:,} / "
+                      f"{config.scratch_target_vocab:,}): the {len(data.train):,} training "
+                      "pairs support no more"))
+        return model, tokenizer
+    model, tokenizer = load_model_and_tokenizer(config.model)
+    check_target_label(tokenizer, config.target_label)
+    return model, tokenizer
+
+
+def configure_generation(model: Any, config: RunConfig) -> None:
+    """Bound generation everywhere: the model default is 512 tokens and 4+ beams."""
+    gen = model.generation_config
+    # Only max_length (decoder start + new tokens): setting max_new_tokens as well makes
+    # generate() warn on every batch.
+    gen.max_length = config.max_new_tokens + 1
+    gen.max_new_tokens = None
+    gen.num_beams = config.num_beams
+    gen.no_repeat_ngram_size = config.no_repeat_ngram_size or None
+
+
+def model_settings(config: RunConfig, run_dir: Path) -> dict[str, Any]:
+    """What a saved model needs besides its weights: label and limits (workbench.json)."""
+    return {
+        "target_label": config.target_label,
+        "source_lang": config.source_lang,
+        "target_lang": config.target_lang,
+        "max_source_length": config.max_source_length,
+        "bleu_tokenize": config.bleu_tokenize,
+        "run_dir": str(run_dir),
+    }
+
+
+def keep_initial_model(model: Any, tokenizer: Any, config: RunConfig, run_dir: Path) -> str:
+    """The model "before" fine-tuning, as the console and the report load it.
+
+    A Hub or local model is its own name. A scratch model exists nowhere else, so its
+    untrained weights are saved in the run folder first (once: a resumed run keeps them).
+    """
+    if not config.is_scratch:
+        return config.model
+    base_dir = run_dir / INITIAL_MODEL
+    if distributed.is_main() and not base_dir.exists():
+        model.save_pretrained(base_dir)
+        tokenizer.save_pretrained(base_dir)
+        write_json(base_dir / SETTINGS_FILE, model_settings(config, run_dir))
+    return str(base_dir)
+
+
+def resolve_precision(config: RunConfig, device: str) -> dict[str, Any]:
+    """How training computes and how before/after are decoded (config.json, summary.json).
+
+    Mixed precision is for training only: before and after are both decoded in fp32
+    with TF32 off (:func:`~workbench.core.modeling.fp32_decoding`), so that the two sides
+    of the comparison, and the console, run the same arithmetic.
+    """
+    from workbench.core.modeling import bf16_supported
+
+    bf16 = config.bf16 if config.bf16 is not None else (not config.fp16 and bf16_supported())
+    if config.fp16 and device != "cuda":
+        raise WorkbenchError("--fp16 needs a CUDA GPU and none is visible; drop the flag "
+                             "(--bf16 also works on the CPU)")
+    if bf16 and device not in ("cuda", "cpu"):
+        raise WorkbenchError(f"--bf16 is supported on CUDA GPUs and the CPU, not on {device}; "
+                             "drop the flag")
+    return {
+        "device": device,
+        "training": "fp16" if config.fp16 else "bf16" if bf16 else "fp32",
+        # TF32 matmuls for what still runs in fp32, on the GPUs that have bf16 (Ampere+).
+        "training_tf32": device == "cuda" and bf16_supported(),
+        "decoding": "fp32, TF32 off",
+    }

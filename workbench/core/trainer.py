@@ -1,0 +1,339 @@
+"""The Seq2SeqTrainer ``workbench train`` runs: its arguments, batches, loss, checkpoints
+and the callback that turns its logs into events.
+
+This module imports torch and transformers at the top. Import it only inside functions
+that train (``run_training`` does, after preflight), so that ``workbench --help`` and the
+checks before a run stay quick and torch-free. ``benchmarks/speed.py`` builds its
+workbench arm from here too, so it times exactly what users run.
+"""
+
+from __future__ import annotations
+
+import math
+import shutil
+import threading
+import time
+from pathlib import Path
+from typing import Any
+
+import torch
+from torch.utils.data import SequentialSampler
+from transformers import (
+    DataCollatorForSeq2Seq,
+    Seq2SeqTrainer,
+    Seq2SeqTrainingArguments,
+    TrainerCallback,
+)
+from transformers.trainer_callback import PrinterCallback, ProgressCallback
+from transformers.trainer_pt_utils import LengthGroupedSampler
+from transformers.trainer_utils import rotate_checkpoints
+
+from workbench.core import distributed, token_loss
+from workbench.core.checkpoints import move_staged_checkpoint, staging_folder
+from workbench.core.config import RunConfig
+from workbench.core.data import Pair
+from workbench.core.events import EvalDone, EventSink, Note, TrainStep, finite_or_none
+from workbench.core.metrics import make_compute_metrics
+from workbench.core.preprocess import tokenize_pairs
+from workbench.core.run_model import resolve_precision
+from workbench.errors import WorkbenchError
+
+
+class EpochSeededLengthSampler(LengthGroupedSampler):
+    """Length-grouped batches in an order fixed by ``seed + epoch``.
+
+    transformers' LengthGroupedSampler draws its order from the global torch RNG when the
+    epoch starts; on a mid-epoch resume that draw happens *after* the checkpoint's RNG
+    state is restored, so the rest of the epoch would see another order. A generator
+    seeded per epoch gives every epoch the same order however the run got there.
+    """
+
+    def __init__(self, batch_size: int, dataset: Any, lengths: list[int], seed: int) -> None:
+        super().__init__(batch_size, dataset=dataset, lengths=lengths)
+        self.seed = seed
+        self.set_epoch(0)
+
+    def set_epoch(self, epoch: int) -> None:
+        """Called by the Trainer as each epoch starts."""
+        self.generator = torch.Generator().manual_seed(self.seed + int(epoch))
+
+
+class WorkbenchTrainer(Seq2SeqTrainer):
+    """Seq2SeqTrainer made resumable bit for bit, with checkpoints that appear whole.
+
+    - **Batch order** comes from :class:`EpochSeededLengthSampler`, seeded with
+      ``args.seed``.
+    - **No evaluation at a stop** (:class:`EventCallback`): an evaluation of the partial
+      epoch would also draw from the RNG and could become the "best" model. With both, a
+      resumed run equals an uninterrupted one bit for bit on CPU (tested). Reseeding the
+      RNG before every step also made resume exact, but the demo then learned far worse,
+      so it is not done.
+    - **Checkpoints.** transformers writes ``checkpoint-N/`` in place, so a kill or a full
+      disk mid-save leaves a folder that looks like a checkpoint and is not. Here the
+      Trainer writes into a hidden staging folder; the files are flushed and the finished
+      folder is renamed into place (rank 0 only, after every rank has written).
+    """
+
+    def _get_train_sampler(self, train_dataset: Any = None) -> Any:
+        dataset = train_dataset if train_dataset is not None else self.train_dataset
+        # Grouped by the *global* batch: accelerate deals consecutive per-device batches to
+        # the ranks, so N processes see the batches one process would. Keyed by the source
+        # length: keying by the longer side of each pair would pad WMT-like targets less,
+        # but on the demo it slowed learning, so it is not done.
+        return EpochSeededLengthSampler(
+            self.args.train_batch_size * self.args.gradient_accumulation_steps
+            * self.args.world_size,
+            dataset=dataset,
+            lengths=[len(ids) for ids in dataset["input_ids"]],
+            seed=self.args.seed,
+        )
+
+    def compute_loss(self, model: Any, inputs: dict[str, Any], return_outputs: bool = False,
+                     num_items_in_batch: Any = None) -> Any:
+        """The vocabulary projection on real target tokens only (:mod:`token_loss`).
+
+        Not under DataParallel (several GPUs in one process), which splits the batch the
+        gathering mask describes.
+        """
+        unwrapped = self.accelerator.unwrap_model(model)
+        if (return_outputs or not model.training or "labels" not in inputs
+                or self.args.n_gpu > 1 or self.compute_loss_func is not None
+                or not token_loss.supports(unwrapped)):
+            return super().compute_loss(model, inputs, return_outputs, num_items_in_batch)
+        loss = token_loss.real_token_loss(model, unwrapped, inputs, num_items_in_batch,
+                                          self.args.label_smoothing_factor)
+        if (self.args.average_tokens_across_devices and self.model_accepts_loss_kwargs
+                and num_items_in_batch is not None):
+            # As Trainer.compute_loss: DDP averages gradients over processes, while
+            # num_items_in_batch already counts the global batch.
+            loss = loss * (self.accelerator.num_processes // self.get_tp_size())
+        return loss
+
+    def _get_eval_sampler(self, eval_dataset: Any) -> Any:
+        # transformers 5 length-groups (and shuffles) evaluation too when training is
+        # length-grouped; BLEU is scored against the references in dataset order
+        # (build_trainer sorts that dataset, longest_first, with its references).
+        return SequentialSampler(eval_dataset)
+
+    def _save_checkpoint(self, model: Any, trial: Any) -> None:
+        root = Path(self.args.output_dir)
+        name = f"checkpoint-{self.state.global_step}"
+        staging = staging_folder(root, name)
+        if self.is_world_process_zero():
+            shutil.rmtree(staging, ignore_errors=True)
+        self.accelerator.wait_for_everyone()
+        self.args.output_dir = str(staging)
+        try:
+            super()._save_checkpoint(model, trial)
+        except BaseException:
+            if self.is_world_process_zero():  # a full disk: give the space back
+                shutil.rmtree(staging, ignore_errors=True)
+            raise
+        finally:
+            self.args.output_dir = str(root)
+        best = self.state.best_model_checkpoint
+        if best and Path(best).parent == staging:
+            self.state.best_model_checkpoint = str(root / Path(best).name)
+        self.accelerator.wait_for_everyone()
+        if self.is_world_process_zero():
+            # trainer_state.json names the best checkpoint: point it at the real place.
+            self.state.save_to_json(str(staging / name / "trainer_state.json"))
+            move_staged_checkpoint(staging, name)
+            rotate_checkpoints(str(root), self.args.save_total_limit,
+                               self.state.best_model_checkpoint, use_mtime=True)
+        self.accelerator.wait_for_everyone()
+
+
+class EventCallback(TrainerCallback):
+    """Turns the Trainer's logs into events and the stop flag into a clean stop."""
+
+    def __init__(self, emit: EventSink, stop: threading.Event, batch_size: int) -> None:
+        self.emit = emit
+        self.stop = stop
+        self.batch_size = batch_size
+        self.started = time.perf_counter()
+        self.start_step = 0
+        self.stopped_by_user = False
+        self.nan_step: int | None = None
+
+    @property
+    def status(self) -> str:
+        """``finished``, ``stopped`` (by the user, with a checkpoint) or ``failed`` (NaN)."""
+        if self.nan_step is not None:
+            return "failed"
+        return "stopped" if self.stopped_by_user else "finished"
+
+    def on_train_begin(self, args, state, control, **kwargs):  # type: ignore[no-untyped-def]
+        self.started = time.perf_counter()
+        self.start_step = state.global_step
+
+    def on_step_end(self, args, state, control, **kwargs):  # type: ignore[no-untyped-def]
+        # Every rank must stop at the same step, or one waits forever for the others.
+        if distributed.any_rank(self.stop.is_set(), args.device) and not self.stopped_by_user:
+            self.stopped_by_user = True
+            control.should_training_stop = True
+            control.should_save = True
+        return control
+
+    def on_epoch_end(self, args, state, control, **kwargs):  # type: ignore[no-untyped-def]
+        # A stop mid-epoch already saved its checkpoint at the step; the epoch-end
+        # evaluation would score a partial epoch (and could become the "best" model,
+        # which a resumed run would never pick), and a NaN model is not worth a save.
+        if self.stopped_by_user or self.nan_step is not None:
+            control.should_evaluate = False
+            control.should_save = False
+        return control
+
+    def on_log(self, args, state, control, logs=None, **kwargs):  # type: ignore[no-untyped-def]
+        logs = logs or {}
+        step = state.global_step
+        if "loss" in logs:
+            loss = finite_or_none(logs["loss"])
+            if loss is None and self.nan_step is None:
+                self.nan_step = step
+                self.emit(Note(f"loss became {logs['loss']} at step {step}; stopping the run "
+                               "and keeping the best model so far (try a lower --lr)", "error"))
+                control.should_training_stop = True
+            elapsed = time.perf_counter() - self.started
+            done = max(1, step - self.start_step)
+            per_step = elapsed / done
+            self.emit(TrainStep(
+                step=step,
+                max_steps=state.max_steps,
+                epoch=round(float(state.epoch or 0.0), 4),
+                loss=loss,
+                learning_rate=finite_or_none(logs.get("learning_rate")),
+                grad_norm=finite_or_none(logs.get("grad_norm")),
+                samples_per_second=round(self.batch_size * args.world_size / per_step, 2),
+                eta_seconds=round(per_step * max(0, state.max_steps - step), 1),
+            ))
+        if "eval_bleu" in logs:
+            self.emit(EvalDone(
+                step=step,
+                epoch=round(float(state.epoch or 0.0), 4),
+                bleu=float(logs["eval_bleu"]),
+                chrf=float(logs.get("eval_chrf", 0.0)),
+                loss=finite_or_none(logs.get("eval_loss")),
+            ))
+        return control
+
+
+def training_arguments(config: RunConfig, run_dir: Path, device: str) -> Any:
+    """The Seq2SeqTrainingArguments of a run: the recipe, checkpoints under run_dir."""
+    precision = resolve_precision(config, device)
+    return Seq2SeqTrainingArguments(
+        output_dir=str(run_dir / "checkpoints"),
+        per_device_train_batch_size=config.batch_size,
+        per_device_eval_batch_size=config.eval_batch_size,
+        learning_rate=config.learning_rate,
+        num_train_epochs=config.epochs,
+        warmup_steps=config.warmup_ratio,  # a float < 1 is a ratio in transformers 5
+        lr_scheduler_type=config.lr_scheduler,
+        weight_decay=config.weight_decay,
+        label_smoothing_factor=config.label_smoothing,
+        eval_strategy="epoch",
+        save_strategy="epoch",
+        save_total_limit=2,
+        load_best_model_at_end=True,
+        metric_for_best_model="bleu",
+        greater_is_better=True,
+        predict_with_generate=True,
+        generation_max_length=config.max_new_tokens + 1,
+        generation_num_beams=config.eval_num_beams,
+        logging_strategy="steps",
+        logging_steps=config.logging_steps,
+        logging_first_step=True,
+        logging_nan_inf_filter=False,  # a NaN must be seen, not logged as 0.0
+        train_sampling_strategy="group_by_length",
+        seed=config.seed,
+        data_seed=config.seed,
+        fp16=precision["training"] == "fp16",
+        bf16=precision["training"] == "bf16",
+        tf32=True if precision["training_tf32"] else None,
+        report_to="none",
+        disable_tqdm=True,
+        dataloader_num_workers=0,
+        ddp_find_unused_parameters=False,  # every parameter is used: skip the extra graph walk
+        ddp_timeout=config.ddp_timeout,
+        use_cpu=device == "cpu",
+    )
+
+
+def longest_first(dataset: Any, references: list[str]) -> tuple[Any, list[str]]:
+    """The evaluation set longest source first, its references kept in the same order.
+
+    Seq2SeqTrainer generates batch by batch, and a batch decodes until its longest
+    sentence ends: in dataset order a batch of 16 WMT-length sentences runs to about the
+    94th-percentile length. Sorted, the sentences of a batch end close together and
+    padding shrinks too (benchmarks/RESULTS.md). Longest first, so memory runs out at
+    once if it will. Corpus BLEU and chrF do not depend on the order of the pairs.
+    """
+    lengths = [len(ids) for ids in dataset["input_ids"]]
+    order = sorted(range(len(lengths)), key=lengths.__getitem__, reverse=True)  # stable
+    return dataset.select(order), [references[i] for i in order]
+
+
+def build_trainer(config: RunConfig, model: Any, tokenizer: Any, train: list[Pair],
+                  validation: list[Pair], run_dir: Path, device: str,
+                  callbacks: list[Any] | None = None) -> WorkbenchTrainer:
+    """The Trainer ``workbench train`` runs, over tokenized pairs; checkpoints in run_dir.
+
+    One place for the recipe (tokenizing, batching, collating, metrics), so that
+    benchmarks/speed.py times exactly what users run.
+    """
+
+    def tokenized(pairs: list[Pair]) -> Any:
+        return tokenize_pairs(pairs, tokenizer, config.target_label,
+                              config.max_source_length, config.max_target_length)
+
+    val_set, references = longest_first(tokenized(validation), [p.target for p in validation])
+    trainer = WorkbenchTrainer(
+        model=model,
+        args=training_arguments(config, run_dir, device),
+        train_dataset=tokenized(train),
+        eval_dataset=val_set,
+        data_collator=DataCollatorForSeq2Seq(tokenizer, model=model, label_pad_token_id=-100),
+        processing_class=tokenizer,
+        compute_metrics=make_compute_metrics(tokenizer, config.bleu_tokenize, references),
+        callbacks=callbacks,
+    )
+    # Our events replace the Trainer's own dict printing and tqdm bars.
+    trainer.remove_callback(PrinterCallback)
+    trainer.remove_callback(ProgressCallback)
+    return trainer
+
+
+def tensorboard_callback(folder: Path) -> Any:
+    """transformers' TensorBoard callback, writing event files into the run folder."""
+    from transformers.integrations import TensorBoardCallback
+
+    callback = TensorBoardCallback()
+    callback.logging_dir = str(folder)  # default: under checkpoints/, named by date and host
+    return callback
+
+
+def fine_tune(trainer: Seq2SeqTrainer, checkpoint: Path | None, run_dir: Path) -> float:
+    """Run the training loop (from ``checkpoint`` when resuming) and return the seconds it took.
+
+    A full disk or a folder gone read-only while saving becomes one line with the fix: the
+    checkpoint being written was staged, so the last complete one is still there to
+    resume from.
+    """
+    started = time.perf_counter()
+    try:
+        trainer.train(resume_from_checkpoint=str(checkpoint) if checkpoint else None)
+    except OSError as err:
+        raise WorkbenchError(
+            f"could not write to '{run_dir}' at step {trainer.state.global_step} "
+            f"({err.strerror or err}); free some space, then continue with: "
+            "workbench train --resume"
+        ) from None
+    return time.perf_counter() - started
+
+
+def evaluation_history(trainer: Seq2SeqTrainer) -> list[dict[str, Any]]:
+    """The per-epoch evaluations logged during training, non-finite values left out."""
+    return [
+        {k: v for k, v in log.items() if not (isinstance(v, float) and not math.isfinite(v))}
+        for log in trainer.state.log_history if "eval_bleu" in log
+    ]
