@@ -4,16 +4,17 @@ from __future__ import annotations
 
 import asyncio
 import json
+import re
 from pathlib import Path
 
 import pytest
-from textual.widgets import Input, Static
+from textual.widgets import DataTable, Input, Static
 
 from tests.conftest import scores_block, show_pane, small, wait_for
 from workbench.tui.app import WorkbenchApp
 from workbench.tui.widgets.attention_pane import AttentionPane
-from workbench.tui.widgets.charts import SeriesChart, clean_series
-from workbench.tui.widgets.dataset_pane import DatasetPane
+from workbench.tui.widgets.charts import SeriesChart, clean_series, integer_ticks
+from workbench.tui.widgets.dataset_pane import SCROLLBAR, DatasetPane, length_bins
 from workbench.tui.widgets.samples_pane import SamplesPane
 from workbench.tui.widgets.training_pane import TrainingPane
 from workbench.tui.widgets.translate_pane import TranslatePane
@@ -26,6 +27,16 @@ def test_chart_series_drop_non_finite_and_downsample():
     cx, cy = clean_series([float(x) for x in xs], ys)
     assert len(cx) <= 300 and cx[-1] == 999
     assert all(y == y and abs(y) != float("inf") for y in cy)
+
+
+def test_whole_numbers_get_whole_ticks_and_bins():
+    assert integer_ticks(1, 54) == [10, 20, 30, 40, 50]  # steps on the loss chart
+    assert integer_ticks(0, 41, most=5) == [0, 10, 20, 30, 40]  # histogram counts
+    assert integer_ticks(0, 994, most=5) == [0, 200, 400, 600, 800]
+    assert integer_ticks(5, 5) == [5]
+    assert length_bins([3, 3, 5]) == ([3, 4, 5], [2, 0, 1])
+    starts, counts = length_bins(list(range(1, 100)))
+    assert len(starts) <= 30 and sum(counts) == 99 and starts[1] - starts[0] == 4
 
 
 async def test_panes_switch_and_dataset_filters(tmp_path: Path):
@@ -55,6 +66,34 @@ async def test_panes_switch_and_dataset_filters(tmp_path: Path):
         assert dataset.matches
         assert all("tea" in p.source.lower() or "tea" in p.target.lower()
                    for _, p in dataset.matches)
+
+
+@pytest.mark.parametrize("size", [(80, 24), (100, 30), (120, 36)], ids=str)
+async def test_dataset_columns_share_the_width_and_counts_are_whole(
+        tmp_path: Path, size: tuple[int, int]):
+    """Source and target both readable (CJK takes two cells), every column on screen, and
+    the histogram counts printed as whole numbers (they read 41.0, 34.2 before)."""
+    app = WorkbenchApp(small(tmp_path))
+    async with app.run_test(size=size) as pilot:
+        dataset = app.query_one(DatasetPane)
+        table = dataset.query_one("#dataset-table", DataTable)
+        await wait_for(pilot, lambda: table.row_count == 180, what="the dataset table filled")
+
+        def width_used() -> int:
+            return sum(column.get_render_width(table) for column in table.columns.values())
+
+        await wait_for(pilot, lambda: width_used() + SCROLLBAR <= table.size.width,
+                       what="every column fits the table")
+        widths = {str(column.label): column.width for column in table.columns.values()}
+        source, target = widths["source"], widths["target"]
+        assert list(widths) == ["split", "source", "target", "src w", "tgt ch"]
+        assert target >= 10  # five Chinese characters, where it had room for two
+        assert target >= (source + target) / 3
+        if size[0] >= 120:
+            assert target >= dataset.needs[1]  # nine in ten targets in full
+        histogram = str(dataset.query_one("#dataset-hist").render())
+        counts = re.findall(r"([\d.]+)┤", histogram)
+        assert counts and all(label.isdigit() for label in counts), counts
 
 
 async def test_invalid_setting_is_refused_without_starting(tmp_path: Path):
