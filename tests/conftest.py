@@ -47,14 +47,43 @@ def small(tmp_path: Path, name: str = "out", **extra):
     return tiny_config(**values)
 
 
-async def wait_for(pilot, predicate, timeout: float = 60.0) -> None:
-    """Let a Textual app run until ``predicate()`` holds (real work happens on threads)."""
+async def wait_for(pilot, predicate, timeout: float = 60.0, what: str = "") -> None:
+    """Let a Textual app run until ``predicate()`` holds (real work happens on threads).
+
+    Tests wait for a state instead of asserting it after a fixed pause: under load (a
+    fresh clone, other jobs on the machine) the app can take seconds to get there, and a
+    fixed pause then fails a test that is right. ``what`` names the state in the failure.
+    """
     loop = asyncio.get_running_loop()
     deadline = loop.time() + timeout
     while not predicate():
         if loop.time() > deadline:
-            raise AssertionError("condition not reached in time")
+            raise AssertionError(f"not reached in {timeout:g} s: {what or 'condition'}")
         await pilot.pause(0.1)
+
+
+async def show_pane(pilot, name: str) -> None:
+    """Press the pane's F-key and wait until it is shown, mounted and holds the focus.
+
+    The keys a test presses next are handled by the focused widget: the Training keys
+    (s, x, r) work only once focus is in that pane and outside a text field, and the
+    hidden panes are mounted only after the first frame. Pressing them before that was
+    the race behind a Training test that failed only under load.
+    """
+    from textual.widgets import TabbedContent, TabPane
+
+    from workbench.tui.app import PANES
+
+    app = pilot.app
+    await pilot.press(f"f{PANES.index(name) + 1}")
+
+    def shown() -> bool:
+        tab = app.query_one(f"TabPane#{name}", TabPane)
+        focused = app.focused
+        return (app.query_one("#panes", TabbedContent).active == name and bool(tab.children)
+                and focused is not None and tab in focused.ancestors)
+
+    await wait_for(pilot, shown, what=f"the {name} pane shown with the focus in it")
 
 
 #: Console lines that have broken translation consoles: each must give a row, not a crash.

@@ -4,15 +4,17 @@ from __future__ import annotations
 
 import asyncio
 import json
+import re
 from pathlib import Path
 
 import pytest
+from textual.widgets import DataTable, Input, Static
 
-from tests.conftest import scores_block, small, wait_for
+from tests.conftest import scores_block, show_pane, small, wait_for
 from workbench.tui.app import WorkbenchApp
 from workbench.tui.widgets.attention_pane import AttentionPane
-from workbench.tui.widgets.charts import SeriesChart, clean_series
-from workbench.tui.widgets.dataset_pane import DatasetPane
+from workbench.tui.widgets.charts import SeriesChart, clean_series, integer_ticks
+from workbench.tui.widgets.dataset_pane import SCROLLBAR, DatasetPane, length_bins
 from workbench.tui.widgets.samples_pane import SamplesPane
 from workbench.tui.widgets.training_pane import TrainingPane
 from workbench.tui.widgets.translate_pane import TranslatePane
@@ -27,27 +29,37 @@ def test_chart_series_drop_non_finite_and_downsample():
     assert all(y == y and abs(y) != float("inf") for y in cy)
 
 
+def test_whole_numbers_get_whole_ticks_and_bins():
+    assert integer_ticks(1, 54) == [10, 20, 30, 40, 50]  # steps on the loss chart
+    assert integer_ticks(0, 41, most=5) == [0, 10, 20, 30, 40]  # histogram counts
+    assert integer_ticks(0, 994, most=5) == [0, 200, 400, 600, 800]
+    assert integer_ticks(5, 5) == [5]
+    assert length_bins([3, 3, 5]) == ([3, 4, 5], [2, 0, 1])
+    starts, counts = length_bins(list(range(1, 100)))
+    assert len(starts) <= 30 and sum(counts) == 99 and starts[1] - starts[0] == 4
+
+
 async def test_panes_switch_and_dataset_filters(tmp_path: Path):
     app = WorkbenchApp(small(tmp_path))
     async with app.run_test(size=(100, 30)) as pilot:
         dataset = app.query_one(DatasetPane)
-        await wait_for(pilot, lambda: bool(dataset.rows))
-        await pilot.pause(0.5)  # let the table and histogram paint
+        await wait_for(pilot, lambda: bool(dataset.rows), what="the dataset loaded")
         assert len(dataset.matches) == 180  # train, validation and test rows
-        for key, pane in zip(["f2", "f3", "f4", "f5", "f1"],
-                             ["training", "samples", "translate", "attention", "dataset"],
-                             strict=True):
-            await pilot.press(key)
-            await pilot.pause(0.2)  # focus moves after the next refresh
+        for pane in ["training", "samples", "translate", "attention", "dataset"]:
+            await show_pane(pilot, pane)  # F2…F5, F1; focus moves after the next refresh
             assert app.query_one("#panes").active == pane
+        table = dataset.query_one("#dataset-table")
+        await wait_for(pilot, lambda: app.focused is table, what="focus on the dataset table")
         await pilot.press("3")  # digits work where focus is not in a text field
-        await pilot.pause(0.3)
+        await wait_for(pilot, lambda: app.query_one("#panes").active == "samples",
+                       what="3 shows the Samples pane")
         assert app.query_one("#panes").active == "samples"
         await pilot.press("1")
-        await pilot.pause(0.3)
+        await wait_for(pilot, lambda: app.focused is table, what="1: back on the dataset table")
         await pilot.press("/")
+        field = dataset.query_one("#dataset-filter", Input)
+        await wait_for(pilot, lambda: app.focused is field, what="/ focuses the filter")
         await pilot.press(*"tea")
-        await pilot.pause(0.2)
         assert dataset.query_one("#dataset-filter").value == "tea"
         await pilot.press("escape")
         await wait_for(pilot, lambda: len(dataset.matches) < 160)
@@ -56,32 +68,62 @@ async def test_panes_switch_and_dataset_filters(tmp_path: Path):
                    for _, p in dataset.matches)
 
 
+@pytest.mark.parametrize("size", [(80, 24), (100, 30), (120, 36)], ids=str)
+async def test_dataset_columns_share_the_width_and_counts_are_whole(
+        tmp_path: Path, size: tuple[int, int]):
+    """Source and target both readable (CJK takes two cells), every column on screen, and
+    the histogram counts printed as whole numbers (they read 41.0, 34.2 before)."""
+    app = WorkbenchApp(small(tmp_path))
+    async with app.run_test(size=size) as pilot:
+        dataset = app.query_one(DatasetPane)
+        table = dataset.query_one("#dataset-table", DataTable)
+        await wait_for(pilot, lambda: table.row_count == 180, what="the dataset table filled")
+
+        def width_used() -> int:
+            return sum(column.get_render_width(table) for column in table.columns.values())
+
+        await wait_for(pilot, lambda: width_used() + SCROLLBAR <= table.size.width,
+                       what="every column fits the table")
+        widths = {str(column.label): column.width for column in table.columns.values()}
+        source, target = widths["source"], widths["target"]
+        assert list(widths) == ["split", "source", "target", "src w", "tgt ch"]
+        assert target >= 10  # five Chinese characters, where it had room for two
+        assert target >= (source + target) / 3
+        if size[0] >= 120:
+            assert target >= dataset.needs[1]  # nine in ten targets in full
+        histogram = str(dataset.query_one("#dataset-hist").render())
+        counts = re.findall(r"([\d.]+)┤", histogram)
+        assert counts and all(label.isdigit() for label in counts), counts
+
+
 async def test_invalid_setting_is_refused_without_starting(tmp_path: Path):
     app = WorkbenchApp(small(tmp_path))
     async with app.run_test(size=(100, 30)) as pilot:
-        await pilot.press("f2")
-        await pilot.pause(0.2)
+        await show_pane(pilot, "training")
         training = app.query_one(TrainingPane)
         training.query_one("#set-learning_rate").value = "-1"
         await pilot.press("s")
-        await pilot.pause(0.2)
+        # The refusal is what the user sees; "not running" alone would also hold if the
+        # key had never arrived.
+        await wait_for(pilot, lambda: any(n.title == "Invalid setting"
+                                          for n in app._notifications),
+                       what="the invalid-setting message")
         assert not training.running
+        assert str(training.query_one("#train-status", Static).render()) == "idle"
         assert not (tmp_path / "out" / "runs").exists()
 
 
 async def test_training_run_fills_charts_samples_and_translate(tmp_path: Path):
     app = WorkbenchApp(small(tmp_path))
     async with app.run_test(size=(120, 36)) as pilot:
-        await pilot.press("f2")
-        await pilot.pause(0.2)
+        await show_pane(pilot, "training")
         training = app.query_one(TrainingPane)
         await pilot.press("s")
+        await wait_for(pilot, lambda: training.running, what="the run started")
         assert training.running
-        await pilot.press("f1")  # the UI answers while training runs
-        await pilot.pause(0.2)
+        await show_pane(pilot, "dataset")  # the UI answers while training runs
         assert app.query_one("#panes").active == "dataset"
-        await pilot.press("f2")
-        await pilot.pause(0.2)
+        await show_pane(pilot, "training")
         await wait_for(pilot, lambda: not training.running, timeout=300)
         assert training.last_status == "finished"
         assert app.query_one("#loss-chart", SeriesChart).point_count("loss") >= 5
@@ -91,8 +133,7 @@ async def test_training_run_fills_charts_samples_and_translate(tmp_path: Path):
         await wait_for(pilot, lambda: table.row_count >= 5, timeout=10)
         assert (tmp_path / "out" / "best_model" / "config.json").is_file()
 
-        await pilot.press("f4")
-        await pilot.pause(0.2)
+        await show_pane(pilot, "translate")
         translate = app.query_one(TranslatePane)
         translate.query_one("#translate-input").value = "I like tea."
         translate.query_one("#translate-input").focus()
@@ -108,8 +149,11 @@ async def test_training_run_fills_charts_samples_and_translate(tmp_path: Path):
         await wait_for(pilot, lambda: attention.result is not None, timeout=60)
         assert app.query_one("#panes").active == "attention"
         first = str(attention.query_one("#attention-status").render())
-        await pilot.press("escape", "]", "h")  # leave the field; next layer; one head
-        await pilot.pause(0.2)
+        await pilot.press("escape")  # leave the field, so that ] and h are not typed into it
+        await wait_for(pilot, lambda: not isinstance(app.focused, Input),
+                       what="Escape leaves the sentence field")
+        await pilot.press("]", "h")  # next layer; one head
+        await wait_for(pilot, lambda: attention.head_index == 0, what="h shows one head")
         assert attention.layer_index == (attention.result.default_layer + 1) % \
             attention.result.num_layers
         assert attention.head_index == 0
@@ -119,10 +163,10 @@ async def test_training_run_fills_charts_samples_and_translate(tmp_path: Path):
 async def test_stop_ends_with_a_checkpoint_and_resume_continues(tmp_path: Path):
     app = WorkbenchApp(small(tmp_path, epochs=3.0, logging_steps=1))
     async with app.run_test(size=(100, 30)) as pilot:
-        await pilot.press("f2")
-        await pilot.pause(0.2)
+        await show_pane(pilot, "training")
         training = app.query_one(TrainingPane)
         await pilot.press("s")
+        await wait_for(pilot, lambda: training.running, what="the run started")
         chart = app.query_one("#loss-chart", SeriesChart)
         await wait_for(pilot, lambda: chart.point_count("loss") >= 2)
         await pilot.press("x")
@@ -150,9 +194,10 @@ async def test_app_opens_on_a_saved_run(tmp_path: Path):
     (run / "summary.json").write_text(json.dumps(summary), encoding="utf-8")
     app = WorkbenchApp(small(tmp_path))
     async with app.run_test(size=(100, 30)) as pilot:
-        await pilot.press("f3")
-        await pilot.pause(0.2)
+        await show_pane(pilot, "samples")
         samples = app.query_one(SamplesPane)
+        await wait_for(pilot, lambda: samples.query_one("#samples-table").row_count > 0,
+                       what="the saved run's samples")
         assert samples.query_one("#samples-table").row_count == 1
         assert samples.selected_source() == "[/bold] tea"
         header = str(samples.query_one("#samples-summary").render())
@@ -164,14 +209,20 @@ async def test_app_opens_on_a_saved_run(tmp_path: Path):
 async def test_translate_with_a_missing_model_keeps_the_app_up(tmp_path: Path, bad: str):
     app = WorkbenchApp(small(tmp_path))
     async with app.run_test(size=(100, 30)) as pilot:
-        await pilot.press("f4")
-        await pilot.pause(0.2)
+        await show_pane(pilot, "translate")
         translate = app.query_one(TranslatePane)
         translate.set_models(tuned=str(tmp_path / bad))
         translate.query_one("#translate-input").value = "hello"
         translate.query_one("#translate-input").focus()
         await pilot.press("enter")
-        await pilot.pause(1.0)
+        # The user is told which model is missing and what to do; no row, no crash.
+        def errors() -> list[str]:
+            return [n.message for n in app._notifications
+                    if n.title == "Translate" and n.severity == "error"]
+
+        await wait_for(pilot, lambda: bool(errors()), what="the missing-model message")
+        assert f"model folder '{tmp_path / bad}' does not exist; train one first" in errors()[0]
+        assert translate.query_one("#translate-history").row_count == 0
         assert app.is_running
 
 
@@ -179,9 +230,10 @@ async def test_quit_during_training_stops_with_a_checkpoint(tmp_path: Path):
     app = WorkbenchApp(small(tmp_path, epochs=30.0))
     loop = asyncio.get_running_loop()
     async with app.run_test(size=(100, 30)) as pilot:
-        await pilot.press("f2")
-        await pilot.pause(0.2)
+        await show_pane(pilot, "training")
+        training = app.query_one(TrainingPane)
         await pilot.press("s")
+        await wait_for(pilot, lambda: training.running, what="the run started")
         chart = app.query_one("#loss-chart", SeriesChart)
         await wait_for(pilot, lambda: chart.point_count("loss") >= 2)
         started = loop.time()

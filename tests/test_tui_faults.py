@@ -15,8 +15,10 @@ import time
 from pathlib import Path
 
 import pytest
+from rich.text import Text
+from textual.widgets import Log, Static
 
-from tests.conftest import ODD_INPUT, small, tiny_toml, wait_for
+from tests.conftest import ODD_INPUT, show_pane, small, tiny_toml, wait_for
 from workbench.core.checkpoints import last_complete_checkpoint
 from workbench.core.events import EvalDone, TrainStep
 from workbench.tui.app import WorkbenchApp
@@ -48,15 +50,18 @@ async def test_a_failing_worker_is_shown_and_the_app_stays_up(
     app = WorkbenchApp(small(tmp_path))
     async with app.run_test(size=(100, 30)) as pilot:
         if worker == "training":
-            await pilot.press("f2")
-            await pilot.pause(0.2)
+            await show_pane(pilot, "training")
             await pilot.press("s")
             training = app.query_one(TrainingPane)
-            await wait_for(pilot, lambda: not training.running, timeout=30)
+            status = app.query_one("#train-status", Static)
+            # Wait for the status to change: "not running" alone also holds before the key
+            # arrives.
+            await wait_for(pilot, lambda: str(status.render()) != "idle"
+                           and not training.running, timeout=30, what="the run ended")
+            assert not training.running
             assert str(app.query_one("#train-status").render()) == "failed"
         if worker == "translate":
-            await pilot.press("f4")
-            await pilot.pause(0.2)
+            await show_pane(pilot, "translate")
             pane = app.query_one(TranslatePane)
             pane.set_models(tuned=str(tiny_model_dir))
             pane.query_one("#translate-input").value = "hello"
@@ -66,15 +71,15 @@ async def test_a_failing_worker_is_shown_and_the_app_stays_up(
                        timeout=30)
         assert any(f"{worker} failed" in n for n in notifications(app))
         await pilot.press("f1", "f3", "f4")  # still answering keys
-        await pilot.pause(0.2)
+        await wait_for(pilot, lambda: app.query_one("#panes").active == "translate",
+                       what="the F-keys still switch panes")
         assert app.is_running and app.query_one("#panes").active == "translate"
 
 
 async def test_non_finite_values_never_reach_the_charts(tmp_path: Path):
     app = WorkbenchApp(small(tmp_path))
     async with app.run_test(size=(100, 30)) as pilot:
-        await pilot.press("f2")
-        await pilot.pause(0.2)
+        await show_pane(pilot, "training")
         pane = app.query_one(TrainingPane)
         for step, loss in enumerate([5.0, None, float("inf"), float("nan"), 4.0], 1):
             pane.post_message(RunEvent(TrainStep(
@@ -82,9 +87,15 @@ async def test_non_finite_values_never_reach_the_charts(tmp_path: Path):
                 grad_norm=None, samples_per_second=None, eta_seconds=None)))
         for bleu in (1.0, float("inf"), float("nan")):
             pane.post_message(RunEvent(EvalDone(step=5, epoch=1.0, bleu=bleu, chrf=bleu)))
-        await pilot.pause(0.5)
+        log = pane.query_one(Log)
+        # Every event drawn: one log line each, the NaN ones included (5 steps, 3 scores).
+        await wait_for(pilot, lambda: log.line_count == 8, what="all eight events drawn")
         assert app.query_one("#loss-chart", SeriesChart).point_count("loss") == 2
         assert app.query_one("#bleu-chart", SeriesChart).point_count("BLEU") == 1
+        assert log.lines[1] == "step 2/10 epoch 0.20 loss nan/inf"
+        assert log.lines[-1] == "epoch 1: BLEU nan chrF nan"
+        assert str(pane.query_one("#train-status", Static).render()).startswith(
+            "epoch 0.50 · step 5/10")
         assert app.is_running
 
 
@@ -93,8 +104,7 @@ async def test_non_finite_values_never_reach_the_charts(tmp_path: Path):
 async def test_console_takes_odd_input_and_goes_on(tmp_path: Path, tiny_model_dir: Path):
     app = WorkbenchApp(small(tmp_path))
     async with app.run_test(size=(120, 36)) as pilot:
-        await pilot.press("f4")
-        await pilot.pause(0.2)
+        await show_pane(pilot, "translate")
         pane = app.query_one(TranslatePane)
         pane.set_models(tuned=str(tiny_model_dir))
         field = pane.query_one("#translate-input")
@@ -106,6 +116,10 @@ async def test_console_takes_odd_input_and_goes_on(tmp_path: Path, tiny_model_di
             await pilot.pause(0.1)
         await wait_for(pilot, lambda: table.row_count == len(ODD_INPUT), timeout=120)
         assert app.is_running
+        # One row per line, the line as typed less what Rich never prints (the bell); each
+        # line is its own worker, so in any order.
+        shown = [str(table.get_row_at(i)[1]) for i in range(table.row_count)]
+        assert sorted(shown) == sorted(Text(line).plain for line in ODD_INPUT)
         said = notifications(app)
         assert any("parts" in n for n in said) and any("truncated" in n for n in said)
         history = (tmp_path / "out" / "console_history.jsonl").read_text(encoding="utf-8")
@@ -207,3 +221,6 @@ async def test_report_key_without_any_run_is_shown_not_fatal(tmp_path: Path):
         await wait_for(pilot, lambda: any("report failed" in n for n in notifications(app)),
                        timeout=30)
         assert app.is_running
+        # The message says what is missing and what to do.
+        assert any("no finished run under" in n and "train one first" in n
+                   for n in notifications(app))

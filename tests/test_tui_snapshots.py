@@ -1,63 +1,199 @@
-"""Snapshot tests: each pane at a fixed size with fixed data, no clock, no blinking cursor."""
+"""Snapshot tests: each pane at work, at 80×24 and 120×36, with nothing that changes by itself.
+
+The app opens on an output folder that holds a real tiny run, recorded once into
+``tests/fixtures/tiny_run`` (see ``record_tiny_run.py``), and a tiny model built by the
+``tiny_model_dir`` fixture as its best model. The Training pane replays the run's
+``metrics.jsonl`` through its normal ``RunEvent`` path; the Samples pane shows the run's
+test sentences; Translate and Attention run the tiny model for real (deterministic on CPU).
+
+What would change between runs is fixed at its source, not masked: paths are relative
+(the test works in its tmp folder), the translation clock ticks a fixed 21 ms, the replay
+carries the recorded numbers (its ETAs end in "finished"), toasts stay until the frame is
+taken, and no cursor blinks.
+"""
 
 from __future__ import annotations
 
-import json
+import shutil
+from collections.abc import Awaitable, Callable
 from pathlib import Path
 
 import pytest
-from textual.widgets import Input
+from textual.pilot import Pilot
+from textual.widgets import DataTable, Input, Log, Static
 
-from tests.conftest import scores_block, tiny_config
+from tests.conftest import show_pane, wait_for
+from tests.fixtures.record_tiny_run import FILES, RUN_NAME, recorded_config
+from workbench.core.events import (
+    EvalDone,
+    JsonlRecorder,
+    Phase,
+    RunDone,
+    TrainStep,
+    event_from_record,
+    read_events,
+)
 from workbench.tui.app import WorkbenchApp
+from workbench.tui.messages import RunEvent
+from workbench.tui.widgets.attention_pane import AttentionPane
+from workbench.tui.widgets.charts import SeriesChart
 from workbench.tui.widgets.dataset_pane import DatasetPane
+from workbench.tui.widgets.samples_pane import SamplesPane
+from workbench.tui.widgets.training_pane import TrainingPane
+from workbench.tui.widgets.translate_pane import TranslatePane
 
-SIZE = (100, 30)
+RECORDED_RUN = Path(__file__).parent / "fixtures" / "tiny_run"
+SIZES = {"80x24": (80, 24), "120x36": (120, 36)}
+#: Typed into the Translate pane: English, Chinese, and text that looks like Rich markup.
+CONSOLE_LINES = ("I like to drink tea.", "The bus is here, get on quickly!", "我喜欢喝茶。",
+                 "[bold]Not markup[/bold]")
+ATTENTION_SENTENCE = "I like to drink tea."
+#: Milliseconds each translation takes by the test's clock (the "ms" column).
+TRANSLATION_TICK = 0.021
+
+
+class SteadyClock:
+    """A ``perf_counter`` that advances a fixed step per reading: every translation "takes"
+    the same time, so the history's ms column is the same on every machine."""
+
+    def __init__(self, step: float) -> None:
+        self.now = 0.0
+        self.step = step
+
+    def perf_counter(self) -> float:
+        self.now += self.step
+        return self.now
 
 
 @pytest.fixture
-def app(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> WorkbenchApp:
-    """An app over a fixed saved run; relative paths so the header text is stable."""
+def app(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, tiny_model_dir: Path) -> WorkbenchApp:
+    """An app over the recorded run and the tiny model, at relative paths in tmp_path."""
+    import workbench.core.translation
+
     monkeypatch.chdir(tmp_path)
     monkeypatch.setenv("TEXTUAL_ANIMATIONS", "none")  # the tab underline slides otherwise
-    run = Path("out/runs/20260101-000000-demo")
+    run = Path("out/runs") / RUN_NAME
     run.mkdir(parents=True)
-    summary = {
-        "status": "finished", "test": scores_block("test", (0.02, 11.5), (0.3, 14.2)),
-        "validation": scores_block("validation", (0.01, 11.9), (0.2, 14.6)),
-        "bleu_tokenize": "zh",
-        "best_model": "out/best_model", "base_model": "out/runs/x/initial_model",
-        "samples": [
-            {"source": "I like to drink tea.", "reference": "我喜欢喝茶。", "before": "林林林",
-             "after": "我喜欢喝茶。", "bleu_before": 0.0, "bleu_after": 100.0},
-            {"source": "[bold]Not markup[/bold]", "reference": "不是标记。", "before": "的",
-             "after": "不是。", "bleu_before": 0.0, "bleu_after": 30.3},
-        ],
-    }
-    (run / "summary.json").write_text(json.dumps(summary, ensure_ascii=False), encoding="utf-8")
-    return WorkbenchApp(tiny_config(samples=180, output_dir="out"))
+    for name in FILES:
+        shutil.copyfile(RECORDED_RUN / name, run / name)
+    shutil.copytree(tiny_model_dir, "out/best_model")  # the summary's best_model
+    # Only the translation module's clock: Textual and asyncio keep the real one.
+    monkeypatch.setattr(workbench.core.translation, "time",
+                        SteadyClock(TRANSLATION_TICK))
+    app = WorkbenchApp(recorded_config())
+    # Toasts (a run finished, a model loaded) stay on screen until the frame is taken,
+    # however long the machine takes to get there: 5 s by default.
+    app.NOTIFICATION_TIMEOUT = 3600
+    return app
 
 
-async def settle(pilot) -> None:
-    """Wait for the data to load and stop every cursor from blinking."""
+async def settle(pilot: Pilot) -> None:
+    """Wait for the dataset to load: it is read on a worker whatever pane is shown."""
     dataset = pilot.app.query_one(DatasetPane)
-    for _ in range(300):
-        if dataset.rows:
-            break
-        await pilot.pause(0.1)
+    await wait_for(pilot, lambda: bool(dataset.rows), what="the dataset loaded")
+
+
+async def still(pilot: Pilot) -> None:
+    """No blinking cursor in any field, and one more frame painted."""
     for field in pilot.app.query(Input):
         field.cursor_blink = False
     await pilot.pause(0.3)
 
 
-@pytest.mark.parametrize("key", ["f1", "f2", "f3", "f4", "f5"])
-def test_pane_snapshot(snap_compare, app: WorkbenchApp, key: str):
-    async def run_before(pilot) -> None:
-        await settle(pilot)
-        await pilot.press(key)
-        await pilot.pause(0.5)
-        for field in pilot.app.query(Input):
-            field.cursor_blink = False
-        await pilot.pause(0.1)
+async def dataset_at_work(pilot: Pilot) -> None:
+    """The first page of the 180 pairs and the length histogram."""
+    await show_pane(pilot, "dataset")
+    table = pilot.app.query_one("#dataset-table", DataTable)
+    await wait_for(pilot, lambda: table.row_count == 180, what="the dataset table filled")
 
-    assert snap_compare(app, run_before=run_before, terminal_size=SIZE)
+
+async def training_replayed(pilot: Pilot) -> None:
+    """The recorded run's events, posted as the training worker posts them."""
+    await show_pane(pilot, "training")
+    app = pilot.app
+    training = app.query_one(TrainingPane)
+    events = read_events(RECORDED_RUN / "metrics.jsonl")
+    for event in events:
+        training.post_message(RunEvent(event))
+    samples = app.query_one(SamplesPane).query_one(DataTable)
+    log = training.query_one(Log)
+    await wait_for(pilot, lambda: training.last_status == "finished", what="the run finished")
+    await wait_for(pilot, lambda: any("Run finished" in (n.title or "")
+                                      for n in app._notifications),
+                   what="the run-finished toast")
+    assert samples.row_count == 18
+    assert str(training.query_one("#train-status", Static).render()) == "finished"
+    assert app.query_one("#loss-chart", SeriesChart).point_count("loss") == 28
+    assert app.query_one("#bleu-chart", SeriesChart).point_count("BLEU") == 7  # before + 6
+    assert log.lines[-1] == (f"  run folder: out/runs/{RUN_NAME} "
+                             "(config.json, metrics.jsonl, summary.json)")
+
+
+async def samples_full(pilot: Pilot) -> None:
+    """The run's 18 test sentences, the first one highlighted and shown in full."""
+    await show_pane(pilot, "samples")
+    table = pilot.app.query_one(SamplesPane).query_one(DataTable)
+    await wait_for(pilot, lambda: table.row_count == 18, what="the samples table filled")
+
+
+async def translate_history(pilot: Pilot) -> None:
+    """Lines typed into the console, translated by the tiny model."""
+    await show_pane(pilot, "translate")
+    pane = pilot.app.query_one(TranslatePane)
+    field = pane.query_one("#translate-input", Input)
+    table = pane.query_one("#translate-history", DataTable)
+    for count, line in enumerate(CONSOLE_LINES, 1):
+        field.value = line
+        await pilot.press("enter")
+        # One at a time: each line is its own worker, and the rows keep typing order.
+        await wait_for(pilot, lambda count=count: table.row_count == count,
+                       what=f"translation {count}")
+    assert [str(table.get_row_at(i)[1]) for i in range(table.row_count)] == list(CONSOLE_LINES)
+    assert {table.get_row_at(i)[3] for i in range(table.row_count)} == {"21"}
+
+
+async def attention_heatmap(pilot: Pilot) -> None:
+    """A sentence typed into the Attention pane, its heatmap drawn; Escape leaves the field."""
+    await show_pane(pilot, "attention")
+    pane = pilot.app.query_one(AttentionPane)
+    pane.query_one("#attention-input", Input).value = ATTENTION_SENTENCE
+    await pilot.press("enter")
+    await wait_for(pilot, lambda: pane.result is not None, what="the attention weights")
+    await pilot.press("escape")
+    heatmap = str(pane.query_one("#attention-heatmap", Static).render())
+    assert "like" in heatmap
+
+
+def test_replay_reads_back_what_the_recorder_writes(tmp_path: Path):
+    """The replay's events are the ones the run emitted, field for field."""
+    events = [Phase("train"), TrainStep(3, 54, 0.33, 6.5, 0.003, 0.9, 500.0, 1.5),
+              EvalDone(9, 1.0, 0.62, 2.07, loss=6.49), RunDone("finished", "out/runs/x", {
+                  "status": "finished", "samples": [{"source": "茶"}]})]
+    recorder = JsonlRecorder(tmp_path / "metrics.jsonl")
+    for event in events:
+        recorder(event)
+    assert read_events(tmp_path / "metrics.jsonl") == events
+    recorded = read_events(RECORDED_RUN / "metrics.jsonl")
+    assert isinstance(recorded[-1], RunDone) and recorded[-1].status == "finished"
+    with pytest.raises(TypeError, match="fields"):
+        event_from_record({"event": "Phase", "time": 0.0, "name": "x", "colour": "red"})
+
+
+PANES: dict[str, Callable[[Pilot], Awaitable[None]]] = {
+    "dataset": dataset_at_work,
+    "training": training_replayed,
+    "samples": samples_full,
+    "translate": translate_history,
+    "attention": attention_heatmap,
+}
+
+
+@pytest.mark.parametrize("pane", list(PANES))
+@pytest.mark.parametrize("size", list(SIZES))
+def test_pane_snapshot(snap_compare, app: WorkbenchApp, size: str, pane: str):
+    async def run_before(pilot: Pilot) -> None:
+        await settle(pilot)
+        await PANES[pane](pilot)
+        await still(pilot)
+
+    assert snap_compare(app, run_before=run_before, terminal_size=SIZES[size])

@@ -126,6 +126,37 @@ def event_to_record(event: Event) -> dict[str, Any]:
     return record
 
 
+#: Event classes by the name the recorder writes in the ``event`` field.
+EVENT_TYPES: dict[str, type[Any]] = {
+    cls.__name__: cls for cls in (Phase, Note, TrainStep, EvalDone, Sample, RunDone)
+}
+
+
+def event_from_record(record: dict[str, Any]) -> Event:
+    """The event a ``metrics.jsonl`` record was written from (its ``time`` is dropped).
+
+    Unknown fields raise ``TypeError`` instead of being skipped: a record that no longer
+    fits its class means the recorded fixture is out of date, and a replay should say so.
+    """
+    fields = dict(record)
+    name = fields.pop("event")
+    fields.pop("time", None)
+    cls = EVENT_TYPES.get(name)
+    if cls is None:
+        raise ValueError(f"unknown event {name!r} in a metrics record")
+    known = {f.name for f in dataclasses.fields(cls)}
+    unknown = set(fields) - known
+    if unknown:
+        raise TypeError(f"{name} record has fields {sorted(unknown)} the event does not")
+    return cls(**fields)
+
+
+def read_events(path: Path) -> list[Event]:
+    """Every event recorded in a ``metrics.jsonl`` file, in order."""
+    lines = path.read_text(encoding="utf-8").splitlines()
+    return [event_from_record(json.loads(line)) for line in lines if line.strip()]
+
+
 class JsonlRecorder:
     """Append numeric events to a JSONL file as they happen (flushed per line)."""
 

@@ -24,6 +24,7 @@ from workbench.core.scores import headline, summary_scores
 from workbench.tui.messages import ForwardsWorkerFailures, RunFinished, ShowAttention, WorkerFailed
 from workbench.tui.widgets.attention_pane import AttentionPane
 from workbench.tui.widgets.dataset_pane import DatasetPane
+from workbench.tui.widgets.pane_tabs import PaneTabs
 from workbench.tui.widgets.samples_pane import SamplesPane
 from workbench.tui.widgets.training_pane import TrainingPane
 from workbench.tui.widgets.translate_pane import TranslatePane
@@ -70,7 +71,7 @@ class WorkbenchApp(ForwardsWorkerFailures, App[int]):
 
     def compose(self) -> ComposeResult:
         yield Header(show_clock=False)
-        with TabbedContent(initial="dataset", id="panes"):
+        with PaneTabs(initial="dataset", id="panes"):
             with TabPane("1 Dataset", id="dataset"):
                 yield DatasetPane(self.config)
             # The hidden panes start empty and are filled after the first frame

@@ -1,4 +1,5 @@
-"""plotext charts that never see NaN/inf and never redraw thousands of points."""
+"""plotext charts that never see NaN/inf, never redraw thousands of points, and label
+whole numbers (steps, counts) as whole numbers."""
 
 from __future__ import annotations
 
@@ -7,6 +8,8 @@ import math
 from textual_plotext import PlotextPlot
 
 MAX_POINTS = 300  # plotext redraws on the main thread; more points cost visible lag
+#: Round steps for whole-number ticks; each is tried in turn, times 1, 10, 100, ...
+ROUND_STEPS = (1, 2, 5)
 
 
 def clean_series(xs: list[float], ys: list[float]) -> tuple[list[float], list[float]]:
@@ -16,6 +19,29 @@ def clean_series(xs: list[float], ys: list[float]) -> tuple[list[float], list[fl
         step = len(pairs) / MAX_POINTS
         pairs = [pairs[int(i * step)] for i in range(MAX_POINTS - 1)] + [pairs[-1]]
     return [p[0] for p in pairs], [p[1] for p in pairs]
+
+
+def integer_ticks(low: float, high: float, most: int = 6) -> list[int]:
+    """At most ``most`` whole-number ticks between ``low`` and ``high``, a round step apart.
+
+    plotext spaces its own ticks evenly between the extremes and prints them as floats, so
+    counts read ``994.0`` and steps ``14.2``; whole numbers should read as whole numbers.
+    """
+    if not (math.isfinite(low) and math.isfinite(high)) or high < low:
+        return []
+    scale = 1
+    while True:
+        for base in ROUND_STEPS:
+            step = base * scale
+            first, last = math.ceil(low / step), math.floor(high / step)
+            if last - first + 1 <= most:
+                return [n * step for n in range(first, last + 1)]
+        scale *= 10
+
+
+def all_whole(values: list[float]) -> bool:
+    """Whether every value is a whole number (a step, a count), so ticks should be too."""
+    return bool(values) and all(math.isfinite(v) and v == int(v) for v in values)
 
 
 class SeriesChart(PlotextPlot):
@@ -53,10 +79,14 @@ class SeriesChart(PlotextPlot):
         plt.clear_figure()
         plt.title(self.title)
         plt.xlabel(self.xlabel)
+        shown: list[float] = []
         for name, (xs, ys) in self.series.items():
             cx, cy = clean_series(xs, ys)
             if cx:
                 plt.plot(cx, cy, label=name, marker="braille")
+                shown.extend(cx)
+        if all_whole(shown):  # steps: 10, 20, 30 rather than 1.0, 14.2, 27.5
+            plt.xticks(integer_ticks(min(shown), max(shown)))
         self.refresh()
 
     def on_mount(self) -> None:

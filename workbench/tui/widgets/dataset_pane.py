@@ -1,7 +1,9 @@
 """Dataset pane: the cleaned train/validation pairs, counts, a length histogram, a filter.
 
 Data loads on a worker so the app paints at once; the table shows one page of matches at
-a time (``PAGE`` rows), so a 50,000-pair sample never renders in full.
+a time (``PAGE`` rows), so a 50,000-pair sample never renders in full. The source and
+target columns share the table's width by what their text needs, counted in terminal
+cells (a Chinese character takes two), so that neither is cut to a few characters.
 """
 
 from __future__ import annotations
@@ -9,6 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from rich.cells import cell_len
 from rich.text import Text
 from textual import on, work
 from textual.app import ComposeResult
@@ -21,8 +24,51 @@ from textual_plotext import PlotextPlot
 from workbench.core.config import RunConfig
 from workbench.core.data import Pair, SplitData
 from workbench.tui.messages import ForwardsWorkerFailures
+from workbench.tui.widgets.charts import integer_ticks
 
 PAGE = 200
+#: The table's columns and the fixed widths of all but source and target (None).
+COLUMNS: tuple[tuple[str, int | None], ...] = (
+    ("split", 5), ("source", None), ("target", None), ("src w", 5), ("tgt ch", 6))
+#: Cells the table spends besides its columns: the vertical scrollbar.
+SCROLLBAR = 2
+#: Rows measured for the columns' needs: enough for a percentile, cheap at 50,000 pairs.
+MEASURED_ROWS = 2000
+#: Histogram bars at most: one per length while the lengths span no more than this.
+MAX_BINS = 30
+
+
+def text_need(texts: list[str]) -> int:
+    """Cells that fit nine in ten of ``texts`` (terminal cells: CJK characters take two)."""
+    widths = sorted(cell_len(text) for text in texts)
+    return widths[int(0.9 * (len(widths) - 1))] if widths else 1
+
+
+def share_width(free: int, source_need: int, target_need: int) -> tuple[int, int]:
+    """Source and target widths from ``free`` cells: what each needs when both fit (the
+    rest to the target), else shares in proportion to their needs, never under 8 cells."""
+    if source_need + target_need <= free:
+        return source_need, free - source_need
+    source = round(free * source_need / max(1, source_need + target_need))
+    source = min(max(source, 8), max(8, free - 8))
+    return source, max(8, free - source)
+
+
+def length_bins(lengths: list[int]) -> tuple[list[int], list[int]]:
+    """Whole-number bins over ``lengths``: each bin's first length and its count.
+
+    One bin per length while there are at most ``MAX_BINS`` of them, else bins of a whole
+    number of lengths each, so that every bin is a range of real lengths.
+    """
+    if not lengths:
+        return [], []
+    low, high = min(lengths), max(lengths)
+    width = max(1, -(-(high - low + 1) // MAX_BINS))
+    starts = list(range(low, high + 1, width))
+    counts = [0] * len(starts)
+    for length in lengths:
+        counts[(length - low) // width] += 1
+    return starts, counts
 
 
 def pair_lengths(pair: Pair) -> tuple[int, int]:
@@ -55,6 +101,9 @@ class DatasetPane(ForwardsWorkerFailures, Vertical):
         self.rows: list[tuple[str, Pair]] = []
         self.matches: list[tuple[str, Pair]] = []
         self.page = 0
+        # Cells nine in ten sources and targets need; a guess until the data is read.
+        self.needs = (40, 24)
+        self.widths: tuple[int, ...] = ()
 
     def compose(self) -> ComposeResult:
         yield Static("Loading data…", id="dataset-summary")
@@ -65,10 +114,39 @@ class DatasetPane(ForwardsWorkerFailures, Vertical):
             yield PlotextPlot(id="dataset-hist")
 
     def on_mount(self) -> None:
-        table = self.query_one(DataTable)
-        table.add_columns("split", "source", "target", "src w", "tgt ch")
+        # A first guess from the screen's width; fit_columns refits once the table is laid out.
+        self._set_columns(self._column_widths(self.app.size.width))
         # After the first frame: the read holds the GIL for ~0.2 s and would delay it.
         self.call_after_refresh(self.load)
+
+    def on_resize(self) -> None:
+        self.call_after_refresh(self.fit_columns)
+
+    def _column_widths(self, table_width: int) -> tuple[int, ...]:
+        padding = 2 * self.query_one(DataTable).cell_padding * len(COLUMNS)
+        fixed = sum(width or 0 for _, width in COLUMNS)
+        source, target = share_width(table_width - fixed - padding - SCROLLBAR, *self.needs)
+        return tuple(width or (source if label == "source" else target)
+                     for label, width in COLUMNS)
+
+    def _set_columns(self, widths: tuple[int, ...]) -> None:
+        table = self.query_one(DataTable)
+        table.clear(columns=True)
+        for (label, _), width in zip(COLUMNS, widths, strict=True):
+            table.add_column(label, width=width)
+        self.widths = widths
+
+    def fit_columns(self) -> None:
+        """Give source and target their share of the table's current width."""
+        table = self.query_one(DataTable)
+        widths = self._column_widths(table.size.width)
+        if not table.size.width or widths == self.widths:
+            return
+        row = table.cursor_row
+        self._set_columns(widths)
+        self._show_page()
+        if table.row_count:
+            table.move_cursor(row=min(row, table.row_count - 1))
 
     @work(thread=True, exclusive=True, exit_on_error=False, group="dataset")
     def load(self) -> None:
@@ -110,8 +188,12 @@ class DatasetPane(ForwardsWorkerFailures, Vertical):
             f"({data.validation_name}) / {len(data.test):,} test ({data.test_name}) "
             f"(dropped {dropped}){extra}"
         ))
+        measured = [p for _, p in self.rows[:: max(1, len(self.rows) // MEASURED_ROWS)]]
+        self.needs = (text_need([p.source for p in measured]),
+                      text_need([p.target for p in measured]))
         self._draw_histogram()
         self.apply_filter("")
+        self.fit_columns()
 
     def _draw_histogram(self) -> None:
         plot = self.query_one("#dataset-hist", PlotextPlot)
@@ -120,8 +202,13 @@ class DatasetPane(ForwardsWorkerFailures, Vertical):
         plt.clear_data()
         plt.clear_figure()
         plt.title("target length")
-        if lengths:
-            plt.hist(lengths, bins=min(30, max(5, len(set(lengths)))))
+        starts, counts = length_bins(lengths)
+        if starts:
+            # Bars over whole-number bins with whole-number ticks: plt.hist labels counts
+            # and lengths as floats (994.0, 3.6).
+            plt.bar(starts, counts, width=1)
+            plt.xticks(integer_ticks(starts[0], starts[-1], most=5))
+            plt.yticks(integer_ticks(0, max(counts), most=5))
         plot.refresh()
 
     @on(Input.Changed, "#dataset-filter")
