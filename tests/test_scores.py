@@ -63,9 +63,14 @@ def test_equal_scores_from_different_outputs_are_no_difference():
 
 
 def test_an_older_runs_numbers_are_labelled_as_such():
+    from workbench.core.runs import RunSummary
     from workbench.core.scores import legacy_line
 
-    old = {"bleu_before": 0.02, "bleu_after": 11.67, "chrf_before": 0.08, "chrf_after": 12.62}
+    old = RunSummary.from_dict(
+        {"bleu_before": 0.02, "bleu_after": 11.67, "chrf_before": 0.08, "chrf_after": 12.62})
     assert legacy_line(old) == ("validation (an older run: no test set, no intervals): "
                                 "BLEU 0.02 → 11.67 · chrF 0.08 → 12.62")
-    assert legacy_line({"status": "stopped"}) is None
+    assert legacy_line(RunSummary(status="stopped")) is None
+    no_chrf = RunSummary.from_dict({"bleu_before": 0.02, "bleu_after": 11.67})
+    assert legacy_line(no_chrf) == ("validation (an older run: no test set, no intervals): "
+                                    "BLEU 0.02 → 11.67 · chrF — → —")  # never 0.00

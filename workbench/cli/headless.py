@@ -11,7 +11,7 @@ import sys
 from typing import TextIO
 
 from workbench.core.events import EvalDone, Event, Note, Phase, RunDone, Sample, TrainStep
-from workbench.core.scores import headline, interval_line, summary_scores
+from workbench.core.scores import MISSING, headline, interval_line, legacy_line
 
 
 def format_seconds(seconds: float | None) -> str:
@@ -100,11 +100,14 @@ class HeadlessPrinter:
         self.line("[done]")
         for role, note in (("test", "hand this in: never used to choose anything"),
                            ("validation", "chose the best epoch, so optimistic")):
-            scores = summary_scores(s, role)
+            scores = s.scores(role)
             if scores is None:
                 continue
             self.line(f"  {headline(scores)}")
             self.line(f"    {interval_line(scores)}; {note}")
-        self.line(f"  training {format_seconds(s.get('train_seconds'))}; "
-                  f"best model: {s.get('best_model')}")
+        if s.test is None:  # an older run's numbers, or the dash, never a made-up 0.00
+            missing = f"test: BLEU {MISSING} · chrF {MISSING} (not in the summary)"
+            self.line(f"  {legacy_line(s) or missing}")
+        seconds = MISSING if s.train_seconds is None else format_seconds(s.train_seconds)
+        self.line(f"  training {seconds}; best model: {s.best_model or MISSING}")
         self.line(f"  run folder: {event.run_dir} (config.json, metrics.jsonl, summary.json)")

@@ -18,6 +18,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from workbench.core.runs import RunSummary
+
 
 @dataclass(frozen=True)
 class Phase:
@@ -82,7 +84,7 @@ class RunDone:
 
     status: str
     run_dir: str
-    summary: dict[str, Any] = field(default_factory=dict)
+    summary: RunSummary = field(default_factory=RunSummary)
 
 
 Event = Phase | Note | TrainStep | EvalDone | Sample | RunDone
@@ -102,6 +104,8 @@ def event_to_record(event: Event) -> dict[str, Any]:
     """A JSON-ready dict with the event type and a wall-clock timestamp."""
     record = {"event": type(event).__name__, "time": round(time.time(), 3)}
     record.update(dataclasses.asdict(event))
+    if isinstance(event, RunDone):  # as in summary.json: missing values left out
+        record["summary"] = event.summary.to_dict()
     return record
 
 

@@ -16,10 +16,15 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from workbench.core.runs import RunSummary
 
 #: Bootstrap resamples for intervals and the paired test (sacreBLEU's default for -bs).
 N_BOOTSTRAP = 1000
+#: How every front end shows a value a run summary lacks: never as a number such as 0.00.
+MISSING = "—"
 
 
 @dataclass(frozen=True)
@@ -173,20 +178,20 @@ def interval_line(s: SetScores) -> str:
             f"(sacreBLEU paired bootstrap, {s.n_bootstrap} resamples)")
 
 
-def summary_scores(summary: dict[str, Any], role: str) -> SetScores | None:
-    """The ``test`` or ``validation`` block of a run summary, if the run has one."""
-    return SetScores.from_dict(summary.get(role))
+def number(value: float | None, digits: int = 2) -> str:
+    """A score with fixed decimals, or :data:`MISSING` when the summary lacks it."""
+    return MISSING if value is None else f"{value:.{digits}f}"
 
 
-def legacy_line(summary: dict[str, Any]) -> str | None:
+def legacy_line(summary: RunSummary) -> str | None:
     """The before/after line of a run made before test sets existed, or None.
 
     Those runs scored one held-out set, the one that also chose the best epoch, with no
     intervals: said so, so that an old number is never read as a test-set number.
     """
-    keys = ("bleu_before", "bleu_after", "chrf_before", "chrf_after")
-    if not all(isinstance(summary.get(k), int | float) for k in keys):
+    values = (summary.bleu_before, summary.bleu_after, summary.chrf_before, summary.chrf_after)
+    if all(v is None for v in values):
         return None
+    bleu_before, bleu_after, chrf_before, chrf_after = (number(v) for v in values)
     return (f"validation (an older run: no test set, no intervals): BLEU "
-            f"{summary['bleu_before']:.2f} → {summary['bleu_after']:.2f} · chrF "
-            f"{summary['chrf_before']:.2f} → {summary['chrf_after']:.2f}")
+            f"{bleu_before} → {bleu_after} · chrF {chrf_before} → {chrf_after}")
