@@ -38,7 +38,7 @@ def run_headless(epochs: float) -> dict:
 
     with tempfile.TemporaryDirectory() as tmp, open(os.devnull, "w") as sink:
         result = run_training(demo_config(tmp, epochs), HeadlessPrinter(sink))
-        return result.summary
+        return result.summary.to_dict()
 
 
 def run_tui(epochs: float) -> dict:

@@ -5,18 +5,24 @@ from __future__ import annotations
 import io
 from pathlib import Path
 
+import pytest
+
 from tests.conftest import scores_block, small, wait_for
 from workbench.cli.headless import HeadlessPrinter
 from workbench.core.events import (
     EvalDone,
     EventText,
+    JsonlRecorder,
     Note,
     Phase,
     RunDone,
     Sample,
     TrainStep,
+    event_from_record,
     format_seconds,
+    read_events,
 )
+from workbench.core.runs import RunSummary
 from workbench.tui.app import WorkbenchApp
 from workbench.tui.messages import RunEvent
 from workbench.tui.widgets.training_pane import TrainingPane
@@ -35,7 +41,7 @@ EVENTS = [
     EvalDone(5, 1.0, 1.5, 6.0, loss=4.2),
     EvalDone(10, 2.0, 3.0, 9.0, stage="after", split="test", set_name="newstest", size=18),
     Sample("I like tea.", "我喜欢茶。", "我", "我喜欢茶。", 1.0, 100.0),
-    RunDone("finished", "out/runs/x", SUMMARY),
+    RunDone("finished", "out/runs/x", RunSummary.from_dict(SUMMARY)),
 ]
 
 
@@ -73,3 +79,19 @@ async def test_the_tui_log_says_what_headless_prints(tmp_path: Path):
         await wait_for(pilot, lambda: len(log.lines) >= len(expected))
         assert list(log.lines) == expected
         assert pane.last_status == "finished"
+
+
+def test_replay_reads_back_what_the_recorder_writes(tmp_path: Path):
+    """The replay's events are the ones the run emitted, field for field."""
+    events = [Phase("train"), TrainStep(3, 54, 0.33, 6.5, 0.003, 0.9, 500.0, 1.5),
+              EvalDone(9, 1.0, 0.62, 2.07, loss=6.49),
+              RunDone("finished", "out/runs/x", RunSummary.from_dict(
+                  {"status": "finished", "samples": [{"source": "茶"}]}))]
+    recorder = JsonlRecorder(tmp_path / "metrics.jsonl")
+    for event in events:
+        recorder(event)
+    assert read_events(tmp_path / "metrics.jsonl") == events
+    recorded = read_events(Path(__file__).parent / "fixtures" / "tiny_run" / "metrics.jsonl")
+    assert isinstance(recorded[-1], RunDone) and recorded[-1].status == "finished"
+    with pytest.raises(TypeError, match="fields"):
+        event_from_record({"event": "Phase", "time": 0.0, "name": "x", "colour": "red"})

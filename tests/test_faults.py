@@ -55,10 +55,10 @@ def test_stop_then_resume_equals_an_uninterrupted_run_bit_for_bit(tmp_path: Path
     assert [s for s, _ in log] == [s for s, _ in straight_log] == list(range(1, 19))
     assert log == straight_log  # every loss equal, not just close
     for key in ("global_step", "test", "validation"):
-        assert resumed.summary[key] == straight.summary[key], key
+        assert getattr(resumed.summary, key) == getattr(straight.summary, key), key
 
     def evals(summary):
-        return [(e["step"], e["eval_loss"], e["eval_bleu"]) for e in summary["epochs"]]
+        return [(e["step"], e["eval_loss"], e["eval_bleu"]) for e in summary.epochs]
     assert evals(resumed.summary) == evals(straight.summary)  # no extra evaluation at the stop
     assert same_weights(resumed.run_dir / "best_model", straight.run_dir / "best_model")
 

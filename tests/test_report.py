@@ -25,6 +25,7 @@ from workbench.core.report import (
     same_folder,
 )
 from workbench.core.report_render import md
+from workbench.core.runs import RunSummary
 from workbench.core.svg import Series, line_chart_svg
 from workbench.core.training import run_training
 from workbench.core.translation import Translation
@@ -126,10 +127,10 @@ def test_unmatched_history_is_listed_whole_and_says_so(tmp_path: Path):
     run.mkdir(parents=True)
     history = [{"time": "2026-01-01T00:00:00", "model": "/some/model", "source": "a",
                 "translation": "甲"}]
-    lines, note = console_for_run(history, run, {"status": "finished"}, tmp_path / "out")
+    lines, note = console_for_run(history, run, RunSummary(status="finished"), tmp_path / "out")
     assert [c.source for c in lines] == ["a"] and lines[0].role == ""
     assert note.startswith("None of the 1 lines")
-    lines, note = console_for_run([], run, {}, tmp_path / "out")
+    lines, note = console_for_run([], run, RunSummary(), tmp_path / "out")
     assert lines == [] and "No console translations yet" in note
 
 
@@ -149,7 +150,7 @@ def test_history_lines_that_name_their_run_match_exactly(tmp_path: Path):
          "run_dir": "translation_output/runs/20260101-000000-demo", "source": "base",
          "translation": "底"},
     ]
-    lines, note = console_for_run(history, run, {"status": "finished"}, out)
+    lines, note = console_for_run(history, run, RunSummary(status="finished"), out)
     assert [(c.source, c.role) for c in lines] == [("mine", "fine-tuned"), ("base", "base")]
     assert note.startswith("2 of the 3 lines")
 

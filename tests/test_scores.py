@@ -60,12 +60,3 @@ def test_equal_scores_from_different_outputs_are_no_difference():
     s = score_before_after(["甲"] * 40, ["乙"] * 40, REFS, "zh", "test", "unit", n_bootstrap=100)
     assert s.bleu_before == s.bleu_after == 0.0
     assert s.bleu_p == 1.0  # not sacreBLEU's "p < 0.001" for a zero difference
-
-
-def test_an_older_runs_numbers_are_labelled_as_such():
-    from workbench.core.scores import legacy_line
-
-    old = {"bleu_before": 0.02, "bleu_after": 11.67, "chrf_before": 0.08, "chrf_after": 12.62}
-    assert legacy_line(old) == ("validation (an older run: no test set, no intervals): "
-                                "BLEU 0.02 → 11.67 · chrF 0.08 → 12.62")
-    assert legacy_line({"status": "stopped"}) is None

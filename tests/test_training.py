@@ -90,7 +90,7 @@ def test_stop_event_ends_at_a_step_with_a_checkpoint_then_resume(tmp_path: Path)
     second = run_training(config, lambda e: done.append(e) if isinstance(e, RunDone) else None,
                           resume=True)
     assert second.status == "finished" and second.run_dir == first.run_dir
-    assert done[-1].summary["global_step"] == 18
+    assert done[-1].summary.global_step == 18
 
 
 def test_incomplete_checkpoint_is_skipped(tmp_path: Path):
@@ -152,7 +152,7 @@ def test_after_is_decoded_like_translate_even_with_bf16_autocast_in_training(tmp
 
     result = run_training(small(tmp_path, bf16=True))
     assert result.status == "finished"
-    assert result.summary["precision"]["training"] == "bf16"
+    assert result.summary.precision["training"] == "bf16"
     rows = [json.loads(line) for line in
             (result.run_dir / "test_translations.jsonl").read_text().splitlines()]
     printed = run_cli("translate", "--model", str(result.run_dir / "best_model"),

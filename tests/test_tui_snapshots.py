@@ -25,12 +25,6 @@ from textual.widgets import DataTable, Input, Log, Static
 from tests.conftest import show_pane, wait_for
 from tests.fixtures.record_tiny_run import FILES, RUN_NAME, recorded_config
 from workbench.core.events import (
-    EvalDone,
-    JsonlRecorder,
-    Phase,
-    RunDone,
-    TrainStep,
-    event_from_record,
     read_events,
 )
 from workbench.tui.app import WorkbenchApp
@@ -162,21 +156,6 @@ async def attention_heatmap(pilot: Pilot) -> None:
     await pilot.press("escape")
     heatmap = str(pane.query_one("#attention-heatmap", Static).render())
     assert "like" in heatmap
-
-
-def test_replay_reads_back_what_the_recorder_writes(tmp_path: Path):
-    """The replay's events are the ones the run emitted, field for field."""
-    events = [Phase("train"), TrainStep(3, 54, 0.33, 6.5, 0.003, 0.9, 500.0, 1.5),
-              EvalDone(9, 1.0, 0.62, 2.07, loss=6.49), RunDone("finished", "out/runs/x", {
-                  "status": "finished", "samples": [{"source": "茶"}]})]
-    recorder = JsonlRecorder(tmp_path / "metrics.jsonl")
-    for event in events:
-        recorder(event)
-    assert read_events(tmp_path / "metrics.jsonl") == events
-    recorded = read_events(RECORDED_RUN / "metrics.jsonl")
-    assert isinstance(recorded[-1], RunDone) and recorded[-1].status == "finished"
-    with pytest.raises(TypeError, match="fields"):
-        event_from_record({"event": "Phase", "time": 0.0, "name": "x", "colour": "red"})
 
 
 PANES: dict[str, Callable[[Pilot], Awaitable[None]]] = {

@@ -132,7 +132,7 @@ def run_train(args: argparse.Namespace) -> int:
         from workbench.core.runs import HISTORY_FILE
         from workbench.core.translation import Translator
 
-        model_dir = result.summary["best_model"]
+        model_dir = str(result.summary.best_model)
         translator = Translator.from_pretrained(model_dir)
         return run_console(translator, model_dir, Path(config.output_dir) / HISTORY_FILE)
     return 0

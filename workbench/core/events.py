@@ -19,13 +19,15 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
-from workbench.core.scores import headline, interval_line, summary_scores
+from workbench.core.runs import RunSummary
+from workbench.core.scores import MISSING, headline, interval_line
 
 PhaseName = Literal["data", "model", "before", "train", "after"]
 Level = Literal["info", "warning", "error"]
 Stage = Literal["epoch", "before", "after"]
 Split = Literal["validation", "test"]
 Status = Literal["finished", "stopped", "failed"]
+
 
 
 @dataclass(frozen=True)
@@ -91,7 +93,7 @@ class RunDone:
 
     status: Status
     run_dir: str
-    summary: dict[str, Any] = field(default_factory=dict)
+    summary: RunSummary = field(default_factory=RunSummary)
 
 
 Event = Phase | Note | TrainStep | EvalDone | Sample | RunDone
@@ -123,6 +125,8 @@ def event_to_record(event: Event) -> dict[str, Any]:
     """A JSON-ready dict with the event type and a wall-clock timestamp."""
     record = {"event": type(event).__name__, "time": round(time.time(), 3)}
     record.update(dataclasses.asdict(event))
+    if isinstance(event, RunDone):  # as in summary.json: missing values left out
+        record["summary"] = event.summary.to_dict()
     return record
 
 
@@ -148,6 +152,8 @@ def event_from_record(record: dict[str, Any]) -> Event:
     unknown = set(fields) - known
     if unknown:
         raise TypeError(f"{name} record has fields {sorted(unknown)} the event does not")
+    if cls is RunDone and isinstance(fields.get("summary"), dict):
+        fields["summary"] = RunSummary.from_dict(fields["summary"])
     return cls(**fields)
 
 
@@ -258,10 +264,13 @@ class EventText:
             return [f"[{event.status}] run folder: {event.run_dir}"]
         lines = ["[done]"]
         for role, note in SET_ROLES:
-            scores = summary_scores(s, role)
+            scores = s.scores(role)
             if scores is not None:
                 lines += [f"  {headline(scores)}", f"    {interval_line(scores)}; {note}"]
+        if s.test is None:  # an older run's numbers, or the dash, never a made-up 0.00
+            missing = f"test: BLEU {MISSING} · chrF {MISSING} (not in the summary)"
+            lines.append(f"  {s.legacy_line() or missing}")
+        seconds = MISSING if s.train_seconds is None else format_seconds(s.train_seconds)
         return [*lines,
-                f"  training {format_seconds(s.get('train_seconds'))}; "
-                f"best model: {s.get('best_model')}",
+                f"  training {seconds}; best model: {s.best_model or MISSING}",
                 f"  run folder: {event.run_dir} (config.json, metrics.jsonl, summary.json)"]

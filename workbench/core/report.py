@@ -32,6 +32,7 @@ from workbench.core.runs import (
     HISTORY_FILE,
     INITIAL_MODEL,
     RUNS_FOLDER,
+    RunSummary,
     is_finished,
     latest_finished_run,
     read_json_dict,
@@ -92,7 +93,7 @@ class RunReport:
     run_dir: Path
     settings: dict[str, Any]
     preset_defaults: dict[str, Any]
-    summary: dict[str, Any]
+    summary: RunSummary
     epochs: list[EpochRow]
     train_loss: list[tuple[float, float]]  # (epoch, loss) per logging step
     console: list[ConsoleLine]
@@ -110,7 +111,7 @@ class RunReport:
     @property
     def status(self) -> str:
         """``finished``, ``stopped`` or ``failed``, as the summary says."""
-        return str(self.summary.get("status", "unknown"))
+        return self.summary.status or "unknown"
 
 
 # --------------------------------------------------------------------------- finding the run
@@ -178,7 +179,7 @@ def _by_step(records: list[dict[str, Any]]) -> list[dict[str, Any]]:
     return [kept[s] for s in sorted(kept)]
 
 
-def epoch_rows(summary: dict[str, Any], events: list[dict[str, Any]]) -> list[EpochRow]:
+def epoch_rows(summary: RunSummary, events: list[dict[str, Any]]) -> list[EpochRow]:
     """Per-epoch evaluations with the mean training loss of the steps since the last one.
 
     A finished run's summary holds the Trainer's evaluation log; a stopped run has only
@@ -187,13 +188,13 @@ def epoch_rows(summary: dict[str, Any], events: list[dict[str, Any]]) -> list[Ep
     evals = [
         {"epoch": e.get("epoch"), "step": e.get("step"), "loss": e.get("eval_loss"),
          "bleu": e.get("eval_bleu"), "chrf": e.get("eval_chrf")}
-        for e in summary.get("epochs") or [] if isinstance(e, dict)
+        for e in summary.epochs or []
     ]
     if not evals:
         evals = _by_step([e for e in events
                           if e.get("event") == "EvalDone" and e.get("stage") == "epoch"])
     steps = _by_step([e for e in events if e.get("event") == "TrainStep"])
-    best_step = _checkpoint_step(summary.get("best_checkpoint"))
+    best_step = _checkpoint_step(summary.best_checkpoint)
     rows = []
     previous = -1
     for e in evals:
@@ -283,7 +284,7 @@ def _next_publish(run_dir: Path, output_root: Path) -> float | None:
 
 
 def console_for_run(
-    history: list[dict[str, Any]], run_dir: Path, summary: dict[str, Any], output_root: Path,
+    history: list[dict[str, Any]], run_dir: Path, summary: RunSummary, output_root: Path,
     events: list[dict[str, Any]] | None = None,
 ) -> tuple[list[ConsoleLine], str]:
     """The history lines made with this run's models, and a sentence saying which.
@@ -292,10 +293,10 @@ def console_for_run(
     published model and a Hub base model only between this run's finish and the next
     finished run's. When nothing matches, every line is listed and the note says so.
     """
-    own = {"fine-tuned": [run_dir / BEST_MODEL, summary.get("run_best_model")],
+    own = {"fine-tuned": [run_dir / BEST_MODEL, summary.run_best_model],
            "base": [run_dir / INITIAL_MODEL]}
-    shared = {"fine-tuned": [output_root / BEST_MODEL, summary.get("best_model")],
-              "base": [summary.get("base_model")]}
+    shared = {"fine-tuned": [output_root / BEST_MODEL, summary.best_model],
+              "base": [summary.base_model]}
     start = finish_time(run_dir, events)
     end = _next_publish(run_dir, output_root)
     matched: list[ConsoleLine] = []
@@ -404,7 +405,7 @@ def build_report(
     events = read_jsonl(run_dir / "metrics.jsonl")
     console, console_note = console_for_run(read_jsonl(root / HISTORY_FILE), run_dir,
                                             summary, root, events)
-    samples = [s for s in summary.get("samples") or [] if isinstance(s, dict)]
+    samples = summary.samples or []
     chosen = sentence or next((c.source for c in console if c.role == "fine-tuned"), None) \
         or (samples[0].get("source") if samples else None)
     attention = (attention_figure(run_dir, chosen) if with_attention
@@ -424,7 +425,7 @@ def build_report(
     if report.status != "finished":
         report.notes.append(
             f"This run is {report.status}, not finished"
-            + (f" ({summary['error']})" if summary.get("error") else "")
+            + (f" ({summary.error})" if summary.error else "")
             + ": BLEU after fine-tuning, the samples and the model are missing; resume it "
               "with `workbench train --resume` and report again.")
     report.figures = draw_figures(report)

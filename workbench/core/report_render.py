@@ -20,7 +20,7 @@ from typing import Any
 from workbench import __version__
 from workbench.core.config import SCRATCH_MODEL
 from workbench.core.report import FIGURE_FILES, RunReport
-from workbench.core.scores import SetScores, format_p, legacy_line, summary_scores
+from workbench.core.scores import MISSING, SetScores, format_p
 from workbench.core.svg import FONT_STACK, inline_svg
 
 JUDGEMENT = "Judgement (one line)"
@@ -28,9 +28,9 @@ _MD_SPECIAL = re.compile(r"([\\`*\[\]|]|(?<!\w)_|_(?!\w))")
 
 
 def fmt(value: Any, digits: int = 2) -> str:
-    """A number with fixed decimals, or an en dash when missing."""
+    """A number with fixed decimals, or :data:`MISSING` when missing."""
     if isinstance(value, bool) or value is None:
-        return "–"
+        return MISSING
     if isinstance(value, int):
         return f"{value:,}"
     if isinstance(value, float):
@@ -62,35 +62,31 @@ def model_text(model: str) -> str:
 def headline(report: RunReport) -> list[tuple[str, str]]:
     """The key facts of the run, label and value, for the top of both documents."""
     s = report.summary
-    decoding = s.get("decoding") or {}
-    decode_text = (", ".join(f"{k.replace('_', ' ')} {v}" for k, v in decoding.items())
-                   if isinstance(decoding, dict) else str(decoding))
+    decode_text = ", ".join(f"{k.replace('_', ' ')} {v}" for k, v in (s.decoding or {}).items())
     rows = [
         ("Run", report.name),
         ("Status", report.status),
-        ("Model", model_text(str(s.get("model", report.settings.get("model", "?"))))),
-        ("Data", f"{s.get('data', report.settings.get('data', '?'))}: "
-                 f"{fmt(s.get('train_pairs'))} training / {fmt(s.get('validation_pairs'))} "
-                 f"validation / {fmt(s.get('test_pairs'))} test pairs"),
+        ("Model", model_text(str(s.model or report.settings.get("model", "?")))),
+        ("Data", f"{s.data or report.settings.get('data', '?')}: "
+                 f"{fmt(s.train_pairs)} training / {fmt(s.validation_pairs)} "
+                 f"validation / {fmt(s.test_pairs)} test pairs"),
     ]
     for role in ("test", "validation"):
-        scores = summary_scores(s, role)
+        scores = s.scores(role)
         if scores is not None:
             rows.append((f"BLEU before → after, {scores.label}",
                          f"{scores.bleu_before:.2f} → {scores.bleu_after:.2f} "
                          f"({_change(scores.bleu_delta, scores.bleu_delta_ci)}, "
                          f"{format_p(scores.bleu_p, scores.n_bootstrap)})"))
-    if summary_scores(s, "test") is None and (old := legacy_line(s)):
+    if s.test is None and (old := s.legacy_line()):
         rows.append(("BLEU before → after", old))
-    precision = s.get("precision")
     rows += [
-        ("BLEU tokenizer", str(s.get("bleu_tokenize", "?"))),
+        ("BLEU tokenizer", s.bleu_tokenize or "?"),
         ("Before/after decoding", decode_text or "?"),
         ("Precision", ", ".join(f"{k.replace('_', ' ')} {setting_value(v)}"
-                                for k, v in precision.items())
-         if isinstance(precision, dict) else "–"),
-        ("Training", f"{fmt(s.get('global_step'))} steps in {fmt(s.get('train_seconds'), 1)} s"),
-        ("Best checkpoint", str(s.get("best_checkpoint") or "–")),
+                                for k, v in s.precision.items()) if s.precision else MISSING),
+        ("Training", f"{fmt(s.global_step)} steps in {fmt(s.train_seconds, 1)} s"),
+        ("Best checkpoint", s.best_checkpoint or MISSING),
     ]
     return rows
 
@@ -129,7 +125,7 @@ def before_after_rows(report: RunReport) -> list[list[str]]:
     """BLEU and chrF before and after fine-tuning on the test and the validation set."""
     rows = []
     for role in ("test", "validation"):
-        scores: SetScores | None = summary_scores(report.summary, role)
+        scores: SetScores | None = report.summary.scores(role)
         if scores is None:
             continue
         for name, key in (("BLEU", "bleu"), ("chrF", "chrf")):
@@ -146,7 +142,7 @@ def sample_rows(report: RunReport) -> list[list[str]]:
     """The before/after samples: source, reference, both outputs and sentence BLEU."""
     return [[str(x.get("source", "")), str(x.get("reference", "")), str(x.get("before", "")),
              str(x.get("after", "")), fmt(x.get("bleu_before")), fmt(x.get("bleu_after"))]
-            for x in report.summary.get("samples") or [] if isinstance(x, dict)]
+            for x in report.summary.samples or []]
 
 
 SAMPLE_HEADER = ["Source", "Reference", "Before", "After", "BLEU before", "BLEU after"]
@@ -162,8 +158,8 @@ def console_rows(report: RunReport) -> list[list[str]]:
 def decoding_note(report: RunReport) -> str:
     """Which set is which, and why per-epoch BLEU and before/after BLEU differ."""
     beams = report.settings.get("eval_num_beams", 1)
-    test = summary_scores(report.summary, "test")
-    validation = summary_scores(report.summary, "validation")
+    test = report.summary.test
+    validation = report.summary.validation
     sets = ""
     if test and validation:
         sets = (f"The test set ({test.name}, {test.size:,} pairs) was used for these "

@@ -6,10 +6,13 @@ from __future__ import annotations
 import json
 import os
 import time
+from dataclasses import dataclass, fields
 from pathlib import Path
 from typing import Any
 
+from workbench.core.atomic import write_json
 from workbench.core.config import RunConfig, build_config
+from workbench.core.scores import SetScores, number
 from workbench.errors import WorkbenchError
 
 RUNS_FOLDER = "runs"
@@ -88,9 +91,122 @@ def read_json_dict(path: Path) -> dict[str, Any] | None:
     return data if isinstance(data, dict) else None
 
 
-def read_summary(run_dir: Path) -> dict[str, Any] | None:
-    """A run's summary.json, or None when missing or unreadable."""
-    return read_json_dict(run_dir / "summary.json")
+#: A run's summary (written by the run, read by every front end and the report).
+SUMMARY_FILE = "summary.json"
+
+
+@dataclass
+class RunSummary:
+    """What a run did and scored: ``summary.json``, typed.
+
+    Any value may be missing (None): a stopped run has no after-scores, an older run lacks
+    the keys added since, a hand-edited file anything. Front ends show a missing value as
+    :data:`~workbench.core.scores.MISSING`, never as 0.00. The file keeps its flat JSON
+    keys, so old runs and old readers still read it; a missing value is left out of it.
+    """
+
+    status: str | None = None  # "finished", "stopped" or "failed"
+    error: str | None = None  # why a failed run failed
+    preset: str | None = None
+    model: str | None = None
+    data: str | None = None  # where the pairs came from
+    data_revision: str | None = None  # the Hub dataset's commit
+    train_pairs: int | None = None
+    validation_pairs: int | None = None
+    test_pairs: int | None = None
+    bleu_tokenize: str | None = None
+    decoding: dict[str, Any] | None = None  # DecodeOptions of before/after
+    precision: dict[str, Any] | None = None  # resolve_precision's answer
+    #: Corpus BLEU and chrF before fine-tuning, per set (also in ``test``/``validation``).
+    before: dict[str, Any] | None = None
+    train_seconds: float | None = None
+    global_step: int | None = None
+    run_dir: str | None = None
+    base_model: str | None = None  # the model before fine-tuning, as the console loads it
+    #: The headline: never used to choose the epoch or the recipe.
+    test: SetScores | None = None
+    #: Chose the best epoch, so its after-score is optimistic.
+    validation: SetScores | None = None
+    distinct_after: float | None = None  # share of distinct test translations after
+    best_checkpoint: str | None = None
+    best_model: str | None = None  # the published copy in the output folder
+    run_best_model: str | None = None  # the run's own copy
+    samples: list[dict[str, Any]] | None = None  # Sample fields, per test sentence shown
+    epochs: list[dict[str, Any]] | None = None  # the Trainer's per-epoch evaluation logs
+    # Runs made before test sets existed scored one validation set, with no intervals.
+    bleu_before: float | None = None
+    bleu_after: float | None = None
+    chrf_before: float | None = None
+    chrf_after: float | None = None
+
+    def scores(self, role: str) -> SetScores | None:
+        """The ``test`` or ``validation`` scores, if the run has them."""
+        return self.test if role == "test" else self.validation if role == "validation" else None
+
+    def legacy_line(self) -> str | None:
+        """The before/after line of a run made before test sets existed, or None.
+
+        Those runs scored one held-out set, the one that also chose the best epoch, with
+        no intervals: said so, so that an old number is never read as a test-set number.
+        """
+        values = (self.bleu_before, self.bleu_after, self.chrf_before, self.chrf_after)
+        if all(v is None for v in values):
+            return None
+        bleu_before, bleu_after, chrf_before, chrf_after = (number(v) for v in values)
+        return (f"validation (an older run: no test set, no intervals): BLEU "
+                f"{bleu_before} → {bleu_after} · chrF {chrf_before} → {chrf_after}")
+
+    def to_dict(self) -> dict[str, Any]:
+        """The JSON object of summary.json (missing values left out)."""
+        out: dict[str, Any] = {}
+        for f in fields(self):
+            value = getattr(self, f.name)
+            if value is not None:
+                out[f.name] = value.to_dict() if isinstance(value, SetScores) else value
+        return out
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> RunSummary:
+        """Read a summary.json object; a missing or ill-typed value becomes None."""
+
+        def of_type(key: str, *types: type) -> Any:
+            value = data.get(key)
+            if isinstance(value, bool) and bool not in types:
+                return None
+            return value if isinstance(value, types) else None
+
+        def rows(key: str) -> list[dict[str, Any]] | None:
+            value = data.get(key)
+            return [r for r in value if isinstance(r, dict)] if isinstance(value, list) else None
+
+        values: dict[str, Any] = {}
+        for f in fields(cls):
+            if f.name in ("test", "validation"):
+                values[f.name] = SetScores.from_dict(data.get(f.name))
+            elif f.name in ("samples", "epochs"):
+                values[f.name] = rows(f.name)
+            else:
+                values[f.name] = of_type(f.name, *_FIELD_TYPES[str(f.type)])
+        return cls(**values)
+
+    def write(self, run_dir: Path) -> None:
+        """Write ``run_dir/summary.json`` atomically."""
+        write_json(run_dir / SUMMARY_FILE, self.to_dict())
+
+
+#: The JSON types each kind of scalar field accepts (an int is a fine float).
+_FIELD_TYPES: dict[str, tuple[type, ...]] = {
+    "str | None": (str,),
+    "int | None": (int,),
+    "float | None": (int, float),
+    "dict[str, Any] | None": (dict,),
+}
+
+
+def read_summary(run_dir: Path) -> RunSummary | None:
+    """A run's summary.json, or None when missing, unreadable or not a JSON object."""
+    data = read_json_dict(run_dir / SUMMARY_FILE)
+    return RunSummary.from_dict(data) if data is not None else None
 
 
 def run_folders(output_root: Path) -> list[Path]:
@@ -104,13 +220,13 @@ def run_folders(output_root: Path) -> list[Path]:
 def is_finished(run_dir: Path) -> bool:
     """True when the run's summary says it finished."""
     summary = read_summary(run_dir)
-    return bool(summary and summary.get("status") == "finished")
+    return summary is not None and summary.status == "finished"
 
 
-def latest_finished_run(output_root: Path) -> tuple[Path, dict[str, Any]] | None:
+def latest_finished_run(output_root: Path) -> tuple[Path, RunSummary] | None:
     """The newest run folder whose summary says it finished."""
     for run in run_folders(output_root):
         summary = read_summary(run)
-        if summary and summary.get("status") == "finished":
+        if summary is not None and summary.status == "finished":
             return run, summary
     return None

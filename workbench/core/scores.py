@@ -20,6 +20,8 @@ from typing import Any
 
 #: Bootstrap resamples for intervals and the paired test (sacreBLEU's default for -bs).
 N_BOOTSTRAP = 1000
+#: How every front end shows a value a run summary lacks: never as a number such as 0.00.
+MISSING = "—"
 
 
 @dataclass(frozen=True)
@@ -173,20 +175,6 @@ def interval_line(s: SetScores) -> str:
             f"(sacreBLEU paired bootstrap, {s.n_bootstrap} resamples)")
 
 
-def summary_scores(summary: dict[str, Any], role: str) -> SetScores | None:
-    """The ``test`` or ``validation`` block of a run summary, if the run has one."""
-    return SetScores.from_dict(summary.get(role))
-
-
-def legacy_line(summary: dict[str, Any]) -> str | None:
-    """The before/after line of a run made before test sets existed, or None.
-
-    Those runs scored one held-out set, the one that also chose the best epoch, with no
-    intervals: said so, so that an old number is never read as a test-set number.
-    """
-    keys = ("bleu_before", "bleu_after", "chrf_before", "chrf_after")
-    if not all(isinstance(summary.get(k), int | float) for k in keys):
-        return None
-    return (f"validation (an older run: no test set, no intervals): BLEU "
-            f"{summary['bleu_before']:.2f} → {summary['bleu_after']:.2f} · chrF "
-            f"{summary['chrf_before']:.2f} → {summary['chrf_after']:.2f}")
+def number(value: float | None, digits: int = 2) -> str:
+    """A score with fixed decimals, or :data:`MISSING` when the summary lacks it."""
+    return MISSING if value is None else f"{value:.{digits}f}"

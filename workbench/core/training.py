@@ -14,7 +14,6 @@ import dataclasses
 import threading
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 from workbench.core import distributed
 from workbench.core.atomic import write_json
@@ -46,7 +45,13 @@ from workbench.core.run_model import (
     model_settings,
     resolve_precision,
 )
-from workbench.core.runs import BEST_MODEL, check_writable, new_run_dir, saved_config
+from workbench.core.runs import (
+    BEST_MODEL,
+    RunSummary,
+    check_writable,
+    new_run_dir,
+    saved_config,
+)
 from workbench.core.translation import Translator
 
 
@@ -56,7 +61,7 @@ class RunResult:
 
     status: str
     run_dir: Path
-    summary: dict[str, Any]
+    summary: RunSummary
 
 
 def run_training(
@@ -163,35 +168,35 @@ def run_training(
     train_seconds = fine_tune(trainer, checkpoint, run_dir)
     status = callback.status
     if not main:  # rank 0 writes the outputs; the others are done
-        return RunResult(status, run_dir, {})
+        return RunResult(status, run_dir, RunSummary())
 
-    summary: dict[str, Any] = {
-        "preset": config.preset,
-        "model": config.model,
-        "data": data.origin,
-        "data_revision": data.revision,
-        "train_pairs": len(data.train),
-        "validation_pairs": len(data.validation),
-        "test_pairs": len(data.test),
-        "bleu_tokenize": config.bleu_tokenize,
-        "decoding": vars(held_out.options),
-        "precision": precision,
-        "before": before_scores,
-        "train_seconds": round(train_seconds, 1),
-        "global_step": trainer.state.global_step,
-        "run_dir": str(run_dir),
-        "base_model": base_model,
-    }
+    summary = RunSummary(
+        status=status,
+        preset=config.preset,
+        model=config.model,
+        data=data.origin,
+        data_revision=data.revision,
+        train_pairs=len(data.train),
+        validation_pairs=len(data.validation),
+        test_pairs=len(data.test),
+        bleu_tokenize=config.bleu_tokenize,
+        decoding=vars(held_out.options),
+        precision=precision,
+        before=before_scores,
+        train_seconds=round(train_seconds, 1),
+        global_step=trainer.state.global_step,
+        run_dir=str(run_dir),
+        base_model=base_model,
+    )
     if status != "finished":
         if callback.nan_step is not None:
-            summary["error"] = f"non-finite loss at step {callback.nan_step}"
+            summary.error = f"non-finite loss at step {callback.nan_step}"
             kept = keep_best_so_far(trainer, run_dir, model_settings(config, run_dir))
-            summary["run_best_model"] = str(kept) if kept else None
+            summary.run_best_model = str(kept) if kept else None
             emit(Note(f"best model so far kept in {kept}" if kept else
                       "no evaluation had finished yet, so there is no best model to keep; "
                       f"{output_root / BEST_MODEL} was left as it was", "warning"))
-        summary["status"] = status
-        write_json(run_dir / "summary.json", summary)
+        summary.write(run_dir)
         if callback.stopped_by_user:
             emit(Note(f"stopped at step {trainer.state.global_step} with a checkpoint; "
                       "continue with: workbench train --resume"))
@@ -213,18 +218,17 @@ def run_training(
     published = output_root / BEST_MODEL
     publish_model(best_dir, published)
     write_translations(run_dir, rows)
-    summary.update({
-        "status": "finished",
-        # The headline is the test set: never used to choose the epoch or the recipe.
-        "test": scores["test"].to_dict(),
-        "validation": scores["validation"].to_dict(),
-        "distinct_after": round(len(set(after["test"])) / max(1, len(after["test"])), 4),
-        "best_checkpoint": trainer.state.best_model_checkpoint,
-        "best_model": str(published),
-        "run_best_model": str(best_dir),
-        "samples": [vars(s) for s in samples],
-        "epochs": evaluation_history(trainer),
-    })
-    write_json(run_dir / "summary.json", summary)
+    summary = dataclasses.replace(
+        summary,
+        test=scores["test"],
+        validation=scores["validation"],
+        distinct_after=round(len(set(after["test"])) / max(1, len(after["test"])), 4),
+        best_checkpoint=trainer.state.best_model_checkpoint,
+        best_model=str(published),
+        run_best_model=str(best_dir),
+        samples=[vars(s) for s in samples],
+        epochs=evaluation_history(trainer),
+    )
+    summary.write(run_dir)
     emit(RunDone("finished", str(run_dir), summary))
     return RunResult("finished", run_dir, summary)

@@ -19,8 +19,8 @@ from textual.widget import Widget
 from textual.widgets import Footer, Header, Input, TabbedContent, TabPane, Tabs
 
 from workbench.core.config import RunConfig
-from workbench.core.runs import HISTORY_FILE
-from workbench.core.scores import headline, summary_scores
+from workbench.core.runs import HISTORY_FILE, RunSummary
+from workbench.core.scores import headline
 from workbench.tui.messages import ForwardsWorkerFailures, RunFinished, ShowAttention, WorkerFailed
 from workbench.tui.widgets.attention_pane import AttentionPane
 from workbench.tui.widgets.dataset_pane import DatasetPane
@@ -193,18 +193,17 @@ class WorkbenchApp(ForwardsWorkerFailures, App[int]):
         self.call_from_thread(self.notify, str(report.run_dir / REPORT_HTML),
                               title="Report written", markup=False)
 
-    def _use_run(self, run_dir: str, summary: dict) -> None:
+    def _use_run(self, run_dir: str, summary: RunSummary) -> None:
         self.query_one(SamplesPane).show_run(run_dir, summary)
-        self.query_one(TranslatePane).set_models(summary.get("best_model"),
-                                                 summary.get("base_model"))
-        if summary.get("best_model"):
-            self.query_one(AttentionPane).set_model(summary["best_model"])
+        self.query_one(TranslatePane).set_models(summary.best_model, summary.base_model)
+        if summary.best_model:
+            self.query_one(AttentionPane).set_model(summary.best_model)
 
     @on(RunFinished)
     def _run_finished(self, message: RunFinished) -> None:
         if message.status == "finished":
             self._use_run(message.run_dir, message.summary)
-            scores = summary_scores(message.summary, "test")
+            scores = message.summary.test
             # markup=False: the headline holds user text (a --test-data file name).
             self.notify(headline(scores) if scores else "see the Samples pane",
                         title="Run finished", markup=False)
@@ -212,7 +211,7 @@ class WorkbenchApp(ForwardsWorkerFailures, App[int]):
             self.notify("stopped with a checkpoint; press r in Training to resume",
                         title="Run stopped")
         else:
-            self.notify(message.summary.get("error", "run failed"), title="Run failed",
+            self.notify(message.summary.error or "run failed", title="Run failed",
                         severity="error")
 
     @on(ShowAttention)

@@ -3,12 +3,12 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
 
 from textual.message import Message
 from textual.worker import Worker, WorkerState
 
 from workbench.core.events import Event
+from workbench.core.runs import RunSummary
 
 
 @dataclass
@@ -24,7 +24,7 @@ class RunFinished(Message):
 
     status: str
     run_dir: str
-    summary: dict[str, Any]
+    summary: RunSummary
 
 
 @dataclass

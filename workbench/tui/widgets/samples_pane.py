@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Any
 
 from rich.text import Text
 from textual import on
@@ -19,7 +18,8 @@ from textual.binding import Binding
 from textual.containers import Vertical
 from textual.widgets import DataTable, Static
 
-from workbench.core.scores import headline, legacy_line, summary_scores
+from workbench.core.runs import RunSummary
+from workbench.core.scores import headline
 from workbench.tui.messages import ShowAttention
 
 MAX_ROWS = 500
@@ -56,14 +56,14 @@ class SamplesPane(Vertical):
             text.append("\n")
         self.query_one("#samples-detail", Static).update(text)
 
-    def show_run(self, run_dir: str, summary: dict[str, Any]) -> None:
+    def show_run(self, run_dir: str, summary: RunSummary) -> None:
         """Fill from a summary: the five samples first, then the other test rows."""
         table = self.query_one(DataTable)
         table.clear()
-        samples = list(summary.get("samples") or [])
+        samples = list(summary.samples or [])
         seen = {s["source"] for s in samples}
         # A run made before test sets existed scored (and sampled) its validation set.
-        rows = "test" if summary_scores(summary, "test") is not None else "validation"
+        rows = "test" if summary.test is not None else "validation"
         extra = Path(run_dir) / f"{rows}_translations.jsonl"
         if extra.is_file():
             for line in extra.read_text(encoding="utf-8").splitlines():
@@ -79,9 +79,9 @@ class SamplesPane(Vertical):
                 f"{s['bleu_before']:.1f}→{s['bleu_after']:.1f}",
             )
         lines = [headline(scores) for role in ("test", "validation")
-                 if (scores := summary_scores(summary, role)) is not None]
+                 if (scores := summary.scores(role)) is not None]
         if not lines:
-            lines = [legacy_line(summary) or "this run has no before/after scores"]
+            lines = [summary.legacy_line() or "this run has no before/after scores"]
         lines.append(f"rows: {rows} sentences · {Path(run_dir).name} · Enter: attention")
         self.query_one("#samples-summary", Static).update(Text("\n".join(lines)))
 

@@ -1,0 +1,106 @@
+"""The run summary: one typed reader and writer, older files, and "—" for what is missing."""
+
+from __future__ import annotations
+
+import io
+import json
+from pathlib import Path
+
+from workbench.cli.headless import HeadlessPrinter
+from workbench.core.events import JsonlRecorder, RunDone
+from workbench.core.report_render import fmt
+from workbench.core.runs import RunSummary, is_finished, read_summary
+from workbench.core.scores import SetScores
+
+
+def scores(role: str) -> SetScores:
+    return SetScores(
+        role=role, name="10% held out, seed 42", size=18, bleu_before=0.5, bleu_after=9.5,
+        chrf_before=1.0, chrf_after=20.0, bleu_before_ci=[0.1, 0.9], bleu_after_ci=[8.0, 11.0],
+        chrf_before_ci=[0.5, 1.5], chrf_after_ci=[18.0, 22.0], bleu_delta=9.0,
+        bleu_delta_ci=[7.5, 10.5], bleu_p=0.001, chrf_delta=19.0, chrf_delta_ci=[17.0, 21.0],
+        chrf_p=0.001, n_bootstrap=1000, bleu_signature="nrefs:1|bs:1000|tok:zh")
+
+
+def finished() -> RunSummary:
+    return RunSummary(
+        status="finished", preset="demo", model="scratch", data="hsk", train_pairs=144,
+        validation_pairs=18, test_pairs=18, bleu_tokenize="zh",
+        decoding={"num_beams": 4, "max_new_tokens": 64, "no_repeat_ngram_size": 3},
+        precision={"device": "cpu", "training": "fp32"},
+        before={"test": {"bleu": 0.5, "chrf": 1.0}}, train_seconds=12.3, global_step=18,
+        run_dir="out/runs/x", base_model="out/runs/x/initial_model", test=scores("test"),
+        validation=scores("validation"), distinct_after=0.9, best_checkpoint="ckpt/checkpoint-18",
+        best_model="out/best_model", run_best_model="out/runs/x/best_model",
+        samples=[{"source": "I like tea.", "bleu_after": 100.0}],
+        epochs=[{"epoch": 1.0, "step": 9, "eval_bleu": 3.2}],
+    )
+
+
+def test_write_then_read_round_trips(tmp_path: Path):
+    summary = finished()
+    summary.write(tmp_path)
+    assert read_summary(tmp_path) == summary
+    on_disk = json.loads((tmp_path / "summary.json").read_text(encoding="utf-8"))
+    assert on_disk["test"] == scores("test").to_dict()  # the same flat keys as always
+    assert on_disk["global_step"] == 18 and on_disk["status"] == "finished"
+    assert "error" not in on_disk and "bleu_before" not in on_disk  # missing: left out
+    assert is_finished(tmp_path)
+
+
+def test_an_older_or_odd_file_reads_with_none_for_what_it_lacks(tmp_path: Path):
+    (tmp_path / "summary.json").write_text(json.dumps(
+        {"status": "stopped", "global_step": "12", "train_seconds": 7, "samples": ["x", {}],
+         "test": {"role": "test"}, "unknown_key": 1}), encoding="utf-8")
+    summary = read_summary(tmp_path)
+    assert summary is not None and summary.status == "stopped"
+    assert summary.global_step is None  # ill-typed: not trusted
+    assert summary.train_seconds == 7
+    assert summary.samples == [{}]
+    assert summary.test is None and summary.validation is None and summary.best_model is None
+    assert not is_finished(tmp_path)
+    (tmp_path / "summary.json").write_text("[1, 2]", encoding="utf-8")
+    assert read_summary(tmp_path) is None
+    assert read_summary(tmp_path / "nowhere") is None
+
+
+def test_missing_scores_print_as_a_dash_never_zero():
+    out = io.StringIO()
+    HeadlessPrinter(out)(RunDone("finished", "out/runs/x", RunSummary(status="finished")))
+    text = out.getvalue()
+    assert "test: BLEU — · chrF — (not in the summary)" in text
+    assert "training —; best model: —" in text
+    assert "0.00" not in text
+
+    out = io.StringIO()
+    older = RunSummary(status="finished", bleu_before=0.02, bleu_after=11.67)  # no chrF
+    HeadlessPrinter(out)(RunDone("finished", "out/runs/x", older))
+    assert "BLEU 0.02 → 11.67 · chrF — → —" in out.getvalue()
+    assert fmt(None) == "—"  # the report's tables
+
+
+def test_the_full_summary_still_prints_its_headline():
+    out = io.StringIO()
+    HeadlessPrinter(out)(RunDone("finished", "out/runs/x", finished()))
+    text = out.getvalue()
+    assert "test (10% held out, seed 42, 18): BLEU 0.50 → 9.50" in text
+    assert "training 12s; best model: out/best_model" in text
+    assert "—" not in text
+
+
+def test_metrics_jsonl_records_the_summary_as_summary_json_holds_it(tmp_path: Path):
+    recorder = JsonlRecorder(tmp_path / "metrics.jsonl")
+    recorder(RunDone("finished", "out/runs/x", finished()))
+    record = json.loads((tmp_path / "metrics.jsonl").read_text(encoding="utf-8"))
+    assert record["event"] == "RunDone" and record["summary"] == finished().to_dict()
+
+
+def test_an_older_runs_numbers_are_labelled_as_such():
+    old = RunSummary.from_dict(
+        {"bleu_before": 0.02, "bleu_after": 11.67, "chrf_before": 0.08, "chrf_after": 12.62})
+    assert old.legacy_line() == ("validation (an older run: no test set, no intervals): "
+                                "BLEU 0.02 → 11.67 · chrF 0.08 → 12.62")
+    assert RunSummary(status="stopped").legacy_line() is None
+    no_chrf = RunSummary.from_dict({"bleu_before": 0.02, "bleu_after": 11.67})
+    assert no_chrf.legacy_line() == ("validation (an older run: no test set, no intervals): "
+                                    "BLEU 0.02 → 11.67 · chrF — → —")  # never 0.00
