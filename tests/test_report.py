@@ -14,17 +14,10 @@ import pytest
 from tests.conftest import run_cli, small, tiny_config, wait_for
 from workbench.cli import main
 from workbench.core.heatmap import heatmap_svg
-from workbench.core.history import append_history
-from workbench.core.report import (
-    FIGURE_FILES,
-    REPORT_HTML,
-    REPORT_MD,
-    build_report,
-    console_for_run,
-    create_report,
-    same_folder,
-)
-from workbench.core.report_render import md
+from workbench.core.history import append_history, console_for_run, same_folder
+from workbench.core.report.build import build_report, create_report
+from workbench.core.report.model import FIGURE_FILES, REPORT_HTML, REPORT_MD
+from workbench.core.report.render import md
 from workbench.core.runs import RunSummary
 from workbench.core.svg import Series, line_chart_svg
 from workbench.core.training import run_training

@@ -8,7 +8,7 @@ from pathlib import Path
 
 from workbench.cli.headless import HeadlessPrinter
 from workbench.core.events import JsonlRecorder, RunDone
-from workbench.core.report_render import fmt
+from workbench.core.report.render import fmt
 from workbench.core.runs import RunSummary, is_finished, read_summary
 from workbench.core.scores import SetScores
 

@@ -14,7 +14,13 @@ from typing import Any
 from workbench.core.atomic import fsync_tree, replace_folder, save_atomically, write_json
 from workbench.core.decoding import SETTINGS_FILE
 from workbench.core.events import EventSink, Note
-from workbench.core.runs import BEST_MODEL, RUNS_FOLDER, is_finished, run_folders
+from workbench.core.runs import (
+    BEST_MODEL,
+    CHECKPOINTS_FOLDER,
+    RUNS_FOLDER,
+    is_finished,
+    run_folders,
+)
 from workbench.errors import WorkbenchError
 
 #: Checkpoint files that are training state, not part of a model one can load.
@@ -38,7 +44,7 @@ def last_complete_checkpoint(run_dir: Path, on_event: EventSink | None = None) -
     transformers' ``get_last_checkpoint`` takes the highest number without looking inside,
     so a checkpoint half-written by a kill or a full disk would make resume fail.
     """
-    folder = run_dir / "checkpoints"
+    folder = run_dir / CHECKPOINTS_FOLDER
     if not folder.is_dir():
         return None
     found = sorted(

@@ -20,7 +20,7 @@ from workbench.core.data import Pair, SplitData
 from workbench.core.decoding import DecodeOptions
 from workbench.core.events import EvalDone, EventSink, Phase, Sample
 from workbench.core.metrics import corpus_bleu, corpus_chrf, sentence_bleu
-from workbench.core.runs import read_json_dict
+from workbench.core.runs import read_json_dict, translations_file
 from workbench.core.scores import SetScores, score_before_after
 from workbench.core.translation import Translator
 
@@ -169,6 +169,6 @@ def pick_samples(rows: list[Sample], k: int) -> list[Sample]:
 def write_translations(run_dir: Path, rows: dict[str, list[Sample]]) -> None:
     """``<set>_translations.jsonl``: one JSON line per sentence of each set."""
     for split, samples in rows.items():
-        with (run_dir / f"{split}_translations.jsonl").open("w", encoding="utf-8") as fh:
+        with (run_dir / translations_file(split)).open("w", encoding="utf-8") as fh:
             for row in samples:
                 fh.write(json.dumps(vars(row), ensure_ascii=False) + "\n")

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import dataclasses
 import json
-import math
 import threading
 import time
 from collections.abc import Callable
@@ -98,15 +97,6 @@ class RunDone:
 
 Event = Phase | Note | TrainStep | EvalDone | Sample | RunDone
 EventSink = Callable[[Event], None]
-
-
-def finite_or_none(value: Any) -> float | None:
-    """A float when ``value`` is a finite number, else None (keeps NaN out of JSON/plots)."""
-    try:
-        number = float(value)
-    except (TypeError, ValueError):
-        return None
-    return number if math.isfinite(number) else None
 
 
 def format_seconds(seconds: float | None) -> str:

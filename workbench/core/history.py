@@ -2,14 +2,31 @@
 
 Appended as it happens, so a crash or a closed SSH session never loses what the user
 tried; the run report reads it back and matches each line to the run whose model made it.
+
+Lines name the model folder they used, and the TUI and the console use the *published*
+``translation_output/best_model``, which every finished run replaces. So a line made with
+it belongs to a run when it was written after that run published its model and before the
+next finished run did. Newer lines also name their run, and match it exactly.
 """
 
 from __future__ import annotations
 
 import json
+import os
 import time
+from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
+
+from workbench.core.runs import (
+    BEST_MODEL,
+    HISTORY_FILE,
+    INITIAL_MODEL,
+    RunSummary,
+    finish_time,
+    is_finished,
+    run_folders,
+)
 
 if TYPE_CHECKING:
     from workbench.core.translation import Translation, Translator
@@ -38,3 +55,117 @@ def append_history(
     with path.open("a", encoding="utf-8", errors="replace") as fh:
         fh.write(json.dumps(record, ensure_ascii=False) + "\n")
         fh.flush()
+
+
+#: More console lines than this and the report lists the newest ones (and says so).
+MAX_CONSOLE_LINES = 100
+
+
+@dataclass(frozen=True)
+class ConsoleLine:
+    """One translation typed into the console or the TUI."""
+
+    time: str
+    model: str
+    role: str  # "fine-tuned", "base", or "" when it could not be matched to this run
+    source: str
+    translation: str
+
+
+def _parts(path: str | Path) -> tuple[str, ...]:
+    return Path(os.path.normpath(str(path))).parts
+
+
+def same_folder(recorded: str, folder: str | Path) -> bool:
+    """Whether a model path written in the history names ``folder``.
+
+    History paths are as the user typed them (often relative to where they ran the
+    command, which the report does not know), so a relative path matches when it is the
+    tail of the folder's absolute path and at least two parts long (``x/best_model``).
+    """
+    if not recorded or not folder:
+        return False
+    if Path(recorded).is_absolute() and Path(folder).is_absolute():
+        return Path(recorded).resolve() == Path(folder).resolve()
+    mine = _parts(recorded)
+    theirs = _parts(Path(folder).resolve()) if Path(folder).exists() else _parts(folder)
+    if mine == _parts(folder):
+        return True
+    return len(mine) >= 2 and len(theirs) >= len(mine) and theirs[-len(mine):] == mine
+
+
+def _local_time(text: Any) -> float | None:
+    try:
+        return time.mktime(time.strptime(str(text), "%Y-%m-%dT%H:%M:%S"))
+    except (ValueError, OverflowError):
+        return None
+
+
+def _next_publish(run_dir: Path, output_root: Path) -> float | None:
+    """When the next finished run after this one replaced the published model."""
+    later = [r for r in run_folders(output_root) if r.name > run_dir.name and is_finished(r)]
+    times = [t for t in map(finish_time, later) if t is not None]
+    return min(times) if times else None
+
+
+def console_for_run(
+    history: list[dict[str, Any]], run_dir: Path, summary: RunSummary, output_root: Path,
+    events: list[dict[str, Any]] | None = None,
+) -> tuple[list[ConsoleLine], str]:
+    """The history lines made with this run's models, and a sentence saying which.
+
+    This run's own folders (``best_model``, ``initial_model``) match at any time; the
+    published model and a Hub base model only between this run's finish and the next
+    finished run's. When nothing matches, every line is listed and the note says so.
+    """
+    own = {"fine-tuned": [run_dir / BEST_MODEL, summary.run_best_model],
+           "base": [run_dir / INITIAL_MODEL]}
+    shared = {"fine-tuned": [output_root / BEST_MODEL, summary.best_model],
+              "base": [summary.base_model]}
+    start = finish_time(run_dir, events)
+    end = _next_publish(run_dir, output_root)
+    matched: list[ConsoleLine] = []
+    for record in history:
+        model = str(record.get("model", ""))
+        moment = _local_time(record.get("time"))
+        in_window = (moment is not None and start is not None and moment >= start - 1
+                     and (end is None or moment < end))
+        role = ""
+        if record.get("run_dir"):  # newer history lines name their run: match exactly
+            if same_folder(str(record["run_dir"]), run_dir):
+                role = "base" if Path(model).name == INITIAL_MODEL else "fine-tuned"
+                matched.append(_console_line(record, role))
+            continue
+        for name in ("fine-tuned", "base"):
+            if any(same_folder(model, f) for f in own[name] if f) or (
+                    in_window and any(same_folder(model, f) for f in shared[name] if f)):
+                role = name
+                break
+        if role:
+            matched.append(_console_line(record, role))
+    where = output_root / HISTORY_FILE
+    total = len(history)
+    if not total:
+        return [], (f"No console translations yet ({where} is empty or missing): try some "
+                    "with `workbench interact` or the TUI's Translate pane, then report again.")
+    if matched:
+        note = (f"{len(matched)} of the {total} lines in {where} were translated with this "
+                "run's models; the others used other models and are left out.")
+        if len(matched) == total:
+            note = f"All {total} lines in {where} were translated with this run's models."
+        lines = matched
+    else:
+        note = (f"None of the {total} lines in {where} could be matched to this run's "
+                "models (they name other model folders, or were made before this run "
+                "finished), so all are listed with the model each one used.")
+        lines = [_console_line(record, "") for record in history]
+    if len(lines) > MAX_CONSOLE_LINES:
+        note += f" The newest {MAX_CONSOLE_LINES} of {len(lines)} are shown."
+        lines = lines[-MAX_CONSOLE_LINES:]
+    return lines, note
+
+
+def _console_line(record: dict[str, Any], role: str) -> ConsoleLine:
+    return ConsoleLine(time=str(record.get("time", "")), model=str(record.get("model", "")),
+                       role=role, source=str(record.get("source", "")),
+                       translation=str(record.get("translation", "")))

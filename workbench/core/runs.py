@@ -12,7 +12,7 @@ from typing import Any
 
 from workbench.core.atomic import write_json
 from workbench.core.config import RunConfig, build_config
-from workbench.core.scores import SetScores, number
+from workbench.core.scores import SetScores, finite_or_none, number
 from workbench.errors import WorkbenchError
 
 RUNS_FOLDER = "runs"
@@ -22,6 +22,19 @@ BEST_MODEL = "best_model"
 HISTORY_FILE = "console_history.jsonl"
 #: A scratch run's untrained model (the "before" side in the console and the report).
 INITIAL_MODEL = "initial_model"
+#: A run's settings as it ran them (``--resume`` and the report read them back).
+RUN_CONFIG_FILE = "config.json"
+#: Every progress event as one JSON line, written as it happens.
+METRICS_FILE = "metrics.jsonl"
+#: What a run did and scored (:class:`RunSummary`).
+SUMMARY_FILE = "summary.json"
+#: The Trainer's ``checkpoint-N`` folders.
+CHECKPOINTS_FOLDER = "checkpoints"
+
+
+def translations_file(split: str) -> str:
+    """Every sentence of a held-out set with its before/after translation and BLEU."""
+    return f"{split}_translations.jsonl"
 
 
 def check_writable(folder: Path) -> None:
@@ -65,7 +78,7 @@ def saved_config(run_dir: Path, preset: str) -> RunConfig:
 
     ``preset`` is used when the file names none.
     """
-    saved = json.loads((run_dir / "config.json").read_text(encoding="utf-8"))
+    saved = json.loads((run_dir / RUN_CONFIG_FILE).read_text(encoding="utf-8"))
     if "test_fraction" not in saved:
         # Its checkpoints trained on pairs that today's split holds out as the test set,
         # and a scratch model's vocabulary would be rebuilt from another training split.
@@ -92,7 +105,6 @@ def read_json_dict(path: Path) -> dict[str, Any] | None:
 
 
 #: A run's summary (written by the run, read by every front end and the report).
-SUMMARY_FILE = "summary.json"
 
 
 @dataclass
@@ -230,3 +242,33 @@ def latest_finished_run(output_root: Path) -> tuple[Path, RunSummary] | None:
         if summary is not None and summary.status == "finished":
             return run, summary
     return None
+
+
+def read_jsonl(path: Path) -> list[dict[str, Any]]:
+    """The JSON objects of a JSONL file; unreadable lines (a killed writer) are skipped."""
+    try:
+        lines = path.read_text(encoding="utf-8", errors="replace").splitlines()
+    except OSError:
+        return []
+    records = []
+    for line in lines:
+        try:
+            record = json.loads(line)
+        except json.JSONDecodeError:
+            continue
+        if isinstance(record, dict):
+            records.append(record)
+    return records
+
+
+def finish_time(run_dir: Path, events: list[dict[str, Any]] | None = None) -> float | None:
+    """When the run finished (and published its model), as a Unix time."""
+    if events is None:
+        events = read_jsonl(run_dir / METRICS_FILE)
+    for e in reversed(events):
+        if e.get("event") == "RunDone" and e.get("status") == "finished":
+            return finite_or_none(e.get("time"))
+    try:
+        return (run_dir / SUMMARY_FILE).stat().st_mtime
+    except OSError:
+        return None

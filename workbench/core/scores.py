@@ -14,6 +14,7 @@ numbers (headless lines, the TUI, the report).
 from __future__ import annotations
 
 import dataclasses
+import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -152,17 +153,23 @@ def format_p(p: float, n_bootstrap: int) -> str:
     return f"p < {1 / n_bootstrap:.3g}" if p <= floor + 1e-12 else f"p = {p:.3f}"
 
 
-def _change(delta: float, ci: list[float], p: float, n_bootstrap: int) -> str:
-    return f"{delta:+.2f}, 95% CI {ci[0]:+.2f}…{ci[1]:+.2f}, {format_p(p, n_bootstrap)}"
+def delta_text(delta: float, ci: list[float]) -> str:
+    """``+0.81, 95% CI +0.34…+1.33``: a change with its paired-bootstrap interval."""
+    return f"{delta:+.2f}, 95% CI {ci[0]:+.2f}…{ci[1]:+.2f}"
+
+
+def before_after(s: SetScores, metric: str) -> str:
+    """``0.15 → 0.96 (+0.81, 95% CI +0.34…+1.33, p = 0.003)`` for ``bleu`` or ``chrf``:
+    the one way every front end and the report write a before → after score."""
+    return (f"{getattr(s, f'{metric}_before'):.2f} → {getattr(s, f'{metric}_after'):.2f} "
+            f"({delta_text(getattr(s, f'{metric}_delta'), getattr(s, f'{metric}_delta_ci'))}, "
+            f"{format_p(getattr(s, f'{metric}_p'), s.n_bootstrap)})")
 
 
 def headline(s: SetScores) -> str:
     """``test (newstest2018, 3,981): BLEU 0.02 → 11.40 (+11.38, 95% CI …, p < 0.001) ·
     chrF …``: the line users hand in."""
-    return (f"{s.label}: BLEU {s.bleu_before:.2f} → {s.bleu_after:.2f} "
-            f"({_change(s.bleu_delta, s.bleu_delta_ci, s.bleu_p, s.n_bootstrap)}) · "
-            f"chrF {s.chrf_before:.2f} → {s.chrf_after:.2f} "
-            f"({_change(s.chrf_delta, s.chrf_delta_ci, s.chrf_p, s.n_bootstrap)})")
+    return f"{s.label}: BLEU {before_after(s, 'bleu')} · chrF {before_after(s, 'chrf')}"
 
 
 def interval_line(s: SetScores) -> str:
@@ -173,6 +180,15 @@ def interval_line(s: SetScores) -> str:
     return (f"95% CI before: BLEU {span(s.bleu_before_ci)}, chrF {span(s.chrf_before_ci)}; "
             f"after: BLEU {span(s.bleu_after_ci)}, chrF {span(s.chrf_after_ci)} "
             f"(sacreBLEU paired bootstrap, {s.n_bootstrap} resamples)")
+
+
+def finite_or_none(value: Any) -> float | None:
+    """A float when ``value`` is a finite number, else None (keeps NaN out of JSON/plots)."""
+    try:
+        number = float(value)
+    except (TypeError, ValueError):
+        return None
+    return number if math.isfinite(number) else None
 
 
 def number(value: float | None, digits: int = 2) -> str:

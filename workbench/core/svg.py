@@ -19,7 +19,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from xml.sax.saxutils import escape, quoteattr
 
-from workbench.core.events import finite_or_none
+from workbench.core.scores import finite_or_none
 
 #: Fonts that carry Chinese glyphs, most common first (Linux, macOS, Windows): the SVG
 #: font stack and the PNG heatmap's font search both read this list.

@@ -32,10 +32,12 @@ from workbench.core import distributed, token_loss
 from workbench.core.checkpoints import move_staged_checkpoint, staging_folder
 from workbench.core.config import RunConfig
 from workbench.core.data import Pair
-from workbench.core.events import EvalDone, EventSink, Note, TrainStep, finite_or_none
+from workbench.core.events import EvalDone, EventSink, Note, TrainStep
 from workbench.core.metrics import make_compute_metrics
 from workbench.core.preprocess import tokenize_pairs
 from workbench.core.run_model import resolve_precision
+from workbench.core.runs import CHECKPOINTS_FOLDER
+from workbench.core.scores import finite_or_none
 from workbench.errors import WorkbenchError
 
 
@@ -222,7 +224,7 @@ def training_arguments(config: RunConfig, run_dir: Path, device: str) -> Any:
     """The Seq2SeqTrainingArguments of a run: the recipe, checkpoints under run_dir."""
     precision = resolve_precision(config, device)
     return Seq2SeqTrainingArguments(
-        output_dir=str(run_dir / "checkpoints"),
+        output_dir=str(run_dir / CHECKPOINTS_FOLDER),
         per_device_train_batch_size=config.batch_size,
         per_device_eval_batch_size=config.eval_batch_size,
         learning_rate=config.learning_rate,

@@ -47,6 +47,8 @@ from workbench.core.run_model import (
 )
 from workbench.core.runs import (
     BEST_MODEL,
+    METRICS_FILE,
+    RUN_CONFIG_FILE,
     RunSummary,
     check_writable,
     new_run_dir,
@@ -115,8 +117,8 @@ def run_training(
     else:
         run_dir = distributed.from_main(new_run_dir(output_root, config.preset) if main else None)
         if main:
-            write_json(run_dir / "config.json", {**config.to_dict(), "precision": precision})
-    emit = fan_out(JsonlRecorder(run_dir / "metrics.jsonl") if main else None, on_event)
+            write_json(run_dir / RUN_CONFIG_FILE, {**config.to_dict(), "precision": precision})
+    emit = fan_out(JsonlRecorder(run_dir / METRICS_FILE) if main else None, on_event)
     checkpoint: Path | None = None
     if resume_dir is not None:
         checkpoint = last_complete_checkpoint(run_dir, emit)

@@ -19,7 +19,7 @@ from textual.widget import Widget
 from textual.widgets import Footer, Header, Input, TabbedContent, TabPane, Tabs
 
 from workbench.core.config import RunConfig
-from workbench.core.runs import HISTORY_FILE, RunSummary
+from workbench.core.runs import BEST_MODEL, HISTORY_FILE, RunSummary
 from workbench.core.scores import headline
 from workbench.tui.messages import ForwardsWorkerFailures, RunFinished, ShowAttention, WorkerFailed
 from workbench.tui.widgets.attention_pane import AttentionPane
@@ -65,7 +65,7 @@ class WorkbenchApp(ForwardsWorkerFailures, App[int]):
         super().__init__()
         self.config = config
         self.output_root = Path(config.output_dir).expanduser()
-        tuned = self.output_root / "best_model"
+        tuned = self.output_root / BEST_MODEL
         self.tuned_model = str(tuned)
         self.base_model = None if config.is_scratch else config.model
 
@@ -187,7 +187,8 @@ class WorkbenchApp(ForwardsWorkerFailures, App[int]):
     @work(thread=True, exit_on_error=False, group="report")
     def write_report(self, sentence: str | None) -> None:
         """Build and write the report off the main thread (it loads the model)."""
-        from workbench.core.report import REPORT_HTML, create_report
+        from workbench.core.report.build import create_report
+        from workbench.core.report.model import REPORT_HTML
 
         report, _ = create_report(None, self.output_root, sentence)
         self.call_from_thread(self.notify, str(report.run_dir / REPORT_HTML),

@@ -18,7 +18,7 @@ from textual.binding import Binding
 from textual.containers import Vertical
 from textual.widgets import DataTable, Static
 
-from workbench.core.runs import RunSummary
+from workbench.core.runs import RunSummary, translations_file
 from workbench.core.scores import headline
 from workbench.tui.messages import ShowAttention
 
@@ -64,7 +64,7 @@ class SamplesPane(Vertical):
         seen = {s["source"] for s in samples}
         # A run made before test sets existed scored (and sampled) its validation set.
         rows = "test" if summary.test is not None else "validation"
-        extra = Path(run_dir) / f"{rows}_translations.jsonl"
+        extra = Path(run_dir) / translations_file(rows)
         if extra.is_file():
             for line in extra.read_text(encoding="utf-8").splitlines():
                 if len(samples) >= MAX_ROWS:

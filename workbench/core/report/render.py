@@ -19,8 +19,8 @@ from typing import Any
 
 from workbench import __version__
 from workbench.core.config import SCRATCH_MODEL
-from workbench.core.report import FIGURE_FILES, RunReport
-from workbench.core.scores import MISSING, SetScores, format_p
+from workbench.core.report.model import FIGURE_FILES, RunReport
+from workbench.core.scores import MISSING, SetScores, before_after, delta_text, format_p
 from workbench.core.svg import FONT_STACK, inline_svg
 
 JUDGEMENT = "Judgement (one line)"
@@ -74,10 +74,7 @@ def headline(report: RunReport) -> list[tuple[str, str]]:
     for role in ("test", "validation"):
         scores = s.scores(role)
         if scores is not None:
-            rows.append((f"BLEU before → after, {scores.label}",
-                         f"{scores.bleu_before:.2f} → {scores.bleu_after:.2f} "
-                         f"({_change(scores.bleu_delta, scores.bleu_delta_ci)}, "
-                         f"{format_p(scores.bleu_p, scores.n_bootstrap)})"))
+            rows.append((f"BLEU before → after, {scores.label}", before_after(scores, "bleu")))
     if s.test is None and (old := s.legacy_line()):
         rows.append(("BLEU before → after", old))
     rows += [
@@ -109,10 +106,6 @@ def epoch_table(report: RunReport) -> tuple[list[str], list[list[str]]]:
     return header, rows
 
 
-def _change(delta: float, ci: list[float]) -> str:
-    return f"{delta:+.2f}, 95% CI {ci[0]:+.2f}…{ci[1]:+.2f}"
-
-
 def _with_ci(score: float, ci: list[float]) -> str:
     return f"{score:.2f} ({ci[0]:.2f}–{ci[1]:.2f})"
 
@@ -133,7 +126,7 @@ def before_after_rows(report: RunReport) -> list[list[str]]:
                       ("before", "before_ci", "after", "after_ci", "delta", "delta_ci", "p")}
             rows.append([scores.label, name, _with_ci(values["before"], values["before_ci"]),
                          _with_ci(values["after"], values["after_ci"]),
-                         _change(values["delta"], values["delta_ci"]),
+                         delta_text(values["delta"], values["delta_ci"]),
                          format_p(values["p"], scores.n_bootstrap)])
     return rows
 

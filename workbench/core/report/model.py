@@ -1,0 +1,72 @@
+"""What a run report holds: plain data read from one run folder, figures as SVG text.
+
+:mod:`.build` fills a :class:`RunReport` from the run folder, the console history and the
+model; :mod:`.render` writes it as markdown and HTML. Both read only these types.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from workbench.core.history import ConsoleLine
+from workbench.core.runs import RunSummary
+
+REPORT_MD = "report.md"
+REPORT_HTML = "report.html"
+#: Figure files written next to report.md (the HTML inlines the same SVG text).
+FIGURE_FILES = {"loss": "report_loss.svg", "bleu": "report_bleu.svg",
+                "attention": "report_attention.svg"}
+
+
+@dataclass(frozen=True)
+class EpochRow:
+    """One evaluation during training: losses, BLEU and chrF at the end of an epoch."""
+
+    epoch: float
+    step: int | None
+    train_loss: float | None
+    val_loss: float | None
+    bleu: float | None
+    chrf: float | None
+    best: bool = False
+
+
+@dataclass
+class AttentionFigure:
+    """The heatmap of one sentence, or why there is none."""
+
+    sentence: str = ""
+    translation: str = ""
+    view: str = ""
+    svg: str | None = None
+    missing: str = ""
+
+
+@dataclass
+class RunReport:
+    """Everything the report shows, read from one run folder."""
+
+    run_dir: Path
+    settings: dict[str, Any]
+    preset_defaults: dict[str, Any]
+    summary: RunSummary
+    epochs: list[EpochRow]
+    train_loss: list[tuple[float, float]]  # (epoch, loss) per logging step
+    console: list[ConsoleLine]
+    console_note: str
+    attention: AttentionFigure
+    notes: list[str] = field(default_factory=list)
+    figures: dict[str, str] = field(default_factory=dict)  # key of FIGURE_FILES -> SVG
+    generated: str = ""
+
+    @property
+    def name(self) -> str:
+        """The run folder's name (its start time and preset)."""
+        return self.run_dir.name
+
+    @property
+    def status(self) -> str:
+        """``finished``, ``stopped`` or ``failed``, as the summary says."""
+        return self.summary.status or "unknown"
