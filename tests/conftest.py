@@ -86,6 +86,21 @@ async def show_pane(pilot, name: str) -> None:
     await wait_for(pilot, shown, what=f"the {name} pane shown with the focus in it")
 
 
+async def start_training(pilot):
+    """Open the Training pane, press Start, and wait for two logged losses: a run that is
+    really under way. Returns the pane."""
+    from workbench.tui.widgets.charts import SeriesChart
+    from workbench.tui.widgets.training_pane import TrainingPane
+
+    await show_pane(pilot, "training")
+    training = pilot.app.query_one(TrainingPane)
+    await pilot.press("s")
+    await wait_for(pilot, lambda: training.running, what="the run started")
+    chart = pilot.app.query_one("#loss-chart", SeriesChart)
+    await wait_for(pilot, lambda: chart.point_count("loss") >= 2, what="two logged losses")
+    return training
+
+
 #: Console lines that have broken translation consoles: each must give a row, not a crash.
 ODD_INPUT = [
     "🍵 I like tea 🍵",                      # emoji

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 from textual.widgets import DataTable, Input, Static
 
-from tests.conftest import scores_block, show_pane, small, wait_for
+from tests.conftest import scores_block, show_pane, small, start_training, wait_for
 from workbench.tui.app import WorkbenchApp
 from workbench.tui.widgets.attention_pane import AttentionPane
 from workbench.tui.widgets.charts import SeriesChart, clean_series, integer_ticks
@@ -163,12 +163,7 @@ async def test_training_run_fills_charts_samples_and_translate(tmp_path: Path):
 async def test_stop_ends_with_a_checkpoint_and_resume_continues(tmp_path: Path):
     app = WorkbenchApp(small(tmp_path, epochs=3.0, logging_steps=1))
     async with app.run_test(size=(100, 30)) as pilot:
-        await show_pane(pilot, "training")
-        training = app.query_one(TrainingPane)
-        await pilot.press("s")
-        await wait_for(pilot, lambda: training.running, what="the run started")
-        chart = app.query_one("#loss-chart", SeriesChart)
-        await wait_for(pilot, lambda: chart.point_count("loss") >= 2)
+        training = await start_training(pilot)
         await pilot.press("x")
         await wait_for(pilot, lambda: not training.running, timeout=120)
         assert training.last_status == "stopped"
@@ -230,12 +225,7 @@ async def test_quit_during_training_stops_with_a_checkpoint(tmp_path: Path):
     app = WorkbenchApp(small(tmp_path, epochs=30.0))
     loop = asyncio.get_running_loop()
     async with app.run_test(size=(100, 30)) as pilot:
-        await show_pane(pilot, "training")
-        training = app.query_one(TrainingPane)
-        await pilot.press("s")
-        await wait_for(pilot, lambda: training.running, what="the run started")
-        chart = app.query_one("#loss-chart", SeriesChart)
-        await wait_for(pilot, lambda: chart.point_count("loss") >= 2)
+        await start_training(pilot)
         started = loop.time()
         await pilot.press("q")
         await wait_for(pilot, lambda: not app.is_running, timeout=10)

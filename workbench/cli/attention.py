@@ -13,7 +13,7 @@ import argparse
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from workbench.cli.options import add_model_options, check_model_options
+from workbench.cli.options import Flag, add_command, add_model_options, check_model_options
 from workbench.errors import WorkbenchError
 
 if TYPE_CHECKING:
@@ -34,32 +34,36 @@ def _selector(text: str) -> int | str:
     return value
 
 
+#: The sentence, then how to look at its attention.
+FLAGS: tuple[Flag, ...] = (
+    ("sentence", {"nargs": "*", "help": 'the sentence, e.g. "I like to drink tea."'}),
+    ("--layer", {"type": _selector, "default": None,
+                 "help": "decoder layer, 1 = first, -1 = last, or 'mean' (default: mean, "
+                         "which aligned best on the demo model)"}),
+    ("--head", {"type": _selector, "default": None,
+                "help": "attention head, 1 = first, or 'mean' (default: mean)"}),
+    ("--words", {"action": "store_true", "help": "merge SentencePiece pieces into whole words"}),
+    ("--hide-special", {"action": "store_true",
+                        "help": "leave out the language label and </s> (rows renormalised)"}),
+    ("--values", {"action": "store_true",
+                  "help": "print each cell's percentage instead of a shade"}),
+    ("--width", {"type": int, "default": None,
+                 "help": "columns to lay out for (default: the terminal's)"}),
+    ("--page", {"type": int, "default": None,
+                "help": "print only this page of source columns (default: all pages)"}),
+    ("--svg", {"metavar": "FILE", "help": "also save what was printed as SVG"}),
+    ("--png", {"metavar": "FILE", "help": "also draw a matplotlib heatmap"}),
+)
+
+
 def add_parser(subparsers: Any) -> None:
     """Register ``workbench attention`` on the CLI's subparsers."""
-    parser = subparsers.add_parser(
-        "attention", help="print a cross-attention heatmap for one sentence",
+    parser = add_command(
+        subparsers, "attention", help="print a cross-attention heatmap for one sentence",
         description="Translate one sentence and print which source tokens each output "
                     "token attended to (rows: translation, columns: source).",
-    )
-    parser.add_argument("sentence", nargs="*", help='the sentence, e.g. "I like to drink tea."')
+        flags=FLAGS)
     add_model_options(parser)
-    parser.add_argument("--layer", type=_selector, default=None,
-                        help="decoder layer, 1 = first, -1 = last, or 'mean' (default: mean, "
-                             "which aligned best on the demo model)")
-    parser.add_argument("--head", type=_selector, default=None,
-                        help="attention head, 1 = first, or 'mean' (default: mean)")
-    parser.add_argument("--words", action="store_true",
-                        help="merge SentencePiece pieces into whole words")
-    parser.add_argument("--hide-special", action="store_true",
-                        help="leave out the language label and </s> (rows renormalised)")
-    parser.add_argument("--values", action="store_true",
-                        help="print each cell's percentage instead of a shade")
-    parser.add_argument("--width", type=int, default=None,
-                        help="columns to lay out for (default: the terminal's)")
-    parser.add_argument("--page", type=int, default=None,
-                        help="print only this page of source columns (default: all pages)")
-    parser.add_argument("--svg", metavar="FILE", help="also save what was printed as SVG")
-    parser.add_argument("--png", metavar="FILE", help="also draw a matplotlib heatmap")
 
 
 def _pick(value: int | str | None, default: int | str, count: int, name: str) -> int | str:

@@ -10,7 +10,7 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-from workbench.cli.options import DEFAULT_MODEL_DIR, check_default_model
+from workbench.cli.options import DEFAULT_MODEL_DIR, add_command, check_default_model
 from workbench.errors import WorkbenchError
 
 
@@ -18,23 +18,25 @@ def add_parser(subparsers: Any) -> None:
     """Register ``workbench export`` on the CLI's subparsers."""
     from workbench.core.ct2_backend import DEFAULT_QUANTIZATION, QUANTIZATIONS
 
-    parser = subparsers.add_parser(
-        "export", help="convert a saved model for faster translation (CTranslate2)",
+    add_command(
+        subparsers, "export", help="convert a saved model for faster translation (CTranslate2)",
         description="Convert a saved MarianMT model to CTranslate2 (pip install "
                     "'workbench[ct2]'). The export is written to <model>/ct2-<quantization>/; "
                     "interact, translate and the TUI use it automatically while it matches "
                     "the model.",
-    )
-    parser.add_argument("--ctranslate2", action="store_true",
-                        help="export for CTranslate2 (the one format for now)")
-    parser.add_argument("--model", default=DEFAULT_MODEL_DIR,
-                        help=f"saved model folder (default: {DEFAULT_MODEL_DIR})")
-    parser.add_argument("--quantization", default=DEFAULT_QUANTIZATION, choices=QUANTIZATIONS,
-                        help=f"weight type (default: {DEFAULT_QUANTIZATION}, the fastest on CPU;"
-                             " float32 keeps the weights exact: the same greedy output as "
-                             "transformers)")
-    parser.add_argument("--force", action="store_true",
-                        help="rebuild even if the export is up to date")
+        flags=(
+            ("--ctranslate2", {"action": "store_true",
+                               "help": "export for CTranslate2 (the one format for now)"}),
+            ("--model", {"default": DEFAULT_MODEL_DIR,
+                         "help": f"saved model folder (default: {DEFAULT_MODEL_DIR})"}),
+            ("--quantization", {
+                "default": DEFAULT_QUANTIZATION, "choices": QUANTIZATIONS,
+                "help": f"weight type (default: {DEFAULT_QUANTIZATION}, the fastest on CPU; "
+                        "float32 keeps the weights exact: the same greedy output as "
+                        "transformers)"}),
+            ("--force", {"action": "store_true",
+                         "help": "rebuild even if the export is up to date"}),
+        ))
 
 
 def run(args: argparse.Namespace) -> int:

@@ -9,7 +9,9 @@ attention heatmap needs the transformers model itself). Cheap to import: no torc
 from __future__ import annotations
 
 import argparse
+from collections.abc import Sequence
 from pathlib import Path
+from typing import Any
 
 from workbench.core.config import DEFAULT_OUTPUT_DIR
 from workbench.core.decoding import AUTO_LABEL, BACKENDS, check_beams, check_new_tokens
@@ -17,6 +19,18 @@ from workbench.core.runs import BEST_MODEL
 from workbench.errors import WorkbenchError
 
 DEFAULT_MODEL_DIR = f"{DEFAULT_OUTPUT_DIR}/{BEST_MODEL}"
+
+#: A flag and its ``add_argument`` keywords: commands declare their flags as tables.
+Flag = tuple[str, dict[str, Any]]
+
+
+def add_command(subparsers: Any, name: str, help: str, description: str | None = None,
+                flags: Sequence[Flag] = ()) -> argparse.ArgumentParser:
+    """Register a subcommand with the flags of its table, in order."""
+    parser = subparsers.add_parser(name, help=help, description=description)
+    for flag, options in flags:
+        parser.add_argument(flag, **options)
+    return parser
 
 
 def add_model_options(parser: argparse.ArgumentParser) -> None:

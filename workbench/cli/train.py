@@ -14,6 +14,7 @@ import threading
 from pathlib import Path
 from typing import Any
 
+from workbench.cli.options import Flag, add_command
 from workbench.core.config import PRESETS, RunConfig, build_config, load_toml
 from workbench.errors import WorkbenchError
 
@@ -81,20 +82,25 @@ def config_from_args(args: argparse.Namespace) -> RunConfig:
     return build_config(args.preset, toml_values, overrides)
 
 
+#: What ``train`` takes besides the run settings.
+TRAIN_SWITCHES: tuple[Flag, ...] = (
+    ("--headless", {"action": "store_true",
+                    "help": "plain progress lines on stdout (SSH, tmux, pipes)"}),
+    ("--resume", {"action": "store_true",
+                  "help": "continue the newest unfinished run from its last complete checkpoint"}),
+    ("--no-interact", {"action": "store_true",
+                       "help": "do not open the translation console after training"}),
+)
+
+
 def add_parsers(sub: Any) -> None:
     """Register ``train``, ``tui`` and ``presets`` on the CLI's subparsers."""
-    train = sub.add_parser("train", help="fine-tune a model (plain lines with --headless)")
+    train = add_command(sub, "train", help="fine-tune a model (plain lines with --headless)",
+                        flags=TRAIN_SWITCHES)
     add_run_options(train)
-    train.add_argument("--headless", action="store_true",
-                       help="plain progress lines on stdout (SSH, tmux, pipes)")
-    train.add_argument("--resume", action="store_true",
-                       help="continue the newest unfinished run from its last complete checkpoint")
-    train.add_argument("--no-interact", action="store_true",
-                       help="do not open the translation console after training")
-    tui = sub.add_parser("tui", help="the full-screen workbench (Textual)")
-    add_run_options(tui)
-    presets = sub.add_parser("presets", help="list the presets and their settings")
-    presets.add_argument("name", nargs="?", help="show one preset in full")
+    add_run_options(add_command(sub, "tui", help="the full-screen workbench (Textual)"))
+    add_command(sub, "presets", help="list the presets and their settings",
+                flags=[("name", {"nargs": "?", "help": "show one preset in full"})])
 
 
 def run_train(args: argparse.Namespace) -> int:

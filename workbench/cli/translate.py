@@ -64,14 +64,9 @@ def run_translate(args: argparse.Namespace) -> int:
     return run_pipe(translator, iter_input_lines(args.text), options)
 
 
-def run_console(
-    translator: Translator,
-    model_name: str,
-    history: Path,
-    options: DecodeOptions | None = None,
-    stdin: TextIO | None = None,
-    stdout: TextIO | None = None,
-) -> int:
+def run_console(translator: Translator, model_name: str, history: Path,
+                options: DecodeOptions | None = None, stdin: TextIO | None = None,
+                stdout: TextIO | None = None) -> int:
     """Read lines, translate each, until EOF, Ctrl-C or ``:q``."""
     stdin = stdin or sys.stdin
     stdout = stdout or sys.stdout

@@ -1,14 +1,30 @@
-"""App-wide messages. Pane-local ones live in the pane that sends them."""
+"""App-wide messages and how a pane reports a refused input. Pane-local messages live
+in the pane that sends them."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Any, TypeVar
 
 from textual.message import Message
 from textual.worker import Worker, WorkerState
 
 from workbench.core.events import Event
 from workbench.core.runs import RunSummary
+from workbench.errors import WorkbenchError
+
+T = TypeVar("T")
+
+
+def checked(app: Any, title: str, read: Callable[[], T]) -> T | None:
+    """``read()``, or None after showing its one-line error: a bad value typed into a pane
+    is refused with the same sentence the CLI prints, and nothing starts."""
+    try:
+        return read()
+    except WorkbenchError as err:
+        app.notify(str(err), title=title, severity="error", timeout=8, markup=False)
+        return None
 
 
 @dataclass

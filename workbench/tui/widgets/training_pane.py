@@ -26,8 +26,7 @@ from workbench.core.events import (
     TrainStep,
     format_seconds,
 )
-from workbench.errors import WorkbenchError
-from workbench.tui.messages import ForwardsWorkerFailures, RunEvent, RunFinished
+from workbench.tui.messages import ForwardsWorkerFailures, RunEvent, RunFinished, checked
 from workbench.tui.widgets.charts import SeriesChart
 
 #: Settings a user may change before Start: (config field, label).
@@ -117,10 +116,8 @@ class TrainingPane(ForwardsWorkerFailures, Vertical):
         if self.running:
             self.app.notify("a run is already in progress", severity="warning")
             return
-        try:
-            config = self.edited_config()
-        except WorkbenchError as err:
-            self.app.notify(str(err), title="Invalid setting", severity="error", timeout=8)
+        config = checked(self.app, "Invalid setting", self.edited_config)
+        if config is None:
             return
         self.config = config
         self.query_one("#train-config", Static).update(self._settings_line(config))

@@ -22,7 +22,7 @@ from textual.widgets import DataTable, Input, Label, Select
 
 from workbench.core.decoding import AUTO_LABEL
 from workbench.errors import WorkbenchError
-from workbench.tui.messages import ForwardsWorkerFailures, ShowAttention
+from workbench.tui.messages import ForwardsWorkerFailures, ShowAttention, checked
 
 CHOICES = [("fine-tuned", "tuned"), ("base", "base"), ("both", "both")]
 
@@ -121,10 +121,8 @@ class TranslatePane(ForwardsWorkerFailures, Vertical):
         text = event.value
         if not text.strip():
             return
-        try:
-            overrides = self._overrides()
-        except WorkbenchError as err:
-            self.app.notify(str(err), title="Translate", severity="error", timeout=8)
+        overrides = checked(self.app, "Translate", self._overrides)
+        if overrides is None:
             return
         event.input.value = ""
         self.last_source = text
