@@ -1,4 +1,4 @@
-"""The run summary: one typed reader and writer, older files, and "—" for what is missing."""
+"""Run folders read back (workbench.core.runs): the typed RunSummary and its one reader."""
 
 from __future__ import annotations
 
