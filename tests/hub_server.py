@@ -162,16 +162,17 @@ class HubHandler(BaseHTTPRequestHandler):
 
     def _send(self, status: int, body: bytes = b"", headers: dict[str, str] | None = None,
               content_type: str = "application/json") -> None:
+        # Logged before the answer goes out: a test that reads the log as soon as its
+        # request returns must find the request there (logging after raced, under load).
+        sent = 0 if self.command == "HEAD" else len(body)
+        self.hub.record(Request(self.command, self.path, status, sent, self.headers.get("Range")))
         self.send_response(status)
         head = {"Content-Type": content_type, "Content-Length": str(len(body)), **(headers or {})}
         for key, value in head.items():
             self.send_header(key, value)
         self.end_headers()
-        sent = 0
-        if self.command != "HEAD":
+        if sent:
             self.wfile.write(body)
-            sent = len(body)
-        self.hub.record(Request(self.command, self.path, status, sent, self.headers.get("Range")))
 
     def _json(self, value: Any, headers: dict[str, str] | None = None) -> None:
         self._send(200, json.dumps(value).encode(), headers)

@@ -6,6 +6,7 @@ from pathlib import Path
 
 import pytest
 
+from tests.conftest import tiny_config
 from workbench.core.config import PRESETS, build_config, load_toml
 from workbench.errors import WorkbenchError
 
@@ -94,3 +95,10 @@ def test_output_dir_that_is_a_file(tmp_path: Path):
     f.write_text("x")
     with pytest.raises(WorkbenchError, match="not a folder"):
         build_config(overrides={"output_dir": str(f)})
+
+
+def test_report_to_an_unknown_tool_is_refused():
+    from workbench.errors import WorkbenchError
+
+    with pytest.raises(WorkbenchError, match="report_to 'wandb' is not supported"):
+        tiny_config(report_to="wandb")

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import tiny_config, tiny_toml
+from tests.conftest import tiny_toml
 
 TRAIN = ["-m", "workbench", "train", "--headless", "--preset", "demo", "--config", "tiny.toml",
          "--no-interact"]
@@ -77,40 +77,3 @@ def test_two_processes_match_one_with_the_same_global_batch(runs):
     for e2, e1 in zip(s2["epochs"], s1["epochs"], strict=True):
         assert abs(e2["eval_loss"] - e1["eval_loss"]) <= 0.02 * e1["eval_loss"]
     assert abs(s2["test"]["bleu_after"] - s1["test"]["bleu_after"]) <= 1.0
-
-
-def test_report_to_tensorboard_writes_event_files(tmp_path: Path):
-    from tensorboard.backend.event_processing.event_accumulator import EventAccumulator
-
-    from workbench.core.training import run_training
-
-    config = tiny_config(samples=180, epochs=1.0, batch_size=16, logging_steps=1,
-                         output_dir=str(tmp_path / "out"), report_to="tensorboard")
-    result = run_training(config)
-    events = EventAccumulator(str(result.run_dir / "tensorboard"))
-    events.Reload()
-    tags = events.Tags()["scalars"]
-    assert "train/loss" in tags and "eval/bleu" in tags
-    assert len(events.Scalars("train/loss")) == 9
-
-
-def test_report_to_tensorboard_without_the_package_is_one_line(tmp_path: Path, monkeypatch):
-    import importlib.util
-
-    from workbench.core.training import run_training
-    from workbench.errors import WorkbenchError
-
-    real = importlib.util.find_spec
-    monkeypatch.setattr(importlib.util, "find_spec",
-                        lambda name, *a: None if name == "tensorboard" else real(name, *a))
-    config = tiny_config(output_dir=str(tmp_path / "out"), report_to="tensorboard")
-    with pytest.raises(WorkbenchError, match="pip install tensorboard"):
-        run_training(config)
-    assert not (tmp_path / "out").exists()
-
-
-def test_report_to_an_unknown_tool_is_refused():
-    from workbench.errors import WorkbenchError
-
-    with pytest.raises(WorkbenchError, match="report_to 'wandb' is not supported"):
-        tiny_config(report_to="wandb")

@@ -183,8 +183,8 @@ def fan_out(*sinks: EventSink | None) -> EventSink:
     return sink
 
 
-def _num(value: float | None, fmt: str) -> str:
-    return "-" if value is None else format(value, fmt)
+def _num(value: float | None, fmt: str, missing: str = "-") -> str:
+    return missing if value is None else format(value, fmt)
 
 
 #: What each set is for, said under its scores at the end of a run.
@@ -214,7 +214,9 @@ class EventText:
         if isinstance(event, TrainStep):
             total = event.max_steps or 0
             return [f"  step {event.step:>{len(str(total))}}/{total}  epoch {event.epoch:5.2f}  "
-                    f"loss {_num(event.loss, '.4f')}  lr {_num(event.learning_rate, '.2e')}  "
+                    # A logged loss is missing only when it was NaN or infinite.
+                    f"loss {_num(event.loss, '.4f', 'nan/inf')}  "
+                    f"lr {_num(event.learning_rate, '.2e')}  "
                     f"grad {_num(event.grad_norm, '.2f')}  "
                     f"{_num(event.samples_per_second, '.1f')} samples/s  "
                     f"ETA {format_seconds(event.eta_seconds)}"]

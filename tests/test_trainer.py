@@ -1,0 +1,26 @@
+"""The Trainer's integrations (workbench.core.trainer): TensorBoard event files of a real run."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import tiny_config
+
+pytestmark = pytest.mark.slow  # trains a tiny model
+
+
+def test_report_to_tensorboard_writes_event_files(tmp_path: Path):
+    from tensorboard.backend.event_processing.event_accumulator import EventAccumulator
+
+    from workbench.core.training import run_training
+
+    config = tiny_config(samples=180, epochs=1.0, batch_size=16, logging_steps=1,
+                         output_dir=str(tmp_path / "out"), report_to="tensorboard")
+    result = run_training(config)
+    events = EventAccumulator(str(result.run_dir / "tensorboard"))
+    events.Reload()
+    tags = events.Tags()["scalars"]
+    assert "train/loss" in tags and "eval/bleu" in tags
+    assert len(events.Scalars("train/loss")) == 9
