@@ -88,6 +88,7 @@ def demo_run(tmp_path_factory: pytest.TempPathFactory):
     return work, result
 
 
+@pytest.mark.slow
 def test_demo_run_end_to_end(demo_run):
     work, result = demo_run
     assert result.returncode == 0, result.stderr[-3000:]
@@ -119,6 +120,7 @@ def test_demo_run_end_to_end(demo_run):
     assert (run / "config.json").is_file()
 
 
+@pytest.mark.slow
 def test_after_translations_are_what_workbench_translate_prints(demo_run):
     """"After" is decoded by the saved best model, as `workbench translate` loads it."""
     work, result = demo_run
@@ -132,6 +134,7 @@ def test_after_translations_are_what_workbench_translate_prints(demo_run):
     assert printed.stdout.splitlines() == [r["after"] for r in rows]
 
 
+@pytest.mark.slow
 def test_translate_after_demo_answers_in_chinese(demo_run):
     work, result = demo_run
     assert result.returncode == 0
@@ -142,6 +145,7 @@ def test_translate_after_demo_answers_in_chinese(demo_run):
     assert any("\u4e00" <= ch <= "\u9fff" for ch in lines[0]), answer.stdout
 
 
+@pytest.mark.slow
 def test_interact_reads_lines_and_keeps_history(demo_run):
     work, _ = demo_run
     session = run_cli("interact", cwd=work, input="I like tea.\n\n   \n[/bold]\n:q\n")
@@ -152,6 +156,7 @@ def test_interact_reads_lines_and_keeps_history(demo_run):
     assert [r["source"] for r in rows] == ["I like tea.", "[/bold]"]
 
 
+@pytest.mark.slow
 def test_translate_survives_binary_garbage(demo_run):
     work, _ = demo_run
     result = run_cli("translate", cwd=work, input=b"\xff\xfe\x00garbage\x80\nI like tea.\n")
@@ -166,6 +171,7 @@ def test_tui_without_a_terminal_points_to_headless(tmp_path: Path):
     assert len(lines) == 1 and "train --headless" in lines[0]
 
 
+@pytest.mark.slow
 def test_a_30_pair_file_trains_with_the_demo_preset(tmp_path: Path):
     """The scratch vocabularies shrink to what 24 training pairs support, with one line."""
     from workbench.core.data import clean_pairs, load_hsk_pairs

@@ -32,6 +32,7 @@ def same_weights(a: Path, b: Path) -> bool:
         left[k].dtype == right[k].dtype and bool((left[k] == right[k]).all()) for k in left)
 
 
+@pytest.mark.slow
 def test_stop_then_resume_equals_an_uninterrupted_run_bit_for_bit(tmp_path: Path):
     """Stop mid-epoch, resume: the same steps, losses, weights and BLEU as one straight run."""
     def losses(into: list):
@@ -96,6 +97,7 @@ def collect(notes: list, steps: list):
         steps.append(e) if isinstance(e, TrainStep) else None)
 
 
+@pytest.mark.slow
 def test_nan_loss_stops_the_run_names_the_step_and_keeps_the_best_model(tmp_path, monkeypatch):
     poison_loss(monkeypatch, at_call=12)  # in epoch 2, after epoch 1 was evaluated and saved
     notes: list[Note] = []
@@ -122,6 +124,7 @@ def test_nan_loss_stops_the_run_names_the_step_and_keeps_the_best_model(tmp_path
         "checkpoint-9"]
 
 
+@pytest.mark.slow
 def test_nan_loss_before_any_evaluation_says_nothing_was_kept(tmp_path, monkeypatch):
     poison_loss(monkeypatch, at_call=3)
     notes: list[Note] = []
@@ -132,6 +135,7 @@ def test_nan_loss_before_any_evaluation_says_nothing_was_kept(tmp_path, monkeypa
     assert not (result.run_dir / "best_model").exists()
 
 
+@pytest.mark.slow
 def test_full_disk_while_saving_a_checkpoint_keeps_the_last_one_resumable(
         tmp_path: Path, monkeypatch):
     import torch
@@ -157,6 +161,7 @@ def test_full_disk_while_saving_a_checkpoint_keeps_the_last_one_resumable(
     assert resumed.status == "finished" and resumed.run_dir == run
 
 
+@pytest.mark.slow
 def test_full_disk_while_publishing_keeps_the_previous_best_model(tmp_path: Path, monkeypatch):
     old = tmp_path / "best_model"
     old.mkdir()
@@ -213,6 +218,7 @@ def wait_for_line(proc: subprocess.Popen, pattern: str, timeout: float = 300) ->
 
 
 @pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGINT])
+@pytest.mark.slow
 def test_signal_stops_with_a_resumable_checkpoint(tmp_path: Path, sig):
     proc = start_run(tmp_path)
     wait_for_line(proc, r"step +3/")
@@ -230,6 +236,7 @@ def train_cli(work: Path, *extra: str) -> subprocess.CompletedProcess:
                    "--no-interact", *extra, cwd=work)
 
 
+@pytest.mark.slow
 def test_kill_9_then_resume_matches_an_uninterrupted_run(tmp_path: Path):
     killed = tmp_path / "killed"
     killed.mkdir()

@@ -93,6 +93,7 @@ def first_run(hub_server, tmp_path_factory: pytest.TempPathFactory):
     return home, proc, hub_server.requests()
 
 
+@pytest.mark.slow
 def test_first_run_downloads_the_model_and_samples_the_dataset(first_run, hub_server):
     home, proc, log = first_run
     assert proc.returncode == 0, proc.stderr[-3000:]
@@ -119,6 +120,7 @@ def test_first_run_downloads_the_model_and_samples_the_dataset(first_run, hub_se
     assert any("validation-00000-of-00001.parquet" in r.path for r in data)
 
 
+@pytest.mark.slow
 def test_a_second_run_asks_the_hub_nothing_and_runs_offline(first_run, hub_server):
     home, first, _ = first_run
     assert first.returncode == 0
@@ -132,6 +134,7 @@ def test_a_second_run_asks_the_hub_nothing_and_runs_offline(first_run, hub_serve
     assert offline.stdout.count("before fine-tuning,") == 2
 
 
+@pytest.mark.slow
 def test_translate_and_interact_give_the_hub_model_its_presets_label(first_run, hub_server):
     home, *_ = first_run
     hans = label_ids(hub_server)[">>cmn_Hans<<"]
@@ -148,6 +151,7 @@ def test_translate_and_interact_give_the_hub_model_its_presets_label(first_run, 
     assert first and set(first) == {hans}
 
 
+@pytest.mark.slow
 def test_attention_on_the_base_model_uses_the_label(first_run, hub_server):
     home, *_ = first_run
     hans = label_ids(hub_server)[">>cmn_Hans<<"]

@@ -52,6 +52,7 @@ def summary_of(run_dir: Path) -> dict:
     return json.loads((run_dir / "summary.json").read_text(encoding="utf-8"))
 
 
+@pytest.mark.slow
 def test_report_files_exist_and_hold_the_runs_numbers(tiny_run: Path, written: dict[str, str]):
     assert set(written) == {REPORT_MD, REPORT_HTML, *FIGURE_FILES.values()}
     summary = summary_of(tiny_run)
@@ -98,6 +99,7 @@ def test_figures_parse_as_svg(written: dict[str, str]):
     assert len(loss.findall(f".//{SVG}polyline")) == 2  # training and validation loss
 
 
+@pytest.mark.slow
 def test_heatmap_is_of_the_first_console_sentence(tiny_run: Path, written: dict[str, str]):
     report = build_report(tiny_run)
     att = report.attention
@@ -108,6 +110,7 @@ def test_heatmap_is_of_the_first_console_sentence(tiny_run: Path, written: dict[
     assert "I like tea." in written[REPORT_MD]
 
 
+@pytest.mark.slow
 def test_console_lines_of_other_models_are_left_out(tiny_run: Path):
     report = build_report(tiny_run, with_attention=False)
     assert [c.source for c in report.console] == ["I like tea.", SCRIPTY]
@@ -148,6 +151,7 @@ def test_history_lines_that_name_their_run_match_exactly(tmp_path: Path):
     assert note.startswith("2 of the 3 lines")
 
 
+@pytest.mark.slow
 def test_console_history_records_the_run_and_backend(tiny_run: Path, tmp_path: Path):
     from workbench.core.translation import Translator
 
@@ -167,6 +171,7 @@ def test_relative_history_paths_match_by_their_tail(tmp_path: Path):
     assert not same_folder("other/best_model", folder)
 
 
+@pytest.mark.slow
 def test_run_without_a_model_still_reports_why(tiny_run: Path, tmp_path: Path):
     run = tmp_path / "runs" / tiny_run.name
     run.mkdir(parents=True)
@@ -203,6 +208,7 @@ def test_charts_skip_non_finite_points_and_escape_text():
     assert {"<s>", "茶", "tea", "&"} <= {t.text for t in grid.iter(f"{SVG}text")}
 
 
+@pytest.mark.slow
 def test_cli_writes_the_report_of_the_newest_finished_run(tiny_run: Path):
     out = tiny_run.parent.parent
     done = run_cli("report", "--output-dir", str(out), "--sentence", "Tea, please.")
@@ -228,6 +234,7 @@ def test_cli_folder_without_summary_is_refused(tmp_path: Path, capsys):
     assert "has no summary.json" in capsys.readouterr().err
 
 
+@pytest.mark.slow
 async def test_tui_keys_save_a_screenshot_and_write_the_report(tiny_run: Path, tmp_path: Path):
     from textual.widgets import Input
 

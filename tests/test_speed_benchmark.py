@@ -113,6 +113,7 @@ def test_model_flops_count_real_tokens_only(speed, workdir: Path):
     assert speed.model_flops(model, [(20, 10)]) > one
 
 
+@pytest.mark.slow
 def test_one_repetition_at_toy_size_writes_the_report(speed, workdir: Path, tmp_path: Path):
     """Every phase runs (in-process here) and RESULTS.md renders from what they return."""
     runs = {arm: {"train": [speed.child_train(arm, workdir, "cpu")],

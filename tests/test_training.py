@@ -14,6 +14,7 @@ from workbench.core.events import EvalDone, Phase, RunDone, Sample, TrainStep
 from workbench.core.training import run_training
 
 
+@pytest.mark.slow
 def test_events_and_outputs(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
     from workbench.core import trainer
 
@@ -69,6 +70,7 @@ def test_events_and_outputs(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
     assert (Path(summary["best_model"]) / "workbench.json").is_file()
 
 
+@pytest.mark.slow
 def test_stop_event_ends_at_a_step_with_a_checkpoint_then_resume(tmp_path: Path):
     stop = threading.Event()
     seen: list[int] = []
@@ -119,6 +121,7 @@ def test_publish_model_replaces_atomically(tmp_path: Path):
     assert [p.name for p in tmp_path.iterdir() if p.name.startswith(".")] == []
 
 
+@pytest.mark.slow
 def test_a_second_run_never_touches_the_first_and_best_model_follows_the_newer(tmp_path: Path):
     first = run_training(small(tmp_path, epochs=1.0))
     kept = {p: p.read_bytes() for p in first.run_dir.rglob("*") if p.is_file()}
@@ -145,6 +148,7 @@ def test_evaluation_set_is_longest_first_with_references_still_paired():
     assert [row[0] for row in ordered["labels"]] == [2, 4, 1, 3]
 
 
+@pytest.mark.slow
 def test_after_is_decoded_like_translate_even_with_bf16_autocast_in_training(tmp_path: Path):
     """bf16 autocast during training (accelerate's, on CPU here) must not reach "after":
     it is decoded by the saved best model, exactly as `workbench translate` decodes it."""
@@ -161,6 +165,7 @@ def test_after_is_decoded_like_translate_even_with_bf16_autocast_in_training(tmp
     assert printed.stdout.splitlines() == [r["after"] for r in rows]
 
 
+@pytest.mark.slow
 def test_a_run_from_before_test_sets_is_not_resumed(tmp_path: Path):
     """Its checkpoints trained on pairs that the 8:1:1 split now holds out as the test set."""
     from workbench.core.config import build_config

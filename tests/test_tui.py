@@ -113,6 +113,7 @@ async def test_invalid_setting_is_refused_without_starting(tmp_path: Path):
         assert not (tmp_path / "out" / "runs").exists()
 
 
+@pytest.mark.slow
 async def test_training_run_fills_charts_samples_and_translate(tmp_path: Path):
     app = WorkbenchApp(small(tmp_path))
     async with app.run_test(size=(120, 36)) as pilot:
@@ -160,6 +161,7 @@ async def test_training_run_fills_charts_samples_and_translate(tmp_path: Path):
         assert str(attention.query_one("#attention-status").render()) != first
 
 
+@pytest.mark.slow
 async def test_stop_ends_with_a_checkpoint_and_resume_continues(tmp_path: Path):
     app = WorkbenchApp(small(tmp_path, epochs=3.0, logging_steps=1))
     async with app.run_test(size=(100, 30)) as pilot:
@@ -221,6 +223,7 @@ async def test_translate_with_a_missing_model_keeps_the_app_up(tmp_path: Path, b
         assert app.is_running
 
 
+@pytest.mark.slow
 async def test_quit_during_training_stops_with_a_checkpoint(tmp_path: Path):
     app = WorkbenchApp(small(tmp_path, epochs=30.0))
     loop = asyncio.get_running_loop()

@@ -187,6 +187,7 @@ def trained_steps(work: Path) -> int:
 
 
 @pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGHUP], ids=["SIGTERM", "SIGHUP"])
+@pytest.mark.slow
 def test_signal_restores_the_terminal_and_stops_with_a_checkpoint(tmp_path: Path, sig):
     (tmp_path / "tiny.toml").write_text(TINY_TOML, encoding="utf-8")
     term = Terminal(tmp_path)
