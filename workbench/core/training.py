@@ -14,6 +14,7 @@ import dataclasses
 import threading
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from workbench.core import distributed
 from workbench.core.atomic import write_json
@@ -25,7 +26,7 @@ from workbench.core.checkpoints import (
     save_best_model,
 )
 from workbench.core.config import RunConfig
-from workbench.core.data import prepare_data
+from workbench.core.data import SplitData, prepare_data
 from workbench.core.evaluation import (
     HeldOutSets,
     pick_samples,
@@ -112,31 +113,15 @@ def run_training(
     quiet_libraries()
     device = pick_device()
     precision = resolve_precision(config, device)
-    if resume_dir is not None:
-        run_dir = resume_dir
-    else:
-        run_dir = distributed.from_main(new_run_dir(output_root, config.preset) if main else None)
-        if main:
-            write_json(run_dir / RUN_CONFIG_FILE, {**config.to_dict(), "precision": precision})
+    run_dir = resume_dir or _new_run(output_root, config, precision, main)
     emit = fan_out(JsonlRecorder(run_dir / METRICS_FILE) if main else None, on_event)
     checkpoint: Path | None = None
     if resume_dir is not None:
         checkpoint = last_complete_checkpoint(run_dir, emit)
         emit(Note(f"resuming {run_dir.name} from {checkpoint.name if checkpoint else 'start'}"))
-    emit(Note(f"run folder: {run_dir}"))
-    dropped = ", ".join(f"{v} {k}" for k, v in data.dropped.items() if v) or "nothing"
-    emit(Note(f"data: {len(data.train)} train / {len(data.validation)} validation "
-              f"({data.validation_name}) from {data.origin} (dropped {dropped})"))
-    emit(Note(f"test set: {len(data.test)} pairs ({data.test_name}), scored before and "
-              "after fine-tuning only, never used to choose anything"))
+    for line in _run_lines(run_dir, data, config):
+        emit(Note(line))
     set_seed(config.seed)
-    world = distributed.world_size()
-    emit(Note(f"effective batch size {config.batch_size * world}"
-              + (f" ({config.batch_size} per process x {world} processes)" if world > 1 else "")))
-    if world > 1:
-        waits = distributed.process_group_timeout()
-        emit(Note(f"processes wait up to {waits:.0f} s for each other (ddp_timeout)"
-                  if waits is not None else f"ddp_timeout {config.ddp_timeout} s"))
 
     # ---- model
     emit(Phase("model", config.model))
@@ -144,10 +129,7 @@ def run_training(
         model, tokenizer = load_run_model(config, data, run_dir, emit)
     configure_generation(model, config)
     model.to(device)
-    n_params = sum(p.numel() for p in model.parameters())
-    emit(Note(f"model: {type(model).__name__}, {n_params / 1e6:.1f}M parameters, on {device}; "
-              f"training in {precision['training']}, before/after decoded in "
-              f"{precision['decoding']}"))
+    emit(Note(_model_line(model, device, precision)))
     base_model = keep_initial_model(model, tokenizer, config, run_dir)
 
     # ---- before: once, by rank 0, with the plain fp32 model the Trainer has not wrapped yet
@@ -168,42 +150,17 @@ def run_training(
     if config.report_to == "tensorboard" and main:
         trainer.add_callback(tensorboard_callback(run_dir / "tensorboard"))
     train_seconds = fine_tune(trainer, checkpoint, run_dir)
-    status = callback.status
     if not main:  # rank 0 writes the outputs; the others are done
-        return RunResult(status, run_dir, RunSummary())
-
+        return RunResult(callback.status, run_dir, RunSummary())
     summary = RunSummary(
-        status=status,
-        preset=config.preset,
-        model=config.model,
-        data=data.origin,
-        data_revision=data.revision,
-        train_pairs=len(data.train),
-        validation_pairs=len(data.validation),
-        test_pairs=len(data.test),
-        bleu_tokenize=config.bleu_tokenize,
-        decoding=vars(held_out.options),
-        precision=precision,
-        before=before_scores,
-        train_seconds=round(train_seconds, 1),
-        global_step=trainer.state.global_step,
-        run_dir=str(run_dir),
-        base_model=base_model,
-    )
-    if status != "finished":
-        if callback.nan_step is not None:
-            summary.error = f"non-finite loss at step {callback.nan_step}"
-            kept = keep_best_so_far(trainer, run_dir, model_settings(config, run_dir))
-            summary.run_best_model = str(kept) if kept else None
-            emit(Note(f"best model so far kept in {kept}" if kept else
-                      "no evaluation had finished yet, so there is no best model to keep; "
-                      f"{output_root / BEST_MODEL} was left as it was", "warning"))
-        summary.write(run_dir)
-        if callback.stopped_by_user:
-            emit(Note(f"stopped at step {trainer.state.global_step} with a checkpoint; "
-                      "continue with: workbench train --resume"))
-        emit(RunDone(status, str(run_dir), summary))
-        return RunResult(status, run_dir, summary)
+        status=callback.status, preset=config.preset, model=config.model, data=data.origin,
+        data_revision=data.revision, train_pairs=len(data.train),
+        validation_pairs=len(data.validation), test_pairs=len(data.test),
+        bleu_tokenize=config.bleu_tokenize, decoding=vars(held_out.options),
+        precision=precision, before=before_scores, train_seconds=round(train_seconds, 1),
+        global_step=trainer.state.global_step, run_dir=str(run_dir), base_model=base_model)
+    if callback.status != "finished":
+        return _end_early(emit, trainer, callback, summary, config, run_dir)
 
     # ---- after: the best model as saved, on the same sets with the same decoding
     best_dir = run_dir / BEST_MODEL
@@ -221,16 +178,71 @@ def run_training(
     publish_model(best_dir, published)
     write_translations(run_dir, rows)
     summary = dataclasses.replace(
-        summary,
-        test=scores["test"],
-        validation=scores["validation"],
+        summary, test=scores["test"], validation=scores["validation"],
         distinct_after=round(len(set(after["test"])) / max(1, len(after["test"])), 4),
-        best_checkpoint=trainer.state.best_model_checkpoint,
-        best_model=str(published),
-        run_best_model=str(best_dir),
-        samples=[vars(s) for s in samples],
-        epochs=evaluation_history(trainer),
-    )
+        best_checkpoint=trainer.state.best_model_checkpoint, best_model=str(published),
+        run_best_model=str(best_dir), samples=[vars(s) for s in samples],
+        epochs=evaluation_history(trainer))
     summary.write(run_dir)
     emit(RunDone("finished", str(run_dir), summary))
     return RunResult("finished", run_dir, summary)
+
+
+# --------------------------------------------------------------------------- the steps' details
+
+
+def _new_run(output_root: Path, config: RunConfig, precision: dict[str, Any],
+             main: bool) -> Path:
+    """A fresh run folder (made by rank 0, shared with the others) with its config.json."""
+    run_dir = distributed.from_main(new_run_dir(output_root, config.preset) if main else None)
+    if main:
+        write_json(run_dir / RUN_CONFIG_FILE, {**config.to_dict(), "precision": precision})
+    return run_dir
+
+
+def _run_lines(run_dir: Path, data: SplitData, config: RunConfig) -> list[str]:
+    """The run's first lines: where it writes, what it trains and tests on, the batch."""
+    dropped = ", ".join(f"{v} {k}" for k, v in data.dropped.items() if v) or "nothing"
+    lines = [
+        f"run folder: {run_dir}",
+        f"data: {len(data.train)} train / {len(data.validation)} validation "
+        f"({data.validation_name}) from {data.origin} (dropped {dropped})",
+        f"test set: {len(data.test)} pairs ({data.test_name}), scored before and after "
+        "fine-tuning only, never used to choose anything",
+    ]
+    world = distributed.world_size()
+    lines.append(f"effective batch size {config.batch_size * world}" + (
+        f" ({config.batch_size} per process x {world} processes)" if world > 1 else ""))
+    if world > 1:
+        waits = distributed.process_group_timeout()
+        lines.append(f"processes wait up to {waits:.0f} s for each other (ddp_timeout)"
+                     if waits is not None else f"ddp_timeout {config.ddp_timeout} s")
+    return lines
+
+
+def _model_line(model: Any, device: str, precision: dict[str, Any]) -> str:
+    """What was loaded, how big, where, and at which precision it trains and decodes."""
+    n_params = sum(p.numel() for p in model.parameters())
+    return (f"model: {type(model).__name__}, {n_params / 1e6:.1f}M parameters, on {device}; "
+            f"training in {precision['training']}, before/after decoded in "
+            f"{precision['decoding']}")
+
+
+def _end_early(emit: EventSink, trainer: Any, callback: Any, summary: RunSummary,
+               config: RunConfig, run_dir: Path) -> RunResult:
+    """A stopped or failed run: its summary, how to go on, and after a NaN loss the best
+    model so far (the weights in memory may be broken; the best checkpoint is not)."""
+    if callback.nan_step is not None:
+        summary.error = f"non-finite loss at step {callback.nan_step}"
+        kept = keep_best_so_far(trainer, run_dir, model_settings(config, run_dir))
+        summary.run_best_model = str(kept) if kept else None
+        published = Path(config.output_dir).expanduser() / BEST_MODEL
+        emit(Note(f"best model so far kept in {kept}" if kept else
+                  "no evaluation had finished yet, so there is no best model to keep; "
+                  f"{published} was left as it was", "warning"))
+    summary.write(run_dir)
+    if callback.stopped_by_user:
+        emit(Note(f"stopped at step {trainer.state.global_step} with a checkpoint; "
+                  "continue with: workbench train --resume"))
+    emit(RunDone(callback.status, str(run_dir), summary))
+    return RunResult(callback.status, run_dir, summary)
