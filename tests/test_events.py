@@ -52,7 +52,7 @@ def test_each_event_reads_as_one_plain_line_or_block():
                          "  warning: vocabulary capped", "  error: loss became nan at step 3"]
     assert "  step  2/10  epoch  0.20  loss 5.2500  lr 1.00e-03  grad 1.50  40.0 samples/s  " \
            "ETA 12s" in lines
-    assert "  step  4/10  epoch  0.40  loss nan/inf  lr -  grad -  - samples/s  ETA ?" in lines
+    assert "  step  4/10  epoch  0.40  loss nan/inf  lr —  grad —  — samples/s  ETA ?" in lines
     assert "  after fine-tuning,  test (newstest, 18): BLEU 3.00 (+2.50)   chrF 9.00 (+5.00)" \
         in lines
     assert "[samples] before / after on test sentences" in lines

@@ -73,3 +73,29 @@ def test_colour_and_plain_share_one_layout():
         render_plain(ROWS, COLS, MATRIX, width=80))
 
 
+
+
+def test_text_and_svg_colour_a_cell_by_the_same_band():
+    """One scale and one palette: a cell's SVG fill is its shade's colour in the terminal."""
+    import xml.etree.ElementTree as ET
+
+    from workbench.core.heatmap import FIGURE_BASE, THRESHOLDS, band_labels, heatmap_svg, level
+
+    values = [0.01, 0.05, 0.2, 0.4, 0.9]  # one per band, weakest to strongest
+    assert [level(v) for v in values] == [0, 1, 2, 3, 4]
+    assert band_labels() == ["<5", "5–15", "15–30", "30–50", "50+"]
+    assert len(THRESHOLDS) == len(PALETTE) - 1
+    svg = ET.fromstring(heatmap_svg(["茶"], [f"s{i}" for i in range(5)], [values], title="t"))
+    cells = [r for r in svg.iter("{http://www.w3.org/2000/svg}rect") if r.find(
+        "{http://www.w3.org/2000/svg}title") is not None]
+    assert [c.get("fill") for c in cells] == [FIGURE_BASE, *PALETTE[1:]]
+    # The terminal draws the same bands in the same colours (level 0 is dim there).
+    text = render_rich(["茶"], [f"s{i}" for i in range(5)], np.array([values]), width=80)
+    styles = {str(span.style) for span in text.spans}
+    assert set(PALETTE[1:]) <= styles
+    # The max of the matrix does not rescale anything: halving every value changes bands.
+    # A fixed scale: the largest cell is not stretched to the top colour.
+    top = ET.fromstring(heatmap_svg(["茶"], ["a", "b"], [[0.45, 0.1]], title="t"))
+    fills = [r.get("fill") for r in top.iter("{http://www.w3.org/2000/svg}rect")
+             if r.find("{http://www.w3.org/2000/svg}title") is not None]
+    assert fills == [PALETTE[3], PALETTE[1]]

@@ -190,6 +190,7 @@ def generated(monkeypatch: pytest.MonkeyPatch) -> list[int]:
     return first
 
 
+@pytest.mark.slow
 def test_label_option_replaces_or_drops_the_label(cached_hub_model, hub_server, generated,
                                                   capsys):
     from workbench.cli import main
@@ -206,6 +207,7 @@ def test_label_option_replaces_or_drops_the_label(cached_hub_model, hub_server, 
     assert "--label 'cmn' should look like '>>cmn_Hans<<'" in capsys.readouterr().err
 
 
+@pytest.mark.slow
 async def test_tui_base_model_translates_with_the_runs_label(cached_hub_model, hub_server,
                                                              generated, tmp_path):
     from textual.widgets import DataTable, Select

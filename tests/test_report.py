@@ -76,6 +76,7 @@ def test_report_files_exist_and_hold_the_runs_numbers(tiny_run: Path, written: d
     assert "| learning_rate | 0.003 | 0.0007 |" in written[REPORT_MD]  # changed from the preset
 
 
+@pytest.mark.slow
 def test_html_is_self_contained_and_escapes_user_text(written: dict[str, str]):
     page = written[REPORT_HTML]
     for external in ("http://", "https://", 'src="//', "href=", "url(", "@import", "<link",
@@ -90,6 +91,7 @@ def test_html_is_self_contained_and_escapes_user_text(written: dict[str, str]):
     assert "&lt;script&gt;" in written[REPORT_MD] and "<script" not in written[REPORT_MD]
 
 
+@pytest.mark.slow
 def test_figures_parse_as_svg(written: dict[str, str]):
     for name in FIGURE_FILES.values():
         assert ET.fromstring(written[name]).tag == f"{SVG}svg"

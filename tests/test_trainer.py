@@ -1,4 +1,4 @@
-"""The Trainer's integrations (workbench.core.trainer): TensorBoard event files of a real run."""
+"""The Trainer and its parts (workbench.core.trainer): evaluation order, TensorBoard files."""
 
 from __future__ import annotations
 
@@ -8,9 +8,8 @@ import pytest
 
 from tests.conftest import tiny_config
 
-pytestmark = pytest.mark.slow  # trains a tiny model
 
-
+@pytest.mark.slow
 def test_report_to_tensorboard_writes_event_files(tmp_path: Path):
     from tensorboard.backend.event_processing.event_accumulator import EventAccumulator
 
@@ -24,3 +23,16 @@ def test_report_to_tensorboard_writes_event_files(tmp_path: Path):
     tags = events.Tags()["scalars"]
     assert "train/loss" in tags and "eval/bleu" in tags
     assert len(events.Scalars("train/loss")) == 9
+
+
+def test_evaluation_set_is_longest_first_with_references_still_paired():
+    import datasets
+
+    from workbench.core.trainer import longest_first
+
+    dataset = datasets.Dataset.from_dict(
+        {"input_ids": [[1] * 3, [2] * 5, [3] * 1, [4] * 5], "labels": [[1], [2], [3], [4]]})
+    ordered, refs = longest_first(dataset, ["three", "five-a", "one", "five-b"])
+    assert [len(ids) for ids in ordered["input_ids"]] == [5, 5, 3, 1]
+    assert refs == ["five-a", "five-b", "three", "one"]  # ties keep their order
+    assert [row[0] for row in ordered["labels"]] == [2, 4, 1, 3]

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from tests.conftest import small
-from workbench.core.checkpoints import last_complete_checkpoint, publish_model
+from workbench.core.checkpoints import last_complete_checkpoint
 from workbench.core.events import EvalDone, Phase, RunDone, Sample, TrainStep
 from workbench.core.training import run_training
 
@@ -95,32 +95,6 @@ def test_stop_event_ends_at_a_step_with_a_checkpoint_then_resume(tmp_path: Path)
     assert done[-1].summary.global_step == 18
 
 
-def test_incomplete_checkpoint_is_skipped(tmp_path: Path):
-    run = tmp_path / "run"
-    good = run / "checkpoints" / "checkpoint-4"
-    bad = run / "checkpoints" / "checkpoint-8"
-    for folder in (good, bad):
-        folder.mkdir(parents=True)
-    for name in ("model.safetensors", "trainer_state.json", "optimizer.pt"):
-        (good / name).write_text("x")
-    (bad / "trainer_state.json").write_text("x")  # killed mid-save: no weights
-    notes = []
-    assert last_complete_checkpoint(run, notes.append) == good
-    assert "checkpoint-8" in notes[0].text
-
-
-def test_publish_model_replaces_atomically(tmp_path: Path):
-    src = tmp_path / "new"
-    src.mkdir()
-    (src / "config.json").write_text("new")
-    dest = tmp_path / "best_model"
-    dest.mkdir()
-    (dest / "config.json").write_text("old")
-    publish_model(src, dest)
-    assert (dest / "config.json").read_text() == "new"
-    assert [p.name for p in tmp_path.iterdir() if p.name.startswith(".")] == []
-
-
 @pytest.mark.slow
 def test_a_second_run_never_touches_the_first_and_best_model_follows_the_newer(tmp_path: Path):
     first = run_training(small(tmp_path, epochs=1.0))
@@ -133,19 +107,6 @@ def test_a_second_run_never_touches_the_first_and_best_model_follows_the_newer(t
     published = json.loads((tmp_path / "out" / "best_model" / "workbench.json").read_text())
     assert published["run_dir"] == str(second.run_dir)
     assert not [p for p in (tmp_path / "out").iterdir() if p.name.startswith(".")]
-
-
-def test_evaluation_set_is_longest_first_with_references_still_paired():
-    import datasets
-
-    from workbench.core.trainer import longest_first
-
-    dataset = datasets.Dataset.from_dict(
-        {"input_ids": [[1] * 3, [2] * 5, [3] * 1, [4] * 5], "labels": [[1], [2], [3], [4]]})
-    ordered, refs = longest_first(dataset, ["three", "five-a", "one", "five-b"])
-    assert [len(ids) for ids in ordered["input_ids"]] == [5, 5, 3, 1]
-    assert refs == ["five-a", "five-b", "three", "one"]  # ties keep their order
-    assert [row[0] for row in ordered["labels"]] == [2, 4, 1, 3]
 
 
 @pytest.mark.slow

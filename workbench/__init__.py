@@ -1,3 +1,5 @@
 """workbench: a terminal workbench for fine-tuning and inspecting MT models."""
 
-__version__ = "0.1.0"
+from workbench.core import __version__
+
+__all__ = ["__version__"]

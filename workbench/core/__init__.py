@@ -1,1 +1,3 @@
-"""The core every front end runs through; it never imports Textual."""
+"""The core every front end runs through; it imports only itself and ``workbench.errors``."""
+
+__version__ = "0.1.0"

@@ -29,7 +29,8 @@ MAX_BEAMS = 64
 #: The engines a translating command can ask for (``--backend``); see ``choose_export``.
 BACKENDS = ("auto", "transformers", "ct2")
 
-#: ``target_label`` value meaning "the model's own": see :func:`read_settings`.
+#: ``target_label`` value meaning "the model's own": see
+#: :func:`workbench.core.translation.read_settings`.
 AUTO_LABEL = "auto"
 
 
@@ -67,11 +68,12 @@ class DecodeOptions:
         """The defaults a saved model carries in its generation config.
 
         A run writes ``max_length`` (start token + new tokens) rather than
-        ``max_new_tokens``, which would make ``generate`` warn on every batch.
+        ``max_new_tokens``, which would make ``generate`` warn on every batch. Values past
+        the limits (a Hub model's 512) are capped to them.
         """
         gen = generation_config
         return cls(
-            num_beams=int(gen.num_beams or 1),
+            num_beams=min(int(gen.num_beams or 1), MAX_BEAMS),
             max_new_tokens=min(int(gen.max_new_tokens or (gen.max_length or 129) - 1),
                                MAX_NEW_TOKENS),
             no_repeat_ngram_size=int(gen.no_repeat_ngram_size or 0),

@@ -183,7 +183,7 @@ def fan_out(*sinks: EventSink | None) -> EventSink:
     return sink
 
 
-def _num(value: float | None, fmt: str, missing: str = "-") -> str:
+def _num(value: float | None, fmt: str, missing: str = MISSING) -> str:
     return missing if value is None else format(value, fmt)
 
 

@@ -25,6 +25,7 @@ import numpy as np
 from rich.cells import cell_len
 from rich.text import Text
 
+from workbench.core.attention import has_cjk
 from workbench.core.svg import CJK_FONTS, svg_open, text_width
 from workbench.errors import WorkbenchError
 
@@ -345,7 +346,7 @@ def save_png(row_labels: list[str], col_labels: list[str], matrix: np.ndarray, p
         raise WorkbenchError("--png needs matplotlib, which is not installed: "
                              "pip install matplotlib (--svg needs nothing extra)") from None
     notes: list[str] = []
-    if any(_has_wide(label) for label in [*row_labels, *col_labels]):
+    if any(has_cjk(label) for label in [*row_labels, *col_labels]):
         font = find_cjk_font()
         if font:
             plt.rcParams["font.sans-serif"] = [font, *plt.rcParams["font.sans-serif"]]
@@ -381,8 +382,3 @@ def save_png(row_labels: list[str], col_labels: list[str], matrix: np.ndarray, p
     finally:
         plt.close(fig)
     return notes
-
-
-def _has_wide(text: str) -> bool:
-    """True when ``text`` has a wide (CJK) character, which needs a CJK font."""
-    return cell_len(text) > len(text)

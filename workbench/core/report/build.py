@@ -196,7 +196,7 @@ def build_report(
     run_dir = Path(run_dir)
     summary = read_summary(run_dir)
     if summary is None:
-        raise WorkbenchError(f"{run_dir / 'summary.json'} is missing or unreadable; "
+        raise WorkbenchError(f"{run_dir / SUMMARY_FILE} is missing or unreadable; "
                              "report on a finished run")
     root = Path(output_root) if output_root is not None else output_root_of(run_dir)
     settings = read_json_dict(run_dir / RUN_CONFIG_FILE) or {}

@@ -1,6 +1,6 @@
 """The run report as text: ``report.md`` for GitHub/GitLab and a self-contained HTML page.
 
-Both are made from the same :class:`~workbench.core.report.RunReport` and list the same
+Both are made from the same :class:`~workbench.core.report.model.RunReport` and list the same
 sections in the same order. The markdown links the SVG figures written next to it (so it
 renders on a code host); the HTML inlines them with its CSS, loads nothing from
 anywhere (no fonts, scripts or images by URL) and so opens offline and prints as is.
@@ -17,7 +17,7 @@ import re
 from collections.abc import Sequence
 from typing import Any
 
-from workbench import __version__
+from workbench.core import __version__
 from workbench.core.config import SCRATCH_MODEL
 from workbench.core.report.model import FIGURE_FILES, RunReport
 from workbench.core.scores import MISSING, SetScores, before_after, delta_text, format_p
