@@ -12,7 +12,7 @@ import sys
 from collections.abc import Callable
 
 from workbench import __version__
-from workbench.cli import attention, export, report, train, translate
+from workbench.cli import attention, export, lab, report, train, translate
 from workbench.errors import WorkbenchError
 
 #: Each subcommand and the function that runs it.
@@ -25,6 +25,7 @@ COMMANDS: dict[str, Callable[[argparse.Namespace], int]] = {
     "attention": attention.run,
     "report": report.run,
     "export": export.run,
+    "lab": lab.run,
 }
 
 
@@ -41,6 +42,7 @@ def build_parser() -> argparse.ArgumentParser:
     attention.add_parser(sub)  # cheap: torch is imported inside its run()
     report.add_parser(sub)
     export.add_parser(sub)  # cheap: ctranslate2 is imported inside its run()
+    lab.add_parser(sub)  # cheap: each study imports torch inside its run
     return parser
 
 
