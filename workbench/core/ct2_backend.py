@@ -412,6 +412,9 @@ class CT2Backend:
     def generate_ids(self, sources: list[list[int]], options: DecodeOptions,
                      bound: int) -> list[list[int]]:
         """Translate tokenized sources; at most ``bound`` tokens each, as transformers."""
+        if options.do_sample:
+            raise WorkbenchError("sampling is done with the transformers backend; pass "
+                                 "--backend transformers")
         # transformers counts the </s> it forces at the bound (forced_eos_token_id), and the
         # Translator drops it when decoding; stopping one step earlier gives the same text.
         steps = bound - 1 if self.generation_config.forced_eos_token_id is not None else bound

@@ -50,11 +50,19 @@ def check_new_tokens(value: int, name: str = "max_new_tokens") -> int:
 
 @dataclass(frozen=True)
 class DecodeOptions:
-    """How to generate: beams, length bound and n-gram blocking (checked on creation)."""
+    """How to generate: beams, length bound and n-gram blocking (checked on creation).
+
+    Sampling (``do_sample``, with ``top_k``, ``top_p`` and ``temperature``) is for the
+    Lab's decoding study; translation itself searches (greedy or beams).
+    """
 
     num_beams: int = 1
     max_new_tokens: int = 128
     no_repeat_ngram_size: int = 0
+    do_sample: bool = False
+    top_k: int = 0  # 0: no top-k cut
+    top_p: float = 1.0  # 1.0: no nucleus cut
+    temperature: float = 1.0
 
     def __post_init__(self) -> None:
         check_beams(self.num_beams)
@@ -62,6 +70,18 @@ class DecodeOptions:
         if self.no_repeat_ngram_size < 0:
             raise WorkbenchError(
                 f"no_repeat_ngram_size must be >= 0, got {self.no_repeat_ngram_size}")
+        if self.top_k < 0 or not 0 < self.top_p <= 1 or not self.temperature > 0:
+            raise WorkbenchError(
+                f"sampling needs top_k >= 0, 0 < top_p <= 1 and temperature > 0; got "
+                f"top_k {self.top_k}, top_p {self.top_p}, temperature {self.temperature}")
+
+    def sampling_kwargs(self) -> dict[str, Any]:
+        """``generate``'s sampling arguments: all of them set, so a model's own defaults
+        (a ``top_k`` of 50 in many generation configs) never leak into a strategy."""
+        if not self.do_sample:
+            return {"do_sample": False}
+        return {"do_sample": True, "top_k": self.top_k, "top_p": self.top_p,
+                "temperature": self.temperature}
 
     @classmethod
     def of_model(cls, generation_config: Any) -> DecodeOptions:

@@ -147,6 +147,45 @@ def score_before_after(
                      bleu_signature=str(signatures["BLEU"].format()), **out)
 
 
+@dataclass(frozen=True)
+class SystemScore:
+    """One system's corpus BLEU and chrF with sacreBLEU's 95% bootstrap intervals, and the
+    paired p-value of its BLEU against the first system of the comparison."""
+
+    bleu: float
+    bleu_ci: list[float]
+    chrf: float
+    chrf_ci: list[float]
+    bleu_p: float  # 1.0 for the baseline itself
+    length_ratio: float  # hypothesis length / reference length, as BLEU counts it
+
+
+def score_systems(systems: Sequence[tuple[str, Sequence[str]]], references: Sequence[str],
+                  tokenize: str, n_bootstrap: int = N_BOOTSTRAP) -> dict[str, SystemScore]:
+    """Several systems on one set with sacreBLEU's paired bootstrap; the first is the
+    baseline every p-value is against."""
+    from sacrebleu.metrics import BLEU, CHRF
+    from sacrebleu.significance import PairedTest
+
+    refs = [list(references)]
+    bleu = BLEU(tokenize=tokenize)
+    test = PairedTest([(name, list(hyps)) for name, hyps in systems],
+                      {"BLEU": bleu, "chrF": CHRF()}, refs, test_type="bs",
+                      n_samples=n_bootstrap)
+    _, table = test()
+    bleu_key, chrf_key = test.metrics  # named by sacreBLEU: "BLEU", "chrF2"
+    out = {}
+    for (name, hyps), b, c in zip(systems, table[bleu_key], table[chrf_key], strict=True):
+        plain = bleu.corpus_score(list(hyps), refs)
+        out[name] = SystemScore(
+            bleu=round(b.score, 2), bleu_ci=_bounded([b.mean - b.ci, b.mean + b.ci]),
+            chrf=round(c.score, 2), chrf_ci=_bounded([c.mean - c.ci, c.mean + c.ci]),
+            bleu_p=1.0 if b.p_value is None or b.score == table[bleu_key][0].score
+            else round(b.p_value, 6),
+            length_ratio=round(plain.sys_len / max(1, plain.ref_len), 3))
+    return out
+
+
 def format_p(p: float, n_bootstrap: int) -> str:
     """``p = 0.032``, or ``p < 0.001`` at the resolution of the bootstrap."""
     floor = 1 / (n_bootstrap + 1)

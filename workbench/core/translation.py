@@ -128,6 +128,7 @@ class TransformersBackend:
                 # generation config would otherwise win over this bound.
                 max_new_tokens=bound,
                 no_repeat_ngram_size=options.no_repeat_ngram_size,
+                **options.sampling_kwargs(),
             )
         return generated.tolist()
 
