@@ -7,10 +7,13 @@ so ``workbench --help`` stays light.
 from __future__ import annotations
 
 import argparse
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from workbench.cli.options import DEFAULT_MODEL_DIR, Flag, add_command, check_default_model
 from workbench.errors import WorkbenchError
+
+if TYPE_CHECKING:
+    from workbench.core.lab.cache import CacheStudy
 
 MODEL: Flag = ("--model", {"default": DEFAULT_MODEL_DIR,
                            "help": f"saved model folder (default: {DEFAULT_MODEL_DIR})"})
@@ -31,7 +34,14 @@ def add_parser(subparsers: Any) -> None:
                                        "that trained the model)"}),
                 ))
     add_command(studies, "cache", help="the KV cache: time per token with and without it, "
-                "and its size against the formula", flags=(MODEL,))
+                "and its size against the formula", flags=(
+                    MODEL,
+                    ("--lengths", {"type": int, "nargs": "+", "metavar": "T", "default": None,
+                                   "help": "output lengths to force (default: 16 32 64 128)"}),
+                    ("--repeats", {"type": int, "default": 3,
+                                   "help": "timed runs per length; the median counts "
+                                           "(default: 3)"}),
+                ))
     add_command(studies, "attention", help="encoder self-, masked decoder self- and "
                 "cross-attention of one sentence", flags=(
                     ("sentence", {"nargs": "*", "help": 'e.g. "I like to drink tea."'}),
@@ -120,8 +130,66 @@ def _bleu_time_chart(study: Any) -> str:
 
 
 def run_cache(args: argparse.Namespace) -> int:
-    """``workbench lab cache``."""
-    raise WorkbenchError("workbench lab cache is not built yet")
+    """``workbench lab cache``: the timings table, the formula against the cache, a chart."""
+    import json
+
+    from workbench.core.lab.cache import DEFAULT_LENGTHS, RESULT_FILE, cache_study, run_folder
+
+    study = cache_study(args.model, lengths=args.lengths or DEFAULT_LENGTHS,
+                        repeats=args.repeats)
+    _print_cache_timings(study)
+    _print_cache_sizes(study)
+    print(_cache_chart(study))
+    folder = run_folder(args.model)
+    if folder is not None:
+        target = folder / RESULT_FILE
+        target.write_text(json.dumps(study.to_dict(), indent=2) + "\n", encoding="utf-8")
+        print(f"saved {target}")
+    return 0
+
+
+def _print_cache_timings(study: CacheStudy) -> None:
+    print(f"greedy decoding, batch 1, {len(study.sentences)} sentences, exactly t new tokens, "
+          f"median of {study.repeats} runs")
+    print(f"{'t':>5}  {'ms/token cached':>15}  {'uncached':>9}  {'speed-up':>8}  same ids")
+    for row in study.timings:
+        print(f"{row.new_tokens:>5}  {row.ms_cached:>15.2f}  {row.ms_uncached:>9.2f}  "
+              f"{row.speedup:>7.2f}x  {'yes' if row.identical else 'NO'}")
+    if not study.identical:
+        print("warning: the cache changed the output ids at some t (see 'same ids')")
+
+
+def _print_cache_sizes(study: CacheStudy) -> None:
+    layers, d, s = study.layers, study.d_model, study.source_tokens
+    print(f"\ncache size: L={layers} decoder layers, d={d} (= {study.heads} heads x "
+          f"{study.head_dim}), S={s} source tokens of '{study.size_sentence}', {study.dtype}")
+    print("t = positions the decoder was fed (start token + first t-1 outputs) after t new "
+          "tokens;\nQ is not cached: only the newest position's query is ever used, while "
+          "every step reads all past K and V")
+    print(f"formula: self-attention 2*L*t*d = {2 * layers * d}*t floats, cross-attention "
+          f"2*L*S*d = {2 * layers * s * d:,} floats")
+    print(f"{'t':>5}  {'self formula':>12}  {'measured':>9}  {'cross formula':>13}  "
+          f"{'measured':>9}  {'bytes':>9}")
+    for size in study.sizes:
+        print(f"{size.steps:>5}  {size.self_formula:>12,}  {size.self_measured:>9,}  "
+              f"{size.cross_formula:>13,}  {size.cross_measured:>9,}  {size.total_bytes:>9,}")
+    print("formula and measured cache agree at every t" if study.agrees else
+          "formula and measured cache DISAGREE: see the rows above")
+
+
+def _cache_chart(study: CacheStudy) -> str:
+    import plotext
+
+    plotext.clear_figure()
+    plotext.plot_size(64, 14)
+    ts = [row.new_tokens for row in study.timings]
+    plotext.plot(ts, [row.ms_cached for row in study.timings], label="cached", marker="dot")
+    plotext.plot(ts, [row.ms_uncached for row in study.timings], label="uncached",
+                 marker="x")
+    plotext.title("ms per token against t")
+    plotext.xlabel("t (new tokens)")
+    # Plain characters: the chart also goes to logs and pipes.
+    return str(plotext.uncolorize(plotext.build()))
 
 
 def run_attention(args: argparse.Namespace) -> int:

@@ -1,0 +1,278 @@
+"""The KV-cache study: what caching keys and values saves, and what it holds.
+
+The assignment asks why a decoder caches K and V but not Q, and how many floats the cache
+holds. At step t the new token's query attends to the keys and values of every position
+so far; those keys and values never change once computed (causal masking), so they are
+kept. The queries of past positions are never used again: each step needs only the new
+token's query. Without the cache every step re-runs the decoder over the whole prefix,
+and recomputes the cross-attention K/V from the encoder output in every layer too.
+
+This module measures both halves on a real model: greedy ``generate`` timed with and
+without the cache (same token ids required), and the floats actually held in the
+``EncoderDecoderCache`` after t steps against the formula.
+"""
+
+from __future__ import annotations
+
+import statistics
+import time
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Any
+
+from workbench.core.decoding import MAX_POSITIONS, check_new_tokens, with_label
+from workbench.errors import WorkbenchError
+
+#: Short everyday sentences like the demo data. Two are enough: every run is forced to
+#: exactly t tokens, so the time per token hardly depends on the sentence.
+DEFAULT_SENTENCES = (
+    "I like to drink tea.",
+    "Where is the train station?",
+)
+#: Output lengths t: doubling shows the uncached cost per token growing with t while the
+#: cached cost stays flat; below 128 a small model's fixed cost per step hides the gap.
+#: 2 sentences x 240 tokens x 2 modes x 3 repeats: about 20 s for the demo model on a
+#: busy 2-core CPU.
+DEFAULT_LENGTHS = (16, 32, 64, 128)
+RESULT_FILE = "lab_cache.json"
+
+
+def self_attention_floats(layers: int, steps: int, d_model: int, batch: int = 1) -> int:
+    """Decoder self-attention cache after ``steps`` steps: K and V, per layer, per position."""
+    return 2 * layers * steps * d_model * batch
+
+
+def cross_attention_floats(layers: int, source_tokens: int, d_model: int,
+                           batch: int = 1) -> int:
+    """Cross-attention cache: K and V of every source token, per layer (fixed after step 1)."""
+    return 2 * layers * source_tokens * d_model * batch
+
+
+@dataclass(frozen=True)
+class Timing:
+    """Milliseconds per generated token at one output length, with and without the cache."""
+
+    new_tokens: int
+    ms_cached: float
+    ms_uncached: float
+    #: Whether both modes gave the same token ids for every sentence and repeat.
+    identical: bool
+
+    @property
+    def speedup(self) -> float:
+        """How many times faster the cached run was."""
+        return self.ms_uncached / self.ms_cached if self.ms_cached > 0 else float("inf")
+
+
+@dataclass(frozen=True)
+class CacheSize:
+    """Floats in the cache after ``steps`` steps: measured next to the formula."""
+
+    steps: int
+    #: Positions the self-attention cache held (equals ``steps``; see :func:`cache_study`).
+    positions: int
+    self_measured: int
+    self_formula: int
+    cross_measured: int
+    cross_formula: int
+    bytes_per_float: int
+
+    @property
+    def agrees(self) -> bool:
+        """Whether both measured counts equal their formula."""
+        return (self.self_measured == self.self_formula
+                and self.cross_measured == self.cross_formula)
+
+    @property
+    def total_bytes(self) -> int:
+        """Bytes the measured cache takes at the model's dtype."""
+        return (self.self_measured + self.cross_measured) * self.bytes_per_float
+
+
+@dataclass
+class CacheStudy:
+    """What :func:`cache_study` measured, with the model's shape the formula needs."""
+
+    model_dir: str
+    layers: int
+    d_model: int
+    heads: int
+    head_dim: int
+    #: Source tokens S of the sentence whose cache was counted (incl. label and </s>).
+    source_tokens: int
+    size_sentence: str
+    dtype: str
+    sentences: list[str]
+    repeats: int
+    timings: list[Timing]
+    sizes: list[CacheSize]
+
+    @property
+    def identical(self) -> bool:
+        """Whether caching never changed the output."""
+        return all(row.identical for row in self.timings)
+
+    @property
+    def agrees(self) -> bool:
+        """Whether every measured cache size equals the formula."""
+        return all(size.agrees for size in self.sizes)
+
+    def to_dict(self) -> dict[str, Any]:
+        """Plain JSON-ready values, derived numbers included so the file reads alone."""
+        data = asdict(self)
+        for row, timing in zip(data["timings"], self.timings, strict=True):
+            row["speedup"] = round(timing.speedup, 3)
+        for row, size in zip(data["sizes"], self.sizes, strict=True):
+            row["agrees"] = size.agrees
+            row["total_bytes"] = size.total_bytes
+        data["identical"] = self.identical
+        data["agrees"] = self.agrees
+        data["formula"] = {"self_attention": "2 * L * t * d", "cross_attention": "2 * L * S * d",
+                           "t": "positions fed to the decoder: the start token and the first "
+                                "t-1 outputs, read after t tokens were generated"}
+        return data
+
+
+def cache_study(model_dir: str, sentences: list[str] | None = None,
+                lengths: tuple[int, ...] | list[int] = DEFAULT_LENGTHS,
+                repeats: int = 3) -> CacheStudy:
+    """Time greedy decoding with and without the KV cache, and count what the cache holds.
+
+    Each length t forces exactly t new tokens (``min_new_tokens = max_new_tokens = t``),
+    so both modes do the same work; one sentence at a time (batch 1). The time per token
+    is a whole ``generate`` call divided by t (the encoder runs once either way), summed
+    over the sentences, the median of ``repeats``.
+
+    What t means in the cache: generating t tokens takes t decoder steps, and step i feeds
+    one position (the decoder start token, then outputs 1..t-1) and appends its K and V.
+    The t-th output is returned but never fed back, so the cache ``generate`` hands back
+    after t new tokens holds exactly t positions: self-attention 2·L·t·d floats. The
+    cross-attention cache holds the encoder side once, 2·L·S·d floats, S the source tokens
+    including the label and </s>. Both are counted from the cache tensors themselves.
+    """
+    if repeats < 1:
+        raise WorkbenchError(f"repeats must be at least 1, got {repeats}; use 3 or more")
+    lengths = [check_new_tokens(int(t), "output length") for t in lengths]
+    if not lengths:
+        raise WorkbenchError("no output lengths given; pass some, e.g. 16 32 64 128")
+    texts = [text for text in (sentences or DEFAULT_SENTENCES) if text.strip()]
+    if not texts:
+        raise WorkbenchError("no sentences to decode; pass at least one non-empty sentence")
+
+    import torch
+
+    from workbench.core.modeling import load_model_and_tokenizer
+    from workbench.core.translation import read_settings
+
+    model, tokenizer = load_model_and_tokenizer(model_dir)
+    model.eval()
+    label = read_settings(model_dir).get("target_label")
+    sources = [tokenizer([with_label(text, label)], return_tensors="pt", truncation=True,
+                         max_length=MAX_POSITIONS)["input_ids"] for text in texts]
+    config = model.config
+    layers, d_model = int(config.decoder_layers), int(config.d_model)
+    heads = int(config.decoder_attention_heads)
+
+    def generate(ids: Any, steps: int, use_cache: bool, **extra: Any) -> Any:
+        # Plain greedy: the saved model's beams and n-gram blocking would time the search,
+        # not the cache.
+        with torch.inference_mode():
+            return model.generate(input_ids=ids, attention_mask=torch.ones_like(ids),
+                                  num_beams=1, do_sample=False, no_repeat_ngram_size=0,
+                                  max_new_tokens=steps, min_new_tokens=steps,
+                                  use_cache=use_cache, **extra)
+
+    # One thread: a step multiplies matrices of a few hundred numbers, where more threads
+    # only add hand-offs, and on a shared machine they make the timings swing widely.
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)
+    try:
+        timings = _time_lengths(generate, sources, lengths, repeats)
+    finally:
+        torch.set_num_threads(threads)
+
+    probe = sources[0]
+    source_tokens = int(probe.shape[1])
+    sizes = [_measure_size(generate(probe, steps, True, return_dict_in_generate=True),
+                           steps, layers, d_model, source_tokens) for steps in lengths]
+    dtype = next(model.parameters()).dtype
+    return CacheStudy(
+        model_dir=str(model_dir), layers=layers, d_model=d_model, heads=heads,
+        head_dim=d_model // heads, source_tokens=source_tokens, size_sentence=texts[0],
+        dtype=str(dtype).removeprefix("torch."), sentences=texts, repeats=repeats,
+        timings=timings, sizes=sizes,
+    )
+
+
+def _time_lengths(generate: Any, sources: list[Any], lengths: list[int],
+                  repeats: int) -> list[Timing]:
+    """Median ms per generated token at each length, cached and not, and whether they agree."""
+    generate(sources[0], 2, True)  # warm-up: the first call pays one-off setup
+    timings = []
+    for steps in lengths:
+        per_mode: dict[bool, list[float]] = {True: [], False: []}
+        identical = True
+        for _ in range(repeats):
+            outputs: dict[bool, list[list[int]]] = {}
+            for use_cache in (True, False):  # alternated, so drift hits both alike
+                start = time.perf_counter()
+                outputs[use_cache] = [generate(ids, steps, use_cache)[0].tolist()
+                                      for ids in sources]
+                seconds = time.perf_counter() - start
+                per_mode[use_cache].append(1000 * seconds / (steps * len(sources)))
+            identical = identical and outputs[True] == outputs[False]
+        timings.append(Timing(steps, round(statistics.median(per_mode[True]), 4),
+                              round(statistics.median(per_mode[False]), 4), identical))
+    return timings
+
+
+def _measure_size(output: Any, steps: int, layers: int, d_model: int,
+                  source_tokens: int) -> CacheSize:
+    """Count the floats in the cache a ``generate(..., return_dict_in_generate=True)`` kept."""
+    new_tokens = int(output.sequences.shape[1]) - 1  # minus the decoder start token
+    if new_tokens != steps:
+        raise WorkbenchError(f"generate made {new_tokens} tokens where {steps} were forced; "
+                             "the model's generation config overrides min_new_tokens")
+    # transformers 5 names it ``cache``; 4.x called it ``past_key_values``.
+    cache = getattr(output, "cache", None) or getattr(output, "past_key_values", None)
+    if cache is None or not hasattr(cache, "self_attention_cache"):
+        raise WorkbenchError(f"generate returned no encoder-decoder cache ({type(cache)}); "
+                             "this study needs transformers 5 with use_cache")
+
+    def floats(part: Any) -> tuple[int, int]:
+        count, item = 0, 4
+        for layer in part.layers:
+            for tensor in (layer.keys, layer.values):
+                if tensor is not None:
+                    count += tensor.numel()
+                    item = tensor.element_size()
+        return count, item
+
+    self_measured, item = floats(cache.self_attention_cache)
+    cross_measured, _ = floats(cache.cross_attention_cache)
+    return CacheSize(
+        steps=steps, positions=int(cache.self_attention_cache.get_seq_length()),
+        self_measured=self_measured,
+        self_formula=self_attention_floats(layers, steps, d_model),
+        cross_measured=cross_measured,
+        cross_formula=cross_attention_floats(layers, source_tokens, d_model),
+        bytes_per_float=item,
+    )
+
+
+def run_folder(model_dir: str) -> Path | None:
+    """The run folder a saved model names in its settings, if it is still there.
+
+    A run writes ``run_dir`` as it was given, often relative to where training started
+    (``translation_output/runs/...``); that is tried from here and from each folder
+    above the model, so the study finds it from any working directory.
+    """
+    from workbench.core.translation import read_settings
+
+    recorded = read_settings(model_dir).get("run_dir")
+    if not recorded:
+        return None
+    path = Path(str(recorded)).expanduser()
+    candidates = [path] if path.is_absolute() else [
+        path, *(parent / path for parent in Path(model_dir).expanduser().resolve().parents)]
+    return next((folder for folder in candidates if folder.is_dir()), None)
