@@ -13,6 +13,7 @@ from workbench.cli.options import DEFAULT_MODEL_DIR, Flag, add_command, check_de
 from workbench.errors import WorkbenchError
 
 if TYPE_CHECKING:
+    from workbench.core.lab.attention_kinds import AttentionKinds
     from workbench.core.lab.cache import CacheStudy
 
 MODEL: Flag = ("--model", {"default": DEFAULT_MODEL_DIR,
@@ -193,8 +194,91 @@ def _cache_chart(study: CacheStudy) -> str:
 
 
 def run_attention(args: argparse.Namespace) -> int:
-    """``workbench lab attention``."""
-    raise WorkbenchError("workbench lab attention is not built yet")
+    """``workbench lab attention``: the three heatmaps, the per-head table, the JSON."""
+    import json
+
+    from rich.console import Console
+
+    from workbench.core.attention import load_attention_model
+    from workbench.core.decoding import clean_input
+    from workbench.core.lab.attention_kinds import RESULT_FILE, attention_kinds, run_folder_of
+    from workbench.core.translation import read_settings
+
+    sentence = clean_input(" ".join(args.sentence or []))
+    if not sentence:
+        raise WorkbenchError('empty sentence: give the text to look at, e.g. '
+                             'workbench lab attention "I like to drink tea."')
+    result = attention_kinds(load_attention_model(args.model), sentence)
+    console = Console(highlight=False)
+    _print_kinds(console, result)
+    _print_heads(console, result)
+    folder = run_folder_of(args.model, read_settings(args.model).get("run_dir"))
+    if folder is not None:
+        target = folder / RESULT_FILE
+        try:
+            target.write_text(json.dumps(result.to_dict(), ensure_ascii=False), encoding="utf-8")
+        except OSError as err:
+            raise WorkbenchError(f"cannot write {target}: {err.strerror or err}; check the "
+                                 "run folder's permissions") from None
+        print(f"saved {target}")
+    return 0
+
+
+def _print_kinds(console: Any, result: AttentionKinds) -> None:
+    """The three heatmaps, each under its title and what its rows and columns are."""
+    from rich.text import Text
+
+    from workbench.core.heatmap import legend, render_rich
+
+    colour = console.color_system is not None and not console.no_color
+    console.print(Text(f"source:      {result.sentence}"))
+    console.print(Text(f"translation: {result.translation or '(empty)'}"))
+    for kmap in result.kinds:
+        view = kmap.view()
+        console.print()
+        console.print(Text(f"{kmap.kind} · {view.title}", style="bold"))
+        console.print(Text(f"{kmap.axes} · [ ] the strongest column of each row", style="dim"))
+        grid = render_rich(view.row_labels, view.col_labels, view.matrix,
+                           width=console.width, colour=colour)
+        if kmap is not result.cross:
+            # The renderer's legend names cross-attention's axes (rows: translation,
+            # columns: source); it is printed once, under the cross-attention map.
+            lines = grid.split("\n", allow_blank=True)
+            grid = Text("\n").join(lines[: len(lines) - len(legend(colour, False, console.width))])
+        console.print(grid, no_wrap=True, overflow="ignore", crop=False)
+
+
+def _print_heads(console: Any, result: AttentionKinds) -> None:
+    """The per-head table, then each kind's most focused and most spread head."""
+    from rich import box
+    from rich.table import Table
+    from rich.text import Text
+
+    table = Table(box=box.SIMPLE_HEAD, pad_edge=False)
+    for name in ("kind", "layer", "head", "entropy", "ceiling", "agreement"):
+        table.add_column(name, justify="left" if name == "kind" else "right")
+    for row in result.heads:
+        table.add_row(row.kind, str(row.layer + 1), str(row.head + 1),
+                      f"{row.entropy_bits:.2f}", f"{row.uniform_bits:.2f}",
+                      "-" if row.agreement is None else f"{row.agreement:.0%}")
+    console.print()
+    console.print(Text("per head", style="bold"))
+    console.print(Text("entropy: mean over rows, in bits (0 = all on one token; ceiling = "
+                       "spread evenly over what the row can see) · agreement: share of rows "
+                       "whose strongest source token is the mean view's", style="dim"))
+    console.print(table)
+    for kmap in result.kinds:
+        rows = [h for h in result.heads if h.kind == kmap.kind]
+        focused = min(rows, key=lambda h: h.entropy_bits)
+        spread = max(rows, key=lambda h: h.entropy_bits)
+        line = (f"{kmap.kind}: most focused layer {focused.layer + 1} head {focused.head + 1} "
+                f"({focused.entropy_bits:.2f} bits), most spread layer {spread.layer + 1} "
+                f"head {spread.head + 1} ({spread.entropy_bits:.2f} bits)")
+        if kmap is result.cross:
+            best = max(rows, key=lambda h: h.agreement or 0.0)
+            line += (f", closest to the mean view layer {best.layer + 1} head {best.head + 1} "
+                     f"({best.agreement or 0.0:.0%})")
+        console.print(Text(line))
 
 
 STUDIES = {"decoding": run_decoding, "cache": run_cache, "attention": run_attention}

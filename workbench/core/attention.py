@@ -53,28 +53,27 @@ class AttentionView(NamedTuple):
     title: str  # what was chosen, e.g. "layer 1/2, mean of 4 heads · words"
 
 
-@dataclass
-class AttentionMap:
-    """Every cross-attention matrix of one translated sentence.
+class AttentionGrid:
+    """Layer/head choice and the drawable view of any stack of attention matrices.
 
-    ``weights[layer, head, t, s]`` is how much the decoder, when producing target token
-    ``t``, attended to source token ``s``; each row sums to 1. Tokens are raw
-    SentencePiece pieces ("▁cat"); the ``*_special`` lists flag the language label,
-    ``</s>`` and padding.
+    Cross-attention (:class:`AttentionMap`) and the Lab's encoder and decoder
+    self-attention (``workbench.core.lab.attention_kinds``) are all
+    ``weights[layer, head, row, col]`` with tokens along both axes, so one piece of code
+    picks, averages, merges pieces into words and hides specials for all of them.
+    Subclasses provide the weights, the row/column tokens and their special flags.
     """
 
-    sentence: str
-    translation: str
-    source_tokens: list[str]
-    target_tokens: list[str]
-    source_special: list[bool]
-    target_special: list[bool]
     weights: np.ndarray
-    num_beams: int = 1
+    row_tokens: list[str]
+    col_tokens: list[str]
+    row_special: list[bool]
+    col_special: list[bool]
+    #: Which stack the layers belong to, for error messages ("this model has 6 decoder layers").
+    stack: str = "decoder"
 
     @property
     def num_layers(self) -> int:
-        """Decoder layers in the model."""
+        """Layers in the stack these weights come from."""
         return int(self.weights.shape[0])
 
     @property
@@ -84,7 +83,7 @@ class AttentionMap:
 
     @property
     def num_heads(self) -> int:
-        """Cross-attention heads per decoder layer."""
+        """Attention heads per layer."""
         return int(self.weights.shape[1])
 
     def _check(self, name: str, value: Selector, count: int) -> None:
@@ -93,12 +92,12 @@ class AttentionMap:
         if isinstance(value, bool) or not isinstance(value, int) or not -count <= value < count:
             plural = "" if count == 1 else "s"
             raise WorkbenchError(
-                f"{name} {value!r} does not exist: this model has {count} decoder "
+                f"{name} {value!r} does not exist: this model has {count} {self.stack} "
                 f"{name}{plural} (0..{count - 1}, or 'mean')"
             )
 
     def matrix(self, layer: Selector | None = None, head: Selector | None = None) -> np.ndarray:
-        """The [target, source] matrix of one layer/head, or a mean over them.
+        """The [row, col] matrix of one layer/head, or a mean over them.
 
         ``None`` means the default view (DEFAULT_LAYER, DEFAULT_HEAD); indices are 0-based.
         """
@@ -118,22 +117,22 @@ class AttentionMap:
     ) -> AttentionView:
         """Labels and matrix for one choice of layer/head, pieces or words, specials or not.
 
-        Merging pieces sums the columns of a source word (the attention the word got in
-        total) and averages the rows of a target word (each row stays a distribution), so
-        rows still sum to 1. Hiding specials drops their rows and columns and renormalises
-        each row over the tokens shown, because a trained model parks much of its
-        attention on ``</s>`` and the rest would look washed out.
+        Merging pieces sums the columns of a word (the attention the word got in total)
+        and averages the rows of a word (each row stays a distribution), so rows still
+        sum to 1. Hiding specials drops their rows and columns and renormalises each row
+        over the tokens shown, because a trained model parks much of its attention on
+        ``</s>`` and the rest would look washed out.
         """
         matrix = self.matrix(layer, head).astype(np.float64)
-        src_groups = word_groups(self.source_tokens, self.source_special, words)
-        tgt_groups = word_groups(self.target_tokens, self.target_special, words)
-        matrix = np.stack([matrix[:, g].sum(axis=1) for g in src_groups], axis=1)
-        matrix = np.stack([matrix[g].mean(axis=0) for g in tgt_groups], axis=0)
-        col_special = [self.source_special[g[0]] for g in src_groups]
-        row_special = [self.target_special[g[0]] for g in tgt_groups]
+        col_groups = word_groups(self.col_tokens, self.col_special, words)
+        row_groups = word_groups(self.row_tokens, self.row_special, words)
+        matrix = np.stack([matrix[:, g].sum(axis=1) for g in col_groups], axis=1)
+        matrix = np.stack([matrix[g].mean(axis=0) for g in row_groups], axis=0)
+        col_special = [self.col_special[g[0]] for g in col_groups]
+        row_special = [self.row_special[g[0]] for g in row_groups]
         title = f"{self.describe(layer, head)} · {'words' if words else 'pieces'}"
-        col_labels = [group_label(self.source_tokens, g) for g in src_groups]
-        row_labels = [group_label(self.target_tokens, g) for g in tgt_groups]
+        col_labels = [group_label(self.col_tokens, g) for g in col_groups]
+        row_labels = [group_label(self.row_tokens, g) for g in row_groups]
         if hide_special:
             keep_cols = [i for i, s in enumerate(col_special) if not s]
             keep_rows = [i for i, s in enumerate(row_special) if not s]
@@ -157,6 +156,47 @@ class AttentionMap:
         head_text = (f"mean of {_plural(self.num_heads, 'head')}" if head == "mean"
                      else f"head {head % self.num_heads + 1}/{self.num_heads}")
         return f"{layer_text}, {head_text}"
+
+
+@dataclass
+class AttentionMap(AttentionGrid):
+    """Every cross-attention matrix of one translated sentence.
+
+    ``weights[layer, head, t, s]`` is how much the decoder, when producing target token
+    ``t``, attended to source token ``s``; each row sums to 1. Tokens are raw
+    SentencePiece pieces ("▁cat"); the ``*_special`` lists flag the language label,
+    ``</s>`` and padding.
+    """
+
+    sentence: str
+    translation: str
+    source_tokens: list[str]
+    target_tokens: list[str]
+    source_special: list[bool]
+    target_special: list[bool]
+    weights: np.ndarray
+    num_beams: int = 1
+
+    # Rows are what the decoder produced, columns what it read: the grid's two axes.
+    @property  # type: ignore[override]
+    def row_tokens(self) -> list[str]:
+        """Target tokens, one per row."""
+        return self.target_tokens
+
+    @property  # type: ignore[override]
+    def col_tokens(self) -> list[str]:
+        """Source tokens, one per column."""
+        return self.source_tokens
+
+    @property  # type: ignore[override]
+    def row_special(self) -> list[bool]:
+        """Which target tokens are special."""
+        return self.target_special
+
+    @property  # type: ignore[override]
+    def col_special(self) -> list[bool]:
+        """Which source tokens are special."""
+        return self.source_special
 
 
 # --- pieces and words ------------------------------------------------------------------
@@ -261,12 +301,20 @@ def _check_weights(attentions: Any) -> None:
         )
 
 
-def forward_attention(model: Any, input_ids: list[int], sequence: list[int]) -> np.ndarray:
-    """Cross-attention for a full output sequence in one teacher-forced forward pass.
+class ForwardAttentions(NamedTuple):
+    """The three attentions of one teacher-forced pass, each ``[layers, heads, rows, cols]``."""
 
-    ``sequence`` starts with the decoder start token, as ``generate`` returns it; row
-    ``t`` of the result is the attention while predicting ``sequence[t + 1]``. Returns
-    ``[layers, heads, len(sequence) - 1, len(input_ids)]``.
+    encoder: np.ndarray  # source x source
+    decoder: np.ndarray  # decoder input x decoder input, zero above the diagonal (causal)
+    cross: np.ndarray  # decoder input x source
+
+
+def forward_attentions(model: Any, input_ids: list[int], sequence: list[int]) -> ForwardAttentions:
+    """Encoder self-, decoder self- and cross-attention in one teacher-forced forward pass.
+
+    ``sequence`` starts with the decoder start token, as ``generate`` returns it; decoder
+    row ``t`` is the position that predicts ``sequence[t + 1]``, so the decoder's rows
+    and columns are ``len(sequence) - 1`` long.
     """
     import torch
 
@@ -276,8 +324,23 @@ def forward_attention(model: Any, input_ids: list[int], sequence: list[int]) -> 
     with torch.inference_mode(), eager_attention(model):
         out = model(input_ids=src, attention_mask=torch.ones_like(src),
                     decoder_input_ids=dec, output_attentions=True, use_cache=False)
-    _check_weights(out.cross_attentions)
-    return torch.stack([a[0] for a in out.cross_attentions]).float().cpu().numpy()
+    for attentions in (out.encoder_attentions, out.decoder_attentions, out.cross_attentions):
+        _check_weights(attentions)
+
+    def stacked(attentions: Any) -> np.ndarray:
+        return torch.stack([a[0] for a in attentions]).float().cpu().numpy()
+
+    return ForwardAttentions(stacked(out.encoder_attentions), stacked(out.decoder_attentions),
+                             stacked(out.cross_attentions))
+
+
+def forward_attention(model: Any, input_ids: list[int], sequence: list[int]) -> np.ndarray:
+    """Cross-attention for a full output sequence in one teacher-forced forward pass.
+
+    Row ``t`` of the result is the attention while predicting ``sequence[t + 1]``.
+    Returns ``[layers, heads, len(sequence) - 1, len(input_ids)]``.
+    """
+    return forward_attentions(model, input_ids, sequence).cross
 
 
 def _generate_kwargs(input_ids: list[int], options: DecodeOptions) -> dict[str, Any]:
@@ -358,32 +421,56 @@ def attention_for(
     the same numbers; the tests hold them to it.
     """
     options = options or DecodeOptions.of_model(model.generation_config)
-    ids = source_ids(tokenizer, sentence, target_label)
-    model.eval()
     if method == "forward":
-        sequence = translate_ids(model, ids, options)
-        trimmed = _strip_padding(sequence, tokenizer.pad_token_id, tokenizer.eos_token_id)
+        ids, trimmed = translate_for_attention(model, tokenizer, sentence, target_label,
+                                               options)
         weights = forward_attention(model, ids, trimmed)
     else:
+        ids = source_ids(tokenizer, sentence, target_label)
+        model.eval()
         sequence, weights = generate_with_attention(model, ids, options)
         trimmed = _strip_padding(sequence, tokenizer.pad_token_id, tokenizer.eos_token_id)
         weights = weights[:, :, : len(trimmed) - 1]
+    return cross_attention_map(tokenizer, sentence, ids, trimmed, weights, options.num_beams)
+
+
+def translate_for_attention(
+    model: Any, tokenizer: Any, sentence: str, target_label: str | None, options: DecodeOptions
+) -> tuple[list[int], list[int]]:
+    """The source ids and the output (start token first, padding dropped) a map is drawn for.
+
+    Shared by the heatmap and the Lab's three attentions, so both look at the same
+    translation of the same ids.
+    """
+    ids = source_ids(tokenizer, sentence, target_label)
+    model.eval()
+    sequence = translate_ids(model, ids, options)
+    return ids, _strip_padding(sequence, tokenizer.pad_token_id, tokenizer.eos_token_id)
+
+
+def special_flags(tokenizer: Any, ids: list[int], tokens: list[str]) -> list[bool]:
+    """Which tokens are special (label, </s>, padding); <unk> is not: it stands for a word."""
     special_ids = set(tokenizer.all_special_ids)
-    src_tokens = tokenizer.convert_ids_to_tokens(ids)
-    tgt_ids = trimmed[1:]
-    tgt_tokens = tokenizer.convert_ids_to_tokens(tgt_ids)
     unk = tokenizer.unk_token_id
+    return [(i in special_ids and i != unk) or _is_label(t)
+            for i, t in zip(ids, tokens, strict=True)]
+
+
+def cross_attention_map(tokenizer: Any, sentence: str, ids: list[int], sequence: list[int],
+                        weights: np.ndarray, num_beams: int = 1) -> AttentionMap:
+    """The :class:`AttentionMap` of ``weights`` for source ``ids`` and output ``sequence``."""
+    src_tokens = list(tokenizer.convert_ids_to_tokens(ids))
+    tgt_ids = sequence[1:]
+    tgt_tokens = list(tokenizer.convert_ids_to_tokens(tgt_ids))
     return AttentionMap(
         sentence=clean_input(sentence),
         translation=tokenizer.decode(tgt_ids, skip_special_tokens=True).strip(),
-        source_tokens=list(src_tokens),
-        target_tokens=list(tgt_tokens),
-        source_special=[(i in special_ids and i != unk) or _is_label(t)
-                        for i, t in zip(ids, src_tokens, strict=True)],
-        target_special=[(i in special_ids and i != unk) or _is_label(t)
-                        for i, t in zip(tgt_ids, tgt_tokens, strict=True)],
+        source_tokens=src_tokens,
+        target_tokens=tgt_tokens,
+        source_special=special_flags(tokenizer, ids, src_tokens),
+        target_special=special_flags(tokenizer, tgt_ids, tgt_tokens),
         weights=weights.astype(np.float32),
-        num_beams=options.num_beams,
+        num_beams=num_beams,
     )
 
 
@@ -400,9 +487,14 @@ class AttentionModel:
             max_new_tokens: int | None = None) -> AttentionMap:
         """The attention of ``sentence``, decoded with the model's own settings unless
         the user overrides beams or length."""
-        options = DecodeOptions.of_model(self.model.generation_config).overridden(
+        return attention_for(self.model, self.tokenizer, sentence, self.target_label,
+                             self.options(num_beams, max_new_tokens))
+
+    def options(self, num_beams: int | None = None,
+                max_new_tokens: int | None = None) -> DecodeOptions:
+        """The model's own decoding settings, with the user's beams or length if given."""
+        return DecodeOptions.of_model(self.model.generation_config).overridden(
             num_beams, max_new_tokens)
-        return attention_for(self.model, self.tokenizer, sentence, self.target_label, options)
 
 
 def load_attention_model(model_dir: str) -> AttentionModel:
