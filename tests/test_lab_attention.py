@@ -109,7 +109,14 @@ def test_cli_prints_three_titled_heatmaps_and_the_head_table(tiny_model_dir: Pat
     positions = [out.index(title) for title in titles]
     assert positions == sorted(positions)
     assert "source:      I like tea." in out and "\x1b[" not in out  # no colour in a pipe
-    assert out.count("shade = % of the row's attention") == 1  # under cross-attention only
+    # Each map's legend names its own axes (the renderer's default names cross-attention's).
+    assert out.count("shade = % of the row's attention") == 3
+    from workbench.core.attention import load_attention_model
+    from workbench.core.lab.attention_kinds import attention_kinds
+
+    kinds = attention_kinds(load_attention_model(str(tiny_model_dir)), SENTENCE)
+    assert all(k.axes in out for k in kinds.kinds)
+    assert "rows: translation, columns: source" not in out
     assert "per head" in out and "agreement" in out and "closest to the mean view" in out
     assert "saved" not in out  # the tiny model names no run folder
 

@@ -201,7 +201,8 @@ def run_attention(args: argparse.Namespace) -> int:
 
     from workbench.core.attention import load_attention_model
     from workbench.core.decoding import clean_input
-    from workbench.core.lab.attention_kinds import RESULT_FILE, attention_kinds, run_folder_of
+    from workbench.core.lab.attention_kinds import RESULT_FILE, attention_kinds
+    from workbench.core.runs import run_dir_of
     from workbench.core.translation import read_settings
 
     sentence = clean_input(" ".join(args.sentence or []))
@@ -212,7 +213,7 @@ def run_attention(args: argparse.Namespace) -> int:
     console = Console(highlight=False)
     _print_kinds(console, result)
     _print_heads(console, result)
-    folder = run_folder_of(args.model, read_settings(args.model).get("run_dir"))
+    folder = run_dir_of(args.model, read_settings(args.model).get("run_dir"))
     if folder is not None:
         target = folder / RESULT_FILE
         try:
@@ -228,7 +229,7 @@ def _print_kinds(console: Any, result: AttentionKinds) -> None:
     """The three heatmaps, each under its title and what its rows and columns are."""
     from rich.text import Text
 
-    from workbench.core.heatmap import legend, render_rich
+    from workbench.core.heatmap import render_rich
 
     colour = console.color_system is not None and not console.no_color
     console.print(Text(f"source:      {result.sentence}"))
@@ -237,14 +238,9 @@ def _print_kinds(console: Any, result: AttentionKinds) -> None:
         view = kmap.view()
         console.print()
         console.print(Text(f"{kmap.kind} · {view.title}", style="bold"))
-        console.print(Text(f"{kmap.axes} · [ ] the strongest column of each row", style="dim"))
         grid = render_rich(view.row_labels, view.col_labels, view.matrix,
-                           width=console.width, colour=colour)
-        if kmap is not result.cross:
-            # The renderer's legend names cross-attention's axes (rows: translation,
-            # columns: source); it is printed once, under the cross-attention map.
-            lines = grid.split("\n", allow_blank=True)
-            grid = Text("\n").join(lines[: len(lines) - len(legend(colour, False, console.width))])
+                           width=console.width, colour=colour,
+                           axes=("[ ] the strongest column of each row", kmap.axes))
         console.print(grid, no_wrap=True, overflow="ignore", crop=False)
 
 

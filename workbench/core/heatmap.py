@@ -52,6 +52,10 @@ PALETTE = ("", "#3b528b", "#21918c", "#5ec962", "#fde725")
 #: Level 0 in the figures (SVG, PNG), where a cell needs a fill: viridis' dark end.
 FIGURE_BASE = "#440154"
 
+#: What the bracket and the axes mean (the legend's last two lines), for cross-attention;
+#: self-attention maps pass their own.
+CROSS_AXES = ("[ ] strongest source token for each row", "rows: translation, columns: source")
+
 Segment = tuple[str, str]  # (text, Rich style; "" for none)
 Line = list[Segment]
 
@@ -145,6 +149,7 @@ def build_lines(
     values: bool = False,
     page: int | None = None,
     header: list[str] | None = None,
+    axes: tuple[str, str] = CROSS_AXES,
 ) -> list[Line]:
     """The heatmap as lines of styled segments; both outputs are made from this.
 
@@ -186,7 +191,7 @@ def build_lines(
             closing = "]" if cols.stop - 1 == strongest[i] else " "
             row.append((closing, "bold" if closing != " " else ""))
             lines.append(row)
-    lines.extend(legend(colour, values, max(width, MIN_WIDTH)))
+    lines.extend(legend(colour, values, max(width, MIN_WIDTH), axes))
     return lines
 
 
@@ -195,7 +200,8 @@ def is_special_label(label: str) -> bool:
     return label in ("</s>", "<pad>", "<unk>") or (label.startswith(">>") and label.endswith("<<"))
 
 
-def legend(colour: bool, values: bool, width: int = 80) -> list[Line]:
+def legend(colour: bool, values: bool, width: int = 80,
+           axes: tuple[str, str] = CROSS_AXES) -> list[Line]:
     """What the shades mean, in percent of a row's attention, wrapped to ``width``."""
     items: list[Line] = []
     if values:
@@ -206,8 +212,7 @@ def legend(colour: bool, values: bool, width: int = 80) -> list[Line]:
             style = ("dim" if band == 0 else PALETTE[band]) if colour else ""
             items.append([(SHADES[band], style), (f" {label}", "")])
     lines = _pack(items, width)
-    note = [[("[ ] strongest source token for each row", "dim")],
-            [("rows: translation, columns: source", "dim")]]
+    note = [[(axes[0], "dim")], [(axes[1], "dim")]]
     return lines + _pack(note, width)
 
 

@@ -222,6 +222,22 @@ def read_summary(run_dir: Path) -> RunSummary | None:
     return RunSummary.from_dict(data) if data is not None else None
 
 
+def run_dir_of(model_dir: str | Path, recorded: Any) -> Path | None:
+    """The run folder a saved model's ``workbench.json`` names (``recorded``), if it is
+    still there.
+
+    A run writes ``run_dir`` as it was given, often relative to where training started
+    (``translation_output/runs/...``); that is tried from here and from each folder above
+    the model, so a study or the report finds it from any working directory.
+    """
+    if not recorded:
+        return None
+    path = Path(str(recorded)).expanduser()
+    candidates = [path] if path.is_absolute() else [
+        path, *(parent / path for parent in Path(model_dir).expanduser().resolve().parents)]
+    return next((folder for folder in candidates if folder.is_dir()), None)
+
+
 def run_folders(output_root: Path) -> list[Path]:
     """Run folders under ``output_root``, newest first (their names start with a timestamp)."""
     runs = output_root / RUNS_FOLDER

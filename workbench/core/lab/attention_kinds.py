@@ -20,7 +20,6 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -171,21 +170,3 @@ def head_table(result: AttentionKinds) -> list[HeadStat]:
                 rows.append(HeadStat(kmap.kind, layer, head,
                                      float(row_entropy_bits(matrix).mean()), uniform, agreement))
     return rows
-
-
-def run_folder_of(model_dir: str, run_dir: str | None) -> Path | None:
-    """The existing run folder a model's ``workbench.json`` names, or None.
-
-    Training writes the folder as it was given, often relative to where training ran
-    (``translation_output/runs/...``), which is the folder holding the model's output
-    folder; so a relative path is tried from here, then from the folders above the model.
-    """
-    if not run_dir:
-        return None
-    path = Path(run_dir).expanduser()
-    if path.is_absolute():
-        return path if path.is_dir() else None
-    for base in (Path.cwd(), *Path(model_dir).expanduser().resolve().parents):
-        if (base / path).is_dir():
-            return base / path
-    return None

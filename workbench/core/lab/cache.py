@@ -261,18 +261,8 @@ def _measure_size(output: Any, steps: int, layers: int, d_model: int,
 
 
 def run_folder(model_dir: str) -> Path | None:
-    """The run folder a saved model names in its settings, if it is still there.
-
-    A run writes ``run_dir`` as it was given, often relative to where training started
-    (``translation_output/runs/...``); that is tried from here and from each folder
-    above the model, so the study finds it from any working directory.
-    """
+    """The run folder that trained the model, if it is still there."""
+    from workbench.core.runs import run_dir_of
     from workbench.core.translation import read_settings
 
-    recorded = read_settings(model_dir).get("run_dir")
-    if not recorded:
-        return None
-    path = Path(str(recorded)).expanduser()
-    candidates = [path] if path.is_absolute() else [
-        path, *(parent / path for parent in Path(model_dir).expanduser().resolve().parents)]
-    return next((folder for folder in candidates if folder.is_dir()), None)
+    return run_dir_of(model_dir, read_settings(model_dir).get("run_dir"))

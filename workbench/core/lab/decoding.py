@@ -115,25 +115,6 @@ class DecodingStudy:
         return data
 
 
-def run_of(model_dir: str, recorded: Any) -> Path:
-    """The run folder that trained a model. ``workbench.json`` records it as the run saw
-    it, often relative to where training started; the model's own place finds it again:
-    ``<run>/best_model`` or the published ``<root>/best_model`` next to ``<root>/runs/``."""
-    from workbench.core.runs import RUNS_FOLDER
-
-    if not recorded:
-        raise WorkbenchError(f"{model_dir} does not name the run that trained it; pass "
-                             "--run RUN_DIR to choose the test set")
-    name = Path(str(recorded)).name
-    model = Path(model_dir).expanduser().resolve()
-    for candidate in (Path(str(recorded)).expanduser(), model.parent,
-                      model.parent / RUNS_FOLDER / name):
-        if candidate.name == name and candidate.is_dir():
-            return candidate
-    raise WorkbenchError(f"the run that trained {model_dir} ({recorded}) is not there any "
-                         "more; pass --run RUN_DIR to choose the test set")
-
-
 def held_out_pairs(run_dir: Path, limit: int) -> list[tuple[str, str]]:
     """The first ``limit`` (source, reference) pairs of a run's test set, in its order."""
     from workbench.core.runs import translations_file
@@ -180,7 +161,13 @@ def decoding_study(
     from workbench.core.translation import Translator, read_settings
 
     settings = read_settings(model_dir)
-    run_dir = run_dir or run_of(model_dir, settings.get("run_dir"))
+    if run_dir is None:
+        from workbench.core.runs import run_dir_of
+
+        run_dir = run_dir_of(model_dir, settings.get("run_dir"))
+        if run_dir is None:
+            raise WorkbenchError(f"the run that trained {model_dir} is not known or not there "
+                                 "any more; pass --run RUN_DIR to choose the test set")
     pairs = held_out_pairs(Path(run_dir), limit)
     sources = [s for s, _ in pairs]
     references = [r for _, r in pairs]

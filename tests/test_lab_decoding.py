@@ -1,0 +1,123 @@
+"""The decoding-strategy study (workbench.core.lab.decoding) on a tiny model and a test set."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import threading
+from pathlib import Path
+
+import pytest
+
+from workbench.cli import main
+from workbench.core.decoding import DecodeOptions
+from workbench.core.lab.decoding import (
+    STRATEGIES,
+    STUDY_FILE,
+    Strategy,
+    decoding_study,
+    findings,
+    repeats_itself,
+)
+from workbench.core.translation import Translator
+from workbench.errors import WorkbenchError
+
+SENTENCES = ["I like tea.", "He quit smoking.", "The bus is here.", "Where is the station?",
+             "We eat rice.", "She reads a book."]
+
+
+@pytest.fixture
+def run_with_model(tmp_path: Path, tiny_model_dir: Path) -> tuple[Path, Path]:
+    """A run folder with a test set, and its model naming it (relative, as training does)."""
+    root = tmp_path / "translation_output"
+    run = root / "runs" / "20260101-000000-demo"
+    run.mkdir(parents=True)
+    rows = [{"source": s, "reference": "我喜欢茶。", "before": "", "after": ""}
+            for s in SENTENCES]
+    (run / "test_translations.jsonl").write_text(
+        "".join(json.dumps(r, ensure_ascii=False) + "\n" for r in rows), encoding="utf-8")
+    model = root / "best_model"
+    shutil.copytree(tiny_model_dir, model)
+    (model / "workbench.json").write_text(json.dumps(
+        {"target_label": None, "run_dir": "translation_output/runs/20260101-000000-demo",
+         "bleu_tokenize": "zh"}), encoding="utf-8")
+    return run, model
+
+
+def test_sampling_with_a_fixed_seed_is_reproducible(tiny_model_dir: Path):
+    import torch
+
+    translator = Translator.from_pretrained(str(tiny_model_dir), backend="transformers")
+    options = Strategy("t", do_sample=True, temperature=1.3).options(DecodeOptions(1, 12))
+    outputs = []
+    for seed in (5, 5, 6):
+        torch.manual_seed(seed)
+        outputs.append(translator.translate_many(SENTENCES, options))
+    assert outputs[0] == outputs[1]  # same seed, same sentences
+    assert outputs[0] != outputs[2]  # another seed draws other words
+
+
+def test_beam_one_is_greedy(tiny_model_dir: Path):
+    translator = Translator.from_pretrained(str(tiny_model_dir), backend="transformers")
+    base = DecodeOptions(4, 12)
+    greedy = Strategy("greedy").options(base)
+    assert greedy.num_beams == 1 and not greedy.do_sample
+    one_beam = Strategy("beam 1", num_beams=1).options(base)
+    assert translator.translate_many(SENTENCES, greedy) == \
+        translator.translate_many(SENTENCES, one_beam)
+
+
+def test_the_study_scores_every_strategy_and_says_what_it_found(run_with_model):
+    run, model = run_with_model
+    strategies = [STRATEGIES[0], STRATEGIES[1], Strategy("temp 1.3", do_sample=True,
+                                                         temperature=1.3)]
+    seen = []
+    study = decoding_study(str(model), limit=4, strategies=strategies,
+                           on_progress=lambda name, done, total: seen.append((name, done)))
+    assert study.size == 4 and Path(study.run_dir) .resolve() == run.resolve()
+    assert [r.name for r in study.results] == ["greedy", "beam 2", "temp 1.3"]
+    greedy, _, sampled = study.results
+    assert greedy.bleu_p == 1.0 and len(greedy.example) == 1 and greedy.varies == 0
+    assert len(sampled.bleu_seeds) == 3 and len(sampled.example) == 3
+    for r in study.results:
+        assert r.bleu_ci[0] <= r.bleu_ci[1] and 0 <= r.distinct <= 1 and r.ms_per_sentence > 0
+    assert seen[0] == ("greedy", 0) and seen[-1] == ("scoring", 5)
+    text = findings(study)
+    assert "On these 4 test sentences the highest BLEU is" in text
+    assert json.loads(json.dumps(study.to_dict()))["findings"] == text
+
+
+def test_a_stop_ends_the_study_between_two_decodes(run_with_model):
+    _, model = run_with_model
+    stop = threading.Event()
+    stop.set()
+    with pytest.raises(WorkbenchError, match="stopped before it finished"):
+        decoding_study(str(model), limit=2, stop=stop)
+
+
+def test_repeated_ngrams_are_counted_in_characters_for_chinese():
+    assert repeats_itself("我喜欢我喜欢茶")
+    assert not repeats_itself("我喜欢喝茶。")
+    assert repeats_itself("the cat the cat the cat") and not repeats_itself("the cat sat")
+
+
+@pytest.mark.slow
+def test_cli_prints_the_table_chart_and_findings_and_saves_json(run_with_model, capsys,
+                                                                 monkeypatch):
+    run, model = run_with_model
+    monkeypatch.chdir(run.parent.parent.parent)  # where training ran: run_dir is relative
+    assert main(["lab", "decoding", "--model", str(model), "--limit", "3"]) == 0
+    out = capsys.readouterr().out
+    assert "decoding strategies on the first 3 sentences" in out
+    for strategy in STRATEGIES:
+        assert f"\n{strategy.name}" in out
+    assert "BLEU against time per sentence" in out and "\x1b[" not in out
+    assert "one sentence under every strategy" in out and "the highest BLEU is" in out
+    saved = json.loads((run / STUDY_FILE).read_text(encoding="utf-8"))
+    assert len(saved["results"]) == len(STRATEGIES) and saved["size"] == 3
+
+
+def test_cli_without_a_test_set_is_one_line(tiny_model_dir: Path, capsys):
+    assert main(["lab", "decoding", "--model", str(tiny_model_dir)]) == 2
+    err = capsys.readouterr().err
+    assert "pass --run RUN_DIR" in err and err.count("\n") == 1
