@@ -257,15 +257,3 @@ def findings(study: DecodingStudy) -> str:
         parts.append(f"{looping.name} repeats an n-gram in {looping.repeated:.0%} of its "
                      "outputs, the most of all.")
     return " ".join(parts)
-
-
-def save_study(study: DecodingStudy) -> Path | None:
-    """Write the study into its run folder; None when that folder is gone."""
-    from workbench.core.atomic import write_json
-
-    folder = Path(study.run_dir)
-    if not folder.is_dir():
-        return None
-    path = folder / STUDY_FILE
-    write_json(path, study.to_dict())
-    return path
