@@ -263,3 +263,27 @@ async def test_tui_keys_save_a_screenshot_and_write_the_report(tiny_run: Path, t
         await wait_for(pilot, (run / REPORT_HTML).exists, timeout=120)
         assert field.value == "sr" and app.is_running
     assert (run / REPORT_MD).is_file()
+
+
+@pytest.mark.slow
+def test_the_lab_studies_run_for_a_run_appear_in_its_report(tiny_run: Path,
+                                                            written: dict[str, str], capsys):
+    assert "The Lab" not in written[REPORT_MD]  # no study run yet: no section
+    model = str(tiny_run / "best_model")
+    assert main(["lab", "decoding", "--model", model, "--limit", "3"]) == 0
+    assert main(["lab", "cache", "--model", model, "--lengths", "2", "4", "--repeats",
+                 "1"]) == 0
+    assert main(["lab", "attention", "--model", model, "I like tea."]) == 0
+    capsys.readouterr()
+    decoding = json.loads((tiny_run / "lab_decoding.json").read_text(encoding="utf-8"))
+    _, paths = create_report(tiny_run)
+    texts = {p.name: p.read_text(encoding="utf-8") for p in paths}
+    for text in (texts[REPORT_MD], texts[REPORT_HTML]):
+        assert "The Lab: the assignment" in text
+        for title in ("Decoding strategies", "The KV cache", "The three attentions"):
+            assert title in text
+        for result in decoding["results"]:
+            assert result["name"] in text and f"{result['bleu']:.2f}" in text
+        assert "The measured cache equals the formula at every t." in text
+        assert "masked decoder self-attention" in text
+    assert decoding["findings"] in texts[REPORT_MD].replace("\\", "")

@@ -227,8 +227,23 @@ def build_report(
             + (f" ({summary.error})" if summary.error else "")
             + ": BLEU after fine-tuning, the samples and the model are missing; resume it "
               "with `workbench train --resume` and report again.")
+    report.lab = read_lab_studies(run_dir)
     report.figures = draw_figures(report)
     return report
+
+
+def read_lab_studies(run_dir: Path) -> dict[str, dict[str, Any]]:
+    """The JSON of every Lab study saved in the run folder (``workbench lab ...``)."""
+    from workbench.core.lab.attention_kinds import RESULT_FILE as ATTENTION_FILE
+    from workbench.core.lab.cache import RESULT_FILE as CACHE_FILE
+    from workbench.core.lab.decoding import STUDY_FILE as DECODING_FILE
+
+    found = {}
+    for name in (DECODING_FILE, CACHE_FILE, ATTENTION_FILE):
+        data = read_json_dict(run_dir / name)
+        if data is not None:
+            found[name] = data
+    return found
 
 
 def draw_figures(report: RunReport) -> dict[str, str]:

@@ -59,6 +59,8 @@ class RunReport:
     attention: AttentionFigure
     notes: list[str] = field(default_factory=list)
     figures: dict[str, str] = field(default_factory=dict)  # key of FIGURE_FILES -> SVG
+    #: The Lab studies run for this run (workbench lab): file name -> its JSON.
+    lab: dict[str, dict[str, Any]] = field(default_factory=dict)
     generated: str = ""
 
     @property

@@ -188,6 +188,82 @@ def md_table(header: Sequence[str], rows: Sequence[Sequence[str]]) -> list[str]:
     return lines
 
 
+# --------------------------------------------------------------------------- the Lab
+
+#: A piece of a Lab section: ("h3", title), ("p", text) or ("table", header, rows).
+Block = tuple[Any, ...]
+
+
+def _pct(value: Any) -> str:
+    return f"{value:.0%}" if isinstance(value, int | float) else MISSING
+
+
+def lab_blocks(report: RunReport) -> list[Block]:
+    """The Lab studies saved for this run, as headings, paragraphs and tables that the
+    markdown and the HTML both render (empty when none was run)."""
+    blocks: list[Block] = []
+    decoding = report.lab.get("lab_decoding.json")
+    if decoding:
+        results = decoding.get("results") or []
+        blocks += [("h3", "Decoding strategies"),
+                   ("p", f"The first {fmt(decoding.get('size'))} sentences of the test set; "
+                         "BLEU with sacreBLEU's 95% bootstrap interval and the paired p-value "
+                         "against greedy; sampled rows are the mean of three seeds (interval "
+                         "and p of the first), with the BLEU range over the seeds."),
+                   ("table", ["Strategy", "BLEU (95% CI)", "p vs greedy", "Seeds ±", "chrF",
+                              "Distinct", "Varies", "Repeats", "Length ratio", "ms/sentence"],
+                    [[str(r.get("name", "")),
+                      f"{fmt(r.get('bleu'))} ({fmt((r.get('bleu_ci') or [None])[0])}–"
+                      f"{fmt((r.get('bleu_ci') or [None, None])[-1])})",
+                      "baseline" if n == 0 else format_p(float(r.get("bleu_p", 1.0)), 1000),
+                      fmt(r.get("spread")) if r.get("sampled") else MISSING,
+                      fmt(r.get("chrf")), _pct(r.get("distinct")),
+                      _pct(r.get("varies")) if r.get("sampled") else MISSING,
+                      _pct(r.get("repeated")), fmt(r.get("length_ratio")),
+                      fmt(r.get("ms_per_sentence"), 1)]
+                     for n, r in enumerate(results) if isinstance(r, dict)]),
+                   ("p", str(decoding.get("findings") or ""))]
+    cache = report.lab.get("lab_cache.json")
+    if cache:
+        blocks += [("h3", "The KV cache"),
+                   ("p", "After t generated tokens the decoder's self-attention caches "
+                         "2·L·t·d floats (K and V of every layer and position) and the "
+                         "cross-attention 2·L·S·d (K and V of the source, computed once); Q is "
+                         "not cached, since only the newest position's query is ever used. "
+                         f"Here L = {fmt(cache.get('layers'))} decoder layers, d = "
+                         f"{fmt(cache.get('d_model'))}, S = {fmt(cache.get('source_tokens'))} "
+                         f"source tokens, {cache.get('dtype', '')}. "
+                         + ("The measured cache equals the formula at every t."
+                            if cache.get("agrees") else
+                            "The measured cache does NOT equal the formula.")),
+                   ("table", ["t", "Self-attention: formula", "measured",
+                              "Cross-attention: formula", "measured", "Bytes"],
+                    [[fmt(z.get("steps")), fmt(z.get("self_formula")),
+                      fmt(z.get("self_measured")), fmt(z.get("cross_formula")),
+                      fmt(z.get("cross_measured")), fmt(z.get("total_bytes"))]
+                     for z in cache.get("sizes") or [] if isinstance(z, dict)]),
+                   ("table", ["t", "ms/token with the cache", "without", "Speed-up",
+                              "Same output"],
+                    [[fmt(r.get("new_tokens")), fmt(r.get("ms_cached")),
+                      fmt(r.get("ms_uncached")), f"{fmt(r.get('speedup'))}×",
+                      "yes" if r.get("identical") else "NO"]
+                     for r in cache.get("timings") or [] if isinstance(r, dict)])]
+    kinds = report.lab.get("lab_attention.json")
+    if kinds:
+        blocks += [("h3", "The three attentions"),
+                   ("p", f"Sentence: {kinds.get('sentence', '')} → {kinds.get('translation', '')}."
+                         " Entropy is the mean over a head's rows in bits (0: all on one "
+                         "token; the ceiling: spread evenly over what the row can see); "
+                         "agreement is the share of rows whose strongest source token is the "
+                         "averaged view's."),
+                   ("table", ["Kind", "Layer", "Head", "Entropy", "Ceiling", "Agreement"],
+                    [[str(h.get("kind", "")), fmt(h.get("layer")), fmt(h.get("head")),
+                      fmt(h.get("entropy_bits")), fmt(h.get("uniform_bits")),
+                      _pct(h.get("agreement"))]
+                     for h in kinds.get("heads") or [] if isinstance(h, dict)])]
+    return blocks
+
+
 def render_markdown(report: RunReport) -> str:
     """``report.md``: the report with its figures linked as SVG files beside it."""
     out = [f"# Fine-tuning report: {md(report.name)}", ""]
@@ -224,6 +300,16 @@ def render_markdown(report: RunReport) -> str:
                 f"![Cross-attention heatmap]({FIGURE_FILES['attention']})", ""]
     else:
         out += [f"No heatmap: {md(att.missing)}.", ""]
+    blocks = lab_blocks(report)
+    if blocks:
+        out += ["## The Lab: the assignment's questions, measured", ""]
+        for block in blocks:
+            if block[0] == "h3":
+                out += [f"### {md(block[1])}", ""]
+            elif block[0] == "p":
+                out += [md(block[1]), ""]
+            else:
+                out += [*md_table(block[1], block[2]), ""]
     out += ["## Settings", ""]
     out += md_table(["Setting", "Value", "Preset default (where changed)"],
                     settings_rows(report))
@@ -341,6 +427,16 @@ def render_html(report: RunReport) -> str:
                             cls="heatmap"))
     else:
         body.append(f"<p>No heatmap: {h(att.missing)}.</p>")
+    blocks = lab_blocks(report)
+    if blocks:
+        body.append("<h2>The Lab: the assignment's questions, measured</h2>")
+        for block in blocks:
+            if block[0] == "h3":
+                body.append(f"<h3>{h(block[1])}</h3>")
+            elif block[0] == "p":
+                body.append(f"<p>{h(block[1])}</p>")
+            else:
+                body.append(html_table(block[1], block[2]))
     body += ["<h2>Settings</h2>",
              html_table(["Setting", "Value", "Preset default (where changed)"],
                         settings_rows(report), numeric=False)]
