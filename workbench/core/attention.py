@@ -60,14 +60,14 @@ class AttentionGrid:
     self-attention (``workbench.core.lab.attention_kinds``) are all
     ``weights[layer, head, row, col]`` with tokens along both axes, so one piece of code
     picks, averages, merges pieces into words and hides specials for all of them.
-    Subclasses provide the weights, the row/column tokens and their special flags.
+    Subclasses provide the weights and :meth:`axis_tokens`.
     """
 
+    def axis_tokens(self) -> tuple[list[str], list[str], list[bool], list[bool]]:
+        """Row tokens, column tokens, and which of each are special."""
+        raise NotImplementedError
+
     weights: np.ndarray
-    row_tokens: list[str]
-    col_tokens: list[str]
-    row_special: list[bool]
-    col_special: list[bool]
     #: Which stack the layers belong to, for error messages ("this model has 6 decoder layers").
     stack: str = "decoder"
 
@@ -124,15 +124,16 @@ class AttentionGrid:
         ``</s>`` and the rest would look washed out.
         """
         matrix = self.matrix(layer, head).astype(np.float64)
-        col_groups = word_groups(self.col_tokens, self.col_special, words)
-        row_groups = word_groups(self.row_tokens, self.row_special, words)
+        row_tokens, col_tokens, row_flags, col_flags = self.axis_tokens()
+        col_groups = word_groups(col_tokens, col_flags, words)
+        row_groups = word_groups(row_tokens, row_flags, words)
         matrix = np.stack([matrix[:, g].sum(axis=1) for g in col_groups], axis=1)
         matrix = np.stack([matrix[g].mean(axis=0) for g in row_groups], axis=0)
-        col_special = [self.col_special[g[0]] for g in col_groups]
-        row_special = [self.row_special[g[0]] for g in row_groups]
+        col_special = [col_flags[g[0]] for g in col_groups]
+        row_special = [row_flags[g[0]] for g in row_groups]
         title = f"{self.describe(layer, head)} · {'words' if words else 'pieces'}"
-        col_labels = [group_label(self.col_tokens, g) for g in col_groups]
-        row_labels = [group_label(self.row_tokens, g) for g in row_groups]
+        col_labels = [group_label(col_tokens, g) for g in col_groups]
+        row_labels = [group_label(row_tokens, g) for g in row_groups]
         if hide_special:
             keep_cols = [i for i, s in enumerate(col_special) if not s]
             keep_rows = [i for i, s in enumerate(row_special) if not s]
@@ -177,26 +178,9 @@ class AttentionMap(AttentionGrid):
     weights: np.ndarray
     num_beams: int = 1
 
-    # Rows are what the decoder produced, columns what it read: the grid's two axes.
-    @property  # type: ignore[override]
-    def row_tokens(self) -> list[str]:
-        """Target tokens, one per row."""
-        return self.target_tokens
-
-    @property  # type: ignore[override]
-    def col_tokens(self) -> list[str]:
-        """Source tokens, one per column."""
-        return self.source_tokens
-
-    @property  # type: ignore[override]
-    def row_special(self) -> list[bool]:
-        """Which target tokens are special."""
-        return self.target_special
-
-    @property  # type: ignore[override]
-    def col_special(self) -> list[bool]:
-        """Which source tokens are special."""
-        return self.source_special
+    def axis_tokens(self) -> tuple[list[str], list[str], list[bool], list[bool]]:
+        """Rows are what the decoder produced, columns what it read."""
+        return self.target_tokens, self.source_tokens, self.target_special, self.source_special
 
 
 # --- pieces and words ------------------------------------------------------------------

@@ -64,6 +64,10 @@ class KindMap(AttentionGrid):
         """Encoder or decoder: whose layers these are, for error messages."""
         return "encoder" if self.kind == ENCODER else "decoder"
 
+    def axis_tokens(self) -> tuple[list[str], list[str], list[bool], list[bool]]:
+        """Row tokens, column tokens, and which of each are special."""
+        return self.row_tokens, self.col_tokens, self.row_special, self.col_special
+
     def to_dict(self) -> dict[str, Any]:
         """Tokens and every layer/head matrix (4 decimals), for JSON."""
         return {"kind": self.kind, "axes": self.axes,
