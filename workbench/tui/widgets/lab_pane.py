@@ -93,7 +93,7 @@ class LabPane(ForwardsWorkerFailures, Vertical):
             yield Button("Run (g)", id="lab-run", variant="success")
             yield Button("Stop (x)", id="lab-stop", variant="error", disabled=True)
         yield Input(DEFAULT_SENTENCE, placeholder="Sentence for the attention study",
-                    id="lab-sentence")
+                    id="lab-sentence", compact=True)
         with Horizontal(id="lab-progress-row"):
             yield ProgressBar(total=1, id="lab-progress", show_eta=False)
             yield Static("", id="lab-status")
@@ -226,13 +226,12 @@ class LabPane(ForwardsWorkerFailures, Vertical):
         from workbench.core.lab.text import heads_text, kinds_text
 
         where = (f"saved {self.saved}" if self.saved is not None
-                 else "not saved: the model's run folder is not known")
+                 else "not saved (no run folder)")
         if self.shown == "attention":
             width = max(40, self.size.width - 4)
             body = kinds_text(self.result, width, colour=True, only=self.kind_index)
             body.append("\n" + heads_text(self.result))
-            self._status(Text(f"attention: {KIND_NAMES[self.kind_index]} shown (k: next "
-                              f"kind) · {where}"))
+            self._status(Text(f"{KIND_NAMES[self.kind_index]} (k: next) · {where}"))
         else:
             body = Text(self._text or "", no_wrap=True, overflow="ignore")
             self._status(Text(f"{self.shown}: finished · {where}"))
