@@ -63,7 +63,7 @@ async def wait_for(pilot, predicate, timeout: float = 60.0, what: str = "") -> N
 
 
 async def show_pane(pilot, name: str) -> None:
-    """Press the pane's F-key and wait until it is shown, mounted and holds the focus.
+    """Press the pane's F-key (the Lab: its digit); wait until it is shown, mounted, focused.
 
     The keys a test presses next are handled by the focused widget: the Training keys
     (s, x, r) work only once focus is in that pane and outside a text field, and the
@@ -72,10 +72,13 @@ async def show_pane(pilot, name: str) -> None:
     """
     from textual.widgets import TabbedContent, TabPane
 
-    from workbench.tui.app import PANES
+    from workbench.tui.app import F_KEY_PANES, PANES
 
     app = pilot.app
-    await pilot.press(f"f{PANES.index(name) + 1}")
+    if name in F_KEY_PANES:
+        await pilot.press(f"f{PANES.index(name) + 1}")
+    else:  # the Lab has only its digit (F6 is Screenshot); Escape leaves a text field first
+        await pilot.press("escape", str(PANES.index(name) + 1))
 
     def shown() -> bool:
         tab = app.query_one(f"TabPane#{name}", TabPane)

@@ -32,6 +32,7 @@ from workbench.tui.messages import RunEvent
 from workbench.tui.widgets.attention_pane import AttentionPane
 from workbench.tui.widgets.charts import SeriesChart
 from workbench.tui.widgets.dataset_pane import DatasetPane
+from workbench.tui.widgets.lab_pane import LabPane
 from workbench.tui.widgets.samples_pane import SamplesPane
 from workbench.tui.widgets.training_pane import TrainingPane
 from workbench.tui.widgets.translate_pane import TranslatePane
@@ -158,12 +159,27 @@ async def attention_heatmap(pilot: Pilot) -> None:
     assert "like" in heatmap
 
 
+async def lab_attention(pilot: Pilot) -> None:
+    """The Lab's attention study finished on the default sentence, its cross-attention shown.
+
+    Only this study is snapshot: the decoding and cache studies print timings, which differ
+    on every run; the attention weights of the tiny model on CPU do not.
+    """
+    await show_pane(pilot, "lab")
+    pane = pilot.app.query_one(LabPane)
+    await pilot.press("a", "g")
+    await wait_for(pilot, lambda: pane.finished == 1, what="the attention study")
+    assert pane.shown == "attention"
+    assert "cross-attention" in str(pane.query_one("#lab-result", Static).render())
+
+
 PANES: dict[str, Callable[[Pilot], Awaitable[None]]] = {
     "dataset": dataset_at_work,
     "training": training_replayed,
     "samples": samples_full,
     "translate": translate_history,
     "attention": attention_heatmap,
+    "lab": lab_attention,
 }
 
 

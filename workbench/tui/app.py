@@ -1,4 +1,4 @@
-"""The Textual workbench: five panes over the same core the headless CLI uses.
+"""The Textual workbench: six panes over the same core the headless CLI uses.
 
 The app only wires panes together: which run's results the Samples pane shows, which
 models the Translate and Attention panes use, and one handler for worker failures.
@@ -24,18 +24,22 @@ from workbench.core.scores import headline
 from workbench.tui.messages import ForwardsWorkerFailures, RunFinished, ShowAttention, WorkerFailed
 from workbench.tui.widgets.attention_pane import AttentionPane
 from workbench.tui.widgets.dataset_pane import DatasetPane
+from workbench.tui.widgets.lab_pane import LabPane
 from workbench.tui.widgets.pane_tabs import PaneTabs
 from workbench.tui.widgets.samples_pane import SamplesPane
 from workbench.tui.widgets.training_pane import TrainingPane
 from workbench.tui.widgets.translate_pane import TranslatePane
 
 W = TypeVar("W", bound=Widget)
-PANES = ("dataset", "training", "samples", "translate", "attention")
+PANES = ("dataset", "training", "samples", "translate", "attention", "lab")
+#: Panes with an F-key of their own: F6 and F7 were Screenshot and Report before the Lab
+#: came, so the Lab has only its digit.
+F_KEY_PANES = PANES[:5]
 QUIT_WAIT_SECONDS = 4.0
 
 
 class WorkbenchApp(ForwardsWorkerFailures, App[int]):
-    """Dataset · Training · Samples · Translate · Attention."""
+    """Dataset · Training · Samples · Translate · Attention · Lab."""
 
     CSS_PATH = "app.tcss"
     # No auto focus: focusing a widget activates its pane, which at start-up can undo a
@@ -43,10 +47,10 @@ class WorkbenchApp(ForwardsWorkerFailures, App[int]):
     AUTO_FOCUS = None
     TITLE = "workbench"
     BINDINGS = [
-        # F1-F5 switch panes from anywhere; digits too, except in a text field, where
+        # F1-F5 switch panes from anywhere; digits 1-6 too, except in a text field, where
         # check_action lets the digit through to be typed.
         *(Binding(f"f{i}", f"switch_pane('{name}')", f"{name.title()}", show=False,
-                  priority=True) for i, name in enumerate(PANES, 1)),
+                  priority=True) for i, name in enumerate(F_KEY_PANES, 1)),
         *(Binding(str(i), f"show_pane('{name}')", name.title(), show=False, priority=True)
           for i, name in enumerate(PANES, 1)),
         # Training keys live on the app so they work wherever focus is in that pane.
@@ -95,6 +99,7 @@ class WorkbenchApp(ForwardsWorkerFailures, App[int]):
                                        self.output_root / HISTORY_FILE,
                                        base_label=self.config.target_label),
             "attention": AttentionPane(self.tuned_model),
+            "lab": LabPane(self.tuned_model),
         }
         for name, pane in hidden.items():
             await self.query_one(f"TabPane#{name}", TabPane).mount(pane)
@@ -199,6 +204,7 @@ class WorkbenchApp(ForwardsWorkerFailures, App[int]):
         self.query_one(TranslatePane).set_models(summary.best_model, summary.base_model)
         if summary.best_model:
             self.query_one(AttentionPane).set_model(summary.best_model)
+            self.query_one(LabPane).set_model(summary.best_model)
 
     @on(RunFinished)
     def _run_finished(self, message: RunFinished) -> None:

@@ -15,7 +15,9 @@ without the cache (same token ids required), and the floats actually held in the
 from __future__ import annotations
 
 import statistics
+import threading
 import time
+from collections.abc import Callable
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
@@ -135,7 +137,9 @@ class CacheStudy:
 
 def cache_study(model_dir: str, sentences: list[str] | None = None,
                 lengths: tuple[int, ...] | list[int] = DEFAULT_LENGTHS,
-                repeats: int = 3) -> CacheStudy:
+                repeats: int = 3,
+                on_progress: Callable[[str, int, int], None] | None = None,
+                stop: threading.Event | None = None) -> CacheStudy:
     """Time greedy decoding with and without the KV cache, and count what the cache holds.
 
     Each length t forces exactly t new tokens (``min_new_tokens = max_new_tokens = t``),
@@ -149,6 +153,9 @@ def cache_study(model_dir: str, sentences: list[str] | None = None,
     after t new tokens holds exactly t positions: self-attention 2·L·t·d floats. The
     cross-attention cache holds the encoder side once, 2·L·S·d floats, S the source tokens
     including the label and </s>. Both are counted from the cache tensors themselves.
+
+    ``on_progress(name, done, total)`` is called before each length; setting ``stop`` ends
+    the study between two lengths (WorkbenchError), so the TUI can show and stop it.
     """
     if repeats < 1:
         raise WorkbenchError(f"repeats must be at least 1, got {repeats}; use 3 or more")
@@ -187,7 +194,7 @@ def cache_study(model_dir: str, sentences: list[str] | None = None,
     threads = torch.get_num_threads()
     torch.set_num_threads(1)
     try:
-        timings = _time_lengths(generate, sources, lengths, repeats)
+        timings = _time_lengths(generate, sources, lengths, repeats, on_progress, stop)
     finally:
         torch.set_num_threads(threads)
 
@@ -204,12 +211,17 @@ def cache_study(model_dir: str, sentences: list[str] | None = None,
     )
 
 
-def _time_lengths(generate: Any, sources: list[Any], lengths: list[int],
-                  repeats: int) -> list[Timing]:
+def _time_lengths(generate: Any, sources: list[Any], lengths: list[int], repeats: int,
+                  on_progress: Callable[[str, int, int], None] | None = None,
+                  stop: threading.Event | None = None) -> list[Timing]:
     """Median ms per generated token at each length, cached and not, and whether they agree."""
     generate(sources[0], 2, True)  # warm-up: the first call pays one-off setup
     timings = []
-    for steps in lengths:
+    for done, steps in enumerate(lengths):
+        if stop is not None and stop.is_set():
+            raise WorkbenchError("the cache study was stopped before it finished")
+        if on_progress:
+            on_progress(f"t={steps}", done, len(lengths))
         per_mode: dict[bool, list[float]] = {True: [], False: []}
         identical = True
         for _ in range(repeats):

@@ -154,8 +154,13 @@ def cache_chart(study: CacheStudy, width: int = 64) -> str:
 # --------------------------------------------------------------------------- attention kinds
 
 
-def kinds_text(result: AttentionKinds, width: int = 80, colour: bool = False) -> Text:
-    """The three heatmaps, each under its title, its legend naming its own axes."""
+def kinds_text(result: AttentionKinds, width: int = 80, colour: bool = False,
+               only: int | None = None) -> Text:
+    """The three heatmaps, each under its title, its legend naming its own axes.
+
+    ``only`` (0 encoder, 1 decoder, 2 cross) draws just that one: the TUI shows one map at
+    a time, since three do not fit a terminal's height, in the same wording.
+    """
     from rich.text import Text
 
     from workbench.core.heatmap import render_rich
@@ -163,7 +168,8 @@ def kinds_text(result: AttentionKinds, width: int = 80, colour: bool = False) ->
     out = Text(f"source:      {result.sentence}\n"
                f"translation: {result.translation or '(empty)'}\n", no_wrap=True,
                overflow="ignore")
-    for kmap in result.kinds:
+    kinds = result.kinds if only is None else (result.kinds[only % len(result.kinds)],)
+    for kmap in kinds:
         view = kmap.view()
         out.append(f"\n{kmap.kind} · {view.title}\n", style="bold")
         out.append_text(render_rich(view.row_labels, view.col_labels, view.matrix,
