@@ -141,3 +141,14 @@ def test_cli_empty_sentence_is_one_clear_line(tiny_model_dir: Path, capsys):
     assert main(["lab", "attention", "--model", str(tiny_model_dir), "   "]) == 2
     err = capsys.readouterr().err.strip()
     assert len(err.splitlines()) == 1 and "empty sentence" in err, err
+
+
+def test_cli_shows_one_layer_and_head_of_each_kind(tiny_model_dir: Path, capsys):
+    assert main(["lab", "attention", "--model", str(tiny_model_dir), "--layer", "1",
+                 "--head", "2", "--words", SENTENCE]) == 0
+    out = capsys.readouterr().out
+    for kind in (ENCODER, DECODER, CROSS):
+        assert f"{kind} · layer 1/1, head 2/2 · words" in out
+    assert main(["lab", "attention", "--model", str(tiny_model_dir), "--layer", "5",
+                 SENTENCE]) == 2
+    assert "--layer 5 does not exist" in capsys.readouterr().err

@@ -20,7 +20,7 @@ if TYPE_CHECKING:
     from workbench.core.attention import AttentionMap, AttentionView
 
 
-def _selector(text: str) -> int | str:
+def selector(text: str) -> int | str:
     """``--layer``/``--head`` values: a 1-based number, -1 for the last, or ``mean``."""
     if text.strip().lower() == "mean":
         return "mean"
@@ -37,10 +37,10 @@ def _selector(text: str) -> int | str:
 #: The sentence, then how to look at its attention.
 FLAGS: tuple[Flag, ...] = (
     ("sentence", {"nargs": "*", "help": 'the sentence, e.g. "I like to drink tea."'}),
-    ("--layer", {"type": _selector, "default": None,
+    ("--layer", {"type": selector, "default": None,
                  "help": "decoder layer, 1 = first, -1 = last, or 'mean' (default: mean, "
                          "which aligned best on the demo model)"}),
-    ("--head", {"type": _selector, "default": None,
+    ("--head", {"type": selector, "default": None,
                 "help": "attention head, 1 = first, or 'mean' (default: mean)"}),
     ("--words", {"action": "store_true", "help": "merge SentencePiece pieces into whole words"}),
     ("--hide-special", {"action": "store_true",
@@ -66,7 +66,7 @@ def add_parser(subparsers: Any) -> None:
     add_model_options(parser)
 
 
-def _pick(value: int | str | None, default: int | str, count: int, name: str) -> int | str:
+def pick(value: int | str | None, default: int | str, count: int, name: str) -> int | str:
     """A 1-based CLI choice as a 0-based index (or 'mean'), checked against the model."""
     if value is None:
         return default
@@ -97,8 +97,8 @@ def run(args: argparse.Namespace) -> int:
     from workbench.core.attention import DEFAULT_HEAD, DEFAULT_LAYER, load_attention_model
 
     amap = load_attention_model(args.model).map(sentence, args.num_beams, args.max_new_tokens)
-    layer = _pick(args.layer, DEFAULT_LAYER, amap.num_layers, "layer")
-    head = _pick(args.head, DEFAULT_HEAD, amap.num_heads, "head")
+    layer = pick(args.layer, DEFAULT_LAYER, amap.num_layers, "layer")
+    head = pick(args.head, DEFAULT_HEAD, amap.num_heads, "head")
     view = amap.view(layer=layer, head=head, words=args.words, hide_special=args.hide_special)
     title = (f"cross-attention · {view.title}"
              + (f" · {amap.num_beams} beams" if amap.num_beams > 1 else ""))

@@ -9,6 +9,7 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
+from workbench.cli.attention import pick, selector
 from workbench.cli.options import DEFAULT_MODEL_DIR, Flag, add_command, check_default_model
 from workbench.errors import WorkbenchError
 
@@ -43,6 +44,13 @@ def add_parser(subparsers: Any) -> None:
                 "cross-attention of one sentence", flags=(
                     ("sentence", {"nargs": "*", "help": 'e.g. "I like to drink tea."'}),
                     MODEL,
+                    ("--layer", {"type": selector, "default": None,
+                                 "help": "layer of each kind, 1 = first, -1 = last, or 'mean' "
+                                         "(default: mean)"}),
+                    ("--head", {"type": selector, "default": None,
+                                "help": "attention head, 1 = first, or 'mean' (default: mean)"}),
+                    ("--words", {"action": "store_true",
+                                 "help": "merge SentencePiece pieces into whole words"}),
                 ))
 
 
@@ -105,8 +113,14 @@ def run_attention(args: argparse.Namespace) -> int:
     result = attention_kinds(load_attention_model(args.model), sentence)
     console = Console(highlight=False)
     colour = console.color_system is not None and not console.no_color
-    console.print(kinds_text(result, console.width, colour), no_wrap=True,
-                  overflow="ignore", crop=False)
+    from workbench.core.attention import DEFAULT_HEAD, DEFAULT_LAYER
+
+    def choose(kmap: Any) -> tuple[Any, Any]:
+        return (pick(args.layer, DEFAULT_LAYER, kmap.num_layers, "layer"),
+                pick(args.head, DEFAULT_HEAD, kmap.num_heads, "head"))
+
+    console.print(kinds_text(result, console.width, colour, choose=choose, words=args.words),
+                  no_wrap=True, overflow="ignore", crop=False)
     print(heads_text(result))
     _saved(save_result(run_folder(args.model), RESULT_FILE, result.to_dict()))
     return 0

@@ -155,11 +155,13 @@ def cache_chart(study: CacheStudy, width: int = 64) -> str:
 
 
 def kinds_text(result: AttentionKinds, width: int = 80, colour: bool = False,
-               only: int | None = None) -> Text:
+               only: int | None = None, choose: Any = None, words: bool = False) -> Text:
     """The three heatmaps, each under its title, its legend naming its own axes.
 
     ``only`` (0 encoder, 1 decoder, 2 cross) draws just that one: the TUI shows one map at
     a time, since three do not fit a terminal's height, in the same wording.
+    ``choose(kmap)`` gives the (layer, head) to show for a kind (0-based, "mean", or None
+    for the default view); ``words`` merges pieces into words.
     """
     from rich.text import Text
 
@@ -170,7 +172,8 @@ def kinds_text(result: AttentionKinds, width: int = 80, colour: bool = False,
                overflow="ignore")
     kinds = result.kinds if only is None else (result.kinds[only % len(result.kinds)],)
     for kmap in kinds:
-        view = kmap.view()
+        layer, head = choose(kmap) if choose else (None, None)
+        view = kmap.view(layer=layer, head=head, words=words)
         out.append(f"\n{kmap.kind} · {view.title}\n", style="bold")
         out.append_text(render_rich(view.row_labels, view.col_labels, view.matrix,
                                     width=width, colour=colour,
