@@ -42,14 +42,9 @@ class LabPane(ForwardsWorkerFailures, Vertical):
 
     # Buttons first: digits then still switch panes and the study keys work at once.
     FOCUS_ORDER = ("Button",)
-    BINDINGS = [
-        Binding("d", "study('decoding')", "Decoding"),
-        Binding("c", "study('cache')", "Cache"),
-        Binding("a", "study('attention')", "Attention"),
-        Binding("g", "run", "Run"),
-        Binding("x", "stop", "Stop"),
-        Binding("k", "kind", "Kind"),
-    ]
+    BINDINGS = [Binding(key, action, label) for key, action, label in (
+        *((name[0], f"study('{name}')", name.title()) for name in STUDIES),
+        ("g", "run", "Run"), ("x", "stop", "Stop"), ("k", "kind", "Kind"))]
 
     @dataclass
     class Progress(Message):
