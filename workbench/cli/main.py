@@ -12,7 +12,7 @@ import sys
 from collections.abc import Callable
 
 from workbench import __version__
-from workbench.cli import attention, export, lab, report, train, translate
+from workbench.cli import attention, export, lab, report, runs, train, translate
 from workbench.errors import WorkbenchError
 
 #: Each subcommand and the function that runs it.
@@ -26,6 +26,7 @@ COMMANDS: dict[str, Callable[[argparse.Namespace], int]] = {
     "report": report.run,
     "export": export.run,
     "lab": lab.run,
+    "runs": runs.run,
 }
 
 
@@ -43,6 +44,7 @@ def build_parser() -> argparse.ArgumentParser:
     report.add_parser(sub)
     export.add_parser(sub)  # cheap: ctranslate2 is imported inside its run()
     lab.add_parser(sub)  # cheap: each study imports torch inside its run
+    runs.add_parser(sub)
     return parser
 
 

@@ -91,6 +91,15 @@ def saved_config(run_dir: Path, preset: str) -> RunConfig:
     return build_config(saved.pop("preset", preset), overrides=saved)
 
 
+def preset_defaults(settings: dict[str, Any]) -> dict[str, Any]:
+    """The settings of the preset a run's config.json names ({} for an unknown one), to
+    show what the run changed."""
+    try:
+        return build_config(str(settings.get("preset"))).to_dict()
+    except WorkbenchError:
+        return {}
+
+
 def read_json_dict(path: Path) -> dict[str, Any] | None:
     """A JSON object from ``path``, or None when missing, unreadable or not an object.
 

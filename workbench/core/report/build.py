@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from workbench.core.atomic import write_text
-from workbench.core.config import DEFAULT_OUTPUT_DIR, build_config
+from workbench.core.config import DEFAULT_OUTPUT_DIR
 from workbench.core.heatmap import heatmap_svg
 from workbench.core.history import console_for_run
 from workbench.core.report.model import (
@@ -37,6 +37,7 @@ from workbench.core.runs import (
     SUMMARY_FILE,
     RunSummary,
     latest_finished_run,
+    preset_defaults,
     read_json_dict,
     read_jsonl,
     read_summary,
@@ -179,13 +180,6 @@ def attention_figure(run_dir: Path, sentence: str | None) -> AttentionFigure:
 # --------------------------------------------------------------------------- building it
 
 
-def _preset_defaults(settings: dict[str, Any]) -> dict[str, Any]:
-    try:  # an unknown or missing preset: no defaults to compare with
-        return build_config(str(settings.get("preset"))).to_dict()
-    except WorkbenchError:
-        return {}
-
-
 def build_report(
     run_dir: Path,
     sentence: str | None = None,
@@ -212,7 +206,7 @@ def build_report(
     report = RunReport(
         run_dir=run_dir,
         settings=settings,
-        preset_defaults=_preset_defaults(settings),
+        preset_defaults=preset_defaults(settings),
         summary=summary,
         epochs=epoch_rows(summary, events),
         train_loss=train_loss_points(events),

@@ -1,0 +1,73 @@
+"""Runs side by side (workbench.core.experiments, ``workbench runs``)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import scores_block
+from workbench.cli import main
+from workbench.core.atomic import write_json
+from workbench.core.config import build_config
+from workbench.core.experiments import best_epoch, list_runs, run_line
+from workbench.core.runs import RUN_CONFIG_FILE, RunSummary
+from workbench.core.scores import SetScores
+
+
+@pytest.fixture
+def output(tmp_path: Path) -> Path:
+    """Three run folders as the workbench writes them: finished, stopped, killed early."""
+    runs = tmp_path / "out" / "runs"
+    finished, stopped, killed = (runs / name for name in (
+        "20260101-100000-demo", "20260101-110000-demo", "20260101-120000-demo"))
+    for folder, overrides in ((finished, {"epochs": 4}), (stopped, {"learning_rate": 5e-4}),
+                              (killed, {})):
+        folder.mkdir(parents=True)
+        write_json(folder / RUN_CONFIG_FILE, {**build_config("demo", overrides=overrides)
+                                              .to_dict(), "precision": {"device": "cpu"}})
+    RunSummary(
+        status="finished", preset="demo", global_step=120, train_seconds=75.0,
+        test=SetScores.from_dict(scores_block("test", (0.02, 9.5), (0.1, 10.2))),
+        validation=SetScores.from_dict(scores_block("validation", (0.01, 8.7), (0.1, 9.9))),
+        epochs=[{"epoch": 1.0, "eval_bleu": 3.0}, {"epoch": 2.0, "eval_bleu": 9.0},
+                {"epoch": 3.0, "eval_bleu": 9.0}, {"epoch": 4.0, "eval_bleu": 8.0}],
+    ).write(finished)
+    RunSummary(status="stopped", preset="demo", global_step=40, train_seconds=20.0).write(stopped)
+    return tmp_path / "out"
+
+
+def test_every_run_is_listed_newest_first_with_what_it_changed_and_scored(output: Path):
+    rows = list_runs(output)
+    assert [r.status for r in rows] == ["running or killed", "stopped", "finished"]
+    killed, stopped, finished = rows
+    assert finished.changed == {"epochs": 4} and stopped.changed == {"learning_rate": 5e-4}
+    assert killed.changed == {}  # as its preset; output_dir and precision are not choices
+    assert finished.best_epoch == 2.0 and finished.steps == 120
+    line = run_line(finished)
+    assert line.startswith("20260101-100000-demo  demo  finished  4 epochs / 120 steps in 1m15s")
+    assert "best epoch 2" in line and "epochs=4" in line
+    assert "val BLEU 0.01 → 8.70 [7.50–9.90]" in line
+    assert "test BLEU 0.02 → 9.50 [8.30–10.70]" in line
+    # What a stopped or killed run lacks is a dash, never a made-up 0.00.
+    assert "test BLEU —" in run_line(stopped) and "BLEU 0.00" not in run_line(stopped)
+    assert "— steps in —" in run_line(killed) and "as preset" in run_line(killed)
+
+
+def test_the_best_epoch_is_the_first_of_equal_validation_scores():
+    assert best_epoch(RunSummary(epochs=[{"epoch": 1.0, "eval_bleu": 2.0},
+                                         {"epoch": 2.0, "eval_bleu": 2.0}])) == 1.0
+    assert best_epoch(RunSummary()) is None
+
+
+def test_the_command_prints_lines_or_json_and_says_when_there_are_none(output: Path, capsys):
+    assert main(["runs", "--output-dir", str(output)]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert len(lines) == 4 and lines[1].startswith("20260101-120000-demo")
+    assert main(["runs", "--output-dir", str(output), "--json"]) == 0
+    data = json.loads(capsys.readouterr().out)
+    assert [r["status"] for r in data] == ["running or killed", "stopped", "finished"]
+    assert data[2]["test"]["bleu_after"] == 9.5 and data[0]["test"] is None
+    assert main(["runs", "--output-dir", str(output / "nothing")]) == 0
+    assert "no runs under" in capsys.readouterr().out

@@ -1,0 +1,46 @@
+"""``workbench runs``: every run of an output folder, one line each, newest first.
+
+A thin adapter over :mod:`workbench.core.experiments`; only argparse at import.
+"""
+
+from __future__ import annotations
+
+import argparse
+from typing import Any
+
+from workbench.cli.options import Flag, add_command
+from workbench.core.config import DEFAULT_OUTPUT_DIR
+
+FLAGS: tuple[Flag, ...] = (
+    ("--output-dir", {"default": DEFAULT_OUTPUT_DIR, "metavar": "DIR",
+                      "help": f"where the runs live (default: {DEFAULT_OUTPUT_DIR})"}),
+    ("--json", {"action": "store_true", "help": "one JSON list, for scripts"}),
+)
+
+
+def add_parser(subparsers: Any) -> None:
+    """Register ``workbench runs`` on the CLI's subparsers."""
+    add_command(subparsers, "runs", help="list the runs: settings changed, training, scores",
+                flags=FLAGS)
+
+
+def run(args: argparse.Namespace) -> int:
+    """Print the runs (or say there are none, and how to make one)."""
+    import json
+    from pathlib import Path
+
+    from workbench.core.experiments import list_runs, run_line
+
+    rows = list_runs(Path(args.output_dir).expanduser())
+    if args.json:
+        print(json.dumps([row.to_dict() for row in rows], ensure_ascii=False, indent=1))
+        return 0
+    if not rows:
+        print(f"no runs under {args.output_dir}/runs yet; start one with "
+              "workbench train --headless --preset demo")
+        return 0
+    print("run, preset, status, training, best epoch (by validation BLEU), validation and "
+          "test BLEU before → after [95% interval after], settings changed from the preset")
+    for row in rows:
+        print(run_line(row))
+    return 0

@@ -1,0 +1,110 @@
+"""Runs side by side: every run folder of an output folder read back into one table.
+
+Nobody fine-tunes once. ``workbench runs`` lists each run with what it changed from its
+preset and what it scored, so two recipes are compared on the numbers the runs wrote
+(with their intervals) instead of from memory. Stopped and failed runs are listed too,
+with their status: a run that died says so rather than disappearing.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from workbench.core.events import format_seconds
+from workbench.core.runs import (
+    RUN_CONFIG_FILE,
+    RunSummary,
+    preset_defaults,
+    read_json_dict,
+    read_summary,
+    run_folders,
+)
+from workbench.core.scores import MISSING, SetScores
+
+#: Settings that differ between runs without being a choice of recipe.
+NOT_A_CHOICE = ("output_dir", "data_revision", "precision", "preset")
+
+
+@dataclass
+class RunRow:
+    """One run: who it is, what it changed, how it trained and what it scored."""
+
+    run_id: str
+    run_dir: str
+    preset: str
+    status: str
+    changed: dict[str, Any] = field(default_factory=dict)  # setting -> this run's value
+    epochs: float | None = None
+    steps: int | None = None
+    train_seconds: float | None = None
+    best_epoch: float | None = None
+    validation: SetScores | None = None
+    test: SetScores | None = None
+    legacy: str | None = None  # the line of a run made before test sets existed
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON for ``workbench runs --json``."""
+        out = dict(vars(self))
+        for role in ("validation", "test"):
+            scores = getattr(self, role)
+            out[role] = scores.to_dict() if scores is not None else None
+        return out
+
+
+def best_epoch(summary: RunSummary) -> float | None:
+    """The epoch whose validation BLEU chose the best model (the first of equal ones, as
+    the Trainer keeps the first best)."""
+    logs = [e for e in summary.epochs or [] if isinstance(e.get("eval_bleu"), int | float)]
+    if not logs:
+        return None
+    best = max(logs, key=lambda e: e["eval_bleu"])  # max returns the first of ties
+    epoch = best.get("epoch")
+    return float(epoch) if isinstance(epoch, int | float) else None
+
+
+def run_row(run_dir: Path) -> RunRow:
+    """One run folder as a row; what it lacks (a run killed early) stays missing."""
+    settings = read_json_dict(run_dir / RUN_CONFIG_FILE) or {}
+    summary = read_summary(run_dir) or RunSummary()
+    defaults = preset_defaults(settings)
+    changed = {key: value for key, value in settings.items()
+               if key not in NOT_A_CHOICE and key in defaults and defaults[key] != value}
+    epochs = settings.get("epochs")
+    return RunRow(
+        run_id=run_dir.name, run_dir=str(run_dir),
+        preset=str(settings.get("preset") or summary.preset or MISSING),
+        status=summary.status or "running or killed",
+        changed=changed,
+        epochs=float(epochs) if isinstance(epochs, int | float) else None,
+        steps=summary.global_step, train_seconds=summary.train_seconds,
+        best_epoch=best_epoch(summary), validation=summary.validation, test=summary.test,
+        legacy=summary.legacy_line() if summary.test is None else None,
+    )
+
+
+def list_runs(output_root: Path) -> list[RunRow]:
+    """Every run under ``output_root``, newest first."""
+    return [run_row(folder) for folder in run_folders(output_root)]
+
+
+def _scores(role: str, scores: SetScores | None) -> str:
+    if scores is None:
+        return f"{role} BLEU {MISSING}"
+    low, high = scores.bleu_after_ci
+    return (f"{role} BLEU {scores.bleu_before:.2f} → {scores.bleu_after:.2f} "
+            f"[{low:.2f}–{high:.2f}]")
+
+
+def run_line(row: RunRow) -> str:
+    """A run in one line: id, preset, status, training, best epoch, scores, changes."""
+    epochs = MISSING if row.epochs is None else f"{row.epochs:g}"
+    steps = MISSING if row.steps is None else f"{row.steps:,}"
+    best = MISSING if row.best_epoch is None else f"{row.best_epoch:g}"
+    seconds = MISSING if row.train_seconds is None else format_seconds(row.train_seconds)
+    scores = (row.legacy if row.legacy else
+              f"{_scores('val', row.validation)}  {_scores('test', row.test)}")
+    changes = " ".join(f"{key}={value}" for key, value in row.changed.items()) or "as preset"
+    return (f"{row.run_id}  {row.preset}  {row.status}  {epochs} epochs / {steps} steps in "
+            f"{seconds}  best epoch {best}  {scores}  {changes}")
