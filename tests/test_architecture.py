@@ -63,6 +63,27 @@ def test_the_core_imports_only_core_and_errors():
     assert forbidden(graph(), "workbench.core", ("workbench.core", "workbench.errors")) == []
 
 
+def third_party_imports(path: Path) -> set[str]:
+    """The top-level names of every package ``path`` imports, anywhere in the file."""
+    found: set[str] = set()
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.Import):
+            found.update(a.name.split(".")[0] for a in node.names)
+        elif isinstance(node, ast.ImportFrom) and not node.level:
+            found.add((node.module or "").split(".")[0])
+    return found
+
+
+def terminal_libraries(root: Path = PACKAGE) -> list[str]:
+    """Core modules that import Rich or Textual (terminal rendering belongs to front ends)."""
+    return sorted(f"{module_name(p, root)} -> {lib}" for p in (root / "core").rglob("*.py")
+                  for lib in third_party_imports(p) & {"rich", "textual"})
+
+
+def test_the_core_imports_no_terminal_library():
+    assert terminal_libraries() == []
+
+
 def test_the_tui_does_not_import_the_cli():
     wrong = [e for e in forbidden(graph(), "workbench.tui", ("workbench.tui",))
              if e.split(" -> ")[1].startswith("workbench.cli")]
@@ -106,6 +127,7 @@ def test_no_module_imports_one_that_imports_it_back():
     ("core/planted.py", "from workbench.tui.app import WorkbenchApp\n"),
     ("tui/planted.py", "from workbench.cli import main\n"),
     ("core/planted.py", "from workbench.core import runs\n"),  # with runs importing it back
+    ("core/planted.py", "def later():\n    from rich.text import Text\n"),
 ])
 def test_the_checks_fail_for_a_planted_violation(tmp_path: Path, planted: str, source: str):
     """A copy of the package with one bad import added: each rule must catch it."""
@@ -118,7 +140,9 @@ def test_the_checks_fail_for_a_planted_violation(tmp_path: Path, planted: str, s
         with (root / "core" / "runs.py").open("a", encoding="utf-8") as fh:
             fh.write("\n\ndef _back():\n    from workbench.core import planted  # noqa\n")
     edges = graph(root)
-    if "core import runs" in source:
+    if "rich" in source:
+        assert terminal_libraries(root) == ["workbench.core.planted -> rich"]
+    elif "core import runs" in source:
         assert any({"workbench.core.planted", "workbench.core.runs"} == set(cycle)
                    for cycle in cycles(without_package_imports(edges)))
     elif planted.startswith("core/"):

@@ -9,8 +9,9 @@ import numpy as np
 import pytest
 from rich.cells import cell_len
 
-from workbench.core.heatmap import PALETTE, render_plain, render_rich
+from workbench.core.heatmap import PALETTE, render_plain
 from workbench.errors import WorkbenchError
+from workbench.terminal import render_rich
 
 EXPECTED = Path(__file__).parent / "expected" / "attention_heatmap_zh_en.txt"
 

@@ -117,7 +117,7 @@ def _print(args: argparse.Namespace, amap: AttentionMap, view: AttentionView, ti
     from rich.console import Console
     from rich.text import Text
 
-    from workbench.core.heatmap import render_rich
+    from workbench.terminal import render_rich
 
     console = Console(record=bool(args.svg), highlight=False)
     colour = console.color_system is not None and not console.no_color

@@ -100,11 +100,12 @@ def run_attention(args: argparse.Namespace) -> int:
     """``workbench lab attention``: the three heatmaps, the per-head table, the JSON."""
     from rich.console import Console
 
-    from workbench.core.attention import load_attention_model
+    from workbench.core.attention import DEFAULT_HEAD, DEFAULT_LAYER, load_attention_model
     from workbench.core.decoding import clean_input
     from workbench.core.lab.attention_kinds import RESULT_FILE, attention_kinds
     from workbench.core.lab.cache import run_folder
-    from workbench.core.lab.text import heads_text, kinds_text, save_result
+    from workbench.core.lab.text import heads_text, kinds_lines, save_result
+    from workbench.terminal import to_rich
 
     sentence = clean_input(" ".join(args.sentence or []))
     if not sentence:
@@ -113,14 +114,15 @@ def run_attention(args: argparse.Namespace) -> int:
     result = attention_kinds(load_attention_model(args.model), sentence)
     console = Console(highlight=False)
     colour = console.color_system is not None and not console.no_color
-    from workbench.core.attention import DEFAULT_HEAD, DEFAULT_LAYER
 
     def choose(kmap: Any) -> tuple[Any, Any]:
         return (pick(args.layer, DEFAULT_LAYER, kmap.num_layers, "layer"),
                 pick(args.head, DEFAULT_HEAD, kmap.num_heads, "head"))
 
-    console.print(kinds_text(result, console.width, colour, choose=choose, words=args.words),
+    console.print(to_rich(kinds_lines(result, console.width, colour, choose=choose,
+                                      words=args.words)),
                   no_wrap=True, overflow="ignore", crop=False)
+    print()
     print(heads_text(result))
     _saved(save_result(run_folder(args.model), RESULT_FILE, result.to_dict()))
     return 0

@@ -7,7 +7,7 @@ and in the run report. So one layout feeds two text outputs: :func:`render_rich`
 NO_COLOR and pipes); :func:`heatmap_svg` (the report) and :func:`save_png` (``attention
 --png``) colour their cells by the same fixed bands, so every form of one map agrees.
 
-Widths are terminal cells (``rich.cells.cell_len``), not characters: 茶 takes two cells,
+Widths are terminal cells (:func:`cell_width`), not characters: 茶 takes two cells,
 so Chinese labels and English labels line up. Columns that do not fit the width are
 printed as successive pages, each repeating the row labels, instead of being wrapped.
 """
@@ -15,6 +15,7 @@ printed as successive pages, each repeating the row labels, instead of being wra
 from __future__ import annotations
 
 import math
+import unicodedata
 from collections.abc import Sequence
 from dataclasses import dataclass
 from itertools import pairwise
@@ -22,8 +23,6 @@ from typing import Any
 from xml.sax.saxutils import escape
 
 import numpy as np
-from rich.cells import cell_len
-from rich.text import Text
 
 from workbench.core.attention import has_cjk
 from workbench.core.svg import CJK_FONTS, svg_open, text_width
@@ -69,23 +68,30 @@ class Layout:
     pages: list[range]
 
 
+def cell_width(text: str) -> int:
+    """Terminal cells ``text`` takes: two for a wide (CJK) character, none for a combining
+    mark, one for the rest (as terminals and Rich count them)."""
+    return sum(0 if unicodedata.combining(ch) else
+               2 if unicodedata.east_asian_width(ch) in ("W", "F") else 1 for ch in text)
+
+
 def fit(text: str, width: int) -> str:
     """``text`` cut to ``width`` terminal cells (with "…") and padded to exactly that."""
-    if cell_len(text) > width:
+    if cell_width(text) > width:
         out = ""
         for ch in text:
-            if cell_len(out + ch) > width - 1:
+            if cell_width(out + ch) > width - 1:
                 break
             out += ch
         text = out + "…"
-    return text + " " * (width - cell_len(text))
+    return text + " " * (width - cell_width(text))
 
 
 def plan(row_labels: list[str], col_labels: list[str], width: int) -> Layout:
     """Measure labels and split the columns into pages that fit ``width`` cells."""
     width = max(width, MIN_WIDTH)
-    row_width = min(MAX_ROW_LABEL, max([cell_len(r) for r in row_labels] + [4]))
-    col_widths = [max(MIN_CELL, min(MAX_COL_LABEL, cell_len(c))) for c in col_labels]
+    row_width = min(MAX_ROW_LABEL, max([cell_width(r) for r in row_labels] + [4]))
+    col_widths = [max(MIN_CELL, min(MAX_COL_LABEL, cell_width(c))) for c in col_labels]
     available = width - row_width - 1 - 1  # label, space, closing gap
     pages: list[range] = []
     start = used = 0
@@ -221,7 +227,7 @@ def _pack(items: list[Line], width: int) -> list[Line]:
     lines: list[Line] = []
     used = 0
     for item in items:
-        size = sum(cell_len(chunk) for chunk, _ in item)
+        size = sum(cell_width(chunk) for chunk, _ in item)
         if lines and used + 2 + size <= width:
             lines[-1] += [("  ", ""), *item]
             used += 2 + size
@@ -229,19 +235,6 @@ def _pack(items: list[Line], width: int) -> list[Line]:
             lines.append(list(item))
             used = size
     return lines
-
-
-def render_rich(row_labels: list[str], col_labels: list[str], matrix: np.ndarray,
-                 **options: Any) -> Text:
-    """The heatmap as a Rich ``Text`` (colour by default), for terminals and the TUI."""
-    options.setdefault("colour", True)
-    text = Text(no_wrap=True, overflow="ignore")
-    for n, line in enumerate(build_lines(row_labels, col_labels, matrix, **options)):
-        if n:
-            text.append("\n")
-        for chunk, style in line:
-            text.append(chunk, style=style or None)
-    return text
 
 
 def render_plain(row_labels: list[str], col_labels: list[str], matrix: np.ndarray,

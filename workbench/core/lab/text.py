@@ -1,8 +1,8 @@
 """The Lab's studies as text: one wording for ``workbench lab``, the TUI and logs.
 
 Plain strings (tables, plotext charts without colour codes) so they read the same in a
-terminal, a pipe, a log file and a Textual widget; only the attention maps are Rich
-``Text``, because their shades are coloured where the terminal can show it.
+terminal, a pipe, a log file and a Textual widget; the attention maps are styled lines,
+because their shades are coloured where the terminal can show it.
 """
 
 from __future__ import annotations
@@ -15,8 +15,7 @@ from workbench.core.atomic import write_json
 from workbench.errors import WorkbenchError
 
 if TYPE_CHECKING:
-    from rich.text import Text
-
+    from workbench.core.heatmap import Line
     from workbench.core.lab.attention_kinds import AttentionKinds
     from workbench.core.lab.cache import CacheStudy
     from workbench.core.lab.decoding import DecodingStudy
@@ -154,32 +153,29 @@ def cache_chart(study: CacheStudy, width: int = 64) -> str:
 # --------------------------------------------------------------------------- attention kinds
 
 
-def kinds_text(result: AttentionKinds, width: int = 80, colour: bool = False,
-               only: int | None = None, choose: Any = None, words: bool = False) -> Text:
-    """The three heatmaps, each under its title, its legend naming its own axes.
+def kinds_lines(result: AttentionKinds, width: int = 80, colour: bool = False,
+                only: int | None = None, choose: Any = None, words: bool = False) -> list[Line]:
+    """The three heatmaps, each under its title, its legend naming its own axes, as styled
+    lines (``workbench.terminal.to_rich`` shows them).
 
     ``only`` (0 encoder, 1 decoder, 2 cross) draws just that one: the TUI shows one map at
     a time, since three do not fit a terminal's height, in the same wording.
     ``choose(kmap)`` gives the (layer, head) to show for a kind (0-based, "mean", or None
     for the default view); ``words`` merges pieces into words.
     """
-    from rich.text import Text
+    from workbench.core.heatmap import build_lines
 
-    from workbench.core.heatmap import render_rich
-
-    out = Text(f"source:      {result.sentence}\n"
-               f"translation: {result.translation or '(empty)'}\n", no_wrap=True,
-               overflow="ignore")
+    lines: list[Line] = [[(f"source:      {result.sentence}", "")],
+                         [(f"translation: {result.translation or '(empty)'}", "")]]
     kinds = result.kinds if only is None else (result.kinds[only % len(result.kinds)],)
     for kmap in kinds:
         layer, head = choose(kmap) if choose else (None, None)
         view = kmap.view(layer=layer, head=head, words=words)
-        out.append(f"\n{kmap.kind} · {view.title}\n", style="bold")
-        out.append_text(render_rich(view.row_labels, view.col_labels, view.matrix,
-                                    width=width, colour=colour,
-                                    axes=("[ ] the strongest column of each row", kmap.axes)))
-        out.append("\n")
-    return out
+        lines += [[("", "")], [(f"{kmap.kind} · {view.title}", "bold")]]
+        lines += build_lines(view.row_labels, view.col_labels, view.matrix, width=width,
+                             colour=colour,
+                             axes=("[ ] the strongest column of each row", kmap.axes))
+    return lines
 
 
 def heads_text(result: AttentionKinds) -> str:

@@ -103,7 +103,7 @@ class AttentionPane(ForwardsWorkerFailures, Vertical):
 
     def render_view(self) -> None:
         """Draw the stored weights with the current layer/head/words choice."""
-        from workbench.core.heatmap import render_rich
+        from workbench.terminal import render_rich
 
         if self.result is None:
             return

@@ -218,14 +218,15 @@ class LabPane(ForwardsWorkerFailures, Vertical):
 
     def _render_result(self) -> None:
         """Draw the finished study: its text, or the chosen attention kind and head table."""
-        from workbench.core.lab.text import heads_text, kinds_text
+        from workbench.core.lab.text import heads_text, kinds_lines
+        from workbench.terminal import to_rich
 
         where = (f"saved {self.saved}" if self.saved is not None
                  else "not saved (no run folder)")
         if self.shown == "attention":
             width = max(40, self.size.width - 4)
-            body = kinds_text(self.result, width, colour=True, only=self.kind_index)
-            body.append("\n" + heads_text(self.result))
+            body = to_rich(kinds_lines(self.result, width, colour=True, only=self.kind_index))
+            body.append("\n\n" + heads_text(self.result))
             self._status(Text(f"{KIND_NAMES[self.kind_index]} (k: next) · {where}"))
         else:
             body = Text(self._text or "", no_wrap=True, overflow="ignore")
