@@ -168,12 +168,12 @@ def cache_study(model_dir: str, sentences: list[str] | None = None,
 
     import torch
 
-    from workbench.core.modeling import load_model_and_tokenizer
-    from workbench.core.translation import read_settings
+    from workbench.core.attention import load_attention_model
 
-    model, tokenizer = load_model_and_tokenizer(model_dir)
+    # The loader every study and front end uses: the model, its label, checked.
+    loaded = load_attention_model(model_dir)
+    model, tokenizer, label = loaded.model, loaded.tokenizer, loaded.target_label
     model.eval()
-    label = read_settings(model_dir).get("target_label")
     sources = [tokenizer([with_label(text, label)], return_tensors="pt", truncation=True,
                          max_length=MAX_POSITIONS)["input_ids"] for text in texts]
     config = model.config

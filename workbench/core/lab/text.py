@@ -20,10 +20,6 @@ if TYPE_CHECKING:
     from workbench.core.lab.cache import CacheStudy
     from workbench.core.lab.decoding import DecodingStudy
 
-#: The number of bootstrap resamples behind the intervals and p-values shown.
-N_BOOTSTRAP = 1000
-
-
 def save_result(folder: Path | None, name: str, data: dict[str, Any]) -> Path | None:
     """Write a study's JSON into its run folder (atomically); None when there is none."""
     if folder is None or not folder.is_dir():
@@ -55,7 +51,7 @@ def decoding_text(study: DecodingStudy) -> str:
     """The table, the chart of BLEU against time, one sentence under every strategy, and
     what the figures show."""
     from workbench.core.lab.decoding import findings
-    from workbench.core.scores import format_p
+    from workbench.core.scores import N_BOOTSTRAP, format_p
 
     lines = [f"decoding strategies on the first {study.size} sentences of the test set of "
              f"{study.run_dir} (BLEU tokenize={study.bleu_tokenize}; 95% intervals and p "

@@ -20,7 +20,14 @@ from typing import Any
 from workbench.core import __version__
 from workbench.core.config import SCRATCH_MODEL
 from workbench.core.report.model import FIGURE_FILES, RunReport
-from workbench.core.scores import MISSING, SetScores, before_after, delta_text, format_p
+from workbench.core.scores import (
+    MISSING,
+    N_BOOTSTRAP,
+    SetScores,
+    before_after,
+    delta_text,
+    format_p,
+)
 from workbench.core.svg import FONT_STACK, inline_svg
 
 JUDGEMENT = "Judgement (one line)"
@@ -215,7 +222,7 @@ def lab_blocks(report: RunReport) -> list[Block]:
                     [[str(r.get("name", "")),
                       f"{fmt(r.get('bleu'))} ({fmt((r.get('bleu_ci') or [None])[0])}–"
                       f"{fmt((r.get('bleu_ci') or [None, None])[-1])})",
-                      "baseline" if n == 0 else format_p(float(r.get("bleu_p", 1.0)), 1000),
+                      "baseline" if n == 0 else format_p(float(r.get("bleu_p", 1.0)), N_BOOTSTRAP),
                       fmt(r.get("spread")) if r.get("sampled") else MISSING,
                       fmt(r.get("chrf")), _pct(r.get("distinct")),
                       _pct(r.get("varies")) if r.get("sampled") else MISSING,
