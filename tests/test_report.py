@@ -72,7 +72,7 @@ def test_report_files_exist_and_hold_the_runs_numbers(tiny_run: Path, written: d
         assert html.escape(sample["after"]) in written[REPORT_HTML]
     for name in FIGURE_FILES.values():  # markdown links the figures written beside it
         assert f"]({name})" in written[REPORT_MD]
-    assert "| epochs | 2.0 |" in written[REPORT_MD]
+    assert "| epochs | 2 |" in written[REPORT_MD]  # as the user writes it, not 2.0
     assert "| learning_rate | 0.003 | 0.0007 |" in written[REPORT_MD]  # changed from the preset
 
 

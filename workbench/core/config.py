@@ -167,6 +167,17 @@ PRESETS: dict[str, dict[str, Any]] = {
 FIELD_NAMES = tuple(f.name for f in fields(RunConfig))
 
 
+def setting_value(value: Any) -> str:
+    """A config value as the user would write it (``none`` for null)."""
+    if value is None:
+        return "none"
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, float):
+        return f"{value:g}"  # 2 epochs, not 2.0; 0.0007 stays 0.0007
+    return str(value)
+
+
 def field_help(name: str) -> str:
     """The help text of a config field (used by the CLI and the TUI)."""
     return {f.name: f.metadata.get("help", "") for f in fields(RunConfig)}[name]

@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from workbench.core.config import setting_value
 from workbench.core.events import format_seconds
 from workbench.core.runs import (
     RUN_CONFIG_FILE,
@@ -105,6 +106,7 @@ def run_line(row: RunRow) -> str:
     seconds = MISSING if row.train_seconds is None else format_seconds(row.train_seconds)
     scores = (row.legacy if row.legacy else
               f"{_scores('val', row.validation)}  {_scores('test', row.test)}")
-    changes = " ".join(f"{key}={value}" for key, value in row.changed.items()) or "as preset"
+    changes = (" ".join(f"{key}={setting_value(value)}" for key, value in row.changed.items())
+               or "as preset")
     return (f"{row.run_id}  {row.preset}  {row.status}  {epochs} epochs / {steps} steps in "
             f"{seconds}  best epoch {best}  {scores}  {changes}")

@@ -76,3 +76,11 @@ def make_compute_metrics(
         }
 
     return compute_metrics
+
+
+def sentence_chrf(hypothesis: str, reference: str) -> float:
+    """Sentence chrF (0-100): steadier than sentence BLEU on short sentences, so it is
+    what ranks the sentences where two systems differ most."""
+    import sacrebleu
+
+    return float(sacrebleu.sentence_chrf(hypothesis, [reference]).score)

@@ -21,6 +21,8 @@ from typing import Any
 
 #: Bootstrap resamples for intervals and the paired test (sacreBLEU's default for -bs).
 N_BOOTSTRAP = 1000
+#: Shuffles for approximate randomisation (sacreBLEU's default for --paired-ar).
+N_PERMUTATIONS = 10000
 #: How every front end shows a value a run summary lacks: never as a number such as 0.00.
 MISSING = "—"
 
@@ -186,10 +188,35 @@ def score_systems(systems: Sequence[tuple[str, Sequence[str]]], references: Sequ
     return out
 
 
+def randomisation_p(baseline: Sequence[str], system: Sequence[str],
+                    references: Sequence[str], tokenize: str,
+                    n_permutations: int = N_PERMUTATIONS) -> dict[str, float]:
+    """BLEU and chrF p-values of ``system`` against ``baseline`` by sacreBLEU's paired
+    approximate randomisation (``sacrebleu --paired-ar``): the second test reviewers ask
+    for next to the paired bootstrap. Equal scores are p = 1, as in the bootstrap here."""
+    from sacrebleu.metrics import BLEU, CHRF
+    from sacrebleu.significance import PairedTest
+
+    test = PairedTest([("baseline", list(baseline)), ("system", list(system))],
+                      {"BLEU": BLEU(tokenize=tokenize), "chrF": CHRF()},
+                      [list(references)], test_type="ar", n_samples=n_permutations)
+    _, table = test()
+    out = {}
+    for key, short in zip(test.metrics, ("bleu", "chrf"), strict=True):
+        base, other = table[key]
+        out[short] = 1.0 if other.score == base.score else round(other.p_value, 6)
+    return out
+
+
 def format_p(p: float, n_bootstrap: int) -> str:
-    """``p = 0.032``, or ``p < 0.001`` at the resolution of the bootstrap."""
-    floor = 1 / (n_bootstrap + 1)
-    return f"p < {1 / n_bootstrap:.3g}" if p <= floor + 1e-12 else f"p = {p:.3f}"
+    """``p = 0.032``, or ``p < 0.001`` at the resolution of the test (its resample or
+    shuffle count)."""
+    # sacreBLEU's smallest p is 1 / (n + 1); the next is 2 / (n + 1). Halfway between
+    # them survives the rounding of stored p-values (1/10001 is stored as 0.0001).
+    floor = 1.5 / (n_bootstrap + 1)
+    if p < floor:
+        return f"p < {1 / n_bootstrap:.3g}"
+    return f"p = {p:.3f}" if p >= 0.001 else f"p = {p:.1g}"
 
 
 def delta_text(delta: float, ci: list[float]) -> str:

@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from workbench.core.atomic import write_json
+from workbench.core.text_chart import plain_chart
 from workbench.errors import WorkbenchError
 
 if TYPE_CHECKING:
@@ -31,17 +32,6 @@ def save_result(folder: Path | None, name: str, data: dict[str, Any]) -> Path | 
         raise WorkbenchError(f"cannot write {path}: {err.strerror or err}; check the run "
                              "folder's permissions") from None
     return path
-
-
-def _chart(draw: Any, width: int = 72, height: int = 16) -> str:
-    """A plotext chart drawn by ``draw(plt)``, as plain characters."""
-    import plotext as plt
-
-    plt.clear_figure()
-    plt.plot_size(width, height)
-    plt.theme("clear")
-    draw(plt)
-    return str(plt.uncolorize(plt.build()))
 
 
 # --------------------------------------------------------------------------- decoding
@@ -92,7 +82,7 @@ def bleu_time_chart(study: DecodingStudy, width: int = 72) -> str:
         plt.xlabel("ms per sentence")
         plt.ylabel("BLEU")
 
-    return _chart(draw, width) + "\n" + "  ".join(f"{letter} {r.name}" for letter, r in pairs)
+    return plain_chart(draw, width) + "\n" + "  ".join(f"{letter} {r.name}" for letter, r in pairs)
 
 
 # --------------------------------------------------------------------------- the KV cache
@@ -143,7 +133,7 @@ def cache_chart(study: CacheStudy, width: int = 64) -> str:
         plt.title("ms per token against t")
         plt.xlabel("t (new tokens)")
 
-    return _chart(draw, width, 14)
+    return plain_chart(draw, width, 14)
 
 
 # --------------------------------------------------------------------------- attention kinds

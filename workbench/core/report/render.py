@@ -18,7 +18,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from workbench.core import __version__
-from workbench.core.config import SCRATCH_MODEL
+from workbench.core.config import SCRATCH_MODEL, setting_value
 from workbench.core.report.model import FIGURE_FILES, RunReport
 from workbench.core.scores import (
     MISSING,
@@ -48,15 +48,6 @@ def fmt(value: Any, digits: int = 2) -> str:
 def epoch_label(epoch: float) -> str:
     """``3`` for a whole epoch, ``2.5`` for a partial one."""
     return f"{epoch:g}"
-
-
-def setting_value(value: Any) -> str:
-    """A config value as the user would write it (``none`` for null)."""
-    if value is None:
-        return "none"
-    if isinstance(value, bool):
-        return "true" if value else "false"
-    return str(value)
 
 
 def model_text(model: str) -> str:

@@ -1,0 +1,131 @@
+"""Runs side by side with sacreBLEU's paired tests (workbench.core.compare, ``compare``).
+
+Three real tiny runs: A and B share their test set (B trains longer, at a higher rate), C
+draws another test set (another seed). The paired tests must run for B and refuse C with
+the reason.
+"""
+
+from __future__ import annotations
+
+import re
+import threading
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import small
+from workbench.cli import main
+from workbench.core.compare.build import (
+    ComparedRun,
+    Difference,
+    build_comparison,
+    differences,
+)
+from workbench.core.compare.render import render_html, render_markdown, render_text
+from workbench.core.experiments import RunRow
+from workbench.core.scores import format_p, randomisation_p
+from workbench.core.training import run_training
+
+pytestmark = pytest.mark.slow
+
+
+@pytest.fixture(scope="module")
+def three_runs(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, list[str]]:
+    """Runs A and B (longer, faster) on one test set and C (another seed's test set)."""
+    tmp = tmp_path_factory.mktemp("compare")
+    names = []
+    for extra in ({}, {"epochs": 4.0, "learning_rate": 6e-3}, {"seed": 7}):
+        result = run_training(small(tmp, **extra), lambda event: None, threading.Event())
+        assert result.status == "finished"
+        names.append(Path(result.run_dir).name)
+    return tmp / "out", names
+
+
+def test_paired_tests_run_on_a_shared_test_set_and_refuse_another(three_runs):
+    root, (a, b, c) = three_runs
+    comparison = build_comparison([a, b, c], root)
+    assert comparison.settings["epochs"] == [2.0, 4.0, 2.0]
+    assert comparison.settings["seed"] == [42, 42, 7]
+    assert [p.letter for p in comparison.paired] == ["B"]
+    result = comparison.paired[0].scores
+    # Both sides are the runs' own best-model translations: the same BLEU their summaries hold.
+    run_a, run_b = comparison.runs[0].row.test, comparison.runs[1].row.test
+    assert (result.bleu_before, result.bleu_after) == (run_a.bleu_after, run_b.bleu_after)
+    assert 0 < result.bleu_p <= 1 and 0 < comparison.paired[0].bleu_p_ar <= 1
+    assert "seed 7" in comparison.not_paired["C"] and "same sentences" in comparison.not_paired["C"]
+    text = render_text(comparison)
+    assert "No paired test of C against A: run C's test set is" in text
+    assert re.search(r"\n  B +\d+\.\d\d \(", text)  # B's row of the test table
+    assert "Validation BLEU per epoch" in text
+
+
+def test_compare_command_prints_the_test_and_writes_a_page_that_loads_nothing(three_runs,
+                                                                             tmp_path, capsys):
+    root, (a, b, _) = three_runs
+    out = tmp_path / "cmp"
+    assert main(["compare", a, b, "--output-dir", str(root), "--out", str(out)]) == 0
+    printed = capsys.readouterr().out
+    assert "Settings that differ:" in printed and re.search(r"epochs +2 +4", printed)
+    assert re.search(r"p < 0\.001|p = 0\.\d+", printed)  # the paired test's p-value
+    html = (out / "compare.html").read_text(encoding="utf-8")
+    assert "<svg" in html and "Validation BLEU per epoch" in html
+    # Self-contained: no scripts, stylesheets, images or fonts fetched from anywhere.
+    assert not re.search(r"https?://|<script|<link|src=|url\(", html)
+    md = (out / "compare.md").read_text(encoding="utf-8")
+    assert "| epochs | 2 | 4 |" in md and "compare_bleu.svg" in md
+    assert (out / "compare_bleu.svg").is_file()
+
+
+def test_a_run_named_twice_or_not_at_all_is_one_clear_line(three_runs, capsys):
+    root, (a, _, _) = three_runs
+    assert main(["compare", a, a, "--output-dir", str(root)]) != 0
+    assert "the same run is named twice" in capsys.readouterr().err
+    assert main(["compare", a, "nope", "--output-dir", str(root)]) != 0
+    assert "no run 'nope'" in capsys.readouterr().err
+    assert main(["compare", a, "--output-dir", str(root)]) != 0
+    assert "at least two runs" in capsys.readouterr().err
+
+
+def _run(letter: str, afters: list[str], refs: list[str]) -> ComparedRun:
+    rows = [{"source": f"s{n}", "reference": r, "after": t}
+            for n, (t, r) in enumerate(zip(afters, refs, strict=True))]
+    return ComparedRun(letter=letter, row=RunRow(letter, letter, "demo", "finished"),
+                       settings={}, epochs=[], train_loss=[], test_rows=rows,
+                       bleu_tokenize="13a")
+
+
+def test_the_sentences_shown_are_the_largest_gaps_each_way():
+    refs = ["the cat sat on the mat", "a dog ran", "it is raining today", "hello there"]
+    first = _run("A", ["the cat sat on the mat", "a cat ran", "it rains", "hello there"], refs)
+    other = _run("B", ["cat", "a dog ran", "it is raining today", "hello there"], refs)
+    better, worse = differences(first, other, k=3)
+    assert [d.source for d in better] == ["s2", "s1"]  # the larger gain first
+    assert [d.source for d in worse] == ["s0"]
+    assert all(isinstance(d, Difference) and d.gap > 0 for d in better)
+    assert "s3" not in {d.source for d in better + worse}  # identical translations
+
+
+def test_approximate_randomisation_agrees_with_the_direction_of_the_data():
+    refs = [f"sentence number {n} is here" for n in range(40)]
+    same = randomisation_p(refs, refs, refs, "13a", n_permutations=200)
+    assert same == {"bleu": 1.0, "chrf": 1.0}  # equal systems: no difference
+    worse = [r.replace("here", "there").replace("number", "no") for r in refs]
+    far = randomisation_p(worse, refs, refs, "13a", n_permutations=200)
+    assert far["bleu"] < 0.01 and far["chrf"] < 0.01
+    assert format_p(far["bleu"], 200) == "p < 0.005"
+
+
+def test_p_values_at_the_floor_of_the_test_read_as_less_than():
+    assert format_p(round(1 / 10001, 6), 10000) == "p < 0.0001"
+    assert format_p(1 / 1001, 1000) == "p < 0.001"
+    assert format_p(2 / 1001, 1000) == "p = 0.002"
+    assert format_p(3 / 10001, 10000) == "p = 0.0003"
+    assert format_p(0.25, 1000) == "p = 0.250"
+
+
+def test_the_markdown_and_the_page_say_why_there_is_no_paired_test(three_runs):
+    root, (a, _, c) = three_runs
+    comparison = build_comparison([a, c], root)
+    assert not comparison.paired and comparison.test_label is None
+    assert "No paired test of B against A" in render_markdown(comparison)
+    assert "No paired test of B against A" in render_html(comparison)

@@ -1,0 +1,46 @@
+"""``workbench compare RUN_A RUN_B …``: runs side by side with sacreBLEU's paired tests.
+
+A thin adapter over :mod:`workbench.core.compare`; only argparse at import.
+"""
+
+from __future__ import annotations
+
+import argparse
+from typing import Any
+
+from workbench.cli.options import Flag, add_command
+from workbench.core.config import DEFAULT_OUTPUT_DIR
+
+FLAGS: tuple[Flag, ...] = (
+    ("runs", {"nargs": "+", "metavar": "RUN",
+              "help": "two or more run ids (as `workbench runs` lists them) or run folders; "
+                      "the first is the baseline of every test"}),
+    ("--output-dir", {"default": DEFAULT_OUTPUT_DIR, "metavar": "DIR",
+                      "help": f"where the runs live (default: {DEFAULT_OUTPUT_DIR})"}),
+    ("--out", {"default": None, "metavar": "DIR",
+               "help": "where to write compare.md and compare.html (default: "
+                       "<output-dir>/comparisons/<A>_vs_<B>)"}),
+)
+
+
+def add_parser(subparsers: Any) -> None:
+    """Register ``workbench compare`` on the CLI's subparsers."""
+    add_command(subparsers, "compare",
+                help="compare runs: settings, curves, paired significance tests, sentences",
+                flags=FLAGS)
+
+
+def run(args: argparse.Namespace) -> int:
+    """Print the comparison and write compare.md / compare.html."""
+    from pathlib import Path
+
+    from workbench.core.compare.build import build_comparison, default_folder
+    from workbench.core.compare.render import COMPARE_HTML, render_text, write_comparison
+
+    comparison = build_comparison(args.runs, args.output_dir)
+    print(render_text(comparison), end="")
+    folder = Path(args.out).expanduser() if args.out else default_folder(comparison)
+    written = write_comparison(comparison, folder)
+    html = next(p for p in written if p.name == COMPARE_HTML)
+    print(f"\nwrote {folder}/compare.md and {html} (self-contained: open it in a browser)")
+    return 0

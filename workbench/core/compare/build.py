@@ -1,0 +1,254 @@
+"""Read run folders into one :class:`Comparison`.
+
+Every number comes from what the runs wrote (``config.json``, ``summary.json``,
+``metrics.jsonl``, ``test_translations.jsonl``); nothing is decoded again. The paired
+tests need both runs' translations of the *same* sentences scored the same way, so they
+are run only when the test sets (sources and references, in order) and the BLEU
+tokenizer match; otherwise the comparison says why not and shows each run's own scores.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from workbench.core.config import DEFAULT_OUTPUT_DIR
+from workbench.core.experiments import RunRow, run_row
+from workbench.core.metrics import sentence_chrf
+from workbench.core.report.build import epoch_rows, output_root_of, train_loss_points
+from workbench.core.report.model import EpochRow
+from workbench.core.runs import (
+    METRICS_FILE,
+    RUN_CONFIG_FILE,
+    RUNS_FOLDER,
+    SUMMARY_FILE,
+    RunSummary,
+    read_json_dict,
+    read_jsonl,
+    read_summary,
+    translations_file,
+)
+from workbench.core.scores import SetScores, randomisation_p, score_before_after
+from workbench.errors import WorkbenchError
+
+#: Settings that say where a run wrote, not how it trained.
+NOT_COMPARED = ("output_dir",)
+#: Settings that change how the test set is decoded (a difference is part of the result).
+DECODING_SETTINGS = ("num_beams", "max_new_tokens", "no_repeat_ngram_size", "target_label")
+#: A folder holding any of these is a run folder (a run killed early has only the first).
+RUN_FILES = (RUN_CONFIG_FILE, METRICS_FILE, SUMMARY_FILE)
+#: Sentences shown each way per pair of runs.
+N_DIFFERENCES = 3
+#: Where comparisons are written under the output folder.
+COMPARISONS_FOLDER = "comparisons"
+LETTERS = "ABCDEFGHIJKLMNOPQRSTUVWXYZ"
+
+
+@dataclass
+class ComparedRun:
+    """One run as the comparison sees it."""
+
+    letter: str  # "A" for the first (the baseline of every test), "B", ...
+    row: RunRow
+    settings: dict[str, Any]
+    epochs: list[EpochRow]
+    train_loss: list[tuple[float, float]]
+    test_rows: list[dict[str, Any]]  # test_translations.jsonl
+    bleu_tokenize: str | None
+
+    @property
+    def run_id(self) -> str:
+        """The run folder's name."""
+        return self.row.run_id
+
+
+@dataclass(frozen=True)
+class PairedResult:
+    """Run ``letter`` against the first run on their shared test set.
+
+    ``scores`` is :class:`SetScores` with the first run as "before" and this run as
+    "after": each side's bootstrap interval, the paired difference with its interval and
+    the paired-bootstrap p-values. ``*_p_ar`` are approximate randomisation's.
+    """
+
+    letter: str
+    scores: SetScores
+    bleu_p_ar: float
+    chrf_p_ar: float
+
+
+@dataclass(frozen=True)
+class Difference:
+    """One test sentence where two runs differ, with each run's sentence chrF."""
+
+    source: str
+    reference: str
+    first: str  # the first run's translation
+    other: str
+    chrf_first: float
+    chrf_other: float
+
+    @property
+    def gap(self) -> float:
+        """How much better the other run's translation scores (negative: worse)."""
+        return round(self.chrf_other - self.chrf_first, 2)
+
+
+@dataclass
+class Comparison:
+    """Everything ``compare`` shows."""
+
+    runs: list[ComparedRun]
+    #: Settings whose values differ between the runs: name -> one value per run.
+    settings: dict[str, list[Any]]
+    test_label: str | None  # "test (10% held out, seed 42, 425)" when the runs share it
+    paired: list[PairedResult] = field(default_factory=list)
+    #: Runs without a paired test against A: letter -> why (another test set, unfinished).
+    not_paired: dict[str, str] = field(default_factory=dict)
+    #: letter -> (where it is better than the first, where it is worse).
+    differences: dict[str, tuple[list[Difference], list[Difference]]] = field(
+        default_factory=dict)
+    notes: list[str] = field(default_factory=list)
+    figures: dict[str, str] = field(default_factory=dict)  # key -> SVG text
+    generated: str = ""
+
+    @property
+    def first(self) -> ComparedRun:
+        """The baseline every test is against."""
+        return self.runs[0]
+
+
+def resolve_run(name: str, output_root: Path) -> Path:
+    """A run folder from its name under ``<output>/runs`` or from a path."""
+    for path in (output_root / RUNS_FOLDER / name, Path(name).expanduser()):
+        if path.is_dir() and any((path / f).is_file() for f in RUN_FILES):
+            return path
+    raise WorkbenchError(f"no run '{name}' under {output_root / RUNS_FOLDER}; give a run "
+                         "folder or a run id as `workbench runs` lists them")
+
+
+def read_run(letter: str, run_dir: Path) -> ComparedRun:
+    """One run folder read back (what a run killed early lacks stays empty)."""
+    settings = read_json_dict(run_dir / RUN_CONFIG_FILE) or {}
+    summary = read_summary(run_dir) or RunSummary()
+    events = read_jsonl(run_dir / METRICS_FILE)
+    tokenize = settings.get("bleu_tokenize")
+    return ComparedRun(
+        letter=letter, row=run_row(run_dir), settings=settings,
+        epochs=epoch_rows(summary, events), train_loss=train_loss_points(events),
+        test_rows=read_jsonl(run_dir / translations_file("test")),
+        bleu_tokenize=tokenize if isinstance(tokenize, str) else None,
+    )
+
+
+def differing_settings(runs: list[ComparedRun]) -> dict[str, list[Any]]:
+    """The settings whose values are not the same in every run, in config order."""
+    names: list[str] = []
+    for run in runs:
+        names += [k for k in run.settings if k not in names and k not in NOT_COMPARED]
+    values = {name: [run.settings.get(name) for run in runs] for name in names}
+    return {name: vals for name, vals in values.items()
+            if any(v != vals[0] for v in vals[1:])}
+
+
+def why_not_paired(first: ComparedRun, other: ComparedRun) -> str:
+    """Why these two runs cannot be tested paired ("" when they can)."""
+    for run in (first, other):
+        if run.row.status != "finished" or not run.test_rows:
+            return (f"run {run.letter} ({run.run_id}) has no test translations (status: "
+                    f"{run.row.status}); a paired test needs two finished runs")
+    a, b = first.row.test, other.row.test
+    if a is not None and b is not None and (a.name, a.size) != (b.name, b.size):
+        return (f"run {other.letter}'s test set is {b.name} ({b.size:,} sentences) and run "
+                f"{first.letter}'s is {a.name} ({a.size:,}); a paired test needs the same "
+                "sentences")
+    if [(r.get("source"), r.get("reference")) for r in first.test_rows] != [
+            (r.get("source"), r.get("reference")) for r in other.test_rows]:
+        return (f"runs {first.letter} and {other.letter} were tested on different sentences "
+                f"({len(first.test_rows):,} and {len(other.test_rows):,}; other data, split "
+                "or seed); a paired test needs the same sentences")
+    if first.bleu_tokenize != other.bleu_tokenize:
+        return (f"run {other.letter} scores BLEU with tokenizer '{other.bleu_tokenize}' and "
+                f"run {first.letter} with '{first.bleu_tokenize}'; the scores are not "
+                "comparable")
+    return ""
+
+
+def differences(first: ComparedRun, other: ComparedRun,
+                k: int = N_DIFFERENCES) -> tuple[list[Difference], list[Difference]]:
+    """The k sentences where ``other`` beats the first run most by sentence chrF, and the
+    k where it loses most (sentences with equal scores are neither)."""
+    rows = [
+        Difference(source=str(a.get("source", "")), reference=str(a.get("reference", "")),
+                   first=str(a.get("after", "")), other=str(b.get("after", "")),
+                   chrf_first=round(sentence_chrf(str(a.get("after", "")),
+                                                  str(a.get("reference", ""))), 2),
+                   chrf_other=round(sentence_chrf(str(b.get("after", "")),
+                                                  str(b.get("reference", ""))), 2))
+        for a, b in zip(first.test_rows, other.test_rows, strict=True)
+        if a.get("after") != b.get("after")
+    ]
+    ranked = sorted(rows, key=lambda d: d.gap)  # stable: ties keep test-set order
+    better = [d for d in reversed(ranked) if d.gap > 0][:k]
+    worse = [d for d in ranked if d.gap < 0][:k]
+    return better, worse
+
+
+def paired_result(first: ComparedRun, other: ComparedRun) -> PairedResult:
+    """sacreBLEU's paired bootstrap and approximate randomisation, ``other`` vs first."""
+    refs = [str(r.get("reference", "")) for r in first.test_rows]
+    base = [str(r.get("after", "")) for r in first.test_rows]
+    system = [str(r.get("after", "")) for r in other.test_rows]
+    tokenize = first.bleu_tokenize or "13a"
+    name = first.row.test.name if first.row.test is not None else "test"
+    scores = score_before_after(base, system, refs, tokenize, "test", name)
+    ar = randomisation_p(base, system, refs, tokenize)
+    return PairedResult(letter=other.letter, scores=scores, bleu_p_ar=ar["bleu"],
+                        chrf_p_ar=ar["chrf"])
+
+
+def decoding_notes(settings: dict[str, list[Any]]) -> list[str]:
+    """A warning when the runs decoded their test sets differently."""
+    changed = [name for name in settings if name in DECODING_SETTINGS]
+    if not changed:
+        return []
+    return [f"The runs decode differently ({', '.join(changed)}): each side of a test is "
+            "decoded with its own run's settings, so the difference includes the decoding, "
+            "not only the training."]
+
+
+def build_comparison(names: list[str], output_root: str | Path | None = None) -> Comparison:
+    """Read the named runs (ids or folders) and compare each with the first."""
+    if len(names) < 2:
+        raise WorkbenchError("compare needs at least two runs; `workbench runs` lists them")
+    if len(names) > len(LETTERS):
+        raise WorkbenchError(f"compare takes at most {len(LETTERS)} runs, not {len(names)}")
+    root = Path(output_root if output_root is not None else DEFAULT_OUTPUT_DIR).expanduser()
+    folders = [resolve_run(name, root) for name in names]
+    seen = [f.resolve() for f in folders]
+    if len(set(seen)) < len(seen):
+        raise WorkbenchError("the same run is named twice; compare different runs")
+    runs = [read_run(LETTERS[n], folder) for n, folder in enumerate(folders)]
+    settings = differing_settings(runs)
+    comparison = Comparison(runs=runs, settings=settings, test_label=None,
+                            notes=decoding_notes(settings),
+                            generated=time.strftime("%Y-%m-%d %H:%M"))
+    first = runs[0]
+    for other in runs[1:]:
+        reason = why_not_paired(first, other)
+        if reason:
+            comparison.not_paired[other.letter] = reason
+            continue
+        comparison.paired.append(paired_result(first, other))
+        comparison.differences[other.letter] = differences(first, other)
+    if comparison.paired and first.row.test is not None:
+        comparison.test_label = first.row.test.label
+    return comparison
+
+
+def default_folder(comparison: Comparison) -> Path:
+    """``<output>/comparisons/<first>_vs_<second>[_vs_…]`` next to the runs."""
+    root = output_root_of(Path(comparison.first.row.run_dir))
+    return root / COMPARISONS_FOLDER / "_vs_".join(run.run_id for run in comparison.runs)

@@ -1,0 +1,49 @@
+"""plotext charts as plain characters, for terminal output, pipes and logs alike.
+
+No colour codes: the same text reads the same in a terminal, a log file and a report.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from typing import Any
+
+from workbench.core.scores import finite_or_none
+from workbench.core.svg import nice_ticks
+
+
+def plain_chart(draw: Callable[[Any], None], width: int = 72, height: int = 16) -> str:
+    """A plotext chart drawn by ``draw(plt)``, as plain characters."""
+    import plotext as plt
+
+    plt.clear_figure()
+    plt.plot_size(width, height)
+    plt.theme("clear")
+    draw(plt)
+    return str(plt.uncolorize(plt.build()))
+
+
+def line_chart_text(series: Sequence[tuple[str, Sequence[tuple[float, float]]]], *,
+                    title: str, x_label: str, width: int = 72, height: int = 16) -> str:
+    """Overlaid lines, one per ``(label, points)``; non-finite points are left out and an
+    empty series is not drawn (plotext fails on NaN and on no data)."""
+    cleaned = []
+    for label, points in series:
+        kept = [(x, y) for x, y in ((finite_or_none(a), finite_or_none(b)) for a, b in points)
+                if x is not None and y is not None]
+        if kept:
+            cleaned.append((label, kept))
+
+    def draw(plt: Any) -> None:
+        plt.title(title)
+        plt.xlabel(x_label)
+        for label, points in cleaned:
+            plt.plot([x for x, _ in points], [y for _, y in points], label=label,
+                     marker="braille")
+        xs = [x for _, points in cleaned for x, _ in points]
+        # Round ticks (epochs 1, 5, 10) instead of plotext's evenly spaced floats.
+        plt.xticks([t for t in nice_ticks(min(xs), max(xs), 6) if min(xs) <= t <= max(xs)])
+
+    if not cleaned:
+        return f"{title}: no data"
+    return plain_chart(draw, width, height)
