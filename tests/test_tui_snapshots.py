@@ -33,6 +33,7 @@ from workbench.tui.widgets.attention_pane import AttentionPane
 from workbench.tui.widgets.charts import SeriesChart
 from workbench.tui.widgets.dataset_pane import DatasetPane
 from workbench.tui.widgets.lab_pane import LabPane
+from workbench.tui.widgets.runs_pane import RunsPane
 from workbench.tui.widgets.samples_pane import SamplesPane
 from workbench.tui.widgets.training_pane import TrainingPane
 from workbench.tui.widgets.translate_pane import TranslatePane
@@ -173,6 +174,21 @@ async def lab_attention(pilot: Pilot) -> None:
     assert "cross-attention" in str(pane.query_one("#lab-result", Static).render())
 
 
+async def runs_compared(pilot: Pilot) -> None:
+    """Two more recorded runs (two learning rates) appear next to the replayed one; both are
+    marked and compared: overlaid curves, the settings that differ, the paired tests."""
+    from tests.test_tui_runs import copy_recorded_runs
+
+    copy_recorded_runs(Path("out"))
+    await show_pane(pilot, "runs")
+    pane = pilot.app.query_one(RunsPane)
+    pane.refresh_runs()
+    assert pane.query_one(DataTable).row_count == 3
+    await pilot.press("down", "space", "up", "space", "c")
+    await wait_for(pilot, lambda: pane.comparison is not None, timeout=120,
+                   what="the comparison")
+
+
 PANES: dict[str, Callable[[Pilot], Awaitable[None]]] = {
     "dataset": dataset_at_work,
     "training": training_replayed,
@@ -180,6 +196,7 @@ PANES: dict[str, Callable[[Pilot], Awaitable[None]]] = {
     "translate": translate_history,
     "attention": attention_heatmap,
     "lab": lab_attention,
+    "runs": runs_compared,
 }
 
 

@@ -1,4 +1,4 @@
-"""The Textual workbench: six panes over the same core the headless CLI uses.
+"""The Textual workbench: seven panes over the same core the headless CLI uses.
 
 The app only wires panes together: which run's results the Samples pane shows, which
 models the Translate and Attention panes use, and one handler for worker failures.
@@ -21,25 +21,32 @@ from textual.widgets import Footer, Header, Input, TabbedContent, TabPane, Tabs
 from workbench.core.config import RunConfig
 from workbench.core.runs import BEST_MODEL, HISTORY_FILE, RunSummary
 from workbench.core.scores import headline
-from workbench.tui.messages import ForwardsWorkerFailures, RunFinished, ShowAttention, WorkerFailed
+from workbench.tui.messages import (
+    ForwardsWorkerFailures,
+    OpenRun,
+    RunFinished,
+    ShowAttention,
+    WorkerFailed,
+)
 from workbench.tui.widgets.attention_pane import AttentionPane
 from workbench.tui.widgets.dataset_pane import DatasetPane
 from workbench.tui.widgets.lab_pane import LabPane
 from workbench.tui.widgets.pane_tabs import PaneTabs
+from workbench.tui.widgets.runs_pane import RunsPane
 from workbench.tui.widgets.samples_pane import SamplesPane
 from workbench.tui.widgets.training_pane import TrainingPane
 from workbench.tui.widgets.translate_pane import TranslatePane
 
 W = TypeVar("W", bound=Widget)
-PANES = ("dataset", "training", "samples", "translate", "attention", "lab")
+PANES = ("dataset", "training", "samples", "translate", "attention", "lab", "runs")
 #: Panes with an F-key of their own: F6 and F7 were Screenshot and Report before the Lab
-#: came, so the Lab has only its digit.
+#: and the Runs pane came, so those have only their digits.
 F_KEY_PANES = PANES[:5]
 QUIT_WAIT_SECONDS = 4.0
 
 
 class WorkbenchApp(ForwardsWorkerFailures, App[int]):
-    """Dataset · Training · Samples · Translate · Attention · Lab."""
+    """Dataset · Training · Samples · Translate · Attention · Lab · Runs."""
 
     CSS_PATH = "app.tcss"
     # No auto focus: focusing a widget activates its pane, which at start-up can undo a
@@ -47,7 +54,7 @@ class WorkbenchApp(ForwardsWorkerFailures, App[int]):
     AUTO_FOCUS = None
     TITLE = "workbench"
     BINDINGS = [
-        # F1-F5 switch panes from anywhere; digits 1-6 too, except in a text field, where
+        # F1-F5 switch panes from anywhere; digits 1-7 too, except in a text field, where
         # check_action lets the digit through to be typed.
         *(Binding(f"f{i}", f"switch_pane('{name}')", f"{name.title()}", show=False,
                   priority=True) for i, name in enumerate(F_KEY_PANES, 1)),
@@ -100,6 +107,7 @@ class WorkbenchApp(ForwardsWorkerFailures, App[int]):
                                        base_label=self.config.target_label),
             "attention": AttentionPane(self.tuned_model),
             "lab": LabPane(self.tuned_model),
+            "runs": RunsPane(self.output_root),
         }
         for name, pane in hidden.items():
             await self.query_one(f"TabPane#{name}", TabPane).mount(pane)
@@ -206,8 +214,25 @@ class WorkbenchApp(ForwardsWorkerFailures, App[int]):
             self.query_one(AttentionPane).set_model(summary.best_model)
             self.query_one(LabPane).set_model(summary.best_model)
 
+    @on(OpenRun)
+    def _open_run(self, message: OpenRun) -> None:
+        """A run chosen in the Runs pane: its results in Samples, its model in the others."""
+        from workbench.core.runs import read_summary
+
+        summary = read_summary(Path(message.run_dir))
+        if summary is None or summary.status != "finished":
+            status = summary.status if summary else "running or killed"
+            self.notify(f"{Path(message.run_dir).name} has no results to show (status: "
+                        f"{status}); open a finished run", title="Open run", markup=False)
+            return
+        self._use_run(message.run_dir, summary)
+        self.action_show_pane("samples")
+
     @on(RunFinished)
     def _run_finished(self, message: RunFinished) -> None:
+        runs = self._mounted(RunsPane)
+        if runs is not None:
+            runs.refresh_runs()
         if message.status == "finished":
             self._use_run(message.run_dir, message.summary)
             scores = message.summary.test

@@ -44,6 +44,13 @@ class RunFinished(Message):
 
 
 @dataclass
+class OpenRun(Message):
+    """Show a saved run in the Samples pane (from the Runs pane)."""
+
+    run_dir: str
+
+
+@dataclass
 class ShowAttention(Message):
     """Open a sentence in the Attention pane."""
 

@@ -74,7 +74,8 @@ RUN_HEADER = ["Run", "Run id", "Status", "Epochs", "Steps", "Training time", "Be
               "Val BLEU after (95% CI)", "Test BLEU after (95% CI)"]
 
 
-def _with_ci(score: float | None, ci: Sequence[float] | None) -> str:
+def with_ci(score: float | None, ci: Sequence[float] | None) -> str:
+    """``10.21 (8.66–11.80)``: a score with its 95% interval, or a dash."""
     if score is None or not ci:
         return MISSING
     return f"{score:.2f} ({ci[0]:.2f}–{ci[1]:.2f})"
@@ -91,9 +92,9 @@ def run_rows(comparison: Comparison) -> list[list[str]]:
             MISSING if row.steps is None else f"{row.steps:,}",
             MISSING if row.train_seconds is None else format_seconds(row.train_seconds),
             MISSING if row.best_epoch is None else f"{row.best_epoch:g}",
-            _with_ci(row.validation.bleu_after, row.validation.bleu_after_ci)
+            with_ci(row.validation.bleu_after, row.validation.bleu_after_ci)
             if row.validation else MISSING,
-            _with_ci(row.test.bleu_after, row.test.bleu_after_ci) if row.test else MISSING,
+            with_ci(row.test.bleu_after, row.test.bleu_after_ci) if row.test else MISSING,
         ])
     return rows
 
@@ -122,14 +123,14 @@ def test_rows(comparison: Comparison) -> list[list[str]]:
     if not comparison.paired:
         return []
     first = comparison.paired[0].scores
-    rows = [["A", _with_ci(first.bleu_before, first.bleu_before_ci),
-             _with_ci(first.chrf_before, first.chrf_before_ci), "baseline", "", "", "", "",
+    rows = [["A", with_ci(first.bleu_before, first.bleu_before_ci),
+             with_ci(first.chrf_before, first.chrf_before_ci), "baseline", "", "", "", "",
              ""]]
     for result in comparison.paired:
         s = result.scores
         rows.append([
-            result.letter, _with_ci(s.bleu_after, s.bleu_after_ci),
-            _with_ci(s.chrf_after, s.chrf_after_ci),
+            result.letter, with_ci(s.bleu_after, s.bleu_after_ci),
+            with_ci(s.chrf_after, s.chrf_after_ci),
             _delta(s.bleu_delta, s.bleu_delta_ci), format_p(s.bleu_p, s.n_bootstrap),
             format_p(result.bleu_p_ar, N_PERMUTATIONS),
             _delta(s.chrf_delta, s.chrf_delta_ci), format_p(s.chrf_p, s.n_bootstrap),
@@ -151,7 +152,7 @@ def own_score(run: ComparedRun) -> str:
     test = run.row.test
     if test is None:
         return f"{run.letter}: test BLEU {MISSING}"
-    return f"{run.letter}: {test.label} BLEU {_with_ci(test.bleu_after, test.bleu_after_ci)}"
+    return f"{run.letter}: {test.label} BLEU {with_ci(test.bleu_after, test.bleu_after_ci)}"
 
 
 def not_paired_lines(comparison: Comparison) -> list[str]:
@@ -193,24 +194,34 @@ def _columns(header: Sequence[str], rows: Sequence[Sequence[str]], indent: str =
             for row in (header, *rows)]
 
 
+def settings_lines(comparison: Comparison) -> list[str]:
+    """The settings that differ, one column per run, and the decoding note."""
+    out = ["Settings that differ:"]
+    out += (_columns(settings_header(comparison), settings_rows(comparison))
+            if comparison.settings else ["  none: the runs share every setting"])
+    return out + [f"  note: {note}" for note in comparison.notes]
+
+
+def test_lines(comparison: Comparison) -> list[str]:
+    """The test table with its caption, and why a run has no paired test."""
+    out = []
+    if comparison.paired:
+        out += [f"Test set {test_caption(comparison)}"]
+        out += _columns(TEST_HEADER, test_rows(comparison))
+    return out + not_paired_lines(comparison)
+
+
 def render_text(comparison: Comparison, width: int = 72) -> str:
     """The comparison for a terminal or a pipe: runs, settings, curves, tests, sentences."""
     out = [f"Comparing {len(comparison.runs)} runs; A is the baseline of every test."]
     out += [f"  {run.letter}  {run_line(run.row)}" for run in comparison.runs]
-    out += ["", "Settings that differ:"]
-    out += (_columns(settings_header(comparison), settings_rows(comparison))
-            if comparison.settings else ["  none: the runs share every setting"])
-    out += [f"  note: {note}" for note in comparison.notes]
+    out += ["", *settings_lines(comparison)]
     for key, series in curves(comparison).items():
         if key == "train_loss":  # the per-epoch curves read better in a terminal
             continue
         out += ["", line_chart_text(series, title=FIGURE_TITLES[key][0], x_label="epoch",
                                     width=width)]
-    out.append("")
-    if comparison.paired:
-        out += [f"Test set {test_caption(comparison)}"]
-        out += _columns(TEST_HEADER, test_rows(comparison))
-    out += not_paired_lines(comparison)
+    out += ["", *test_lines(comparison)]
     for title, rows in difference_sections(comparison):
         out += ["", f"{title}:"]
         if not rows:

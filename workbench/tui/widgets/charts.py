@@ -63,6 +63,12 @@ class SeriesChart(PlotextPlot):
         self.replot()
         return True
 
+    def set_series(self, series: dict[str, list[tuple[float, float]]]) -> None:
+        """Replace every series at once (a comparison of finished runs), one redraw."""
+        self.series = {name: ([float(x) for x, _ in points], [float(y) for _, y in points])
+                       for name, points in series.items()}
+        self.replot()
+
     def clear_series(self) -> None:
         """Forget every point (a new run starts)."""
         self.series.clear()

@@ -1,0 +1,99 @@
+"""The Runs pane: the runs table, marking runs, comparing them, opening one in Samples.
+
+Over two recorded tiny runs (``tests/fixtures/tiny_runs``: two learning rates, one test set)
+and a third folder written while the app is open, as a sweep in another terminal would.
+"""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import pytest
+from textual.widgets import DataTable, Static, TabbedContent
+
+from tests.conftest import show_pane, small, wait_for
+from tests.fixtures.record_tiny_run import RUN_NAMES, RUNS_TARGET
+from workbench.core.atomic import write_json
+from workbench.core.runs import RUN_CONFIG_FILE
+from workbench.tui.app import WorkbenchApp
+from workbench.tui.widgets.charts import SeriesChart
+from workbench.tui.widgets.runs_pane import RunsPane
+from workbench.tui.widgets.samples_pane import SamplesPane
+
+
+def copy_recorded_runs(root: Path) -> None:
+    """The two recorded runs into ``root/runs``."""
+    for name in RUN_NAMES:
+        shutil.copytree(RUNS_TARGET / name, root / "runs" / name)
+
+
+@pytest.fixture
+def runs_app(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> WorkbenchApp:
+    """An app on an output folder holding the two recorded runs (relative paths)."""
+    monkeypatch.chdir(tmp_path)
+    copy_recorded_runs(Path("out"))
+    return WorkbenchApp(small(Path(".")))
+
+
+def table_text(pane: RunsPane) -> list[list[str]]:
+    table = pane.query_one(DataTable)
+    return [[str(c) for c in table.get_row_at(i)] for i in range(table.row_count)]
+
+
+async def test_marked_runs_are_compared_with_curves_and_the_paired_test(runs_app):
+    async with runs_app.run_test(size=(130, 40)) as pilot:
+        await show_pane(pilot, "runs")
+        pane = runs_app.query_one(RunsPane)
+        await wait_for(pilot, lambda: pane.query_one(DataTable).row_count == 2,
+                       what="the runs listed")
+        newest, oldest = table_text(pane)
+        assert newest[1] == RUN_NAMES[1] and "learning_rate=0.001" in newest[7]
+        assert oldest[1] == RUN_NAMES[0] and newest[2] == "finished"
+        # c with fewer than two marks says what to do, and nothing runs.
+        await pilot.press("c")
+        assert pane.comparison is None
+        # Mark the older run first: it becomes A, the baseline.
+        await pilot.press("down", "space", "up", "space")
+        assert pane.marked == [RUN_NAMES[0], RUN_NAMES[1]]
+        assert [row[0] for row in table_text(pane)] == ["B", "A"]
+        await pilot.press("c")
+        await wait_for(pilot, lambda: pane.comparison is not None, timeout=120,
+                       what="the comparison")
+        chart = pane.query_one("#runs-chart", SeriesChart)
+        assert sorted(chart.series) == ["A learning_rate=0.003", "B learning_rate=0.001"]
+        assert chart.point_count("A learning_rate=0.003") == 6
+        assert chart.point_count("B learning_rate=0.001") == 6
+        text = str(pane.query_one("#runs-compare", Static).render())
+        assert "Settings that differ:" in text and "p (bs)" in text and "p (ar)" in text
+        assert "\n  B " in text  # B's row of the paired-test table
+        # Unmarking keeps the others' letters in order.
+        await pilot.press("down", "space")
+        assert pane.marked == [RUN_NAMES[1]]
+
+
+async def test_enter_opens_a_run_in_samples_and_new_runs_appear(runs_app):
+    async with runs_app.run_test(size=(130, 40)) as pilot:
+        await show_pane(pilot, "runs")
+        pane = runs_app.query_one(RunsPane)
+        await wait_for(pilot, lambda: pane.query_one(DataTable).row_count == 2,
+                       what="the runs listed")
+        await pilot.press("down", "enter")
+        tabbed = runs_app.query_one(TabbedContent)
+        await wait_for(pilot, lambda: tabbed.active == "samples", what="the Samples pane")
+        samples = runs_app.query_one(SamplesPane)
+        assert samples.query_one(DataTable).row_count == 18
+        assert RUN_NAMES[0] in str(samples.query_one("#samples-summary", Static).render())
+        # A run that has only begun (a sweep's next trial) shows up with its status and
+        # cannot be opened in Samples: one clear line instead.
+        started = Path("out/runs/20260103-000000-demo")
+        started.mkdir()
+        write_json(started / RUN_CONFIG_FILE, {"preset": "demo", "epochs": 2.0})
+        await show_pane(pilot, "runs")
+        pane.refresh_runs()
+        assert table_text(pane)[0][1:3] == [started.name, "running or killed"]
+        pane.query_one(DataTable).move_cursor(row=0)
+        await pilot.press("enter")
+        await pilot.pause(0.2)
+        assert tabbed.active == "runs"
+        assert any("has no results to show" in n.message for n in runs_app._notifications)

@@ -1,0 +1,182 @@
+"""Runs pane: every run of the output folder; mark some and compare them.
+
+The table is ``workbench runs`` (:func:`workbench.core.experiments.list_runs`), re-read
+every few seconds so that a run or a sweep started elsewhere shows up as it goes. Space
+marks a row (the first marked is run A, the baseline of every test); ``c`` compares the
+marked runs with :func:`workbench.core.compare.build.build_comparison` on a worker
+thread (the paired tests take seconds) and shows the overlaid validation BLEU curves,
+the settings that differ and the paired tests in ``workbench compare``'s own wording.
+Enter opens the highlighted run in the Samples pane.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from rich.text import Text
+from textual import on, work
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.containers import Horizontal, ScrollableContainer, Vertical
+from textual.message import Message
+from textual.widgets import DataTable, Static
+
+from workbench.core.events import format_seconds
+from workbench.core.experiments import RunRow, list_runs
+from workbench.core.scores import MISSING
+from workbench.tui.messages import ForwardsWorkerFailures, OpenRun
+from workbench.tui.widgets.charts import SeriesChart
+
+if TYPE_CHECKING:
+    from workbench.core.compare.build import Comparison
+
+#: Seconds between two readings of the runs folder (a few small JSON files per run).
+REFRESH_SECONDS = 5.0
+LETTERS = "ABCDEFGHIJKLMNOPQRSTUVWXYZ"
+#: The scores before the changed settings: those are long, and at 80 columns they would
+#: push the scores off screen.
+COLUMNS = (("", 1), ("run", 20), ("status", 9), ("epochs", 6), ("best", 4),
+           ("val BLEU after", 17), ("test BLEU after", 17), ("changed from preset", 40))
+HELP = "space: mark · c: compare the marked runs (the first is A) · Enter: open in Samples"
+
+
+def _after(row: RunRow, role: str) -> str:
+    from workbench.core.compare.render import with_ci
+
+    scores = getattr(row, role)
+    return with_ci(scores.bleu_after, scores.bleu_after_ci) if scores else MISSING
+
+
+def row_cells(row: RunRow, mark: str) -> tuple[str, ...]:
+    """One table row: the mark, who the run is, what it changed and scored."""
+    from workbench.core.config import setting_value
+
+    changed = " ".join(f"{k}={setting_value(v)}" for k, v in row.changed.items()) or "as preset"
+    epochs = MISSING if row.epochs is None else f"{row.epochs:g}"
+    return (mark, row.run_id, row.status, epochs,
+            MISSING if row.best_epoch is None else f"{row.best_epoch:g}",
+            _after(row, "validation"), _after(row, "test"), changed)
+
+
+class RunsPane(ForwardsWorkerFailures, Vertical):
+    """The runs table, the marks, and the comparison of the marked runs."""
+
+    BINDINGS = [
+        Binding("space", "mark", "Mark"),
+        Binding("c", "compare", "Compare"),
+        Binding("enter", "open_run", "Open in Samples"),
+    ]
+
+    @dataclass
+    class Compared(Message):
+        """A comparison is ready (posted from the worker)."""
+
+        comparison: Comparison
+
+    def __init__(self, output_root: Path) -> None:
+        super().__init__()
+        self.output_root = output_root
+        self.rows: list[RunRow] = []
+        self.marked: list[str] = []  # run ids in the order they were marked
+        self.comparison: Comparison | None = None
+
+    def compose(self) -> ComposeResult:
+        yield Static("", id="runs-summary")
+        yield DataTable(id="runs-table", cursor_type="row", zebra_stripes=True)
+        with Horizontal(id="runs-body"):
+            yield SeriesChart("validation BLEU per epoch", "epoch", id="runs-chart")
+            with ScrollableContainer(id="runs-compare-scroll"):
+                yield Static("Mark two or more runs with space, then press c.",
+                             id="runs-compare")
+
+    def on_mount(self) -> None:
+        table = self.query_one(DataTable)
+        for label, width in COLUMNS:
+            table.add_column(label, width=width)
+        self.refresh_runs()
+        self.set_interval(REFRESH_SECONDS, self.refresh_runs)
+
+    def refresh_runs(self) -> None:
+        """Re-read the runs folder; the table is rebuilt only when something changed."""
+        rows = list_runs(self.output_root)
+        if rows == self.rows and self.query_one(DataTable).row_count == len(rows):
+            return
+        self.rows = rows
+        ids = {row.run_id for row in rows}
+        self.marked = [run_id for run_id in self.marked if run_id in ids]
+        self._fill_table()
+
+    def _fill_table(self) -> None:
+        table = self.query_one(DataTable)
+        current = self.highlighted()
+        table.clear()
+        for row in self.rows:
+            mark = (LETTERS[self.marked.index(row.run_id)] if row.run_id in self.marked
+                    else "")
+            table.add_row(*(Text(cell) for cell in row_cells(row, mark)), key=row.run_id)
+        if current is not None and current.run_id in {r.run_id for r in self.rows}:
+            table.move_cursor(row=table.get_row_index(current.run_id))
+        where = self.output_root / "runs"
+        count = f"{len(self.rows)} run{'s' if len(self.rows) != 1 else ''} under {where}"
+        seconds = format_seconds(REFRESH_SECONDS)
+        self.query_one("#runs-summary", Static).update(
+            Text(f"{count} (re-read every {seconds}) · {HELP}" if self.rows else
+                 f"no runs under {where} yet: start one in the Training pane, or "
+                 "`workbench train --headless` / `workbench sweep` in another terminal"))
+
+    def highlighted(self) -> RunRow | None:
+        """The run under the cursor."""
+        table = self.query_one(DataTable)
+        if not self.rows or table.row_count == 0:
+            return None
+        return self.rows[min(table.cursor_row, len(self.rows) - 1)]
+
+    def action_mark(self) -> None:
+        """Mark or unmark the highlighted run."""
+        row = self.highlighted()
+        if row is None:
+            return
+        if row.run_id in self.marked:
+            self.marked.remove(row.run_id)
+        else:
+            self.marked.append(row.run_id)
+        self._fill_table()
+
+    def action_compare(self) -> None:
+        """Compare the marked runs (on a worker: the paired tests take seconds)."""
+        if len(self.marked) < 2:
+            self.app.notify("mark two or more runs with space first", title="Compare")
+            return
+        self.query_one("#runs-compare", Static).update(
+            Text(f"comparing {', '.join(self.marked)}: running the paired tests…"))
+        self.compare(list(self.marked))
+
+    @work(thread=True, exclusive=True, exit_on_error=False, group="compare")
+    def compare(self, run_ids: list[str]) -> None:
+        """Build the comparison off the main thread; the result comes back as a message."""
+        from workbench.core.compare.build import build_comparison
+
+        self.post_message(self.Compared(build_comparison(run_ids, self.output_root)))
+
+    @on(Compared)
+    def _compared(self, message: Compared) -> None:
+        from workbench.core.compare.render import curves, settings_lines, test_lines
+
+        self.comparison = comparison = message.comparison
+        self.query_one("#runs-chart", SeriesChart).set_series(
+            dict(curves(comparison)["bleu"]))
+        lines = [f"{run.letter}  {run.run_id}" for run in comparison.runs]
+        lines += ["", *settings_lines(comparison), "", *test_lines(comparison)]
+        self.query_one("#runs-compare", Static).update(Text("\n".join(lines)))
+
+    def action_open_run(self) -> None:
+        """Open the highlighted run in the Samples pane."""
+        row = self.highlighted()
+        if row is not None:
+            self.post_message(OpenRun(row.run_dir))
+
+    @on(DataTable.RowSelected, "#runs-table")
+    def _row_selected(self) -> None:
+        self.action_open_run()
