@@ -12,7 +12,7 @@ import sys
 from collections.abc import Callable
 
 from workbench import __version__
-from workbench.cli import attention, export, lab, report, runs, train, translate
+from workbench.cli import attention, export, lab, report, runs, sweep, train, translate
 from workbench.errors import WorkbenchError
 
 #: Each subcommand and the function that runs it.
@@ -27,6 +27,7 @@ COMMANDS: dict[str, Callable[[argparse.Namespace], int]] = {
     "export": export.run,
     "lab": lab.run,
     "runs": runs.run,
+    "sweep": sweep.run,
 }
 
 
@@ -45,6 +46,7 @@ def build_parser() -> argparse.ArgumentParser:
     export.add_parser(sub)  # cheap: ctranslate2 is imported inside its run()
     lab.add_parser(sub)  # cheap: each study imports torch inside its run
     runs.add_parser(sub)
+    sweep.add_parser(sub)  # cheap: optuna and torch are imported inside its run()
     return parser
 
 
