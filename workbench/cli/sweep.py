@@ -115,9 +115,14 @@ def print_result(result: SweepResult, line: Any) -> None:
 
     line("")
     line(f"trials ({len(result.trials)}); {HEADER}")
+    last_of_run = {row.run_dir: row.number for row in result.trials if row.run_dir}
     for row in result.trials:
         folder = Path(row.run_dir) if row.run_dir else None
-        if folder is not None and folder.is_dir():
+        later = last_of_run.get(row.run_dir)
+        if folder is not None and later is not None and later != row.number:
+            text = (f"{row.status}  {point_text(row.params)}  → run {folder.name}, "
+                    f"continued by trial #{later}")
+        elif folder is not None and folder.is_dir():
             text = run_line(run_row(folder))
             if row.status not in ("finished", "running"):  # the study's word on it
                 text += f"  [trial {row.status}" + (f": {row.reason}]" if row.reason else "]")
