@@ -336,3 +336,19 @@ def test_ctrl_c_stops_the_sweep_cleanly_and_a_rerun_continues(tmp_path: Path):
     assert len(list((output / "runs").iterdir())) == 2
     assert "trials (3);" in rerun.stdout
     assert f"#0  stopped  epochs=6  → run {stopped_run.name}, continued by trial #2" in rerun.stdout
+
+
+@pytest.mark.slow
+def test_a_search_draws_its_trials_in_range_and_a_rerun_draws_no_more(tmp_path: Path):
+    base = small(tmp_path, epochs=1.0)
+    space = parse_space(base, [], ["lr=loguniform:1e-3:5e-3", "bs=choice:16,32"])
+    plan = make_plan(base, space, "search", trials=2)
+    result = run_sweep(plan)
+    assert result.status == "finished"
+    assert [r.status for r in result.trials] == ["finished", "finished"]
+    for row in result.trials:
+        assert 1e-3 <= row.params["learning_rate"] <= 5e-3 and row.params["batch_size"] in (16, 32)
+        config = json.loads((Path(row.run_dir) / "config.json").read_text())
+        assert config["learning_rate"] == row.params["learning_rate"]  # the run used the draw
+    assert len({r.params["learning_rate"] for r in result.trials}) == 2
+    assert [r.number for r in run_sweep(plan).trials] == [0, 1]

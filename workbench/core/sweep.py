@@ -73,6 +73,8 @@ def import_optuna() -> Any:
         raise WorkbenchError(OPTUNA_MISSING) from None
     optuna.logging.set_verbosity(optuna.logging.WARNING)
     warnings.filterwarnings("ignore", category=optuna.exceptions.ExperimentalWarning)
+    # Workers claim trials themselves (see "every point once") and beat the heart for them.
+    warnings.filterwarnings("ignore", message="Heartbeat of storage is supposed to be used")
     return optuna
 
 

@@ -191,8 +191,9 @@ def value_text(value: Any) -> str:
 
 
 def point_text(params: dict[str, Any]) -> str:
-    """A trial's settings as ``epochs=4 lr=0.001``."""
-    return " ".join(f"{SHORT_NAMES.get(k, k)}={value_text(v)}" for k, v in params.items())
+    """A trial's settings as ``epochs=4 lr=0.001827`` (a search's draws to 4 digits)."""
+    return " ".join(f"{SHORT_NAMES.get(k, k)}=" + (format(v, ".4g") if isinstance(v, float)
+                                                  else str(v)) for k, v in params.items())
 
 
 def point_key(params: dict[str, Any]) -> str:
