@@ -40,7 +40,14 @@ from typing import Any
 from workbench.core.checkpoints import last_complete_checkpoint, publish_model
 from workbench.core.config import RunConfig, build_config
 from workbench.core.events import Event, EventSink
-from workbench.core.runs import BEST_MODEL, RunSummary, is_finished, new_run_dir, read_summary
+from workbench.core.runs import (
+    BEST_MODEL,
+    RunSummary,
+    check_writable,
+    is_finished,
+    new_run_dir,
+    read_summary,
+)
 from workbench.core.scores import SetScores, finite_or_none
 from workbench.core.sweep_space import SweepSpace, point_key, point_text
 from workbench.errors import WorkbenchError
@@ -337,6 +344,7 @@ class SweepWorker:
     def __init__(self, plan: SweepPlan, on_event: Callable[[SweepEvent | Event], None],
                  stop: threading.Event) -> None:
         self.plan, self.on_event, self.stop = plan, on_event, stop
+        check_writable(plan.output_root)  # before the study's folder is made in it
         self.optuna = import_optuna()
         self.worker = f"{socket.gethostname()}:{os.getpid()}"
         self.waiting_for: set[int] = set()
@@ -356,10 +364,11 @@ class SweepWorker:
             storage = optuna.storages.RDBStorage(
                 plan.storage_url, engine_kwargs=kwargs, heartbeat_interval=plan.heartbeat,
                 grace_period=plan.heartbeat * GRACE_FACTOR)
-        except (ImportError, ValueError) as err:
+        except Exception as err:  # a bad URL, a missing driver, a server not reachable
+            reason = str(err).splitlines()[0] if str(err) else type(err).__name__
             raise WorkbenchError(f"cannot open the sweep's study at '{plan.storage_url}' "
-                                 f"({err}); pass a database URL such as sqlite:///sweep.db or "
-                                 "postgresql://user:password@host/db, with its driver "
+                                 f"({reason}); pass a database URL such as sqlite:///sweep.db "
+                                 "or postgresql://user:password@host/db, with its driver "
                                  "installed") from None
         study = optuna.create_study(study_name=plan.name, storage=storage,
                                     direction="maximize", load_if_exists=True)
