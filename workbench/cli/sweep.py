@@ -53,8 +53,9 @@ def add_parser(subparsers: Any) -> None:
 
 
 class SweepPrinter:
-    """The sweep's lines, and of each run its per-epoch validation and its warnings (every
-    line with ``verbose``)."""
+    """The sweep's lines, and of each run its phases, per-epoch validation and warnings
+    (every line with ``verbose``): a demo trial decodes for minutes before its first epoch,
+    and a phase line says it is alive."""
 
     def __init__(self, verbose: bool) -> None:
         from workbench.cli.headless import HeadlessPrinter
@@ -64,7 +65,7 @@ class SweepPrinter:
         self.line = self.runs.line
 
     def __call__(self, event: Any) -> None:
-        from workbench.core.events import EvalDone, Note
+        from workbench.core.events import EvalDone, Note, Phase
         from workbench.core.sweep import SweepNote, TrialEnded, TrialStarted, sweep_lines
 
         if isinstance(event, TrialStarted | TrialEnded | SweepNote):
@@ -72,8 +73,8 @@ class SweepPrinter:
                 self.line(text)
         elif self.verbose:
             self.runs(event)
-        elif (isinstance(event, EvalDone) and event.stage == "epoch") or (
-                isinstance(event, Note) and event.level != "info"):
+        elif (isinstance(event, EvalDone) and event.stage == "epoch") or isinstance(
+                event, Phase) or (isinstance(event, Note) and event.level != "info"):
             for text in self.runs.text.lines(event):
                 self.line("  " + text)
 
