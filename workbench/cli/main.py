@@ -12,7 +12,17 @@ import sys
 from collections.abc import Callable
 
 from workbench import __version__
-from workbench.cli import attention, compare, export, lab, report, runs, train, translate
+from workbench.cli import (
+    attention,
+    compare,
+    export,
+    lab,
+    report,
+    runs,
+    sweep,
+    train,
+    translate,
+)
 from workbench.errors import WorkbenchError
 
 #: Each subcommand and the function that runs it.
@@ -28,6 +38,7 @@ COMMANDS: dict[str, Callable[[argparse.Namespace], int]] = {
     "lab": lab.run,
     "runs": runs.run,
     "compare": compare.run,
+    "sweep": sweep.run,
 }
 
 
@@ -47,6 +58,7 @@ def build_parser() -> argparse.ArgumentParser:
     lab.add_parser(sub)  # cheap: each study imports torch inside its run
     runs.add_parser(sub)
     compare.add_parser(sub)
+    sweep.add_parser(sub)  # cheap: optuna and torch are imported inside its run()
     return parser
 
 

@@ -11,6 +11,7 @@ import argparse
 import signal
 import sys
 import threading
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -117,18 +118,7 @@ def run_train(args: argparse.Namespace) -> int:
     printer = HeadlessPrinter()
     if not args.headless and main:
         printer.line("(plain output; the full-screen view is `workbench tui`)")
-    stop = threading.Event()
-
-    def request_stop(signum: int, frame: Any) -> None:
-        if stop.is_set():  # a second Ctrl-C means "now"
-            raise KeyboardInterrupt
-        stop.set()
-        if main:
-            printer.line(f"  stopping after this step ({signal.Signals(signum).name}); "
-                         "press Ctrl-C again to abort without a checkpoint")
-
-    for sig in (signal.SIGINT, signal.SIGTERM):
-        signal.signal(sig, request_stop)
+    stop = stop_on_signals(printer.line if main else None)
     result = run_training(config, printer, stop, resume=args.resume)
     if result.status != "finished":
         return 130 if result.status == "stopped" else 1
@@ -142,6 +132,24 @@ def run_train(args: argparse.Namespace) -> int:
         translator = Translator.from_pretrained(model_dir)
         return run_console(translator, model_dir, Path(config.output_dir) / HISTORY_FILE)
     return 0
+
+
+def stop_on_signals(say: Callable[[str], None] | None) -> threading.Event:
+    """An Event that Ctrl-C or SIGTERM sets (the run stops after the step, with a
+    checkpoint); a second Ctrl-C raises KeyboardInterrupt, to abort at once."""
+    stop = threading.Event()
+
+    def request_stop(signum: int, frame: Any) -> None:
+        if stop.is_set():  # a second Ctrl-C means "now"
+            raise KeyboardInterrupt
+        stop.set()
+        if say is not None:
+            say(f"  stopping after this step ({signal.Signals(signum).name}); "
+                "press Ctrl-C again to abort without a checkpoint")
+
+    for sig in (signal.SIGINT, signal.SIGTERM):
+        signal.signal(sig, request_stop)
+    return stop
 
 
 def run_tui(args: argparse.Namespace) -> int:

@@ -72,16 +72,22 @@ def run_training(
     on_event: EventSink | None = None,
     stop: threading.Event | None = None,
     resume: bool = False,
+    run_dir: Path | None = None,
 ) -> RunResult:
     """Fine-tune as configured and return the run's status, folder and summary.
 
     Everything a user can get wrong (Hub access, paths, data files, output folder) is
     checked before the run folder is created, so a mistake leaves nothing behind.
+    ``run_dir`` is for a caller that must know the folder before the run starts (a sweep
+    records it in its study, so a killed trial can be found again): an empty folder gets a
+    new run, one with a config.json is continued as ``resume`` would continue it.
     """
     stop = stop or threading.Event()
     output_root = Path(config.output_dir).expanduser()
     check_writable(output_root)
     resume_dir = run_to_resume(output_root) if resume else None
+    if run_dir is not None and (run_dir / RUN_CONFIG_FILE).is_file():
+        resume_dir = run_dir
     if resume_dir is not None:
         config = saved_config(resume_dir, config.preset)
     preflight(config)
@@ -113,7 +119,7 @@ def run_training(
     quiet_libraries()
     device = pick_device()
     precision = resolve_precision(config, device)
-    run_dir = resume_dir or _new_run(output_root, config, precision, main)
+    run_dir = resume_dir or _new_run(output_root, config, precision, main, run_dir)
     emit = fan_out(JsonlRecorder(run_dir / METRICS_FILE) if main else None, on_event)
     checkpoint: Path | None = None
     if resume_dir is not None:
@@ -192,9 +198,11 @@ def run_training(
 
 
 def _new_run(output_root: Path, config: RunConfig, precision: dict[str, Any],
-             main: bool) -> Path:
-    """A fresh run folder (made by rank 0, shared with the others) with its config.json."""
-    run_dir = distributed.from_main(new_run_dir(output_root, config.preset) if main else None)
+             main: bool, folder: Path | None = None) -> Path:
+    """A fresh run folder (made by rank 0, shared with the others, or ``folder`` when the
+    caller made it) with its config.json."""
+    made = (folder or new_run_dir(output_root, config.preset)) if main else None
+    run_dir = distributed.from_main(made)
     if main:
         write_json(run_dir / RUN_CONFIG_FILE, {**config.to_dict(), "precision": precision})
     return run_dir

@@ -1,0 +1,354 @@
+"""``workbench sweep``: specs, the objective, and real sweeps of tiny runs -- one worker,
+two workers on one SQLite study, a worker killed with SIGKILL, a worker stopped by Ctrl-C.
+
+The subprocess tests use real processes and signals: what they check (two processes
+claiming trials from one database file, a dead worker's trial found by its silence) is
+exactly what a mock would hide.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import REPO, run_cli, scores_block, small, tiny_toml
+from workbench.cli import main
+from workbench.core.config import build_config
+from workbench.core.runs import RunSummary, read_summary
+from workbench.core.scores import SetScores
+from workbench.core.sweep import (
+    OPTUNA_MISSING,
+    TrialFailed,
+    import_optuna,
+    make_plan,
+    run_sweep,
+    trial_value,
+    validation_bleu,
+)
+from workbench.core.sweep_space import default_name, parse_space, point_text
+from workbench.errors import WorkbenchError
+
+optuna = pytest.importorskip("optuna")
+
+
+# --------------------------------------------------------------------------- specs
+
+
+def test_a_grid_is_every_combination_of_checked_values():
+    base = build_config("demo")
+    space = parse_space(base, ["lr=5e-4,1e-3", "epochs=10,20,10"], [])
+    assert space.mode == "grid"
+    assert [d.name for d in space.dimensions] == ["learning_rate", "epochs"]
+    points = space.grid_points()
+    assert points == [{"learning_rate": 5e-4, "epochs": 10.0},
+                      {"learning_rate": 5e-4, "epochs": 20.0},
+                      {"learning_rate": 1e-3, "epochs": 10.0},
+                      {"learning_rate": 1e-3, "epochs": 20.0}]  # the repeated 10 once
+    assert point_text(points[0]) == "lr=0.0005 epochs=10"
+    assert space.spec() == "grid learning_rate=0.0005,0.001 epochs=10,20"
+
+
+def test_a_search_reads_ranges_and_choices():
+    base = build_config("demo")
+    space = parse_space(base, [], ["lr=loguniform:1e-5:1e-3", "batch-size=choice:16,32",
+                                   "epochs=int:2:6", "label_smoothing=uniform:0:0.2"])
+    assert [(d.name, d.kind, d.values) for d in space.dimensions] == [
+        ("learning_rate", "loguniform", (1e-5, 1e-3)), ("batch_size", "choice", (16, 32)),
+        ("epochs", "int", (2, 6)), ("label_smoothing", "uniform", (0.0, 0.2))]
+
+
+@pytest.mark.parametrize(("grid", "search", "needles"), [
+    (["lr=abc"], [], ["--grid 'lr=abc'", "learning_rate", "'abc'"]),
+    (["lr=-1"], [], ["--grid 'lr=-1'", "learning rate must be in (0, 1]"]),
+    (["speed=1,2"], [], ["unknown setting 'speed'", "lr, epochs"]),
+    (["lr"], [], ["--grid takes NAME=VALUES", "--grid lr=5e-4,1e-3"]),
+    (["output_dir=a,b"], [], ["output_dir cannot be swept", "--output-dir"]),
+    (["lr=1e-3", "learning_rate=2e-3"], [], ["learning_rate is swept twice"]),
+    (["lr=1e-3"], ["epochs=int:2:4"], ["--grid or --search, not both"]),
+    ([], [], ["--grid epochs=2,4", "--search lr=loguniform"]),
+    ([], ["lr=normal:0:1"], ["unknown kind 'normal'", "loguniform:LOW:HIGH"]),
+    ([], ["lr=loguniform:1e-3:1e-5"], ["LOW must be below HIGH", "0.001:1e-05"]),
+    ([], ["lr=loguniform:1e-3"], ["loguniform takes LOW:HIGH"]),
+    ([], ["batch_size=uniform:8:64"], ["whole number", "batch_size=int:LOW:HIGH"]),
+    ([], ["bf16=uniform:0:1"], ["not a number", "choice:A,B"]),
+    ([], ["epochs=choice:3"], ["choice needs two values"]),
+])
+def test_a_bad_spec_is_one_sentence_with_the_value_and_the_fix(grid, search, needles):
+    with pytest.raises(WorkbenchError) as err:
+        parse_space(build_config("demo"), grid, search)
+    message = str(err.value)
+    assert "\n" not in message
+    for needle in needles:
+        assert needle in message
+
+
+def test_plan_counts_and_names():
+    base = build_config("demo", overrides={"output_dir": "/tmp/somewhere"})
+    grid = parse_space(base, ["epochs=2,4"], [])
+    with pytest.raises(WorkbenchError, match="--trials is for --search"):
+        make_plan(base, grid, "g", trials=3)
+    with pytest.raises(WorkbenchError, match="letters, digits"):
+        make_plan(base, grid, "a/b")
+    plan = make_plan(base, grid, default_name(base, grid))
+    assert plan.trials == 2
+    assert plan.storage_url == f"sqlite:///{Path('/tmp/somewhere/sweeps').resolve()}/" \
+                               f"{plan.name}.db"
+    search = parse_space(base, [], ["lr=loguniform:1e-5:1e-3"])
+    assert make_plan(base, search, "s").trials == 8
+    with pytest.raises(WorkbenchError, match="--trials must be 1 or more"):
+        make_plan(base, search, "s", trials=0)
+
+
+def test_the_default_name_is_the_same_for_the_same_command_only():
+    base = build_config("demo")
+    grid = parse_space(base, ["epochs=2,4"], [])
+    name = default_name(base, grid)
+    assert name.startswith("demo-epochs-") and name == default_name(build_config("demo"), grid)
+    elsewhere = build_config("demo", overrides={"output_dir": "/tmp/elsewhere"})
+    assert default_name(elsewhere, grid) == name  # the folder is not part of the recipe
+    assert default_name(base, parse_space(base, ["epochs=2,5"], [])) != name
+    other_base = build_config("demo", overrides={"learning_rate": 1e-3})
+    assert default_name(other_base, parse_space(other_base, ["epochs=2,4"], [])) != name
+
+
+# --------------------------------------------------------------------------- the objective
+
+
+def _summary(**blocks) -> RunSummary:
+    return RunSummary.from_dict({"status": "finished", **blocks})
+
+
+def test_the_objective_is_validation_bleu_and_never_reads_the_test_set():
+    validation = scores_block("validation", (0.5, 7.25), (2.0, 12.0))
+    with_test = _summary(validation=validation,
+                         test=scores_block("test", (0.1, 99.0), (1.0, 99.0)))
+    without_test = _summary(validation=validation)
+    garbage_test = _summary(validation=validation, test="not a score block")
+    assert trial_value(with_test) == trial_value(without_test) == trial_value(garbage_test)
+    assert trial_value(with_test) == 7.25
+    # The function that decides takes the validation block alone: no summary, no test.
+    assert validation_bleu(SetScores.from_dict(validation)) == 7.25
+
+
+@pytest.mark.parametrize("validation", [None, "garbage", {"bleu_after": 3.0}])
+def test_a_run_without_validation_scores_fails_its_trial_with_the_reason(validation):
+    summary = _summary(validation=validation, test=scores_block("test", (0.1, 9.0), (1, 9)))
+    with pytest.raises(TrialFailed, match="no validation BLEU"):
+        trial_value(summary)
+
+
+# --------------------------------------------------------------------------- the command
+
+
+def test_without_optuna_the_sweep_says_how_to_install_it(monkeypatch: pytest.MonkeyPatch):
+    monkeypatch.setitem(sys.modules, "optuna", None)  # import optuna -> ImportError
+    with pytest.raises(WorkbenchError) as err:
+        import_optuna()
+    assert str(err.value) == OPTUNA_MISSING == (
+        "workbench sweep needs Optuna: pip install -e '.[sweep]'")
+
+
+def test_sweep_help_imports_neither_optuna_nor_torch():
+    code = ("import sys\nfrom workbench.cli import main\n"
+            "try:\n    main(['sweep', '--help'])\nexcept SystemExit:\n    pass\n"
+            "print('HEAVY', [m for m in ('torch', 'optuna', 'transformers', 'sqlalchemy') "
+            "if m in sys.modules])\n")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         check=True, cwd=REPO)
+    assert "HEAVY []" in out.stdout and "--grid" in out.stdout and "--storage" in out.stdout
+
+
+def test_a_bad_grid_on_the_command_line_is_one_line_and_creates_nothing(tmp_path: Path, capsys):
+    out = tmp_path / "out"
+    assert main(["sweep", "--preset", "demo", "--grid", "lr=abc",
+                 "--output-dir", str(out)]) == 2
+    err = capsys.readouterr().err.strip()
+    assert len(err.splitlines()) == 1 and "--grid 'lr=abc'" in err
+    assert not out.exists()
+
+
+# --------------------------------------------------------------------------- the study
+
+
+def test_a_point_enqueued_twice_is_run_once(tmp_path: Path):
+    """Two workers on a server database can enqueue a point at the same moment; the
+    higher-numbered copy is marked a duplicate when claimed, never trained."""
+    from workbench.core.sweep import SweepWorker
+
+    base = build_config("demo", overrides={"output_dir": str(tmp_path / "out")})
+    space = parse_space(base, ["epochs=2"], [])
+    worker = SweepWorker(make_plan(base, space, "dup"), lambda e: None, threading.Event())
+    params = space.grid_points()[0]
+    for _ in range(2):
+        worker.study.enqueue_trial(params, user_attrs={"point": json.dumps(params)})
+    first = worker._claim()
+    assert first.trial.number == 0
+    # The first is running (here, in this worker): the copy is a duplicate, nothing is left.
+    assert worker._claim() == "wait"
+    first.heartbeat.stop()
+    states = [(t.number, t.state.name, t.user_attrs.get("outcome"))
+              for t in worker.study.get_trials()]
+    assert states == [(0, "RUNNING", None), (1, "FAIL", "duplicate")]
+
+
+# --------------------------------------------------------------------------- real sweeps
+
+
+def _study(output: Path) -> tuple[str, list]:
+    (db,) = (output / "sweeps").glob("*.db")
+    storage = f"sqlite:///{db}"
+    (name,) = optuna.get_all_study_names(storage)
+    return name, optuna.load_study(study_name=name, storage=storage).get_trials()
+
+
+@pytest.mark.slow
+def test_a_grid_sweep_runs_each_point_once_and_a_rerun_runs_none(tmp_path: Path):
+    base = small(tmp_path, epochs=1.0)
+    space = parse_space(base, ["epochs=1,2"], [])
+    plan = make_plan(base, space, default_name(base, space))
+    events: list = []
+    result = run_sweep(plan, events.append)
+    assert result.status == "finished" and len(result.trials) == 2
+    runs = sorted((tmp_path / "out" / "runs").iterdir())
+    assert len(runs) == 2
+    for row in result.trials:
+        summary = read_summary(Path(row.run_dir))
+        assert row.status == "finished" and summary is not None
+        assert summary.status == "finished"
+        # The study's value is the run's validation BLEU after fine-tuning, nothing else.
+        assert row.value == summary.validation.bleu_after
+    assert {point_text(r.params) for r in result.trials} == {"epochs=1", "epochs=2"}
+    assert result.best is not None and result.best.value == max(r.value for r in result.trials)
+    best_summary = read_summary(Path(result.best.run_dir))
+    published = json.loads((tmp_path / "out" / "best_model" / "workbench.json").read_text())
+    assert published["run_dir"] == best_summary.run_dir  # the best trial's model, published
+    assert [type(e).__name__ for e in events].count("TrialStarted") == 2
+
+    again = run_sweep(plan, events.append)
+    assert again.status == "finished"
+    assert [r.number for r in again.trials] == [0, 1]
+    assert sorted((tmp_path / "out" / "runs").iterdir()) == runs
+
+
+def _sweep_args(output: Path, *extra: str) -> list[str]:
+    return ["sweep", "--preset", "demo", "--config", str(output.parent / "tiny.toml"),
+            "--output-dir", str(output), *extra]
+
+
+def _start(args: list[str], cwd: Path) -> subprocess.Popen:
+    env = {**os.environ, "HF_HUB_OFFLINE": "1", "PYTHONUNBUFFERED": "1",
+           "PYTHONPATH": str(REPO)}
+    return subprocess.Popen([sys.executable, "-m", "workbench", *args], cwd=cwd, env=env,
+                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+
+
+def _wait_for_checkpoint(output: Path, worker: subprocess.Popen, timeout: float = 240) -> Path:
+    """The first run folder once it has a complete checkpoint (the worker still training)."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        assert worker.poll() is None, worker.stdout.read()
+        for ckpt in (output / "runs").glob("*/checkpoints/checkpoint-*"):
+            if (ckpt / "optimizer.pt").is_file() and (ckpt / "trainer_state.json").is_file():
+                return ckpt.parents[1]
+        time.sleep(0.2)
+    raise AssertionError("no checkpoint in time")
+
+
+@pytest.mark.slow
+def test_two_workers_on_one_sqlite_study_run_distinct_trials(tmp_path: Path):
+    (tmp_path / "tiny.toml").write_text(tiny_toml(num_beams=1), encoding="utf-8")
+    output = tmp_path / "out"
+    args = _sweep_args(output, "--grid", "epochs=1,2", "--grid", "lr=3e-3,1e-3")
+    workers = [_start(args, tmp_path) for _ in range(2)]
+    outputs = [w.communicate(timeout=600)[0] for w in workers]
+    assert [w.returncode for w in workers] == [0, 0], outputs
+    _, trials = _study(output)
+    assert [t.state.name for t in trials] == ["COMPLETE"] * 4, outputs
+    points = [json.dumps(t.params, sort_keys=True) for t in trials]
+    assert len(set(points)) == 4  # no grid point twice
+    run_dirs = {t.user_attrs["run_dir"] for t in trials}
+    assert len(run_dirs) == 4 and len(list((output / "runs").iterdir())) == 4
+    assert len({t.user_attrs["worker"] for t in trials}) == 2, outputs  # both took trials
+    for text in outputs:  # each worker ends with the whole sweep's table
+        assert "trials (4);" in text and text.count("\n#") == 4 and "best: trial #" in text
+
+
+@pytest.mark.slow
+def test_a_killed_worker_s_trial_is_taken_up_and_continued(tmp_path: Path):
+    (tmp_path / "tiny.toml").write_text(tiny_toml(num_beams=1), encoding="utf-8")
+    output = tmp_path / "out"
+    args = _sweep_args(output, "--grid", "epochs=6,1", "--heartbeat", "1")
+    worker = _start(args, tmp_path)
+    killed_run = _wait_for_checkpoint(output, worker)
+    worker.send_signal(signal.SIGKILL)
+    worker.wait(timeout=30)
+    _, trials = _study(output)
+    assert trials[0].state.name == "RUNNING"  # nobody told the study
+
+    rerun = run_cli(*args, cwd=tmp_path, env={"PYTHONPATH": str(REPO)})
+    assert rerun.returncode == 0, rerun.stdout + rerun.stderr
+    _, trials = _study(output)
+    status = {t.number: (t.state.name, t.user_attrs.get("outcome")) for t in trials}
+    assert status[0] == ("FAIL", None)  # failed by the heartbeat check: its worker died
+    done = [t for t in trials if t.state.name == "COMPLETE"]
+    assert sorted(t.params["epochs"] for t in done) == [1.0, 6.0]
+    retry = next(t for t in done if t.params["epochs"] == 6.0)
+    assert retry.user_attrs["retry_of"] == 0
+    assert retry.user_attrs["run_dir"] == retry.user_attrs["resume"] == str(killed_run)
+    assert read_summary(killed_run).status == "finished"  # continued, not started over
+    assert len(list((output / "runs").iterdir())) == 2
+    assert f"continues run {killed_run.name}" in rerun.stdout
+    assert f"#0  killed  epochs=6  → run {killed_run.name}, continued by trial #" in rerun.stdout
+    assert "best: trial #" in rerun.stdout
+
+
+@pytest.mark.slow
+def test_ctrl_c_stops_the_sweep_cleanly_and_a_rerun_continues(tmp_path: Path):
+    (tmp_path / "tiny.toml").write_text(tiny_toml(num_beams=1), encoding="utf-8")
+    output = tmp_path / "out"
+    args = _sweep_args(output, "--grid", "epochs=6,1")
+    worker = _start(args, tmp_path)
+    stopped_run = _wait_for_checkpoint(output, worker)
+    worker.send_signal(signal.SIGINT)
+    text = worker.communicate(timeout=120)[0]
+    assert worker.returncode == 130, text
+    assert "stopping after this step (SIGINT)" in text and "Traceback" not in text
+    assert "run the same command again to continue" in text
+    _, trials = _study(output)
+    assert [(t.state.name, t.user_attrs.get("outcome")) for t in trials] == [
+        ("FAIL", "stopped"), ("WAITING", None)]  # the grid's other point, not started
+    assert read_summary(stopped_run).status == "stopped"
+
+    rerun = run_cli(*args, cwd=tmp_path, env={"PYTHONPATH": str(REPO)})
+    assert rerun.returncode == 0, rerun.stdout + rerun.stderr
+    assert f"continues run {stopped_run.name}" in rerun.stdout
+    _, trials = _study(output)
+    assert [t.state.name for t in trials] == ["FAIL", "COMPLETE", "COMPLETE"]
+    assert read_summary(stopped_run).status == "finished"
+    assert len(list((output / "runs").iterdir())) == 2
+    assert "trials (3);" in rerun.stdout
+    assert f"#0  stopped  epochs=6  → run {stopped_run.name}, continued by trial #2" in rerun.stdout
+
+
+@pytest.mark.slow
+def test_a_search_draws_its_trials_in_range_and_a_rerun_draws_no_more(tmp_path: Path):
+    base = small(tmp_path, epochs=1.0)
+    space = parse_space(base, [], ["lr=loguniform:1e-3:5e-3", "bs=choice:16,32"])
+    plan = make_plan(base, space, "search", trials=2)
+    result = run_sweep(plan)
+    assert result.status == "finished"
+    assert [r.status for r in result.trials] == ["finished", "finished"]
+    for row in result.trials:
+        assert 1e-3 <= row.params["learning_rate"] <= 5e-3 and row.params["batch_size"] in (16, 32)
+        config = json.loads((Path(row.run_dir) / "config.json").read_text())
+        assert config["learning_rate"] == row.params["learning_rate"]  # the run used the draw
+    assert len({r.params["learning_rate"] for r in result.trials}) == 2
+    assert [r.number for r in run_sweep(plan).trials] == [0, 1]
