@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -30,6 +31,7 @@ from workbench.core.sweep import (
     import_optuna,
     make_plan,
     run_sweep,
+    runs_to_compare,
     trial_value,
     validation_bleu,
 )
@@ -231,6 +233,11 @@ def test_a_grid_sweep_runs_each_point_once_and_a_rerun_runs_none(tmp_path: Path)
     published = json.loads((tmp_path / "out" / "best_model" / "workbench.json").read_text())
     assert published["run_dir"] == best_summary.run_dir  # the best trial's model, published
     assert [type(e).__name__ for e in events].count("TrialStarted") == 2
+    # The closing compare: the best run first (it is run A, the baseline of each test).
+    compared, left_out = runs_to_compare(result)
+    values = {r.run_dir: r.value for r in result.trials}
+    assert left_out == 0 and sorted(compared) == sorted(values)
+    assert values[compared[0]] == max(values.values())
 
     again = run_sweep(plan, events.append)
     assert again.status == "finished"
@@ -336,6 +343,10 @@ def test_ctrl_c_stops_the_sweep_cleanly_and_a_rerun_continues(tmp_path: Path):
     assert len(list((output / "runs").iterdir())) == 2
     assert "trials (3);" in rerun.stdout
     assert f"#0  stopped  epochs=6  → run {stopped_run.name}, continued by trial #2" in rerun.stdout
+    # It ends with the compare of the best run (A) against the other, written beside the runs.
+    assert "Comparing 2 runs; A is the baseline of every test." in rerun.stdout
+    assert re.search(r"\n  B +\d+\.\d\d \(", rerun.stdout)  # B's paired-test row
+    assert len(list((output / "comparisons").glob("*/compare.html"))) == 1
 
 
 @pytest.mark.slow

@@ -32,15 +32,20 @@ def add_parser(subparsers: Any) -> None:
 
 def run(args: argparse.Namespace) -> int:
     """Print the comparison and write compare.md / compare.html."""
+    show_comparison(args.runs, args.output_dir, args.out)
+    return 0
+
+
+def show_comparison(runs: list[str], output_dir: str, out: str | None = None) -> None:
+    """Print the comparison of ``runs`` and write its files (also the end of a sweep)."""
     from pathlib import Path
 
     from workbench.core.compare.build import build_comparison, default_folder
     from workbench.core.compare.render import COMPARE_HTML, render_text, write_comparison
 
-    comparison = build_comparison(args.runs, args.output_dir)
+    comparison = build_comparison(runs, output_dir)
     print(render_text(comparison), end="")
-    folder = Path(args.out).expanduser() if args.out else default_folder(comparison)
+    folder = Path(out).expanduser() if out else default_folder(comparison)
     written = write_comparison(comparison, folder)
     html = next(p for p in written if p.name == COMPARE_HTML)
     print(f"\nwrote {folder}/compare.md and {html} (self-contained: open it in a browser)")
-    return 0

@@ -99,7 +99,7 @@ def run(args: argparse.Namespace) -> int:
     result = run_sweep(plan, printer, stop)
     print_result(result, printer.line)
     if result.status == "finished":
-        compare_best(result)
+        compare_best(result, base.output_dir, printer.line)
         return 0
     printer.line("sweep stopped; run the same command again to continue (finished trials "
                  "are kept, a stopped one continues from its checkpoint)")
@@ -141,7 +141,16 @@ def print_result(result: SweepResult, line: Any) -> None:
         line(f"its model is published to {result.published} (workbench interact uses it)")
 
 
-def compare_best(result: SweepResult) -> None:
-    """Hook: ``workbench compare`` of the best run against the rest (core/compare.py, being
-    built in parallel). Wire it here: the best run is ``result.best.run_dir``, the others
-    are the ``run_dir`` of the other finished rows of ``result.trials``."""
+def compare_best(result: SweepResult, output_dir: str, line: Any) -> None:
+    """``workbench compare`` of the best run (A) against the others, best first."""
+    from workbench.cli.compare import show_comparison
+    from workbench.core.sweep import runs_to_compare
+
+    runs, left_out = runs_to_compare(result)
+    if len(runs) < 2:
+        return
+    line("")
+    if left_out:
+        line(f"comparing the best {len(runs)} runs ({left_out} more left out: "
+             "workbench compare takes any of them)")
+    show_comparison(runs, output_dir)

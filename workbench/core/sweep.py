@@ -619,3 +619,18 @@ def run_sweep(plan: SweepPlan, on_event: EventSink | Callable[[Any], None] | Non
     """Run one worker of ``plan`` to the end (or to ``stop``); see the module docstring."""
     worker = SweepWorker(plan, on_event or (lambda event: None), stop or threading.Event())
     return worker.run()
+
+
+#: Runs a sweep's closing comparison shows at most (the best and the next ones).
+MOST_COMPARED = 6
+
+
+def runs_to_compare(result: SweepResult, most: int = MOST_COMPARED) -> tuple[list[str], int]:
+    """The finished trials' run folders, best validation BLEU first (each folder once), at
+    most ``most`` of them, and how many were left out: the best is run A of the closing
+    ``compare``, so every paired test is "the best against this one"."""
+    finished = sorted((row for row in result.trials
+                       if row.status == "finished" and row.run_dir and row.value is not None),
+                      key=lambda row: -float(row.value or 0.0))
+    folders = list(dict.fromkeys(str(row.run_dir) for row in finished))
+    return folders[:most], max(0, len(folders) - most)
