@@ -227,6 +227,8 @@ def test_a_grid_sweep_runs_each_point_once_and_a_rerun_runs_none(tmp_path: Path)
         assert summary.status == "finished"
         # The study's value is the run's validation BLEU after fine-tuning, nothing else.
         assert row.value == summary.validation.bleu_after
+        # No trial publishes: <output>/best_model is the best trial's, copied at the end.
+        assert summary.best_model == summary.run_best_model
     assert {point_text(r.params) for r in result.trials} == {"epochs=1", "epochs=2"}
     assert result.best is not None and result.best.value == max(r.value for r in result.trials)
     best_summary = read_summary(Path(result.best.run_dir))

@@ -20,6 +20,7 @@ from workbench.tui.app import WorkbenchApp
 from workbench.tui.widgets.charts import SeriesChart
 from workbench.tui.widgets.runs_pane import RunsPane
 from workbench.tui.widgets.samples_pane import SamplesPane
+from workbench.tui.widgets.translate_pane import TranslatePane
 
 
 def copy_recorded_runs(root: Path) -> None:
@@ -36,6 +37,15 @@ def runs_app(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> WorkbenchApp:
     return WorkbenchApp(small(Path(".")))
 
 
+async def open_runs(pilot) -> RunsPane:
+    """Show the Runs pane and wait for the two recorded runs in its table."""
+    await show_pane(pilot, "runs")
+    pane = pilot.app.query_one(RunsPane)
+    await wait_for(pilot, lambda: pane.query_one(DataTable).row_count == 2,
+                   what="the runs listed")
+    return pane
+
+
 def table_text(pane: RunsPane) -> list[list[str]]:
     table = pane.query_one(DataTable)
     return [[str(c) for c in table.get_row_at(i)] for i in range(table.row_count)]
@@ -43,10 +53,7 @@ def table_text(pane: RunsPane) -> list[list[str]]:
 
 async def test_marked_runs_are_compared_with_curves_and_the_paired_test(runs_app):
     async with runs_app.run_test(size=(130, 40)) as pilot:
-        await show_pane(pilot, "runs")
-        pane = runs_app.query_one(RunsPane)
-        await wait_for(pilot, lambda: pane.query_one(DataTable).row_count == 2,
-                       what="the runs listed")
+        pane = await open_runs(pilot)
         newest, oldest = table_text(pane)
         assert newest[1] == RUN_NAMES[1] and "learning_rate=0.001" in newest[7]
         assert oldest[1] == RUN_NAMES[0] and newest[2] == "finished"
@@ -74,16 +81,17 @@ async def test_marked_runs_are_compared_with_curves_and_the_paired_test(runs_app
 
 async def test_enter_opens_a_run_in_samples_and_new_runs_appear(runs_app):
     async with runs_app.run_test(size=(130, 40)) as pilot:
-        await show_pane(pilot, "runs")
-        pane = runs_app.query_one(RunsPane)
-        await wait_for(pilot, lambda: pane.query_one(DataTable).row_count == 2,
-                       what="the runs listed")
+        pane = await open_runs(pilot)
+        # The older run's own model (out/best_model holds whichever run was published last).
+        own_model = Path("out/runs") / RUN_NAMES[0] / "best_model"
+        own_model.mkdir()
         await pilot.press("down", "enter")
         tabbed = runs_app.query_one(TabbedContent)
         await wait_for(pilot, lambda: tabbed.active == "samples", what="the Samples pane")
         samples = runs_app.query_one(SamplesPane)
         assert samples.query_one(DataTable).row_count == 18
         assert RUN_NAMES[0] in str(samples.query_one("#samples-summary", Static).render())
+        assert runs_app.query_one(TranslatePane).models["tuned"] == str(own_model)
         # A run that has only begun (a sweep's next trial) shows up with its status and
         # cannot be opened in Samples: one clear line instead.
         started = Path("out/runs/20260103-000000-demo")
@@ -91,7 +99,10 @@ async def test_enter_opens_a_run_in_samples_and_new_runs_appear(runs_app):
         write_json(started / RUN_CONFIG_FILE, {"preset": "demo", "epochs": 2.0})
         await show_pane(pilot, "runs")
         pane.refresh_runs()
-        assert table_text(pane)[0][1:3] == [started.name, "running or killed"]
+        rows = table_text(pane)
+        assert len(rows) == 3 and rows[0][1:3] == [started.name, "running or killed"]
+        # The cursor stayed on the run it was on, though a row came in above it.
+        assert pane.highlighted().run_id == RUN_NAMES[0]
         pane.query_one(DataTable).move_cursor(row=0)
         await pilot.press("enter")
         await pilot.pause(0.2)

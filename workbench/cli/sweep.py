@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Any
 
 from workbench.cli.options import Flag, add_command
 from workbench.cli.train import add_run_options
+from workbench.core.sweep import DEFAULT_HEARTBEAT, GRACE_FACTOR  # no optuna, no torch
 
 if TYPE_CHECKING:
     from workbench.core.sweep import SweepResult
@@ -27,14 +28,16 @@ FLAGS: tuple[Flag, ...] = (
                   "help": "trials of a --search, all workers together (default: 8)"}),
     ("--name", {"default": None,
                 "help": "the study's name (default: the preset, the swept settings and a "
-                        "hash of the whole command, so the same command finds it again)"}),
+                        "hash of the sweep and every run setting, so the same command "
+                        "finds it again)"}),
     ("--storage", {"default": None, "metavar": "URL",
                    "help": "Optuna database URL, e.g. postgresql://user:pw@host/db, shared "
                            "by workers on several machines (default: "
                            "sqlite:///<output-dir>/sweeps/<name>.db)"}),
-    ("--heartbeat", {"type": int, "default": 30, "metavar": "SECONDS",
+    ("--heartbeat", {"type": int, "default": DEFAULT_HEARTBEAT, "metavar": "SECONDS",
                      "help": "how often a worker tells the study its trial is alive; a trial "
-                             "silent 4x as long is taken as killed and run again (default: 30)"}),
+                             f"silent {GRACE_FACTOR}x as long is taken as killed and run "
+                             f"again (default: {DEFAULT_HEARTBEAT})"}),
     ("--verbose", {"action": "store_true",
                    "help": "every line of every run (default: the epochs and each result)"}),
 )

@@ -16,6 +16,8 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from workbench.errors import WorkbenchError
+
 
 def write_text(path: Path, text: str) -> None:
     """Write a text file atomically: a temporary sibling, flushed, then renamed into place."""
@@ -25,6 +27,25 @@ def write_text(path: Path, text: str) -> None:
         fh.flush()
         os.fsync(fh.fileno())
     tmp.replace(path)
+
+
+def write_documents(folder: Path, files: dict[str, str], what: str,
+                    stale: set[str] | None = None) -> list[Path]:
+    """Write a set of text files (a report, a comparison) into ``folder``, each atomically,
+    after removing ``stale`` ones (a figure the new version no longer has). A failure is
+    one line naming ``what`` could not be written where, and why."""
+    written = []
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+        for name in stale or ():
+            (folder / name).unlink(missing_ok=True)
+        for name, text in files.items():
+            write_text(folder / name, text)
+            written.append(folder / name)
+    except OSError as err:
+        raise WorkbenchError(f"cannot write {what} into {folder}: {err.strerror or err}; "
+                             "check the folder's permissions and free space") from None
+    return written
 
 
 def write_json(path: Path, data: Any) -> None:

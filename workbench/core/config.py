@@ -174,7 +174,8 @@ def setting_value(value: Any) -> str:
     if isinstance(value, bool):
         return "true" if value else "false"
     if isinstance(value, float):
-        return f"{value:g}"  # 2 epochs, not 2.0; 0.0007 stays 0.0007
+        short = f"{value:g}"  # 2 epochs, not 2.0; 0.0007 stays 0.0007
+        return short if float(short) == value else repr(value)  # never a digit lost
     return str(value)
 
 

@@ -24,6 +24,8 @@ from workbench.core.runs import (
 )
 from workbench.core.scores import MISSING, SetScores
 
+#: How compared runs are named, in the order they were given (A is the baseline).
+LETTERS = "ABCDEFGHIJKLMNOPQRSTUVWXYZ"
 #: Settings that differ between runs without being a choice of recipe.
 NOT_A_CHOICE = ("output_dir", "data_revision", "precision", "preset")
 
@@ -98,6 +100,12 @@ def _scores(role: str, scores: SetScores | None) -> str:
             f"[{low:.2f}–{high:.2f}]")
 
 
+def changes_text(row: RunRow) -> str:
+    """``epochs=8 learning_rate=0.001``, or ``as preset``."""
+    return " ".join(f"{key}={setting_value(value)}" for key, value in row.changed.items()) \
+        or "as preset"
+
+
 def run_line(row: RunRow) -> str:
     """A run in one line: id, preset, status, training, best epoch, scores, changes."""
     epochs = MISSING if row.epochs is None else f"{row.epochs:g}"
@@ -106,7 +114,6 @@ def run_line(row: RunRow) -> str:
     seconds = MISSING if row.train_seconds is None else format_seconds(row.train_seconds)
     scores = (row.legacy if row.legacy else
               f"{_scores('val', row.validation)}  {_scores('test', row.test)}")
-    changes = (" ".join(f"{key}={setting_value(value)}" for key, value in row.changed.items())
-               or "as preset")
+    changes = changes_text(row)
     return (f"{row.run_id}  {row.preset}  {row.status}  {epochs} epochs / {steps} steps in "
             f"{seconds}  best epoch {best}  {scores}  {changes}")

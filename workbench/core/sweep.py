@@ -522,12 +522,20 @@ class SweepWorker:
             params = self._suggest(trial)
             config = build_config(self.plan.base.preset,
                                   overrides={**self.plan.base.to_dict(), **params})
-            run_dir = claim.resume_dir or new_run_dir(self.plan.output_root, config.preset)
+            if self.stop.is_set():  # Ctrl-C just after the claim: no minutes of set-up
+                self._tell(claim, None, "stopped", "stopped before it started")
+                return "stopped"
+            # Absolute: a rerun from another working folder finds the folder again.
+            run_dir = (claim.resume_dir
+                       or new_run_dir(self.plan.output_root, config.preset)).resolve()
             trial.set_user_attr("run_dir", str(run_dir))
             done, total = self._counts()
             self.on_event(TrialStarted(trial.number, done + 1, total, params, str(run_dir),
                                        claim.resume_dir is not None))
-            result = run_training(config, self.on_event, self.stop, run_dir=run_dir)
+            # Not published per trial: <output>/best_model becomes the best trial's model
+            # at the end, under the study's lock (see result()).
+            result = run_training(config, self.on_event, self.stop, run_dir=run_dir,
+                                  publish=False)
             outcome, value, reason = "stopped", None, None
             if result.status == "finished":
                 try:
@@ -541,9 +549,11 @@ class SweepWorker:
             raise
         except WorkbenchError as err:  # the user's to fix, for every point: stop here
             self._tell(claim, None, "error", str(err))
+            _remove_if_empty(run_dir)  # refused before the run began: nothing to keep
             raise
         except Exception as err:  # this point's trouble: the next one may train
             outcome, value, reason = "failed", None, f"{type(err).__name__}: {err}"
+            _remove_if_empty(run_dir)
         self._tell(claim, value, outcome, reason)
         done, total = self._counts()
         self.on_event(TrialEnded(trial.number, done + (outcome == "stopped"), total,
@@ -606,6 +616,13 @@ class SweepWorker:
         with contextlib.suppress(Exception):
             self.storage.remove_session()
         return SweepResult(status, self.plan.storage_url, rows, best, published)
+
+
+def _remove_if_empty(folder: Path | None) -> None:
+    """Remove a run folder a trial made when the run never wrote into it."""
+    if folder is not None:
+        with contextlib.suppress(OSError):
+            folder.rmdir()  # only succeeds when empty
 
 
 def _resumable(run_dir: Path) -> bool:

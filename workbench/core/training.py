@@ -73,6 +73,7 @@ def run_training(
     stop: threading.Event | None = None,
     resume: bool = False,
     run_dir: Path | None = None,
+    publish: bool = True,
 ) -> RunResult:
     """Fine-tune as configured and return the run's status, folder and summary.
 
@@ -81,6 +82,8 @@ def run_training(
     ``run_dir`` is for a caller that must know the folder before the run starts (a sweep
     records it in its study, so a killed trial can be found again): an empty folder gets a
     new run, one with a config.json is continued as ``resume`` would continue it.
+    ``publish=False`` leaves ``<output>/best_model`` alone (a sweep publishes only its best
+    trial, at the end): the run's summary then names the run's own copy as its model.
     """
     stop = stop or threading.Event()
     output_root = Path(config.output_dir).expanduser()
@@ -180,8 +183,9 @@ def run_training(
         emit(sample)
 
     # ---- publish
-    published = output_root / BEST_MODEL
-    publish_model(best_dir, published)
+    published = output_root / BEST_MODEL if publish else best_dir
+    if publish:
+        publish_model(best_dir, published)
     write_translations(run_dir, rows)
     summary = dataclasses.replace(
         summary, test=scores["test"], validation=scores["validation"],

@@ -7,6 +7,7 @@ models the Translate and Attention panes use, and one handler for worker failure
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import signal
 import time
 from pathlib import Path
@@ -225,6 +226,10 @@ class WorkbenchApp(ForwardsWorkerFailures, App[int]):
             self.notify(f"{Path(message.run_dir).name} has no results to show (status: "
                         f"{status}); open a finished run", title="Open run", markup=False)
             return
+        # Its own model: <output>/best_model holds whichever run was published last.
+        own = summary.run_best_model
+        if own and Path(own).is_dir():
+            summary = dataclasses.replace(summary, best_model=own)
         self._use_run(message.run_dir, summary)
         self.action_show_pane("samples")
 

@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from workbench.core.config import DEFAULT_OUTPUT_DIR
-from workbench.core.experiments import RunRow, run_row
+from workbench.core.experiments import LETTERS, RunRow, run_row
 from workbench.core.metrics import sentence_chrf
 from workbench.core.report.build import epoch_rows, output_root_of, train_loss_points
 from workbench.core.report.model import EpochRow
@@ -36,14 +36,14 @@ from workbench.errors import WorkbenchError
 #: Settings that say where a run wrote, not how it trained.
 NOT_COMPARED = ("output_dir",)
 #: Settings that change how the test set is decoded (a difference is part of the result).
-DECODING_SETTINGS = ("num_beams", "max_new_tokens", "no_repeat_ngram_size", "target_label")
+DECODING_SETTINGS = ("num_beams", "max_new_tokens", "no_repeat_ngram_size", "target_label",
+                     "max_source_length")
 #: A folder holding any of these is a run folder (a run killed early has only the first).
 RUN_FILES = (RUN_CONFIG_FILE, METRICS_FILE, SUMMARY_FILE)
 #: Sentences shown each way per pair of runs.
 N_DIFFERENCES = 3
 #: Where comparisons are written under the output folder.
 COMPARISONS_FOLDER = "comparisons"
-LETTERS = "ABCDEFGHIJKLMNOPQRSTUVWXYZ"
 
 
 @dataclass

@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from workbench.core import __version__
-from workbench.core.atomic import write_text
+from workbench.core.atomic import write_documents
 from workbench.core.compare.build import ComparedRun, Comparison, Difference
 from workbench.core.config import setting_value
 from workbench.core.events import format_seconds
@@ -26,7 +26,6 @@ from workbench.core.scores import (
 )
 from workbench.core.svg import Series, inline_svg, line_chart_svg
 from workbench.core.text_chart import line_chart_text
-from workbench.errors import WorkbenchError
 
 COMPARE_MD = "compare.md"
 COMPARE_HTML = "compare.html"
@@ -141,8 +140,9 @@ def test_rows(comparison: Comparison) -> list[list[str]]:
 
 def test_caption(comparison: Comparison) -> str:
     """What the test table is: which set, which tests, against which run."""
+    decoding = "".join(f" {note}" for note in comparison.notes)
     return (f"{comparison.test_label}: each run's best model, decoded as its own settings "
-            f"say. Intervals are sacreBLEU's paired bootstrap ({N_BOOTSTRAP} resamples); "
+            f"say.{decoding} Intervals are sacreBLEU's paired bootstrap ({N_BOOTSTRAP} resamples); "
             f"p-values test each run against run A with sacreBLEU's paired bootstrap (bs) "
             f"and approximate randomisation (ar, {N_PERMUTATIONS} shuffles).")
 
@@ -311,14 +311,4 @@ def write_comparison(comparison: Comparison, folder: Path) -> list[Path]:
     files = {FIGURE_FILES[key]: svg for key, svg in comparison.figures.items()}
     files[COMPARE_MD] = render_markdown(comparison)
     files[COMPARE_HTML] = render_html(comparison)
-    written = []
-    try:
-        folder.mkdir(parents=True, exist_ok=True)
-        for name, text in files.items():
-            path = folder / name
-            write_text(path, text)
-            written.append(path)
-    except OSError as err:
-        raise WorkbenchError(f"cannot write the comparison into {folder}: "
-                             f"{err.strerror or err}; give another folder with --out") from None
-    return written
+    return write_documents(folder, files, "the comparison")

@@ -15,7 +15,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from workbench.core.atomic import write_text
+from workbench.core.atomic import write_documents
 from workbench.core.config import DEFAULT_OUTPUT_DIR
 from workbench.core.heatmap import heatmap_svg
 from workbench.core.history import console_for_run
@@ -266,19 +266,8 @@ def write_report(report: RunReport) -> list[Path]:
     files = {FIGURE_FILES[key]: svg for key, svg in report.figures.items()}
     files[REPORT_MD] = render_markdown(report)
     files[REPORT_HTML] = render_html(report)
-    written = []
     stale = set(FIGURE_FILES.values()) - set(files)  # e.g. an old heatmap now absent
-    try:
-        for name in stale:
-            (report.run_dir / name).unlink(missing_ok=True)
-        for name, text in files.items():
-            path = report.run_dir / name
-            write_text(path, text)
-            written.append(path)
-    except OSError as err:
-        raise WorkbenchError(f"cannot write the report into {report.run_dir}: "
-                             f"{err.strerror or err}") from None
-    return written
+    return write_documents(report.run_dir, files, "the report", stale)
 
 
 def create_report(

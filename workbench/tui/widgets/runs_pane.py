@@ -24,7 +24,7 @@ from textual.message import Message
 from textual.widgets import DataTable, Static
 
 from workbench.core.events import format_seconds
-from workbench.core.experiments import RunRow, list_runs
+from workbench.core.experiments import LETTERS, RunRow, changes_text, list_runs
 from workbench.core.scores import MISSING
 from workbench.tui.messages import ForwardsWorkerFailures, OpenRun
 from workbench.tui.widgets.charts import SeriesChart
@@ -34,7 +34,6 @@ if TYPE_CHECKING:
 
 #: Seconds between two readings of the runs folder (a few small JSON files per run).
 REFRESH_SECONDS = 5.0
-LETTERS = "ABCDEFGHIJKLMNOPQRSTUVWXYZ"
 #: The scores before the changed settings: those are long, and at 80 columns they would
 #: push the scores off screen.
 COLUMNS = (("", 1), ("run", 20), ("status", 9), ("epochs", 6), ("best", 4),
@@ -42,22 +41,18 @@ COLUMNS = (("", 1), ("run", 20), ("status", 9), ("epochs", 6), ("best", 4),
 HELP = "space: mark · c: compare the marked runs (the first is A) · Enter: open in Samples"
 
 
-def _after(row: RunRow, role: str) -> str:
+def row_cells(row: RunRow, mark: str) -> tuple[str, ...]:
+    """One table row: the mark, who the run is, what it scored and changed."""
     from workbench.core.compare.render import with_ci
 
-    scores = getattr(row, role)
-    return with_ci(scores.bleu_after, scores.bleu_after_ci) if scores else MISSING
+    def after(role: str) -> str:
+        scores = getattr(row, role)
+        return with_ci(scores.bleu_after, scores.bleu_after_ci) if scores else MISSING
 
-
-def row_cells(row: RunRow, mark: str) -> tuple[str, ...]:
-    """One table row: the mark, who the run is, what it changed and scored."""
-    from workbench.core.config import setting_value
-
-    changed = " ".join(f"{k}={setting_value(v)}" for k, v in row.changed.items()) or "as preset"
     epochs = MISSING if row.epochs is None else f"{row.epochs:g}"
     return (mark, row.run_id, row.status, epochs,
             MISSING if row.best_epoch is None else f"{row.best_epoch:g}",
-            _after(row, "validation"), _after(row, "test"), changed)
+            after("validation"), after("test"), changes_text(row))
 
 
 class RunsPane(ForwardsWorkerFailures, Vertical):
@@ -71,9 +66,12 @@ class RunsPane(ForwardsWorkerFailures, Vertical):
 
     @dataclass
     class Compared(Message):
-        """A comparison is ready (posted from the worker)."""
+        """A comparison of ``run_ids`` is ready, or why it could not be made (posted from
+        the worker)."""
 
-        comparison: Comparison
+        run_ids: list[str]
+        comparison: Comparison | None
+        error: str = ""
 
     def __init__(self, output_root: Path) -> None:
         super().__init__()
@@ -81,6 +79,7 @@ class RunsPane(ForwardsWorkerFailures, Vertical):
         self.rows: list[RunRow] = []
         self.marked: list[str] = []  # run ids in the order they were marked
         self.comparison: Comparison | None = None
+        self.requested: list[str] = []  # the runs of the comparison last asked for
 
     def compose(self) -> ComposeResult:
         yield Static("", id="runs-summary")
@@ -100,17 +99,23 @@ class RunsPane(ForwardsWorkerFailures, Vertical):
 
     def refresh_runs(self) -> None:
         """Re-read the runs folder; the table is rebuilt only when something changed."""
-        rows = list_runs(self.output_root)
+        try:
+            rows = list_runs(self.output_root)
+        except OSError as err:  # the folder went away or became unreadable: say so, go on
+            self.query_one("#runs-summary", Static).update(
+                Text(f"cannot read {self.output_root / 'runs'}: {err.strerror or err}"))
+            return
         if rows == self.rows and self.query_one(DataTable).row_count == len(rows):
             return
+        current = self.highlighted()  # before the rows change: the cursor stays on it
         self.rows = rows
         ids = {row.run_id for row in rows}
         self.marked = [run_id for run_id in self.marked if run_id in ids]
-        self._fill_table()
+        self._fill_table(current)
 
-    def _fill_table(self) -> None:
+    def _fill_table(self, current: RunRow | None = None) -> None:
         table = self.query_one(DataTable)
-        current = self.highlighted()
+        current = current or self.highlighted()
         table.clear()
         for row in self.rows:
             mark = (LETTERS[self.marked.index(row.run_id)] if row.run_id in self.marked
@@ -140,6 +145,10 @@ class RunsPane(ForwardsWorkerFailures, Vertical):
             return
         if row.run_id in self.marked:
             self.marked.remove(row.run_id)
+        elif len(self.marked) >= len(LETTERS):
+            self.app.notify(f"compare takes at most {len(LETTERS)} runs; unmark one first",
+                            title="Mark")
+            return
         else:
             self.marked.append(row.run_id)
         self._fill_table()
@@ -149,21 +158,32 @@ class RunsPane(ForwardsWorkerFailures, Vertical):
         if len(self.marked) < 2:
             self.app.notify("mark two or more runs with space first", title="Compare")
             return
+        self.requested = list(self.marked)
         self.query_one("#runs-compare", Static).update(
             Text(f"comparing {', '.join(self.marked)}: running the paired tests…"))
-        self.compare(list(self.marked))
+        self.compare(self.requested)
 
-    @work(thread=True, exclusive=True, exit_on_error=False, group="compare")
+    @work(thread=True, exit_on_error=False, group="compare")
     def compare(self, run_ids: list[str]) -> None:
         """Build the comparison off the main thread; the result comes back as a message."""
         from workbench.core.compare.build import build_comparison
+        from workbench.errors import WorkbenchError
 
-        self.post_message(self.Compared(build_comparison(run_ids, self.output_root)))
+        try:
+            self.post_message(self.Compared(run_ids,
+                                            build_comparison(run_ids, self.output_root)))
+        except WorkbenchError as err:  # e.g. a run folder removed meanwhile
+            self.post_message(self.Compared(run_ids, None, str(err)))
 
     @on(Compared)
     def _compared(self, message: Compared) -> None:
         from workbench.core.compare.render import curves, settings_lines, test_lines
 
+        if message.run_ids != self.requested:
+            return  # an earlier request that finished late: a newer one is on its way
+        if message.comparison is None:
+            self.query_one("#runs-compare", Static).update(Text(message.error))
+            return
         self.comparison = comparison = message.comparison
         self.query_one("#runs-chart", SeriesChart).set_series(
             dict(curves(comparison)["bleu"]))
