@@ -179,12 +179,19 @@ async def runs_compared(pilot: Pilot) -> None:
     marked and compared: overlaid curves, the settings that differ, the paired tests."""
     from tests.test_tui_runs import copy_recorded_runs
 
-    copy_recorded_runs(Path("out"))
     await show_pane(pilot, "runs")
     pane = pilot.app.query_one(RunsPane)
+    table = pane.query_one(DataTable)
+    await wait_for(pilot, lambda: table.row_count == 1, what="the replayed run listed")
+    copy_recorded_runs(Path("out"))
     pane.refresh_runs()
-    assert pane.query_one(DataTable).row_count == 3
+    assert table.row_count == 3
+    # The cursor stayed on the run it was on, now below the two that came in.
+    assert table.cursor_row == 2
+    table.move_cursor(row=0)
+    await pilot.pause()
     await pilot.press("down", "space", "up", "space", "c")
+    assert pane.marked == ["20260102-000000-demo", "20260102-010000-demo"]
     await wait_for(pilot, lambda: pane.comparison is not None, timeout=120,
                    what="the comparison")
 
