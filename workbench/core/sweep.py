@@ -16,7 +16,8 @@ mode. What this module adds on top of Optuna:
   the trial ``stopped``; a worker killed outright stops sending heartbeats and its trial
   is failed as stale (Optuna's heartbeat). Either way the point is enqueued again, and
   the new trial continues the old run folder from its last complete checkpoint (or starts
-  a new folder when there is none). A trial that *failed* (a NaN loss, no score) is final.
+  a new folder when there is none). A trial that *failed* (a NaN loss, no score, an error
+  such as running out of memory) is final: its line in the table says why.
 - **The objective is validation BLEU**, read from the run's summary by a function that is
   given the validation scores alone: the test set never takes part in a choice.
 
