@@ -23,6 +23,7 @@ from typing import Any, Literal, NamedTuple
 import numpy as np
 
 from workbench.core.decoding import DecodeOptions, clean_input, length_bound, with_label
+from workbench.core.wide import has_cjk
 from workbench.errors import WorkbenchError
 
 #: Widest source the view accepts. Past this a heatmap is dozens of pages of columns that
@@ -184,11 +185,6 @@ class AttentionMap(AttentionGrid):
 
 
 # --- pieces and words ------------------------------------------------------------------
-
-def has_cjk(text: str) -> bool:
-    """True when the text has wide (CJK) characters, which need their own units and fonts."""
-    return any(unicodedata.east_asian_width(ch) in ("W", "F") for ch in text)
-
 
 def _is_punct(text: str) -> bool:
     return bool(text) and all(unicodedata.category(ch).startswith("P") for ch in text)

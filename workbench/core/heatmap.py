@@ -24,8 +24,8 @@ from xml.sax.saxutils import escape
 
 import numpy as np
 
-from workbench.core.attention import has_cjk
 from workbench.core.svg import CJK_FONTS, svg_open, text_width
+from workbench.core.wide import has_cjk, is_wide
 from workbench.errors import WorkbenchError
 
 #: A cell is at least 3 cells wide, so "100" fits in value mode and a shade reads as a block.
@@ -72,7 +72,7 @@ def cell_width(text: str) -> int:
     """Terminal cells ``text`` takes: two for a wide (CJK) character, none for a combining
     mark, one for the rest (as terminals and Rich count them)."""
     return sum(0 if unicodedata.combining(ch) else
-               2 if unicodedata.east_asian_width(ch) in ("W", "F") else 1 for ch in text)
+               2 if is_wide(ch) else 1 for ch in text)
 
 
 def fit(text: str, width: int) -> str:

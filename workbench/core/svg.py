@@ -14,12 +14,12 @@ as a spike or a crash, and all text goes through :func:`xml.sax.saxutils.escape`
 from __future__ import annotations
 
 import math
-import unicodedata
 from collections.abc import Sequence
 from dataclasses import dataclass
 from xml.sax.saxutils import escape, quoteattr
 
 from workbench.core.scores import finite_or_none
+from workbench.core.wide import is_wide
 
 #: Fonts that carry Chinese glyphs, most common first (Linux, macOS, Windows): the SVG
 #: font stack and the PNG heatmap's font search both read this list.
@@ -78,8 +78,7 @@ def tick_label(value: float) -> str:
 
 def text_width(text: str, size: float) -> float:
     """Approximate rendered width: wide (CJK) characters one em, others 0.6 em."""
-    return sum(size * (1.0 if unicodedata.east_asian_width(ch) in ("W", "F") else 0.6)
-               for ch in text)
+    return sum(size * (1.0 if is_wide(ch) else 0.6) for ch in text)
 
 
 def svg_open(width: float, height: float, title: str) -> list[str]:
