@@ -71,9 +71,6 @@ def run_decoding(args: argparse.Namespace) -> int:
     from workbench.core.lab.decoding import STUDY_FILE, decoding_study
     from workbench.core.lab.text import decoding_text, save_result
 
-    if args.limit < 1:
-        raise WorkbenchError(f"--limit must be at least 1, got {args.limit}")
-
     def progress(name: str, done: int, total: int) -> None:
         print(f"  [{done}/{total}] {name}", file=sys.stderr, flush=True)
 

@@ -12,7 +12,6 @@ The paragraph under the table is written from these figures, not fixed in advanc
 from __future__ import annotations
 
 import dataclasses
-import json
 import threading
 import time
 from collections.abc import Callable, Sequence
@@ -117,25 +116,20 @@ class DecodingStudy:
 
 def held_out_pairs(run_dir: Path, limit: int) -> list[tuple[str, str]]:
     """The first ``limit`` (source, reference) pairs of a run's test set, in its order."""
-    from workbench.core.runs import translations_file
+    from workbench.core.runs import read_jsonl, translations_file
 
     path = run_dir / translations_file("test")
-    try:
-        rows = [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines()
-                if line.strip()]
-    except (OSError, json.JSONDecodeError):
-        raise WorkbenchError(f"no readable test set at {path}; pass --run with a finished "
-                             "run folder (workbench train writes it)") from None
-    pairs = [(str(r["source"]), str(r["reference"])) for r in rows
-             if isinstance(r, dict) and "source" in r and "reference" in r]
-    if not pairs:
-        raise WorkbenchError(f"{path} holds no test sentences; pass --run with a finished run")
-    return pairs[: max(1, limit)]
+    pairs = [(str(r["source"]), str(r["reference"])) for r in read_jsonl(path)
+             if "source" in r and "reference" in r]
+    if not pairs:  # missing, unreadable or empty
+        raise WorkbenchError(f"no test sentences in {path}; pass --run with a finished run "
+                             "folder (workbench train writes them)")
+    return pairs[:limit]
 
 
 def repeats_itself(text: str, n: int = REPEAT_N) -> bool:
     """Whether one n-gram occurs twice: of characters for Chinese-like text, else words."""
-    from workbench.core.attention import has_cjk
+    from workbench.core.wide import has_cjk
 
     units = [c for c in text if not c.isspace()] if has_cjk(text) else text.split()
     grams = [tuple(units[i:i + n]) for i in range(len(units) - n + 1)]
@@ -155,6 +149,9 @@ def decoding_study(
     ``on_progress(name, done, total)`` is called before each decode; setting ``stop``
     ends the study between two decodes (WorkbenchError).
     """
+    if limit < 1:  # checked here, for the command and the Lab pane alike
+        raise WorkbenchError(f"the sentence limit must be at least 1, got {limit}; "
+                             "200 is the default")
     import torch
 
     from workbench.core.scores import score_systems

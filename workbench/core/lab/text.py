@@ -7,7 +7,6 @@ because their shades are coloured where the terminal can show it.
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -27,7 +26,7 @@ def save_result(folder: Path | None, name: str, data: dict[str, Any]) -> Path | 
         return None
     path = folder / name
     try:
-        write_json(path, json.loads(json.dumps(data, ensure_ascii=False)))
+        write_json(path, data)
     except OSError as err:
         raise WorkbenchError(f"cannot write {path}: {err.strerror or err}; check the run "
                              "folder's permissions") from None

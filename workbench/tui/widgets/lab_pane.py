@@ -137,13 +137,13 @@ class LabPane(ForwardsWorkerFailures, Vertical):
             return
         limit_text = self.query_one("#lab-limit", Input).value.strip()
         try:
-            limit = int(limit_text)
+            limit = int(limit_text)  # the study itself refuses a limit under 1
         except ValueError:
-            limit = 0
-        if self.study == "decoding" and limit < 1:
-            self._status(Text(f"limit must be a whole number of at least 1, got "
-                              f"{limit_text!r}", style="red"))
-            return
+            if self.study == "decoding":
+                self._status(Text(f"the limit must be a whole number, got {limit_text!r}",
+                                  style="red"))
+                return
+            limit = DEFAULT_LIMIT  # not used by the other studies
         sentence = " ".join(self.query_one("#lab-sentence", Input).value.split())
         if self.study == "attention" and not sentence:
             self._status(Text("empty sentence: type the text to look at, e.g. "
