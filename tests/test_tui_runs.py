@@ -6,14 +6,13 @@ and a third folder written while the app is open, as a sweep in another terminal
 
 from __future__ import annotations
 
-import shutil
 from pathlib import Path
 
 import pytest
 from textual.widgets import DataTable, Static, TabbedContent
 
 from tests.conftest import show_pane, small, wait_for
-from tests.fixtures.record_tiny_run import RUN_NAMES, RUNS_TARGET
+from tests.fixtures.record_tiny_run import RUN_NAMES, copy_recorded_runs
 from workbench.core.atomic import write_json
 from workbench.core.runs import RUN_CONFIG_FILE
 from workbench.tui.app import WorkbenchApp
@@ -21,12 +20,6 @@ from workbench.tui.widgets.charts import SeriesChart
 from workbench.tui.widgets.runs_pane import RunsPane
 from workbench.tui.widgets.samples_pane import SamplesPane
 from workbench.tui.widgets.translate_pane import TranslatePane
-
-
-def copy_recorded_runs(root: Path) -> None:
-    """The two recorded runs into ``root/runs``."""
-    for name in RUN_NAMES:
-        shutil.copytree(RUNS_TARGET / name, root / "runs" / name)
 
 
 @pytest.fixture
@@ -108,3 +101,14 @@ async def test_enter_opens_a_run_in_samples_and_new_runs_appear(runs_app):
         await pilot.pause(0.2)
         assert tabbed.active == "runs"
         assert any("has no results to show" in n.message for n in runs_app._notifications)
+
+
+async def test_an_output_folder_without_runs_says_how_to_make_one(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    app = WorkbenchApp(small(Path(".")))
+    async with app.run_test(size=(130, 40)) as pilot:
+        await show_pane(pilot, "runs")
+        summary = app.query_one(RunsPane).query_one("#runs-summary", Static)
+        await wait_for(pilot, lambda: "no runs under" in str(summary.render()),
+                       what="the no-runs line")
+        assert "workbench sweep" in str(summary.render())

@@ -23,7 +23,7 @@ from textual.pilot import Pilot
 from textual.widgets import DataTable, Input, Log, Static
 
 from tests.conftest import show_pane, wait_for
-from tests.fixtures.record_tiny_run import FILES, RUN_NAME, recorded_config
+from tests.fixtures.record_tiny_run import FILES, RUN_NAME, copy_recorded_runs, recorded_config
 from workbench.core.events import (
     read_events,
 )
@@ -177,8 +177,6 @@ async def lab_attention(pilot: Pilot) -> None:
 async def runs_compared(pilot: Pilot) -> None:
     """Two more recorded runs (two learning rates) appear next to the replayed one; both are
     marked and compared: overlaid curves, the settings that differ, the paired tests."""
-    from tests.test_tui_runs import copy_recorded_runs
-
     await show_pane(pilot, "runs")
     pane = pilot.app.query_one(RunsPane)
     table = pane.query_one(DataTable)

@@ -41,11 +41,16 @@ def show_comparison(runs: list[str], output_dir: str, out: str | None = None) ->
     from pathlib import Path
 
     from workbench.core.compare.build import build_comparison, default_folder
-    from workbench.core.compare.render import COMPARE_HTML, render_text, write_comparison
+    from workbench.core.compare.render import (
+        COMPARE_HTML,
+        COMPARE_MD,
+        render_text,
+        write_comparison,
+    )
 
     comparison = build_comparison(runs, output_dir)
     print(render_text(comparison), end="")
     folder = Path(out).expanduser() if out else default_folder(comparison)
-    written = write_comparison(comparison, folder)
-    html = next(p for p in written if p.name == COMPARE_HTML)
-    print(f"\nwrote {folder}/compare.md and {html} (self-contained: open it in a browser)")
+    write_comparison(comparison, folder)
+    print(f"\nwrote {folder / COMPARE_MD} and {folder / COMPARE_HTML} (self-contained: open "
+          "it in a browser)")

@@ -11,10 +11,6 @@ from typing import Any
 from workbench.cli.options import Flag, add_command
 from workbench.core.config import DEFAULT_OUTPUT_DIR
 
-#: What each column of a run's line is (printed above the lines, here and by ``sweep``).
-HEADER = ("run, preset, status, training, best epoch (by validation BLEU), validation and "
-          "test BLEU before → after [95% interval after], settings changed from the preset")
-
 FLAGS: tuple[Flag, ...] = (
     ("--output-dir", {"default": DEFAULT_OUTPUT_DIR, "metavar": "DIR",
                       "help": f"where the runs live (default: {DEFAULT_OUTPUT_DIR})"}),
@@ -33,7 +29,7 @@ def run(args: argparse.Namespace) -> int:
     import json
     from pathlib import Path
 
-    from workbench.core.experiments import list_runs, run_line
+    from workbench.core.experiments import RUN_LINE_HEADER, list_runs, run_line
 
     rows = list_runs(Path(args.output_dir).expanduser())
     if args.json:
@@ -43,7 +39,7 @@ def run(args: argparse.Namespace) -> int:
         print(f"no runs under {args.output_dir}/runs yet; start one with "
               "workbench train --headless --preset demo")
         return 0
-    print(HEADER)
+    print(RUN_LINE_HEADER)
     for row in rows:
         print(run_line(row))
     return 0

@@ -113,12 +113,11 @@ def print_result(result: SweepResult, line: Any) -> None:
     """The sweep's runs in ``workbench runs`` lines (trial order), then the best trial."""
     from pathlib import Path
 
-    from workbench.cli.runs import HEADER
-    from workbench.core.experiments import run_line, run_row
+    from workbench.core.experiments import RUN_LINE_HEADER, run_line, run_row
     from workbench.core.sweep_space import point_text
 
     line("")
-    line(f"trials ({len(result.trials)}); {HEADER}")
+    line(f"trials ({len(result.trials)}); {RUN_LINE_HEADER}")
     last_of_run = {row.run_dir: row.number for row in result.trials if row.run_dir}
     for row in result.trials:
         folder = Path(row.run_dir) if row.run_dir else None

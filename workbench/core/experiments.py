@@ -22,7 +22,7 @@ from workbench.core.runs import (
     read_summary,
     run_folders,
 )
-from workbench.core.scores import MISSING, SetScores
+from workbench.core.scores import MISSING, SetScores, with_ci
 
 #: How compared runs are named, in the order they were given (A is the baseline).
 LETTERS = "ABCDEFGHIJKLMNOPQRSTUVWXYZ"
@@ -67,10 +67,14 @@ def best_epoch(summary: RunSummary) -> float | None:
     return float(epoch) if isinstance(epoch, int | float) else None
 
 
-def run_row(run_dir: Path) -> RunRow:
-    """One run folder as a row; what it lacks (a run killed early) stays missing."""
-    settings = read_json_dict(run_dir / RUN_CONFIG_FILE) or {}
-    summary = read_summary(run_dir) or RunSummary()
+def run_row(run_dir: Path, settings: dict[str, Any] | None = None,
+            summary: RunSummary | None = None) -> RunRow:
+    """One run folder as a row; what it lacks (a run killed early) stays missing. A caller
+    that has read the folder's config.json or summary already passes them in."""
+    if settings is None:
+        settings = read_json_dict(run_dir / RUN_CONFIG_FILE) or {}
+    if summary is None:
+        summary = read_summary(run_dir) or RunSummary()
     defaults = preset_defaults(settings)
     changed = {key: value for key, value in settings.items()
                if key not in NOT_A_CHOICE and key in defaults and defaults[key] != value}
@@ -106,12 +110,31 @@ def changes_text(row: RunRow) -> str:
         or "as preset"
 
 
+def training_cells(row: RunRow) -> tuple[str, str, str, str]:
+    """Epochs, steps, training time and best epoch as shown, a dash where missing."""
+    return (MISSING if row.epochs is None else f"{row.epochs:g}",
+            MISSING if row.steps is None else f"{row.steps:,}",
+            MISSING if row.train_seconds is None else format_seconds(row.train_seconds),
+            MISSING if row.best_epoch is None else f"{row.best_epoch:g}")
+
+
+def after_cells(row: RunRow) -> tuple[str, str]:
+    """Validation and test BLEU after fine-tuning, each with its 95% interval."""
+    def cell(scores: SetScores | None) -> str:
+        return with_ci(scores.bleu_after, scores.bleu_after_ci) if scores else MISSING
+
+    return cell(row.validation), cell(row.test)
+
+
+#: What each part of a run's line is (printed above the lines by ``runs`` and ``sweep``).
+RUN_LINE_HEADER = ("run, preset, status, training, best epoch (by validation BLEU), validation "
+                   "and test BLEU before → after [95% interval after], settings changed from "
+                   "the preset")
+
+
 def run_line(row: RunRow) -> str:
     """A run in one line: id, preset, status, training, best epoch, scores, changes."""
-    epochs = MISSING if row.epochs is None else f"{row.epochs:g}"
-    steps = MISSING if row.steps is None else f"{row.steps:,}"
-    best = MISSING if row.best_epoch is None else f"{row.best_epoch:g}"
-    seconds = MISSING if row.train_seconds is None else format_seconds(row.train_seconds)
+    epochs, steps, seconds, best = training_cells(row)
     scores = (row.legacy if row.legacy else
               f"{_scores('val', row.validation)}  {_scores('test', row.test)}")
     changes = changes_text(row)

@@ -113,9 +113,6 @@ def read_json_dict(path: Path) -> dict[str, Any] | None:
     return data if isinstance(data, dict) else None
 
 
-#: A run's summary (written by the run, read by every front end and the report).
-
-
 @dataclass
 class RunSummary:
     """What a run did and scored: ``summary.json``, typed.
@@ -164,6 +161,12 @@ class RunSummary:
     def scores(self, role: str) -> SetScores | None:
         """The ``test`` or ``validation`` scores, if the run has them."""
         return self.test if role == "test" else self.validation if role == "validation" else None
+
+    def own_model(self) -> str | None:
+        """The run's own copy of its best model while it is on disk (``best_model`` is the
+        output folder's published copy, which a later run replaces)."""
+        own = self.run_best_model
+        return own if own and Path(own).is_dir() else None
 
     def legacy_line(self) -> str | None:
         """The before/after line of a run made before test sets existed, or None.

@@ -224,6 +224,13 @@ def delta_text(delta: float, ci: list[float]) -> str:
     return f"{delta:+.2f}, 95% CI {ci[0]:+.2f}…{ci[1]:+.2f}"
 
 
+def with_ci(score: float | None, ci: Sequence[float] | None) -> str:
+    """``10.21 (8.66–11.80)``: a score with its 95% interval, or :data:`MISSING`."""
+    if score is None or not ci:
+        return MISSING
+    return f"{score:.2f} ({ci[0]:.2f}–{ci[1]:.2f})"
+
+
 def before_after(s: SetScores, metric: str) -> str:
     """``0.15 → 0.96 (+0.81, 95% CI +0.34…+1.33, p = 0.003)`` for ``bleu`` or ``chrf``:
     the one way every front end and the report write a before → after score."""

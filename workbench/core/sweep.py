@@ -608,8 +608,8 @@ class SweepWorker:
         published = None
         if status == "finished" and best is not None and best.run_dir:
             summary = read_summary(Path(best.run_dir))
-            model = summary.run_best_model if summary else None
-            if model and Path(model).is_dir():
+            model = summary.own_model() if summary else None
+            if model:
                 published_dir = self.plan.output_root / BEST_MODEL
                 with study_lock(self.plan.storage_url):  # two workers finishing at once
                     publish_model(Path(model), published_dir)

@@ -15,7 +15,7 @@ import re
 from dataclasses import dataclass
 from typing import Any, Literal
 
-from workbench.core.config import FIELD_NAMES, RunConfig, build_config
+from workbench.core.config import FIELD_NAMES, RunConfig, build_config, setting_value
 from workbench.errors import WorkbenchError
 
 #: Short names users type for the settings swept most (the flags of ``workbench train``).
@@ -42,7 +42,7 @@ class Dimension:
 
     def spec(self) -> str:
         """The dimension as the user would write it (canonical, for names and checks)."""
-        values = [value_text(v) for v in self.values]
+        values = [setting_value(v) for v in self.values]
         if self.kind == "grid":
             return f"{self.name}={','.join(values)}"
         if self.kind == "choice":
@@ -180,14 +180,6 @@ def default_name(base: RunConfig, space: SweepSpace) -> str:
                                        default=str).encode()).hexdigest()[:8]
     names = "-".join(SHORT_NAMES.get(d.name, d.name) for d in space.dimensions)
     return re.sub(r"[^A-Za-z0-9_.-]+", "-", f"{base.preset}-{names}-{digest}")
-
-
-def value_text(value: Any) -> str:
-    """A setting's value as a user writes it: ``4`` for 4.0, ``0.0005``, ``5e-06``."""
-    if isinstance(value, float) and format(value, "g") != "nan" and float(
-            format(value, "g")) == value:
-        return format(value, "g")
-    return str(value)
 
 
 def point_text(params: dict[str, Any]) -> str:

@@ -227,8 +227,8 @@ class WorkbenchApp(ForwardsWorkerFailures, App[int]):
                         f"{status}); open a finished run", title="Open run", markup=False)
             return
         # Its own model: <output>/best_model holds whichever run was published last.
-        own = summary.run_best_model
-        if own and Path(own).is_dir():
+        own = summary.own_model()
+        if own:
             summary = dataclasses.replace(summary, best_model=own)
         self._use_run(message.run_dir, summary)
         self.action_show_pane("samples")

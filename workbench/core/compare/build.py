@@ -136,7 +136,7 @@ def read_run(letter: str, run_dir: Path) -> ComparedRun:
     events = read_jsonl(run_dir / METRICS_FILE)
     tokenize = settings.get("bleu_tokenize")
     return ComparedRun(
-        letter=letter, row=run_row(run_dir), settings=settings,
+        letter=letter, row=run_row(run_dir, settings, summary), settings=settings,
         epochs=epoch_rows(summary, events), train_loss=train_loss_points(events),
         test_rows=read_jsonl(run_dir / translations_file("test")),
         bleu_tokenize=tokenize if isinstance(tokenize, str) else None,

@@ -15,14 +15,15 @@ from workbench.core import __version__
 from workbench.core.atomic import write_documents
 from workbench.core.compare.build import ComparedRun, Comparison, Difference
 from workbench.core.config import setting_value
-from workbench.core.events import format_seconds
-from workbench.core.experiments import run_line
+from workbench.core.experiments import after_cells, run_line, training_cells
 from workbench.core.report.render import CSS, h, html_table, md, md_table
 from workbench.core.scores import (
     MISSING,
     N_BOOTSTRAP,
     N_PERMUTATIONS,
+    delta_text,
     format_p,
+    with_ci,
 )
 from workbench.core.svg import Series, inline_svg, line_chart_svg
 from workbench.core.text_chart import line_chart_text
@@ -73,27 +74,13 @@ RUN_HEADER = ["Run", "Run id", "Status", "Epochs", "Steps", "Training time", "Be
               "Val BLEU after (95% CI)", "Test BLEU after (95% CI)"]
 
 
-def with_ci(score: float | None, ci: Sequence[float] | None) -> str:
-    """``10.21 (8.66–11.80)``: a score with its 95% interval, or a dash."""
-    if score is None or not ci:
-        return MISSING
-    return f"{score:.2f} ({ci[0]:.2f}–{ci[1]:.2f})"
-
-
 def run_rows(comparison: Comparison) -> list[list[str]]:
     """Who each run is and what it scored on its own (from its summary)."""
     rows = []
     for run in comparison.runs:
         row = run.row
         rows.append([
-            run.letter, row.run_id, row.status,
-            MISSING if row.epochs is None else f"{row.epochs:g}",
-            MISSING if row.steps is None else f"{row.steps:,}",
-            MISSING if row.train_seconds is None else format_seconds(row.train_seconds),
-            MISSING if row.best_epoch is None else f"{row.best_epoch:g}",
-            with_ci(row.validation.bleu_after, row.validation.bleu_after_ci)
-            if row.validation else MISSING,
-            with_ci(row.test.bleu_after, row.test.bleu_after_ci) if row.test else MISSING,
+            run.letter, row.run_id, row.status, *training_cells(row), *after_cells(row),
         ])
     return rows
 
@@ -113,10 +100,6 @@ TEST_HEADER = ["Run", "BLEU (95% CI)", "chrF (95% CI)", "BLEU vs A (95% CI)", "p
                "p (ar)", "chrF vs A (95% CI)", "p (bs)", "p (ar)"]
 
 
-def _delta(delta: float, ci: Sequence[float]) -> str:
-    return f"{delta:+.2f} ({ci[0]:+.2f}…{ci[1]:+.2f})"
-
-
 def test_rows(comparison: Comparison) -> list[list[str]]:
     """Each run's test BLEU and chrF with intervals and its paired tests against A."""
     if not comparison.paired:
@@ -130,9 +113,9 @@ def test_rows(comparison: Comparison) -> list[list[str]]:
         rows.append([
             result.letter, with_ci(s.bleu_after, s.bleu_after_ci),
             with_ci(s.chrf_after, s.chrf_after_ci),
-            _delta(s.bleu_delta, s.bleu_delta_ci), format_p(s.bleu_p, s.n_bootstrap),
+            delta_text(s.bleu_delta, s.bleu_delta_ci), format_p(s.bleu_p, s.n_bootstrap),
             format_p(result.bleu_p_ar, N_PERMUTATIONS),
-            _delta(s.chrf_delta, s.chrf_delta_ci), format_p(s.chrf_p, s.n_bootstrap),
+            delta_text(s.chrf_delta, s.chrf_delta_ci), format_p(s.chrf_p, s.n_bootstrap),
             format_p(result.chrf_p_ar, N_PERMUTATIONS),
         ])
     return rows
@@ -176,12 +159,13 @@ def difference_rows(items: list[Difference]) -> list[list[str]]:
              f"{d.chrf_other:.1f}"] for d in items]
 
 
-def difference_sections(comparison: Comparison) -> list[tuple[str, list[list[str]]]]:
-    """``(title, rows)`` for each run against A, better then worse."""
+def difference_sections(comparison: Comparison) -> list[tuple[str, str, list[list[str]]]]:
+    """``(letter, title, rows)`` for each run against A, better then worse."""
     sections = []
     for letter, (better, worse) in comparison.differences.items():
-        sections.append((f"Where {letter} beats A most (sentence chrF)", difference_rows(better)))
-        sections.append((f"Where {letter} loses to A most (sentence chrF)",
+        sections.append((letter, f"Where {letter} beats A most (sentence chrF)",
+                         difference_rows(better)))
+        sections.append((letter, f"Where {letter} loses to A most (sentence chrF)",
                          difference_rows(worse)))
     return sections
 
@@ -222,7 +206,7 @@ def render_text(comparison: Comparison, width: int = 72) -> str:
         out += ["", line_chart_text(series, title=FIGURE_TITLES[key][0], x_label="epoch",
                                     width=width)]
     out += ["", *test_lines(comparison)]
-    for title, rows in difference_sections(comparison):
+    for letter, title, rows in difference_sections(comparison):
         out += ["", f"{title}:"]
         if not rows:
             out.append("  none")
@@ -230,7 +214,7 @@ def render_text(comparison: Comparison, width: int = 72) -> str:
             source, reference, first, chrf_first, other, chrf_other = row
             out += [f"  source     {source}", f"  reference  {reference}",
                     f"  A ({chrf_first:>5})  {first}",
-                    f"  {title.split()[1]} ({chrf_other:>5})  {other}", ""]
+                    f"  {letter} ({chrf_other:>5})  {other}", ""]
     return "\n".join(out).rstrip() + "\n"
 
 
@@ -259,7 +243,7 @@ def render_markdown(comparison: Comparison) -> str:
     if comparison.paired:
         out += [md(test_caption(comparison)), "", *md_table(TEST_HEADER, test_rows(comparison))]
     out += [line for text in not_paired_lines(comparison) for line in ("", md(text))]
-    for title, rows in difference_sections(comparison):
+    for _, title, rows in difference_sections(comparison):
         out += ["", f"## {title}", ""]
         out += md_table(DIFFERENCE_HEADER, rows) if rows else ["None."]
     return "\n".join(out).rstrip() + "\n"
@@ -295,7 +279,7 @@ def render_html(comparison: Comparison) -> str:
         body += [f'<p class="caption">{h(test_caption(comparison))}</p>',
                  html_table(TEST_HEADER, test_rows(comparison))]
     body += [f"<p>{h(text)}</p>" for text in not_paired_lines(comparison)]
-    for heading, rows in difference_sections(comparison):
+    for _, heading, rows in difference_sections(comparison):
         body += [f"<h2>{h(heading)}</h2>",
                  html_table(DIFFERENCE_HEADER, rows) if rows else "<p>None.</p>"]
     return "\n".join([

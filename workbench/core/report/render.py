@@ -27,6 +27,7 @@ from workbench.core.scores import (
     before_after,
     delta_text,
     format_p,
+    with_ci,
 )
 from workbench.core.svg import FONT_STACK, inline_svg
 
@@ -104,10 +105,6 @@ def epoch_table(report: RunReport) -> tuple[list[str], list[list[str]]]:
     return header, rows
 
 
-def _with_ci(score: float, ci: list[float]) -> str:
-    return f"{score:.2f} ({ci[0]:.2f}–{ci[1]:.2f})"
-
-
 BEFORE_AFTER_HEADER = ["Set", "Metric", "Before (95% CI)", "After (95% CI)",
                        "Change (95% CI)", "p"]
 
@@ -122,8 +119,8 @@ def before_after_rows(report: RunReport) -> list[list[str]]:
         for name, key in (("BLEU", "bleu"), ("chrF", "chrf")):
             values = {suffix: getattr(scores, f"{key}_{suffix}") for suffix in
                       ("before", "before_ci", "after", "after_ci", "delta", "delta_ci", "p")}
-            rows.append([scores.label, name, _with_ci(values["before"], values["before_ci"]),
-                         _with_ci(values["after"], values["after_ci"]),
+            rows.append([scores.label, name, with_ci(values["before"], values["before_ci"]),
+                         with_ci(values["after"], values["after_ci"]),
                          delta_text(values["delta"], values["delta_ci"]),
                          format_p(values["p"], scores.n_bootstrap)])
     return rows

@@ -24,8 +24,14 @@ from textual.message import Message
 from textual.widgets import DataTable, Static
 
 from workbench.core.events import format_seconds
-from workbench.core.experiments import LETTERS, RunRow, changes_text, list_runs
-from workbench.core.scores import MISSING
+from workbench.core.experiments import (
+    LETTERS,
+    RunRow,
+    after_cells,
+    changes_text,
+    list_runs,
+    training_cells,
+)
 from workbench.tui.messages import ForwardsWorkerFailures, OpenRun
 from workbench.tui.widgets.charts import SeriesChart
 
@@ -43,16 +49,8 @@ HELP = "space: mark · c: compare the marked runs (the first is A) · Enter: ope
 
 def row_cells(row: RunRow, mark: str) -> tuple[str, ...]:
     """One table row: the mark, who the run is, what it scored and changed."""
-    from workbench.core.compare.render import with_ci
-
-    def after(role: str) -> str:
-        scores = getattr(row, role)
-        return with_ci(scores.bleu_after, scores.bleu_after_ci) if scores else MISSING
-
-    epochs = MISSING if row.epochs is None else f"{row.epochs:g}"
-    return (mark, row.run_id, row.status, epochs,
-            MISSING if row.best_epoch is None else f"{row.best_epoch:g}",
-            after("validation"), after("test"), changes_text(row))
+    epochs, _, _, best = training_cells(row)
+    return (mark, row.run_id, row.status, epochs, best, *after_cells(row), changes_text(row))
 
 
 class RunsPane(ForwardsWorkerFailures, Vertical):
@@ -76,7 +74,7 @@ class RunsPane(ForwardsWorkerFailures, Vertical):
     def __init__(self, output_root: Path) -> None:
         super().__init__()
         self.output_root = output_root
-        self.rows: list[RunRow] = []
+        self.rows: list[RunRow] | None = None  # None: not read yet, or unreadable
         self.marked: list[str] = []  # run ids in the order they were marked
         self.comparison: Comparison | None = None
         self.requested: list[str] = []  # the runs of the comparison last asked for
@@ -102,10 +100,11 @@ class RunsPane(ForwardsWorkerFailures, Vertical):
         try:
             rows = list_runs(self.output_root)
         except OSError as err:  # the folder went away or became unreadable: say so, go on
+            self.rows = None  # so that the next good reading fills the table again
             self.query_one("#runs-summary", Static).update(
                 Text(f"cannot read {self.output_root / 'runs'}: {err.strerror or err}"))
             return
-        if rows == self.rows and self.query_one(DataTable).row_count == len(rows):
+        if rows == self.rows:
             return
         current = self.highlighted()  # before the rows change: the cursor stays on it
         self.rows = rows
@@ -116,18 +115,19 @@ class RunsPane(ForwardsWorkerFailures, Vertical):
     def _fill_table(self, current: RunRow | None = None) -> None:
         table = self.query_one(DataTable)
         current = current or self.highlighted()
+        rows = self.rows or []
         table.clear()
-        for row in self.rows:
+        for row in rows:
             mark = (LETTERS[self.marked.index(row.run_id)] if row.run_id in self.marked
                     else "")
             table.add_row(*(Text(cell) for cell in row_cells(row, mark)), key=row.run_id)
-        if current is not None and current.run_id in {r.run_id for r in self.rows}:
+        if current is not None and current.run_id in {r.run_id for r in rows}:
             table.move_cursor(row=table.get_row_index(current.run_id))
         where = self.output_root / "runs"
-        count = f"{len(self.rows)} run{'s' if len(self.rows) != 1 else ''} under {where}"
+        count = f"{len(rows)} run{'s' if len(rows) != 1 else ''} under {where}"
         seconds = format_seconds(REFRESH_SECONDS)
         self.query_one("#runs-summary", Static).update(
-            Text(f"{count} (re-read every {seconds}) · {HELP}" if self.rows else
+            Text(f"{count} (re-read every {seconds}) · {HELP}" if rows else
                  f"no runs under {where} yet: start one in the Training pane, or "
                  "`workbench train --headless` / `workbench sweep` in another terminal"))
 
