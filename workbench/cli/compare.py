@@ -8,15 +8,13 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-from workbench.cli.options import Flag, add_command
-from workbench.core.config import DEFAULT_OUTPUT_DIR
+from workbench.cli.options import OUTPUT_DIR_FLAG, Flag, add_command
 
 FLAGS: tuple[Flag, ...] = (
     ("runs", {"nargs": "+", "metavar": "RUN",
               "help": "two or more run ids (as `workbench runs` lists them) or run folders; "
                       "the first is the baseline of every test"}),
-    ("--output-dir", {"default": DEFAULT_OUTPUT_DIR, "metavar": "DIR",
-                      "help": f"where the runs live (default: {DEFAULT_OUTPUT_DIR})"}),
+    OUTPUT_DIR_FLAG,
     ("--out", {"default": None, "metavar": "DIR",
                "help": "where to write compare.md and compare.html (default: "
                        "<output-dir>/comparisons/<A>_vs_<B>)"}),

@@ -10,7 +10,7 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-from workbench.cli.options import DEFAULT_MODEL_DIR, add_command, check_default_model
+from workbench.cli.options import MODEL_FLAG, add_command, check_default_model
 from workbench.errors import WorkbenchError
 
 
@@ -27,8 +27,7 @@ def add_parser(subparsers: Any) -> None:
         flags=(
             ("--ctranslate2", {"action": "store_true",
                                "help": "export for CTranslate2 (the one format for now)"}),
-            ("--model", {"default": DEFAULT_MODEL_DIR,
-                         "help": f"saved model folder (default: {DEFAULT_MODEL_DIR})"}),
+            MODEL_FLAG,
             ("--quantization", {
                 "default": DEFAULT_QUANTIZATION, "choices": QUANTIZATIONS,
                 "help": f"weight type (default: {DEFAULT_QUANTIZATION}, the fastest on CPU; "

@@ -10,11 +10,8 @@ import argparse
 from typing import Any
 
 from workbench.cli.attention import pick, selector
-from workbench.cli.options import DEFAULT_MODEL_DIR, Flag, add_command, check_default_model
+from workbench.cli.options import MODEL_FLAG, add_command, check_default_model
 from workbench.errors import WorkbenchError
-
-MODEL: Flag = ("--model", {"default": DEFAULT_MODEL_DIR,
-                           "help": f"saved model folder (default: {DEFAULT_MODEL_DIR})"})
 
 
 def add_parser(subparsers: Any) -> None:
@@ -24,7 +21,7 @@ def add_parser(subparsers: Any) -> None:
     studies = lab.add_subparsers(dest="study", metavar="STUDY")
     add_command(studies, "decoding", help="greedy, beam and sampling on the test set: BLEU, "
                 "intervals, diversity, time", flags=(
-                    MODEL,
+                    MODEL_FLAG,
                     ("--limit", {"type": int, "default": 200,
                                  "help": "the first N test sentences (default: 200)"}),
                     ("--run", {"metavar": "RUN_DIR", "default": None,
@@ -33,7 +30,7 @@ def add_parser(subparsers: Any) -> None:
                 ))
     add_command(studies, "cache", help="the KV cache: time per token with and without it, "
                 "and its size against the formula", flags=(
-                    MODEL,
+                    MODEL_FLAG,
                     ("--lengths", {"type": int, "nargs": "+", "metavar": "T", "default": None,
                                    "help": "output lengths to force (default: 16 32 64 128)"}),
                     ("--repeats", {"type": int, "default": 3,
@@ -43,7 +40,7 @@ def add_parser(subparsers: Any) -> None:
     add_command(studies, "attention", help="encoder self-, masked decoder self- and "
                 "cross-attention of one sentence", flags=(
                     ("sentence", {"nargs": "*", "help": 'e.g. "I like to drink tea."'}),
-                    MODEL,
+                    MODEL_FLAG,
                     ("--layer", {"type": selector, "default": None,
                                  "help": "layer of each kind, 1 = first, -1 = last, or 'mean' "
                                          "(default: mean)"}),

@@ -22,6 +22,13 @@ DEFAULT_MODEL_DIR = f"{DEFAULT_OUTPUT_DIR}/{BEST_MODEL}"
 
 #: A flag and its ``add_argument`` keywords: commands declare their flags as tables.
 Flag = tuple[str, dict[str, Any]]
+#: ``--model`` of the commands that read a saved model folder (lab, export).
+MODEL_FLAG: Flag = ("--model", {"default": DEFAULT_MODEL_DIR,
+                                  "help": f"saved model folder (default: {DEFAULT_MODEL_DIR})"})
+#: ``--output-dir`` of the commands that read the runs (runs, compare).
+OUTPUT_DIR_FLAG: Flag = ("--output-dir", {"default": DEFAULT_OUTPUT_DIR, "metavar": "DIR",
+                                      "help": "where the runs live "
+                                              f"(default: {DEFAULT_OUTPUT_DIR})"})
 
 
 def add_command(subparsers: Any, name: str, help: str, description: str | None = None,

@@ -8,12 +8,10 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-from workbench.cli.options import Flag, add_command
-from workbench.core.config import DEFAULT_OUTPUT_DIR
+from workbench.cli.options import OUTPUT_DIR_FLAG, Flag, add_command
 
 FLAGS: tuple[Flag, ...] = (
-    ("--output-dir", {"default": DEFAULT_OUTPUT_DIR, "metavar": "DIR",
-                      "help": f"where the runs live (default: {DEFAULT_OUTPUT_DIR})"}),
+    OUTPUT_DIR_FLAG,
     ("--json", {"action": "store_true", "help": "one JSON list, for scripts"}),
 )
 
