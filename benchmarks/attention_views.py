@@ -15,10 +15,10 @@ import sys
 
 import numpy as np
 
-from workbench.core.attention import AttentionMap, forward_attention
+from workbench.core.attention.grid import AttentionMap, forward_attention
 from workbench.core.config import build_config
-from workbench.core.data import prepare_data
-from workbench.core.modeling import load_model_and_tokenizer
+from workbench.core.data.pairs import prepare_data
+from workbench.core.model.load import load_model_and_tokenizer
 
 LEXICON = {
     "i": "我", "you": "你", "he": "他", "she": "她", "tea": "茶", "water": "水", "cat": "猫",

@@ -49,8 +49,8 @@ ARMS = ("transformers", "ct2 int8", "ct2 float32")
 
 
 def load_arms(model: str) -> dict[str, Any]:
-    from workbench.core.ct2_backend import export_ctranslate2
-    from workbench.core.translation import Translator
+    from workbench.core.translate.ct2 import export_ctranslate2
+    from workbench.core.translate.translator import Translator
 
     translators = {"transformers": Translator.from_pretrained(model, device="cpu",
                                                               backend="transformers")}
@@ -103,9 +103,9 @@ def console_latency(translators: dict[str, Any], runs: int, gap: float) -> dict[
 
 def validation_bleu(translators: dict[str, Any], model: str) -> dict[str, Any]:
     from workbench.core.config import build_config
-    from workbench.core.data import prepare_data
-    from workbench.core.metrics import corpus_bleu
-    from workbench.core.translation import read_settings
+    from workbench.core.data.pairs import prepare_data
+    from workbench.core.evaluate.metrics import corpus_bleu
+    from workbench.core.translate.translator import read_settings
 
     config = build_config("demo")
     validation = prepare_data(config).validation
@@ -137,7 +137,7 @@ def opus_shape_latency(runs: int, gap: float) -> dict[str, Any]:
     import torch
     from transformers import MarianConfig, MarianMTModel, MarianTokenizer
 
-    from workbench.core.ct2_backend import export_ctranslate2, import_ctranslate2
+    from workbench.core.translate.ct2 import export_ctranslate2, import_ctranslate2
 
     ct2 = import_ctranslate2()
     vocab_size = 65001

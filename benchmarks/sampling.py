@@ -17,7 +17,7 @@ Usage: python benchmarks/sampling.py [--folder /tmp/wmt19-like] [--rows-per-file
      only): whole row groups in a seeded random order until they hold 4x the file's
      quota, the quota drawn from those rows; files opened with fsspec's defaults
      (5 MiB read-ahead).
-   * **new** -- ``workbench.core.hub_sample.read_sample`` as it is: at most
+   * **new** -- ``workbench.core.data.hub_sample.read_sample`` as it is: at most
      ``MAX_ROWS_PER_GROUP`` rows from each of many random row groups, no read-ahead.
 
    Two cross rows separate the two changes: the old plan without read-ahead, and the new
@@ -51,8 +51,8 @@ from fsspec.spec import AbstractBufferedFile
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from workbench.core import hub_sample
-from workbench.core.data import Pair
+from workbench.core.data import hub_sample
+from workbench.core.data.pairs import Pair
 
 FILES = 13
 GROUP = 1_000  # rows per row group, as in WMT19 zh-en's parquet files
@@ -324,7 +324,7 @@ bytes here are an upper bound). Footer: {footer / 2**10:,.0f} KiB a file.
 opens the local files as `HfFileSystem` opens Hub files (fsspec buffered files, one range
 read per cache miss) and counts the reads and bytes fetched. "before" is the reader and
 plan shipped before issue 12, reimplemented in the benchmark for comparison only; "now" is
-`workbench.core.hub_sample.read_sample` as it is; the two middle rows swap in the old
+`workbench.core.data.hub_sample.read_sample` as it is; the two middle rows swap in the old
 plan, or fsspec's default 5 MiB read-ahead, to show each change alone. Windows are counted
 from the sampled rows' own `f<file> r<row>` labels; with 1,000-row groups a window is a
 row group, so "row groups read" and "distinct windows" agree.

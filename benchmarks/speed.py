@@ -16,10 +16,10 @@ the tables report medians and workbench / reference ratios.
   ``Seq2SeqTrainer`` (random order, no length grouping), evaluation with the model's
   default decoding (4 beams, ``max_length`` 512), batch by batch in dataset order.
 * **workbench** -- the code users run, imported, not re-implemented:
-  ``workbench.core.trainer.build_trainer``, the trainer ``workbench train`` runs (no
+  ``workbench.core.train.trainer.build_trainer``, the trainer ``workbench train`` runs (no
   padding in tokenizing, length-grouped batches, dynamic padding, the loss on real
   target tokens, greedy evaluation bounded to 128 new tokens, longest sentences first,
-  bf16 on GPUs that have it), and ``workbench.core.translation.Translator`` for the
+  bf16 on GPUs that have it), and ``workbench.core.translate.translator.Translator`` for the
   before/after decoding.
 
 Random weights never emit </s>, so generation would always run to its length bound. In
@@ -148,7 +148,7 @@ def plan_training(model: Any, lengths: list[tuple[int, int]], batches: int, work
     """
     import datasets
 
-    from workbench.core.trainer import WorkbenchTrainer, training_arguments
+    from workbench.core.train.trainer import WorkbenchTrainer, training_arguments
 
     config = workbench_config(workdir / "plan")
     dataset = datasets.Dataset.from_dict({"input_ids": [[0] * s for s, _ in lengths],
@@ -313,7 +313,7 @@ def load_model(workdir: Path, device: str, **overrides: Any) -> tuple[Any, Any, 
     """The saved random model (length-forced generation), its tokenizer and the data."""
     from transformers import AutoTokenizer
 
-    from workbench.core.modeling import quiet_libraries
+    from workbench.core.model.load import quiet_libraries
 
     quiet_libraries()
     tokenizer = AutoTokenizer.from_pretrained(str(workdir / "model"))
@@ -357,7 +357,7 @@ def build_trainer(arm: str, phase: str, workdir: Path, device: str) -> tuple[Any
     from transformers import DataCollatorForSeq2Seq, Seq2SeqTrainer, Seq2SeqTrainingArguments
     from transformers.trainer_callback import PrinterCallback, ProgressCallback
 
-    from workbench.core.metrics import make_compute_metrics
+    from workbench.core.evaluate.metrics import make_compute_metrics
 
     model, tokenizer, data = load_model(workdir, device)
     out = workdir / f"out-{arm}-{phase}-{os.getpid()}"
@@ -379,9 +379,9 @@ def build_trainer(arm: str, phase: str, workdir: Path, device: str) -> tuple[Any
             compute_metrics=make_compute_metrics(tokenizer, "zh"),
         )
     else:
-        from workbench.core.data import Pair
-        from workbench.core.run_model import configure_generation
-        from workbench.core.trainer import build_trainer
+        from workbench.core.data.pairs import Pair
+        from workbench.core.train.run_model import configure_generation
+        from workbench.core.train.trainer import build_trainer
 
         config = workbench_config(out)
         configure_generation(model, config)
@@ -556,7 +556,7 @@ def child_eval(arm: str, workdir: Path, device: str, final: bool = True) -> dict
         found["final_sentences_per_s"] = found["sentences_per_s"]
     else:
         from workbench.core.decoding import DecodeOptions
-        from workbench.core.translation import Translator
+        from workbench.core.translate.translator import Translator
 
         config = workbench_config(workdir)
         options = DecodeOptions(config.num_beams, config.max_new_tokens,
@@ -581,8 +581,8 @@ def child_check(workdir: Path, device: str, batch: int, steps: int) -> dict[str,
     import torch
     from transformers import DataCollatorForSeq2Seq
 
-    from workbench.core.data import Pair
-    from workbench.core.preprocess import tokenize_pairs
+    from workbench.core.data.pairs import Pair
+    from workbench.core.data.tokenize import tokenize_pairs
 
     losses: dict[str, list[float]] = {}
     projected: dict[str, dict[str, int]] = {}
@@ -599,7 +599,7 @@ def child_check(workdir: Path, device: str, batch: int, steps: int) -> dict[str,
         collate = DataCollatorForSeq2Seq(tokenizer, model=model, label_pad_token_id=-100)
         optimizer = torch.optim.AdamW(model.parameters(), lr=2e-5)
         if arm == "workbench":
-            from workbench.core.trainer import WorkbenchTrainer, training_arguments
+            from workbench.core.train.trainer import WorkbenchTrainer, training_arguments
 
             trainer = WorkbenchTrainer(  # only its compute_loss is used
                 model=model, eval_dataset=dataset, args=training_arguments(

@@ -34,7 +34,7 @@ def demo_config(output_dir: str, epochs: float):
 
 def run_headless(epochs: float) -> dict:
     from workbench.cli.headless import HeadlessPrinter
-    from workbench.core.training import run_training
+    from workbench.core.train.run_training import run_training
 
     with tempfile.TemporaryDirectory() as tmp, open(os.devnull, "w") as sink:
         result = run_training(demo_config(tmp, epochs), HeadlessPrinter(sink))

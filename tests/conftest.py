@@ -148,7 +148,7 @@ def tiny_toml(**values) -> str:
 @pytest.fixture(scope="session")
 def hsk_pairs():
     """The first 300 cleaned HSK pairs."""
-    from workbench.core.data import clean_pairs, load_hsk_pairs
+    from workbench.core.data.pairs import clean_pairs, load_hsk_pairs
 
     pairs, _ = clean_pairs(load_hsk_pairs())
     return pairs[:300]
@@ -160,7 +160,7 @@ def tiny_model_dir(tmp_path_factory: pytest.TempPathFactory, hsk_pairs) -> Path:
     import json
 
     from workbench.core.decoding import SETTINGS_FILE
-    from workbench.core.scratch_model import build_scratch_model
+    from workbench.core.model.scratch import build_scratch_model
 
     folder = tmp_path_factory.mktemp("tiny_model")
     model, tokenizer = build_scratch_model(

@@ -417,7 +417,7 @@ def build_opus_like_model(folder: Path, sources: list[str], targets: list[str]) 
     from transformers import GenerationConfig, MarianConfig, MarianMTModel, MarianTokenizer
 
     from tests.conftest import tiny_config
-    from workbench.core.scratch_model import build_tokenizer
+    from workbench.core.model.scratch import build_tokenizer
 
     spm = folder / "spm"
     build_tokenizer(sources, targets, spm, tiny_config())

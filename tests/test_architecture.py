@@ -126,7 +126,7 @@ def test_no_module_imports_one_that_imports_it_back():
     ("core/planted.py", "def later():\n    import workbench.cli.headless\n"),
     ("core/planted.py", "from workbench.tui.app import WorkbenchApp\n"),
     ("tui/planted.py", "from workbench.cli import main\n"),
-    ("core/planted.py", "from workbench.core import runs\n"),  # with runs importing it back
+    ("core/planted.py", "from workbench.core import run_folder\n"),  # importing it back
     ("core/planted.py", "def later():\n    from rich.text import Text\n"),
 ])
 def test_the_checks_fail_for_a_planted_violation(tmp_path: Path, planted: str, source: str):
@@ -136,14 +136,14 @@ def test_the_checks_fail_for_a_planted_violation(tmp_path: Path, planted: str, s
     root = tmp_path / "workbench"
     shutil.copytree(PACKAGE, root, ignore=shutil.ignore_patterns("__pycache__", "*.tcss"))
     (root / planted).write_text(source, encoding="utf-8")
-    if "core import runs" in source:
-        with (root / "core" / "runs.py").open("a", encoding="utf-8") as fh:
+    if "core import run_folder" in source:
+        with (root / "core" / "run_folder.py").open("a", encoding="utf-8") as fh:
             fh.write("\n\ndef _back():\n    from workbench.core import planted  # noqa\n")
     edges = graph(root)
     if "rich" in source:
         assert terminal_libraries(root) == ["workbench.core.planted -> rich"]
-    elif "core import runs" in source:
-        assert any({"workbench.core.planted", "workbench.core.runs"} == set(cycle)
+    elif "core import run_folder" in source:
+        assert any({"workbench.core.planted", "workbench.core.run_folder"} == set(cycle)
                    for cycle in cycles(without_package_imports(edges)))
     elif planted.startswith("core/"):
         assert forbidden(edges, "workbench.core", ("workbench.core", "workbench.errors"))

@@ -1,4 +1,4 @@
-"""Cross-attention maps (workbench.core.attention): extraction on a tiny model, and views."""
+"""Cross-attention maps (workbench.core.attention.grid): extraction on a tiny model, and views."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from workbench.core.attention import (
+from workbench.core.attention.grid import (
     AttentionMap,
     attention_for,
     eager_attention,
@@ -23,7 +23,7 @@ SENTENCE = "The cat sat on the mat."
 
 @pytest.fixture(scope="module")
 def tiny(tiny_model_dir: Path):
-    from workbench.core.modeling import load_model_and_tokenizer
+    from workbench.core.model.load import load_model_and_tokenizer
 
     model, tokenizer = load_model_and_tokenizer(str(tiny_model_dir))
     return model.eval(), tokenizer

@@ -1,10 +1,10 @@
-"""Checkpoints and the published model (workbench.core.checkpoints): only whole ones count."""
+"""Checkpoints and the published model (workbench.core.train.checkpoints): only whole ones count."""
 
 from __future__ import annotations
 
 from pathlib import Path
 
-from workbench.core.checkpoints import last_complete_checkpoint, publish_model
+from workbench.core.train.checkpoints import last_complete_checkpoint, publish_model
 
 
 def test_incomplete_checkpoint_is_skipped(tmp_path: Path):

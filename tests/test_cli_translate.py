@@ -12,7 +12,7 @@ from pathlib import Path
 from tests.conftest import ODD_INPUT, run_cli
 from workbench.cli.translate import run_console, run_pipe
 from workbench.core.decoding import DecodeOptions
-from workbench.core.translation import Translator
+from workbench.core.translate.translator import Translator
 
 GARBAGE = b"\xff\xfe\x00\x80garbage\xc3\x28 \xed\xa0\x80"  # invalid UTF-8, an encoded surrogate
 

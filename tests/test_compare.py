@@ -1,4 +1,4 @@
-"""Runs side by side with sacreBLEU's paired tests (workbench.core.compare, ``compare``).
+"""Runs side by side with sacreBLEU's paired tests (core.experiments.compare, ``compare``).
 
 Three real tiny runs: A and B share their test set (B trains longer, at a higher rate), C
 draws another test set (another seed). The paired tests must run for B and refuse C with
@@ -15,16 +15,16 @@ import pytest
 
 from tests.conftest import small
 from workbench.cli import main
-from workbench.core.compare.build import (
+from workbench.core.experiments.compare.build import (
     ComparedRun,
     Difference,
     build_comparison,
     differences,
 )
-from workbench.core.compare.render import render_html, render_markdown, render_text
-from workbench.core.experiments import RunRow
+from workbench.core.experiments.compare.render import render_html, render_markdown, render_text
+from workbench.core.experiments.table import RunRow
 from workbench.core.scores import format_p, randomisation_p
-from workbench.core.training import run_training
+from workbench.core.train.run_training import run_training
 
 pytestmark = pytest.mark.slow
 

@@ -16,7 +16,7 @@ import pytest
 from tests.conftest import run_cli
 from workbench.cli import main
 from workbench.core.decoding import DecodeOptions
-from workbench.core.translation import Translator
+from workbench.core.translate.translator import Translator
 from workbench.errors import WorkbenchError
 
 try:
@@ -45,7 +45,7 @@ def exported(tiny_model_dir: Path, tmp_path_factory: pytest.TempPathFactory) -> 
     import torch
     from transformers import AutoModelForSeq2SeqLM
 
-    from workbench.core.ct2_backend import export_ctranslate2
+    from workbench.core.translate.ct2 import export_ctranslate2
 
     pytest.importorskip("ctranslate2")
     model_dir = _copy_model(tiny_model_dir, tmp_path_factory.mktemp("ct2") / "model")
@@ -99,7 +99,7 @@ def test_the_length_bound_wins_over_the_generation_config(exported: Path):
 
 @needs_ct2
 def test_int8_export_is_smaller_and_translates(exported: Path, sentences):
-    from workbench.core.ct2_backend import read_export_info
+    from workbench.core.translate.ct2 import read_export_info
 
     int8, f32 = exported / "ct2-int8", exported / "ct2-float32"
     assert read_export_info(int8)["quantization"] == "int8"
@@ -121,7 +121,7 @@ def test_export_is_self_contained_and_atomic(exported: Path):
 
 @needs_ct2
 def test_second_export_reuses_a_fresh_one_and_force_rebuilds(exported: Path):
-    from workbench.core.ct2_backend import export_ctranslate2
+    from workbench.core.translate.ct2 import export_ctranslate2
 
     assert export_ctranslate2(str(exported), "int8").rebuilt is False
     assert export_ctranslate2(str(exported), "int8", force=True).rebuilt is True
@@ -132,7 +132,7 @@ def test_auto_uses_a_fresh_export_and_not_a_stale_one(tiny_model_dir: Path, tmp_
     import torch
     from transformers import AutoModelForSeq2SeqLM
 
-    from workbench.core.ct2_backend import export_ctranslate2
+    from workbench.core.translate.ct2 import export_ctranslate2
 
     model_dir = _copy_model(tiny_model_dir, tmp_path / "model")
     assert Translator.from_pretrained(str(model_dir), device="cpu").backend.name == \

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from workbench.core.config import build_config
-from workbench.core.data import (
+from workbench.core.data.pairs import (
     Pair,
     clean_pairs,
     load_hsk_pairs,

@@ -53,7 +53,7 @@ def test_two_processes_finish_with_one_set_of_outputs(runs):
     # Read back from torch's process group: created with the setting, not NCCL/gloo's default.
     assert "processes wait up to 1234 s for each other (ddp_timeout)" in out
     assert out.count("epoch 1 done") == 1
-    from workbench.core.translation import Translator
+    from workbench.core.translate.translator import Translator
 
     translator = Translator.from_pretrained(str(root / "two" / "translation_output" /
                                                 "best_model"))

@@ -22,7 +22,7 @@ from workbench.core.events import (
     format_seconds,
     read_events,
 )
-from workbench.core.runs import RunSummary
+from workbench.core.run_folder import RunSummary
 from workbench.tui.app import WorkbenchApp
 from workbench.tui.messages import RunEvent
 from workbench.tui.widgets.training_pane import TrainingPane

@@ -17,9 +17,9 @@ from pathlib import Path
 import pytest
 
 from tests.conftest import run_cli, small, tiny_toml
-from workbench.core.checkpoints import last_complete_checkpoint, publish_model
 from workbench.core.events import Note, TrainStep
-from workbench.core.training import run_training
+from workbench.core.train.checkpoints import last_complete_checkpoint, publish_model
+from workbench.core.train.run_training import run_training
 from workbench.errors import WorkbenchError
 
 
@@ -72,7 +72,7 @@ def poison_loss(monkeypatch, at_call: int) -> None:
     """
     from transformers import Seq2SeqTrainer
 
-    from workbench.core import token_loss
+    from workbench.core.train import loss as token_loss
 
     calls = {"n": 0}
 
@@ -114,7 +114,7 @@ def test_nan_loss_stops_the_run_names_the_step_and_keeps_the_best_model(tmp_path
     kept = result.run_dir / "best_model"
     assert summary["run_best_model"] == str(kept)
     assert any(f"best model so far kept in {kept}" in n.text for n in notes)
-    from workbench.core.translation import Translator
+    from workbench.core.translate.translator import Translator
 
     translator = Translator.from_pretrained(str(kept))  # loads, and its weights are finite
     assert all(bool(p.isfinite().all()) for p in translator.model.parameters())

@@ -1,4 +1,4 @@
-"""The heatmap's text form (workbench.core.heatmap): CJK alignment, pages, colour and plain."""
+"""The heatmap's text form (core.attention.heatmap): CJK alignment, pages, colour and plain."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 from rich.cells import cell_len
 
-from workbench.core.heatmap import PALETTE, render_plain
+from workbench.core.attention.heatmap import PALETTE, render_plain
 from workbench.errors import WorkbenchError
 from workbench.terminal import render_rich
 
@@ -80,7 +80,13 @@ def test_text_and_svg_colour_a_cell_by_the_same_band():
     """One scale and one palette: a cell's SVG fill is its shade's colour in the terminal."""
     import xml.etree.ElementTree as ET
 
-    from workbench.core.heatmap import FIGURE_BASE, THRESHOLDS, band_labels, heatmap_svg, level
+    from workbench.core.attention.heatmap import (
+        FIGURE_BASE,
+        THRESHOLDS,
+        band_labels,
+        heatmap_svg,
+        level,
+    )
 
     values = [0.01, 0.05, 0.2, 0.4, 0.9]  # one per band, weakest to strongest
     assert [level(v) for v in values] == [0, 1, 2, 3, 4]

@@ -177,7 +177,7 @@ def cached_hub_model(first_run, monkeypatch: pytest.MonkeyPatch):
 @pytest.fixture
 def generated(monkeypatch: pytest.MonkeyPatch) -> list[int]:
     """First input id of every sequence the transformers backend generates from."""
-    from workbench.core.translation import TransformersBackend
+    from workbench.core.translate.translator import TransformersBackend
 
     first: list[int] = []
     real = TransformersBackend.generate_ids
@@ -281,7 +281,7 @@ def test_a_missing_or_gated_model_is_named_with_the_fix(served_hub, tmp_path, mo
     """transformers wraps the Hub's typed errors in OSError: the message still names them."""
     from huggingface_hub import constants
 
-    from workbench.core.modeling import load_model_and_tokenizer
+    from workbench.core.model.load import load_model_and_tokenizer
     from workbench.errors import WorkbenchError
 
     monkeypatch.setattr(constants, "HF_HUB_CACHE", str(tmp_path / "hub"))
@@ -335,7 +335,7 @@ def test_reachability_honours_the_proxy_variables(served_hub, monkeypatch):
     bypasses it, and a working proxy carries the request."""
     from huggingface_hub.utils import close_session
 
-    from workbench.core.hub import ensure_hub_reachable
+    from workbench.core.data.hub import ensure_hub_reachable
     from workbench.errors import HubUnreachableError
 
     dead = f"http://127.0.0.1:{closed_port()}"

@@ -19,7 +19,7 @@ import pytest
 from fsspec.implementations.local import LocalFileSystem
 from fsspec.spec import AbstractBufferedFile
 
-from workbench.core.hub_sample import (
+from workbench.core.data.hub_sample import (
     MAX_ROWS_PER_GROUP,
     allocate,
     find_cached_sample,
@@ -364,8 +364,8 @@ def test_opus_preset_tests_on_the_datasets_own_split_at_the_samples_commit(
     """opus-en-zh: 9:1 train/validation of the sample; the test set is WMT19's validation
     split (newstest2018), read at the sample's commit, cached, and then needed offline."""
     from workbench.core.config import build_config
-    from workbench.core.data import prepare_data
-    from workbench.core.preflight import preflight
+    from workbench.core.data.pairs import prepare_data
+    from workbench.core.train.preflight import preflight
 
     sha = served_hub.repos[("dataset", "wmt/wmt19")].sha
     monkeypatch.setenv("WORKBENCH_CACHE", str(tmp_path / "cache"))

@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 from workbench.cli import main
-from workbench.core.attention import load_attention_model
+from workbench.core.attention.grid import load_attention_model
 from workbench.core.lab.attention_kinds import (
     CROSS,
     DECODER,
@@ -46,7 +46,7 @@ def test_decoder_self_attention_is_causal_and_rows_sum_to_one(kinds: AttentionKi
 
 def test_encoder_self_attention_is_square_over_the_source(kinds: AttentionKinds,
                                                           tiny_model_dir: Path):
-    from workbench.core.modeling import load_model_and_tokenizer
+    from workbench.core.model.load import load_model_and_tokenizer
 
     model, _ = load_model_and_tokenizer(str(tiny_model_dir))
     encoder = kinds.encoder
@@ -111,7 +111,7 @@ def test_cli_prints_three_titled_heatmaps_and_the_head_table(tiny_model_dir: Pat
     assert "source:      I like tea." in out and "\x1b[" not in out  # no colour in a pipe
     # Each map's legend names its own axes (the renderer's default names cross-attention's).
     assert out.count("shade = % of the row's attention") == 3
-    from workbench.core.attention import load_attention_model
+    from workbench.core.attention.grid import load_attention_model
     from workbench.core.lab.attention_kinds import attention_kinds
 
     kinds = attention_kinds(load_attention_model(str(tiny_model_dir)), SENTENCE)

@@ -30,7 +30,7 @@ def test_the_cache_does_not_change_the_output(study) -> None:
 
 
 def test_measured_cache_floats_equal_the_formula(study, tiny_model_dir: Path) -> None:
-    from workbench.core.modeling import load_model_and_tokenizer
+    from workbench.core.model.load import load_model_and_tokenizer
 
     _, tokenizer = load_model_and_tokenizer(str(tiny_model_dir))
     source_tokens = len(tokenizer("I like tea.")["input_ids"])  # no label; </s> counted

@@ -19,7 +19,7 @@ from workbench.core.lab.decoding import (
     findings,
     repeats_itself,
 )
-from workbench.core.translation import Translator
+from workbench.core.translate.translator import Translator
 from workbench.errors import WorkbenchError
 
 SENTENCES = ["I like tea.", "He quit smoking.", "The bus is here.", "Where is the station?",

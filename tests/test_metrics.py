@@ -8,7 +8,12 @@ from types import SimpleNamespace
 import numpy as np
 import pytest
 
-from workbench.core.metrics import corpus_bleu, corpus_chrf, decode_ids, make_compute_metrics
+from workbench.core.evaluate.metrics import (
+    corpus_bleu,
+    corpus_chrf,
+    decode_ids,
+    make_compute_metrics,
+)
 
 
 def test_identical_is_100_and_disjoint_is_0():

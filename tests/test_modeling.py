@@ -1,4 +1,4 @@
-"""Model loading seams and the target-label check (workbench.core.modeling)."""
+"""Model loading seams and the target-label check (workbench.core.model.load)."""
 
 from __future__ import annotations
 
@@ -6,8 +6,8 @@ from pathlib import Path
 
 import pytest
 
-from workbench.core import modeling
-from workbench.core.modeling import check_target_label, load_model_and_tokenizer
+from workbench.core.model import load as modeling
+from workbench.core.model.load import check_target_label, load_model_and_tokenizer
 from workbench.errors import HubUnreachableError, WorkbenchError
 
 

@@ -1,4 +1,4 @@
-"""Checks before a run starts (workbench.core.preflight): a mistake leaves nothing behind."""
+"""Checks before a run starts (workbench.core.train.preflight): a mistake leaves nothing behind."""
 
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ from tests.conftest import tiny_config
 def test_report_to_tensorboard_without_the_package_is_one_line(tmp_path: Path, monkeypatch):
     import importlib.util
 
-    from workbench.core.training import run_training
+    from workbench.core.train.run_training import run_training
     from workbench.errors import WorkbenchError
 
     real = importlib.util.find_spec

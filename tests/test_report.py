@@ -13,15 +13,15 @@ import pytest
 
 from tests.conftest import run_cli, small, tiny_config, wait_for
 from workbench.cli import main
-from workbench.core.heatmap import heatmap_svg
-from workbench.core.history import append_history, console_for_run, same_folder
+from workbench.core.attention.heatmap import heatmap_svg
 from workbench.core.report.build import build_report, create_report
 from workbench.core.report.model import FIGURE_FILES, REPORT_HTML, REPORT_MD
 from workbench.core.report.render import md
-from workbench.core.runs import RunSummary
-from workbench.core.svg import Series, line_chart_svg
-from workbench.core.training import run_training
-from workbench.core.translation import Translation
+from workbench.core.run_folder import RunSummary
+from workbench.core.train.run_training import run_training
+from workbench.core.translate.history import append_history, console_for_run, same_folder
+from workbench.core.translate.translator import Translation
+from workbench.core.views.svg import Series, line_chart_svg
 
 SCRIPTY = "<script>alert('x')</script> [/bold] I love 中文"
 SVG = "{http://www.w3.org/2000/svg}"
@@ -155,7 +155,7 @@ def test_history_lines_that_name_their_run_match_exactly(tmp_path: Path):
 
 @pytest.mark.slow
 def test_console_history_records_the_run_and_backend(tiny_run: Path, tmp_path: Path):
-    from workbench.core.translation import Translator
+    from workbench.core.translate.translator import Translator
 
     model = str(tiny_run / "best_model")
     translator = Translator.from_pretrained(model, backend="transformers")

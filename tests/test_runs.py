@@ -1,4 +1,4 @@
-"""Run folders read back (workbench.core.runs): the typed RunSummary and its one reader."""
+"""Run folders read back (workbench.core.run_folder): the typed RunSummary and its one reader."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ from pathlib import Path
 from workbench.cli.headless import HeadlessPrinter
 from workbench.core.events import JsonlRecorder, RunDone
 from workbench.core.report.render import fmt
-from workbench.core.runs import RunSummary, is_finished, read_summary
+from workbench.core.run_folder import RunSummary, is_finished, read_summary
 from workbench.core.scores import SetScores
 
 

@@ -23,9 +23,7 @@ import pytest
 from tests.conftest import REPO, run_cli, scores_block, small, tiny_toml
 from workbench.cli import main
 from workbench.core.config import build_config
-from workbench.core.runs import RunSummary, read_summary
-from workbench.core.scores import SetScores
-from workbench.core.sweep import (
+from workbench.core.experiments.sweep import (
     OPTUNA_MISSING,
     TrialFailed,
     import_optuna,
@@ -35,7 +33,9 @@ from workbench.core.sweep import (
     trial_value,
     validation_bleu,
 )
-from workbench.core.sweep_space import default_name, parse_space, point_text
+from workbench.core.experiments.sweep_space import default_name, parse_space, point_text
+from workbench.core.run_folder import RunSummary, read_summary
+from workbench.core.scores import SetScores
 from workbench.errors import WorkbenchError
 
 optuna = pytest.importorskip("optuna")
@@ -183,7 +183,7 @@ def test_a_bad_grid_on_the_command_line_is_one_line_and_creates_nothing(tmp_path
 def test_a_point_enqueued_twice_is_run_once(tmp_path: Path):
     """Two workers on a server database can enqueue a point at the same moment; the
     higher-numbered copy is marked a duplicate when claimed, never trained."""
-    from workbench.core.sweep import SweepWorker
+    from workbench.core.experiments.sweep import SweepWorker
 
     base = build_config("demo", overrides={"output_dir": str(tmp_path / "out")})
     space = parse_space(base, ["epochs=2"], [])

@@ -45,7 +45,7 @@ def padded_batch():
 def trainer_for(model, tmp_path: Path, label_smoothing: float = 0.0):
     from transformers import Seq2SeqTrainingArguments
 
-    from workbench.core.trainer import WorkbenchTrainer
+    from workbench.core.train.trainer import WorkbenchTrainer
 
     args = Seq2SeqTrainingArguments(output_dir=str(tmp_path), report_to="none", use_cpu=True,
                                     label_smoothing_factor=label_smoothing)
@@ -120,7 +120,7 @@ def test_outputs_and_evaluation_take_the_full_forward(tmp_path: Path):
 
 
 def test_other_models_keep_the_trainers_loss(tmp_path: Path, monkeypatch):
-    from workbench.core import token_loss
+    from workbench.core.train import loss as token_loss
 
     assert token_loss.supports(tiny_marian())
     subclass = type("LengthForced", (type(tiny_marian()),), {})  # as benchmarks/speed.py

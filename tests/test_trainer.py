@@ -1,4 +1,4 @@
-"""The Trainer and its parts (workbench.core.trainer): evaluation order, TensorBoard files."""
+"""The Trainer and its parts (workbench.core.train.trainer): evaluation order, TensorBoard files."""
 
 from __future__ import annotations
 
@@ -13,7 +13,7 @@ from tests.conftest import tiny_config
 def test_report_to_tensorboard_writes_event_files(tmp_path: Path):
     from tensorboard.backend.event_processing.event_accumulator import EventAccumulator
 
-    from workbench.core.training import run_training
+    from workbench.core.train.run_training import run_training
 
     config = tiny_config(samples=180, epochs=1.0, batch_size=16, logging_steps=1,
                          output_dir=str(tmp_path / "out"), report_to="tensorboard")
@@ -28,7 +28,7 @@ def test_report_to_tensorboard_writes_event_files(tmp_path: Path):
 def test_evaluation_set_is_longest_first_with_references_still_paired():
     import datasets
 
-    from workbench.core.trainer import longest_first
+    from workbench.core.train.trainer import longest_first
 
     dataset = datasets.Dataset.from_dict(
         {"input_ids": [[1] * 3, [2] * 5, [3] * 1, [4] * 5], "labels": [[1], [2], [3], [4]]})

@@ -9,14 +9,14 @@ from pathlib import Path
 import pytest
 
 from tests.conftest import small
-from workbench.core.checkpoints import last_complete_checkpoint
 from workbench.core.events import EvalDone, Phase, RunDone, Sample, TrainStep
-from workbench.core.training import run_training
+from workbench.core.train.checkpoints import last_complete_checkpoint
+from workbench.core.train.run_training import run_training
 
 
 @pytest.mark.slow
 def test_events_and_outputs(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
-    from workbench.core import trainer
+    from workbench.core.train import trainer
 
     handed: dict[str, list] = {}
     real_build = trainer.build_trainer

@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from workbench.core.decoding import DecodeOptions, clean_input
-from workbench.core.translation import Translator
+from workbench.core.translate.translator import Translator
 
 
 def test_saved_tiny_model_loads_and_translates(tiny_model_dir: Path):

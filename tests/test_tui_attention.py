@@ -2,8 +2,8 @@
 
 They once loaded and decoded models their own way: the Translate pane printed
 ``在在的的的。`` and the Attention pane ``在在的的了。`` for the same sentence. Both now
-go through the core (:class:`~workbench.core.translation.Translator` and
-:func:`~workbench.core.attention.load_attention_model`); this holds pane and CLI to the same
+go through the core (:class:`~workbench.core.translate.translator.Translator` and
+:func:`~workbench.core.attention.grid.load_attention_model`); this holds pane and CLI to the same
 translation and the same matrix.
 """
 
@@ -16,8 +16,8 @@ import numpy as np
 
 from tests.conftest import small, wait_for
 from workbench.cli import main
-from workbench.core.attention import load_attention_model
-from workbench.core.heatmap import render_plain
+from workbench.core.attention.grid import load_attention_model
+from workbench.core.attention.heatmap import render_plain
 from workbench.tui.app import WorkbenchApp
 from workbench.tui.widgets.attention_pane import AttentionPane
 from workbench.tui.widgets.translate_pane import TranslatePane

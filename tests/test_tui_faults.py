@@ -19,8 +19,8 @@ from rich.text import Text
 from textual.widgets import Log, Static
 
 from tests.conftest import ODD_INPUT, show_pane, small, tiny_toml, wait_for
-from workbench.core.checkpoints import last_complete_checkpoint
 from workbench.core.events import EvalDone, TrainStep
+from workbench.core.train.checkpoints import last_complete_checkpoint
 from workbench.tui.app import WorkbenchApp
 from workbench.tui.messages import RunEvent
 from workbench.tui.widgets.charts import SeriesChart
@@ -39,12 +39,12 @@ def boom(*args, **kwargs):
 @pytest.mark.parametrize("worker", ["dataset", "training", "translate"])
 async def test_a_failing_worker_is_shown_and_the_app_stays_up(
         tmp_path: Path, monkeypatch, tiny_model_dir: Path, worker: str):
-    import workbench.core.data
-    import workbench.core.training
-    from workbench.core.translation import Translator
+    import workbench.core.data.pairs
+    import workbench.core.train.run_training
+    from workbench.core.translate.translator import Translator
 
-    target = {"dataset": (workbench.core.data, "prepare_data"),
-              "training": (workbench.core.training, "run_training"),
+    target = {"dataset": (workbench.core.data.pairs, "prepare_data"),
+              "training": (workbench.core.train.run_training, "run_training"),
               "translate": (Translator, "translate")}[worker]
     monkeypatch.setattr(*target, boom)
     app = WorkbenchApp(small(tmp_path))

@@ -14,7 +14,7 @@ from textual.widgets import DataTable, Static, TabbedContent
 from tests.conftest import show_pane, small, wait_for
 from tests.fixtures.record_tiny_run import RUN_NAMES, copy_recorded_runs
 from workbench.core.atomic import write_json
-from workbench.core.runs import RUN_CONFIG_FILE
+from workbench.core.run_folder import RUN_CONFIG_FILE
 from workbench.tui.app import WorkbenchApp
 from workbench.tui.widgets.charts import SeriesChart
 from workbench.tui.widgets.runs_pane import RunsPane

@@ -64,7 +64,7 @@ class SteadyClock:
 @pytest.fixture
 def app(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, tiny_model_dir: Path) -> WorkbenchApp:
     """An app over the recorded run and the tiny model, at relative paths in tmp_path."""
-    import workbench.core.translation
+    import workbench.core.translate.translator
 
     monkeypatch.chdir(tmp_path)
     monkeypatch.setenv("TEXTUAL_ANIMATIONS", "none")  # the tab underline slides otherwise
@@ -74,7 +74,7 @@ def app(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, tiny_model_dir: Path) -
         shutil.copyfile(RECORDED_RUN / name, run / name)
     shutil.copytree(tiny_model_dir, "out/best_model")  # the summary's best_model
     # Only the translation module's clock: Textual and asyncio keep the real one.
-    monkeypatch.setattr(workbench.core.translation, "time",
+    monkeypatch.setattr(workbench.core.translate.translator, "time",
                         SteadyClock(TRANSLATION_TICK))
     app = WorkbenchApp(recorded_config())
     # Toasts (a run finished, a model loaded) stay on screen until the frame is taken,

@@ -12,7 +12,7 @@ from typing import Any
 
 from rich.text import Text
 
-from workbench.core.heatmap import Line, build_lines
+from workbench.core.attention.heatmap import Line, build_lines
 
 
 def to_rich(lines: Sequence[Line]) -> Text:

@@ -17,7 +17,7 @@ from workbench.cli.options import Flag, add_command, add_model_options, check_mo
 from workbench.errors import WorkbenchError
 
 if TYPE_CHECKING:
-    from workbench.core.attention import AttentionMap, AttentionView
+    from workbench.core.attention.grid import AttentionMap, AttentionView
 
 
 def selector(text: str) -> int | str:
@@ -94,7 +94,7 @@ def run(args: argparse.Namespace) -> int:
         if target and not Path(target).expanduser().resolve().parent.is_dir():
             raise WorkbenchError(f"--{flag} {target}: the folder does not exist")
 
-    from workbench.core.attention import DEFAULT_HEAD, DEFAULT_LAYER, load_attention_model
+    from workbench.core.attention.grid import DEFAULT_HEAD, DEFAULT_LAYER, load_attention_model
 
     amap = load_attention_model(args.model).map(sentence, args.num_beams, args.max_new_tokens)
     layer = pick(args.layer, DEFAULT_LAYER, amap.num_layers, "layer")
@@ -104,7 +104,7 @@ def run(args: argparse.Namespace) -> int:
              + (f" · {amap.num_beams} beams" if amap.num_beams > 1 else ""))
     _print(args, amap, view, title)
     if args.png:
-        from workbench.core.heatmap import save_png
+        from workbench.core.attention.heatmap import save_png
 
         notes = save_png(view.row_labels, view.col_labels, view.matrix, args.png, title)
         for note in notes:

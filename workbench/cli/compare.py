@@ -1,6 +1,6 @@
 """``workbench compare RUN_A RUN_B …``: runs side by side with sacreBLEU's paired tests.
 
-A thin adapter over :mod:`workbench.core.compare`; only argparse at import.
+A thin adapter over :mod:`workbench.core.experiments.compare`; only argparse at import.
 """
 
 from __future__ import annotations
@@ -38,8 +38,8 @@ def show_comparison(runs: list[str], output_dir: str, out: str | None = None) ->
     """Print the comparison of ``runs`` and write its files (also the end of a sweep)."""
     from pathlib import Path
 
-    from workbench.core.compare.build import build_comparison, default_folder
-    from workbench.core.compare.render import (
+    from workbench.core.experiments.compare.build import build_comparison, default_folder
+    from workbench.core.experiments.compare.render import (
         COMPARE_HTML,
         COMPARE_MD,
         render_text,

@@ -2,7 +2,7 @@
 
 The export goes next to the model (``<model>/ct2-int8/``), where ``interact``,
 ``translate`` and the TUI find it on their own. ctranslate2 is an optional extra, so this
-module imports nothing heavy: the conversion lives in :mod:`workbench.core.ct2_backend`.
+module imports nothing heavy: the conversion lives in :mod:`workbench.core.translate.ct2`.
 """
 
 from __future__ import annotations
@@ -16,7 +16,7 @@ from workbench.errors import WorkbenchError
 
 def add_parser(subparsers: Any) -> None:
     """Register ``workbench export`` on the CLI's subparsers."""
-    from workbench.core.ct2_backend import DEFAULT_QUANTIZATION, QUANTIZATIONS
+    from workbench.core.translate.ct2 import DEFAULT_QUANTIZATION, QUANTIZATIONS
 
     add_command(
         subparsers, "export", help="convert a saved model for faster translation (CTranslate2)",
@@ -44,7 +44,7 @@ def run(args: argparse.Namespace) -> int:
         raise WorkbenchError("say which format to export: workbench export --ctranslate2 "
                              f"[--model {args.model}]")
     check_default_model(args.model)
-    from workbench.core.ct2_backend import export_ctranslate2
+    from workbench.core.translate.ct2 import export_ctranslate2
 
     result = export_ctranslate2(args.model, args.quantization, force=args.force)
     size = f"{result.size_bytes / 1e6:.1f} MB"

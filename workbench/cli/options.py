@@ -15,7 +15,7 @@ from typing import Any
 
 from workbench.core.config import DEFAULT_OUTPUT_DIR
 from workbench.core.decoding import AUTO_LABEL, BACKENDS, check_beams, check_new_tokens
-from workbench.core.runs import BEST_MODEL
+from workbench.core.run_folder import BEST_MODEL
 from workbench.errors import WorkbenchError
 
 DEFAULT_MODEL_DIR = f"{DEFAULT_OUTPUT_DIR}/{BEST_MODEL}"

@@ -1,6 +1,6 @@
 """``workbench runs``: every run of an output folder, one line each, newest first.
 
-A thin adapter over :mod:`workbench.core.experiments`; only argparse at import.
+A thin adapter over :mod:`workbench.core.experiments.table`; only argparse at import.
 """
 
 from __future__ import annotations
@@ -27,7 +27,7 @@ def run(args: argparse.Namespace) -> int:
     import json
     from pathlib import Path
 
-    from workbench.core.experiments import RUN_LINE_HEADER, list_runs, run_line
+    from workbench.core.experiments.table import RUN_LINE_HEADER, list_runs, run_line
 
     rows = list_runs(Path(args.output_dir).expanduser())
     if args.json:

@@ -1,6 +1,6 @@
 """``workbench sweep``: a grid or a TPE search over run settings, one run folder per trial.
 
-A thin adapter over :mod:`workbench.core.sweep`: the flags (the run settings of
+A thin adapter over :mod:`workbench.core.experiments.sweep`: the flags (the run settings of
 ``workbench train`` plus what to sweep), the plain progress lines, and the runs table at
 the end. Only argparse at import; Optuna and torch are imported inside :func:`run`.
 """
@@ -12,10 +12,10 @@ from typing import TYPE_CHECKING, Any
 
 from workbench.cli.options import Flag, add_command
 from workbench.cli.train import add_run_options
-from workbench.core.sweep import DEFAULT_HEARTBEAT, GRACE_FACTOR  # no optuna, no torch
+from workbench.core.experiments.sweep import DEFAULT_HEARTBEAT, GRACE_FACTOR  # no optuna, no torch
 
 if TYPE_CHECKING:
-    from workbench.core.sweep import SweepResult
+    from workbench.core.experiments.sweep import SweepResult
 
 FLAGS: tuple[Flag, ...] = (
     ("--grid", {"action": "append", "default": [], "metavar": "NAME=V1,V2",
@@ -69,7 +69,12 @@ class SweepPrinter:
 
     def __call__(self, event: Any) -> None:
         from workbench.core.events import EvalDone, Note, Phase
-        from workbench.core.sweep import SweepNote, TrialEnded, TrialStarted, sweep_lines
+        from workbench.core.experiments.sweep import (
+            SweepNote,
+            TrialEnded,
+            TrialStarted,
+            sweep_lines,
+        )
 
         if isinstance(event, TrialStarted | TrialEnded | SweepNote):
             for text in sweep_lines(event):
@@ -85,8 +90,8 @@ class SweepPrinter:
 def run(args: argparse.Namespace) -> int:
     """Run this worker of the sweep to its end; print the sweep's runs and the best."""
     from workbench.cli.train import config_from_args, stop_on_signals
-    from workbench.core.sweep import import_optuna, make_plan, run_sweep
-    from workbench.core.sweep_space import default_name, parse_space
+    from workbench.core.experiments.sweep import import_optuna, make_plan, run_sweep
+    from workbench.core.experiments.sweep_space import default_name, parse_space
 
     base = config_from_args(args)
     space = parse_space(base, args.grid, args.search)
@@ -113,8 +118,8 @@ def print_result(result: SweepResult, line: Any) -> None:
     """The sweep's runs in ``workbench runs`` lines (trial order), then the best trial."""
     from pathlib import Path
 
-    from workbench.core.experiments import RUN_LINE_HEADER, run_line, run_row
-    from workbench.core.sweep_space import point_text
+    from workbench.core.experiments.sweep_space import point_text
+    from workbench.core.experiments.table import RUN_LINE_HEADER, run_line, run_row
 
     line("")
     line(f"trials ({len(result.trials)}); {RUN_LINE_HEADER}")
@@ -146,7 +151,7 @@ def print_result(result: SweepResult, line: Any) -> None:
 def compare_best(result: SweepResult, output_dir: str, line: Any) -> None:
     """``workbench compare`` of the best run (A) against the others, best first."""
     from workbench.cli.compare import show_comparison
-    from workbench.core.sweep import runs_to_compare
+    from workbench.core.experiments.sweep import runs_to_compare
 
     runs, left_out = runs_to_compare(result)
     if len(runs) < 2:

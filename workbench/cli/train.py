@@ -2,7 +2,7 @@
 run settings (a preset, a TOML file, flags), and how those become one ``RunConfig``.
 
 Only argparse and the config load at import; the run itself is
-:func:`workbench.core.training.run_training`, imported inside the command.
+:func:`workbench.core.train.run_training.run_training`, imported inside the command.
 """
 
 from __future__ import annotations
@@ -109,8 +109,8 @@ def run_train(args: argparse.Namespace) -> int:
     config = config_from_args(args)
     from workbench.cli.headless import HeadlessPrinter
     from workbench.cli.translate import run_console
-    from workbench.core import distributed
-    from workbench.core.training import run_training
+    from workbench.core.train import distributed
+    from workbench.core.train.run_training import run_training
 
     # Under torchrun / accelerate launch every rank runs this; only rank 0 speaks
     # (run_training drops the other ranks' events itself).
@@ -125,8 +125,8 @@ def run_train(args: argparse.Namespace) -> int:
     interactive = sys.stdin.isatty() and sys.stdout.isatty()
     if not args.no_interact and interactive and main:
         signal.signal(signal.SIGINT, signal.default_int_handler)
-        from workbench.core.runs import HISTORY_FILE
-        from workbench.core.translation import Translator
+        from workbench.core.run_folder import HISTORY_FILE
+        from workbench.core.translate.translator import Translator
 
         model_dir = str(result.summary.best_model)
         translator = Translator.from_pretrained(model_dir)

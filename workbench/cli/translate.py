@@ -1,6 +1,6 @@
 """``workbench interact`` (the plain-terminal console) and ``workbench translate`` (pipes).
 
-Both are thin loops over :class:`workbench.core.translation.Translator`. The console
+Both are thin loops over :class:`workbench.core.translate.translator.Translator`. The console
 appends every translation to a history file as it happens, so a crash or a closed SSH
 session never loses what the user tried (the run report reads it later).
 """
@@ -22,9 +22,9 @@ from workbench.cli.options import (
 )
 from workbench.core.config import DEFAULT_OUTPUT_DIR
 from workbench.core.decoding import DecodeOptions
-from workbench.core.history import append_history
-from workbench.core.runs import HISTORY_FILE
-from workbench.core.translation import Translator
+from workbench.core.run_folder import HISTORY_FILE
+from workbench.core.translate.history import append_history
+from workbench.core.translate.translator import Translator
 
 QUIT_WORDS = {":q", ":quit", "quit", "exit", ":exit"}
 

@@ -30,7 +30,7 @@ MAX_BEAMS = 64
 BACKENDS = ("auto", "transformers", "ct2")
 
 #: ``target_label`` value meaning "the model's own": see
-#: :func:`workbench.core.translation.read_settings`.
+#: :func:`workbench.core.translate.translator.read_settings`.
 AUTO_LABEL = "auto"
 
 

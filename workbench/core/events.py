@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
-from workbench.core.runs import RunSummary
+from workbench.core.run_folder import RunSummary
 from workbench.core.scores import MISSING, headline, interval_line
 
 PhaseName = Literal["data", "model", "before", "train", "after"]

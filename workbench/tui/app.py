@@ -20,7 +20,7 @@ from textual.widget import Widget
 from textual.widgets import Footer, Header, Input, TabbedContent, TabPane, Tabs
 
 from workbench.core.config import RunConfig
-from workbench.core.runs import BEST_MODEL, HISTORY_FILE, RunSummary
+from workbench.core.run_folder import BEST_MODEL, HISTORY_FILE, RunSummary
 from workbench.core.scores import headline
 from workbench.tui.messages import (
     ForwardsWorkerFailures,
@@ -112,7 +112,7 @@ class WorkbenchApp(ForwardsWorkerFailures, App[int]):
         }
         for name, pane in hidden.items():
             await self.query_one(f"TabPane#{name}", TabPane).mount(pane)
-        from workbench.core.runs import latest_finished_run
+        from workbench.core.run_folder import latest_finished_run
 
         found = latest_finished_run(self.output_root)
         if found:
@@ -176,7 +176,7 @@ class WorkbenchApp(ForwardsWorkerFailures, App[int]):
 
     def action_screenshot(self) -> None:
         """Save the screen as SVG into the newest run folder (the output folder before any)."""
-        from workbench.core.runs import run_folders
+        from workbench.core.run_folder import run_folders
 
         folders = run_folders(self.output_root)
         target = folders[0] if folders else self.output_root
@@ -218,7 +218,7 @@ class WorkbenchApp(ForwardsWorkerFailures, App[int]):
     @on(OpenRun)
     def _open_run(self, message: OpenRun) -> None:
         """A run chosen in the Runs pane: its results in Samples, its model in the others."""
-        from workbench.core.runs import read_summary
+        from workbench.core.run_folder import read_summary
 
         summary = read_summary(Path(message.run_dir))
         if summary is None or summary.status != "finished":

@@ -168,7 +168,7 @@ def cache_study(model_dir: str, sentences: list[str] | None = None,
 
     import torch
 
-    from workbench.core.attention import load_attention_model
+    from workbench.core.attention.grid import load_attention_model
 
     # The loader every study and front end uses: the model, its label, checked.
     loaded = load_attention_model(model_dir)
@@ -274,7 +274,7 @@ def _measure_size(output: Any, steps: int, layers: int, d_model: int,
 
 def run_folder(model_dir: str) -> Path | None:
     """The run folder that trained the model, if it is still there."""
-    from workbench.core.runs import run_dir_of
-    from workbench.core.translation import read_settings
+    from workbench.core.run_folder import run_dir_of
+    from workbench.core.translate.translator import read_settings
 
     return run_dir_of(model_dir, read_settings(model_dir).get("run_dir"))

@@ -116,7 +116,7 @@ class DecodingStudy:
 
 def held_out_pairs(run_dir: Path, limit: int) -> list[tuple[str, str]]:
     """The first ``limit`` (source, reference) pairs of a run's test set, in its order."""
-    from workbench.core.runs import read_jsonl, translations_file
+    from workbench.core.run_folder import read_jsonl, translations_file
 
     path = run_dir / translations_file("test")
     pairs = [(str(r["source"]), str(r["reference"])) for r in read_jsonl(path)
@@ -129,7 +129,7 @@ def held_out_pairs(run_dir: Path, limit: int) -> list[tuple[str, str]]:
 
 def repeats_itself(text: str, n: int = REPEAT_N) -> bool:
     """Whether one n-gram occurs twice: of characters for Chinese-like text, else words."""
-    from workbench.core.wide import has_cjk
+    from workbench.core.views.wide import has_cjk
 
     units = [c for c in text if not c.isspace()] if has_cjk(text) else text.split()
     grams = [tuple(units[i:i + n]) for i in range(len(units) - n + 1)]
@@ -155,11 +155,11 @@ def decoding_study(
     import torch
 
     from workbench.core.scores import score_systems
-    from workbench.core.translation import Translator, read_settings
+    from workbench.core.translate.translator import Translator, read_settings
 
     settings = read_settings(model_dir)
     if run_dir is None:
-        from workbench.core.runs import run_dir_of
+        from workbench.core.run_folder import run_dir_of
 
         run_dir = run_dir_of(model_dir, settings.get("run_dir"))
         if run_dir is None:

@@ -11,11 +11,11 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from workbench.core.atomic import write_json
-from workbench.core.text_chart import plain_chart
+from workbench.core.views.text_chart import plain_chart
 from workbench.errors import WorkbenchError
 
 if TYPE_CHECKING:
-    from workbench.core.heatmap import Line
+    from workbench.core.attention.heatmap import Line
     from workbench.core.lab.attention_kinds import AttentionKinds
     from workbench.core.lab.cache import CacheStudy
     from workbench.core.lab.decoding import DecodingStudy
@@ -148,7 +148,7 @@ def kinds_lines(result: AttentionKinds, width: int = 80, colour: bool = False,
     ``choose(kmap)`` gives the (layer, head) to show for a kind (0-based, "mean", or None
     for the default view); ``words`` merges pieces into words.
     """
-    from workbench.core.heatmap import build_lines
+    from workbench.core.attention.heatmap import build_lines
 
     lines: list[Line] = [[(f"source:      {result.sentence}", "")],
                          [(f"translation: {result.translation or '(empty)'}", "")]]

@@ -16,9 +16,8 @@ from pathlib import Path
 from typing import Any
 
 from workbench.core.atomic import write_documents
+from workbench.core.attention.heatmap import heatmap_svg
 from workbench.core.config import DEFAULT_OUTPUT_DIR
-from workbench.core.heatmap import heatmap_svg
-from workbench.core.history import console_for_run
 from workbench.core.report.model import (
     FIGURE_FILES,
     REPORT_HTML,
@@ -28,7 +27,7 @@ from workbench.core.report.model import (
     RunReport,
 )
 from workbench.core.report.render import render_html, render_markdown
-from workbench.core.runs import (
+from workbench.core.run_folder import (
     BEST_MODEL,
     HISTORY_FILE,
     METRICS_FILE,
@@ -43,7 +42,8 @@ from workbench.core.runs import (
     read_summary,
 )
 from workbench.core.scores import finite_or_none
-from workbench.core.svg import Series, line_chart_svg
+from workbench.core.translate.history import console_for_run
+from workbench.core.views.svg import Series, line_chart_svg
 from workbench.errors import WorkbenchError
 
 # --------------------------------------------------------------------------- finding the run
@@ -164,7 +164,7 @@ def attention_figure(run_dir: Path, sentence: str | None) -> AttentionFigure:
             f"this run has no saved model in {model_dir} (it did not finish), so there "
             "is no attention to show"))
     try:
-        from workbench.core.attention import load_attention_model
+        from workbench.core.attention.grid import load_attention_model
 
         amap = load_attention_model(str(model_dir)).map(sentence)
         view = amap.view(words=True)

@@ -10,8 +10,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from workbench.core.history import ConsoleLine
-from workbench.core.runs import RunSummary
+from workbench.core.run_folder import RunSummary
+from workbench.core.translate.history import ConsoleLine
 
 REPORT_MD = "report.md"
 REPORT_HTML = "report.html"

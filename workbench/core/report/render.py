@@ -29,7 +29,7 @@ from workbench.core.scores import (
     format_p,
     with_ci,
 )
-from workbench.core.svg import FONT_STACK, inline_svg
+from workbench.core.views.svg import FONT_STACK, inline_svg
 
 JUDGEMENT = "Judgement (one line)"
 _MD_SPECIAL = re.compile(r"([\\`*\[\]|]|(?<!\w)_|_(?!\w))")

@@ -1,7 +1,7 @@
 """Attention pane: the text-mode cross-attention heatmap for the current sentence.
 
 Extraction runs on a worker with the loader and decoding of ``workbench attention``
-(:func:`workbench.core.attention.load_attention_model`), so pane and command show the
+(:func:`workbench.core.attention.grid.load_attention_model`), so pane and command show the
 same translation and the same weights. Changing the layer, head or word merging only
 re-renders the stored weights, which is instant.
 """
@@ -81,7 +81,7 @@ class AttentionPane(ForwardsWorkerFailures, Vertical):
     @work(thread=True, exclusive=True, exit_on_error=False, group="attention")
     def extract(self, sentence: str) -> None:
         """Load the model (once) and extract the weights, as ``workbench attention`` does."""
-        from workbench.core.attention import load_attention_model
+        from workbench.core.attention.grid import load_attention_model
         from workbench.errors import WorkbenchError
 
         try:

@@ -22,7 +22,7 @@ from textual.widgets import DataTable, Input, Static
 from textual_plotext import PlotextPlot
 
 from workbench.core.config import RunConfig
-from workbench.core.data import Pair, SplitData
+from workbench.core.data.pairs import Pair, SplitData
 from workbench.tui.messages import ForwardsWorkerFailures
 from workbench.tui.widgets.charts import integer_ticks
 
@@ -151,7 +151,7 @@ class DatasetPane(ForwardsWorkerFailures, Vertical):
     @work(thread=True, exclusive=True, exit_on_error=False, group="dataset")
     def load(self) -> None:
         """Read and split the data off the main thread."""
-        from workbench.core.data import prepare_data
+        from workbench.core.data.pairs import prepare_data
         from workbench.errors import WorkbenchError
 
         try:

@@ -1,9 +1,9 @@
 """Runs pane: every run of the output folder; mark some and compare them.
 
-The table is ``workbench runs`` (:func:`workbench.core.experiments.list_runs`), re-read
+The table is ``workbench runs`` (:func:`workbench.core.experiments.table.list_runs`), re-read
 every few seconds so that a run or a sweep started elsewhere shows up as it goes. Space
 marks a row (the first marked is run A, the baseline of every test); ``c`` compares the
-marked runs with :func:`workbench.core.compare.build.build_comparison` on a worker
+marked runs with :func:`workbench.core.experiments.compare.build.build_comparison` on a worker
 thread (the paired tests take seconds) and shows the overlaid validation BLEU curves,
 the settings that differ and the paired tests in ``workbench compare``'s own wording.
 Enter opens the highlighted run in the Samples pane.
@@ -24,7 +24,7 @@ from textual.message import Message
 from textual.widgets import DataTable, Static
 
 from workbench.core.events import format_seconds
-from workbench.core.experiments import (
+from workbench.core.experiments.table import (
     LETTERS,
     RunRow,
     after_cells,
@@ -36,7 +36,7 @@ from workbench.tui.messages import ForwardsWorkerFailures, OpenRun
 from workbench.tui.widgets.charts import SeriesChart
 
 if TYPE_CHECKING:
-    from workbench.core.compare.build import Comparison
+    from workbench.core.experiments.compare.build import Comparison
 
 #: Seconds between two readings of the runs folder (a few small JSON files per run).
 REFRESH_SECONDS = 5.0
@@ -166,7 +166,7 @@ class RunsPane(ForwardsWorkerFailures, Vertical):
     @work(thread=True, exit_on_error=False, group="compare")
     def compare(self, run_ids: list[str]) -> None:
         """Build the comparison off the main thread; the result comes back as a message."""
-        from workbench.core.compare.build import build_comparison
+        from workbench.core.experiments.compare.build import build_comparison
         from workbench.errors import WorkbenchError
 
         try:
@@ -177,7 +177,7 @@ class RunsPane(ForwardsWorkerFailures, Vertical):
 
     @on(Compared)
     def _compared(self, message: Compared) -> None:
-        from workbench.core.compare.render import curves, settings_lines, test_lines
+        from workbench.core.experiments.compare.render import curves, settings_lines, test_lines
 
         if message.run_ids != self.requested:
             return  # an earlier request that finished late: a newer one is on its way

@@ -18,7 +18,7 @@ from textual.binding import Binding
 from textual.containers import Vertical
 from textual.widgets import DataTable, Static
 
-from workbench.core.runs import RunSummary, translations_file
+from workbench.core.run_folder import RunSummary, translations_file
 from workbench.core.scores import headline
 from workbench.tui.messages import ShowAttention
 

@@ -1,6 +1,6 @@
 """Training pane: settings, Start/Stop/Resume, live log, progress and charts.
 
-The run is :func:`workbench.core.training.run_training` on a thread worker -- the same
+The run is :func:`workbench.core.train.run_training.run_training` on a thread worker -- the same
 function ``train --headless`` calls. The worker never touches widgets: the core's event
 sink posts :class:`RunEvent` messages (thread-safe) and this pane draws them. Stop sets
 the core's ``threading.Event``: the trainer ends after the current step with a checkpoint.
@@ -143,7 +143,7 @@ class TrainingPane(ForwardsWorkerFailures, Vertical):
     @work(thread=True, exclusive=True, exit_on_error=False, group="training")
     def train(self, config: RunConfig, resume: bool) -> None:
         """The core run; events arrive back on the main thread as RunEvent messages."""
-        from workbench.core.training import run_training
+        from workbench.core.train.run_training import run_training
 
         run_training(config, lambda e: self.post_message(RunEvent(e)), self.stop_flag,
                      resume=resume)

@@ -134,8 +134,8 @@ class TranslatePane(ForwardsWorkerFailures, Vertical):
     def translate(self, text: str, keys: list[str],
                   overrides: tuple[int | None, int | None]) -> None:
         """Load the chosen models once and translate off the main thread."""
-        from workbench.core.history import append_history
-        from workbench.core.translation import Translator
+        from workbench.core.translate.history import append_history
+        from workbench.core.translate.translator import Translator
 
         for key in keys:
             name = self.models.get(key)

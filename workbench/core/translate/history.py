@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from workbench.core.runs import (
+from workbench.core.run_folder import (
     BEST_MODEL,
     HISTORY_FILE,
     INITIAL_MODEL,
@@ -29,7 +29,7 @@ from workbench.core.runs import (
 )
 
 if TYPE_CHECKING:
-    from workbench.core.translation import Translation, Translator
+    from workbench.core.translate.translator import Translation, Translator
 
 
 def append_history(

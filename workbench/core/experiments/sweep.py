@@ -38,10 +38,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from workbench.core.checkpoints import last_complete_checkpoint, publish_model
 from workbench.core.config import RunConfig, build_config
 from workbench.core.events import Event, EventSink
-from workbench.core.runs import (
+from workbench.core.experiments.sweep_space import SweepSpace, point_key, point_text
+from workbench.core.run_folder import (
     BEST_MODEL,
     RunSummary,
     check_writable,
@@ -50,7 +50,7 @@ from workbench.core.runs import (
     read_summary,
 )
 from workbench.core.scores import SetScores, finite_or_none
-from workbench.core.sweep_space import SweepSpace, point_key, point_text
+from workbench.core.train.checkpoints import last_complete_checkpoint, publish_model
 from workbench.errors import WorkbenchError
 
 #: Where the default study databases go, under the output folder.
@@ -514,7 +514,7 @@ class SweepWorker:
 
     def run_trial(self, claim: _Claim) -> str:
         """Train one point; tell the study how it ended. Returns the outcome."""
-        from workbench.core.training import run_training  # torch and transformers: here
+        from workbench.core.train.run_training import run_training  # torch and transformers: here
 
         trial = claim.trial
         run_dir: Path | None = None

@@ -16,13 +16,13 @@ from pathlib import Path
 
 from workbench.core.atomic import write_json
 from workbench.core.config import RunConfig
-from workbench.core.data import Pair, SplitData
+from workbench.core.data.pairs import Pair, SplitData
 from workbench.core.decoding import DecodeOptions
+from workbench.core.evaluate.metrics import corpus_bleu, corpus_chrf, sentence_bleu
 from workbench.core.events import EvalDone, EventSink, Phase, Sample
-from workbench.core.metrics import corpus_bleu, corpus_chrf, sentence_bleu
-from workbench.core.runs import read_json_dict, translations_file
+from workbench.core.run_folder import read_json_dict, translations_file
 from workbench.core.scores import SetScores, score_before_after
-from workbench.core.translation import Translator
+from workbench.core.translate.translator import Translator
 
 #: The "before" translations, kept so that a resumed run does not decode them again.
 BEFORE_FILE = "before.json"
@@ -52,7 +52,7 @@ class HeldOutSets:
 
     def translate(self, translator: Translator, split: str) -> list[str]:
         """One set translated in full fp32, so that before and after run the same arithmetic."""
-        from workbench.core.modeling import fp32_decoding
+        from workbench.core.model.load import fp32_decoding
 
         with fp32_decoding():
             return translator.translate_many([p.source for p in self.pairs[split]],

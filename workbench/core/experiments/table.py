@@ -14,7 +14,7 @@ from typing import Any
 
 from workbench.core.config import setting_value
 from workbench.core.events import format_seconds
-from workbench.core.runs import (
+from workbench.core.run_folder import (
     RUN_CONFIG_FILE,
     RunSummary,
     preset_defaults,

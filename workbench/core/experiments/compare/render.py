@@ -13,9 +13,9 @@ from typing import Any
 
 from workbench.core import __version__
 from workbench.core.atomic import write_documents
-from workbench.core.compare.build import ComparedRun, Comparison, Difference
 from workbench.core.config import setting_value
-from workbench.core.experiments import after_cells, run_line, training_cells
+from workbench.core.experiments.compare.build import ComparedRun, Comparison, Difference
+from workbench.core.experiments.table import after_cells, run_line, training_cells
 from workbench.core.report.render import CSS, h, html_table, md, md_table
 from workbench.core.scores import (
     MISSING,
@@ -25,8 +25,8 @@ from workbench.core.scores import (
     format_p,
     with_ci,
 )
-from workbench.core.svg import Series, inline_svg, line_chart_svg
-from workbench.core.text_chart import line_chart_text
+from workbench.core.views.svg import Series, inline_svg, line_chart_svg
+from workbench.core.views.text_chart import line_chart_text
 
 COMPARE_MD = "compare.md"
 COMPARE_HTML = "compare.html"

@@ -5,7 +5,7 @@ console and the TUI, so every front end decodes the same way. Marian's position 
 512 rows and ``generate`` crashes past it, so long input is split at sentence ends and,
 where one sentence is still too long, truncated -- and the caller is told. The engine
 that generates is a backend that sees only token ids: transformers, or a CTranslate2
-export (:mod:`workbench.core.ct2_backend`), so all of the above is written once.
+export (:mod:`workbench.core.translate.ct2`), so all of the above is written once.
 """
 
 from __future__ import annotations
@@ -59,8 +59,8 @@ def read_settings(model_dir: str | Path) -> dict[str, Any]:
     ``>>cmn_Hans<<``): the base model then decodes in every front end as the run's
     "before" side did, instead of without the label the multi-target model needs.
     """
-    from workbench.core.data import looks_like_local_path
-    from workbench.core.runs import read_json_dict
+    from workbench.core.data.pairs import looks_like_local_path
+    from workbench.core.run_folder import read_json_dict
 
     saved = read_json_dict(Path(model_dir) / SETTINGS_FILE)
     if saved is not None:
@@ -138,7 +138,7 @@ class Translator:
     translate lists of text.
 
     The engine that generates is ``backend``: :class:`TransformersBackend` by default, or
-    :class:`workbench.core.ct2_backend.CT2Backend`. Both take token ids and return token
+    :class:`workbench.core.translate.ct2.CT2Backend`. Both take token ids and return token
     ids, so cleaning, splitting, the label and decoding below serve both unchanged.
     """
 
@@ -177,16 +177,16 @@ class Translator:
         ``target_label``: a label such as ``>>cmn_Hant<<``, None for none, or
         :data:`AUTO_LABEL` for the model's own (:func:`read_settings`).
         """
-        from workbench.core.ct2_backend import choose_export
-        from workbench.core.modeling import (
+        from workbench.core.model.load import (
             check_target_label,
             load_model_and_tokenizer,
             pick_device,
         )
+        from workbench.core.translate.ct2 import choose_export
 
         export, notices = choose_export(name, backend)
         if export is not None:
-            from workbench.core.ct2_backend import CT2Backend, load_export_tokenizer
+            from workbench.core.translate.ct2 import CT2Backend, load_export_tokenizer
 
             tokenizer = load_export_tokenizer(export)
             settings = read_settings(export)

@@ -15,11 +15,11 @@ from pathlib import Path
 from typing import Any
 
 from workbench.core.config import DEFAULT_OUTPUT_DIR
-from workbench.core.experiments import LETTERS, RunRow, run_row
-from workbench.core.metrics import sentence_chrf
+from workbench.core.evaluate.metrics import sentence_chrf
+from workbench.core.experiments.table import LETTERS, RunRow, run_row
 from workbench.core.report.build import epoch_rows, output_root_of, train_loss_points
 from workbench.core.report.model import EpochRow
-from workbench.core.runs import (
+from workbench.core.run_folder import (
     METRICS_FILE,
     RUN_CONFIG_FILE,
     RUNS_FOLDER,

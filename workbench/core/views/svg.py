@@ -5,7 +5,7 @@ installed, and open the same in a browser, on GitHub and in a PDF. matplotlib is
 optional extra and plotext draws terminal text, so the few shapes a report needs
 (axes, polylines, labels) are written here as plain SVG text: one file per figure that
 the markdown links to, and the same text inlined into the HTML. The attention heatmap's
-SVG is drawn in :mod:`workbench.core.heatmap`, with its text and PNG forms.
+SVG is drawn in :mod:`workbench.core.attention.heatmap`, with its text and PNG forms.
 
 Every value is checked before it is drawn: NaN and infinity are left out, never drawn
 as a spike or a crash, and all text goes through :func:`xml.sax.saxutils.escape`.
@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from xml.sax.saxutils import escape, quoteattr
 
 from workbench.core.scores import finite_or_none
-from workbench.core.wide import is_wide
+from workbench.core.views.wide import is_wide
 
 #: Fonts that carry Chinese glyphs, most common first (Linux, macOS, Windows): the SVG
 #: font stack and the PNG heatmap's font search both read this list.

@@ -2,7 +2,7 @@
 
 Three sources share one shape (a list of :class:`Pair`): the HSK corpus shipped in
 ``hsk-sentences-audio`` (offline demo), a local file or ``datasets`` folder, and a random
-sample of a Hub dataset (see :mod:`workbench.core.hub_sample`). Cleaning happens before
+sample of a Hub dataset (see :mod:`workbench.core.data.hub_sample`). Cleaning happens before
 the split so junk never lands in a held-out set and duplicates never straddle a split.
 
 Every run has three sets with one job each, so the number a user hands in was never used
@@ -232,7 +232,7 @@ def load_raw_pairs(
     if looks_like_local_path(data):
         path = Path(data).expanduser()
         return read_local_pairs(path, config.source_lang, config.target_lang), str(path), None
-    from workbench.core.hub_sample import load_hub_sample
+    from workbench.core.data.hub_sample import load_hub_sample
 
     rows = load_hub_sample(
         data,
@@ -260,7 +260,7 @@ def _external_test_set(
             )
         return read_local_pairs(path, config.source_lang, config.target_lang), path.name
     if is_hub_dataset(config) and config.test_split:
-        from workbench.core.hub_sample import load_hub_split
+        from workbench.core.data.hub_sample import load_hub_split
 
         rows = load_hub_split(config.data, config.data_config, config.test_split,
                               config.source_lang, config.target_lang, cache_dir=cache_dir,

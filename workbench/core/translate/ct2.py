@@ -1,7 +1,7 @@
 """CTranslate2: a faster engine for a saved MarianMT, as an optional extra.
 
 ``workbench export --ctranslate2`` converts a saved model into ``<model>/ct2-<quantization>/``
-and the :class:`~workbench.core.translation.Translator` can then generate with
+and the :class:`~workbench.core.translate.translator.Translator` can then generate with
 :class:`CT2Backend` instead of ``model.generate``. Everything around generation (cleaning,
 splitting at the 512-position limit, the target label, batching, decoding) stays in the
 Translator, so both engines treat text the same way; this module only turns token ids into
@@ -190,8 +190,8 @@ def choose_export(model: str, requested: str) -> tuple[Path | None, list[str]]:
         return None, []
     if not path.is_dir():
         if requested == "ct2":
-            from workbench.core.data import looks_like_local_path
-            from workbench.core.modeling import check_local_model
+            from workbench.core.data.pairs import looks_like_local_path
+            from workbench.core.model.load import check_local_model
 
             if looks_like_local_path(model):
                 check_local_model(path)
@@ -243,8 +243,8 @@ def check_exportable(model: str) -> Path:
     ``translate`` finds it, and the Hub cache is not a place to write into. Exports are
     for the model you fine-tuned, which is always a folder.
     """
-    from workbench.core.data import looks_like_local_path
-    from workbench.core.modeling import check_local_model
+    from workbench.core.data.pairs import looks_like_local_path
+    from workbench.core.model.load import check_local_model
 
     path = Path(model).expanduser()
     if not looks_like_local_path(model):
@@ -307,7 +307,7 @@ def _convert(model_dir: Path, output_dir: Path, quantization: str) -> None:
     import torch
     from ctranslate2.converters.transformers import BartLoader, TransformersConverter
 
-    from workbench.core.modeling import load_model_and_tokenizer
+    from workbench.core.model.load import load_model_and_tokenizer
 
     class ExactMarianLoader(BartLoader):
         """Marian as transformers runs it: full vocabulary, real decoder start token."""
@@ -358,7 +358,7 @@ def load_export_tokenizer(export_dir: Path) -> Any:
     """The model's own tokenizer, from the copy kept in the export."""
     from transformers import AutoTokenizer
 
-    from workbench.core.modeling import quiet_libraries
+    from workbench.core.model.load import quiet_libraries
 
     quiet_libraries()
     try:

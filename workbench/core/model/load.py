@@ -12,8 +12,8 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from workbench.core.data import looks_like_local_path
-from workbench.core.hub import ensure_hub_reachable, explain, hub_endpoint
+from workbench.core.data.hub import ensure_hub_reachable, explain, hub_endpoint
+from workbench.core.data.pairs import looks_like_local_path
 from workbench.errors import WorkbenchError
 
 if TYPE_CHECKING:

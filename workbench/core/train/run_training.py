@@ -16,18 +16,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from workbench.core import distributed
 from workbench.core.atomic import write_json
-from workbench.core.checkpoints import (
-    keep_best_so_far,
-    last_complete_checkpoint,
-    publish_model,
-    run_to_resume,
-    save_best_model,
-)
 from workbench.core.config import RunConfig
-from workbench.core.data import SplitData, prepare_data
-from workbench.core.evaluation import (
+from workbench.core.data.pairs import SplitData, prepare_data
+from workbench.core.evaluate.before_after import (
     HeldOutSets,
     pick_samples,
     score_after,
@@ -38,15 +30,7 @@ from workbench.core.evaluation import (
     write_translations,
 )
 from workbench.core.events import EventSink, JsonlRecorder, Note, Phase, RunDone, fan_out
-from workbench.core.preflight import preflight
-from workbench.core.run_model import (
-    configure_generation,
-    keep_initial_model,
-    load_run_model,
-    model_settings,
-    resolve_precision,
-)
-from workbench.core.runs import (
+from workbench.core.run_folder import (
     BEST_MODEL,
     METRICS_FILE,
     RUN_CONFIG_FILE,
@@ -55,7 +39,23 @@ from workbench.core.runs import (
     new_run_dir,
     saved_config,
 )
-from workbench.core.translation import Translator
+from workbench.core.train import distributed
+from workbench.core.train.checkpoints import (
+    keep_best_so_far,
+    last_complete_checkpoint,
+    publish_model,
+    run_to_resume,
+    save_best_model,
+)
+from workbench.core.train.preflight import preflight
+from workbench.core.train.run_model import (
+    configure_generation,
+    keep_initial_model,
+    load_run_model,
+    model_settings,
+    resolve_precision,
+)
+from workbench.core.translate.translator import Translator
 
 
 @dataclass
@@ -110,8 +110,8 @@ def run_training(
     # Only now, with every check passed, torch and transformers are imported.
     from transformers import set_seed
 
-    from workbench.core.modeling import pick_device, quiet_libraries
-    from workbench.core.trainer import (
+    from workbench.core.model.load import pick_device, quiet_libraries
+    from workbench.core.train.trainer import (
         EventCallback,
         build_trainer,
         evaluation_history,

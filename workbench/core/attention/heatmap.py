@@ -24,8 +24,8 @@ from xml.sax.saxutils import escape
 
 import numpy as np
 
-from workbench.core.svg import CJK_FONTS, svg_open, text_width
-from workbench.core.wide import has_cjk, is_wide
+from workbench.core.views.svg import CJK_FONTS, svg_open, text_width
+from workbench.core.views.wide import has_cjk, is_wide
 from workbench.errors import WorkbenchError
 
 #: A cell is at least 3 cells wide, so "100" fits in value mode and a shade reads as a block.

@@ -28,16 +28,17 @@ from transformers.trainer_callback import PrinterCallback, ProgressCallback
 from transformers.trainer_pt_utils import LengthGroupedSampler
 from transformers.trainer_utils import rotate_checkpoints
 
-from workbench.core import distributed, token_loss
-from workbench.core.checkpoints import move_staged_checkpoint, staging_folder
 from workbench.core.config import RunConfig
-from workbench.core.data import Pair
+from workbench.core.data.pairs import Pair
+from workbench.core.data.tokenize import tokenize_pairs
+from workbench.core.evaluate.metrics import make_compute_metrics
 from workbench.core.events import EvalDone, EventSink, Note, TrainStep
-from workbench.core.metrics import make_compute_metrics
-from workbench.core.preprocess import tokenize_pairs
-from workbench.core.run_model import resolve_precision
-from workbench.core.runs import CHECKPOINTS_FOLDER
+from workbench.core.run_folder import CHECKPOINTS_FOLDER
 from workbench.core.scores import finite_or_none
+from workbench.core.train import distributed
+from workbench.core.train import loss as token_loss
+from workbench.core.train.checkpoints import move_staged_checkpoint, staging_folder
+from workbench.core.train.run_model import resolve_precision
 from workbench.errors import WorkbenchError
 
 

@@ -4,7 +4,7 @@ The heatmap is the assignment's window into a translation model, shared by
 ``workbench attention`` and the TUI: :func:`attention_for` translates one sentence and
 returns an :class:`AttentionMap` holding every (layer, head) matrix; its
 :meth:`AttentionMap.view` picks the layer/head, merges SentencePiece pieces into words
-and hides special tokens. Rendering lives elsewhere (``workbench.core.heatmap``), so this
+and hides special tokens. Rendering lives elsewhere (``workbench.core.attention.heatmap``), so this
 module needs only numpy and torch.
 
 Marian loads with SDPA attention, which is fast but returns no weights. Extraction
@@ -23,7 +23,7 @@ from typing import Any, Literal, NamedTuple
 import numpy as np
 
 from workbench.core.decoding import DecodeOptions, clean_input, length_bound, with_label
-from workbench.core.wide import has_cjk
+from workbench.core.views.wide import has_cjk
 from workbench.errors import WorkbenchError
 
 #: Widest source the view accepts. Past this a heatmap is dozens of pages of columns that
@@ -483,8 +483,8 @@ def load_attention_model(model_dir: str) -> AttentionModel:
     ``workbench attention``, the TUI's Attention pane and the run report all start here,
     so they load, label and decode a model the same way.
     """
-    from workbench.core.modeling import check_target_label, load_model_and_tokenizer
-    from workbench.core.translation import read_settings
+    from workbench.core.model.load import check_target_label, load_model_and_tokenizer
+    from workbench.core.translate.translator import read_settings
 
     model, tokenizer = load_model_and_tokenizer(model_dir)
     label = read_settings(model_dir).get("target_label")

@@ -9,7 +9,7 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from workbench.core.scores import finite_or_none
-from workbench.core.svg import nice_ticks
+from workbench.core.views.svg import nice_ticks
 
 
 def plain_chart(draw: Callable[[Any], None], width: int = 72, height: int = 16) -> str:

@@ -44,7 +44,7 @@ from urllib.parse import quote, unquote
 
 import numpy as np
 
-from workbench.core.hub import damaged_file, ensure_hub_reachable, explain, range_ignored
+from workbench.core.data.hub import damaged_file, ensure_hub_reachable, explain, range_ignored
 from workbench.errors import WorkbenchError
 
 if TYPE_CHECKING:
@@ -69,7 +69,7 @@ UNPINNED = "unpinned"
 
 class HubPair(NamedTuple):
     """A source sentence and its reference as read from the Hub: plain, so the sampler
-    needs nothing from :mod:`workbench.core.data` (which turns these into its ``Pair``)."""
+    needs nothing from :mod:`workbench.core.data.pairs` (which turns these into its ``Pair``)."""
 
     source: str
     target: str

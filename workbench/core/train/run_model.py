@@ -10,13 +10,13 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from workbench.core import distributed
 from workbench.core.atomic import write_json
 from workbench.core.config import RunConfig
-from workbench.core.data import SplitData
+from workbench.core.data.pairs import SplitData
 from workbench.core.decoding import SETTINGS_FILE
 from workbench.core.events import EventSink, Note
-from workbench.core.runs import INITIAL_MODEL
+from workbench.core.run_folder import INITIAL_MODEL
+from workbench.core.train import distributed
 from workbench.errors import WorkbenchError
 
 
@@ -27,10 +27,10 @@ def load_run_model(config: RunConfig, data: SplitData, run_dir: Path,
     A scratch model's SentencePiece vocabularies are trained on the training split and
     kept in the run folder (other ranks reuse rank 0's).
     """
-    from workbench.core.modeling import check_target_label, load_model_and_tokenizer
+    from workbench.core.model.load import check_target_label, load_model_and_tokenizer
 
     if config.is_scratch:
-        from workbench.core.scratch_model import build_scratch_model
+        from workbench.core.model.scratch import build_scratch_model
 
         emit(Note(f"building a {config.scratch_layers}+{config.scratch_layers}-layer MarianMT "
                   f"(d_model {config.scratch_d_model}) and SentencePiece vocabularies from "
@@ -94,10 +94,10 @@ def resolve_precision(config: RunConfig, device: str) -> dict[str, Any]:
     """How training computes and how before/after are decoded (config.json, summary.json).
 
     Mixed precision is for training only: before and after are both decoded in fp32
-    with TF32 off (:func:`~workbench.core.modeling.fp32_decoding`), so that the two sides
+    with TF32 off (:func:`~workbench.core.model.load.fp32_decoding`), so that the two sides
     of the comparison, and the console, run the same arithmetic.
     """
-    from workbench.core.modeling import bf16_supported
+    from workbench.core.model.load import bf16_supported
 
     bf16 = config.bf16 if config.bf16 is not None else (not config.fp16 and bf16_supported())
     if config.fp16 and device != "cuda":

@@ -98,7 +98,7 @@ def build_tokenizer(
     multi-process run use the vocabularies rank 0 has just built, rather than all
     rewriting the same files at once.
     """
-    from workbench.core.modeling import quiet_libraries
+    from workbench.core.model.load import quiet_libraries
 
     quiet_libraries()
     names = ("vocab.json", "source.spm", "target.spm")

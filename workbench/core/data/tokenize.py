@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from workbench.core.data import Pair
+from workbench.core.data.pairs import Pair
 from workbench.core.decoding import with_label
 
 

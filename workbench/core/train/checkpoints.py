@@ -14,7 +14,7 @@ from typing import Any
 from workbench.core.atomic import fsync_tree, replace_folder, save_atomically, write_json
 from workbench.core.decoding import SETTINGS_FILE
 from workbench.core.events import EventSink, Note
-from workbench.core.runs import (
+from workbench.core.run_folder import (
     BEST_MODEL,
     CHECKPOINTS_FOLDER,
     RUNS_FOLDER,

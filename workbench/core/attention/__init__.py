@@ -1,0 +1,2 @@
+"""Cross-attention: the grids taken from a model and their heatmaps.
+"""

@@ -1,0 +1,3 @@
+"""Sentence pairs: local files, the Hub dataset and its seeded sample, tokenization for
+training.
+"""

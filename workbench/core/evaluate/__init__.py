@@ -1,0 +1,2 @@
+"""Scoring: sacreBLEU metrics and the before/after evaluation on validation and test.
+"""

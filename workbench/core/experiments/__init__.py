@@ -1,0 +1,2 @@
+"""Several runs: the runs table, compare, and sweeps.
+"""

@@ -1,0 +1,2 @@
+"""Decoding: the Translator (transformers or CTranslate2) and the console history.
+"""
