@@ -7,13 +7,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from workbench.core.attention.grid import (
-    AttentionMap,
-    attention_for,
-    eager_attention,
-    forward_attention,
-    word_groups,
-)
+from workbench.core.attention.extract import attention_for, eager_attention, forward_attention
+from workbench.core.attention.grid import AttentionMap, word_groups
 from workbench.core.decoding import DecodeOptions
 from workbench.errors import WorkbenchError
 

@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 from workbench.cli import main
-from workbench.core.attention.grid import load_attention_model
+from workbench.core.attention.extract import load_attention_model
 from workbench.core.lab.attention_kinds import (
     CROSS,
     DECODER,
@@ -111,7 +111,7 @@ def test_cli_prints_three_titled_heatmaps_and_the_head_table(tiny_model_dir: Pat
     assert "source:      I like tea." in out and "\x1b[" not in out  # no colour in a pipe
     # Each map's legend names its own axes (the renderer's default names cross-attention's).
     assert out.count("shade = % of the row's attention") == 3
-    from workbench.core.attention.grid import load_attention_model
+    from workbench.core.attention.extract import load_attention_model
     from workbench.core.lab.attention_kinds import attention_kinds
 
     kinds = attention_kinds(load_attention_model(str(tiny_model_dir)), SENTENCE)

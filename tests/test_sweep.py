@@ -33,7 +33,7 @@ from workbench.core.experiments.sweep import (
     trial_value,
     validation_bleu,
 )
-from workbench.core.experiments.sweep_space import default_name, parse_space, point_text
+from workbench.core.experiments.sweep.space import default_name, parse_space, point_text
 from workbench.core.run_folder import RunSummary, read_summary
 from workbench.core.scores import SetScores
 from workbench.errors import WorkbenchError

@@ -16,7 +16,7 @@ import numpy as np
 
 from tests.conftest import small, wait_for
 from workbench.cli import main
-from workbench.core.attention.grid import load_attention_model
+from workbench.core.attention.extract import load_attention_model
 from workbench.core.attention.heatmap import render_plain
 from workbench.tui.app import WorkbenchApp
 from workbench.tui.widgets.attention_pane import AttentionPane

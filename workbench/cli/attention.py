@@ -94,7 +94,8 @@ def run(args: argparse.Namespace) -> int:
         if target and not Path(target).expanduser().resolve().parent.is_dir():
             raise WorkbenchError(f"--{flag} {target}: the folder does not exist")
 
-    from workbench.core.attention.grid import DEFAULT_HEAD, DEFAULT_LAYER, load_attention_model
+    from workbench.core.attention.extract import load_attention_model
+    from workbench.core.attention.grid import DEFAULT_HEAD, DEFAULT_LAYER
 
     amap = load_attention_model(args.model).map(sentence, args.num_beams, args.max_new_tokens)
     layer = pick(args.layer, DEFAULT_LAYER, amap.num_layers, "layer")

@@ -94,7 +94,8 @@ def run_attention(args: argparse.Namespace) -> int:
     """``workbench lab attention``: the three heatmaps, the per-head table, the JSON."""
     from rich.console import Console
 
-    from workbench.core.attention.grid import DEFAULT_HEAD, DEFAULT_LAYER, load_attention_model
+    from workbench.core.attention.extract import load_attention_model
+    from workbench.core.attention.grid import DEFAULT_HEAD, DEFAULT_LAYER
     from workbench.core.decoding import clean_input
     from workbench.core.lab.attention_kinds import RESULT_FILE, attention_kinds
     from workbench.core.lab.cache import run_folder

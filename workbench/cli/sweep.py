@@ -91,7 +91,7 @@ def run(args: argparse.Namespace) -> int:
     """Run this worker of the sweep to its end; print the sweep's runs and the best."""
     from workbench.cli.train import config_from_args, stop_on_signals
     from workbench.core.experiments.sweep import import_optuna, make_plan, run_sweep
-    from workbench.core.experiments.sweep_space import default_name, parse_space
+    from workbench.core.experiments.sweep.space import default_name, parse_space
 
     base = config_from_args(args)
     space = parse_space(base, args.grid, args.search)
@@ -118,7 +118,7 @@ def print_result(result: SweepResult, line: Any) -> None:
     """The sweep's runs in ``workbench runs`` lines (trial order), then the best trial."""
     from pathlib import Path
 
-    from workbench.core.experiments.sweep_space import point_text
+    from workbench.core.experiments.sweep.space import point_text
     from workbench.core.experiments.table import RUN_LINE_HEADER, run_line, run_row
 
     line("")

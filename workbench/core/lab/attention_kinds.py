@@ -24,13 +24,13 @@ from typing import Any
 
 import numpy as np
 
-from workbench.core.attention.grid import (
-    AttentionGrid,
+from workbench.core.attention.extract import (
     AttentionModel,
     cross_attention_map,
     forward_attentions,
     translate_for_attention,
 )
+from workbench.core.attention.grid import AttentionGrid
 
 ENCODER = "encoder self-attention"
 DECODER = "masked decoder self-attention"

@@ -168,7 +168,7 @@ def cache_study(model_dir: str, sentences: list[str] | None = None,
 
     import torch
 
-    from workbench.core.attention.grid import load_attention_model
+    from workbench.core.attention.extract import load_attention_model
 
     # The loader every study and front end uses: the model, its label, checked.
     loaded = load_attention_model(model_dir)

@@ -164,7 +164,7 @@ def attention_figure(run_dir: Path, sentence: str | None) -> AttentionFigure:
             f"this run has no saved model in {model_dir} (it did not finish), so there "
             "is no attention to show"))
     try:
-        from workbench.core.attention.grid import load_attention_model
+        from workbench.core.attention.extract import load_attention_model
 
         amap = load_attention_model(str(model_dir)).map(sentence)
         view = amap.view(words=True)

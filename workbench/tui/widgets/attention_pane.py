@@ -81,7 +81,7 @@ class AttentionPane(ForwardsWorkerFailures, Vertical):
     @work(thread=True, exclusive=True, exit_on_error=False, group="attention")
     def extract(self, sentence: str) -> None:
         """Load the model (once) and extract the weights, as ``workbench attention`` does."""
-        from workbench.core.attention.grid import load_attention_model
+        from workbench.core.attention.extract import load_attention_model
         from workbench.errors import WorkbenchError
 
         try:

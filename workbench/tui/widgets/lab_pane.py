@@ -265,7 +265,7 @@ def _cache(model: str, limit: int, sentence: str, progress: Any,
 def _attention(model: str, limit: int, sentence: str, progress: Any,
                stop: threading.Event) -> tuple[Any, None, Path | None]:
     """``workbench lab attention SENTENCE``: drawn on the main thread, one kind at a time."""
-    from workbench.core.attention.grid import load_attention_model
+    from workbench.core.attention.extract import load_attention_model
     from workbench.core.decoding import clean_input
     from workbench.core.lab.attention_kinds import RESULT_FILE, attention_kinds
     from workbench.core.lab.cache import run_folder

@@ -1,341 +1,49 @@
-"""``workbench sweep``: many runs of one recipe, each a normal run folder, chosen by
-validation BLEU, kept in an Optuna study so that a stopped sweep goes on where it stopped.
-
-The study lives in a database (``<output_dir>/sweeps/<name>.db``, SQLite, by default; any
-Optuna RDB URL with ``storage_url``). Several workers -- processes on one machine, or
-machines sharing a database -- run one sweep together, which is Optuna's own distributed
-mode. What this module adds on top of Optuna:
-
-- **Every point once.** Grid points (and the points of trials cut short) are enqueued as
-  WAITING trials and claimed one at a time. On SQLite, Python's driver reads a trial's
-  state and writes it in two transactions, so two processes can both claim the same
-  WAITING trial; claims therefore go through a file lock beside the database. On a
-  server database Optuna's ``SELECT ... FOR UPDATE`` makes a claim atomic, and a point
-  enqueued twice by two workers at once is run by the lower-numbered trial only.
-- **Cut short is not lost.** Ctrl-C stops the run at a step with a checkpoint and marks
-  the trial ``stopped``; a worker killed outright stops sending heartbeats and its trial
-  is failed as stale (Optuna's heartbeat). Either way the point is enqueued again, and
-  the new trial continues the old run folder from its last complete checkpoint (or starts
-  a new folder when there is none). A trial that *failed* (a NaN loss, no score, an error
-  such as running out of memory) is final: its line in the table says why.
-- **The objective is validation BLEU**, read from the run's summary by a function that is
-  given the validation scores alone: the test set never takes part in a choice.
-
-Optuna is imported inside functions only: ``workbench --help`` and the other commands do
-not need it installed.
-"""
+"""A sweep's worker: claims points from the study one at a time (see the package's
+"every point once"), trains each as a normal run, and tells the study how it ended."""
 
 from __future__ import annotations
 
 import contextlib
 import os
-import re
 import socket
 import threading
-import warnings
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from workbench.core.config import RunConfig, build_config
+from workbench.core.config import build_config
 from workbench.core.events import Event, EventSink
-from workbench.core.experiments.sweep_space import SweepSpace, point_key, point_text
+from workbench.core.experiments.sweep.coordination import Heartbeat, sqlite_path, study_lock
+from workbench.core.experiments.sweep.events import SweepEvent, SweepNote, TrialEnded, TrialStarted
+from workbench.core.experiments.sweep.plan import GRACE_FACTOR, SweepPlan, TrialFailed, trial_value
+from workbench.core.experiments.sweep.space import point_key, point_text
+from workbench.core.experiments.sweep.study import (
+    CUT_SHORT,
+    SweepResult,
+    best_row,
+    import_optuna,
+    is_settled,
+    rows_of,
+    trial_params,
+    trial_status,
+)
 from workbench.core.run_folder import (
     BEST_MODEL,
-    RunSummary,
     check_writable,
     is_finished,
     new_run_dir,
     read_summary,
 )
-from workbench.core.scores import SetScores, finite_or_none
 from workbench.core.train.checkpoints import last_complete_checkpoint, publish_model
 from workbench.errors import WorkbenchError
-
-#: Where the default study databases go, under the output folder.
-SWEEPS_FOLDER = "sweeps"
-#: Seconds between a running trial's heartbeats; a trial silent for GRACE_FACTOR times
-#: this is taken as killed. 30 s x 4 = 2 min: long enough that a busy machine (a CPU
-#: training step can hold a core for seconds) never looks dead.
-DEFAULT_HEARTBEAT = 30
-GRACE_FACTOR = 4
-#: Trials a search runs when --trials is not given.
-DEFAULT_TRIALS = 8
-
-#: How a trial was cut short: Ctrl-C (``stopped`` at a step with a checkpoint), Ctrl-C
-#: twice (``interrupted``), a mistake the user fixes before the rerun (``error``), or its
-#: worker died (``killed``: failed by the heartbeat check). Their points are run again; a
-#: trial that ``failed`` (a NaN loss, no score) is final.
-CUT_SHORT = ("stopped", "interrupted", "error", "killed")
-
-OPTUNA_MISSING = "workbench sweep needs Optuna: pip install -e '.[sweep]'"
-
-
-def import_optuna() -> Any:
-    """Optuna, quiet (its INFO lines and experimental-feature warnings are not the user's
-    business), or one line saying how to install it."""
-    try:
-        import optuna
-    except ImportError:
-        raise WorkbenchError(OPTUNA_MISSING) from None
-    optuna.logging.set_verbosity(optuna.logging.WARNING)
-    warnings.filterwarnings("ignore", category=optuna.exceptions.ExperimentalWarning)
-    # Workers claim trials themselves (see "every point once") and beat the heart for them.
-    warnings.filterwarnings("ignore", message="Heartbeat of storage is supposed to be used")
-    return optuna
-
-
-# --------------------------------------------------------------------------- the objective
-
-
-class TrialFailed(Exception):
-    """A trial that ran but has no objective value; the message says why."""
-
-
-def validation_bleu(validation: SetScores | None) -> float:
-    """The objective: BLEU after fine-tuning on the **validation** set.
-
-    It is given the validation scores alone, never the summary, so the test set cannot
-    leak into the choice of a recipe even by mistake.
-    """
-    value = finite_or_none(validation.bleu_after) if validation is not None else None
-    if value is None:
-        raise TrialFailed("the run has no validation BLEU (summary.json has no validation "
-                          "block with a finite bleu_after)")
-    return value
-
-
-def trial_value(summary: RunSummary) -> float:
-    """A finished run's objective: :func:`validation_bleu` of its validation block only."""
-    return validation_bleu(summary.validation)
-
-
-# --------------------------------------------------------------------------- the plan
-
-
-@dataclass(frozen=True)
-class SweepPlan:
-    """One sweep: the base recipe, what varies, where the study lives, how many trials."""
-
-    name: str
-    base: RunConfig
-    space: SweepSpace
-    storage_url: str
-    trials: int  # a grid: its size; a search: --trials
-    heartbeat: int = DEFAULT_HEARTBEAT
-
-    @property
-    def output_root(self) -> Path:
-        """Where the trials' run folders (and the default study database) go."""
-        return Path(self.base.output_dir).expanduser()
-
-
-def default_storage(output_root: Path, name: str) -> str:
-    """``sqlite:///<output_dir>/sweeps/<name>.db`` (absolute, so any working folder works)."""
-    return f"sqlite:///{(output_root / SWEEPS_FOLDER / f'{name}.db').resolve()}"
-
-
-def make_plan(base: RunConfig, space: SweepSpace, name: str, storage_url: str | None = None,
-              trials: int | None = None, heartbeat: int = DEFAULT_HEARTBEAT) -> SweepPlan:
-    """Check the counts and fill in the defaults; one line with the fix when one is off."""
-    if space.mode == "grid" and trials is not None:
-        raise WorkbenchError(f"--trials is for --search; a grid runs each of its "
-                             f"{len(space.grid_points())} points once")
-    count = (len(space.grid_points()) if space.mode == "grid"
-             else DEFAULT_TRIALS if trials is None else trials)
-    if count < 1:
-        raise WorkbenchError(f"--trials must be 1 or more, got {trials}")
-    if heartbeat < 1:
-        raise WorkbenchError(f"--heartbeat must be 1 second or more, got {heartbeat}")
-    if not re.fullmatch(r"[A-Za-z0-9_.-]+", name):
-        raise WorkbenchError(f"--name '{name}' must be letters, digits, '.', '_' or '-' "
-                             "(it names the study and its file), e.g. demo-lr")
-    url = storage_url or default_storage(Path(base.output_dir).expanduser(), name)
-    return SweepPlan(name, base, space, url, count, heartbeat)
-
-
-# --------------------------------------------------------------------------- events and text
-
-
-@dataclass(frozen=True)
-class TrialStarted:
-    """A worker took a point and is about to train it."""
-
-    number: int  # Optuna's trial number
-    position: int  # how many points are settled, counting this one
-    total: int
-    params: dict[str, Any]
-    run_dir: str
-    resumed: bool  # continues a cut-short trial's run folder
-
-
-@dataclass(frozen=True)
-class TrialEnded:
-    """A trial's outcome (``finished``, ``stopped``, ``failed``) and the best so far."""
-
-    number: int
-    position: int
-    total: int
-    params: dict[str, Any]
-    run_dir: str
-    outcome: str
-    value: float | None
-    reason: str | None
-    best: tuple[int, float] | None  # (trial number, value) of the best finished trial
-
-
-@dataclass(frozen=True)
-class SweepNote:
-    """A line of the sweep's own: waiting for other workers, a trial taken for dead."""
-
-    text: str
-    level: str = "info"
-
-
-SweepEvent = TrialStarted | TrialEnded | SweepNote
-
-
-def sweep_lines(event: SweepEvent) -> list[str]:
-    """The one wording of a sweep's own events, for plain lines."""
-    if isinstance(event, SweepNote):
-        return [("warning: " if event.level == "warning" else "") + event.text]
-    head = f"trial #{event.number} ({event.position}/{event.total})  {point_text(event.params)}"
-    run = Path(event.run_dir).name
-    if isinstance(event, TrialStarted):
-        how = "continues run" if event.resumed else "run"
-        return [f"{head}  → {how} {run}"]
-    best = (f"  (best so far: trial #{event.best[0]}, {event.best[1]:.2f})"
-            if event.best else "")
-    if event.outcome == "finished":
-        return [f"{head}  → run {run}  val BLEU {event.value:.2f}{best}"]
-    why = f": {event.reason}" if event.reason else ""
-    return [f"{head}  → run {run}  {event.outcome}{why}{best}"]
-
-
-# --------------------------------------------------------------------------- the study's trials
-
-
-@dataclass(frozen=True)
-class TrialRow:
-    """A trial as the end of a sweep lists it."""
-
-    number: int
-    status: str  # finished, failed, stopped, killed, running, waiting
-    params: dict[str, Any]
-    value: float | None
-    run_dir: str | None
-    reason: str | None
-
-
-@dataclass(frozen=True)
-class SweepResult:
-    """What a worker leaves: its status, every trial of the study, the best one."""
-
-    status: str  # "finished" (every point settled) or "stopped"
-    storage_url: str
-    trials: list[TrialRow]
-    best: TrialRow | None
-    published: str | None  # where the best trial's model was copied
-
-
-def trial_params(trial: Any) -> dict[str, Any]:
-    """A trial's settings: suggested, or fixed when it was enqueued and not yet run."""
-    return dict(trial.params or trial.system_attrs.get("fixed_params") or {})
-
-
-def trial_status(trial: Any) -> str:
-    """finished / failed / running / waiting / duplicate, or how it was cut short."""
-    state = trial.state.name
-    if state == "COMPLETE":
-        return "finished"
-    if state in ("RUNNING", "WAITING"):
-        return state.lower()
-    # A FAIL with no outcome was failed by a heartbeat check: its worker died.
-    return trial.user_attrs.get("outcome") or "killed"
-
-
-def is_settled(trial: Any) -> bool:
-    """A point counts as done (or taken) once a trial of it is in one of these states."""
-    return trial_status(trial) in ("finished", "failed", "running", "waiting")
-
-
-def rows_of(trials: list[Any]) -> list[TrialRow]:
-    """The study's trials as rows, duplicates (never trained) left out."""
-    return [TrialRow(t.number, trial_status(t), trial_params(t),
-                     t.value if t.state.name == "COMPLETE" else None,
-                     t.user_attrs.get("run_dir"), t.user_attrs.get("reason"))
-            for t in trials if trial_status(t) != "duplicate"]
-
-
-def best_row(rows: list[TrialRow]) -> TrialRow | None:
-    """The finished trial with the highest validation BLEU (the first of equal ones)."""
-    done = [r for r in rows if r.status == "finished" and r.value is not None]
-    return max(done, key=lambda r: r.value or 0.0) if done else None
-
-
-# --------------------------------------------------------------------------- the worker
-
-
-def _sqlite_path(url: str) -> Path | None:
-    """The database file of a SQLite URL (None for a server or an in-memory database)."""
-    if not url.startswith("sqlite:"):
-        return None
-    from sqlalchemy.engine import make_url  # Optuna's dependency: installed with it
-
-    database = make_url(url).database
-    return Path(database) if database and database != ":memory:" else None
-
-
-@contextlib.contextmanager
-def study_lock(url: str) -> Iterator[None]:
-    """Hold ``<database>.lock`` for a SQLite study (see the module's "every point once").
-
-    A server database needs none; neither does a system without ``fcntl``, where several
-    workers on one SQLite file are not supported.
-    """
-    path = _sqlite_path(url)
-    try:
-        import fcntl
-    except ImportError:  # pragma: no cover - Windows
-        fcntl = None  # type: ignore[assignment]
-    if path is None or fcntl is None:
-        yield
-        return
-    path.parent.mkdir(parents=True, exist_ok=True)
-    with open(path.with_name(path.name + ".lock"), "a") as handle:
-        fcntl.flock(handle, fcntl.LOCK_EX)
-        try:
-            yield
-        finally:
-            fcntl.flock(handle, fcntl.LOCK_UN)
-
-
-class _Heartbeat:
-    """Tells the study every ``interval`` seconds that this worker's trial is alive."""
-
-    def __init__(self, storage: Any, trial_id: int, interval: int) -> None:
-        self.storage, self.trial_id, self.interval = storage, trial_id, interval
-        self.done = threading.Event()
-        storage.record_heartbeat(trial_id)  # at once: a trial with none is never stale
-        self.thread = threading.Thread(target=self._beat, daemon=True, name="sweep-heartbeat")
-        self.thread.start()
-
-    def _beat(self) -> None:
-        while not self.done.wait(self.interval):
-            with contextlib.suppress(Exception):  # a busy database: the next beat will do
-                self.storage.record_heartbeat(self.trial_id)
-
-    def stop(self) -> None:
-        self.done.set()
-        self.thread.join(timeout=5)
 
 
 @dataclass
 class _Claim:
     trial: Any  # optuna.Trial
     trial_id: int
-    heartbeat: _Heartbeat
+    heartbeat: Heartbeat
     resume_dir: Path | None
 
 
@@ -356,7 +64,7 @@ class SweepWorker:
     def _open(self) -> tuple[Any, Any]:
         """The storage (with heartbeats) and the study, checked to be this sweep's."""
         optuna, plan = self.optuna, self.plan
-        path = _sqlite_path(plan.storage_url)
+        path = sqlite_path(plan.storage_url)
         if path is not None:
             path.parent.mkdir(parents=True, exist_ok=True)
         # SQLite: wait for another worker's write instead of failing after the driver's 5 s.
@@ -455,7 +163,7 @@ class SweepWorker:
                 frozen, trial_id = popped
                 trial = self.optuna.trial.Trial(self.study, trial_id)
                 resume = frozen.user_attrs.get("resume")
-                return _Claim(trial, trial_id, _Heartbeat(self.storage, trial_id,
+                return _Claim(trial, trial_id, Heartbeat(self.storage, trial_id,
                                                           self.plan.heartbeat),
                               Path(resume) if resume and _resumable(Path(resume)) else None)
             trials = self._trials()
@@ -464,7 +172,7 @@ class SweepWorker:
                 trial = self.study.ask()
                 trial_id = self.storage.get_trial_id_from_study_id_trial_number(
                     self.study_id, trial.number)
-                return _Claim(trial, trial_id, _Heartbeat(self.storage, trial_id,
+                return _Claim(trial, trial_id, Heartbeat(self.storage, trial_id,
                                                           self.plan.heartbeat), None)
             running = [t for t in trials if trial_status(t) == "running"]
         if running:

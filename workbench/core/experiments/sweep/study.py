@@ -1,0 +1,93 @@
+"""Reading an Optuna study: Optuna itself (imported only here, on demand), each trial's
+status and settings, the rows a sweep lists and the best of them."""
+
+from __future__ import annotations
+
+import warnings
+from dataclasses import dataclass
+from typing import Any
+
+from workbench.errors import WorkbenchError
+
+#: How a trial was cut short: Ctrl-C (``stopped`` at a step with a checkpoint), Ctrl-C
+#: twice (``interrupted``), a mistake the user fixes before the rerun (``error``), or its
+#: worker died (``killed``: failed by the heartbeat check). Their points are run again; a
+#: trial that ``failed`` (a NaN loss, no score) is final.
+CUT_SHORT = ("stopped", "interrupted", "error", "killed")
+
+OPTUNA_MISSING = "workbench sweep needs Optuna: pip install -e '.[sweep]'"
+
+
+def import_optuna() -> Any:
+    """Optuna, quiet (its INFO lines and experimental-feature warnings are not the user's
+    business), or one line saying how to install it."""
+    try:
+        import optuna
+    except ImportError:
+        raise WorkbenchError(OPTUNA_MISSING) from None
+    optuna.logging.set_verbosity(optuna.logging.WARNING)
+    warnings.filterwarnings("ignore", category=optuna.exceptions.ExperimentalWarning)
+    # Workers claim trials themselves (see "every point once") and beat the heart for them.
+    warnings.filterwarnings("ignore", message="Heartbeat of storage is supposed to be used")
+    return optuna
+
+
+@dataclass(frozen=True)
+class TrialRow:
+    """A trial as the end of a sweep lists it."""
+
+    number: int
+    status: str  # finished, failed, stopped, killed, running, waiting
+    params: dict[str, Any]
+    value: float | None
+    run_dir: str | None
+    reason: str | None
+
+
+@dataclass(frozen=True)
+class SweepResult:
+    """What a worker leaves: its status, every trial of the study, the best one."""
+
+    status: str  # "finished" (every point settled) or "stopped"
+    storage_url: str
+    trials: list[TrialRow]
+    best: TrialRow | None
+    published: str | None  # where the best trial's model was copied
+
+
+def trial_params(trial: Any) -> dict[str, Any]:
+    """A trial's settings: suggested, or fixed when it was enqueued and not yet run."""
+    return dict(trial.params or trial.system_attrs.get("fixed_params") or {})
+
+
+def trial_status(trial: Any) -> str:
+    """finished / failed / running / waiting / duplicate, or how it was cut short."""
+    state = trial.state.name
+    if state == "COMPLETE":
+        return "finished"
+    if state in ("RUNNING", "WAITING"):
+        return state.lower()
+    # A FAIL with no outcome was failed by a heartbeat check: its worker died.
+    return trial.user_attrs.get("outcome") or "killed"
+
+
+def is_settled(trial: Any) -> bool:
+    """A point counts as done (or taken) once a trial of it is in one of these states."""
+    return trial_status(trial) in ("finished", "failed", "running", "waiting")
+
+
+def rows_of(trials: list[Any]) -> list[TrialRow]:
+    """The study's trials as rows, duplicates (never trained) left out."""
+    return [TrialRow(t.number, trial_status(t), trial_params(t),
+                     t.value if t.state.name == "COMPLETE" else None,
+                     t.user_attrs.get("run_dir"), t.user_attrs.get("reason"))
+            for t in trials if trial_status(t) != "duplicate"]
+
+
+def best_row(rows: list[TrialRow]) -> TrialRow | None:
+    """The finished trial with the highest validation BLEU (the first of equal ones)."""
+    done = [r for r in rows if r.status == "finished" and r.value is not None]
+    return max(done, key=lambda r: r.value or 0.0) if done else None
+
+
+# --------------------------------------------------------------------------- the worker
