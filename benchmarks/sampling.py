@@ -17,7 +17,7 @@ Usage: python benchmarks/sampling.py [--folder /tmp/wmt19-like] [--rows-per-file
      only): whole row groups in a seeded random order until they hold 4x the file's
      quota, the quota drawn from those rows; files opened with fsspec's defaults
      (5 MiB read-ahead).
-   * **new** -- ``workbench.core.data.hub_sample.read_sample`` as it is: at most
+   * **new** -- ``workbench.core.data.parquet_reads.read_sample`` as it is: at most
      ``MAX_ROWS_PER_GROUP`` rows from each of many random row groups, no read-ahead.
 
    Two cross rows separate the two changes: the old plan without read-ahead, and the new
@@ -51,7 +51,7 @@ from fsspec.spec import AbstractBufferedFile
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from workbench.core.data import hub_sample
+from workbench.core.data import parquet_reads, sample_plan
 from workbench.core.data.pairs import Pair
 
 FILES = 13
@@ -172,7 +172,7 @@ def old_plan(row_groups: list[list[int]], n: int, seed: int) -> dict[tuple[int, 
     rng = np.random.default_rng(seed)
     file_rows = [sum(groups) for groups in row_groups]
     plan: dict[tuple[int, int], list[int]] = {}
-    for f, quota in enumerate(hub_sample.allocate(n, file_rows)):
+    for f, quota in enumerate(sample_plan.allocate(n, file_rows)):
         if quota == 0:
             continue
         groups = row_groups[f]
@@ -209,19 +209,19 @@ def old_read_sample(fs: Any, files: list[str], n: int, seed: int) -> list[Pair]:
 
 def new_read_sample(fs: Any, files: list[str], n: int, seed: int, plan: Any = None,
                     open_options: dict[str, Any] | None = None) -> list[Pair]:
-    """``hub_sample.read_sample`` as it is, or with another plan or open options swapped in."""
-    saved = hub_sample.plan_sample, dict(hub_sample.OPEN_OPTIONS)
+    """``parquet_reads.read_sample`` as it is, or with another plan or open options swapped in."""
+    saved = parquet_reads.plan_sample, dict(parquet_reads.OPEN_OPTIONS)
     if plan is not None:
-        hub_sample.plan_sample = plan
+        parquet_reads.plan_sample = plan
     if open_options is not None:
-        hub_sample.OPEN_OPTIONS.clear()
-        hub_sample.OPEN_OPTIONS.update(open_options)
+        parquet_reads.OPEN_OPTIONS.clear()
+        parquet_reads.OPEN_OPTIONS.update(open_options)
     try:
-        return hub_sample.read_sample(fs, files, n, seed, "en", "zh")
+        return parquet_reads.read_sample(fs, files, n, seed, "en", "zh")
     finally:
-        hub_sample.plan_sample = saved[0]
-        hub_sample.OPEN_OPTIONS.clear()
-        hub_sample.OPEN_OPTIONS.update(saved[1])
+        parquet_reads.plan_sample = saved[0]
+        parquet_reads.OPEN_OPTIONS.clear()
+        parquet_reads.OPEN_OPTIONS.update(saved[1])
 
 
 def draw(paths: list[Path], n: int, seed: int, read: Any) -> dict[str, Any]:
@@ -324,7 +324,7 @@ bytes here are an upper bound). Footer: {footer / 2**10:,.0f} KiB a file.
 opens the local files as `HfFileSystem` opens Hub files (fsspec buffered files, one range
 read per cache miss) and counts the reads and bytes fetched. "before" is the reader and
 plan shipped before issue 12, reimplemented in the benchmark for comparison only; "now" is
-`workbench.core.data.hub_sample.read_sample` as it is; the two middle rows swap in the old
+`workbench.core.data.parquet_reads.read_sample` as it is; the two middle rows swap in the old
 plan, or fsspec's default 5 MiB read-ahead, to show each change alone. Windows are counted
 from the sampled rows' own `f<file> r<row>` labels; with 1,000-row groups a window is a
 row group, so "row groups read" and "distinct windows" agree.

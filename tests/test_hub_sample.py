@@ -19,16 +19,9 @@ import pytest
 from fsspec.implementations.local import LocalFileSystem
 from fsspec.spec import AbstractBufferedFile
 
-from workbench.core.data.hub_sample import (
-    MAX_ROWS_PER_GROUP,
-    allocate,
-    find_cached_sample,
-    find_cached_split,
-    load_hub_sample,
-    load_hub_split,
-    plan_sample,
-    spread,
-)
+from workbench.core.data.hub_sample import load_hub_sample, load_hub_split
+from workbench.core.data.sample_cache import find_cached_sample, find_cached_split
+from workbench.core.data.sample_plan import MAX_ROWS_PER_GROUP, allocate, plan_sample, spread
 from workbench.errors import HubUnreachableError, WorkbenchError
 
 SHA = "0123456789abcdef0123456789abcdef01234567"
