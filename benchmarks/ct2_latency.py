@@ -49,7 +49,7 @@ ARMS = ("transformers", "ct2 int8", "ct2 float32")
 
 
 def load_arms(model: str) -> dict[str, Any]:
-    from workbench.core.translate.ct2 import export_ctranslate2
+    from workbench.core.translate.ct2_export import export_ctranslate2
     from workbench.core.translate.translator import Translator
 
     translators = {"transformers": Translator.from_pretrained(model, device="cpu",
@@ -137,7 +137,8 @@ def opus_shape_latency(runs: int, gap: float) -> dict[str, Any]:
     import torch
     from transformers import MarianConfig, MarianMTModel, MarianTokenizer
 
-    from workbench.core.translate.ct2 import export_ctranslate2, import_ctranslate2
+    from workbench.core.translate.ct2 import import_ctranslate2
+    from workbench.core.translate.ct2_export import export_ctranslate2
 
     ct2 = import_ctranslate2()
     vocab_size = 65001

@@ -45,7 +45,7 @@ def exported(tiny_model_dir: Path, tmp_path_factory: pytest.TempPathFactory) -> 
     import torch
     from transformers import AutoModelForSeq2SeqLM
 
-    from workbench.core.translate.ct2 import export_ctranslate2
+    from workbench.core.translate.ct2_export import export_ctranslate2
 
     pytest.importorskip("ctranslate2")
     model_dir = _copy_model(tiny_model_dir, tmp_path_factory.mktemp("ct2") / "model")
@@ -121,7 +121,7 @@ def test_export_is_self_contained_and_atomic(exported: Path):
 
 @needs_ct2
 def test_second_export_reuses_a_fresh_one_and_force_rebuilds(exported: Path):
-    from workbench.core.translate.ct2 import export_ctranslate2
+    from workbench.core.translate.ct2_export import export_ctranslate2
 
     assert export_ctranslate2(str(exported), "int8").rebuilt is False
     assert export_ctranslate2(str(exported), "int8", force=True).rebuilt is True
@@ -132,7 +132,7 @@ def test_auto_uses_a_fresh_export_and_not_a_stale_one(tiny_model_dir: Path, tmp_
     import torch
     from transformers import AutoModelForSeq2SeqLM
 
-    from workbench.core.translate.ct2 import export_ctranslate2
+    from workbench.core.translate.ct2_export import export_ctranslate2
 
     model_dir = _copy_model(tiny_model_dir, tmp_path / "model")
     assert Translator.from_pretrained(str(model_dir), device="cpu").backend.name == \

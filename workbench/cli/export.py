@@ -44,7 +44,7 @@ def run(args: argparse.Namespace) -> int:
         raise WorkbenchError("say which format to export: workbench export --ctranslate2 "
                              f"[--model {args.model}]")
     check_default_model(args.model)
-    from workbench.core.translate.ct2 import export_ctranslate2
+    from workbench.core.translate.ct2_export import export_ctranslate2
 
     result = export_ctranslate2(args.model, args.quantization, force=args.force)
     size = f"{result.size_bytes / 1e6:.1f} MB"

@@ -22,17 +22,12 @@ level: without the extra, the rest of the workbench works and says how to instal
 
 from __future__ import annotations
 
-import hashlib
 import json
 import os
-import shutil
-import time
-from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from workbench.core.atomic import save_atomically
-from workbench.core.decoding import BACKENDS, SETTINGS_FILE, DecodeOptions
+from workbench.core.decoding import SETTINGS_FILE, DecodeOptions
 from workbench.errors import WorkbenchError
 
 if TYPE_CHECKING:
@@ -49,8 +44,6 @@ INSTALL_HINT = "pip install 'workbench[ct2]' (or pip install ctranslate2)"
 #: Copied into the export so it is self-contained for tokenizing and decoding defaults.
 COPIED_FILES = ("vocab.json", "source.spm", "target.spm", "tokenizer_config.json",
                 "special_tokens_map.json", "generation_config.json", SETTINGS_FILE)
-_WEIGHT_SUFFIXES = (".safetensors", ".bin")
-_WEIGHT_PREFIXES = ("model", "pytorch_model")
 
 
 def import_ctranslate2() -> ModuleType:
@@ -73,55 +66,6 @@ def ctranslate2_available() -> bool:
     return True
 
 
-# --- which files make a model, and whether an export still matches them ----------------
-
-def _source_files(model_dir: Path) -> list[Path]:
-    """Files whose change changes translations: weights, config, tokenizer, settings."""
-    names = {"config.json", *COPIED_FILES}
-    files = [p for p in model_dir.iterdir() if p.is_file() and (
-        p.name in names
-        or (p.name.startswith(_WEIGHT_PREFIXES) and p.name.endswith(_WEIGHT_SUFFIXES))
-        or p.name.endswith(".safetensors.index.json")
-    )]
-    return sorted(files)
-
-
-def _sha256(path: Path) -> str:
-    digest = hashlib.sha256()
-    with path.open("rb") as fh:
-        for block in iter(lambda: fh.read(1 << 20), b""):
-            digest.update(block)
-    return digest.hexdigest()
-
-
-def fingerprint(model_dir: Path) -> dict[str, dict[str, Any]]:
-    """Size, modification time and SHA-256 of each file that makes the model."""
-    return {
-        p.name: {"size": p.stat().st_size, "mtime_ns": p.stat().st_mtime_ns,
-                 "sha256": _sha256(p)}
-        for p in _source_files(model_dir)
-    }
-
-
-def matches(model_dir: Path, recorded: dict[str, dict[str, Any]]) -> bool:
-    """True when the model's files are the ones the export was made from.
-
-    Size and mtime decide in the common case without reading the weights; a file whose
-    mtime changed (a copy without ``-p``) is hashed, so a copied model keeps its export.
-    """
-    files = _source_files(model_dir)
-    if sorted(recorded) != [p.name for p in files]:
-        return False
-    for path in files:
-        was = recorded[path.name]
-        stat = path.stat()
-        if stat.st_size != was.get("size"):
-            return False
-        if stat.st_mtime_ns != was.get("mtime_ns") and _sha256(path) != was.get("sha256"):
-            return False
-    return True
-
-
 def read_export_info(export_dir: Path) -> dict[str, Any]:
     """The export's record, or {} when the folder is not a complete export."""
     try:
@@ -129,227 +73,6 @@ def read_export_info(export_dir: Path) -> dict[str, Any]:
     except (OSError, json.JSONDecodeError):
         return {}
     return data if isinstance(data, dict) else {}
-
-
-def is_export(path: Path) -> bool:
-    """True for a folder written by :func:`export_ctranslate2` (complete, as it is renamed
-    into place only when finished)."""
-    return (path / EXPORT_INFO).is_file() and (path / "model.bin").is_file()
-
-
-@dataclass(frozen=True)
-class ExportState:
-    """One export found next to a model, and whether it still matches the model."""
-
-    path: Path
-    quantization: str
-    fresh: bool
-
-
-def find_exports(model_dir: Path) -> list[ExportState]:
-    """Exports next to a model, usable ones first, int8 (fastest on CPU) before others."""
-    if not model_dir.is_dir():
-        return []
-    states = []
-    for path in model_dir.iterdir():
-        if path.is_dir() and path.name.startswith(EXPORT_PREFIX) and is_export(path):
-            info = read_export_info(path)
-            states.append(ExportState(path, str(info.get("quantization", "?")),
-                                      matches(model_dir, info.get("source_files", {}))))
-
-    def rank(state: ExportState) -> tuple[bool, int, str]:
-        order = QUANTIZATIONS.index(state.quantization) if state.quantization in \
-            QUANTIZATIONS else len(QUANTIZATIONS)
-        return (not state.fresh, order, state.path.name)
-
-    return sorted(states, key=rank)
-
-
-def export_command(model: str | Path) -> str:
-    """The command that (re)builds the export of ``model``."""
-    return f"workbench export --ctranslate2 --model {model}"
-
-
-def choose_export(model: str, requested: str) -> tuple[Path | None, list[str]]:
-    """The export to translate with (None: use transformers) and notices for the user.
-
-    ``auto`` takes a fresh export when ctranslate2 is importable and otherwise falls back,
-    saying why when an export exists; ``ct2`` fails with the fix instead of falling back.
-    """
-    if requested not in BACKENDS:
-        raise WorkbenchError(f"--backend must be one of {', '.join(BACKENDS)}, got '{requested}'")
-    path = Path(model).expanduser()
-    if is_export(path):  # --model names an export folder itself
-        if requested == "transformers":
-            source = read_export_info(path).get("source", "the folder it was exported from")
-            raise WorkbenchError(f"'{model}' is a CTranslate2 export; use --backend ct2, or "
-                                 f"--model {source} for transformers")
-        import_ctranslate2()
-        return path, []
-    if requested == "transformers":
-        return None, []
-    if not path.is_dir():
-        if requested == "ct2":
-            from workbench.core.data.pairs import looks_like_local_path
-            from workbench.core.model.load import check_local_model
-
-            if looks_like_local_path(model):
-                check_local_model(path)
-            raise WorkbenchError(f"--backend ct2 needs a saved model folder with an export; "
-                                 f"'{model}' is not a folder")
-        return None, []
-    exports = find_exports(path)
-    fresh = [e for e in exports if e.fresh]
-    stale = f"the CTranslate2 export {exports[0].path} was made from an older version of " \
-            f"the model; rebuild it: {export_command(model)}" if exports else ""
-    if requested == "ct2":
-        import_ctranslate2()
-        if not exports:
-            raise WorkbenchError(f"'{model}' has no CTranslate2 export yet; create one with: "
-                                 f"{export_command(model)}")
-        if not fresh:
-            raise WorkbenchError(stale)
-        return fresh[0].path, []
-    if not fresh:
-        return None, ([stale + " (translating with transformers meanwhile)"] if stale else [])
-    if not ctranslate2_available():
-        return None, [f"{fresh[0].path} is a CTranslate2 export but ctranslate2 is not "
-                      f"installed, so transformers translates; {INSTALL_HINT} to use it"]
-    return fresh[0].path, []
-
-
-# --- export ---------------------------------------------------------------------------
-
-@dataclass(frozen=True)
-class ExportResult:
-    """What ``export_ctranslate2`` did."""
-
-    path: Path
-    quantization: str
-    seconds: float
-    size_bytes: int
-    rebuilt: bool
-
-
-def export_dir_for(model_dir: Path, quantization: str) -> Path:
-    """Where the export of ``model_dir`` with ``quantization`` lives."""
-    return model_dir / f"{EXPORT_PREFIX}{quantization}"
-
-
-def check_exportable(model: str) -> Path:
-    """The saved model folder to export, or one line saying why ``model`` is not one.
-
-    A Hub id is refused even when it is cached: the export sits next to the model so that
-    ``translate`` finds it, and the Hub cache is not a place to write into. Exports are
-    for the model you fine-tuned, which is always a folder.
-    """
-    from workbench.core.data.pairs import looks_like_local_path
-    from workbench.core.model.load import check_local_model
-
-    path = Path(model).expanduser()
-    if not looks_like_local_path(model):
-        raise WorkbenchError(f"export needs a saved model folder, and '{model}' looks like a "
-                             "Hub id; pass the folder a run saved (translation_output/"
-                             "best_model) or save the Hub model with save_pretrained first")
-    if is_export(path):
-        raise WorkbenchError(f"'{model}' is already a CTranslate2 export; pass the model "
-                             "folder it was made from")
-    check_local_model(path)
-    return path
-
-
-def export_ctranslate2(model: str, quantization: str = DEFAULT_QUANTIZATION,
-                       force: bool = False) -> ExportResult:
-    """Convert a saved MarianMT into ``<model>/ct2-<quantization>/``, atomically.
-
-    The conversion is written to a hidden sibling and renamed into place only when
-    complete, so an interrupted export never leaves a folder that ``auto`` would use.
-    An export that still matches the model is kept unless ``force``.
-    """
-    if quantization not in QUANTIZATIONS:
-        raise WorkbenchError(f"--quantization must be one of {', '.join(QUANTIZATIONS)}, "
-                             f"got '{quantization}'")
-    model_dir = check_exportable(model)
-    ct2 = import_ctranslate2()
-    target = export_dir_for(model_dir, quantization)
-    if is_export(target) and not force and \
-            matches(model_dir, read_export_info(target).get("source_files", {})):
-        return ExportResult(target, quantization, 0.0, _size(target), rebuilt=False)
-
-    started = time.perf_counter()
-    source_files = fingerprint(model_dir)
-
-    def write(staging: Path) -> None:
-        _convert(model_dir, staging, quantization)
-        for name in COPIED_FILES:
-            if (model_dir / name).is_file():
-                shutil.copy2(model_dir / name, staging / name)
-        info = {
-            "source": str(model_dir),
-            "source_files": source_files,
-            "quantization": quantization,
-            "ctranslate2_version": ct2.__version__,
-            "created": time.strftime("%Y-%m-%dT%H:%M:%S"),
-        }
-        (staging / EXPORT_INFO).write_text(json.dumps(info, indent=2), encoding="utf-8")
-
-    try:
-        save_atomically(target, write)
-    except OSError as err:
-        raise WorkbenchError(f"cannot write the export to {target}: "
-                             f"{err.strerror or err}") from None
-    return ExportResult(target, quantization, time.perf_counter() - started, _size(target),
-                        rebuilt=True)
-
-
-def _convert(model_dir: Path, output_dir: Path, quantization: str) -> None:
-    """Run ctranslate2's converter with the exact Marian loader (see the module notes)."""
-    import torch
-    from ctranslate2.converters.transformers import BartLoader, TransformersConverter
-
-    from workbench.core.model.load import load_model_and_tokenizer
-
-    class ExactMarianLoader(BartLoader):
-        """Marian as transformers runs it: full vocabulary, real decoder start token."""
-
-        @property
-        def architecture_name(self) -> str:
-            return "MarianMTModel"
-
-        def get_model_spec(self, model: Any) -> Any:
-            model.config.normalize_before = False  # Marian is post-norm
-            model.config.normalize_embedding = False
-            return super().get_model_spec(model)
-
-        def set_config(self, config: Any, model: Any, tokenizer: Any) -> None:
-            config.eos_token = tokenizer.eos_token
-            config.unk_token = tokenizer.unk_token
-            config.decoder_start_token = tokenizer.convert_ids_to_tokens(
-                model.config.decoder_start_token_id)
-
-    class LoadedModelConverter(TransformersConverter):
-        """ctranslate2's converter over a model we loaded (and checked) ourselves."""
-
-        def __init__(self, model: Any, tokenizer: Any) -> None:
-            super().__init__(str(model_dir))
-            self.loaded = (model, tokenizer)
-
-        def _load(self) -> Any:
-            with torch.no_grad():
-                return ExactMarianLoader()(*self.loaded)
-
-    model, tokenizer = load_model_and_tokenizer(str(model_dir))
-    if getattr(model.config, "model_type", None) != "marian":
-        raise WorkbenchError(f"export supports MarianMT models; '{model_dir}' is a "
-                             f"{model.config.model_type} model")
-    # The converter reuses (and may change) the model's tensors: this model object is
-    # used for nothing else afterwards.
-    LoadedModelConverter(model, tokenizer).convert(str(output_dir), quantization=quantization,
-                                                   force=True)
-
-
-def _size(folder: Path) -> int:
-    return sum(p.stat().st_size for p in folder.rglob("*") if p.is_file())
 
 
 # --- generation -----------------------------------------------------------------------

@@ -182,7 +182,7 @@ class Translator:
             load_model_and_tokenizer,
             pick_device,
         )
-        from workbench.core.translate.ct2 import choose_export
+        from workbench.core.translate.ct2_export import choose_export
 
         export, notices = choose_export(name, backend)
         if export is not None:
