@@ -38,6 +38,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from workbench.core import DISTRIBUTION
 from workbench.core.config import RunConfig, build_config
 from workbench.core.events import Event, EventSink
 from workbench.core.experiments.sweep_space import SweepSpace, point_key, point_text
@@ -69,7 +70,7 @@ DEFAULT_TRIALS = 8
 #: trial that ``failed`` (a NaN loss, no score) is final.
 CUT_SHORT = ("stopped", "interrupted", "error", "killed")
 
-OPTUNA_MISSING = "workbench sweep needs Optuna: pip install -e '.[sweep]'"
+OPTUNA_MISSING = f"workbench sweep needs Optuna: pip install '{DISTRIBUTION}[sweep]'"
 
 
 def import_optuna() -> Any:
