@@ -30,9 +30,9 @@ pytestmark = pytest.mark.slow
 
 #: Files a user's install cannot do without: the deepest module, the TUI's stylesheet.
 MUST_SHIP = ("workbench/core/train/run_training.py", "workbench/tui/app.tcss")
-#: What a checkout holds that is not source: the build must not see it.
+#: What a checkout holds that is not source (.git, .venv, caches): the build must not see it.
 NOT_SOURCE = shutil.ignore_patterns(
-    ".git", ".venv", "build", "dist", "*.egg-info", "__pycache__", ".*_cache", "translation_output"
+    ".*", "build", "dist", "*.egg-info", "__pycache__", "translation_output"
 )
 #: Only the file given: no index, no dependencies, and the build backend of this environment.
 #: --ignore-installed: this environment's own (editable) install must not count as one.
