@@ -224,7 +224,7 @@ def test_missing_package_is_one_line(tiny_model_dir: Path, monkeypatch, capsys):
         code = main(argv)
         err = capsys.readouterr().err.strip()
         assert code == 2 and len(err.splitlines()) == 1, err
-        assert "ctranslate2 is not installed" in err and "workbench[ct2]" in err
+        assert "ctranslate2 is not installed" in err and "'nmt-workbench[ct2]'" in err
 
 
 @needs_ct2

@@ -155,7 +155,7 @@ def test_without_optuna_the_sweep_says_how_to_install_it(monkeypatch: pytest.Mon
     with pytest.raises(WorkbenchError) as err:
         import_optuna()
     assert str(err.value) == OPTUNA_MISSING == (
-        "workbench sweep needs Optuna: pip install -e '.[sweep]'")
+        "workbench sweep needs Optuna: pip install 'nmt-workbench[sweep]'")
 
 
 def test_sweep_help_imports_neither_optuna_nor_torch():

@@ -11,6 +11,7 @@ import argparse
 from typing import Any
 
 from workbench.cli.options import MODEL_FLAG, add_command, check_default_model
+from workbench.core import DISTRIBUTION
 from workbench.errors import WorkbenchError
 
 
@@ -21,9 +22,9 @@ def add_parser(subparsers: Any) -> None:
     add_command(
         subparsers, "export", help="convert a saved model for faster translation (CTranslate2)",
         description="Convert a saved MarianMT model to CTranslate2 (pip install "
-                    "'workbench[ct2]'). The export is written to <model>/ct2-<quantization>/; "
-                    "interact, translate and the TUI use it automatically while it matches "
-                    "the model.",
+                    f"'{DISTRIBUTION}[ct2]'). The export is written to "
+                    "<model>/ct2-<quantization>/; interact, translate and the TUI use it "
+                    "automatically while it matches the model.",
         flags=(
             ("--ctranslate2", {"action": "store_true",
                                "help": "export for CTranslate2 (the one format for now)"}),

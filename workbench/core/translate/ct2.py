@@ -27,6 +27,7 @@ import os
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from workbench.core import DISTRIBUTION
 from workbench.core.decoding import SETTINGS_FILE, DecodeOptions
 from workbench.errors import WorkbenchError
 
@@ -40,7 +41,7 @@ DEFAULT_QUANTIZATION = "int8"
 #: ctranslate2's weight types; int8 is the fast one on CPU, float32 the exact one.
 QUANTIZATIONS = ("int8", "int8_float32", "int16", "float32",
                  "int8_float16", "int8_bfloat16", "float16", "bfloat16")
-INSTALL_HINT = "pip install 'workbench[ct2]' (or pip install ctranslate2)"
+INSTALL_HINT = f"pip install '{DISTRIBUTION}[ct2]' (or pip install ctranslate2)"
 #: Copied into the export so it is self-contained for tokenizing and decoding defaults.
 COPIED_FILES = ("vocab.json", "source.spm", "target.spm", "tokenizer_config.json",
                 "special_tokens_map.json", "generation_config.json", SETTINGS_FILE)

@@ -7,6 +7,7 @@ import warnings
 from dataclasses import dataclass
 from typing import Any
 
+from workbench.core import DISTRIBUTION
 from workbench.errors import WorkbenchError
 
 #: How a trial was cut short: Ctrl-C (``stopped`` at a step with a checkpoint), Ctrl-C
@@ -15,7 +16,7 @@ from workbench.errors import WorkbenchError
 #: trial that ``failed`` (a NaN loss, no score) is final.
 CUT_SHORT = ("stopped", "interrupted", "error", "killed")
 
-OPTUNA_MISSING = "workbench sweep needs Optuna: pip install -e '.[sweep]'"
+OPTUNA_MISSING = f"workbench sweep needs Optuna: pip install '{DISTRIBUTION}[sweep]'"
 
 
 def import_optuna() -> Any:
