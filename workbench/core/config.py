@@ -179,11 +179,6 @@ def setting_value(value: Any) -> str:
     return str(value)
 
 
-def field_help(name: str) -> str:
-    """The help text of a config field (used by the CLI and the TUI)."""
-    return {f.name: f.metadata.get("help", "") for f in fields(RunConfig)}[name]
-
-
 def _coerce(name: str, value: Any) -> Any:
     """Convert a TOML/CLI value to the field's type, or raise a one-line error."""
     ftype = {f.name: f.type for f in fields(RunConfig)}[name]

@@ -169,11 +169,6 @@ def list_split_files(fs: Any, root: str, config: str | None, split: str) -> list
     return []
 
 
-def list_train_files(fs: Any, root: str, config: str | None) -> list[str]:
-    """The train parquet files of a dataset repo, in a stable order."""
-    return list_split_files(fs, root, config, "train")
-
-
 def _row_to_pair(row: dict[str, Any], source_lang: str, target_lang: str) -> HubPair:
     text = row.get("translation", row)
     return HubPair(str(text.get(source_lang) or ""), str(text.get(target_lang) or ""))
@@ -364,12 +359,6 @@ def cached_revision(path: Path) -> str | None:
     """The revision a cache file was read at, from its name (None: a plain filesystem)."""
     token = path.name.removesuffix(".jsonl").rsplit("@", 1)[-1]
     return None if token == UNPINNED else unquote(token)
-
-
-def cache_path(cache_dir: Path, repo: str, config: str | None, src: str, tgt: str,
-               n: int, seed: int, revision: str | None = None) -> Path:
-    """The cache file of a sample read at ``revision``."""
-    return _cache_file(cache_dir, _sample_stem(repo, config, src, tgt, n, seed), revision)
 
 
 def find_cached_sample(
