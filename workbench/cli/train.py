@@ -56,22 +56,32 @@ def default_text(name: str) -> str:
     preset's where it differs."""
     values = preset_values(name)
     default = values[DEFAULT_PRESET]
-    return "; ".join([f"default: {setting_value(default)}",
-                      *(f"{preset}: {setting_value(value)}"
-                        for preset, value in values.items() if value != default)])
+    others = [f"{preset}: {setting_value(v)}" for preset, v in values.items() if v != default]
+    return "; ".join([f"default: {setting_value(default)}", *others])
 
 
 def add_run_options(parser: argparse.ArgumentParser) -> None:
     """Register --preset, --config, --set and one flag per run setting, in its group."""
-    parser.add_argument("--preset", default=DEFAULT_PRESET, choices=sorted(PRESETS),
-                        help=f"starting settings (default: {DEFAULT_PRESET}; offline: demo); "
-                             f"the defaults below are {DEFAULT_PRESET}'s, then other "
-                             "presets' where they differ")
+    parser.add_argument(
+        "--preset",
+        default=DEFAULT_PRESET,
+        choices=sorted(PRESETS),
+        help=f"starting settings (default: {DEFAULT_PRESET}; offline: demo); "
+        f"the defaults below are {DEFAULT_PRESET}'s, then other "
+        "presets' where they differ",
+    )
     parser.add_argument("--config", metavar="FILE", help="TOML file of settings")
-    parser.add_argument("--set", action="append", default=[], metavar="KEY=VALUE",
-                        help="a setting by its TOML key, e.g. --set label_smoothing=0.1")
-    groups = {name: parser.add_argument_group(f"{name} settings", text)
-              for name, text in SETTING_GROUPS.items()}
+    parser.add_argument(
+        "--set",
+        action="append",
+        default=[],
+        metavar="KEY=VALUE",
+        help="a setting by its TOML key, e.g. --set label_smoothing=0.1",
+    )
+    groups = {
+        name: parser.add_argument_group(f"{name} settings", text)
+        for name, text in SETTING_GROUPS.items()
+    }
     for f in flag_settings():
         group = groups[f.metadata["group"]]
         names = (flag_name(f.name), *f.metadata["aliases"])
@@ -87,8 +97,8 @@ def add_run_options(parser: argparse.ArgumentParser) -> None:
             # config's one sentence, not argparse's usage message.
             options = {"metavar": METAVARS[kind]}
             text = f"{text} [{default_text(f.name)}]"
-        group.add_argument(*names, dest=f.name, default=None,
-                           help=text.replace("%", "%%"), **options)  # argparse %-formats help
+        help_text = text.replace("%", "%%")  # argparse %-formats help texts
+        group.add_argument(*names, dest=f.name, default=None, help=help_text, **options)
 
 
 def config_from_args(args: argparse.Namespace) -> RunConfig:
@@ -109,23 +119,37 @@ def config_from_args(args: argparse.Namespace) -> RunConfig:
 
 #: What ``train`` takes besides the run settings.
 TRAIN_SWITCHES: tuple[Flag, ...] = (
-    ("--headless", {"action": "store_true",
-                    "help": "plain progress lines on stdout (SSH, tmux, pipes)"}),
-    ("--resume", {"action": "store_true",
-                  "help": "continue the newest unfinished run from its last complete checkpoint"}),
-    ("--no-interact", {"action": "store_true",
-                       "help": "do not open the translation console after training"}),
+    (
+        "--headless",
+        {"action": "store_true", "help": "plain progress lines on stdout (SSH, tmux, pipes)"},
+    ),
+    (
+        "--resume",
+        {
+            "action": "store_true",
+            "help": "continue the newest unfinished run from its last complete checkpoint",
+        },
+    ),
+    (
+        "--no-interact",
+        {"action": "store_true", "help": "do not open the translation console after training"},
+    ),
 )
 
 
 def add_parsers(sub: Any) -> None:
     """Register ``train``, ``tui`` and ``presets`` on the CLI's subparsers."""
-    train = add_command(sub, "train", help="fine-tune a model (plain lines with --headless)",
-                        flags=TRAIN_SWITCHES)
+    train = add_command(
+        sub, "train", help="fine-tune a model (plain lines with --headless)", flags=TRAIN_SWITCHES
+    )
     add_run_options(train)
     add_run_options(add_command(sub, "tui", help="the full-screen workbench (Textual)"))
-    add_command(sub, "presets", help="list the presets and their settings",
-                flags=[("name", {"nargs": "?", "help": "show one preset in full"})])
+    add_command(
+        sub,
+        "presets",
+        help="list the presets and their settings",
+        flags=[("name", {"nargs": "?", "help": "show one preset in full"})],
+    )
 
 
 def run_train(args: argparse.Namespace) -> int:
@@ -168,8 +192,10 @@ def stop_on_signals(say: Callable[[str], None] | None) -> threading.Event:
             raise KeyboardInterrupt
         stop.set()
         if say is not None:
-            say(f"  stopping after this step ({signal.Signals(signum).name}); "
-                "press Ctrl-C again to abort without a checkpoint")
+            say(
+                f"  stopping after this step ({signal.Signals(signum).name}); "
+                "press Ctrl-C again to abort without a checkpoint"
+            )
 
     for sig in (signal.SIGINT, signal.SIGTERM):
         signal.signal(sig, request_stop)
@@ -198,6 +224,8 @@ def run_presets(args: argparse.Namespace) -> int:
         return 0
     for name in PRESETS:
         config = build_config(name)
-        print(f"{name:12} model={config.model}  data={config.data}"
-              + (f" ({config.data_config})" if config.data_config else ""))
+        print(
+            f"{name:12} model={config.model}  data={config.data}"
+            + (f" ({config.data_config})" if config.data_config else "")
+        )
     return 0
