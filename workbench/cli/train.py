@@ -1,6 +1,10 @@
 """``workbench train``, ``workbench tui`` and ``workbench presets``: the commands that take
 run settings (a preset, a TOML file, flags), and how those become one ``RunConfig``.
 
+The flags are made from ``RunConfig``'s fields, as ``HfArgumentParser`` makes them from a
+dataclass: each setting's flag is its name in kebab case, with its group, help and aliases
+from the field's metadata; its value is parsed and checked by the config, not here.
+
 Only argparse and the config load at import; the run itself is
 :func:`workbench.core.train.run_training.run_training`, imported inside the command.
 """
@@ -12,68 +16,98 @@ import signal
 import sys
 import threading
 from collections.abc import Callable
+from dataclasses import Field, fields
 from pathlib import Path
 from typing import Any
 
 from workbench.cli.options import Flag, add_command
-from workbench.core.config import PRESETS, RunConfig, build_config, load_toml
+from workbench.core.config import (
+    DEFAULT_PRESET,
+    PRESETS,
+    SETTING_GROUPS,
+    RunConfig,
+    build_config,
+    load_toml,
+    preset_values,
+    setting_type,
+    setting_value,
+)
 from workbench.errors import WorkbenchError
 
-# flag -> (config field, type, help)
-TRAIN_FLAGS: dict[str, tuple[str, Any, str]] = {
-    "--model": ("model", str, "Hub id, local model folder, or 'scratch'"),
-    "--data": ("data", str, "Hub dataset id, local TSV/CSV/JSONL or datasets folder, or 'hsk'"),
-    "--data-config": ("data_config", str, "Hub dataset config (e.g. zh-en)"),
-    "--test-data": ("test_data", str,
-                    "local file or datasets folder of test pairs (the before/after BLEU)"),
-    "--test-fraction": ("test_fraction", float,
-                        "test share held out of local data without --test-data (0.1)"),
-    "--source-lang": ("source_lang", str, "source language code (en)"),
-    "--target-lang": ("target_lang", str, "target language code (zh)"),
-    "--label": ("target_label", str, "target-language token such as '>>cmn_Hans<<', or none"),
-    "--samples": ("samples", int, "pairs sampled at random (0 = all)"),
-    "--epochs": ("epochs", float, "training epochs"),
-    "--lr": ("learning_rate", float, "peak learning rate"),
-    "--batch-size": ("batch_size", int, "training batch size per device"),
-    "--eval-batch-size": ("eval_batch_size", int, "evaluation batch size per device"),
-    "--max-source-length": ("max_source_length", int, "source tokens kept (<= 512)"),
-    "--max-target-length": ("max_target_length", int, "target tokens kept (<= 512)"),
-    "--num-beams": ("num_beams", int, "beams for the before/after BLEU"),
-    "--max-new-tokens": ("max_new_tokens", int, "generation length bound"),
-    "--bleu-tokenize": ("bleu_tokenize", str, "sacreBLEU tokenizer (zh for Chinese)"),
-    "--output-dir": ("output_dir", str, "root folder for runs and best_model"),
-    "--seed": ("seed", int, "seed for sampling, split and training"),
-    "--report-to": ("report_to", str, "also log to: none or tensorboard (metrics.jsonl always)"),
-    "--ddp-timeout": ("ddp_timeout", int,
-                      "seconds processes wait for each other under torchrun (1800)"),
-}
+#: The run settings that are no flag of their own. The preset is the base that the TOML
+#: file and the flags override, so it is chosen by --preset (with its choices), once.
+NOT_FLAGS = ("preset",)
+#: What a setting's value looks like in --help, by its type.
+METAVARS = {"int": "INT", "float": "FLOAT", "str": "TEXT"}
+
+
+def flag_settings() -> list[Field[Any]]:
+    """The RunConfig fields that are flags, in field order."""
+    return [f for f in fields(RunConfig) if f.name not in NOT_FLAGS]
+
+
+def flag_name(name: str) -> str:
+    """A setting's flag: ``learning_rate`` -> ``--learning-rate``."""
+    return "--" + name.replace("_", "-")
+
+
+def default_text(name: str) -> str:
+    """``default: 2e-05; demo: 0.0007``: the default preset's value, then each other
+    preset's where it differs."""
+    values = preset_values(name)
+    default = values[DEFAULT_PRESET]
+    others = [f"{preset}: {setting_value(v)}" for preset, v in values.items() if v != default]
+    return "; ".join([f"default: {setting_value(default)}", *others])
 
 
 def add_run_options(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--preset", default="opus-en-zh", choices=sorted(PRESETS),
-                        help="starting settings (default: opus-en-zh; offline: demo)")
+    """Register --preset, --config, --set and one flag per run setting, in its group."""
+    parser.add_argument(
+        "--preset",
+        default=DEFAULT_PRESET,
+        choices=sorted(PRESETS),
+        help=f"starting settings (default: {DEFAULT_PRESET}; offline: demo); "
+        f"the defaults below are {DEFAULT_PRESET}'s, then other "
+        "presets' where they differ",
+    )
     parser.add_argument("--config", metavar="FILE", help="TOML file of settings")
-    for flag, (dest, kind, text) in TRAIN_FLAGS.items():
-        parser.add_argument(flag, dest=dest, type=str, default=None,
-                            help=f"{text} [{kind.__name__}]")
-    parser.add_argument("--fp16", action="store_const", const=True, default=None,
-                        help="fp16 mixed precision (CUDA only)")
-    parser.add_argument("--bf16", action="store_const", const=True, default=None,
-                        help="bf16 mixed precision (default: on where the GPU has it; also on CPU)")
-    parser.add_argument("--set", action="append", default=[], metavar="KEY=VALUE",
-                        help="any other setting, e.g. --set label_smoothing=0.1")
+    parser.add_argument(
+        "--set",
+        action="append",
+        default=[],
+        metavar="KEY=VALUE",
+        help="a setting by its TOML key, e.g. --set label_smoothing=0.1",
+    )
+    groups = {
+        name: parser.add_argument_group(f"{name} settings", text)
+        for name, text in SETTING_GROUPS.items()
+    }
+    for f in flag_settings():
+        group = groups[f.metadata["group"]]
+        names = (flag_name(f.name), *f.metadata["aliases"])
+        kind, _ = setting_type(f.name)
+        text = f.metadata["help"]
+        options: dict[str, Any]
+        if kind == "bool":
+            # store_const, not store_true: a flag not given stays None and leaves the
+            # preset's or the TOML file's value alone.
+            options = {"action": "store_const", "const": True}
+        else:
+            # Kept as typed: build_config coerces and checks it, so a bad value is the
+            # config's one sentence, not argparse's usage message.
+            options = {"metavar": METAVARS[kind]}
+            text = f"{text} [{default_text(f.name)}]"
+        help_text = text.replace("%", "%%")  # argparse %-formats help texts
+        group.add_argument(*names, dest=f.name, default=None, help=help_text, **options)
 
 
 def config_from_args(args: argparse.Namespace) -> RunConfig:
     """Preset, then --config TOML, then flags."""
     overrides: dict[str, Any] = {}
-    for dest, *_ in TRAIN_FLAGS.values():
-        value = getattr(args, dest, None)
+    for f in flag_settings():
+        value = getattr(args, f.name, None)
         if value is not None:
-            overrides[dest] = value
-    for flag in ("fp16", "bf16"):
-        if getattr(args, flag, None):
-            overrides[flag] = True
+            overrides[f.name] = value
     for item in getattr(args, "set", []) or []:
         key, sep, value = item.partition("=")
         if not sep:
@@ -85,23 +119,37 @@ def config_from_args(args: argparse.Namespace) -> RunConfig:
 
 #: What ``train`` takes besides the run settings.
 TRAIN_SWITCHES: tuple[Flag, ...] = (
-    ("--headless", {"action": "store_true",
-                    "help": "plain progress lines on stdout (SSH, tmux, pipes)"}),
-    ("--resume", {"action": "store_true",
-                  "help": "continue the newest unfinished run from its last complete checkpoint"}),
-    ("--no-interact", {"action": "store_true",
-                       "help": "do not open the translation console after training"}),
+    (
+        "--headless",
+        {"action": "store_true", "help": "plain progress lines on stdout (SSH, tmux, pipes)"},
+    ),
+    (
+        "--resume",
+        {
+            "action": "store_true",
+            "help": "continue the newest unfinished run from its last complete checkpoint",
+        },
+    ),
+    (
+        "--no-interact",
+        {"action": "store_true", "help": "do not open the translation console after training"},
+    ),
 )
 
 
 def add_parsers(sub: Any) -> None:
     """Register ``train``, ``tui`` and ``presets`` on the CLI's subparsers."""
-    train = add_command(sub, "train", help="fine-tune a model (plain lines with --headless)",
-                        flags=TRAIN_SWITCHES)
+    train = add_command(
+        sub, "train", help="fine-tune a model (plain lines with --headless)", flags=TRAIN_SWITCHES
+    )
     add_run_options(train)
     add_run_options(add_command(sub, "tui", help="the full-screen workbench (Textual)"))
-    add_command(sub, "presets", help="list the presets and their settings",
-                flags=[("name", {"nargs": "?", "help": "show one preset in full"})])
+    add_command(
+        sub,
+        "presets",
+        help="list the presets and their settings",
+        flags=[("name", {"nargs": "?", "help": "show one preset in full"})],
+    )
 
 
 def run_train(args: argparse.Namespace) -> int:
@@ -144,8 +192,10 @@ def stop_on_signals(say: Callable[[str], None] | None) -> threading.Event:
             raise KeyboardInterrupt
         stop.set()
         if say is not None:
-            say(f"  stopping after this step ({signal.Signals(signum).name}); "
-                "press Ctrl-C again to abort without a checkpoint")
+            say(
+                f"  stopping after this step ({signal.Signals(signum).name}); "
+                "press Ctrl-C again to abort without a checkpoint"
+            )
 
     for sig in (signal.SIGINT, signal.SIGTERM):
         signal.signal(sig, request_stop)
@@ -174,6 +224,8 @@ def run_presets(args: argparse.Namespace) -> int:
         return 0
     for name in PRESETS:
         config = build_config(name)
-        print(f"{name:12} model={config.model}  data={config.data}"
-              + (f" ({config.data_config})" if config.data_config else ""))
+        print(
+            f"{name:12} model={config.model}  data={config.data}"
+            + (f" ({config.data_config})" if config.data_config else "")
+        )
     return 0

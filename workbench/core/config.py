@@ -27,86 +27,148 @@ else:  # pragma: no cover - exercised only on 3.10
 SCRATCH_MODEL = "scratch"
 #: Data value meaning "the HSK 3.0 sentence pairs shipped in hsk-sentences-audio".
 HSK_DATA = "hsk"
+#: The preset a run starts from when none is named.
+DEFAULT_PRESET = "opus-en-zh"
 
 BLEU_TOKENIZERS = ("13a", "zh", "intl", "char", "none", "ja-mecab", "ko-mecab", "flores200")
-
+#: Where metrics can go besides metrics.jsonl (always written).
+REPORT_TARGETS = ("none", "tensorboard")
+#: The transformers learning-rate schedules a run may use.
+LR_SCHEDULERS = ("linear", "cosine", "constant", "constant_with_warmup", "inverse_sqrt")
 
 #: Where runs, the published best model and the console history go by default.
 DEFAULT_OUTPUT_DIR = "translation_output"
 
+#: The groups a setting belongs to (``workbench train --help`` shows one section each).
+SETTING_GROUPS = {
+    "data": "what the model is trained and tested on: sampling, split and lengths",
+    "model": "the model fine-tuned, or the shape of one built with --model scratch",
+    "training": "how the model is optimised: batch, schedule, precision and seed",
+    "decoding": "how the per-epoch and the before/after translations are made and scored",
+    "output": "where the run is written and what it reports",
+}
+
+
+def setting(default: Any, *, group: str, help: str, aliases: tuple[str, ...] = ()) -> Any:
+    """A RunConfig field with its group, its help and the short flags that also set it."""
+    if group not in SETTING_GROUPS:
+        raise ValueError(f"unknown setting group {group!r}; one of {', '.join(SETTING_GROUPS)}")
+    return field(default=default, metadata={"group": group, "help": help, "aliases": aliases})
+
 
 @dataclass(frozen=True)
 class RunConfig:
-    """Everything one fine-tuning run needs; see PRESETS for the defaults per job."""
+    """Everything one fine-tuning run needs; see PRESETS for the defaults per job.
 
-    preset: str = field(default="opus-en-zh", metadata={"help": "name of the preset used"})
-    model: str = field(
-        default="Helsinki-NLP/opus-mt-en-zh",
-        metadata={"help": "Hub model id, local model folder, or 'scratch' to build one"},
+    Each field is one setting: its name is its TOML key and, in kebab case, its flag; its
+    metadata holds its group and help for ``--help``; :func:`validate` holds its check.
+    """
+
+    # Not a setting() of its own: the preset is the base that TOML and flags override, so
+    # it is chosen once (--preset) and a different one among the overrides is refused.
+    preset: str = field(default=DEFAULT_PRESET, metadata={"help": "name of the preset used"})
+    model: str = setting(
+        "Helsinki-NLP/opus-mt-en-zh",
+        group="model",
+        help="Hub model id, local model folder, or 'scratch' to build one",
     )
-    data: str = field(
-        default="wmt/wmt19",
-        metadata={"help": "Hub dataset id, local TSV/CSV/JSONL file or datasets folder, or 'hsk'"},
+    data: str = setting(
+        "wmt/wmt19",
+        group="data",
+        help="Hub dataset id, local TSV/CSV/JSONL file or datasets folder, or 'hsk'",
     )
-    data_config: str | None = field(default="zh-en", metadata={"help": "Hub dataset config"})
-    source_lang: str = field(default="en", metadata={"help": "source language code"})
-    target_lang: str = field(default="zh", metadata={"help": "target language code"})
-    target_label: str | None = field(
-        default=">>cmn_Hans<<",
-        metadata={"help": "token prefixed to each source for multi-target models, or none"},
+    data_config: str | None = setting("zh-en", group="data", help="Hub dataset config, or none")
+    source_lang: str = setting("en", group="data", help="source language code")
+    target_lang: str = setting("zh", group="data", help="target language code")
+    target_label: str | None = setting(
+        ">>cmn_Hans<<",
+        group="model",
+        help="token prefixed to each source for multi-target models, or none",
+        aliases=("--label",),
     )
-    samples: int = field(
-        default=50_000, metadata={"help": "pairs sampled at random from the data (0 = all)"}
+    samples: int = setting(
+        50_000, group="data", help="pairs sampled at random from the data (0 = all)"
     )
-    validation_fraction: float = field(
-        default=0.1, metadata={"help": "validation share: per-epoch charts and best epoch"})
-    test_fraction: float = field(default=0.1, metadata={
-        "help": "test share held out of local data when no test_data/test_split gives one"})
-    test_data: str | None = field(default=None, metadata={
-        "help": "local TSV/CSV/JSONL file or datasets folder of test pairs (before/after BLEU)"})
-    test_split: str | None = field(default="validation", metadata={
-        "help": "split of a Hub dataset used as the test set (none = a test_fraction)"})
-    data_revision: str | None = field(default=None, metadata={
-        "help": "Hub dataset commit the sample is read at (none = the newest, then pinned)"})
-    max_source_length: int = field(default=128, metadata={"help": "source tokens kept"})
-    max_target_length: int = field(default=128, metadata={"help": "target tokens kept"})
-    batch_size: int = field(default=16, metadata={"help": "training batch per device"})
-    eval_batch_size: int = field(default=16, metadata={"help": "evaluation batch per device"})
-    learning_rate: float = field(default=2e-5, metadata={"help": "peak learning rate"})
-    epochs: float = field(default=3.0, metadata={"help": "training epochs"})
-    warmup_ratio: float = field(default=0.0, metadata={"help": "share of steps warming up"})
-    lr_scheduler: str = field(default="linear", metadata={"help": "transformers scheduler"})
-    weight_decay: float = field(default=0.0, metadata={"help": "AdamW weight decay"})
-    label_smoothing: float = field(default=0.0, metadata={"help": "label smoothing factor"})
-    seed: int = field(default=42, metadata={"help": "seed for sampling, split and training"})
-    fp16: bool = field(default=False, metadata={"help": "fp16 mixed precision (CUDA)"})
-    bf16: bool | None = field(
-        default=None, metadata={"help": "bf16 mixed precision; None = on where the GPU has it"}
+    validation_fraction: float = setting(
+        0.1, group="data", help="validation share: per-epoch charts and best epoch"
     )
-    logging_steps: int = field(default=50, metadata={"help": "optimizer steps between logs"})
-    bleu_tokenize: str = field(default="zh", metadata={"help": "sacreBLEU tokenizer"})
-    report_to: str = field(default="none", metadata={
-        "help": "metrics besides metrics.jsonl: none or tensorboard"})
+    test_fraction: float = setting(
+        0.1,
+        group="data",
+        help="test share held out of local data when no test_data/test_split gives one",
+    )
+    test_data: str | None = setting(
+        None,
+        group="data",
+        help="local TSV/CSV/JSONL file or datasets folder of test pairs (before/after BLEU)",
+    )
+    test_split: str | None = setting(
+        "validation",
+        group="data",
+        help="split of a Hub dataset used as the test set (none = a test_fraction)",
+    )
+    data_revision: str | None = setting(
+        None,
+        group="data",
+        help="Hub dataset commit the sample is read at (none = the newest, then pinned)",
+    )
+    max_source_length: int = setting(
+        128, group="data", help=f"source tokens kept (at most {MAX_POSITIONS})"
+    )
+    max_target_length: int = setting(
+        128, group="data", help=f"target tokens kept (at most {MAX_POSITIONS})"
+    )
+    batch_size: int = setting(16, group="training", help="training batch per device")
+    eval_batch_size: int = setting(16, group="decoding", help="evaluation batch per device")
+    learning_rate: float = setting(
+        2e-5, group="training", help="peak learning rate", aliases=("--lr",)
+    )
+    epochs: float = setting(3.0, group="training", help="training epochs (a fraction allowed)")
+    warmup_ratio: float = setting(0.0, group="training", help="share of steps warming up")
+    lr_scheduler: str = setting(
+        "linear", group="training", help=f"transformers schedule: {', '.join(LR_SCHEDULERS)}"
+    )
+    weight_decay: float = setting(0.0, group="training", help="AdamW weight decay")
+    label_smoothing: float = setting(0.0, group="training", help="label smoothing factor")
+    seed: int = setting(42, group="training", help="seed for sampling, split and training")
+    fp16: bool = setting(False, group="training", help="fp16 mixed precision (CUDA only)")
+    bf16: bool | None = setting(
+        None,
+        group="training",
+        help="bf16 mixed precision, also on CPU (unset: on where the GPU has it)",
+    )
+    logging_steps: int = setting(50, group="output", help="optimizer steps between logs")
+    bleu_tokenize: str = setting(
+        "zh", group="decoding", help=f"sacreBLEU tokenizer: {', '.join(BLEU_TOKENIZERS)}"
+    )
+    report_to: str = setting(
+        "none", group="output", help=f"metrics besides metrics.jsonl: {' or '.join(REPORT_TARGETS)}"
+    )
     # Under torchrun rank 0 alone samples the data and decodes the "before" sets while the
     # others wait at a barrier; NCCL's 10-minute default killed such runs on slow GPUs.
-    ddp_timeout: int = field(default=1800, metadata={
-        "help": "seconds a process waits for the others under torchrun (the Trainer's 1800)"})
-    eval_num_beams: int = field(
-        default=1, metadata={"help": "beams for per-epoch evaluation (greedy is 4x cheaper)"}
+    ddp_timeout: int = setting(
+        1800, group="training", help="seconds a process waits for the others under torchrun"
     )
-    num_beams: int = field(default=4, metadata={"help": "beams for before/after BLEU"})
-    max_new_tokens: int = field(default=128, metadata={"help": "generation length bound"})
-    no_repeat_ngram_size: int = field(default=0, metadata={"help": "generation n-gram block"})
-    output_dir: str = field(default=DEFAULT_OUTPUT_DIR, metadata={"help": "outputs root"})
-    num_samples_shown: int = field(default=5, metadata={"help": "before/after samples shown"})
+    eval_num_beams: int = setting(
+        1, group="decoding", help="beams for per-epoch evaluation (greedy is 4x cheaper)"
+    )
+    num_beams: int = setting(4, group="decoding", help="beams for before/after BLEU")
+    max_new_tokens: int = setting(128, group="decoding", help="generation length bound")
+    no_repeat_ngram_size: int = setting(
+        0, group="decoding", help="generation n-gram block (0 = none)"
+    )
+    output_dir: str = setting(
+        DEFAULT_OUTPUT_DIR, group="output", help="root folder for runs and best_model"
+    )
+    num_samples_shown: int = setting(5, group="output", help="before/after samples shown")
     # Shape of the model built when model == "scratch" (the offline demo).
-    scratch_d_model: int = field(default=192, metadata={"help": "scratch model width"})
-    scratch_layers: int = field(default=2, metadata={"help": "encoder and decoder layers"})
-    scratch_heads: int = field(default=4, metadata={"help": "attention heads"})
-    scratch_ffn_dim: int = field(default=768, metadata={"help": "feed-forward width"})
-    scratch_dropout: float = field(default=0.1, metadata={"help": "dropout"})
-    scratch_source_vocab: int = field(default=3000, metadata={"help": "source spm pieces"})
-    scratch_target_vocab: int = field(default=2500, metadata={"help": "target spm pieces"})
+    scratch_d_model: int = setting(192, group="model", help="scratch model width")
+    scratch_layers: int = setting(2, group="model", help="scratch encoder and decoder layers")
+    scratch_heads: int = setting(4, group="model", help="scratch attention heads")
+    scratch_ffn_dim: int = setting(768, group="model", help="scratch feed-forward width")
+    scratch_dropout: float = setting(0.1, group="model", help="scratch dropout")
+    scratch_source_vocab: int = setting(3000, group="model", help="scratch source spm pieces")
+    scratch_target_vocab: int = setting(2500, group="model", help="scratch target spm pieces")
 
     @property
     def is_scratch(self) -> bool:
@@ -167,6 +229,12 @@ PRESETS: dict[str, dict[str, Any]] = {
 FIELD_NAMES = tuple(f.name for f in fields(RunConfig))
 
 
+def preset_values(name: str) -> dict[str, Any]:
+    """A setting's value in each preset, by preset name (as the preset writes it)."""
+    default = next(f.default for f in fields(RunConfig) if f.name == name)
+    return {preset: values.get(name, default) for preset, values in PRESETS.items()}
+
+
 def setting_value(value: Any) -> str:
     """A config value as the user would write it (``none`` for null)."""
     if value is None:
@@ -179,20 +247,22 @@ def setting_value(value: Any) -> str:
     return str(value)
 
 
-def field_help(name: str) -> str:
-    """The help text of a config field (used by the CLI and the TUI)."""
-    return {f.name: f.metadata.get("help", "") for f in fields(RunConfig)}[name]
+_TYPES = {f.name: str(f.type) for f in fields(RunConfig)}  # "int", "str | None", ...
+
+
+def setting_type(name: str) -> tuple[str, bool]:
+    """A setting's base type (``bool``, ``int``, ``float`` or ``str``) and whether it may
+    be none."""
+    return _TYPES[name].replace(" | None", ""), "None" in _TYPES[name]
 
 
 def _coerce(name: str, value: Any) -> Any:
     """Convert a TOML/CLI value to the field's type, or raise a one-line error."""
-    ftype = {f.name: f.type for f in fields(RunConfig)}[name]
-    optional = "None" in str(ftype)
+    base, optional = setting_type(name)
     if value is None or (optional and isinstance(value, str) and value.lower() in ("", "none")):
         if optional:
             return None
         raise WorkbenchError(f"config '{name}' cannot be empty")
-    base = str(ftype).replace(" | None", "")
     try:
         if base == "bool":
             if isinstance(value, bool):
@@ -235,7 +305,7 @@ def load_toml(path: str | os.PathLike[str]) -> dict[str, Any]:
 
 
 def build_config(
-    preset: str = "opus-en-zh",
+    preset: str = DEFAULT_PRESET,
     toml_values: dict[str, Any] | None = None,
     overrides: dict[str, Any] | None = None,
 ) -> RunConfig:
@@ -263,10 +333,6 @@ def _check(ok: bool, message: str) -> None:
         raise WorkbenchError(message)
 
 
-#: Where metrics can go besides metrics.jsonl (always written).
-REPORT_TARGETS = ("none", "tensorboard")
-
-
 def validate(c: RunConfig) -> None:
     """Raise WorkbenchError with the value and the fix for the first bad field."""
     _check(bool(c.model.strip()), "model is empty; pass a Hub id, a local folder or 'scratch'")
@@ -276,8 +342,7 @@ def validate(c: RunConfig) -> None:
         0 < c.validation_fraction < 1,
         f"validation_fraction must be between 0 and 1, got {c.validation_fraction}",
     )
-    _check(0 < c.test_fraction < 1,
-           f"test_fraction must be between 0 and 1, got {c.test_fraction}")
+    _check(0 < c.test_fraction < 1, f"test_fraction must be between 0 and 1, got {c.test_fraction}")
     _check(
         c.validation_fraction + c.test_fraction < 1,
         f"validation_fraction + test_fraction must leave pairs to train on, got "
@@ -285,8 +350,10 @@ def validate(c: RunConfig) -> None:
     )
     for name in ("max_source_length", "max_target_length"):
         value = getattr(c, name)
-        _check(1 <= value <= MAX_POSITIONS,
-               f"{name} must be between 1 and {MAX_POSITIONS}, got {value}")
+        _check(
+            1 <= value <= MAX_POSITIONS,
+            f"{name} must be between 1 and {MAX_POSITIONS}, got {value}",
+        )
     check_new_tokens(c.max_new_tokens)
     for name in ("num_beams", "eval_num_beams"):
         check_beams(getattr(c, name), name)
@@ -309,8 +376,9 @@ def validate(c: RunConfig) -> None:
     _check(c.no_repeat_ngram_size >= 0, "no_repeat_ngram_size must be >= 0")
     _check(c.num_samples_shown >= 0, "num_samples_shown must be >= 0")
     _check(0 <= c.seed < 2**32, f"seed must be in [0, 2**32), got {c.seed}")
-    _check(c.ddp_timeout >= 1,
-           f"ddp_timeout must be a positive number of seconds, got {c.ddp_timeout}")
+    _check(
+        c.ddp_timeout >= 1, f"ddp_timeout must be a positive number of seconds, got {c.ddp_timeout}"
+    )
     _check(
         not (c.fp16 and c.bf16),
         "fp16 and bf16 cannot both be on; choose one (bf16 where the GPU supports it)",
@@ -325,9 +393,8 @@ def validate(c: RunConfig) -> None:
         f"report_to '{c.report_to}' is not supported; use one of: {', '.join(REPORT_TARGETS)}",
     )
     _check(
-        c.lr_scheduler in ("linear", "cosine", "constant", "constant_with_warmup", "inverse_sqrt"),
-        f"lr_scheduler '{c.lr_scheduler}' is not supported; use linear, cosine, constant, "
-        "constant_with_warmup or inverse_sqrt",
+        c.lr_scheduler in LR_SCHEDULERS,
+        f"lr_scheduler '{c.lr_scheduler}' is not supported; use one of: {', '.join(LR_SCHEDULERS)}",
     )
     if c.target_label is not None:
         _check(

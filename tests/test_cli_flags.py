@@ -1,0 +1,124 @@
+"""The run flags are generated from ``RunConfig``: one flag per setting, in its group."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import fields
+from pathlib import Path
+
+import pytest
+
+from workbench.cli.main import build_parser
+from workbench.cli.train import NOT_FLAGS, config_from_args
+from workbench.core.config import SETTING_GROUPS, RunConfig, build_config, setting_type
+from workbench.errors import WorkbenchError
+
+#: The settings with no flag of their own: the preset is ``--preset``, the base the
+#: flags override.
+EXCLUDED = {"preset"}
+SETTINGS = [f for f in fields(RunConfig) if f.name not in EXCLUDED]
+
+
+def kebab(name: str) -> str:
+    return "--" + name.replace("_", "-")
+
+
+def help_of(command: str, monkeypatch: pytest.MonkeyPatch, capsys) -> str:
+    """``workbench COMMAND --help`` unwrapped (a wide terminal), as printed."""
+    monkeypatch.setenv("COLUMNS", "1000")
+    with pytest.raises(SystemExit):
+        build_parser().parse_args([command, "--help"])
+    return capsys.readouterr().out
+
+
+def has_flag(text: str, flag: str) -> bool:
+    """``flag`` as an option of its own (``--data`` is not found in ``--data-config``)."""
+    return re.search(rf"(?<![\w-]){re.escape(flag)}(?![\w-])", text) is not None
+
+
+def sections(text: str) -> dict[str, str]:
+    """The help's argument groups, by title (``data settings``), each with its lines."""
+    parts = re.split(r"^(\S[^\n]*):\n", text, flags=re.M)
+    return dict(zip(parts[1::2], parts[2::2], strict=True))
+
+
+def config_of(*argv: str) -> RunConfig:
+    return config_from_args(build_parser().parse_args(["train", *argv]))
+
+
+def test_the_excluded_settings_are_the_ones_named_here():
+    assert set(NOT_FLAGS) == EXCLUDED
+
+
+@pytest.mark.parametrize("command", ["train", "tui", "sweep"])
+def test_every_setting_is_its_kebab_case_flag_with_its_help(command, monkeypatch, capsys):
+    text = help_of(command, monkeypatch, capsys)
+    for f in SETTINGS:
+        assert has_flag(text, kebab(f.name)), f.name
+        assert f.metadata["help"] in text, f.name
+    assert has_flag(text, "--preset") and has_flag(text, "--config") and has_flag(text, "--set")
+
+
+def test_each_setting_is_shown_in_its_group(monkeypatch, capsys):
+    groups = sections(help_of("train", monkeypatch, capsys))
+    for name, description in SETTING_GROUPS.items():
+        assert description in groups[f"{name} settings"]
+    for f in SETTINGS:
+        assert has_flag(groups[f"{f.metadata['group']} settings"], kebab(f.name)), f.name
+
+
+def test_help_shows_the_type_and_the_presets_defaults(monkeypatch, capsys):
+    text = help_of("train", monkeypatch, capsys)
+    assert "--learning-rate FLOAT, --lr FLOAT" in text
+    assert "--target-label TEXT, --label TEXT" in text
+    assert "[default: 2e-05; demo: 0.0007]" in text
+    assert "--batch-size INT" in text and "[default: 16; demo: 32]" in text
+
+
+@pytest.mark.parametrize("f", SETTINGS, ids=lambda f: f.name)
+def test_every_flag_sets_its_own_setting(f):
+    value = None if setting_type(f.name)[0] == "bool" else "7"
+    args = build_parser().parse_args(["train", kebab(f.name), *([value] if value else [])])
+    assert getattr(args, f.name) == (value or True)
+
+
+@pytest.mark.parametrize(
+    ("short", "long", "value", "name", "expected"),
+    [
+        ("--lr", "--learning-rate", "1e-3", "learning_rate", 1e-3),
+        ("--label", "--target-label", ">>cmn_Hant<<", "target_label", ">>cmn_Hant<<"),
+        ("--label", "--target-label", "none", "target_label", None),
+    ],
+)
+def test_aliases_set_the_same_setting_as_the_long_flag(short, long, value, name, expected):
+    assert getattr(config_of(short, value), name) == expected
+    assert getattr(config_of(long, value), name) == expected
+
+
+def test_a_flag_not_given_leaves_the_preset_value():
+    assert config_of("--preset", "demo") == build_config("demo")
+    demo = config_of("--preset", "demo", "--epochs", "2")
+    assert demo.epochs == 2.0
+    assert demo.learning_rate == build_config("demo").learning_rate
+    assert (demo.fp16, demo.bf16) == (False, None)
+
+
+def test_a_flag_not_given_leaves_the_toml_value(tmp_path: Path):
+    toml = tmp_path / "run.toml"
+    toml.write_text("learning_rate = 1e-4\nbf16 = false\n", encoding="utf-8")
+    config = config_of("--preset", "demo", "--config", str(toml))
+    assert (config.learning_rate, config.bf16) == (1e-4, False)
+    assert (
+        config_of("--preset", "demo", "--config", str(toml), "--lr", "5e-4").learning_rate == 5e-4
+    )
+
+
+def test_boolean_flags_turn_the_setting_on():
+    assert config_of("--preset", "demo", "--bf16").bf16 is True
+
+
+def test_a_bad_value_is_the_configs_one_sentence():
+    with pytest.raises(WorkbenchError, match=r"^config 'batch_size' must be int, got 'lots'$"):
+        config_of("--batch-size", "lots")
+    with pytest.raises(WorkbenchError, match="learning rate must be in"):
+        config_of("--learning-rate", "-5")
