@@ -15,6 +15,7 @@ import pytest
 
 from tests.conftest import small
 from workbench.cli import main
+from workbench.core.evaluate.significance import randomisation_p
 from workbench.core.experiments.compare.build import (
     ComparedRun,
     Difference,
@@ -23,8 +24,8 @@ from workbench.core.experiments.compare.build import (
 )
 from workbench.core.experiments.compare.render import render_html, render_markdown, render_text
 from workbench.core.experiments.table import RunRow
-from workbench.core.scores import format_p, randomisation_p
 from workbench.core.train.run_training import run_training
+from workbench.core.views.score_text import format_p
 
 pytestmark = pytest.mark.slow
 

@@ -11,7 +11,6 @@ from tests.conftest import scores_block, small, wait_for
 from workbench.cli.headless import HeadlessPrinter
 from workbench.core.events import (
     EvalDone,
-    EventText,
     JsonlRecorder,
     Note,
     Phase,
@@ -19,10 +18,11 @@ from workbench.core.events import (
     Sample,
     TrainStep,
     event_from_record,
-    format_seconds,
     read_events,
 )
 from workbench.core.run_folder import RunSummary
+from workbench.core.views.event_text import EventText
+from workbench.core.views.numbers import format_seconds
 from workbench.tui.app import WorkbenchApp
 from workbench.tui.messages import RunEvent
 from workbench.tui.widgets.training_pane import TrainingPane

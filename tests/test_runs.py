@@ -8,9 +8,10 @@ from pathlib import Path
 
 from workbench.cli.headless import HeadlessPrinter
 from workbench.core.events import JsonlRecorder, RunDone
-from workbench.core.report.render import fmt
 from workbench.core.run_folder import RunSummary, is_finished, read_summary
 from workbench.core.scores import SetScores
+from workbench.core.views.numbers import number
+from workbench.core.views.score_text import older_run_line
 
 
 def scores(role: str) -> SetScores:
@@ -76,7 +77,7 @@ def test_missing_scores_print_as_a_dash_never_zero():
     older = RunSummary(status="finished", bleu_before=0.02, bleu_after=11.67)  # no chrF
     HeadlessPrinter(out)(RunDone("finished", "out/runs/x", older))
     assert "BLEU 0.02 → 11.67 · chrF — → —" in out.getvalue()
-    assert fmt(None) == "—"  # the report's tables
+    assert number(None) == "—"  # the report's tables
 
 
 def test_the_full_summary_still_prints_its_headline():
@@ -98,9 +99,9 @@ def test_metrics_jsonl_records_the_summary_as_summary_json_holds_it(tmp_path: Pa
 def test_an_older_runs_numbers_are_labelled_as_such():
     old = RunSummary.from_dict(
         {"bleu_before": 0.02, "bleu_after": 11.67, "chrf_before": 0.08, "chrf_after": 12.62})
-    assert old.legacy_line() == ("validation (an older run: no test set, no intervals): "
+    assert older_run_line(old) == ("validation (an older run: no test set, no intervals): "
                                 "BLEU 0.02 → 11.67 · chrF 0.08 → 12.62")
-    assert RunSummary(status="stopped").legacy_line() is None
+    assert older_run_line(RunSummary(status="stopped")) is None
     no_chrf = RunSummary.from_dict({"bleu_before": 0.02, "bleu_after": 11.67})
-    assert no_chrf.legacy_line() == ("validation (an older run: no test set, no intervals): "
+    assert older_run_line(no_chrf) == ("validation (an older run: no test set, no intervals): "
                                     "BLEU 0.02 → 11.67 · chrF — → —")  # never 0.00

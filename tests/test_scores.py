@@ -7,7 +7,9 @@ import sacrebleu
 from sacrebleu.metrics import BLEU, CHRF
 from sacrebleu.significance import PairedTest
 
-from workbench.core.scores import SetScores, format_p, headline, score_before_after
+from workbench.core.evaluate.significance import score_before_after
+from workbench.core.scores import SetScores
+from workbench.core.views.score_text import format_p, headline
 
 REFS = ["我喜欢喝茶。", "他是我的朋友。", "今天天气很好。", "我们一起去学校吧。",
         "这本书很有意思。", "你叫什么名字？", "我家有五口人。", "明天见。"] * 5

@@ -10,7 +10,8 @@ from __future__ import annotations
 import sys
 from typing import TextIO
 
-from workbench.core.events import Event, EventText
+from workbench.core.events import Event
+from workbench.core.views.event_text import EventText
 
 
 class HeadlessPrinter:

@@ -3,8 +3,9 @@
 Training code calls a sink (``Callable[[Event], None]``) with these small frozen
 dataclasses; the headless sink prints them, the TUI posts them as messages, and
 :class:`JsonlRecorder` writes the numeric ones to ``metrics.jsonl``. Sinks may be called
-from a worker thread, so they must not touch UI state directly. :class:`EventText` is the
-one wording of events as lines, for the headless output and the TUI's log alike.
+from a worker thread, so they must not touch UI state directly. Their one wording as
+lines, for the headless output and the TUI's log alike, is
+:class:`workbench.core.views.event_text.EventText`.
 """
 
 from __future__ import annotations
@@ -19,7 +20,6 @@ from pathlib import Path
 from typing import Any, Literal
 
 from workbench.core.run_folder import RunSummary
-from workbench.core.scores import MISSING, headline, interval_line
 
 PhaseName = Literal["data", "model", "before", "train", "after"]
 Level = Literal["info", "warning", "error"]
@@ -99,18 +99,6 @@ Event = Phase | Note | TrainStep | EvalDone | Sample | RunDone
 EventSink = Callable[[Event], None]
 
 
-def format_seconds(seconds: float | None) -> str:
-    """``1h02m03s`` / ``4m05s`` / ``7s``; ``?`` when unknown."""
-    if seconds is None:
-        return "?"
-    seconds = round(seconds)
-    hours, rest = divmod(seconds, 3600)
-    minutes, secs = divmod(rest, 60)
-    if hours:
-        return f"{hours}h{minutes:02d}m{secs:02d}s"
-    return f"{minutes}m{secs:02d}s" if minutes else f"{secs}s"
-
-
 def event_to_record(event: Event) -> dict[str, Any]:
     """A JSON-ready dict with the event type and a wall-clock timestamp."""
     record = {"event": type(event).__name__, "time": round(time.time(), 3)}
@@ -181,88 +169,3 @@ def fan_out(*sinks: EventSink | None) -> EventSink:
             s(event)
 
     return sink
-
-
-def _num(value: float | None, fmt: str, missing: str = MISSING) -> str:
-    return missing if value is None else format(value, fmt)
-
-
-#: What each set is for, said under its scores at the end of a run.
-SET_ROLES = (("test", "hand this in: never used to choose anything"),
-             ("validation", "chose the best epoch, so optimistic"))
-
-
-class EventText:
-    """Events as plain lines: the one wording for ``train --headless`` and the TUI's log.
-
-    Remembers each set's "before" scores to print the change next to "after", and numbers
-    the samples as they come.
-    """
-
-    def __init__(self) -> None:
-        #: BLEU and chrF before fine-tuning, per set ("validation", "test").
-        self.before: dict[str, tuple[float, float]] = {}
-        self.samples_seen = 0
-
-    def lines(self, event: Event) -> list[str]:
-        """The lines that say what ``event`` means (none for an event with nothing to say)."""
-        if isinstance(event, Phase):
-            return [f"[{event.name}]" + (f" {event.detail}" if event.detail else "")]
-        if isinstance(event, Note):
-            prefix = {"warning": "warning: ", "error": "error: "}.get(event.level, "")
-            return [f"  {prefix}{event.text}"]
-        if isinstance(event, TrainStep):
-            total = event.max_steps or 0
-            return [f"  step {event.step:>{len(str(total))}}/{total}  epoch {event.epoch:5.2f}  "
-                    # A logged loss is missing only when it was NaN or infinite.
-                    f"loss {_num(event.loss, '.4f', 'nan/inf')}  "
-                    f"lr {_num(event.learning_rate, '.2e')}  "
-                    f"grad {_num(event.grad_norm, '.2f')}  "
-                    f"{_num(event.samples_per_second, '.1f')} samples/s  "
-                    f"ETA {format_seconds(event.eta_seconds)}"]
-        if isinstance(event, EvalDone):
-            return [self._eval(event)]
-        if isinstance(event, Sample):
-            return self._sample(event)
-        return self._done(event)
-
-    def _eval(self, event: EvalDone) -> str:
-        where = f"{event.split} ({event.set_name}, {event.size:,})"
-        if event.stage == "before":
-            self.before[event.split] = (event.bleu, event.chrf)
-            return (f"  before fine-tuning, {where}: BLEU {event.bleu:.2f}   "
-                    f"chrF {event.chrf:.2f}")
-        if event.stage == "after":
-            bleu0, chrf0 = self.before.get(event.split, (None, None))
-            diff = "" if bleu0 is None else f" ({event.bleu - bleu0:+.2f})"
-            cdiff = "" if chrf0 is None else f" ({event.chrf - chrf0:+.2f})"
-            return (f"  after fine-tuning,  {where}: BLEU {event.bleu:.2f}{diff}   "
-                    f"chrF {event.chrf:.2f}{cdiff}")
-        return (f"  epoch {event.epoch:.0f} done: BLEU {event.bleu:.2f}  "
-                f"chrF {event.chrf:.2f}  eval loss {_num(event.loss, '.4f')}  (validation)")
-
-    def _sample(self, event: Sample) -> list[str]:
-        lines = [] if self.samples_seen else ["[samples] before / after on test sentences"]
-        self.samples_seen += 1
-        return [*lines,
-                f"  {self.samples_seen}. source:    {event.source}",
-                f"     reference: {event.reference}",
-                f"     before:    {event.before}   (BLEU {event.bleu_before:.1f})",
-                f"     after:     {event.after}   (BLEU {event.bleu_after:.1f})"]
-
-    def _done(self, event: RunDone) -> list[str]:
-        s = event.summary
-        if event.status != "finished":
-            return [f"[{event.status}] run folder: {event.run_dir}"]
-        lines = ["[done]"]
-        for role, note in SET_ROLES:
-            scores = s.scores(role)
-            if scores is not None:
-                lines += [f"  {headline(scores)}", f"    {interval_line(scores)}; {note}"]
-        if s.test is None:  # an older run's numbers, or the dash, never a made-up 0.00
-            missing = f"test: BLEU {MISSING} · chrF {MISSING} (not in the summary)"
-            lines.append(f"  {s.legacy_line() or missing}")
-        seconds = MISSING if s.train_seconds is None else format_seconds(s.train_seconds)
-        return [*lines,
-                f"  training {seconds}; best model: {s.best_model or MISSING}",
-                f"  run folder: {event.run_dir} (config.json, metrics.jsonl, summary.json)"]

@@ -12,7 +12,7 @@ from typing import Any
 
 from workbench.core.atomic import write_json
 from workbench.core.config import RunConfig, build_config
-from workbench.core.scores import SetScores, finite_or_none, number
+from workbench.core.scores import SetScores, finite_or_none
 from workbench.errors import WorkbenchError
 
 RUNS_FOLDER = "runs"
@@ -167,19 +167,6 @@ class RunSummary:
         output folder's published copy, which a later run replaces)."""
         own = self.run_best_model
         return own if own and Path(own).is_dir() else None
-
-    def legacy_line(self) -> str | None:
-        """The before/after line of a run made before test sets existed, or None.
-
-        Those runs scored one held-out set, the one that also chose the best epoch, with
-        no intervals: said so, so that an old number is never read as a test-set number.
-        """
-        values = (self.bleu_before, self.bleu_after, self.chrf_before, self.chrf_after)
-        if all(v is None for v in values):
-            return None
-        bleu_before, bleu_after, chrf_before, chrf_after = (number(v) for v in values)
-        return (f"validation (an older run: no test set, no intervals): BLEU "
-                f"{bleu_before} → {bleu_after} · chrF {chrf_before} → {chrf_after}")
 
     def to_dict(self) -> dict[str, Any]:
         """The JSON object of summary.json (missing values left out)."""

@@ -21,7 +21,7 @@ from textual.widgets import Footer, Header, Input, TabbedContent, TabPane, Tabs
 
 from workbench.core.config import RunConfig
 from workbench.core.run_folder import BEST_MODEL, HISTORY_FILE, RunSummary
-from workbench.core.scores import headline
+from workbench.core.views.score_text import headline
 from workbench.tui.messages import (
     ForwardsWorkerFailures,
     OpenRun,

@@ -19,9 +19,10 @@ from workbench.core.config import RunConfig
 from workbench.core.data.pairs import Pair, SplitData
 from workbench.core.decoding import DecodeOptions
 from workbench.core.evaluate.metrics import corpus_bleu, corpus_chrf, sentence_bleu
+from workbench.core.evaluate.significance import score_before_after
 from workbench.core.events import EvalDone, EventSink, Phase, Sample
 from workbench.core.run_folder import read_json_dict, translations_file
-from workbench.core.scores import SetScores, score_before_after
+from workbench.core.scores import SetScores
 from workbench.core.translate.translator import Translator
 
 #: The "before" translations, kept so that a resumed run does not decode them again.

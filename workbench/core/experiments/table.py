@@ -13,7 +13,6 @@ from pathlib import Path
 from typing import Any
 
 from workbench.core.config import setting_value
-from workbench.core.events import format_seconds
 from workbench.core.run_folder import (
     RUN_CONFIG_FILE,
     RunSummary,
@@ -22,7 +21,9 @@ from workbench.core.run_folder import (
     read_summary,
     run_folders,
 )
-from workbench.core.scores import MISSING, SetScores, with_ci
+from workbench.core.scores import SetScores
+from workbench.core.views.numbers import MISSING, format_seconds
+from workbench.core.views.score_text import older_run_line, with_ci
 
 #: How compared runs are named, in the order they were given (A is the baseline).
 LETTERS = "ABCDEFGHIJKLMNOPQRSTUVWXYZ"
@@ -87,7 +88,7 @@ def run_row(run_dir: Path, settings: dict[str, Any] | None = None,
         epochs=float(epochs) if isinstance(epochs, int | float) else None,
         steps=summary.global_step, train_seconds=summary.train_seconds,
         best_epoch=best_epoch(summary), validation=summary.validation, test=summary.test,
-        legacy=summary.legacy_line() if summary.test is None else None,
+        legacy=older_run_line(summary) if summary.test is None else None,
     )
 
 

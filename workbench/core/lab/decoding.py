@@ -154,7 +154,7 @@ def decoding_study(
                              "200 is the default")
     import torch
 
-    from workbench.core.scores import score_systems
+    from workbench.core.evaluate.significance import score_systems
     from workbench.core.translate.translator import Translator, read_settings
 
     settings = read_settings(model_dir)

@@ -40,7 +40,8 @@ def decoding_text(study: DecodingStudy) -> str:
     """The table, the chart of BLEU against time, one sentence under every strategy, and
     what the figures show."""
     from workbench.core.lab.decoding import findings
-    from workbench.core.scores import N_BOOTSTRAP, format_p
+    from workbench.core.scores import N_BOOTSTRAP
+    from workbench.core.views.score_text import format_p
 
     lines = [f"decoding strategies on the first {study.size} sentences of the test set of "
              f"{study.run_dir} (BLEU tokenize={study.bleu_tokenize}; 95% intervals and p "

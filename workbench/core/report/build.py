@@ -68,8 +68,9 @@ def resolve_run_dir(run_dir: str | Path | None, output_root: str | Path) -> Path
         return found[0]
     path = Path(run_dir).expanduser()
     if not path.is_dir():
-        raise WorkbenchError(f"run folder {path} does not exist; runs are listed under "
-                             f"{root / RUNS_FOLDER}")
+        raise WorkbenchError(
+            f"run folder {path} does not exist; runs are listed under {root / RUNS_FOLDER}"
+        )
     if (path / RUNS_FOLDER).is_dir() and not (path / SUMMARY_FILE).exists():
         return resolve_run_dir(None, path)  # the output folder itself: its newest run
     if not (path / SUMMARY_FILE).is_file():
@@ -101,31 +102,42 @@ def epoch_rows(summary: RunSummary, events: list[dict[str, Any]]) -> list[EpochR
     the ``EvalDone`` events in ``metrics.jsonl``, which carry the same numbers.
     """
     evals = [
-        {"epoch": e.get("epoch"), "step": e.get("step"), "loss": e.get("eval_loss"),
-         "bleu": e.get("eval_bleu"), "chrf": e.get("eval_chrf")}
+        {
+            "epoch": e.get("epoch"),
+            "step": e.get("step"),
+            "loss": e.get("eval_loss"),
+            "bleu": e.get("eval_bleu"),
+            "chrf": e.get("eval_chrf"),
+        }
         for e in summary.epochs or []
     ]
     if not evals:
-        evals = _by_step([e for e in events
-                          if e.get("event") == "EvalDone" and e.get("stage") == "epoch"])
+        evals = _by_step(
+            [e for e in events if e.get("event") == "EvalDone" and e.get("stage") == "epoch"]
+        )
     steps = _by_step([e for e in events if e.get("event") == "TrainStep"])
     best_step = _checkpoint_step(summary.best_checkpoint)
     rows = []
     previous = -1
     for e in evals:
         step = e.get("step") if isinstance(e.get("step"), int) else None
-        losses = [finite_or_none(s.get("loss")) for s in steps
-                  if step is not None and previous < s["step"] <= step]
+        losses = [
+            finite_or_none(s.get("loss"))
+            for s in steps
+            if step is not None and previous < s["step"] <= step
+        ]
         losses = [x for x in losses if x is not None]
-        rows.append(EpochRow(
-            epoch=finite_or_none(e.get("epoch")) or 0.0,
-            step=step,
-            train_loss=sum(losses) / len(losses) if losses else None,
-            val_loss=finite_or_none(e.get("loss")),
-            bleu=finite_or_none(e.get("bleu")),
-            chrf=finite_or_none(e.get("chrf")),
-            best=step is not None and step == best_step,
-        ))
+        rows.append(
+            EpochRow(
+                epoch=finite_or_none(e.get("epoch")) or 0.0,
+                step=step,
+                train_loss=sum(losses) / len(losses) if losses else None,
+                val_loss=finite_or_none(e.get("loss")),
+                bleu=finite_or_none(e.get("bleu")),
+                chrf=finite_or_none(e.get("chrf")),
+                best=step is not None and step == best_step,
+            )
+        )
         previous = step if step is not None else previous
     return rows
 
@@ -156,25 +168,34 @@ def attention_figure(run_dir: Path, sentence: str | None) -> AttentionFigure:
     be loaded, gives a figure that says why instead of failing the whole report.
     """
     if not sentence:
-        return AttentionFigure(missing="there is no sentence to show: no console "
-                                       "translation and no samples; pass --sentence")
+        return AttentionFigure(
+            missing="there is no sentence to show: no console "
+            "translation and no samples; pass --sentence"
+        )
     model_dir = run_dir / BEST_MODEL
     if not (model_dir / "config.json").is_file():
-        return AttentionFigure(sentence=sentence, missing=(
-            f"this run has no saved model in {model_dir} (it did not finish), so there "
-            "is no attention to show"))
+        return AttentionFigure(
+            sentence=sentence,
+            missing=(
+                f"this run has no saved model in {model_dir} (it did not finish), so there "
+                "is no attention to show"
+            ),
+        )
     try:
         from workbench.core.attention.extract import load_attention_model
 
         amap = load_attention_model(str(model_dir)).map(sentence)
         view = amap.view(words=True)
     except Exception as err:  # a figure must never take the whole report down
-        return AttentionFigure(sentence=sentence, missing=(
-            f"the attention could not be computed ({type(err).__name__}: {err})"))
+        return AttentionFigure(
+            sentence=sentence,
+            missing=(f"the attention could not be computed ({type(err).__name__}: {err})"),
+        )
     title = f"Cross-attention · {view.title}"
     svg = heatmap_svg(view.row_labels, view.col_labels, view.matrix.tolist(), title=title)
-    return AttentionFigure(sentence=amap.sentence, translation=amap.translation,
-                           view=view.title, svg=svg)
+    return AttentionFigure(
+        sentence=amap.sentence, translation=amap.translation, view=view.title, svg=svg
+    )
 
 
 # --------------------------------------------------------------------------- building it
@@ -190,19 +211,27 @@ def build_report(
     run_dir = Path(run_dir)
     summary = read_summary(run_dir)
     if summary is None:
-        raise WorkbenchError(f"{run_dir / SUMMARY_FILE} is missing or unreadable; "
-                             "report on a finished run")
+        raise WorkbenchError(
+            f"{run_dir / SUMMARY_FILE} is missing or unreadable; report on a finished run"
+        )
     root = Path(output_root) if output_root is not None else output_root_of(run_dir)
     settings = read_json_dict(run_dir / RUN_CONFIG_FILE) or {}
     settings.pop("precision", None)  # recorded by the run, shown from the summary
     events = read_jsonl(run_dir / METRICS_FILE)
-    console, console_note = console_for_run(read_jsonl(root / HISTORY_FILE), run_dir,
-                                            summary, root, events)
+    console, console_note = console_for_run(
+        read_jsonl(root / HISTORY_FILE), run_dir, summary, root, events
+    )
     samples = summary.samples or []
-    chosen = sentence or next((c.source for c in console if c.role == "fine-tuned"), None) \
+    chosen = (
+        sentence
+        or next((c.source for c in console if c.role == "fine-tuned"), None)
         or (samples[0].get("source") if samples else None)
-    attention = (attention_figure(run_dir, chosen) if with_attention
-                 else AttentionFigure(sentence=chosen or "", missing="not requested"))
+    )
+    attention = (
+        attention_figure(run_dir, chosen)
+        if with_attention
+        else AttentionFigure(sentence=chosen or "", missing="not requested")
+    )
     report = RunReport(
         run_dir=run_dir,
         settings=settings,
@@ -220,7 +249,8 @@ def build_report(
             f"This run is {report.status}, not finished"
             + (f" ({summary.error})" if summary.error else "")
             + ": BLEU after fine-tuning, the samples and the model are missing; resume it "
-              "with `workbench train --resume` and report again.")
+            "with `workbench train --resume` and report again."
+        )
     report.lab = read_lab_studies(run_dir)
     report.figures = draw_figures(report)
     return report
@@ -245,16 +275,29 @@ def draw_figures(report: RunReport) -> dict[str, str]:
     epochs = report.epochs
     figures = {
         "loss": line_chart_svg(
-            [Series("training loss (per logging step)", report.train_loss),
-             Series("validation loss (per epoch)",
+            [
+                Series("training loss (per logging step)", report.train_loss),
+                Series(
+                    "validation loss (per epoch)",
                     [(r.epoch, r.val_loss) for r in epochs if r.val_loss is not None],
-                    dashed=True)],
-            title="Loss", x_label="epoch", y_label="loss"),
+                    dashed=True,
+                ),
+            ],
+            title="Loss",
+            x_label="epoch",
+            y_label="loss",
+        ),
         "bleu": line_chart_svg(
-            [Series("BLEU", [(r.epoch, r.bleu) for r in epochs if r.bleu is not None]),
-             Series("chrF", [(r.epoch, r.chrf) for r in epochs if r.chrf is not None],
-                    dashed=True)],
-            title="Validation BLEU and chrF per epoch", x_label="epoch", y_label="score"),
+            [
+                Series("BLEU", [(r.epoch, r.bleu) for r in epochs if r.bleu is not None]),
+                Series(
+                    "chrF", [(r.epoch, r.chrf) for r in epochs if r.chrf is not None], dashed=True
+                ),
+            ],
+            title="Validation BLEU and chrF per epoch",
+            x_label="epoch",
+            y_label="score",
+        ),
     }
     if report.attention.svg:
         figures["attention"] = report.attention.svg
@@ -271,7 +314,8 @@ def write_report(report: RunReport) -> list[Path]:
 
 
 def create_report(
-    run_dir: str | Path | None, output_root: str | Path | None = None,
+    run_dir: str | Path | None,
+    output_root: str | Path | None = None,
     sentence: str | None = None,
 ) -> tuple[RunReport, list[Path]]:
     """Find the run (default: the newest finished one), build its report and write it.
@@ -281,6 +325,7 @@ def create_report(
     """
     root = Path(output_root).expanduser() if output_root is not None else None
     run = resolve_run_dir(run_dir, root if root is not None else DEFAULT_OUTPUT_DIR)
-    report = build_report(run, sentence=sentence,
-                          output_root=root if root is not None else output_root_of(run))
+    report = build_report(
+        run, sentence=sentence, output_root=root if root is not None else output_root_of(run)
+    )
     return report, write_report(report)

@@ -16,8 +16,11 @@ from workbench.core.translate.history import ConsoleLine
 REPORT_MD = "report.md"
 REPORT_HTML = "report.html"
 #: Figure files written next to report.md (the HTML inlines the same SVG text).
-FIGURE_FILES = {"loss": "report_loss.svg", "bleu": "report_bleu.svg",
-                "attention": "report_attention.svg"}
+FIGURE_FILES = {
+    "loss": "report_loss.svg",
+    "bleu": "report_bleu.svg",
+    "attention": "report_attention.svg",
+}
 
 
 @dataclass(frozen=True)

@@ -23,7 +23,6 @@ from textual.containers import Horizontal, ScrollableContainer, Vertical
 from textual.message import Message
 from textual.widgets import DataTable, Static
 
-from workbench.core.events import format_seconds
 from workbench.core.experiments.table import (
     LETTERS,
     RunRow,
@@ -32,6 +31,7 @@ from workbench.core.experiments.table import (
     list_runs,
     training_cells,
 )
+from workbench.core.views.numbers import format_seconds
 from workbench.tui.messages import ForwardsWorkerFailures, OpenRun
 from workbench.tui.widgets.charts import SeriesChart
 

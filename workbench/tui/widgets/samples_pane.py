@@ -19,7 +19,7 @@ from textual.containers import Vertical
 from textual.widgets import DataTable, Static
 
 from workbench.core.run_folder import RunSummary, translations_file
-from workbench.core.scores import headline
+from workbench.core.views.score_text import headline, older_run_line
 from workbench.tui.messages import ShowAttention
 
 MAX_ROWS = 500
@@ -81,7 +81,7 @@ class SamplesPane(Vertical):
         lines = [headline(scores) for role in ("test", "validation")
                  if (scores := summary.scores(role)) is not None]
         if not lines:
-            lines = [summary.legacy_line() or "this run has no before/after scores"]
+            lines = [older_run_line(summary) or "this run has no before/after scores"]
         lines.append(f"rows: {rows} sentences · {Path(run_dir).name} · Enter: attention")
         self.query_one("#samples-summary", Static).update(Text("\n".join(lines)))
 

@@ -18,14 +18,9 @@ from textual.containers import Horizontal, Vertical
 from textual.widgets import Button, Input, Label, Log, ProgressBar, Static
 
 from workbench.core.config import RunConfig, build_config
-from workbench.core.events import (
-    EvalDone,
-    EventText,
-    Phase,
-    RunDone,
-    TrainStep,
-    format_seconds,
-)
+from workbench.core.events import EvalDone, Phase, RunDone, TrainStep
+from workbench.core.views.event_text import EventText
+from workbench.core.views.numbers import format_seconds
 from workbench.tui.messages import ForwardsWorkerFailures, RunEvent, RunFinished, checked
 from workbench.tui.widgets.charts import SeriesChart
 

@@ -16,6 +16,7 @@ from typing import Any
 
 from workbench.core.config import DEFAULT_OUTPUT_DIR
 from workbench.core.evaluate.metrics import sentence_chrf
+from workbench.core.evaluate.significance import randomisation_p, score_before_after
 from workbench.core.experiments.table import LETTERS, RunRow, run_row
 from workbench.core.report.build import epoch_rows, output_root_of, train_loss_points
 from workbench.core.report.model import EpochRow
@@ -30,7 +31,7 @@ from workbench.core.run_folder import (
     read_summary,
     translations_file,
 )
-from workbench.core.scores import SetScores, randomisation_p, score_before_after
+from workbench.core.scores import SetScores
 from workbench.errors import WorkbenchError
 
 #: Settings that say where a run wrote, not how it trained.

@@ -16,34 +16,35 @@ from workbench.core.atomic import write_documents
 from workbench.core.config import setting_value
 from workbench.core.experiments.compare.build import ComparedRun, Comparison, Difference
 from workbench.core.experiments.table import after_cells, run_line, training_cells
-from workbench.core.report.render import CSS, h, html_table, md, md_table
-from workbench.core.scores import (
-    MISSING,
-    N_BOOTSTRAP,
-    N_PERMUTATIONS,
-    delta_text,
-    format_p,
-    with_ci,
-)
+from workbench.core.scores import N_BOOTSTRAP, N_PERMUTATIONS
+from workbench.core.views.document import CSS, escape_html, escape_markdown, html_table, md_table
+from workbench.core.views.numbers import MISSING
+from workbench.core.views.score_text import delta_text, format_p, with_ci
 from workbench.core.views.svg import Series, inline_svg, line_chart_svg
 from workbench.core.views.text_chart import line_chart_text
 
 COMPARE_MD = "compare.md"
 COMPARE_HTML = "compare.html"
 #: Figure files written next to compare.md (the HTML inlines the same SVG text).
-FIGURE_FILES = {"bleu": "compare_bleu.svg", "val_loss": "compare_val_loss.svg",
-                "train_loss": "compare_train_loss.svg"}
+FIGURE_FILES = {
+    "bleu": "compare_bleu.svg",
+    "val_loss": "compare_val_loss.svg",
+    "train_loss": "compare_train_loss.svg",
+}
 #: What each figure shows: (title, y label).
-FIGURE_TITLES = {"bleu": ("Validation BLEU per epoch", "BLEU"),
-                 "val_loss": ("Validation loss per epoch", "loss"),
-                 "train_loss": ("Training loss per logging step", "loss")}
+FIGURE_TITLES = {
+    "bleu": ("Validation BLEU per epoch", "BLEU"),
+    "val_loss": ("Validation loss per epoch", "loss"),
+    "train_loss": ("Training loss per logging step", "loss"),
+}
 
 
 def run_label(run: ComparedRun, comparison: Comparison, most: int = 24) -> str:
     """``B epochs=8``: the run's letter and the settings it does not share with the others."""
     index = comparison.runs.index(run)
-    changes = ", ".join(f"{name}={setting_value(values[index])}"
-                        for name, values in comparison.settings.items())
+    changes = ", ".join(
+        f"{name}={setting_value(values[index])}" for name, values in comparison.settings.items()
+    )
     text = f"{run.letter} {changes}".strip()
     return text if len(text) <= most else run.letter  # the settings table says the rest
 
@@ -54,24 +55,39 @@ def curves(comparison: Comparison) -> dict[str, list[tuple[str, list[tuple[float
     for run in comparison.runs:
         label = run_label(run, comparison)
         out["bleu"].append((label, [(r.epoch, r.bleu) for r in run.epochs if r.bleu is not None]))
-        out["val_loss"].append((label, [(r.epoch, r.val_loss) for r in run.epochs
-                                        if r.val_loss is not None]))
+        out["val_loss"].append(
+            (label, [(r.epoch, r.val_loss) for r in run.epochs if r.val_loss is not None])
+        )
         out["train_loss"].append((label, list(run.train_loss)))
     return out
 
 
 def draw_figures(comparison: Comparison) -> dict[str, str]:
     """The overlaid curves as SVG."""
-    return {key: line_chart_svg([Series(label, points) for label, points in series],
-                                title=FIGURE_TITLES[key][0], x_label="epoch",
-                                y_label=FIGURE_TITLES[key][1])
-            for key, series in curves(comparison).items()}
+    return {
+        key: line_chart_svg(
+            [Series(label, points) for label, points in series],
+            title=FIGURE_TITLES[key][0],
+            x_label="epoch",
+            y_label=FIGURE_TITLES[key][1],
+        )
+        for key, series in curves(comparison).items()
+    }
 
 
 # --------------------------------------------------------------------------- tables
 
-RUN_HEADER = ["Run", "Run id", "Status", "Epochs", "Steps", "Training time", "Best epoch",
-              "Val BLEU after (95% CI)", "Test BLEU after (95% CI)"]
+RUN_HEADER = [
+    "Run",
+    "Run id",
+    "Status",
+    "Epochs",
+    "Steps",
+    "Training time",
+    "Best epoch",
+    "Val BLEU after (95% CI)",
+    "Test BLEU after (95% CI)",
+]
 
 
 def run_rows(comparison: Comparison) -> list[list[str]]:
@@ -79,9 +95,15 @@ def run_rows(comparison: Comparison) -> list[list[str]]:
     rows = []
     for run in comparison.runs:
         row = run.row
-        rows.append([
-            run.letter, row.run_id, row.status, *training_cells(row), *after_cells(row),
-        ])
+        rows.append(
+            [
+                run.letter,
+                row.run_id,
+                row.status,
+                *training_cells(row),
+                *after_cells(row),
+            ]
+        )
     return rows
 
 
@@ -92,12 +114,22 @@ def settings_header(comparison: Comparison) -> list[str]:
 
 def settings_rows(comparison: Comparison) -> list[list[str]]:
     """One row per setting that differs, one column per run."""
-    return [[name, *(setting_value(v) for v in values)]
-            for name, values in comparison.settings.items()]
+    return [
+        [name, *(setting_value(v) for v in values)] for name, values in comparison.settings.items()
+    ]
 
 
-TEST_HEADER = ["Run", "BLEU (95% CI)", "chrF (95% CI)", "BLEU vs A (95% CI)", "p (bs)",
-               "p (ar)", "chrF vs A (95% CI)", "p (bs)", "p (ar)"]
+TEST_HEADER = [
+    "Run",
+    "BLEU (95% CI)",
+    "chrF (95% CI)",
+    "BLEU vs A (95% CI)",
+    "p (bs)",
+    "p (ar)",
+    "chrF vs A (95% CI)",
+    "p (bs)",
+    "p (ar)",
+]
 
 
 def test_rows(comparison: Comparison) -> list[list[str]]:
@@ -105,29 +137,46 @@ def test_rows(comparison: Comparison) -> list[list[str]]:
     if not comparison.paired:
         return []
     first = comparison.paired[0].scores
-    rows = [["A", with_ci(first.bleu_before, first.bleu_before_ci),
-             with_ci(first.chrf_before, first.chrf_before_ci), "baseline", "", "", "", "",
-             ""]]
+    rows = [
+        [
+            "A",
+            with_ci(first.bleu_before, first.bleu_before_ci),
+            with_ci(first.chrf_before, first.chrf_before_ci),
+            "baseline",
+            "",
+            "",
+            "",
+            "",
+            "",
+        ]
+    ]
     for result in comparison.paired:
         s = result.scores
-        rows.append([
-            result.letter, with_ci(s.bleu_after, s.bleu_after_ci),
-            with_ci(s.chrf_after, s.chrf_after_ci),
-            delta_text(s.bleu_delta, s.bleu_delta_ci), format_p(s.bleu_p, s.n_bootstrap),
-            format_p(result.bleu_p_ar, N_PERMUTATIONS),
-            delta_text(s.chrf_delta, s.chrf_delta_ci), format_p(s.chrf_p, s.n_bootstrap),
-            format_p(result.chrf_p_ar, N_PERMUTATIONS),
-        ])
+        rows.append(
+            [
+                result.letter,
+                with_ci(s.bleu_after, s.bleu_after_ci),
+                with_ci(s.chrf_after, s.chrf_after_ci),
+                delta_text(s.bleu_delta, s.bleu_delta_ci),
+                format_p(s.bleu_p, s.n_bootstrap),
+                format_p(result.bleu_p_ar, N_PERMUTATIONS),
+                delta_text(s.chrf_delta, s.chrf_delta_ci),
+                format_p(s.chrf_p, s.n_bootstrap),
+                format_p(result.chrf_p_ar, N_PERMUTATIONS),
+            ]
+        )
     return rows
 
 
 def test_caption(comparison: Comparison) -> str:
     """What the test table is: which set, which tests, against which run."""
     decoding = "".join(f" {note}" for note in comparison.notes)
-    return (f"{comparison.test_label}: each run's best model, decoded as its own settings "
-            f"say.{decoding} Intervals are sacreBLEU's paired bootstrap ({N_BOOTSTRAP} resamples); "
-            f"p-values test each run against run A with sacreBLEU's paired bootstrap (bs) "
-            f"and approximate randomisation (ar, {N_PERMUTATIONS} shuffles).")
+    return (
+        f"{comparison.test_label}: each run's best model, decoded as its own settings "
+        f"say.{decoding} Intervals are sacreBLEU's paired bootstrap ({N_BOOTSTRAP} resamples); "
+        f"p-values test each run against run A with sacreBLEU's paired bootstrap (bs) "
+        f"and approximate randomisation (ar, {N_PERMUTATIONS} shuffles)."
+    )
 
 
 def own_score(run: ComparedRun) -> str:
@@ -142,12 +191,19 @@ def not_paired_lines(comparison: Comparison) -> list[str]:
     """For each run without a paired test: why, and its own test score instead."""
     if not comparison.not_paired:
         return []
-    lines = [f"No paired test of {letter} against A: {reason}."
-             for letter, reason in comparison.not_paired.items()]
-    unpaired = [run for run in comparison.runs
-                if run.letter in comparison.not_paired or run.letter == "A"]
-    return [*lines, "Their own test scores, not comparable with each other: "
-            + "; ".join(own_score(run) for run in unpaired) + "."]
+    lines = [
+        f"No paired test of {letter} against A: {reason}."
+        for letter, reason in comparison.not_paired.items()
+    ]
+    unpaired = [
+        run for run in comparison.runs if run.letter in comparison.not_paired or run.letter == "A"
+    ]
+    return [
+        *lines,
+        "Their own test scores, not comparable with each other: "
+        + "; ".join(own_score(run) for run in unpaired)
+        + ".",
+    ]
 
 
 DIFFERENCE_HEADER = ["Source", "Reference", "A", "chrF A", "Other run", "chrF other"]
@@ -155,34 +211,44 @@ DIFFERENCE_HEADER = ["Source", "Reference", "A", "chrF A", "Other run", "chrF ot
 
 def difference_rows(items: list[Difference]) -> list[list[str]]:
     """The sentences of one direction, with each side's sentence chrF."""
-    return [[d.source, d.reference, d.first, f"{d.chrf_first:.1f}", d.other,
-             f"{d.chrf_other:.1f}"] for d in items]
+    return [
+        [d.source, d.reference, d.first, f"{d.chrf_first:.1f}", d.other, f"{d.chrf_other:.1f}"]
+        for d in items
+    ]
 
 
 def difference_sections(comparison: Comparison) -> list[tuple[str, str, list[list[str]]]]:
     """``(letter, title, rows)`` for each run against A, better then worse."""
     sections = []
     for letter, (better, worse) in comparison.differences.items():
-        sections.append((letter, f"Where {letter} beats A most (sentence chrF)",
-                         difference_rows(better)))
-        sections.append((letter, f"Where {letter} loses to A most (sentence chrF)",
-                         difference_rows(worse)))
+        sections.append(
+            (letter, f"Where {letter} beats A most (sentence chrF)", difference_rows(better))
+        )
+        sections.append(
+            (letter, f"Where {letter} loses to A most (sentence chrF)", difference_rows(worse))
+        )
     return sections
 
 
 # --------------------------------------------------------------------------- terminal
 
+
 def _columns(header: Sequence[str], rows: Sequence[Sequence[str]], indent: str = "  ") -> list[str]:
     widths = [max(len(str(c)) for c in col) for col in zip(header, *rows, strict=True)]
-    return [indent + "  ".join(str(c).ljust(w) for c, w in zip(row, widths, strict=True)).rstrip()
-            for row in (header, *rows)]
+    return [
+        indent + "  ".join(str(c).ljust(w) for c, w in zip(row, widths, strict=True)).rstrip()
+        for row in (header, *rows)
+    ]
 
 
 def settings_lines(comparison: Comparison) -> list[str]:
     """The settings that differ, one column per run, and the decoding note."""
     out = ["Settings that differ:"]
-    out += (_columns(settings_header(comparison), settings_rows(comparison))
-            if comparison.settings else ["  none: the runs share every setting"])
+    out += (
+        _columns(settings_header(comparison), settings_rows(comparison))
+        if comparison.settings
+        else ["  none: the runs share every setting"]
+    )
     return out + [f"  note: {note}" for note in comparison.notes]
 
 
@@ -203,8 +269,10 @@ def render_text(comparison: Comparison, width: int = 72) -> str:
     for key, series in curves(comparison).items():
         if key == "train_loss":  # the per-epoch curves read better in a terminal
             continue
-        out += ["", line_chart_text(series, title=FIGURE_TITLES[key][0], x_label="epoch",
-                                    width=width)]
+        out += [
+            "",
+            line_chart_text(series, title=FIGURE_TITLES[key][0], x_label="epoch", width=width),
+        ]
     out += ["", *test_lines(comparison)]
     for letter, title, rows in difference_sections(comparison):
         out += ["", f"{title}:"]
@@ -212,13 +280,18 @@ def render_text(comparison: Comparison, width: int = 72) -> str:
             out.append("  none")
         for row in rows:
             source, reference, first, chrf_first, other, chrf_other = row
-            out += [f"  source     {source}", f"  reference  {reference}",
-                    f"  A ({chrf_first:>5})  {first}",
-                    f"  {letter} ({chrf_other:>5})  {other}", ""]
+            out += [
+                f"  source     {source}",
+                f"  reference  {reference}",
+                f"  A ({chrf_first:>5})  {first}",
+                f"  {letter} ({chrf_other:>5})  {other}",
+                "",
+            ]
     return "\n".join(out).rstrip() + "\n"
 
 
 # --------------------------------------------------------------------------- markdown
+
 
 def _md_figure(key: str, comparison: Comparison) -> list[str]:
     if key not in comparison.figures:
@@ -229,20 +302,33 @@ def _md_figure(key: str, comparison: Comparison) -> list[str]:
 def render_markdown(comparison: Comparison) -> str:
     """``compare.md``; the figures are the SVG files next to it."""
     names = " vs ".join(run.run_id for run in comparison.runs)
-    out = [f"# Comparison: {md(names)}", "",
-           f"Generated {comparison.generated} by workbench {__version__}. Run A is the "
-           "baseline of every test.", "", "## Runs", ""]
+    out = [
+        f"# Comparison: {escape_markdown(names)}",
+        "",
+        f"Generated {comparison.generated} by workbench {__version__}. Run A is the "
+        "baseline of every test.",
+        "",
+        "## Runs",
+        "",
+    ]
     out += [*md_table(RUN_HEADER, run_rows(comparison)), "", "## Settings that differ", ""]
-    out += (md_table(settings_header(comparison), settings_rows(comparison))
-            if comparison.settings else ["None: the runs share every setting."])
-    out += [""] + [f"> **Note:** {md(note)}" for note in comparison.notes]
+    out += (
+        md_table(settings_header(comparison), settings_rows(comparison))
+        if comparison.settings
+        else ["None: the runs share every setting."]
+    )
+    out += [""] + [f"> **Note:** {escape_markdown(note)}" for note in comparison.notes]
     out += ["", "## Curves", ""]
     for key in FIGURE_FILES:
         out += _md_figure(key, comparison)
     out += ["## Test set: scores and paired tests", ""]
     if comparison.paired:
-        out += [md(test_caption(comparison)), "", *md_table(TEST_HEADER, test_rows(comparison))]
-    out += [line for text in not_paired_lines(comparison) for line in ("", md(text))]
+        out += [
+            escape_markdown(test_caption(comparison)),
+            "",
+            *md_table(TEST_HEADER, test_rows(comparison)),
+        ]
+    out += [line for text in not_paired_lines(comparison) for line in ("", escape_markdown(text))]
     for _, title, rows in difference_sections(comparison):
         out += ["", f"## {title}", ""]
         out += md_table(DIFFERENCE_HEADER, rows) if rows else ["None."]
@@ -251,42 +337,65 @@ def render_markdown(comparison: Comparison) -> str:
 
 # --------------------------------------------------------------------------- HTML
 
+
 def _html_figure(key: str, comparison: Comparison) -> str:
     svg = comparison.figures.get(key)
     if not svg:
         return ""
-    return (f"<figure>\n{inline_svg(svg)}\n"
-            f'<figcaption class="caption">{h(FIGURE_TITLES[key][0])}, one line per run.'
-            "</figcaption></figure>")
+    return (
+        f"<figure>\n{inline_svg(svg)}\n"
+        f'<figcaption class="caption">{escape_html(FIGURE_TITLES[key][0])}, one line per run.'
+        "</figcaption></figure>"
+    )
 
 
 def render_html(comparison: Comparison) -> str:
     """``compare.html``: one file with its CSS and SVG inline; no scripts, no URLs."""
     title = "Comparison: " + " vs ".join(run.run_id for run in comparison.runs)
     body: list[Any] = [
-        f"<h1>{h(title)}</h1>",
-        f'<p class="meta">Generated {h(comparison.generated)} by workbench {h(__version__)}. '
+        f"<h1>{escape_html(title)}</h1>",
+        f'<p class="meta">Generated {escape_html(comparison.generated)} '
+        f"by workbench {escape_html(__version__)}. "
         "Run A is the baseline of every test.</p>",
-        *(f'<p class="note"><strong>Note:</strong> {h(n)}</p>' for n in comparison.notes),
-        "<h2>Runs</h2>", html_table(RUN_HEADER, run_rows(comparison)),
+        *(f'<p class="note"><strong>Note:</strong> {escape_html(n)}</p>' for n in comparison.notes),
+        "<h2>Runs</h2>",
+        html_table(RUN_HEADER, run_rows(comparison)),
         "<h2>Settings that differ</h2>",
         html_table(settings_header(comparison), settings_rows(comparison), numeric=False)
-        if comparison.settings else "<p>None: the runs share every setting.</p>",
-        "<h2>Curves</h2>", *(_html_figure(key, comparison) for key in FIGURE_FILES),
+        if comparison.settings
+        else "<p>None: the runs share every setting.</p>",
+        "<h2>Curves</h2>",
+        *(_html_figure(key, comparison) for key in FIGURE_FILES),
         "<h2>Test set: scores and paired tests</h2>",
     ]
     if comparison.paired:
-        body += [f'<p class="caption">{h(test_caption(comparison))}</p>',
-                 html_table(TEST_HEADER, test_rows(comparison))]
-    body += [f"<p>{h(text)}</p>" for text in not_paired_lines(comparison)]
+        body += [
+            f'<p class="caption">{escape_html(test_caption(comparison))}</p>',
+            html_table(TEST_HEADER, test_rows(comparison)),
+        ]
+    body += [f"<p>{escape_html(text)}</p>" for text in not_paired_lines(comparison)]
     for _, heading, rows in difference_sections(comparison):
-        body += [f"<h2>{h(heading)}</h2>",
-                 html_table(DIFFERENCE_HEADER, rows) if rows else "<p>None.</p>"]
-    return "\n".join([
-        "<!DOCTYPE html>", '<html lang="en">', "<head>", '<meta charset="utf-8">',
-        '<meta name="viewport" content="width=device-width, initial-scale=1">',
-        f"<title>{h(title)}</title>", f"<style>{CSS}</style>", "</head>", "<body>",
-        *[part for part in body if part], "</body>", "</html>", ""])
+        body += [
+            f"<h2>{escape_html(heading)}</h2>",
+            html_table(DIFFERENCE_HEADER, rows) if rows else "<p>None.</p>",
+        ]
+    return "\n".join(
+        [
+            "<!DOCTYPE html>",
+            '<html lang="en">',
+            "<head>",
+            '<meta charset="utf-8">',
+            '<meta name="viewport" content="width=device-width, initial-scale=1">',
+            f"<title>{escape_html(title)}</title>",
+            f"<style>{CSS}</style>",
+            "</head>",
+            "<body>",
+            *[part for part in body if part],
+            "</body>",
+            "</html>",
+            "",
+        ]
+    )
 
 
 def write_comparison(comparison: Comparison, folder: Path) -> list[Path]:

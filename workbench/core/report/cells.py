@@ -1,0 +1,178 @@
+"""The run report's facts and tables as cells of text, shared by its markdown and its
+HTML (which escape them)."""
+
+from __future__ import annotations
+
+from workbench.core.config import SCRATCH_MODEL, setting_value
+from workbench.core.report.model import RunReport
+from workbench.core.scores import SetScores
+from workbench.core.views.numbers import MISSING, number
+from workbench.core.views.score_text import (
+    before_after,
+    delta_text,
+    format_p,
+    older_run_line,
+    with_ci,
+)
+
+JUDGEMENT = "Judgement (one line)"
+
+
+def epoch_label(epoch: float) -> str:
+    """``3`` for a whole epoch, ``2.5`` for a partial one."""
+    return f"{epoch:g}"
+
+
+def model_text(model: str) -> str:
+    """The model setting in words (``scratch`` means nothing to a reader of the report)."""
+    if model == SCRATCH_MODEL:
+        return "a small MarianMT built from scratch by the workbench (demo preset)"
+    return model
+
+
+def key_facts(report: RunReport) -> list[tuple[str, str]]:
+    """The key facts of the run, label and value, for the top of both documents."""
+    s = report.summary
+    decode_text = ", ".join(f"{k.replace('_', ' ')} {v}" for k, v in (s.decoding or {}).items())
+    rows = [
+        ("Run", report.name),
+        ("Status", report.status),
+        ("Model", model_text(str(s.model or report.settings.get("model", "?")))),
+        (
+            "Data",
+            f"{s.data or report.settings.get('data', '?')}: "
+            f"{number(s.train_pairs)} training / {number(s.validation_pairs)} "
+            f"validation / {number(s.test_pairs)} test pairs",
+        ),
+    ]
+    for role in ("test", "validation"):
+        scores = s.scores(role)
+        if scores is not None:
+            rows.append((f"BLEU before → after, {scores.label}", before_after(scores, "bleu")))
+    if s.test is None and (old := older_run_line(s)):
+        rows.append(("BLEU before → after", old))
+    rows += [
+        ("BLEU tokenizer", s.bleu_tokenize or "?"),
+        ("Before/after decoding", decode_text or "?"),
+        (
+            "Precision",
+            ", ".join(f"{k.replace('_', ' ')} {setting_value(v)}" for k, v in s.precision.items())
+            if s.precision
+            else MISSING,
+        ),
+        ("Training", f"{number(s.global_step)} steps in {number(s.train_seconds, 1)} s"),
+        ("Best checkpoint", s.best_checkpoint or MISSING),
+    ]
+    return rows
+
+
+def settings_rows(report: RunReport) -> list[tuple[str, str, str]]:
+    """(setting, value, the preset's value where this run changed it)."""
+    rows = []
+    for key, value in report.settings.items():
+        default = report.preset_defaults.get(key, value)
+        changed = "" if default == value or key == "preset" else setting_value(default)
+        rows.append((key, setting_value(value), changed))
+    return rows
+
+
+def epoch_table(report: RunReport) -> tuple[list[str], list[list[str]]]:
+    """Header and rows of the per-epoch table (the best epoch marked)."""
+    header = ["Epoch", "Step", "Training loss", "Validation loss", "BLEU", "chrF", "Best"]
+    rows = [
+        [
+            epoch_label(r.epoch),
+            number(r.step),
+            number(r.train_loss, 3),
+            number(r.val_loss, 3),
+            number(r.bleu),
+            number(r.chrf),
+            "✓" if r.best else "",
+        ]
+        for r in report.epochs
+    ]
+    return header, rows
+
+
+BEFORE_AFTER_HEADER = ["Set", "Metric", "Before (95% CI)", "After (95% CI)", "Change (95% CI)", "p"]
+
+
+def before_after_rows(report: RunReport) -> list[list[str]]:
+    """BLEU and chrF before and after fine-tuning on the test and the validation set."""
+    rows = []
+    for role in ("test", "validation"):
+        scores: SetScores | None = report.summary.scores(role)
+        if scores is None:
+            continue
+        for name, key in (("BLEU", "bleu"), ("chrF", "chrf")):
+            values = {
+                suffix: getattr(scores, f"{key}_{suffix}")
+                for suffix in ("before", "before_ci", "after", "after_ci", "delta", "delta_ci", "p")
+            }
+            rows.append(
+                [
+                    scores.label,
+                    name,
+                    with_ci(values["before"], values["before_ci"]),
+                    with_ci(values["after"], values["after_ci"]),
+                    delta_text(values["delta"], values["delta_ci"]),
+                    format_p(values["p"], scores.n_bootstrap),
+                ]
+            )
+    return rows
+
+
+def sample_rows(report: RunReport) -> list[list[str]]:
+    """The before/after samples: source, reference, both outputs and sentence BLEU."""
+    return [
+        [
+            str(x.get("source", "")),
+            str(x.get("reference", "")),
+            str(x.get("before", "")),
+            str(x.get("after", "")),
+            number(x.get("bleu_before")),
+            number(x.get("bleu_after")),
+        ]
+        for x in report.summary.samples or []
+    ]
+
+
+SAMPLE_HEADER = ["Source", "Reference", "Before", "After", "BLEU before", "BLEU after"]
+CONSOLE_HEADER = ["Time", "Model", "Source", "Translation", JUDGEMENT]
+
+
+def console_rows(report: RunReport) -> list[list[str]]:
+    """The console translations (the judgement column is left empty to fill in)."""
+    return [
+        [c.time.replace("T", " "), c.role or c.model, c.source, c.translation, ""]
+        for c in report.console
+    ]
+
+
+def decoding_note(report: RunReport) -> str:
+    """Which set is which, and why per-epoch BLEU and before/after BLEU differ."""
+    beams = report.settings.get("eval_num_beams", 1)
+    test = report.summary.test
+    validation = report.summary.validation
+    sets = ""
+    if test and validation:
+        sets = (
+            f"The test set ({test.name}, {test.size:,} pairs) was used for these "
+            "before/after scores only, never to choose the epoch or the recipe: hand in "
+            f"its numbers. The validation set ({validation.name}, {validation.size:,} "
+            "pairs) chose the best epoch, so its after-score is optimistic. "
+        )
+    if not sets:
+        return (
+            "This run was made before test sets existed: its before/after scores (in "
+            "the summary above) are on the validation set that also chose the best epoch, "
+            "without intervals. Per-epoch scores use "
+            f"{'greedy decoding' if beams == 1 else f'{beams} beams'}."
+        )
+    return (
+        sets + "Intervals and p-values are sacreBLEU's paired bootstrap (1000 "
+        "resamples; p tests after against before). Per-epoch scores use "
+        f"{'greedy decoding' if beams == 1 else f'{beams} beams'} on the validation set "
+        "(cheaper during training); before and after use the decoding shown above, the "
+        "fine-tuned model reloaded from its saved folder."
+    )

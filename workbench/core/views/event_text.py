@@ -1,0 +1,88 @@
+"""Events as plain lines: the one wording of a run's progress for ``train --headless`` and
+the TUI's log."""
+
+from __future__ import annotations
+
+from workbench.core.events import EvalDone, Event, Note, Phase, RunDone, Sample, TrainStep
+from workbench.core.views.numbers import MISSING, format_seconds, number
+from workbench.core.views.score_text import headline, interval_line, older_run_line
+
+#: What each set is for, said under its scores at the end of a run.
+SET_ROLES = (("test", "hand this in: never used to choose anything"),
+             ("validation", "chose the best epoch, so optimistic"))
+
+
+class EventText:
+    """Events as plain lines: the one wording for ``train --headless`` and the TUI's log.
+
+    Remembers each set's "before" scores to print the change next to "after", and numbers
+    the samples as they come.
+    """
+
+    def __init__(self) -> None:
+        #: BLEU and chrF before fine-tuning, per set ("validation", "test").
+        self.before: dict[str, tuple[float, float]] = {}
+        self.samples_seen = 0
+
+    def lines(self, event: Event) -> list[str]:
+        """The lines that say what ``event`` means (none for an event with nothing to say)."""
+        if isinstance(event, Phase):
+            return [f"[{event.name}]" + (f" {event.detail}" if event.detail else "")]
+        if isinstance(event, Note):
+            prefix = {"warning": "warning: ", "error": "error: "}.get(event.level, "")
+            return [f"  {prefix}{event.text}"]
+        if isinstance(event, TrainStep):
+            total = event.max_steps or 0
+            return [f"  step {event.step:>{len(str(total))}}/{total}  epoch {event.epoch:5.2f}  "
+                    # A logged loss is missing only when it was NaN or infinite.
+                    f"loss {number(event.loss, spec='.4f', missing='nan/inf')}  "
+                    f"lr {number(event.learning_rate, spec='.2e')}  "
+                    f"grad {number(event.grad_norm, spec='.2f')}  "
+                    f"{number(event.samples_per_second, spec='.1f')} samples/s  "
+                    f"ETA {format_seconds(event.eta_seconds)}"]
+        if isinstance(event, EvalDone):
+            return [self._eval(event)]
+        if isinstance(event, Sample):
+            return self._sample(event)
+        return self._done(event)
+
+    def _eval(self, event: EvalDone) -> str:
+        where = f"{event.split} ({event.set_name}, {event.size:,})"
+        if event.stage == "before":
+            self.before[event.split] = (event.bleu, event.chrf)
+            return (f"  before fine-tuning, {where}: BLEU {event.bleu:.2f}   "
+                    f"chrF {event.chrf:.2f}")
+        if event.stage == "after":
+            bleu0, chrf0 = self.before.get(event.split, (None, None))
+            diff = "" if bleu0 is None else f" ({event.bleu - bleu0:+.2f})"
+            cdiff = "" if chrf0 is None else f" ({event.chrf - chrf0:+.2f})"
+            return (f"  after fine-tuning,  {where}: BLEU {event.bleu:.2f}{diff}   "
+                    f"chrF {event.chrf:.2f}{cdiff}")
+        return (f"  epoch {event.epoch:.0f} done: BLEU {event.bleu:.2f}  "
+                f"chrF {event.chrf:.2f}  eval loss {number(event.loss, spec='.4f')}  (validation)")
+
+    def _sample(self, event: Sample) -> list[str]:
+        lines = [] if self.samples_seen else ["[samples] before / after on test sentences"]
+        self.samples_seen += 1
+        return [*lines,
+                f"  {self.samples_seen}. source:    {event.source}",
+                f"     reference: {event.reference}",
+                f"     before:    {event.before}   (BLEU {event.bleu_before:.1f})",
+                f"     after:     {event.after}   (BLEU {event.bleu_after:.1f})"]
+
+    def _done(self, event: RunDone) -> list[str]:
+        s = event.summary
+        if event.status != "finished":
+            return [f"[{event.status}] run folder: {event.run_dir}"]
+        lines = ["[done]"]
+        for role, note in SET_ROLES:
+            scores = s.scores(role)
+            if scores is not None:
+                lines += [f"  {headline(scores)}", f"    {interval_line(scores)}; {note}"]
+        if s.test is None:  # an older run's numbers, or the dash, never a made-up 0.00
+            missing = f"test: BLEU {MISSING} · chrF {MISSING} (not in the summary)"
+            lines.append(f"  {older_run_line(s) or missing}")
+        seconds = MISSING if s.train_seconds is None else format_seconds(s.train_seconds)
+        return [*lines,
+                f"  training {seconds}; best model: {s.best_model or MISSING}",
+                f"  run folder: {event.run_dir} (config.json, metrics.jsonl, summary.json)"]

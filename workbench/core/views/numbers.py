@@ -1,0 +1,42 @@
+"""Numbers as text, the one way: fixed decimals, thousands separators, and a dash where a
+value is missing (never a number such as 0.00)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+#: How every front end shows a value a run summary lacks: never as a number such as 0.00.
+MISSING = "—"
+
+
+def number(value: Any, digits: int = 2, *, spec: str | None = None,
+           missing: str = MISSING) -> str:
+    """A float with ``digits`` decimals (or formatted by ``spec``, e.g. ``.2e``), an int
+    with thousands separators, other text as is, and ``missing`` for None (or a bool,
+    which is no count)."""
+    if isinstance(value, bool) or value is None:
+        return missing
+    if spec is not None:
+        return format(value, spec)
+    if isinstance(value, int):
+        return f"{value:,}"
+    if isinstance(value, float):
+        return f"{value:.{digits}f}"
+    return str(value)
+
+
+def percent(value: Any) -> str:
+    """``42%``, or :data:`MISSING` when ``value`` is not a number."""
+    return f"{value:.0%}" if isinstance(value, int | float) else MISSING
+
+
+def format_seconds(seconds: float | None) -> str:
+    """``1h02m03s`` / ``4m05s`` / ``7s``; ``?`` when unknown."""
+    if seconds is None:
+        return "?"
+    seconds = round(seconds)
+    hours, rest = divmod(seconds, 3600)
+    minutes, secs = divmod(rest, 60)
+    if hours:
+        return f"{hours}h{minutes:02d}m{secs:02d}s"
+    return f"{minutes}m{secs:02d}s" if minutes else f"{secs}s"

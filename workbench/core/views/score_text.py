@@ -1,0 +1,72 @@
+"""A set's scores as text: the one way every front end and document writes a before ->
+after score, its interval and its p-value (headless lines, the TUI, the report, compare)."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from workbench.core.run_folder import RunSummary
+from workbench.core.scores import SetScores
+from workbench.core.views.numbers import MISSING, number
+
+
+def format_p(p: float, n_bootstrap: int) -> str:
+    """``p = 0.032``, or ``p < 0.001`` at the resolution of the test (its resample or
+    shuffle count)."""
+    # sacreBLEU's smallest p is 1 / (n + 1); the next is 2 / (n + 1). Halfway between
+    # them survives the rounding of stored p-values (1/10001 is stored as 0.0001).
+    floor = 1.5 / (n_bootstrap + 1)
+    if p < floor:
+        return f"p < {1 / n_bootstrap:.3g}"
+    return f"p = {p:.3f}" if p >= 0.001 else f"p = {p:.1g}"
+
+
+def delta_text(delta: float, ci: list[float]) -> str:
+    """``+0.81, 95% CI +0.34…+1.33``: a change with its paired-bootstrap interval."""
+    return f"{delta:+.2f}, 95% CI {ci[0]:+.2f}…{ci[1]:+.2f}"
+
+
+def with_ci(score: float | None, ci: Sequence[float] | None) -> str:
+    """``10.21 (8.66–11.80)``: a score with its 95% interval, or :data:`MISSING`."""
+    if score is None or not ci:
+        return MISSING
+    return f"{score:.2f} ({ci[0]:.2f}–{ci[1]:.2f})"
+
+
+def before_after(s: SetScores, metric: str) -> str:
+    """``0.15 → 0.96 (+0.81, 95% CI +0.34…+1.33, p = 0.003)`` for ``bleu`` or ``chrf``:
+    the one way every front end and the report write a before → after score."""
+    return (f"{getattr(s, f'{metric}_before'):.2f} → {getattr(s, f'{metric}_after'):.2f} "
+            f"({delta_text(getattr(s, f'{metric}_delta'), getattr(s, f'{metric}_delta_ci'))}, "
+            f"{format_p(getattr(s, f'{metric}_p'), s.n_bootstrap)})")
+
+
+def headline(s: SetScores) -> str:
+    """``test (newstest2018, 3,981): BLEU 0.02 → 11.40 (+11.38, 95% CI …, p < 0.001) ·
+    chrF …``: the line users hand in."""
+    return f"{s.label}: BLEU {before_after(s, 'bleu')} · chrF {before_after(s, 'chrf')}"
+
+
+def interval_line(s: SetScores) -> str:
+    """Each side's own 95% bootstrap interval, for the line under the headline."""
+    def span(ci: list[float]) -> str:
+        return f"{ci[0]:.2f}…{ci[1]:.2f}"
+
+    return (f"95% CI before: BLEU {span(s.bleu_before_ci)}, chrF {span(s.chrf_before_ci)}; "
+            f"after: BLEU {span(s.bleu_after_ci)}, chrF {span(s.chrf_after_ci)} "
+            f"(sacreBLEU paired bootstrap, {s.n_bootstrap} resamples)")
+
+
+def older_run_line(summary: RunSummary) -> str | None:
+    """The before/after line of a run made before test sets existed, or None.
+
+    Those runs scored one held-out set, the one that also chose the best epoch, with
+    no intervals: said so, so that an old number is never read as a test-set number.
+    """
+    values = (summary.bleu_before, summary.bleu_after, summary.chrf_before, summary.chrf_after)
+    if all(v is None for v in values):
+        return None
+    bleu_before, bleu_after, chrf_before, chrf_after = (number(v) for v in values)
+    return (f"validation (an older run: no test set, no intervals): BLEU "
+            f"{bleu_before} → {bleu_after} · chrF {chrf_before} → {chrf_after}")
+
