@@ -5,6 +5,12 @@
 - ``workbench/tui`` does not import ``workbench.cli``: two front ends, one core.
 - No two workbench modules import each other, even through an import inside a function:
   a cycle hidden that way still means two modules that cannot be read apart.
+- Inside the core, the packages form one chain (:data:`CHAIN`, bottom first): a package
+  imports only the loose modules (:data:`LOOSE`) and the packages below it, and a loose
+  module imports only loose modules. ``views`` (every wording) imports no torch, and torch
+  is imported only in the packages that run a model (:data:`TORCH_PACKAGES`).
+- Every core package says what it owns in its docstring, and the README's map of the code
+  names every core module.
 """
 
 from __future__ import annotations
@@ -19,6 +25,15 @@ import pytest
 import workbench
 
 PACKAGE = Path(workbench.__path__[0])
+README = PACKAGE.parent / "README.md"
+
+#: The core's packages, bottom first: each may import the ones before it, never after.
+CHAIN = ("views", "data", "model", "translate", "evaluate", "train", "attention", "lab",
+         "report", "experiments")
+#: The basics every package may import: they import only each other (and errors).
+LOOSE = ("atomic", "config", "decoding", "events", "run_folder", "scores")
+#: The packages that run a model, the only ones that may import torch or transformers.
+TORCH_PACKAGES = ("model", "translate", "train", "attention", "lab")
 
 
 def module_name(path: Path, root: Path = PACKAGE) -> str:
@@ -167,3 +182,107 @@ def test_core_never_imports_textual():
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert "TEXTUAL False" in out.stdout
     assert len(modules) >= 10 and "workbench.core.report.render" in modules  # packages too
+
+
+def core_part(module: str) -> str | None:
+    """``workbench.core.train.trainer`` -> ``train``; a loose module -> its own name; the
+    core package itself -> None."""
+    parts = module.split(".")
+    return parts[2] if len(parts) > 2 and parts[:2] == ["workbench", "core"] else None
+
+
+def chain_violations(edges: dict[str, set[str]]) -> list[str]:
+    """Core imports that go up the chain, or out of a loose module into a package."""
+    wrong = []
+    for src, dsts in edges.items():
+        here = core_part(src)
+        if here is None:
+            continue
+        for dst in dsts:
+            there = core_part(dst)
+            if there is None or there == here:
+                continue
+            if here in LOOSE:
+                ok = there in LOOSE
+            elif here in CHAIN:
+                ok = there in LOOSE or (there in CHAIN and CHAIN.index(there) < CHAIN.index(here))
+            else:
+                ok = False  # a core module that is neither loose nor in a package of the chain
+            if not ok:
+                wrong.append(f"{src} -> {dst}")
+    return sorted(wrong)
+
+
+def test_the_core_packages_form_one_chain():
+    assert chain_violations(graph()) == []
+
+
+def test_every_core_module_is_loose_or_in_a_package_of_the_chain():
+    parts = {core_part(name) for name in graph()} - {None}
+    assert parts == set(LOOSE) | set(CHAIN)
+
+
+def torch_imports(root: Path = PACKAGE) -> list[str]:
+    """Core modules outside :data:`TORCH_PACKAGES` that import torch or transformers."""
+    return sorted(f"{module_name(p, root)} -> {lib}" for p in (root / "core").rglob("*.py")
+                  if core_part(module_name(p, root)) not in TORCH_PACKAGES
+                  for lib in third_party_imports(p) & {"torch", "transformers"})
+
+
+def test_torch_is_imported_only_where_a_model_runs():
+    assert torch_imports() == []
+
+
+def test_every_core_package_says_what_it_owns():
+    for package in CHAIN:
+        doc = ast.get_docstring(ast.parse((PACKAGE / "core" / package / "__init__.py")
+                                          .read_text(encoding="utf-8")))
+        assert doc and len(doc.split()) >= 8, package
+
+
+def development_map() -> str:
+    """The README's map of the code: the first code block of its Development section."""
+    section = README.read_text(encoding="utf-8").split("## Development", 1)[1]
+    return section.split("```", 2)[1]
+
+
+def test_the_readme_map_names_every_core_module():
+    text = development_map()
+    missing = []
+    for path in sorted((PACKAGE / "core").rglob("*.py")):
+        if path.name == "__init__.py":
+            continue
+        name = path.stem
+        folder = path.parent.relative_to(PACKAGE / "core").as_posix()
+        if name not in text.replace(".py", " ").split() and f"{name}.py" not in text:
+            missing.append(path.relative_to(PACKAGE).as_posix())
+        if folder != "." and f"{folder.split('/')[-1]}/" not in text:
+            missing.append(f"{folder}/ (the package)")
+    assert missing == []
+
+
+@pytest.mark.parametrize(("planted", "source", "rule"), [
+    ("core/views/planted.py", "from workbench.core.train.trainer import fine_tune\n", "chain"),
+    ("core/data/planted.py", "def later():\n    from workbench.core.report import build\n",
+     "chain"),
+    ("core/config.py", "\n\ndef later():\n    from workbench.core.views import numbers\n", "chain"),
+    ("core/views/planted.py", "import torch\n", "torch"),
+    ("core/evaluate/planted.py", "def later():\n    from transformers import AutoModel\n",
+     "torch"),
+])
+def test_the_package_rules_fail_for_a_planted_violation(tmp_path: Path, planted: str,
+                                                         source: str, rule: str):
+    """A copy of the package with one bad import added: the chain and torch rules catch it."""
+    import shutil
+
+    root = tmp_path / "workbench"
+    shutil.copytree(PACKAGE, root, ignore=shutil.ignore_patterns("__pycache__", "*.tcss"))
+    target = root / planted
+    # An existing module gets the import appended (a loose module reaching into a package).
+    before = target.read_text(encoding="utf-8") if target.exists() else ""
+    target.write_text(before + source, encoding="utf-8")
+    name = module_name(target, root)
+    if rule == "chain":
+        assert any(v.startswith(f"{name} -> ") for v in chain_violations(graph(root)))
+    else:
+        assert [v for v in torch_imports(root) if v.startswith(f"{name} -> ")]
