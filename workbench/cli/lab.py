@@ -65,28 +65,33 @@ def run_decoding(args: argparse.Namespace) -> int:
     import sys
     from pathlib import Path
 
-    from workbench.core.lab.decoding import STUDY_FILE, decoding_study
-    from workbench.core.lab.text import decoding_text, save_result
+    from workbench.core.lab.decoding import DecodingStudy
+    from workbench.core.lab.study import StudyOptions, run_study
+    from workbench.core.lab.text import decoding_text
 
     def progress(name: str, done: int, total: int) -> None:
         print(f"  [{done}/{total}] {name}", file=sys.stderr, flush=True)
 
-    study = decoding_study(args.model, Path(args.run) if args.run else None, args.limit,
-                           on_progress=progress)
-    print(decoding_text(study))
-    _saved(save_result(Path(study.run_dir), STUDY_FILE, study.to_dict()))
+    options = StudyOptions(limit=args.limit, run_dir=Path(args.run) if args.run else None)
+    run = run_study("decoding", args.model, options, on_progress=progress)
+    assert isinstance(run.result, DecodingStudy)
+    print(decoding_text(run.result))
+    _saved(run.saved)
     return 0
 
 
 def run_cache(args: argparse.Namespace) -> int:
     """``workbench lab cache``: the timings table, the formula against the cache, a chart."""
-    from workbench.core.lab.cache import DEFAULT_LENGTHS, RESULT_FILE, cache_study, run_folder
-    from workbench.core.lab.text import cache_text, save_result
+    from workbench.core.lab.cache import DEFAULT_LENGTHS, CacheStudy
+    from workbench.core.lab.study import StudyOptions, run_study
+    from workbench.core.lab.text import cache_text
 
-    study = cache_study(args.model, lengths=args.lengths or DEFAULT_LENGTHS,
-                        repeats=args.repeats)
-    print(cache_text(study))
-    _saved(save_result(run_folder(args.model), RESULT_FILE, study.to_dict()))
+    options = StudyOptions(lengths=tuple(args.lengths or DEFAULT_LENGTHS),
+                           repeats=args.repeats)
+    run = run_study("cache", args.model, options)
+    assert isinstance(run.result, CacheStudy)
+    print(cache_text(run.result))
+    _saved(run.saved)
     return 0
 
 
@@ -94,19 +99,15 @@ def run_attention(args: argparse.Namespace) -> int:
     """``workbench lab attention``: the three heatmaps, the per-head table, the JSON."""
     from rich.console import Console
 
-    from workbench.core.attention.extract import load_attention_model
     from workbench.core.attention.grid import DEFAULT_HEAD, DEFAULT_LAYER
-    from workbench.core.decoding import clean_input
-    from workbench.core.lab.attention_kinds import RESULT_FILE, attention_kinds
-    from workbench.core.lab.cache import run_folder
-    from workbench.core.lab.text import heads_text, kinds_lines, save_result
+    from workbench.core.lab.attention_kinds import AttentionKinds
+    from workbench.core.lab.study import StudyOptions, run_study
+    from workbench.core.lab.text import heads_text, kinds_lines
     from workbench.terminal import to_rich
 
-    sentence = clean_input(" ".join(args.sentence or []))
-    if not sentence:
-        raise WorkbenchError('empty sentence: give the text to look at, e.g. '
-                             'workbench lab attention "I like to drink tea."')
-    result = attention_kinds(load_attention_model(args.model), sentence)
+    run = run_study("attention", args.model, StudyOptions(sentence=" ".join(args.sentence or [])))
+    result = run.result
+    assert isinstance(result, AttentionKinds)
     console = Console(highlight=False)
     colour = console.color_system is not None and not console.no_color
 
@@ -119,7 +120,7 @@ def run_attention(args: argparse.Namespace) -> int:
                   no_wrap=True, overflow="ignore", crop=False)
     print()
     print(heads_text(result))
-    _saved(save_result(run_folder(args.model), RESULT_FILE, result.to_dict()))
+    _saved(run.saved)
     return 0
 
 

@@ -19,7 +19,6 @@ import threading
 import time
 from collections.abc import Callable
 from dataclasses import asdict, dataclass
-from pathlib import Path
 from typing import Any
 
 from workbench.core.decoding import MAX_POSITIONS, check_new_tokens, with_label
@@ -270,11 +269,3 @@ def _measure_size(output: Any, steps: int, layers: int, d_model: int,
         cross_formula=cross_attention_floats(layers, source_tokens, d_model),
         bytes_per_float=item,
     )
-
-
-def run_folder(model_dir: str) -> Path | None:
-    """The run folder that trained the model, if it is still there."""
-    from workbench.core.run_folder import run_dir_of
-    from workbench.core.translate.translator import read_settings
-
-    return run_dir_of(model_dir, read_settings(model_dir).get("run_dir"))

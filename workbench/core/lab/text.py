@@ -7,31 +7,15 @@ because their shades are coloured where the terminal can show it.
 
 from __future__ import annotations
 
-from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from workbench.core.atomic import write_json
 from workbench.core.views.text_chart import plain_chart
-from workbench.errors import WorkbenchError
 
 if TYPE_CHECKING:
     from workbench.core.attention.heatmap import Line
     from workbench.core.lab.attention_kinds import AttentionKinds
     from workbench.core.lab.cache import CacheStudy
     from workbench.core.lab.decoding import DecodingStudy
-
-def save_result(folder: Path | None, name: str, data: dict[str, Any]) -> Path | None:
-    """Write a study's JSON into its run folder (atomically); None when there is none."""
-    if folder is None or not folder.is_dir():
-        return None
-    path = folder / name
-    try:
-        write_json(path, data)
-    except OSError as err:
-        raise WorkbenchError(f"cannot write {path}: {err.strerror or err}; check the run "
-                             "folder's permissions") from None
-    return path
-
 
 # --------------------------------------------------------------------------- decoding
 
@@ -189,3 +173,15 @@ def heads_text(result: AttentionKinds) -> str:
                      f"({best.agreement or 0.0:.0%})")
         lines.append(line)
     return "\n".join(lines)
+
+
+def study_text(result: DecodingStudy | CacheStudy | AttentionKinds) -> str | None:
+    """A finished study as text; None for the attention kinds, which are drawn as maps."""
+    from workbench.core.lab.cache import CacheStudy
+    from workbench.core.lab.decoding import DecodingStudy
+
+    if isinstance(result, DecodingStudy):
+        return decoding_text(result)
+    if isinstance(result, CacheStudy):
+        return cache_text(result)
+    return None

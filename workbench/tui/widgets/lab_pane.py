@@ -184,12 +184,16 @@ class LabPane(ForwardsWorkerFailures, Vertical):
         def progress(name: str, done: int, total: int) -> None:
             self.post_message(self.Progress(name, done, total))
 
+        from workbench.core.lab.study import StudyOptions, run_study
+        from workbench.core.lab.text import study_text
+
         try:
             if not Path(model).is_dir():
                 raise WorkbenchError(f"no fine-tuned model at {model} yet: train one in the "
                                      "Training pane first")
-            result, text, saved = STUDY_RUNNERS[study](model, limit, sentence, progress,
-                                                       self.stop_flag)
+            run = run_study(study, model, StudyOptions(limit=limit, sentence=sentence),
+                            on_progress=progress, stop=self.stop_flag)
+            result, text, saved = run.result, study_text(run.result), run.saved
         except WorkbenchError as err:
             self.post_message(self.Finished(study, None, None, None, str(err)))
             return
@@ -232,48 +236,3 @@ class LabPane(ForwardsWorkerFailures, Vertical):
             body = Text(self._text or "", no_wrap=True, overflow="ignore")
             self._status(Text(f"{self.shown}: finished · {where}"))
         self.query_one("#lab-result", Static).update(body)
-
-
-# ---------------------------------------------------------------------- the studies
-
-
-Runner = Any  # (model, limit, sentence, progress, stop) -> (result, text, saved)
-
-
-def _decoding(model: str, limit: int, sentence: str, progress: Any,
-              stop: threading.Event) -> tuple[Any, str, Path | None]:
-    """``workbench lab decoding --limit N``: every strategy on the run's test set."""
-    from workbench.core.lab.decoding import STUDY_FILE, decoding_study
-    from workbench.core.lab.text import decoding_text, save_result
-
-    study = decoding_study(model, None, limit, on_progress=progress, stop=stop)
-    return study, decoding_text(study), save_result(Path(study.run_dir), STUDY_FILE,
-                                                    study.to_dict())
-
-
-def _cache(model: str, limit: int, sentence: str, progress: Any,
-           stop: threading.Event) -> tuple[Any, str, Path | None]:
-    """``workbench lab cache``: the default lengths and repeats."""
-    from workbench.core.lab.cache import RESULT_FILE, cache_study, run_folder
-    from workbench.core.lab.text import cache_text, save_result
-
-    study = cache_study(model, on_progress=progress, stop=stop)
-    return study, cache_text(study), save_result(run_folder(model), RESULT_FILE,
-                                                 study.to_dict())
-
-
-def _attention(model: str, limit: int, sentence: str, progress: Any,
-               stop: threading.Event) -> tuple[Any, None, Path | None]:
-    """``workbench lab attention SENTENCE``: drawn on the main thread, one kind at a time."""
-    from workbench.core.attention.extract import load_attention_model
-    from workbench.core.decoding import clean_input
-    from workbench.core.lab.attention_kinds import RESULT_FILE, attention_kinds
-    from workbench.core.lab.cache import run_folder
-    from workbench.core.lab.text import save_result
-
-    result = attention_kinds(load_attention_model(model), clean_input(sentence))
-    return result, None, save_result(run_folder(model), RESULT_FILE, result.to_dict())
-
-
-STUDY_RUNNERS: dict[str, Runner] = {"decoding": _decoding, "cache": _cache,
-                                    "attention": _attention}

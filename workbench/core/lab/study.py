@@ -1,0 +1,102 @@
+"""Running a Lab study and saving its JSON beside the run that trained the model: the one
+path for ``workbench lab`` and the TUI's Lab pane, so both measure, refuse and save alike.
+
+The decoding study saves into the run whose test set it scored; the cache and attention
+studies into the run folder that trained the model, when it is still there.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Literal
+
+from workbench.core.atomic import write_json
+from workbench.core.decoding import clean_input
+from workbench.core.lab.attention_kinds import RESULT_FILE as ATTENTION_FILE
+from workbench.core.lab.attention_kinds import AttentionKinds
+from workbench.core.lab.cache import DEFAULT_LENGTHS, CacheStudy
+from workbench.core.lab.cache import RESULT_FILE as CACHE_FILE
+from workbench.core.lab.decoding import STUDY_FILE as DECODING_FILE
+from workbench.core.lab.decoding import DecodingStudy
+from workbench.errors import WorkbenchError
+
+StudyKind = Literal["decoding", "cache", "attention"]
+STUDY_KINDS: tuple[StudyKind, ...] = ("decoding", "cache", "attention")
+Progress = Callable[[str, int, int], None]
+
+
+@dataclass(frozen=True)
+class StudyOptions:
+    """What a study may be given; each kind reads its own fields."""
+
+    limit: int = 200  # decoding: test sentences scored
+    run_dir: Path | None = None  # decoding: the run whose test set is scored
+    lengths: tuple[int, ...] = DEFAULT_LENGTHS  # cache: output lengths timed
+    repeats: int = 3  # cache: timings per length
+    sentence: str = ""  # attention: the sentence looked at
+
+
+@dataclass(frozen=True)
+class StudyRun:
+    """A finished study and where its JSON went (None: the model has no run folder)."""
+
+    kind: StudyKind
+    result: DecodingStudy | CacheStudy | AttentionKinds
+    saved: Path | None
+
+
+def study_folder(model_dir: str) -> Path | None:
+    """The run folder that trained the model, if it is still there."""
+    from workbench.core.run_folder import run_dir_of
+    from workbench.core.translate.translator import read_settings
+
+    return run_dir_of(model_dir, read_settings(model_dir).get("run_dir"))
+
+
+def save_result(folder: Path | None, name: str, data: dict[str, Any]) -> Path | None:
+    """Write a study's JSON into its run folder (atomically); None when there is none."""
+    if folder is None or not folder.is_dir():
+        return None
+    path = folder / name
+    try:
+        write_json(path, data)
+    except OSError as err:
+        raise WorkbenchError(f"cannot write {path}: {err.strerror or err}; check the run "
+                             "folder's permissions") from None
+    return path
+
+
+def run_study(kind: StudyKind, model: str, options: StudyOptions | None = None,
+              on_progress: Progress | None = None,
+              stop: threading.Event | None = None) -> StudyRun:
+    """Run the ``kind`` study of ``model`` and save it; a mistake is one sentence."""
+    options = options or StudyOptions()
+    if kind == "decoding":
+        from workbench.core.lab.decoding import decoding_study
+
+        study = decoding_study(model, options.run_dir, options.limit,
+                               on_progress=on_progress, stop=stop)
+        return StudyRun(kind, study, save_result(Path(study.run_dir), DECODING_FILE,
+                                                 study.to_dict()))
+    if kind == "cache":
+        from workbench.core.lab.cache import cache_study
+
+        cache = cache_study(model, lengths=options.lengths, repeats=options.repeats,
+                            on_progress=on_progress, stop=stop)
+        return StudyRun(kind, cache, save_result(study_folder(model), CACHE_FILE,
+                                                 cache.to_dict()))
+    if kind == "attention":
+        from workbench.core.attention.extract import load_attention_model
+        from workbench.core.lab.attention_kinds import attention_kinds
+
+        sentence = clean_input(options.sentence)
+        if not sentence:
+            raise WorkbenchError('empty sentence: give the text to look at, e.g. '
+                                 'workbench lab attention "I like to drink tea."')
+        kinds = attention_kinds(load_attention_model(model), sentence)
+        return StudyRun(kind, kinds, save_result(study_folder(model), ATTENTION_FILE,
+                                                 kinds.to_dict()))
+    raise WorkbenchError(f"no Lab study '{kind}'; choose one of {', '.join(STUDY_KINDS)}")
