@@ -202,6 +202,31 @@ async def test_app_opens_on_a_saved_run(tmp_path: Path):
         assert "validation (10% held out, seed 42, 425): BLEU 0.40 → 9.90" in header
 
 
+async def test_a_torn_translations_file_shows_the_rest_with_a_note(tmp_path: Path):
+    """A killed writer leaves a half line at the end of test_translations.jsonl: the
+    Samples pane shows every whole row and says one line was skipped."""
+    run = tmp_path / "out" / "runs" / "20260101-000000-demo"
+    run.mkdir(parents=True)
+    summary = {"status": "finished", "test": scores_block("test", (0.5, 9.5), (1.0, 20.0)),
+               "bleu_tokenize": "zh", "samples": []}
+    (run / "summary.json").write_text(json.dumps(summary), encoding="utf-8")
+    rows = [{"source": f"tea {i}", "reference": "茶", "before": "x", "after": "茶",
+             "bleu_before": 0.0, "bleu_after": 100.0} for i in range(3)]
+    torn = json.dumps(rows[0])[:17]
+    (run / "test_translations.jsonl").write_text(
+        "".join(json.dumps(r, ensure_ascii=False) + "\n" for r in rows) + torn,
+        encoding="utf-8")
+    app = WorkbenchApp(small(tmp_path))
+    async with app.run_test(size=(100, 30)) as pilot:
+        await show_pane(pilot, "samples")
+        samples = app.query_one(SamplesPane)
+        await wait_for(pilot, lambda: samples.query_one("#samples-table").row_count > 0,
+                       what="the saved run's rows")
+        assert samples.query_one("#samples-table").row_count == 3
+        header = str(samples.query_one("#samples-summary").render())
+        assert "note: 1 unreadable line of test_translations.jsonl skipped" in header
+
+
 @pytest.mark.parametrize("bad", ["nope", "/dev/null/x"])
 async def test_translate_with_a_missing_model_keeps_the_app_up(tmp_path: Path, bad: str):
     app = WorkbenchApp(small(tmp_path))

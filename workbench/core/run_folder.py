@@ -262,19 +262,29 @@ def latest_finished_run(output_root: Path) -> tuple[Path, RunSummary] | None:
 
 def read_jsonl(path: Path) -> list[dict[str, Any]]:
     """The JSON objects of a JSONL file; unreadable lines (a killed writer) are skipped."""
+    return read_jsonl_counted(path)[0]
+
+
+def read_jsonl_counted(path: Path) -> tuple[list[dict[str, Any]], int]:
+    """The JSON objects of a JSONL file and how many lines were skipped as unreadable
+    (a torn last line of a killed writer), for a reader that says so."""
     try:
         lines = path.read_text(encoding="utf-8", errors="replace").splitlines()
     except OSError:
-        return []
+        return [], 0
     records = []
+    skipped = 0
     for line in lines:
         try:
             record = json.loads(line)
         except json.JSONDecodeError:
+            skipped += bool(line.strip())
             continue
         if isinstance(record, dict):
             records.append(record)
-    return records
+        else:
+            skipped += 1
+    return records, skipped
 
 
 def finish_time(run_dir: Path, events: list[dict[str, Any]] | None = None) -> float | None:

@@ -8,7 +8,6 @@ Enter opens the selected source in the Attention pane.
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 from rich.text import Text
@@ -18,11 +17,13 @@ from textual.binding import Binding
 from textual.containers import Vertical
 from textual.widgets import DataTable, Static
 
-from workbench.core.run_folder import RunSummary, translations_file
+from workbench.core.run_folder import RunSummary, read_jsonl_counted, translations_file
 from workbench.core.views.score_text import headline, older_run_line
 from workbench.tui.messages import ShowAttention
 
 MAX_ROWS = 500
+#: What a row of a run's translations file holds; a row without them is skipped and counted.
+SAMPLE_KEYS = {"source", "reference", "before", "after", "bleu_before", "bleu_after"}
 
 
 class SamplesPane(Vertical):
@@ -64,15 +65,16 @@ class SamplesPane(Vertical):
         seen = {s["source"] for s in samples}
         # A run made before test sets existed scored (and sampled) its validation set.
         rows = "test" if summary.test is not None else "validation"
-        extra = Path(run_dir) / translations_file(rows)
-        if extra.is_file():
-            for line in extra.read_text(encoding="utf-8").splitlines():
-                if len(samples) >= MAX_ROWS:
-                    break
-                row = json.loads(line)
-                if row["source"] in seen:
-                    continue
-                samples.append(row)  # scored once, by the run
+        records, skipped = read_jsonl_counted(Path(run_dir) / translations_file(rows))
+        for row in records:
+            if len(samples) >= MAX_ROWS:
+                break
+            if not set(row) >= SAMPLE_KEYS:
+                skipped += 1
+                continue
+            if row["source"] in seen:
+                continue
+            samples.append(row)  # scored once, by the run
         for s in samples:
             table.add_row(
                 Text(s["source"]), Text(s["reference"]), Text(s["before"]), Text(s["after"]),
@@ -83,6 +85,9 @@ class SamplesPane(Vertical):
         if not lines:
             lines = [older_run_line(summary) or "this run has no before/after scores"]
         lines.append(f"rows: {rows} sentences · {Path(run_dir).name} · Enter: attention")
+        if skipped:
+            lines.append(f"note: {skipped} unreadable line{'s' if skipped > 1 else ''} of "
+                         f"{translations_file(rows)} skipped (a writer cut short?)")
         self.query_one("#samples-summary", Static).update(Text("\n".join(lines)))
 
     def selected_source(self) -> str | None:
