@@ -31,7 +31,7 @@ README = PACKAGE.parent / "README.md"
 CHAIN = ("views", "data", "model", "translate", "evaluate", "train", "attention", "lab",
          "report", "experiments")
 #: The basics every package may import: they import only each other (and errors).
-LOOSE = ("atomic", "config", "decoding", "events", "run_folder", "scores")
+LOOSE = ("atomic", "config", "decoding", "events", "presets", "run_folder", "scores")
 #: The packages that run a model, the only ones that may import torch or transformers.
 TORCH_PACKAGES = ("model", "translate", "train", "attention", "lab")
 

@@ -7,7 +7,8 @@ from pathlib import Path
 import pytest
 
 from tests.conftest import tiny_config
-from workbench.core.config import PRESETS, build_config, load_toml
+from workbench.core.config import build_config, load_toml
+from workbench.core.presets import PRESETS
 from workbench.errors import WorkbenchError
 
 

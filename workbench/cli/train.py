@@ -22,8 +22,6 @@ from typing import Any
 
 from workbench.cli.options import Flag, add_command
 from workbench.core.config import (
-    DEFAULT_PRESET,
-    PRESETS,
     SETTING_GROUPS,
     RunConfig,
     build_config,
@@ -32,6 +30,7 @@ from workbench.core.config import (
     setting_type,
     setting_value,
 )
+from workbench.core.presets import DEFAULT_PRESET, PRESETS
 from workbench.errors import WorkbenchError
 
 #: The run settings that are no flag of their own. The preset is the base that the TOML

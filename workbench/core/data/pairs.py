@@ -24,7 +24,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from workbench.core.config import HSK_DATA, RunConfig
+from workbench.core.config import RunConfig
+from workbench.core.presets import HSK_DATA
 from workbench.errors import WorkbenchError
 
 LOCAL_SUFFIXES = (".tsv", ".csv", ".jsonl", ".json")

@@ -3,7 +3,8 @@ HTML (which escape them)."""
 
 from __future__ import annotations
 
-from workbench.core.config import SCRATCH_MODEL, setting_value
+from workbench.core.config import setting_value
+from workbench.core.presets import SCRATCH_MODEL
 from workbench.core.report.model import RunReport
 from workbench.core.scores import SetScores
 from workbench.core.views.numbers import MISSING, number

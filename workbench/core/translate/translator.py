@@ -42,7 +42,8 @@ class Translation:
 
 def preset_label(model: str) -> str | None:
     """The target label of the first preset whose model is the Hub id ``model``, or None."""
-    from workbench.core.config import PRESETS, RunConfig
+    from workbench.core.config import RunConfig
+    from workbench.core.presets import PRESETS
 
     for name, values in PRESETS.items():
         config = RunConfig(preset=name, **values)
