@@ -49,6 +49,7 @@ from workbench.core.train.checkpoints import (
 )
 from workbench.core.train.preflight import preflight
 from workbench.core.train.run_model import (
+    Precision,
     configure_generation,
     keep_initial_model,
     load_run_model,
@@ -138,7 +139,7 @@ def run_training(
         model, tokenizer = load_run_model(config, data, run_dir, emit)
     configure_generation(model, config)
     model.to(device)
-    emit(Note(_model_line(model, device, precision)))
+    emit(Note(_model_line(model, precision)))
     base_model = keep_initial_model(model, tokenizer, config, run_dir)
 
     # ---- before: once, by rank 0, with the plain fp32 model the Trainer has not wrapped yet
@@ -155,7 +156,7 @@ def run_training(
     emit(Phase("train"))
     callback = EventCallback(emit, stop, config.batch_size)
     trainer = build_trainer(config, model, tokenizer, data.train, data.validation, run_dir,
-                            device, [callback])
+                            precision, [callback])
     if config.report_to == "tensorboard" and main:
         trainer.add_callback(tensorboard_callback(run_dir / "tensorboard"))
     train_seconds = fine_tune(trainer, checkpoint, run_dir)
@@ -166,7 +167,7 @@ def run_training(
         data_revision=data.revision, train_pairs=len(data.train),
         validation_pairs=len(data.validation), test_pairs=len(data.test),
         bleu_tokenize=config.bleu_tokenize, decoding=vars(held_out.options),
-        precision=precision, before=before_scores, train_seconds=round(train_seconds, 1),
+        precision=precision.to_dict(), before=before_scores, train_seconds=round(train_seconds, 1),
         global_step=trainer.state.global_step, run_dir=str(run_dir), base_model=base_model)
     if callback.status != "finished":
         return _end_early(emit, trainer, callback, summary, config, run_dir)
@@ -201,14 +202,15 @@ def run_training(
 # --------------------------------------------------------------------------- the steps' details
 
 
-def _new_run(output_root: Path, config: RunConfig, precision: dict[str, Any],
+def _new_run(output_root: Path, config: RunConfig, precision: Precision,
              main: bool, folder: Path | None = None) -> Path:
     """A fresh run folder (made by rank 0, shared with the others, or ``folder`` when the
     caller made it) with its config.json."""
     made = (folder or new_run_dir(output_root, config.preset)) if main else None
     run_dir = distributed.from_main(made)
     if main:
-        write_json(run_dir / RUN_CONFIG_FILE, {**config.to_dict(), "precision": precision})
+        write_json(run_dir / RUN_CONFIG_FILE,
+                   {**config.to_dict(), "precision": precision.to_dict()})
     return run_dir
 
 
@@ -232,12 +234,12 @@ def _run_lines(run_dir: Path, data: SplitData, config: RunConfig) -> list[str]:
     return lines
 
 
-def _model_line(model: Any, device: str, precision: dict[str, Any]) -> str:
+def _model_line(model: Any, precision: Precision) -> str:
     """What was loaded, how big, where, and at which precision it trains and decodes."""
     n_params = sum(p.numel() for p in model.parameters())
-    return (f"model: {type(model).__name__}, {n_params / 1e6:.1f}M parameters, on {device}; "
-            f"training in {precision['training']}, before/after decoded in "
-            f"{precision['decoding']}")
+    return (f"model: {type(model).__name__}, {n_params / 1e6:.1f}M parameters, on "
+            f"{precision.device}; training in {precision.training}, before/after decoded in "
+            f"{precision.decoding}")
 
 
 def _end_early(emit: EventSink, trainer: Any, callback: Any, summary: RunSummary,

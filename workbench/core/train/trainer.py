@@ -38,7 +38,7 @@ from workbench.core.scores import finite_or_none
 from workbench.core.train import distributed
 from workbench.core.train import loss as token_loss
 from workbench.core.train.checkpoints import move_staged_checkpoint, staging_folder
-from workbench.core.train.run_model import resolve_precision
+from workbench.core.train.run_model import Precision
 from workbench.errors import WorkbenchError
 
 
@@ -221,9 +221,9 @@ class EventCallback(TrainerCallback):
         return control
 
 
-def training_arguments(config: RunConfig, run_dir: Path, device: str) -> Any:
-    """The Seq2SeqTrainingArguments of a run: the recipe, checkpoints under run_dir."""
-    precision = resolve_precision(config, device)
+def training_arguments(config: RunConfig, run_dir: Path, precision: Precision) -> Any:
+    """The Seq2SeqTrainingArguments of a run: the recipe, checkpoints under run_dir, on the
+    device and in the arithmetic of ``precision``."""
     return Seq2SeqTrainingArguments(
         output_dir=str(run_dir / CHECKPOINTS_FOLDER),
         per_device_train_batch_size=config.batch_size,
@@ -250,15 +250,15 @@ def training_arguments(config: RunConfig, run_dir: Path, device: str) -> Any:
         train_sampling_strategy="group_by_length",
         seed=config.seed,
         data_seed=config.seed,
-        fp16=precision["training"] == "fp16",
-        bf16=precision["training"] == "bf16",
-        tf32=True if precision["training_tf32"] else None,
+        fp16=precision.fp16,
+        bf16=precision.bf16,
+        tf32=True if precision.training_tf32 else None,
         report_to="none",
         disable_tqdm=True,
         dataloader_num_workers=0,
         ddp_find_unused_parameters=False,  # every parameter is used: skip the extra graph walk
         ddp_timeout=config.ddp_timeout,
-        use_cpu=device == "cpu",
+        use_cpu=precision.device == "cpu",
     )
 
 
@@ -277,7 +277,7 @@ def longest_first(dataset: Any, references: list[str]) -> tuple[Any, list[str]]:
 
 
 def build_trainer(config: RunConfig, model: Any, tokenizer: Any, train: list[Pair],
-                  validation: list[Pair], run_dir: Path, device: str,
+                  validation: list[Pair], run_dir: Path, precision: Precision,
                   callbacks: list[Any] | None = None) -> WorkbenchTrainer:
     """The Trainer ``workbench train`` runs, over tokenized pairs; checkpoints in run_dir.
 
@@ -292,7 +292,7 @@ def build_trainer(config: RunConfig, model: Any, tokenizer: Any, train: list[Pai
     val_set, references = longest_first(tokenized(validation), [p.target for p in validation])
     trainer = WorkbenchTrainer(
         model=model,
-        args=training_arguments(config, run_dir, device),
+        args=training_arguments(config, run_dir, precision),
         train_dataset=tokenized(train),
         eval_dataset=val_set,
         data_collator=DataCollatorForSeq2Seq(tokenizer, model=model, label_pad_token_id=-100),
