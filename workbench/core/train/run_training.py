@@ -14,7 +14,7 @@ import dataclasses
 import threading
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from workbench.core.atomic import write_json
 from workbench.core.config import RunConfig
@@ -57,6 +57,9 @@ from workbench.core.train.run_model import (
     resolve_precision,
 )
 from workbench.core.translate.translator import Translator
+
+if TYPE_CHECKING:  # the module itself imports torch, so run_training does only once it trains
+    from workbench.core.train.trainer import TrainingOutcome
 
 
 @dataclass
@@ -159,18 +162,19 @@ def run_training(
                             precision, [callback])
     if config.report_to == "tensorboard" and main:
         trainer.add_callback(tensorboard_callback(run_dir / "tensorboard"))
-    train_seconds = fine_tune(trainer, checkpoint, run_dir)
+    outcome = fine_tune(trainer, callback, checkpoint, run_dir)
     if not main:  # rank 0 writes the outputs; the others are done
-        return RunResult(callback.status, run_dir, RunSummary())
+        return RunResult(outcome.status, run_dir, RunSummary())
     summary = RunSummary(
-        status=callback.status, preset=config.preset, model=config.model, data=data.origin,
+        status=outcome.status, preset=config.preset, model=config.model, data=data.origin,
         data_revision=data.revision, train_pairs=len(data.train),
         validation_pairs=len(data.validation), test_pairs=len(data.test),
         bleu_tokenize=config.bleu_tokenize, decoding=vars(held_out.options),
-        precision=precision.to_dict(), before=before_scores, train_seconds=round(train_seconds, 1),
-        global_step=trainer.state.global_step, run_dir=str(run_dir), base_model=base_model)
-    if callback.status != "finished":
-        return _end_early(emit, trainer, callback, summary, config, run_dir)
+        precision=precision.to_dict(), before=before_scores,
+        train_seconds=round(outcome.seconds, 1), global_step=trainer.state.global_step,
+        run_dir=str(run_dir), base_model=base_model)
+    if outcome.status != "finished":
+        return _end_early(emit, trainer, outcome, summary, config, run_dir)
 
     # ---- after: the best model as saved, on the same sets with the same decoding
     best_dir = run_dir / BEST_MODEL
@@ -242,12 +246,12 @@ def _model_line(model: Any, precision: Precision) -> str:
             f"{precision.decoding}")
 
 
-def _end_early(emit: EventSink, trainer: Any, callback: Any, summary: RunSummary,
+def _end_early(emit: EventSink, trainer: Any, outcome: TrainingOutcome, summary: RunSummary,
                config: RunConfig, run_dir: Path) -> RunResult:
     """A stopped or failed run: its summary, how to go on, and after a NaN loss the best
     model so far (the weights in memory may be broken; the best checkpoint is not)."""
-    if callback.nan_step is not None:
-        summary.error = f"non-finite loss at step {callback.nan_step}"
+    if outcome.nan_step is not None:
+        summary.error = f"non-finite loss at step {outcome.nan_step}"
         kept = keep_best_so_far(trainer, run_dir, model_settings(config, run_dir))
         summary.run_best_model = str(kept) if kept else None
         published = Path(config.output_dir).expanduser() / BEST_MODEL
@@ -255,8 +259,8 @@ def _end_early(emit: EventSink, trainer: Any, callback: Any, summary: RunSummary
                   "no evaluation had finished yet, so there is no best model to keep; "
                   f"{published} was left as it was", "warning"))
     summary.write(run_dir)
-    if callback.stopped_by_user:
+    if outcome.stopped_by_user:
         emit(Note(f"stopped at step {trainer.state.global_step} with a checkpoint; "
                   "continue with: workbench train --resume"))
-    emit(RunDone(callback.status, str(run_dir), summary))
-    return RunResult(callback.status, run_dir, summary)
+    emit(RunDone(outcome.status, str(run_dir), summary))
+    return RunResult(outcome.status, run_dir, summary)
