@@ -13,6 +13,7 @@ from __future__ import annotations
 import dataclasses
 import threading
 from dataclasses import dataclass
+from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -59,7 +60,7 @@ from workbench.core.train.run_model import (
 from workbench.core.translate.translator import Translator
 
 if TYPE_CHECKING:  # the module itself imports torch, so run_training does only once it trains
-    from workbench.core.train.trainer import TrainingOutcome
+    from workbench.core.train.trainer import TrainingOutcome, WorkbenchTrainer
 
 
 @dataclass
@@ -165,16 +166,18 @@ def run_training(
     outcome = fine_tune(trainer, callback, checkpoint, run_dir)
     if not main:  # rank 0 writes the outputs; the others are done
         return RunResult(outcome.status, run_dir, RunSummary())
-    summary = RunSummary(
-        status=outcome.status, preset=config.preset, model=config.model, data=data.origin,
-        data_revision=data.revision, train_pairs=len(data.train),
+    # What the summary says however the run ends; each ending adds its own fields and
+    # builds the summary once.
+    summary_with = partial(
+        RunSummary, status=outcome.status, preset=config.preset, model=config.model,
+        data=data.origin, data_revision=data.revision, train_pairs=len(data.train),
         validation_pairs=len(data.validation), test_pairs=len(data.test),
         bleu_tokenize=config.bleu_tokenize, decoding=vars(held_out.options),
         precision=precision.to_dict(), before=before_scores,
         train_seconds=round(outcome.seconds, 1), global_step=trainer.state.global_step,
         run_dir=str(run_dir), base_model=base_model)
     if outcome.status != "finished":
-        return _end_early(emit, trainer, outcome, summary, config, run_dir)
+        return _end_early(emit, trainer, outcome, summary_with, config, run_dir)
 
     # ---- after: the best model as saved, on the same sets with the same decoding
     best_dir = run_dir / BEST_MODEL
@@ -192,8 +195,8 @@ def run_training(
     if publish:
         publish_model(best_dir, published)
     write_translations(run_dir, rows)
-    summary = dataclasses.replace(
-        summary, test=scores["test"], validation=scores["validation"],
+    summary = summary_with(
+        test=scores["test"], validation=scores["validation"],
         distinct_after=round(len(set(after["test"])) / max(1, len(after["test"])), 4),
         best_checkpoint=trainer.state.best_model_checkpoint, best_model=str(published),
         run_best_model=str(best_dir), samples=[vars(s) for s in samples],
@@ -246,18 +249,21 @@ def _model_line(model: Any, precision: Precision) -> str:
             f"{precision.decoding}")
 
 
-def _end_early(emit: EventSink, trainer: Any, outcome: TrainingOutcome, summary: RunSummary,
-               config: RunConfig, run_dir: Path) -> RunResult:
+def _end_early(emit: EventSink, trainer: WorkbenchTrainer, outcome: TrainingOutcome,
+               summary_with: partial[RunSummary], config: RunConfig,
+               run_dir: Path) -> RunResult:
     """A stopped or failed run: its summary, how to go on, and after a NaN loss the best
     model so far (the weights in memory may be broken; the best checkpoint is not)."""
+    error: str | None = None
+    kept: Path | None = None
     if outcome.nan_step is not None:
-        summary.error = f"non-finite loss at step {outcome.nan_step}"
+        error = f"non-finite loss at step {outcome.nan_step}"
         kept = keep_best_so_far(trainer, run_dir, model_settings(config, run_dir))
-        summary.run_best_model = str(kept) if kept else None
         published = Path(config.output_dir).expanduser() / BEST_MODEL
         emit(Note(f"best model so far kept in {kept}" if kept else
                   "no evaluation had finished yet, so there is no best model to keep; "
                   f"{published} was left as it was", "warning"))
+    summary = summary_with(error=error, run_best_model=str(kept) if kept else None)
     summary.write(run_dir)
     if outcome.stopped_by_user:
         emit(Note(f"stopped at step {trainer.state.global_step} with a checkpoint; "
