@@ -92,6 +92,7 @@ def run_training(
     """
     stop = stop or threading.Event()
     output_root = Path(config.output_dir).expanduser()
+    published = output_root / BEST_MODEL  # where publishing copies the run's best model
     check_writable(output_root)
     resume_dir = run_to_resume(output_root) if resume else None
     if run_dir is not None and (run_dir / RUN_CONFIG_FILE).is_file():
@@ -177,7 +178,7 @@ def run_training(
         train_seconds=round(outcome.seconds, 1), global_step=trainer.state.global_step,
         run_dir=str(run_dir), base_model=base_model)
     if outcome.status != "finished":
-        return _end_early(emit, trainer, outcome, summary_with, config, run_dir)
+        return _end_early(emit, trainer, outcome, summary_with, config, run_dir, published)
 
     # ---- after: the best model as saved, on the same sets with the same decoding
     best_dir = run_dir / BEST_MODEL
@@ -191,15 +192,15 @@ def run_training(
         emit(sample)
 
     # ---- publish
-    published = output_root / BEST_MODEL if publish else best_dir
     if publish:
         publish_model(best_dir, published)
     write_translations(run_dir, rows)
     summary = summary_with(
         test=scores["test"], validation=scores["validation"],
         distinct_after=round(len(set(after["test"])) / max(1, len(after["test"])), 4),
-        best_checkpoint=trainer.state.best_model_checkpoint, best_model=str(published),
-        run_best_model=str(best_dir), samples=[vars(s) for s in samples],
+        best_checkpoint=trainer.state.best_model_checkpoint,
+        best_model=str(published if publish else best_dir), run_best_model=str(best_dir),
+        samples=[vars(s) for s in samples],
         epochs=evaluation_history(trainer))
     summary.write(run_dir)
     emit(RunDone("finished", str(run_dir), summary))
@@ -250,8 +251,8 @@ def _model_line(model: Any, precision: Precision) -> str:
 
 
 def _end_early(emit: EventSink, trainer: WorkbenchTrainer, outcome: TrainingOutcome,
-               summary_with: partial[RunSummary], config: RunConfig,
-               run_dir: Path) -> RunResult:
+               summary_with: partial[RunSummary], config: RunConfig, run_dir: Path,
+               published: Path) -> RunResult:
     """A stopped or failed run: its summary, how to go on, and after a NaN loss the best
     model so far (the weights in memory may be broken; the best checkpoint is not)."""
     error: str | None = None
@@ -259,7 +260,6 @@ def _end_early(emit: EventSink, trainer: WorkbenchTrainer, outcome: TrainingOutc
     if outcome.nan_step is not None:
         error = f"non-finite loss at step {outcome.nan_step}"
         kept = keep_best_so_far(trainer, run_dir, model_settings(config, run_dir))
-        published = Path(config.output_dir).expanduser() / BEST_MODEL
         emit(Note(f"best model so far kept in {kept}" if kept else
                   "no evaluation had finished yet, so there is no best model to keep; "
                   f"{published} was left as it was", "warning"))
