@@ -115,9 +115,11 @@ def read_json_dict(path: Path) -> dict[str, Any] | None:
     return data if isinstance(data, dict) else None
 
 
-@dataclass
+@dataclass(frozen=True)
 class RunSummary:
     """What a run did and scored: ``summary.json``, typed.
+
+    Frozen: a run builds its summary once, when it ends, from what it knows then.
 
     Any value may be missing (None): a stopped run has no after-scores, an older run lacks
     the keys added since, a hand-edited file anything. Front ends show a missing value as
