@@ -59,7 +59,7 @@ from workbench.core.train.run_model import (
 )
 from workbench.core.translate.translator import Translator
 
-if TYPE_CHECKING:  # the module itself imports torch, so run_training does only once it trains
+if TYPE_CHECKING:  # trainer imports torch at its top: run_training imports it once it trains
     from workbench.core.train.trainer import TrainingOutcome, WorkbenchTrainer
 
 
