@@ -148,13 +148,15 @@ def plan_training(model: Any, lengths: list[tuple[int, int]], batches: int, work
     """
     import datasets
 
+    from workbench.core.train.run_model import resolve_precision
     from workbench.core.train.trainer import WorkbenchTrainer, training_arguments
 
     config = workbench_config(workdir / "plan")
     dataset = datasets.Dataset.from_dict({"input_ids": [[0] * s for s, _ in lengths],
                                           "labels": [[0] * t for _, t in lengths]})
     trainer = WorkbenchTrainer(
-        model=model, args=training_arguments(config, workdir / "plan", device),
+        model=model, args=training_arguments(config, workdir / "plan",
+                                            resolve_precision(config, device)),
         eval_dataset=dataset)  # only its sampler is used
     order = list(trainer._get_train_sampler(dataset))
     model.to("cpu")  # the Trainer moved it to the device; the children load their own
@@ -380,14 +382,15 @@ def build_trainer(arm: str, phase: str, workdir: Path, device: str) -> tuple[Any
         )
     else:
         from workbench.core.data.pairs import Pair
-        from workbench.core.train.run_model import configure_generation
+        from workbench.core.train.run_model import configure_generation, resolve_precision
         from workbench.core.train.trainer import build_trainer
 
         config = workbench_config(out)
         configure_generation(model, config)
         trainer = build_trainer(config, model, tokenizer,
                                 [Pair(s, t) for s, t in train_pairs],
-                                [Pair(s, t) for s, t in val_pairs], out, device)
+                                [Pair(s, t) for s, t in val_pairs], out,
+                                resolve_precision(config, device))
     trainer.remove_callback(PrinterCallback)
     trainer.remove_callback(ProgressCallback)
     return trainer, model, tokenizer, data
@@ -599,11 +602,13 @@ def child_check(workdir: Path, device: str, batch: int, steps: int) -> dict[str,
         collate = DataCollatorForSeq2Seq(tokenizer, model=model, label_pad_token_id=-100)
         optimizer = torch.optim.AdamW(model.parameters(), lr=2e-5)
         if arm == "workbench":
+            from workbench.core.train.run_model import resolve_precision
             from workbench.core.train.trainer import WorkbenchTrainer, training_arguments
 
+            check = workbench_config(workdir / "check")
             trainer = WorkbenchTrainer(  # only its compute_loss is used
                 model=model, eval_dataset=dataset, args=training_arguments(
-                    workbench_config(workdir / "check"), workdir / "check", device))
+                    check, workdir / "check", resolve_precision(check, device)))
         model.train()
         losses[arm] = []
         projected[arm] = count_projected_rows(model)

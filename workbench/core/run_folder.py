@@ -87,7 +87,9 @@ def saved_config(run_dir: Path, preset: str) -> RunConfig:
             "set, so it cannot be resumed without training on today's test pairs; start "
             "a new run without --resume"
         )
-    saved.pop("precision", None)  # recorded, not a setting
+    # Precision.to_dict() of the machine that started the run: a record, not a setting (a
+    # resumed run resolves its own, on the device it now runs on).
+    saved.pop("precision", None)
     return build_config(saved.pop("preset", preset), overrides=saved)
 
 
@@ -113,9 +115,11 @@ def read_json_dict(path: Path) -> dict[str, Any] | None:
     return data if isinstance(data, dict) else None
 
 
-@dataclass
+@dataclass(frozen=True)
 class RunSummary:
     """What a run did and scored: ``summary.json``, typed.
+
+    Frozen: a run builds its summary once, when it ends, from what it knows then.
 
     Any value may be missing (None): a stopped run has no after-scores, an older run lacks
     the keys added since, a hand-edited file anything. Front ends show a missing value as
@@ -135,7 +139,7 @@ class RunSummary:
     test_pairs: int | None = None
     bleu_tokenize: str | None = None
     decoding: dict[str, Any] | None = None  # DecodeOptions of before/after
-    precision: dict[str, Any] | None = None  # resolve_precision's answer
+    precision: dict[str, Any] | None = None  # Precision.to_dict() of the run
     #: Corpus BLEU and chrF before fine-tuning, per set (also in ``test``/``validation``).
     before: dict[str, Any] | None = None
     train_seconds: float | None = None

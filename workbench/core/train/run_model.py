@@ -7,8 +7,9 @@ the settings a saved model needs to be decoded the same way everywhere (workbenc
 
 from __future__ import annotations
 
+from dataclasses import asdict, dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 from workbench.core.atomic import write_json
 from workbench.core.config import RunConfig
@@ -90,12 +91,47 @@ def keep_initial_model(model: Any, tokenizer: Any, config: RunConfig, run_dir: P
     return str(base_dir)
 
 
-def resolve_precision(config: RunConfig, device: str) -> dict[str, Any]:
-    """How training computes and how before/after are decoded (config.json, summary.json).
+#: How before and after are decoded, whatever the training precision
+#: (:func:`~workbench.core.model.load.fp32_decoding`).
+FP32_DECODING = "fp32, TF32 off"
 
-    Mixed precision is for training only: before and after are both decoded in fp32
-    with TF32 off (:func:`~workbench.core.model.load.fp32_decoding`), so that the two sides
-    of the comparison, and the console, run the same arithmetic.
+
+@dataclass(frozen=True)
+class Precision:
+    """The arithmetic a run trains and decodes in, resolved once on the device it runs on.
+
+    Mixed precision is for training only: before and after are both decoded in fp32 with
+    TF32 off, so that the two sides of the comparison, and the console, run the same
+    arithmetic. Recorded in config.json and summary.json (:meth:`to_dict`), so a report
+    says how the numbers were computed.
+    """
+
+    device: str  # what pick_device chose: "cuda", "mps" or "cpu"
+    training: Literal["fp16", "bf16", "fp32"]
+    # TF32 matmuls for what still runs in fp32, on the GPUs that have bf16 (Ampere+).
+    training_tf32: bool
+    decoding: str = FP32_DECODING
+
+    @property
+    def fp16(self) -> bool:
+        """Training under fp16 autocast (CUDA only)."""
+        return self.training == "fp16"
+
+    @property
+    def bf16(self) -> bool:
+        """Training under bf16 autocast (CUDA or the CPU)."""
+        return self.training == "bf16"
+
+    def to_dict(self) -> dict[str, Any]:
+        """The recorded form: the ``precision`` object of config.json and summary.json."""
+        return asdict(self)
+
+
+def resolve_precision(config: RunConfig, device: str) -> Precision:
+    """The run's precision from its ``--fp16``/``--bf16`` flags and the device.
+
+    An unsupported flag fails here, before the run folder is made, with what to drop.
+    ``--bf16`` unset means bf16 where the GPU has it.
     """
     from workbench.core.model.load import bf16_supported
 
@@ -106,10 +142,8 @@ def resolve_precision(config: RunConfig, device: str) -> dict[str, Any]:
     if bf16 and device not in ("cuda", "cpu"):
         raise WorkbenchError(f"--bf16 is supported on CUDA GPUs and the CPU, not on {device}; "
                              "drop the flag")
-    return {
-        "device": device,
-        "training": "fp16" if config.fp16 else "bf16" if bf16 else "fp32",
-        # TF32 matmuls for what still runs in fp32, on the GPUs that have bf16 (Ampere+).
-        "training_tf32": device == "cuda" and bf16_supported(),
-        "decoding": "fp32, TF32 off",
-    }
+    return Precision(
+        device=device,
+        training="fp16" if config.fp16 else "bf16" if bf16 else "fp32",
+        training_tf32=device == "cuda" and bf16_supported(),
+    )

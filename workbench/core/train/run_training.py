@@ -13,8 +13,9 @@ from __future__ import annotations
 import dataclasses
 import threading
 from dataclasses import dataclass
+from functools import partial
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from workbench.core.atomic import write_json
 from workbench.core.config import RunConfig
@@ -49,6 +50,7 @@ from workbench.core.train.checkpoints import (
 )
 from workbench.core.train.preflight import preflight
 from workbench.core.train.run_model import (
+    Precision,
     configure_generation,
     keep_initial_model,
     load_run_model,
@@ -56,6 +58,9 @@ from workbench.core.train.run_model import (
     resolve_precision,
 )
 from workbench.core.translate.translator import Translator
+
+if TYPE_CHECKING:  # trainer imports torch at its top: run_training imports it once it trains
+    from workbench.core.train.trainer import TrainingOutcome, WorkbenchTrainer
 
 
 @dataclass
@@ -87,6 +92,7 @@ def run_training(
     """
     stop = stop or threading.Event()
     output_root = Path(config.output_dir).expanduser()
+    published = output_root / BEST_MODEL  # where publishing copies the run's best model
     check_writable(output_root)
     resume_dir = run_to_resume(output_root) if resume else None
     if run_dir is not None and (run_dir / RUN_CONFIG_FILE).is_file():
@@ -138,7 +144,7 @@ def run_training(
         model, tokenizer = load_run_model(config, data, run_dir, emit)
     configure_generation(model, config)
     model.to(device)
-    emit(Note(_model_line(model, device, precision)))
+    emit(Note(_model_line(model, precision)))
     base_model = keep_initial_model(model, tokenizer, config, run_dir)
 
     # ---- before: once, by rank 0, with the plain fp32 model the Trainer has not wrapped yet
@@ -155,21 +161,24 @@ def run_training(
     emit(Phase("train"))
     callback = EventCallback(emit, stop, config.batch_size)
     trainer = build_trainer(config, model, tokenizer, data.train, data.validation, run_dir,
-                            device, [callback])
+                            precision, [callback])
     if config.report_to == "tensorboard" and main:
         trainer.add_callback(tensorboard_callback(run_dir / "tensorboard"))
-    train_seconds = fine_tune(trainer, checkpoint, run_dir)
+    outcome = fine_tune(trainer, callback, checkpoint, run_dir)
     if not main:  # rank 0 writes the outputs; the others are done
-        return RunResult(callback.status, run_dir, RunSummary())
-    summary = RunSummary(
-        status=callback.status, preset=config.preset, model=config.model, data=data.origin,
-        data_revision=data.revision, train_pairs=len(data.train),
+        return RunResult(outcome.status, run_dir, RunSummary())
+    # What the summary says however the run ends; each ending adds its own fields and
+    # builds the summary once.
+    summary_with = partial(
+        RunSummary, status=outcome.status, preset=config.preset, model=config.model,
+        data=data.origin, data_revision=data.revision, train_pairs=len(data.train),
         validation_pairs=len(data.validation), test_pairs=len(data.test),
         bleu_tokenize=config.bleu_tokenize, decoding=vars(held_out.options),
-        precision=precision, before=before_scores, train_seconds=round(train_seconds, 1),
-        global_step=trainer.state.global_step, run_dir=str(run_dir), base_model=base_model)
-    if callback.status != "finished":
-        return _end_early(emit, trainer, callback, summary, config, run_dir)
+        precision=precision.to_dict(), before=before_scores,
+        train_seconds=round(outcome.seconds, 1), global_step=trainer.state.global_step,
+        run_dir=str(run_dir), base_model=base_model)
+    if outcome.status != "finished":
+        return _end_early(emit, trainer, outcome, summary_with, config, run_dir, published)
 
     # ---- after: the best model as saved, on the same sets with the same decoding
     best_dir = run_dir / BEST_MODEL
@@ -183,15 +192,15 @@ def run_training(
         emit(sample)
 
     # ---- publish
-    published = output_root / BEST_MODEL if publish else best_dir
     if publish:
         publish_model(best_dir, published)
     write_translations(run_dir, rows)
-    summary = dataclasses.replace(
-        summary, test=scores["test"], validation=scores["validation"],
+    summary = summary_with(
+        test=scores["test"], validation=scores["validation"],
         distinct_after=round(len(set(after["test"])) / max(1, len(after["test"])), 4),
-        best_checkpoint=trainer.state.best_model_checkpoint, best_model=str(published),
-        run_best_model=str(best_dir), samples=[vars(s) for s in samples],
+        best_checkpoint=trainer.state.best_model_checkpoint,
+        best_model=str(published if publish else best_dir), run_best_model=str(best_dir),
+        samples=[vars(s) for s in samples],
         epochs=evaluation_history(trainer))
     summary.write(run_dir)
     emit(RunDone("finished", str(run_dir), summary))
@@ -201,14 +210,15 @@ def run_training(
 # --------------------------------------------------------------------------- the steps' details
 
 
-def _new_run(output_root: Path, config: RunConfig, precision: dict[str, Any],
+def _new_run(output_root: Path, config: RunConfig, precision: Precision,
              main: bool, folder: Path | None = None) -> Path:
     """A fresh run folder (made by rank 0, shared with the others, or ``folder`` when the
     caller made it) with its config.json."""
     made = (folder or new_run_dir(output_root, config.preset)) if main else None
     run_dir = distributed.from_main(made)
     if main:
-        write_json(run_dir / RUN_CONFIG_FILE, {**config.to_dict(), "precision": precision})
+        write_json(run_dir / RUN_CONFIG_FILE,
+                   {**config.to_dict(), "precision": precision.to_dict()})
     return run_dir
 
 
@@ -232,29 +242,31 @@ def _run_lines(run_dir: Path, data: SplitData, config: RunConfig) -> list[str]:
     return lines
 
 
-def _model_line(model: Any, device: str, precision: dict[str, Any]) -> str:
+def _model_line(model: Any, precision: Precision) -> str:
     """What was loaded, how big, where, and at which precision it trains and decodes."""
     n_params = sum(p.numel() for p in model.parameters())
-    return (f"model: {type(model).__name__}, {n_params / 1e6:.1f}M parameters, on {device}; "
-            f"training in {precision['training']}, before/after decoded in "
-            f"{precision['decoding']}")
+    return (f"model: {type(model).__name__}, {n_params / 1e6:.1f}M parameters, on "
+            f"{precision.device}; training in {precision.training}, before/after decoded in "
+            f"{precision.decoding}")
 
 
-def _end_early(emit: EventSink, trainer: Any, callback: Any, summary: RunSummary,
-               config: RunConfig, run_dir: Path) -> RunResult:
+def _end_early(emit: EventSink, trainer: WorkbenchTrainer, outcome: TrainingOutcome,
+               summary_with: partial[RunSummary], config: RunConfig, run_dir: Path,
+               published: Path) -> RunResult:
     """A stopped or failed run: its summary, how to go on, and after a NaN loss the best
     model so far (the weights in memory may be broken; the best checkpoint is not)."""
-    if callback.nan_step is not None:
-        summary.error = f"non-finite loss at step {callback.nan_step}"
+    error: str | None = None
+    kept: Path | None = None
+    if outcome.nan_step is not None:
+        error = f"non-finite loss at step {outcome.nan_step}"
         kept = keep_best_so_far(trainer, run_dir, model_settings(config, run_dir))
-        summary.run_best_model = str(kept) if kept else None
-        published = Path(config.output_dir).expanduser() / BEST_MODEL
         emit(Note(f"best model so far kept in {kept}" if kept else
                   "no evaluation had finished yet, so there is no best model to keep; "
                   f"{published} was left as it was", "warning"))
+    summary = summary_with(error=error, run_best_model=str(kept) if kept else None)
     summary.write(run_dir)
-    if callback.stopped_by_user:
+    if outcome.stopped_by_user:
         emit(Note(f"stopped at step {trainer.state.global_step} with a checkpoint; "
                   "continue with: workbench train --resume"))
-    emit(RunDone(callback.status, str(run_dir), summary))
-    return RunResult(callback.status, run_dir, summary)
+    emit(RunDone(outcome.status, str(run_dir), summary))
+    return RunResult(outcome.status, run_dir, summary)

@@ -13,6 +13,7 @@ import math
 import shutil
 import threading
 import time
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -32,13 +33,13 @@ from workbench.core.config import RunConfig
 from workbench.core.data.pairs import Pair
 from workbench.core.data.tokenize import tokenize_pairs
 from workbench.core.evaluate.metrics import make_compute_metrics
-from workbench.core.events import EvalDone, EventSink, Note, TrainStep
+from workbench.core.events import EvalDone, EventSink, Note, Status, TrainStep
 from workbench.core.run_folder import CHECKPOINTS_FOLDER
 from workbench.core.scores import finite_or_none
 from workbench.core.train import distributed
 from workbench.core.train import loss as token_loss
 from workbench.core.train.checkpoints import move_staged_checkpoint, staging_folder
-from workbench.core.train.run_model import resolve_precision
+from workbench.core.train.run_model import Precision
 from workbench.errors import WorkbenchError
 
 
@@ -147,8 +148,28 @@ class WorkbenchTrainer(Seq2SeqTrainer):
         self.accelerator.wait_for_everyone()
 
 
+@dataclass(frozen=True)
+class TrainingOutcome:
+    """How the training loop ended (:func:`fine_tune`): what the run's summary records and
+    what the run does next (score and publish, or keep what it can and say how to go on)."""
+
+    seconds: float  # the loop's wall-clock time
+    stopped_by_user: bool  # the stop flag ended it at a step, with a checkpoint
+    nan_step: int | None  # the step whose loss was not finite, if one was
+
+    @property
+    def status(self) -> Status:
+        """``finished``, ``stopped`` (by the user, with a checkpoint) or ``failed`` (NaN)."""
+        if self.nan_step is not None:
+            return "failed"
+        return "stopped" if self.stopped_by_user else "finished"
+
+
 class EventCallback(TrainerCallback):
-    """Turns the Trainer's logs into events and the stop flag into a clean stop."""
+    """Turns the Trainer's logs into events and the stop flag into a clean stop.
+
+    What it saw on the way (a stop, a NaN loss) is what :func:`fine_tune` reports.
+    """
 
     def __init__(self, emit: EventSink, stop: threading.Event, batch_size: int) -> None:
         self.emit = emit
@@ -158,13 +179,6 @@ class EventCallback(TrainerCallback):
         self.start_step = 0
         self.stopped_by_user = False
         self.nan_step: int | None = None
-
-    @property
-    def status(self) -> str:
-        """``finished``, ``stopped`` (by the user, with a checkpoint) or ``failed`` (NaN)."""
-        if self.nan_step is not None:
-            return "failed"
-        return "stopped" if self.stopped_by_user else "finished"
 
     def on_train_begin(self, args, state, control, **kwargs):  # type: ignore[no-untyped-def]
         self.started = time.perf_counter()
@@ -221,9 +235,9 @@ class EventCallback(TrainerCallback):
         return control
 
 
-def training_arguments(config: RunConfig, run_dir: Path, device: str) -> Any:
-    """The Seq2SeqTrainingArguments of a run: the recipe, checkpoints under run_dir."""
-    precision = resolve_precision(config, device)
+def training_arguments(config: RunConfig, run_dir: Path, precision: Precision) -> Any:
+    """The Seq2SeqTrainingArguments of a run: the recipe, checkpoints under run_dir, on the
+    device and in the arithmetic of ``precision``."""
     return Seq2SeqTrainingArguments(
         output_dir=str(run_dir / CHECKPOINTS_FOLDER),
         per_device_train_batch_size=config.batch_size,
@@ -250,15 +264,15 @@ def training_arguments(config: RunConfig, run_dir: Path, device: str) -> Any:
         train_sampling_strategy="group_by_length",
         seed=config.seed,
         data_seed=config.seed,
-        fp16=precision["training"] == "fp16",
-        bf16=precision["training"] == "bf16",
-        tf32=True if precision["training_tf32"] else None,
+        fp16=precision.fp16,
+        bf16=precision.bf16,
+        tf32=True if precision.training_tf32 else None,
         report_to="none",
         disable_tqdm=True,
         dataloader_num_workers=0,
         ddp_find_unused_parameters=False,  # every parameter is used: skip the extra graph walk
         ddp_timeout=config.ddp_timeout,
-        use_cpu=device == "cpu",
+        use_cpu=precision.device == "cpu",
     )
 
 
@@ -277,7 +291,7 @@ def longest_first(dataset: Any, references: list[str]) -> tuple[Any, list[str]]:
 
 
 def build_trainer(config: RunConfig, model: Any, tokenizer: Any, train: list[Pair],
-                  validation: list[Pair], run_dir: Path, device: str,
+                  validation: list[Pair], run_dir: Path, precision: Precision,
                   callbacks: list[Any] | None = None) -> WorkbenchTrainer:
     """The Trainer ``workbench train`` runs, over tokenized pairs; checkpoints in run_dir.
 
@@ -292,7 +306,7 @@ def build_trainer(config: RunConfig, model: Any, tokenizer: Any, train: list[Pai
     val_set, references = longest_first(tokenized(validation), [p.target for p in validation])
     trainer = WorkbenchTrainer(
         model=model,
-        args=training_arguments(config, run_dir, device),
+        args=training_arguments(config, run_dir, precision),
         train_dataset=tokenized(train),
         eval_dataset=val_set,
         data_collator=DataCollatorForSeq2Seq(tokenizer, model=model, label_pad_token_id=-100),
@@ -315,8 +329,12 @@ def tensorboard_callback(folder: Path) -> Any:
     return callback
 
 
-def fine_tune(trainer: Seq2SeqTrainer, checkpoint: Path | None, run_dir: Path) -> float:
-    """Run the training loop (from ``checkpoint`` when resuming) and return the seconds it took.
+def fine_tune(trainer: Seq2SeqTrainer, events: EventCallback, checkpoint: Path | None,
+              run_dir: Path) -> TrainingOutcome:
+    """Run the training loop (from ``checkpoint`` when resuming) and say how it ended.
+
+    ``events`` is the callback given to ``trainer``: it stops the loop at the stop flag or
+    a NaN loss, and so knows which ended it.
 
     A full disk or a folder gone read-only while saving becomes one line with the fix: the
     checkpoint being written was staged, so the last complete one is still there to
@@ -331,7 +349,8 @@ def fine_tune(trainer: Seq2SeqTrainer, checkpoint: Path | None, run_dir: Path) -
             f"({err.strerror or err}); free some space, then continue with: "
             "workbench train --resume"
         ) from None
-    return time.perf_counter() - started
+    return TrainingOutcome(seconds=time.perf_counter() - started,
+                           stopped_by_user=events.stopped_by_user, nan_step=events.nan_step)
 
 
 def evaluation_history(trainer: Seq2SeqTrainer) -> list[dict[str, Any]]:
