@@ -61,8 +61,9 @@ def fsync_tree(folder: Path) -> None:
                 os.fsync(fh.fileno())
 
 
-def save_atomically(destination: Path, write: Callable[[Path], None]) -> None:
-    """Let ``write`` fill a temporary sibling, flush it, then rename it to ``destination``.
+def save_atomically(destination: Path, write: Callable[[Path], object]) -> None:
+    """Let ``write`` fill a temporary sibling, flush it, then rename it to ``destination``
+    (what ``write`` returns is ignored: ``shutil.copytree`` will do).
 
     Readers (resume, the console, the TUI) see the old folder or the new one, never half
     of one: a failure part-way (a full disk, a kill) leaves the previous folder as it was

@@ -62,8 +62,12 @@ class AttentionGrid:
         raise NotImplementedError
 
     weights: np.ndarray
-    #: Which stack the layers belong to, for error messages ("this model has 6 decoder layers").
-    stack: str = "decoder"
+
+    @property
+    def stack(self) -> str:
+        """Which stack the layers belong to, for error messages ("this model has 6 decoder
+        layers"); cross-attention's is the decoder's."""
+        return "decoder"
 
     @property
     def num_layers(self) -> int:

@@ -53,7 +53,8 @@ def proxy_for(url: str) -> tuple[str, str] | None:
     so this does too: the same variables and precedence (an empty lower-case variable
     cancels the upper-case one) and the same ``NO_PROXY`` list.
     """
-    from urllib.request import getproxies, proxy_bypass_environment
+    # typeshed omits the undocumented proxy_bypass_environment (in urllib.request since 3.x).
+    from urllib.request import getproxies, proxy_bypass_environment  # type: ignore[attr-defined]
 
     parts = urlsplit(url)
     proxies = getproxies()

@@ -25,7 +25,7 @@ from workbench.core.data.sample_plan import HubPair, HubRows
 from workbench.errors import WorkbenchError
 
 if TYPE_CHECKING:
-    from typing import Unpack  # Python 3.11+; annotations only
+    from typing_extensions import Unpack  # typing's from 3.11; annotations only
 
 
 

@@ -41,7 +41,7 @@ class Pair:
 
 
 #: Names of the Hub test splits the presets use, shown next to every test number.
-KNOWN_TEST_SETS = {
+KNOWN_TEST_SETS: dict[tuple[str, str | None, str], str] = {
     ("wmt/wmt19", "zh-en", "validation"): "newstest2018",
     ("wmt/wmt14", "de-en", "validation"): "newstest2013",
 }

@@ -20,7 +20,7 @@ from workbench.core.data.pairs import Pair, SplitData
 from workbench.core.decoding import DecodeOptions
 from workbench.core.evaluate.metrics import corpus_bleu, corpus_chrf, sentence_bleu
 from workbench.core.evaluate.significance import score_before_after
-from workbench.core.events import EvalDone, EventSink, Phase, Sample
+from workbench.core.events import EvalDone, EventSink, Phase, Sample, Split
 from workbench.core.run_folder import read_json_dict, translations_file
 from workbench.core.scores import SetScores
 from workbench.core.translate.translator import Translator
@@ -33,8 +33,8 @@ BEFORE_FILE = "before.json"
 class HeldOutSets:
     """The validation and test sets of a run, and how they are decoded and scored."""
 
-    pairs: dict[str, list[Pair]]  # "validation", then "test"
-    names: dict[str, str]  # where each comes from: "newstest2018", "10% held out, seed 42"
+    pairs: dict[Split, list[Pair]]  # "validation", then "test"
+    names: dict[Split, str]  # where each comes from: "newstest2018", "10% held out, seed 42"
     options: DecodeOptions
     batch_size: int
     bleu_tokenize: str
@@ -51,7 +51,7 @@ class HeldOutSets:
             bleu_tokenize=config.bleu_tokenize,
         )
 
-    def translate(self, translator: Translator, split: str) -> list[str]:
+    def translate(self, translator: Translator, split: Split) -> list[str]:
         """One set translated in full fp32, so that before and after run the same arithmetic."""
         from workbench.core.model.load import fp32_decoding
 
@@ -59,7 +59,7 @@ class HeldOutSets:
             return translator.translate_many([p.source for p in self.pairs[split]],
                                              self.options, self.batch_size)
 
-    def references(self, split: str) -> list[str]:
+    def references(self, split: Split) -> list[str]:
         """The reference translations of one set, in order."""
         return [p.target for p in self.pairs[split]]
 
@@ -93,7 +93,7 @@ def translate_before(sets: HeldOutSets, translator: Translator, run_dir: Path,
 def score_before(sets: HeldOutSets, before: dict[str, list[str]],
                  emit: EventSink) -> dict[str, dict[str, float]]:
     """Corpus BLEU and chrF of the "before" translations, one event per set."""
-    scores = {}
+    scores: dict[str, dict[str, float]] = {}
     for split, pairs in sets.pairs.items():
         references = sets.references(split)
         bleu = corpus_bleu(before[split], references, sets.bleu_tokenize)
@@ -127,7 +127,7 @@ def score_after(sets: HeldOutSets, before: dict[str, list[str]], after: dict[str
 
     The paired test scores both sides itself: the "after" event takes its numbers.
     """
-    scores = {}
+    scores: dict[str, SetScores] = {}
     for split, pairs in sets.pairs.items():
         scores[split] = score_before_after(before[split], after[split], sets.references(split),
                                            sets.bleu_tokenize, split, sets.names[split])

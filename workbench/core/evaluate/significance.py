@@ -8,9 +8,12 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from workbench.core.scores import N_BOOTSTRAP, N_PERMUTATIONS, SetScores
+
+if TYPE_CHECKING:
+    from sacrebleu.significance import Result
 
 
 def _round(values: Sequence[float]) -> list[float]:
@@ -21,6 +24,30 @@ def _round(values: Sequence[float]) -> list[float]:
 def _bounded(values: Sequence[float]) -> list[float]:
     """A single side's interval, clipped to the scale's [0, 100]."""
     return [min(100.0, max(0.0, v)) for v in _round(values)]
+
+
+def _results(table: dict[str, list[str | Result]], key: str) -> list[Result]:
+    """A metric's column of ``PairedTest``'s table: one ``Result`` per system (only the
+    table's ``"System"`` column holds names)."""
+    from sacrebleu.significance import Result
+
+    column = table[key]
+    results = [entry for entry in column if isinstance(entry, Result)]
+    assert len(results) == len(column), f"{key}: PairedTest column holds names"
+    return results
+
+
+def _interval(result: Result) -> list[float]:
+    """The bootstrap's 95% interval around a system's mean, clipped to [0, 100]."""
+    # The paired bootstrap sets both for every system, the baseline included.
+    assert result.mean is not None and result.ci is not None, "not a bootstrap result"
+    return _bounded([result.mean - result.ci, result.mean + result.ci])
+
+
+def _p_value(result: Result) -> float:
+    """A compared system's p-value (the baseline, which has none, never gets here)."""
+    assert result.p_value is not None, "the baseline has no p-value"
+    return round(result.p_value, 6)
 
 
 def _percentiles(differences: Any) -> list[float]:
@@ -62,7 +89,7 @@ def score_before_after(
     out: dict[str, Any] = {}
     for key, metric in test.metrics.items():
         short = "bleu" if key == "BLEU" else "chrf"
-        base, system = table[key]
+        base, system = _results(table, key)
         stats_before = np.array(metric._extract_corpus_statistics(list(before), refs),
                                 dtype="float32")
         stats_after = np.array(metric._extract_corpus_statistics(list(after), refs),
@@ -75,13 +102,13 @@ def score_before_after(
         out.update({
             f"{short}_before": round(base.score, 2),
             f"{short}_after": round(system.score, 2),
-            f"{short}_before_ci": _bounded([base.mean - base.ci, base.mean + base.ci]),
-            f"{short}_after_ci": _bounded([system.mean - system.ci, system.mean + system.ci]),
+            f"{short}_before_ci": _interval(base),
+            f"{short}_after_ci": _interval(system),
             f"{short}_delta": round(system.score - base.score, 2) + 0.0,
             f"{short}_delta_ci": _percentiles(differences),
             # sacreBLEU gives a zero difference its smallest p ("a zero difference should
             # not be attributed to chance"); for a reader equal scores are no difference.
-            f"{short}_p": 1.0 if system.score == base.score else round(system.p_value, 6),
+            f"{short}_p": 1.0 if system.score == base.score else _p_value(system),
         })
     return SetScores(role=role, name=name, size=n, n_bootstrap=n_bootstrap,
                      bleu_signature=str(signatures["BLEU"].format()), **out)
@@ -114,13 +141,14 @@ def score_systems(systems: Sequence[tuple[str, Sequence[str]]], references: Sequ
                       n_samples=n_bootstrap)
     _, table = test()
     bleu_key, chrf_key = test.metrics  # named by sacreBLEU: "BLEU", "chrF2"
+    bleu_results, chrf_results = _results(table, bleu_key), _results(table, chrf_key)
     out = {}
-    for (name, hyps), b, c in zip(systems, table[bleu_key], table[chrf_key], strict=True):
+    for (name, hyps), b, c in zip(systems, bleu_results, chrf_results, strict=True):
         plain = bleu.corpus_score(list(hyps), refs)
         out[name] = SystemScore(
-            bleu=round(b.score, 2), bleu_ci=_bounded([b.mean - b.ci, b.mean + b.ci]),
-            chrf=round(c.score, 2), chrf_ci=_bounded([c.mean - c.ci, c.mean + c.ci]),
-            bleu_p=1.0 if b.p_value is None or b.score == table[bleu_key][0].score
+            bleu=round(b.score, 2), bleu_ci=_interval(b),
+            chrf=round(c.score, 2), chrf_ci=_interval(c),
+            bleu_p=1.0 if b.p_value is None or b.score == bleu_results[0].score
             else round(b.p_value, 6),
             length_ratio=round(plain.sys_len / max(1, plain.ref_len), 3))
     return out
@@ -141,6 +169,6 @@ def randomisation_p(baseline: Sequence[str], system: Sequence[str],
     _, table = test()
     out = {}
     for key, short in zip(test.metrics, ("bleu", "chrf"), strict=True):
-        base, other = table[key]
-        out[short] = 1.0 if other.score == base.score else round(other.p_value, 6)
+        base, other = _results(table, key)
+        out[short] = 1.0 if other.score == base.score else _p_value(other)
     return out

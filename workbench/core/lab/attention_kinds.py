@@ -59,7 +59,7 @@ class KindMap(AttentionGrid):
     col_special: list[bool]
     weights: np.ndarray
 
-    @property  # type: ignore[override]
+    @property
     def stack(self) -> str:
         """Encoder or decoder: whose layers these are, for error messages."""
         return "encoder" if self.kind == ENCODER else "decoder"

@@ -121,12 +121,12 @@ def epoch_rows(summary: RunSummary, events: list[dict[str, Any]]) -> list[EpochR
     previous = -1
     for e in evals:
         step = e.get("step") if isinstance(e.get("step"), int) else None
-        losses = [
+        window = [
             finite_or_none(s.get("loss"))
             for s in steps
             if step is not None and previous < s["step"] <= step
         ]
-        losses = [x for x in losses if x is not None]
+        losses = [x for x in window if x is not None]
         rows.append(
             EpochRow(
                 epoch=finite_or_none(e.get("epoch")) or 0.0,

@@ -47,9 +47,9 @@ def load_run_model(config: RunConfig, data: SplitData, run_dir: Path,
                       f"{config.scratch_target_vocab:,}): the {len(data.train):,} training "
                       "pairs support no more"))
         return model, tokenizer
-    model, tokenizer = load_model_and_tokenizer(config.model)
-    check_target_label(tokenizer, config.target_label)
-    return model, tokenizer
+    loaded, loaded_tokenizer = load_model_and_tokenizer(config.model)
+    check_target_label(loaded_tokenizer, config.target_label)
+    return loaded, loaded_tokenizer
 
 
 def configure_generation(model: Any, config: RunConfig) -> None:

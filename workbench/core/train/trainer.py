@@ -15,7 +15,7 @@ import threading
 import time
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import torch
 from torch.utils.data import SequentialSampler
@@ -41,6 +41,9 @@ from workbench.core.train import loss as token_loss
 from workbench.core.train.checkpoints import move_staged_checkpoint, staging_folder
 from workbench.core.train.run_model import Precision
 from workbench.errors import WorkbenchError
+
+if TYPE_CHECKING:
+    from datasets import Dataset
 
 
 class EpochSeededLengthSampler(LengthGroupedSampler):
@@ -79,7 +82,8 @@ class WorkbenchTrainer(Seq2SeqTrainer):
     """
 
     def _get_train_sampler(self, train_dataset: Any = None) -> Any:
-        dataset = train_dataset if train_dataset is not None else self.train_dataset
+        # A datasets.Dataset (build_trainer's tokenized pairs); Trainer annotates torch's.
+        dataset: Dataset = train_dataset if train_dataset is not None else self.train_dataset
         # Grouped by the *global* batch: accelerate deals consecutive per-device batches to
         # the ranks, so N processes see the batches one process would. Keyed by the source
         # length: keying by the longer side of each pair would pad WMT-like targets less,
@@ -120,6 +124,7 @@ class WorkbenchTrainer(Seq2SeqTrainer):
         return SequentialSampler(eval_dataset)
 
     def _save_checkpoint(self, model: Any, trial: Any) -> None:
+        assert self.args.output_dir is not None  # build_trainer always sets it
         root = Path(self.args.output_dir)
         name = f"checkpoint-{self.state.global_step}"
         staging = staging_folder(root, name)

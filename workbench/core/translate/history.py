@@ -118,10 +118,12 @@ def console_for_run(
     published model and a Hub base model only between this run's finish and the next
     finished run's. When nothing matches, every line is listed and the note says so.
     """
-    own = {"fine-tuned": [run_dir / BEST_MODEL, summary.run_best_model],
-           "base": [run_dir / INITIAL_MODEL]}
-    shared = {"fine-tuned": [output_root / BEST_MODEL, summary.best_model],
-              "base": [summary.base_model]}
+    own: dict[str, list[Path | str | None]] = {
+        "fine-tuned": [run_dir / BEST_MODEL, summary.run_best_model],
+        "base": [run_dir / INITIAL_MODEL]}
+    shared: dict[str, list[Path | str | None]] = {
+        "fine-tuned": [output_root / BEST_MODEL, summary.best_model],
+        "base": [summary.base_model]}
     start = finish_time(run_dir, events)
     end = _next_publish(run_dir, output_root)
     matched: list[ConsoleLine] = []

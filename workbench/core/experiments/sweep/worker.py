@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from workbench.core.config import build_config
-from workbench.core.events import Event, EventSink
+from workbench.core.events import Event
 from workbench.core.experiments.sweep.coordination import Heartbeat, sqlite_path, study_lock
 from workbench.core.experiments.sweep.events import SweepEvent, SweepNote, TrialEnded, TrialStarted
 from workbench.core.experiments.sweep.plan import GRACE_FACTOR, SweepPlan, TrialFailed, trial_value
@@ -340,7 +340,7 @@ def _resumable(run_dir: Path) -> bool:
             and last_complete_checkpoint(run_dir) is not None)
 
 
-def run_sweep(plan: SweepPlan, on_event: EventSink | Callable[[Any], None] | None = None,
+def run_sweep(plan: SweepPlan, on_event: Callable[[SweepEvent | Event], None] | None = None,
               stop: threading.Event | None = None) -> SweepResult:
     """Run one worker of ``plan`` to the end (or to ``stop``); see the module docstring."""
     worker = SweepWorker(plan, on_event or (lambda event: None), stop or threading.Event())
