@@ -39,12 +39,8 @@ def show_comparison(runs: list[str], output_dir: str, out: str | None = None) ->
     from pathlib import Path
 
     from workbench.core.experiments.compare.build import build_comparison, default_folder
-    from workbench.core.experiments.compare.render import (
-        COMPARE_HTML,
-        COMPARE_MD,
-        render_text,
-        write_comparison,
-    )
+    from workbench.core.experiments.compare.cells import COMPARE_HTML, COMPARE_MD
+    from workbench.core.experiments.compare.render import render_text, write_comparison
 
     comparison = build_comparison(runs, output_dir)
     print(render_text(comparison), end="")

@@ -177,7 +177,8 @@ class RunsPane(ForwardsWorkerFailures, Vertical):
 
     @on(Compared)
     def _compared(self, message: Compared) -> None:
-        from workbench.core.experiments.compare.render import curves, settings_lines, test_lines
+        from workbench.core.experiments.compare.cells import curves
+        from workbench.core.experiments.compare.render import settings_lines, test_lines
 
         if message.run_ids != self.requested:
             return  # an earlier request that finished late: a newer one is on its way
