@@ -20,8 +20,11 @@ from workbench.errors import WorkbenchError
 
 
 def write_text(path: Path, text: str) -> None:
-    """Write a text file atomically: a temporary sibling, flushed, then renamed into place."""
-    tmp = path.with_name(f".{path.name}.tmp")
+    """Write a text file atomically: a temporary sibling, flushed, then renamed into place.
+
+    The temporary name carries the process id, so two processes writing the same file (two
+    runs caching one Hub sample) never write into each other's temporary file."""
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
     with tmp.open("w", encoding="utf-8") as fh:
         fh.write(text)
         fh.flush()
