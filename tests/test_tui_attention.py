@@ -3,7 +3,7 @@
 They once loaded and decoded models their own way: the Translate pane printed
 ``在在的的的。`` and the Attention pane ``在在的的了。`` for the same sentence. Both now
 go through the core (:class:`~workbench.core.translate.translator.Translator` and
-:func:`~workbench.core.attention.grid.load_attention_model`); this holds pane and CLI to the same
+:func:`~workbench.core.attention.extract.load_attention_model`); this holds pane and CLI to the same
 translation and the same matrix.
 """
 

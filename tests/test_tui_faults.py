@@ -92,7 +92,7 @@ async def test_non_finite_values_never_reach_the_charts(tmp_path: Path):
         await wait_for(pilot, lambda: log.line_count == 8, what="all eight events drawn")
         assert app.query_one("#loss-chart", SeriesChart).point_count("loss") == 2
         assert app.query_one("#bleu-chart", SeriesChart).point_count("BLEU") == 1
-        # The headless wording (core.events.EventText), which also says nan/inf.
+        # The headless wording (core.views.event_text.EventText), which also says nan/inf.
         assert log.lines[1] == "  step  2/10  epoch  0.20  loss nan/inf  lr —  grad —  " \
                                "— samples/s  ETA ?"
         assert log.lines[-1] == "  epoch 1 done: BLEU nan  chrF nan  eval loss —  (validation)"

@@ -123,7 +123,7 @@ class RunSummary:
 
     Any value may be missing (None): a stopped run has no after-scores, an older run lacks
     the keys added since, a hand-edited file anything. Front ends show a missing value as
-    :data:`~workbench.core.scores.MISSING`, never as 0.00. The file keeps its flat JSON
+    :data:`~workbench.core.views.numbers.MISSING`, never as 0.00. The file keeps its flat JSON
     keys, so old runs still read; a missing value is left out of it (older runs wrote
     ``null``), and :meth:`from_dict` reads both as None.
     """

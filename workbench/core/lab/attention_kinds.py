@@ -5,7 +5,7 @@ at every source token), the decoder's masked self-attention (an output position 
 only at the positions before it: the causal mask) and cross-attention (an output
 position looks at the source). ``workbench attention`` shows only the last;
 :func:`attention_kinds` translates the sentence exactly as it does (same ids, same
-decoding, :func:`~workbench.core.attention.grid.translate_for_attention`) and takes all three
+decoding, :func:`~workbench.core.attention.extract.translate_for_attention`) and takes all three
 from one teacher-forced pass, so the cross-attention here is the heatmap's, number for
 number. Each kind is a :class:`KindMap`, an
 :class:`~workbench.core.attention.grid.AttentionGrid` like the heatmap's map, so layer/head

@@ -1,7 +1,7 @@
 """Attention pane: the text-mode cross-attention heatmap for the current sentence.
 
 Extraction runs on a worker with the loader and decoding of ``workbench attention``
-(:func:`workbench.core.attention.grid.load_attention_model`), so pane and command show the
+(:func:`workbench.core.attention.extract.load_attention_model`), so pane and command show the
 same translation and the same weights. Changing the layer, head or word merging only
 re-renders the stored weights, which is instant.
 """
