@@ -26,13 +26,19 @@ from speed_bench import MODES, run_benchmark, run_phase, write_report  # noqa: E
 def main() -> int:
     """Run the benchmark (or, with --child, one phase of it) and print RESULTS.md."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--quick", action="store_true",
-                        help="CPU-sized run (about 9 minutes on 2 cores)")
-    parser.add_argument("--device", choices=("cuda", "cpu"), default=None,
-                        help="default: cuda when available")
+    parser.add_argument(
+        "--quick", action="store_true", help="CPU-sized run (about 9 minutes on 2 cores)"
+    )
+    parser.add_argument(
+        "--device", choices=("cuda", "cpu"), default=None, help="default: cuda when available"
+    )
     parser.add_argument("--reps", type=int, default=None, help="repetitions per arm")
-    parser.add_argument("--threads", type=int, default=None,
-                        help="torch threads per process (quick: 1, full: torch's default)")
+    parser.add_argument(
+        "--threads",
+        type=int,
+        default=None,
+        help="torch threads per process (quick: 1, full: torch's default)",
+    )
     parser.add_argument("--out", default=str(Path(__file__).parent / "RESULTS.md"))
     parser.add_argument("--skip-startup", action="store_true", help="no start-up section")
     parser.add_argument("--child", nargs="+", help=argparse.SUPPRESS)

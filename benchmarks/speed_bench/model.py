@@ -20,12 +20,23 @@ if TYPE_CHECKING:
 
 # opus-mt-en-zh's config.json / generation_config.json (the parts that cost time).
 OPUS_SHAPE = {
-    "vocab_size": 65001, "d_model": 512, "encoder_layers": 6, "decoder_layers": 6,
-    "encoder_attention_heads": 8, "decoder_attention_heads": 8, "encoder_ffn_dim": 2048,
-    "decoder_ffn_dim": 2048, "max_position_embeddings": 512, "activation_function": "swish",
-    "scale_embedding": True, "share_encoder_decoder_embeddings": True,
-    "tie_word_embeddings": True, "pad_token_id": 65000, "eos_token_id": 0,
-    "decoder_start_token_id": 65000, "forced_eos_token_id": 0,
+    "vocab_size": 65001,
+    "d_model": 512,
+    "encoder_layers": 6,
+    "decoder_layers": 6,
+    "encoder_attention_heads": 8,
+    "decoder_attention_heads": 8,
+    "encoder_ffn_dim": 2048,
+    "decoder_ffn_dim": 2048,
+    "max_position_embeddings": 512,
+    "activation_function": "swish",
+    "scale_embedding": True,
+    "share_encoder_decoder_embeddings": True,
+    "tie_word_embeddings": True,
+    "pad_token_id": 65000,
+    "eos_token_id": 0,
+    "decoder_start_token_id": 65000,
+    "forced_eos_token_id": 0,
 }
 OPUS_GENERATION = {"num_beams": 4, "max_length": 512, "bad_words_ids": [[65000]]}
 PAD, EOS, UNK = 65000, 0, 1
@@ -44,10 +55,16 @@ def build_tokenizer() -> PreTrainedTokenizerFast:
     core = Tokenizer(models.WordLevel(vocab, unk_token="<unk>"))
     core.pre_tokenizer = pre_tokenizers.WhitespaceSplit()
     core.post_processor = processors.TemplateProcessing(
-        single="$A </s>", special_tokens=[("</s>", EOS)])
-    return PreTrainedTokenizerFast(tokenizer_object=core, eos_token="</s>", unk_token="<unk>",
-                                   pad_token="<pad>", model_max_length=512,
-                                   model_input_names=["input_ids", "attention_mask"])
+        single="$A </s>", special_tokens=[("</s>", EOS)]
+    )
+    return PreTrainedTokenizerFast(
+        tokenizer_object=core,
+        eos_token="</s>",
+        unk_token="<unk>",
+        pad_token="<pad>",
+        model_max_length=512,
+        model_input_names=["input_ids", "attention_mask"],
+    )
 
 
 def length_forced_model_class() -> type[MarianMTModel]:
@@ -76,18 +93,25 @@ def length_forced_model_class() -> type[MarianMTModel]:
 
         def generate(self, input_ids=None, attention_mask=None, **kwargs):  # type: ignore[no-untyped-def]
             mask = attention_mask if attention_mask is not None else input_ids != PAD
-            lengths = [self.forced_lengths[tuple(row[keep].tolist())]
-                       for row, keep in zip(input_ids.cpu(), mask.cpu().bool(), strict=True)]
+            lengths = [
+                self.forced_lengths[tuple(row[keep].tolist())]
+                for row, keep in zip(input_ids.cpu(), mask.cpu().bool(), strict=True)
+            ]
             processors = LogitsProcessorList(kwargs.pop("logits_processor", None) or [])
             processors.append(EosAtLength(torch.tensor(lengths), EOS))
-            return super().generate(input_ids=input_ids, attention_mask=attention_mask,
-                                    logits_processor=processors, **kwargs)
+            return super().generate(
+                input_ids=input_ids,
+                attention_mask=attention_mask,
+                logits_processor=processors,
+                **kwargs,
+            )
 
     return LengthForcedMarian
 
 
-def load_model(workdir: Path, device: str,
-               **overrides: Any) -> tuple[MarianMTModel, PreTrainedTokenizerBase, SavedPairs]:
+def load_model(
+    workdir: Path, device: str, **overrides: Any
+) -> tuple[MarianMTModel, PreTrainedTokenizerBase, SavedPairs]:
     """The saved random model (length-forced generation), its tokenizer and the data."""
     from transformers import AutoTokenizer
 

@@ -34,8 +34,26 @@ MODES = {
     # Quick: a reference step takes ~23 s on one CPU core and its 4-beam evaluation ~30 s
     # per batch of 16, hence 2 training batches (one typical of each half of the epoch's
     # batch sizes) and 2 evaluation batches per repetition.
-    "quick": Mode("quick", epoch=45_000, train_batches=2, validation_pool=5000,
-                  validation_batches=2, reps=2, check_batch=2, check_steps=3, threads=1),
-    "full": Mode("full", epoch=45_000, train_batches=100, validation_pool=512,
-                 validation_batches=None, reps=3, check_batch=16, check_steps=20, threads=0),
+    "quick": Mode(
+        "quick",
+        epoch=45_000,
+        train_batches=2,
+        validation_pool=5000,
+        validation_batches=2,
+        reps=2,
+        check_batch=2,
+        check_steps=3,
+        threads=1,
+    ),
+    "full": Mode(
+        "full",
+        epoch=45_000,
+        train_batches=100,
+        validation_pool=512,
+        validation_batches=None,
+        reps=3,
+        check_batch=16,
+        check_steps=20,
+        threads=0,
+    ),
 }

@@ -33,12 +33,29 @@ ENTRY_POINT = REPO / "benchmarks" / "speed.py"  # what each child process runs
 def run_child(args: list[str], workdir: Path, threads: int) -> dict[str, Any]:
     """Run one phase in a fresh interpreter and return its JSON result."""
     result = workdir / f"result-{time.time_ns()}.json"
-    env = {**os.environ, "HF_HUB_OFFLINE": "1", "TOKENIZERS_PARALLELISM": "false",
-           "PYTHONPATH": os.pathsep.join([str(REPO), os.environ.get("PYTHONPATH", "")])}
-    done = subprocess.run([sys.executable, str(ENTRY_POINT), "--child", *args,
-                           "--workdir", str(workdir), "--result", str(result),
-                           "--threads", str(threads)],
-                          env=env, capture_output=True, text=True)
+    env = {
+        **os.environ,
+        "HF_HUB_OFFLINE": "1",
+        "TOKENIZERS_PARALLELISM": "false",
+        "PYTHONPATH": os.pathsep.join([str(REPO), os.environ.get("PYTHONPATH", "")]),
+    }
+    done = subprocess.run(
+        [
+            sys.executable,
+            str(ENTRY_POINT),
+            "--child",
+            *args,
+            "--workdir",
+            str(workdir),
+            "--result",
+            str(result),
+            "--threads",
+            str(threads),
+        ],
+        env=env,
+        capture_output=True,
+        text=True,
+    )
     if done.returncode != 0:
         raise SystemExit(f"child {args} failed:\n{done.stderr[-4000:]}")
     return json.loads(result.read_text(encoding="utf-8"))
@@ -77,9 +94,14 @@ def machine() -> Machine:
                 cpu = line.split(":", 1)[1].strip()
                 break
     found: Machine = {
-        "cpu": cpu, "cores": os.cpu_count(), "torch_threads": torch.get_num_threads(),
-        "python": platform.python_version(), "torch": torch.__version__,
-        "transformers": transformers.__version__, "platform": platform.platform()}
+        "cpu": cpu,
+        "cores": os.cpu_count(),
+        "torch_threads": torch.get_num_threads(),
+        "python": platform.python_version(),
+        "torch": torch.__version__,
+        "transformers": transformers.__version__,
+        "platform": platform.platform(),
+    }
     if torch.cuda.is_available():
         found["gpu"] = torch.cuda.get_device_name(0)
         found["bf16"] = torch.cuda.is_bf16_supported()
@@ -107,16 +129,30 @@ def run_benchmark(mode: Mode, device: str, with_startup: bool = True) -> Measure
                     found = run_child([phase, arm, *extra, device], workdir, mode.threads)
                     runs[arm][phase].append(found)
                     key = "samples_per_s" if phase == "train" else "sentences_per_s"
-                    print(f"rep {rep + 1} {phase:5} {arm:9}: {found[key]:.3f}/s "
-                          f"in {found['seconds']:.1f} s", flush=True)
-        check = run_child(["check", str(mode.check_batch), str(mode.check_steps), device],
-                          workdir, mode.threads)
+                    print(
+                        f"rep {rep + 1} {phase:5} {arm:9}: {found[key]:.3f}/s "
+                        f"in {found['seconds']:.1f} s",
+                        flush=True,
+                    )
+        check = run_child(
+            ["check", str(mode.check_batch), str(mode.check_steps), device], workdir, mode.threads
+        )
         print(f"identical batches: max loss difference {check['max_abs_diff']:.2e}", flush=True)
         matmul = run_child(["matmul", device], workdir, mode.threads)
     load_after = startup.load_average()
     startup_lines = startup_section(startup.measure(10)) if with_startup else []
     gpu_lines = gpu_section(measured_on, matmul) if device == "cuda" else GPU_NONE
     return Measurements(
-        mode=mode, device=device, machine=measured_on, load_before=load_before,
-        load_after=load_after, data=data, runs=runs, check=check, matmul=matmul,
-        wall=time.perf_counter() - started, startup_lines=startup_lines, gpu_lines=gpu_lines)
+        mode=mode,
+        device=device,
+        machine=measured_on,
+        load_before=load_before,
+        load_after=load_after,
+        data=data,
+        runs=runs,
+        check=check,
+        matmul=matmul,
+        wall=time.perf_counter() - started,
+        startup_lines=startup_lines,
+        gpu_lines=gpu_lines,
+    )

@@ -33,8 +33,7 @@ def make_lengths(n: int, seed: int) -> list[tuple[int, int]]:
     rng = random.Random(seed)
     lengths = []
     for _ in range(n):
-        src = min(MAX_LEN, max(3, round(rng.lognormvariate(math.log(SOURCE_MEDIAN),
-                                                           SOURCE_SIGMA))))
+        src = min(MAX_LEN, max(3, round(rng.lognormvariate(math.log(SOURCE_MEDIAN), SOURCE_SIGMA))))
         tgt = min(MAX_LEN, max(3, round(src * rng.lognormvariate(0.0, RATIO_SIGMA))))
         lengths.append((src, tgt))
     return lengths
@@ -43,8 +42,13 @@ def make_lengths(n: int, seed: int) -> list[tuple[int, int]]:
 def fill_ids(lengths: list[tuple[int, int]], seed: int) -> list[IdPair]:
     """Token ids (uniform over the vocabulary, no </s>: the tokenizer adds it) per pair."""
     rng = random.Random(seed)
-    return [([rng.randrange(2, PAD) for _ in range(src - 1)],
-             [rng.randrange(2, PAD) for _ in range(tgt - 1)]) for src, tgt in lengths]
+    return [
+        (
+            [rng.randrange(2, PAD) for _ in range(src - 1)],
+            [rng.randrange(2, PAD) for _ in range(tgt - 1)],
+        )
+        for src, tgt in lengths
+    ]
 
 
 def make_pairs(n: int, seed: int) -> list[IdPair]:

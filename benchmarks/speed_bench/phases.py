@@ -50,8 +50,11 @@ def model_flops(model: MarianMTModel, pairs: list[tuple[int, int]]) -> float:
     dec = sum(p.numel() for p in model.model.decoder.layers.parameters())
     n_enc, n_dec = model.config.encoder_layers, model.config.decoder_layers
     forward = sum(
-        2 * enc * s + 2 * dec * t + 2 * d * vocab * t
-        + n_enc * 4 * s * s * d + n_dec * (4 * t * t * d + 4 * t * s * d)
+        2 * enc * s
+        + 2 * dec * t
+        + 2 * d * vocab * t
+        + n_enc * 4 * s * s * d
+        + n_dec * (4 * t * t * d + 4 * t * s * d)
         for s, t in pairs
     )
     return 3.0 * forward
@@ -130,8 +133,10 @@ def child_train(arm: Arm, workdir: Path, device: str) -> TrainResult:
         torch.cuda.reset_peak_memory_stats()
     trainer.train()
     seconds = marks["end"][-1] - marks["begin"][0]
-    lengths = [(len(tokenizer(s)["input_ids"]), len(tokenizer(text_target=t)["input_ids"]))
-               for s, t in data["train"]]
+    lengths = [
+        (len(tokenizer(s)["input_ids"]), len(tokenizer(text_target=t)["input_ids"]))
+        for s, t in data["train"]
+    ]
     flops = model_flops(model, lengths)
     return {
         "samples": len(lengths),
@@ -184,8 +189,9 @@ def child_eval(arm: Arm, workdir: Path, device: str, final: bool = True) -> Eval
         from workbench.core.translate.translator import Translator
 
         config = workbench_config(workdir)
-        options = DecodeOptions(config.num_beams, config.max_new_tokens,
-                                config.no_repeat_ngram_size)
+        options = DecodeOptions(
+            config.num_beams, config.max_new_tokens, config.no_repeat_ngram_size
+        )
         translator = Translator(model, tokenizer, None, config.max_source_length)
         started = time.perf_counter()
         translator.translate_many(sources, options, config.eval_batch_size)
@@ -213,5 +219,8 @@ def child_matmul(device: str) -> MatmulRate:
         synchronize(device)
         count += 10
     seconds = time.perf_counter() - started
-    return {"dtype": str(dtype).replace("torch.", ""), "n": n,
-            "tflops": 2 * n**3 * count / seconds / 1e12}
+    return {
+        "dtype": str(dtype).replace("torch.", ""),
+        "n": n,
+        "tflops": 2 * n**3 * count / seconds / 1e12,
+    }

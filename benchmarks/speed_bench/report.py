@@ -43,7 +43,7 @@ METHOD_LINES = [
     "",
     "| | reference (the assignment's code) | workbench (imported from `workbench/core`) |",
     "| --- | --- | --- |",
-    "| tokenizing | `padding=\"max_length\"`, 128, labels pad → -100 | "
+    '| tokenizing | `padding="max_length"`, 128, labels pad → -100 | '
     "`preprocess.tokenize_pairs`: truncation only |",
     "| training batches | default `Seq2SeqTrainer`: random order, every batch 128 wide | "
     "`trainer.EpochSeededLengthSampler`: per-epoch seeded sampler grouping pairs of similar "
@@ -110,21 +110,36 @@ def summary_lines(measured: Measurements) -> list[str]:
     runs, machine, mode, data = measured.runs, measured.machine, measured.mode, measured.data
     ref, wb = runs["reference"], runs["workbench"]
 
-    def metric_row(label: str, phase: str, key: str, target: str = "", unit: str = "",
-                   lower_is_better: bool = False) -> str:
+    def metric_row(
+        label: str,
+        phase: str,
+        key: str,
+        target: str = "",
+        unit: str = "",
+        lower_is_better: bool = False,
+    ) -> str:
         a, b = median_of(ref[phase], key), median_of(wb[phase], key)
         ratio = a / b if lower_is_better else b / a
-        each = "; ".join(f"{arm}: " + ", ".join(short_number(r[key])
-                                                for r in runs[arm][phase] if key in r)
-                         for arm in ARMS)
-        return (f"| {label} | {short_number(a)}{unit} | {short_number(b)}{unit} "
-                f"| **{ratio:.2f}×** | {target} | {each} |")
+        each = "; ".join(
+            f"{arm}: " + ", ".join(short_number(r[key]) for r in runs[arm][phase] if key in r)
+            for arm in ARMS
+        )
+        return (
+            f"| {label} | {short_number(a)}{unit} | {short_number(b)}{unit} "
+            f"| **{ratio:.2f}×** | {target} | {each} |"
+        )
 
     rate = measured.matmul
-    fraction = [f"{arm}: {median_of(runs[arm]['train'], 'model_flops_per_s') / 1e12 / tflops:.1%}"
-                for arm in ARMS if (tflops := rate["tflops"])]
-    gpu = (f"GPU {machine['gpu']}" + (" (bf16)" if machine.get("bf16") else "")
-           if "gpu" in machine else "no GPU")
+    fraction = [
+        f"{arm}: {median_of(runs[arm]['train'], 'model_flops_per_s') / 1e12 / tflops:.1%}"
+        for arm in ARMS
+        if (tflops := rate["tflops"])
+    ]
+    gpu = (
+        f"GPU {machine['gpu']}" + (" (bf16)" if machine.get("bf16") else "")
+        if "gpu" in machine
+        else "no GPU"
+    )
     lines = [
         "# Speed: the reference recipe vs the workbench recipe",
         "",
@@ -150,12 +165,14 @@ def summary_lines(measured: Measurements) -> list[str]:
         f"steps of {BATCH}). Evaluation: {data['validation_text']}. {mode.reps} "
         "repetitions per arm, each phase in a fresh process, order A B, then B A. Tensor "
         "widths of the timed training batches (source/target, first repetition): "
-        + "; ".join(f"{arm} " + ", ".join(f"{a}/{b}" for a, b in runs[arm]["train"][0]
-                                         ["padded_widths"])
-                    for arm in ARMS) + ". Decoder positions projected "
+        + "; ".join(
+            f"{arm} " + ", ".join(f"{a}/{b}" for a, b in runs[arm]["train"][0]["padded_widths"])
+            for arm in ARMS
+        )
+        + ". Decoder positions projected "
         "onto the 65,001-word vocabulary in the timed epoch (`lm_head`, the largest matmul "
-        "of a step): " + ", ".join(f"{arm} {runs[arm]['train'][0]['projected_rows']:,}"
-                                   for arm in ARMS)
+        "of a step): "
+        + ", ".join(f"{arm} {runs[arm]['train'][0]['projected_rows']:,}" for arm in ARMS)
         + f"; real target tokens {data['train_target_tokens']:,}.",
         "",
         "| metric | reference | workbench | workbench / reference | target | per repetition |",
@@ -164,16 +181,24 @@ def summary_lines(measured: Measurements) -> list[str]:
         metric_row("training target tokens/s", "train", "target_tokens_per_s"),
         metric_row("evaluation during training, sentences/s", "eval", "sentences_per_s", "≥ 3×"),
         metric_row("evaluation during training, target tokens/s", "eval", "target_tokens_per_s"),
-        metric_row("final before/after decoding, sentences/s (4 beams both)", "eval",
-                   "final_sentences_per_s", "same decoding"),
-        metric_row("peak memory, training (RSS MiB)", "train", "rss_mib", "", "",
-                   lower_is_better=True),
-        metric_row("peak memory, evaluation (RSS MiB)", "eval", "rss_mib", "", "",
-                   lower_is_better=True),
+        metric_row(
+            "final before/after decoding, sentences/s (4 beams both)",
+            "eval",
+            "final_sentences_per_s",
+            "same decoding",
+        ),
+        metric_row(
+            "peak memory, training (RSS MiB)", "train", "rss_mib", "", "", lower_is_better=True
+        ),
+        metric_row(
+            "peak memory, evaluation (RSS MiB)", "eval", "rss_mib", "", "", lower_is_better=True
+        ),
     ]
     if measured.device == "cuda":
-        lines += [metric_row("peak GPU memory, training (MiB)", "train", "gpu_mib", "", "", True),
-                  metric_row("peak GPU memory, evaluation (MiB)", "eval", "gpu_mib", "", "", True)]
+        lines += [
+            metric_row("peak GPU memory, training (MiB)", "train", "gpu_mib", "", "", True),
+            metric_row("peak GPU memory, evaluation (MiB)", "eval", "gpu_mib", "", "", True),
+        ]
     return [
         *lines,
         "",
@@ -201,15 +226,20 @@ def same_loss_lines(measured: Measurements) -> list[str]:
         "",
         "| step | " + " | ".join(str(i + 1) for i in range(check["steps"])) + " |",
         "| --- | " + " | ".join("---" for _ in range(check["steps"])) + " |",
-        *(f"| {arm} | " + " | ".join(f"{v:.5f}" for v in check["losses"][arm]) + " |"
-          for arm in ARMS),
+        *(
+            f"| {arm} | " + " | ".join(f"{v:.5f}" for v in check["losses"][arm]) + " |"
+            for arm in ARMS
+        ),
         "",
         "Each arm's own sampler (the timed epoch, first repetition; random order vs "
         "length-grouped, so the batches differ):",
         "",
-        *(f"- {arm}: " + ", ".join(f"{v:.4f}" for v in runs[arm]["train"][0]["losses"])
-          + f" (mean {statistics.fmean(runs[arm]['train'][0]['losses']):.4f})"
-          for arm in ARMS),
+        *(
+            f"- {arm}: "
+            + ", ".join(f"{v:.4f}" for v in runs[arm]["train"][0]["losses"])
+            + f" (mean {statistics.fmean(runs[arm]['train'][0]['losses']):.4f})"
+            for arm in ARMS
+        ),
         "",
     ]
 
@@ -234,8 +264,11 @@ def data_lines(data: DataSummary) -> list[str]:
         "",
         "| lengths in tokens | mean | median | p90 | p99 | max | > 64 |",
         "| --- | --- | --- | --- | --- | --- | --- |",
-        *(f"| {name} | {s['mean']:.1f} | {s['median']:g} | {s['p90']} | {s['p99']} | "
-          f"{s['max']} | {s['share_over_64']:.1%} |" for name, s in data["lengths"].items()),
+        *(
+            f"| {name} | {s['mean']:.1f} | {s['median']:g} | {s['p90']} | {s['p99']} | "
+            f"{s['max']} | {s['share_over_64']:.1%} |"
+            for name, s in data["lengths"].items()
+        ),
         "",
     ]
 
@@ -260,8 +293,10 @@ def startup_section(result: dict[str, Any]) -> list[str]:
 def gpu_section(machine: Machine, matmul: MatmulRate) -> list[str]:
     """The GPU section of a run on CUDA: the GPU's measured bf16 matmul rate."""
     return [
-        "## GPU", "",
+        "## GPU",
+        "",
         f"Measured on {machine.get('gpu')}: bf16 matmul rate "
         f"{matmul['tflops']:.1f} TFLOPS (8192×8192); the training share of it "
-        "is in the line under the table.", "",
+        "is in the line under the table.",
+        "",
     ]

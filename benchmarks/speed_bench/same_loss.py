@@ -32,22 +32,28 @@ def child_check(workdir: Path, device: str, batch: int, steps: int) -> CheckResu
     projected: dict[str, dict[str, int]] = {}
     real_tokens = 0
     for arm in ARMS:
-        model, tokenizer, data = load_model(workdir, device, dropout=0.0, attention_dropout=0.0,
-                                            activation_dropout=0.0)
+        model, tokenizer, data = load_model(
+            workdir, device, dropout=0.0, attention_dropout=0.0, activation_dropout=0.0
+        )
         pairs = data["train"][: batch * steps]
         if arm == "reference":
             dataset = reference_dataset(pairs, tokenizer)
         else:
-            dataset = tokenize_pairs([Pair(s, t) for s, t in pairs], tokenizer, None,
-                                     MAX_LEN, MAX_LEN)
+            dataset = tokenize_pairs(
+                [Pair(s, t) for s, t in pairs], tokenizer, None, MAX_LEN, MAX_LEN
+            )
         collate = DataCollatorForSeq2Seq(tokenizer, model=model, label_pad_token_id=-100)
         optimizer = torch.optim.AdamW(model.parameters(), lr=2e-5)
         if arm == "workbench":
             from workbench.core.train.trainer import WorkbenchTrainer, training_arguments
 
             trainer = WorkbenchTrainer(  # only its compute_loss is used
-                model=model, eval_dataset=dataset, args=training_arguments(
-                    workbench_config(workdir / "check"), workdir / "check", device))
+                model=model,
+                eval_dataset=dataset,
+                args=training_arguments(
+                    workbench_config(workdir / "check"), workdir / "check", device
+                ),
+            )
         model.train()
         losses[arm] = []
         projected[arm] = count_projected_rows(model)
@@ -58,13 +64,19 @@ def child_check(workdir: Path, device: str, batch: int, steps: int) -> CheckResu
                 loss = model(**inputs).loss
                 real_tokens += int(inputs["labels"].ne(-100).sum())
             else:
-                loss = trainer.compute_loss(model, inputs,
-                                            num_items_in_batch=inputs["labels"].ne(-100).sum())
+                loss = trainer.compute_loss(
+                    model, inputs, num_items_in_batch=inputs["labels"].ne(-100).sum()
+                )
             loss.backward()
             optimizer.step()
             optimizer.zero_grad(set_to_none=True)
             losses[arm].append(float(loss.detach()))
     diffs = [abs(a - b) for a, b in zip(losses["reference"], losses["workbench"], strict=True)]
-    return {"batch": batch, "steps": steps, "losses": losses, "max_abs_diff": max(diffs),
-            "real_tokens": real_tokens,
-            "projected_rows": {arm: found["rows"] for arm, found in projected.items()}}
+    return {
+        "batch": batch,
+        "steps": steps,
+        "losses": losses,
+        "max_abs_diff": max(diffs),
+        "real_tokens": real_tokens,
+        "projected_rows": {arm: found["rows"] for arm, found in projected.items()},
+    }

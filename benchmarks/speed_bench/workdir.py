@@ -21,8 +21,9 @@ if TYPE_CHECKING:
     from transformers import MarianMTModel
 
 
-def plan_training(model: MarianMTModel, lengths: list[tuple[int, int]], batches: int,
-                  workdir: Path, device: str) -> tuple[list[int], dict[str, float]]:
+def plan_training(
+    model: MarianMTModel, lengths: list[tuple[int, int]], batches: int, workdir: Path, device: str
+) -> tuple[list[int], dict[str, float]]:
     """``batches`` of the batches the workbench's sampler forms over an epoch of ``lengths``.
 
     The sampler (``trainer.EpochSeededLengthSampler``) sorts megabatches of 50 x 16 pairs by
@@ -38,11 +39,12 @@ def plan_training(model: MarianMTModel, lengths: list[tuple[int, int]], batches:
     from workbench.core.train.trainer import WorkbenchTrainer, training_arguments
 
     config = workbench_config(workdir / "plan")
-    dataset = datasets.Dataset.from_dict({"input_ids": [[0] * s for s, _ in lengths],
-                                          "labels": [[0] * t for _, t in lengths]})
+    dataset = datasets.Dataset.from_dict(
+        {"input_ids": [[0] * s for s, _ in lengths], "labels": [[0] * t for _, t in lengths]}
+    )
     trainer = WorkbenchTrainer(
-        model=model, args=training_arguments(config, workdir / "plan", device),
-        eval_dataset=dataset)  # only its sampler is used
+        model=model, args=training_arguments(config, workdir / "plan", device), eval_dataset=dataset
+    )  # only its sampler is used
     order = list(trainer._get_train_sampler(dataset))
     model.to("cpu")  # the Trainer moved it to the device; the children load their own
     epoch = [order[i : i + BATCH] for i in range(0, len(order) - BATCH + 1, BATCH)]
@@ -65,7 +67,10 @@ def plan_training(model: MarianMTModel, lengths: list[tuple[int, int]], batches:
 
 
 def prepare_workdir(
-    workdir: Path, mode: Mode, device: str = "cpu", seed: int = 0,
+    workdir: Path,
+    mode: Mode,
+    device: str = "cpu",
+    seed: int = 0,
     shape: dict[str, Any] | None = None,
 ) -> DataSummary:
     """Save the random model, the tokenizer and the data every child process loads.
@@ -77,9 +82,15 @@ def prepare_workdir(
 
     torch.manual_seed(seed)
     model = MarianMTModel(MarianConfig(**{**OPUS_SHAPE, **(shape or {})}))
-    model.generation_config = GenerationConfig(**{
-        **OPUS_GENERATION, "pad_token_id": PAD, "eos_token_id": EOS,
-        "decoder_start_token_id": PAD, "forced_eos_token_id": EOS})
+    model.generation_config = GenerationConfig(
+        **{
+            **OPUS_GENERATION,
+            "pad_token_id": PAD,
+            "eos_token_id": EOS,
+            "decoder_start_token_id": PAD,
+            "forced_eos_token_id": EOS,
+        }
+    )
     model.save_pretrained(workdir / "model")
     build_tokenizer().save_pretrained(workdir / "model")
     val_pool, val_batches = mode.validation_pool, mode.validation_batches
@@ -89,26 +100,32 @@ def prepare_workdir(
     validation = make_pairs(val_pool, seed=2)
     if val_batches:
         validation = length_strata(validation, val_batches, seed=4)
-    data: SavedPairs = {"train": [[ids_to_text(s), ids_to_text(t)] for s, t in train],
-                        "validation": [[ids_to_text(s), ids_to_text(t)] for s, t in validation]}
+    data: SavedPairs = {
+        "train": [[ids_to_text(s), ids_to_text(t)] for s, t in train],
+        "validation": [[ids_to_text(s), ids_to_text(t)] for s, t in validation],
+    }
     (workdir / "data.json").write_text(json.dumps(data), encoding="utf-8")
     model_sample = make_lengths(20_000, seed=99)  # the distribution itself, not this sample
 
     val_text = f"{len(validation)} sentences drawn at random"
     if val_batches:
-        val_text = (f"{len(validation)} sentences = {val_batches} batches of {BATCH} at evenly "
-                    f"spaced ranks of a {val_pool}-sentence set sorted by length "
-                    "(`length_strata`), stored in random order")
+        val_text = (
+            f"{len(validation)} sentences = {val_batches} batches of {BATCH} at evenly "
+            f"spaced ranks of a {val_pool}-sentence set sorted by length "
+            "(`length_strata`), stored in random order"
+        )
     return {
         "parameters": sum(p.numel() for p in model.parameters()),
         "train_pairs": len(train),
         "train_target_tokens": sum(len(t) + 1 for _, t in train),  # </s> included
-        "train_text": (f"{len(train)} pairs = {mode.train_batches} batches of {BATCH} that "
-                       f"the workbench's sampler forms over a {mode.epoch:,}-pair epoch, "
-                       "one typical batch from each equal share of its batches sorted by "
-                       "size (`plan_training`; mean source/target width "
-                       f"{plan['kept_source']:.1f}/{plan['kept_target']:.1f} tokens, the "
-                       f"whole epoch's {plan['epoch_source']:.1f}/{plan['epoch_target']:.1f})"),
+        "train_text": (
+            f"{len(train)} pairs = {mode.train_batches} batches of {BATCH} that "
+            f"the workbench's sampler forms over a {mode.epoch:,}-pair epoch, "
+            "one typical batch from each equal share of its batches sorted by "
+            "size (`plan_training`; mean source/target width "
+            f"{plan['kept_source']:.1f}/{plan['kept_target']:.1f} tokens, the "
+            f"whole epoch's {plan['epoch_source']:.1f}/{plan['epoch_target']:.1f})"
+        ),
         "validation_pairs": len(validation),
         "validation_text": val_text,
         "lengths": {
