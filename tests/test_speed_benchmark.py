@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-import importlib.util
+import dataclasses
+import importlib
 import sys
 from pathlib import Path
 
@@ -15,11 +16,13 @@ TINY = {"d_model": 16, "encoder_layers": 1, "decoder_layers": 1, "encoder_attent
 
 
 def load_speed():
-    spec = importlib.util.spec_from_file_location("speed", REPO / "benchmarks" / "speed.py")
-    module = importlib.util.module_from_spec(spec)
-    sys.modules["speed"] = module
-    spec.loader.exec_module(module)
-    return module
+    sys.path.insert(0, str(REPO / "benchmarks"))  # as benchmarks/speed.py does
+    return importlib.import_module("speed_bench")
+
+
+def toy_mode(speed):
+    return speed.Mode("quick", epoch=64, train_batches=1, validation_pool=4,
+                      validation_batches=None, reps=1, check_batch=2, check_steps=2, threads=1)
 
 
 @pytest.fixture(scope="module")
@@ -37,8 +40,7 @@ def speed():
 @pytest.fixture(scope="module")
 def workdir(speed, tmp_path_factory: pytest.TempPathFactory) -> Path:
     folder = tmp_path_factory.mktemp("speed")
-    mode = {"epoch": 64, "train_batches": 1, "validation": (4, None)}
-    speed.prepare_workdir(folder, mode, shape=TINY)
+    speed.prepare_workdir(folder, toy_mode(speed), shape=TINY)
     return folder
 
 
@@ -120,19 +122,17 @@ def test_one_repetition_at_toy_size_writes_the_report(speed, workdir: Path, tmp_
                   "eval": [speed.child_eval(arm, workdir, "cpu")]}
             for arm in ("reference", "workbench")}
     # The workdir fixture keeps only the files; the same seeds give its data summary again.
-    data = speed.prepare_workdir(tmp_path / "again", {"epoch": 64, "train_batches": 1,
-                                                      "validation": (4, None)}, shape=TINY)
+    data = speed.prepare_workdir(tmp_path / "again", toy_mode(speed), shape=TINY)
     ref, wb = runs["reference"]["train"][0], runs["workbench"]["train"][0]
     assert ref["padded_widths"] == [[128, 128]]  # the reference pads every batch to 128
     assert ref["projected_rows"] == 16 * 128
     assert wb["projected_rows"] == data["train_target_tokens"]  # real target tokens only
-    ctx = {"quick": True, "mode_name": "quick", "device": "cpu", "wall": 1.0,
-           "mode": {"reps": 1, "threads": 1}, "machine": speed.machine(),
-           "load_before": "0 0 0", "load_after": "0 0 0", "data": data, "runs": runs,
-           "check": speed.child_check(workdir, "cpu", batch=2, steps=2),
-           "matmul": {"dtype": "float32", "n": 64, "tflops": 0.05},
-           "gpu_lines": speed.GPU_NONE}
-    text = speed.write_report(tmp_path / "RESULTS.md", ctx)
+    measured = speed.Measurements(
+        mode=toy_mode(speed), device="cpu", wall=1.0, machine=speed.machine(),
+        load_before="0 0 0", load_after="0 0 0", data=data, runs=runs,
+        check=speed.child_check(workdir, "cpu", batch=2, steps=2),
+        matmul={"dtype": "float32", "n": 64, "tflops": 0.05}, gpu_lines=speed.GPU_NONE)
+    text = speed.write_report(tmp_path / "RESULTS.md", measured)
     assert (tmp_path / "RESULTS.md").read_text(encoding="utf-8") == text
     assert "| training samples/s |" in text and "| evaluation during training" in text
     assert f"workbench {data['train_target_tokens']:,}; real target tokens" in text
@@ -141,7 +141,7 @@ def test_one_repetition_at_toy_size_writes_the_report(speed, workdir: Path, tmp_
     for arm in runs.values():
         for phase in arm.values():
             phase[0]["gpu_mib"] = 1000.0
-    gpu_text = speed.write_report(tmp_path / "GPU.md", {
-        **ctx, "device": "cuda", "machine": {**ctx["machine"], "gpu": "a GPU", "bf16": True}})
+    gpu_text = speed.write_report(tmp_path / "GPU.md", dataclasses.replace(
+        measured, device="cuda", machine={**measured.machine, "gpu": "a GPU", "bf16": True}))
     assert "| peak GPU memory, training (MiB) | 1,000 | 1,000 | **1.00×**" in gpu_text
     assert "GPU a GPU (bf16)" in gpu_text

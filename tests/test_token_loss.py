@@ -123,7 +123,7 @@ def test_other_models_keep_the_trainers_loss(tmp_path: Path, monkeypatch):
     from workbench.core.train import loss as token_loss
 
     assert token_loss.supports(tiny_marian())
-    subclass = type("LengthForced", (type(tiny_marian()),), {})  # as benchmarks/speed.py
+    subclass = type("LengthForced", (type(tiny_marian()),), {})  # as speed_bench/model.py
     assert token_loss.supports(subclass(tiny_marian().config))
     assert not token_loss.supports(torch.nn.Linear(2, 2))
     # A model it does not support takes the Trainer's own loss: every position projected.

@@ -1,0 +1,158 @@
+"""One run: the work folder, then every (arm, phase, repetition) in a fresh process.
+
+Arms are interleaved (A B, then B A) so that load from other sessions on a shared
+machine falls on both; each phase's process is ``benchmarks/speed.py --child ...``,
+which calls ``run_phase`` and writes its result as JSON for the parent to read back.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import platform
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+import startup  # the sibling script: start-up timing, load average
+
+from .modes import Mode
+from .phases import child_eval, child_matmul, child_train
+from .report import GPU_NONE, gpu_section, startup_section
+from .results import ARMS, Arm, ArmRuns, Machine, Measurements, PhaseResult
+from .same_loss import child_check
+from .workdir import prepare_workdir
+
+REPO = Path(__file__).resolve().parents[2]
+ENTRY_POINT = REPO / "benchmarks" / "speed.py"  # what each child process runs
+
+
+def run_child(args: list[str], workdir: Path, threads: int) -> dict[str, Any]:
+    """Run one phase in a fresh interpreter and return its JSON result."""
+    result = workdir / f"result-{time.time_ns()}.json"
+    env = {
+        **os.environ,
+        "HF_HUB_OFFLINE": "1",
+        "TOKENIZERS_PARALLELISM": "false",
+        "PYTHONPATH": os.pathsep.join([str(REPO), os.environ.get("PYTHONPATH", "")]),
+    }
+    done = subprocess.run(
+        [
+            sys.executable,
+            str(ENTRY_POINT),
+            "--child",
+            *args,
+            "--workdir",
+            str(workdir),
+            "--result",
+            str(result),
+            "--threads",
+            str(threads),
+        ],
+        env=env,
+        capture_output=True,
+        text=True,
+    )
+    if done.returncode != 0:
+        raise SystemExit(f"child {args} failed:\n{done.stderr[-4000:]}")
+    return json.loads(result.read_text(encoding="utf-8"))
+
+
+def run_phase(child: list[str], workdir: Path, result: Path, threads: int | None) -> None:
+    """In a child process: run the phase ``run_child`` asked for, write its result."""
+    kind, *rest = child
+    device = rest[-1]
+    if threads:
+        import torch
+
+        torch.set_num_threads(threads)
+    found: PhaseResult
+    if kind == "train":
+        found = child_train(rest[0], workdir, device)
+    elif kind == "eval":
+        found = child_eval(rest[0], workdir, device, final=rest[1] == "final")
+    elif kind == "check":
+        found = child_check(workdir, device, int(rest[0]), int(rest[1]))
+    else:
+        found = child_matmul(device)
+    result.write_text(json.dumps(found), encoding="utf-8")
+
+
+def machine() -> Machine:
+    """What the numbers were measured on."""
+    import torch
+    import transformers
+
+    cpu = "unknown CPU"
+    cpuinfo = Path("/proc/cpuinfo")
+    if cpuinfo.exists():
+        for line in cpuinfo.read_text().splitlines():
+            if line.startswith("model name"):
+                cpu = line.split(":", 1)[1].strip()
+                break
+    found: Machine = {
+        "cpu": cpu,
+        "cores": os.cpu_count(),
+        "torch_threads": torch.get_num_threads(),
+        "python": platform.python_version(),
+        "torch": torch.__version__,
+        "transformers": transformers.__version__,
+        "platform": platform.platform(),
+    }
+    if torch.cuda.is_available():
+        found["gpu"] = torch.cuda.get_device_name(0)
+        found["bf16"] = torch.cuda.is_bf16_supported()
+    return found
+
+
+def run_benchmark(mode: Mode, device: str, with_startup: bool = True) -> Measurements:
+    """Prepare the work folder, time every phase in its own process, gather the results."""
+    started = time.perf_counter()
+    measured_on = machine()
+    load_before = startup.load_average()
+    runs: dict[Arm, ArmRuns] = {arm: {"train": [], "eval": []} for arm in ARMS}
+    with tempfile.TemporaryDirectory(prefix="wb-speed-") as tmp:
+        workdir = Path(tmp)
+        data = prepare_workdir(workdir, mode, device)
+        print(f"model and data ready ({data['parameters'] / 1e6:.1f}M parameters)", flush=True)
+        for rep in range(mode.reps):
+            order = ARMS if rep % 2 == 0 else ARMS[::-1]
+            for phase in ("train", "eval"):
+                for arm in order:
+                    # Quick mode times the final (4-beam) decoding in the first repetition
+                    # only: it is the same decoding on both sides, shown for information.
+                    final = "final" if rep == 0 or mode.name != "quick" else "no-final"
+                    extra = [final] if phase == "eval" else []
+                    found = run_child([phase, arm, *extra, device], workdir, mode.threads)
+                    runs[arm][phase].append(found)
+                    key = "samples_per_s" if phase == "train" else "sentences_per_s"
+                    print(
+                        f"rep {rep + 1} {phase:5} {arm:9}: {found[key]:.3f}/s "
+                        f"in {found['seconds']:.1f} s",
+                        flush=True,
+                    )
+        check = run_child(
+            ["check", str(mode.check_batch), str(mode.check_steps), device], workdir, mode.threads
+        )
+        print(f"identical batches: max loss difference {check['max_abs_diff']:.2e}", flush=True)
+        matmul = run_child(["matmul", device], workdir, mode.threads)
+    load_after = startup.load_average()
+    startup_lines = startup_section(startup.measure(10)) if with_startup else []
+    gpu_lines = gpu_section(measured_on, matmul) if device == "cuda" else GPU_NONE
+    return Measurements(
+        mode=mode,
+        device=device,
+        machine=measured_on,
+        load_before=load_before,
+        load_after=load_after,
+        data=data,
+        runs=runs,
+        check=check,
+        matmul=matmul,
+        wall=time.perf_counter() - started,
+        startup_lines=startup_lines,
+        gpu_lines=gpu_lines,
+    )
