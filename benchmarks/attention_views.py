@@ -22,13 +22,44 @@ from workbench.core.data.pairs import prepare_data
 from workbench.core.model.load import load_model_and_tokenizer
 
 LEXICON = {
-    "i": "我", "you": "你", "he": "他", "she": "她", "tea": "茶", "water": "水", "cat": "猫",
-    "dog": "狗", "book": "书", "school": "学校", "teacher": "老师", "student": "学生",
-    "today": "今天", "tomorrow": "明天", "yesterday": "昨天", "like": "喜欢", "eat": "吃",
-    "drink": "喝", "china": "中国", "money": "钱", "home": "家", "mother": "妈妈",
-    "father": "爸爸", "friend": "朋友", "doctor": "医生", "hospital": "医院",
-    "weather": "天气", "work": "工作", "movie": "电影", "buy": "买", "go": "去", "cold": "冷",
-    "hot": "热", "rain": "雨", "phone": "电话", "time": "时间", "car": "车", "children": "孩子",
+    "i": "我",
+    "you": "你",
+    "he": "他",
+    "she": "她",
+    "tea": "茶",
+    "water": "水",
+    "cat": "猫",
+    "dog": "狗",
+    "book": "书",
+    "school": "学校",
+    "teacher": "老师",
+    "student": "学生",
+    "today": "今天",
+    "tomorrow": "明天",
+    "yesterday": "昨天",
+    "like": "喜欢",
+    "eat": "吃",
+    "drink": "喝",
+    "china": "中国",
+    "money": "钱",
+    "home": "家",
+    "mother": "妈妈",
+    "father": "爸爸",
+    "friend": "朋友",
+    "doctor": "医生",
+    "hospital": "医院",
+    "weather": "天气",
+    "work": "工作",
+    "movie": "电影",
+    "buy": "买",
+    "go": "去",
+    "cold": "冷",
+    "hot": "热",
+    "rain": "雨",
+    "phone": "电话",
+    "time": "时间",
+    "car": "车",
+    "children": "孩子",
     "child": "孩子",
 }
 
@@ -47,24 +78,36 @@ def main(model_dir: str) -> None:
         src = tok(pair.source)["input_ids"]
         tgt = tok(text_target=pair.target)["input_ids"]
         weights = forward_attention(model, src, [start, *tgt])
-        amap = AttentionMap(pair.source, pair.target, tok.convert_ids_to_tokens(src),
-                            tok.convert_ids_to_tokens(tgt),
-                            [i == tok.eos_token_id for i in src],
-                            [i == tok.eos_token_id for i in tgt], weights)
+        amap = AttentionMap(
+            pair.source,
+            pair.target,
+            tok.convert_ids_to_tokens(src),
+            tok.convert_ids_to_tokens(tgt),
+            [i == tok.eos_token_id for i in src],
+            [i == tok.eos_token_id for i in tgt],
+            weights,
+        )
         cases: list[tuple[int, int]] | None = None
         for view in views:
-            rows, cols, matrix, _ = amap.view(layer=view[0], head=view[1], words=True,
-                                              hide_special=True)
+            rows, cols, matrix, _ = amap.view(
+                layer=view[0], head=view[1], words=True, hide_special=True
+            )
             if cases is None:
                 words = [re.sub(r"\W", "", c.lower()) for c in cols]
-                cases = [(r, words.index(en)) for en, zh in LEXICON.items()
-                         if words.count(en) == 1
-                         for r, row in enumerate(rows) if zh in row]
+                cases = [
+                    (r, words.index(en))
+                    for en, zh in LEXICON.items()
+                    if words.count(en) == 1
+                    for r, row in enumerate(rows)
+                    if zh in row
+                ]
                 total += len(cases)
                 chance += len(cases) / max(1, len(cols))
             hits[view] += sum(int(np.argmax(matrix[r]) == c) for r, c in cases)
-    print(f"{total} lexicon cases in {len(validation)} held-out pairs; "
-          f"chance {chance / max(1, total):.2f}")
+    print(
+        f"{total} lexicon cases in {len(validation)} held-out pairs; "
+        f"chance {chance / max(1, total):.2f}"
+    )
     for view in sorted(views, key=lambda v: -hits[v]):
         layer = "mean" if view[0] == "mean" else view[0] + 1
         head = "mean" if view[1] == "mean" else view[1] + 1

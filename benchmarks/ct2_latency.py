@@ -52,17 +52,20 @@ def load_arms(model: str) -> dict[str, Any]:
     from workbench.core.translate.ct2_export import export_ctranslate2
     from workbench.core.translate.translator import Translator
 
-    translators = {"transformers": Translator.from_pretrained(model, device="cpu",
-                                                              backend="transformers")}
+    translators = {
+        "transformers": Translator.from_pretrained(model, device="cpu", backend="transformers")
+    }
     for quantization in ("int8", "float32"):
         export = export_ctranslate2(model, quantization)  # reused when up to date
         translators[f"ct2 {quantization}"] = Translator.from_pretrained(
-            str(export.path), device="cpu", backend="ct2")
+            str(export.path), device="cpu", backend="ct2"
+        )
     return translators
 
 
-def interleaved(calls: dict[str, Any], runs: int, warmup: int = 5,
-                gap: float = 0.0) -> dict[str, list[float]]:
+def interleaved(
+    calls: dict[str, Any], runs: int, warmup: int = 5, gap: float = 0.0
+) -> dict[str, list[float]]:
     """Seconds per call for each arm, arms shuffled within each round."""
     for call in calls.values():
         for _ in range(warmup):
@@ -86,10 +89,16 @@ def summarize(times: dict[str, list[float]], reference: str) -> list[dict[str, A
     for name, values in times.items():
         median = statistics.median(values)
         quartiles = statistics.quantiles(values, n=4)
-        rows.append({"arm": name, "median_ms": round(median * 1000, 1),
-                     "q1_ms": round(quartiles[0] * 1000, 1),
-                     "q3_ms": round(quartiles[2] * 1000, 1),
-                     "ratio": round(median / base, 3), "runs": len(values)})
+        rows.append(
+            {
+                "arm": name,
+                "median_ms": round(median * 1000, 1),
+                "q1_ms": round(quartiles[0] * 1000, 1),
+                "q3_ms": round(quartiles[2] * 1000, 1),
+                "ratio": round(median / base, 3),
+                "runs": len(values),
+            }
+        )
     return rows
 
 
@@ -97,8 +106,12 @@ def console_latency(translators: dict[str, Any], runs: int, gap: float) -> dict[
     options = translators["transformers"].default_options()
     outputs = {name: t.translate(SENTENCE, options).text for name, t in translators.items()}
     calls = {name: (lambda t=t: t.translate(SENTENCE, options)) for name, t in translators.items()}
-    return {"sentence": SENTENCE, "options": vars(options), "outputs": outputs,
-            "rows": summarize(interleaved(calls, runs, gap=gap), "transformers")}
+    return {
+        "sentence": SENTENCE,
+        "options": vars(options),
+        "outputs": outputs,
+        "rows": summarize(interleaved(calls, runs, gap=gap), "transformers"),
+    }
 
 
 def validation_bleu(translators: dict[str, Any], model: str) -> dict[str, Any]:
@@ -119,15 +132,24 @@ def validation_bleu(translators: dict[str, Any], model: str) -> dict[str, Any]:
         started = time.perf_counter()
         hypotheses[name] = translator.translate_many(sources, options, config.eval_batch_size)
         seconds = time.perf_counter() - started
-        rows.append({"arm": name, "bleu": round(corpus_bleu(hypotheses[name], references,
-                                                            tokenize), 2),
-                     "seconds": round(seconds, 1)})
+        rows.append(
+            {
+                "arm": name,
+                "bleu": round(corpus_bleu(hypotheses[name], references, tokenize), 2),
+                "seconds": round(seconds, 1),
+            }
+        )
     reference = hypotheses["transformers"]
     for row in rows:
         same = sum(a == b for a, b in zip(hypotheses[row["arm"]], reference, strict=True))
         row["identical_to_transformers"] = f"{same}/{len(reference)}"
-    return {"pairs": len(sources), "tokenize": tokenize, "options": vars(options),
-            "batch_size": config.eval_batch_size, "rows": rows}
+    return {
+        "pairs": len(sources),
+        "tokenize": tokenize,
+        "options": vars(options),
+        "batch_size": config.eval_batch_size,
+        "rows": rows,
+    }
 
 
 def opus_shape_latency(runs: int, gap: float) -> dict[str, Any]:
@@ -148,26 +170,44 @@ def opus_shape_latency(runs: int, gap: float) -> dict[str, Any]:
         demo_tok = _demo_spm_folder()
         for name in ("source.spm", "target.spm", "tokenizer_config.json"):
             shutil.copy(demo_tok / name, folder / name)
-        vocab = {"</s>": 0, "<unk>": 1, **{f"t{i}": i for i in range(2, vocab_size - 1)},
-                 "<pad>": vocab_size - 1}
+        vocab = {
+            "</s>": 0,
+            "<unk>": 1,
+            **{f"t{i}": i for i in range(2, vocab_size - 1)},
+            "<pad>": vocab_size - 1,
+        }
         (folder / "vocab.json").write_text(json.dumps(vocab), encoding="utf-8")
         config = MarianConfig(
-            vocab_size=vocab_size, decoder_vocab_size=vocab_size, d_model=512,
-            encoder_layers=6, decoder_layers=6, encoder_attention_heads=8,
-            decoder_attention_heads=8, encoder_ffn_dim=2048, decoder_ffn_dim=2048,
-            max_position_embeddings=512, pad_token_id=vocab_size - 1, eos_token_id=0,
-            decoder_start_token_id=vocab_size - 1, forced_eos_token_id=0,
-            scale_embedding=True, activation_function="swish",
-            share_encoder_decoder_embeddings=True)
+            vocab_size=vocab_size,
+            decoder_vocab_size=vocab_size,
+            d_model=512,
+            encoder_layers=6,
+            decoder_layers=6,
+            encoder_attention_heads=8,
+            decoder_attention_heads=8,
+            encoder_ffn_dim=2048,
+            decoder_ffn_dim=2048,
+            max_position_embeddings=512,
+            pad_token_id=vocab_size - 1,
+            eos_token_id=0,
+            decoder_start_token_id=vocab_size - 1,
+            forced_eos_token_id=0,
+            scale_embedding=True,
+            activation_function="swish",
+            share_encoder_decoder_embeddings=True,
+        )
         torch.manual_seed(0)
         model = MarianMTModel(config).eval()
         model.save_pretrained(folder)
         MarianTokenizer.from_pretrained(str(folder)).save_pretrained(folder)
         for quantization in ("int8", "float32"):
             export_ctranslate2(str(folder), quantization)
-        engines = {q: ct2.Translator(str(folder / f"ct2-{q}"), device="cpu",
-                                     intra_threads=torch.get_num_threads())
-                   for q in ("int8", "float32")}
+        engines = {
+            q: ct2.Translator(
+                str(folder / f"ct2-{q}"), device="cpu", intra_threads=torch.get_num_threads()
+            )
+            for q in ("int8", "float32")
+        }
         rng = random.Random(0)
         source = [rng.randrange(2, vocab_size - 1) for _ in range(13)] + [0]  # 13 + </s>
         tokens = [f"t{i}" for i in source[:-1]] + ["</s>"]
@@ -175,19 +215,33 @@ def opus_shape_latency(runs: int, gap: float) -> dict[str, Any]:
 
         def hf() -> None:
             with torch.inference_mode():
-                model.generate(input_ids=ids, attention_mask=torch.ones_like(ids), num_beams=4,
-                               min_new_tokens=16, max_new_tokens=16)
+                model.generate(
+                    input_ids=ids,
+                    attention_mask=torch.ones_like(ids),
+                    num_beams=4,
+                    min_new_tokens=16,
+                    max_new_tokens=16,
+                )
 
         def fast(engine: Any) -> None:
-            engine.translate_batch([tokens], beam_size=4, min_decoding_length=16,
-                                   max_decoding_length=16)
+            engine.translate_batch(
+                [tokens], beam_size=4, min_decoding_length=16, max_decoding_length=16
+            )
 
-        calls = {"transformers": hf, "ct2 int8": lambda: fast(engines["int8"]),
-                 "ct2 float32": lambda: fast(engines["float32"])}
+        calls = {
+            "transformers": hf,
+            "ct2 int8": lambda: fast(engines["int8"]),
+            "ct2 float32": lambda: fast(engines["float32"]),
+        }
         times = interleaved(calls, runs, warmup=3, gap=gap)
         params = sum(p.numel() for p in model.parameters())
-        return {"parameters": params, "source_tokens": len(source), "output_tokens": 16,
-                "beams": 4, "rows": summarize(times, "transformers")}
+        return {
+            "parameters": params,
+            "source_tokens": len(source),
+            "output_tokens": 16,
+            "beams": 4,
+            "rows": summarize(times, "transformers"),
+        }
 
 
 def _demo_spm_folder() -> Path:
@@ -200,10 +254,15 @@ def environment() -> dict[str, Any]:
     import torch
     import transformers
 
-    return {"python": platform.python_version(), "torch": torch.__version__,
-            "transformers": transformers.__version__, "ctranslate2": ctranslate2.__version__,
-            "threads": torch.get_num_threads(), "cpus": os.cpu_count(),
-            "load_average_before": [round(x, 2) for x in os.getloadavg()]}
+    return {
+        "python": platform.python_version(),
+        "torch": torch.__version__,
+        "transformers": transformers.__version__,
+        "ctranslate2": ctranslate2.__version__,
+        "threads": torch.get_num_threads(),
+        "cpus": os.cpu_count(),
+        "load_average_before": [round(x, 2) for x in os.getloadavg()],
+    }
 
 
 def table(rows: list[dict[str, Any]]) -> str:
@@ -217,8 +276,9 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--model", default="translation_output/best_model")
     parser.add_argument("--runs", type=int, default=30)
-    parser.add_argument("--threads", type=int, default=None,
-                        help="CPU threads for both engines (default: torch's)")
+    parser.add_argument(
+        "--threads", type=int, default=None, help="CPU threads for both engines (default: torch's)"
+    )
     parser.add_argument("--gap", type=float, default=0.2, help="seconds between calls")
     parser.add_argument("--bleu", action="store_true")
     parser.add_argument("--opus-shape", action="store_true")
@@ -245,13 +305,16 @@ def main() -> int:
         print(table(report["validation_bleu"]["rows"]))
     if args.opus_shape:
         report["opus_shape_latency"] = opus_shape_latency(args.runs, args.gap)
-        print(f"opus-mt-shaped random model "
-              f"({report['opus_shape_latency']['parameters'] / 1e6:.1f}M parameters)")
+        print(
+            f"opus-mt-shaped random model "
+            f"({report['opus_shape_latency']['parameters'] / 1e6:.1f}M parameters)"
+        )
         print(table(report["opus_shape_latency"]["rows"]))
     report["environment"]["load_average_after"] = [round(x, 2) for x in os.getloadavg()]
     if args.json:
-        Path(args.json).write_text(json.dumps(report, indent=2, ensure_ascii=False),
-                                   encoding="utf-8")
+        Path(args.json).write_text(
+            json.dumps(report, indent=2, ensure_ascii=False), encoding="utf-8"
+        )
     return 0
 
 

@@ -77,7 +77,8 @@ def string_array(data: np.ndarray, lengths: np.ndarray) -> pa.Array:
     offsets = np.zeros(len(lengths) + 1, dtype=np.int64)
     np.cumsum(lengths, out=offsets[1:])
     return pa.LargeStringArray.from_buffers(
-        len(lengths), pa.py_buffer(offsets), pa.py_buffer(data)).cast(pa.string())
+        len(lengths), pa.py_buffer(offsets), pa.py_buffer(data)
+    ).cast(pa.string())
 
 
 def english(rng: np.random.Generator, labels: pa.Array, vocab: list[bytes]) -> pa.Array:
@@ -112,8 +113,9 @@ def build_corpus(folder: Path, rows_per_file: int, seed: int = 1234) -> list[Pat
     rng = np.random.default_rng(seed)
     letters = np.frombuffer(b"abcdefghijklmnopqrstuvwxyz", dtype=np.uint8)
     # 1..7 letters, in random order: Zipf's frequent words are not all the short ones.
-    vocab = [bytes(letters[rng.integers(0, 26, size=int(k))])
-             for k in rng.integers(1, 8, size=5_000)]
+    vocab = [
+        bytes(letters[rng.integers(0, 26, size=int(k))]) for k in rng.integers(1, 8, size=5_000)
+    ]
     paths = []
     for f in range(FILES):
         path = folder / f"train-{f:05d}-of-{FILES:05d}.parquet"
@@ -122,18 +124,21 @@ def build_corpus(folder: Path, rows_per_file: int, seed: int = 1234) -> list[Pat
             continue
         start = time.perf_counter()
         tmp = path.with_suffix(".tmp")
-        schema = pa.schema([("translation", pa.struct([("en", pa.string()),
-                                                        ("zh", pa.string())]))])
+        schema = pa.schema([("translation", pa.struct([("en", pa.string()), ("zh", pa.string())]))])
         with pq.ParquetWriter(tmp, schema, compression="snappy") as writer:
             for first in range(0, rows_per_file, CHUNK):
                 rows = min(CHUNK, rows_per_file - first)
                 labels = pa.array([f"f{f} r{r} " for r in range(first, first + rows)])
                 column = pa.StructArray.from_arrays(
-                    [english(rng, labels, vocab), chinese(rng, rows)], names=["en", "zh"])
+                    [english(rng, labels, vocab), chinese(rng, rows)], names=["en", "zh"]
+                )
                 writer.write_table(pa.table({"translation": column}), row_group_size=GROUP)
         tmp.replace(path)
-        print(f"  wrote {path.name}: {path.stat().st_size / 2**20:,.0f} MiB "
-              f"in {time.perf_counter() - start:.0f} s", flush=True)
+        print(
+            f"  wrote {path.name}: {path.stat().st_size / 2**20:,.0f} MiB "
+            f"in {time.perf_counter() - start:.0f} s",
+            flush=True,
+        )
     return paths
 
 
@@ -163,8 +168,7 @@ class CountingFileSystem(LocalFileSystem):
         self.bytes = 0
 
     def _open(self, path: str, mode: str = "rb", block_size: Any = None, **kwargs: Any):
-        return CountingFile(self, self._strip_protocol(path), mode, block_size=block_size,
-                            **kwargs)
+        return CountingFile(self, self._strip_protocol(path), mode, block_size=block_size, **kwargs)
 
 
 def old_plan(row_groups: list[list[int]], n: int, seed: int) -> dict[tuple[int, int], list[int]]:
@@ -196,19 +200,28 @@ def old_plan(row_groups: list[list[int]], n: int, seed: int) -> dict[tuple[int, 
 def old_read_sample(fs: Any, files: list[str], n: int, seed: int) -> list[Pair]:
     """The OLD reader (before issue 12), for comparison only: default open, old plan."""
     handles = [pq.ParquetFile(fs.open(path, "rb")) for path in files]
-    sizes = [[h.metadata.row_group(g).num_rows for g in range(h.metadata.num_row_groups)]
-             for h in handles]
+    sizes = [
+        [h.metadata.row_group(g).num_rows for g in range(h.metadata.num_row_groups)]
+        for h in handles
+    ]
     pairs: list[Pair] = []
     for (f, g), offsets in sorted(old_plan(sizes, n, seed).items()):
         table = handles[f].read_row_group(g, columns=["translation"]).take(offsets)
-        pairs.extend(Pair(r["translation"]["en"], r["translation"]["zh"])
-                     for r in table.to_pylist())
+        pairs.extend(
+            Pair(r["translation"]["en"], r["translation"]["zh"]) for r in table.to_pylist()
+        )
     order = np.random.default_rng(seed).permutation(len(pairs))
     return [pairs[i] for i in order]
 
 
-def new_read_sample(fs: Any, files: list[str], n: int, seed: int, plan: Any = None,
-                    open_options: dict[str, Any] | None = None) -> list[Pair]:
+def new_read_sample(
+    fs: Any,
+    files: list[str],
+    n: int,
+    seed: int,
+    plan: Any = None,
+    open_options: dict[str, Any] | None = None,
+) -> list[Pair]:
     """``parquet_reads.read_sample`` as it is, or with another plan or open options swapped in."""
     saved = parquet_reads.plan_sample, dict(parquet_reads.OPEN_OPTIONS)
     if plan is not None:
@@ -237,8 +250,13 @@ def shape(pairs: list[Pair]) -> dict[str, Any]:
     """How clustered a sample is, read from the rows' ``f<file> r<row>`` labels."""
     where = [(int(f[1:]), int(r[1:])) for f, r, *_ in (p.source.split(" ", 2) for p in pairs)]
     windows = collections.Counter((f, r // WINDOW) for f, r in where)
-    return {"pairs": len(pairs), "distinct": len(set(where)), "windows": len(windows),
-            "max_per_window": max(windows.values()), "files": len({f for f, _ in where})}
+    return {
+        "pairs": len(pairs),
+        "distinct": len(set(where)),
+        "windows": len(windows),
+        "max_per_window": max(windows.values()),
+        "files": len({f for f, _ in where}),
+    }
 
 
 def main() -> None:
@@ -260,18 +278,21 @@ def main() -> None:
     sample = pq.ParquetFile(paths[0]).read_row_group(0).column(0).to_pylist()[:50]
     en_chars = np.mean([len(r["en"]) for r in sample])
     zh_chars = np.mean([len(r["zh"]) for r in sample])
-    print(f"  {size / 2**30:.2f} GiB on disk ({size / (FILES * args.rows_per_file):.0f} B/row), "
-          f"footer {footer / 2**10:.0f} KiB, {meta.num_row_groups} row groups per file, "
-          f"en ~{en_chars:.0f} chars, zh ~{zh_chars:.0f} chars; ready in {build_s:.0f} s",
-          flush=True)
+    print(
+        f"  {size / 2**30:.2f} GiB on disk ({size / (FILES * args.rows_per_file):.0f} B/row), "
+        f"footer {footer / 2**10:.0f} KiB, {meta.num_row_groups} row groups per file, "
+        f"en ~{en_chars:.0f} chars, zh ~{zh_chars:.0f} chars; ready in {build_s:.0f} s",
+        flush=True,
+    )
 
     readahead: dict[str, Any] = {}  # fsspec's defaults: a 5 MiB read-ahead block
     runs = [
         ("before: old plan, old reader (5 MiB read-ahead)", old_read_sample),
-        ("old plan, new reader (no read-ahead)",
-         partial(new_read_sample, plan=old_plan)),
-        ("new plan, new reader with 5 MiB read-ahead",
-         partial(new_read_sample, open_options=readahead)),
+        ("old plan, new reader (no read-ahead)", partial(new_read_sample, plan=old_plan)),
+        (
+            "new plan, new reader with 5 MiB read-ahead",
+            partial(new_read_sample, open_options=readahead),
+        ),
         ("now: new plan, new reader (no read-ahead)", new_read_sample),
     ]
     results = []
@@ -284,28 +305,44 @@ def main() -> None:
     print(f"wrote {args.out}")
 
 
-def write_report(args: argparse.Namespace, results: list[tuple[str, dict[str, Any]]],
-                 size: int, footer: int, en_chars: float, zh_chars: float,
-                 build_s: float) -> None:
-    header = ("| scheme | row groups read | distinct 1,000-line windows | max rows from one group "
-              "| files | range reads | bytes fetched | wall |")
+def write_report(
+    args: argparse.Namespace,
+    results: list[tuple[str, dict[str, Any]]],
+    size: int,
+    footer: int,
+    en_chars: float,
+    zh_chars: float,
+    build_s: float,
+) -> None:
+    header = (
+        "| scheme | row groups read | distinct 1,000-line windows | max rows from one group "
+        "| files | range reads | bytes fetched | wall |"
+    )
     lines = [header, "|" + "---|" * 8]
     for label, r in results:
-        lines.append(f"| {label} | {r['windows']:,} | {r['windows']:,} | {r['max_per_window']} "
-                     f"| {r['files']} | {r['reads']:,} | {r['bytes'] / 2**20:,.1f} MiB "
-                     f"| {r['wall']:.1f} s |")
+        lines.append(
+            f"| {label} | {r['windows']:,} | {r['windows']:,} | {r['max_per_window']} "
+            f"| {r['files']} | {r['reads']:,} | {r['bytes'] / 2**20:,.1f} MiB "
+            f"| {r['wall']:.1f} s |"
+        )
     table = "\n".join(lines)
-    command = (f"python benchmarks/sampling.py --folder {args.folder} --rows-per-file "
-               f"{args.rows_per_file} --n {args.n} --seed {args.seed}")
+    command = (
+        f"python benchmarks/sampling.py --folder {args.folder} --rows-per-file "
+        f"{args.rows_per_file} --n {args.n} --seed {args.seed}"
+    )
     model = ["| scheme | range reads x 50 ms | bytes at 50 MB/s | total |", "|---|---|---|---|"]
     for label, r in results:
         latency, transfer = r["reads"] * LATENCY_S, r["bytes"] / BANDWIDTH_BPS
-        model.append(f"| {label} | {latency:,.0f} s | {transfer:,.0f} s "
-                     f"| {latency + transfer:,.0f} s |")
-    command = (f"python benchmarks/sampling.py --folder {args.folder} --rows-per-file "
-               f"{args.rows_per_file} --n {args.n} --seed {args.seed}")
+        model.append(
+            f"| {label} | {latency:,.0f} s | {transfer:,.0f} s | {latency + transfer:,.0f} s |"
+        )
+    command = (
+        f"python benchmarks/sampling.py --folder {args.folder} --rows-per-file "
+        f"{args.rows_per_file} --n {args.n} --seed {args.seed}"
+    )
     rows = FILES * args.rows_per_file
-    args.out.write_text(f"""# How the WMT19 sample is drawn: old plan against new
+    args.out.write_text(
+        f"""# How the WMT19 sample is drawn: old plan against new
 
 Command: `{command}`
 Run on {datetime.date.today().isoformat()}: {platform.machine()}, {os.cpu_count()} CPU cores
@@ -340,25 +377,27 @@ another:
 {chr(10).join(model)}
 
 {findings(results, size)}
-""", encoding="utf-8")
+""",
+        encoding="utf-8",
+    )
 
 
 def findings(results: list[tuple[str, dict[str, Any]]], size: int) -> str:
     """What the table says, in words, from this run's figures."""
     before, old_exact, new_ahead, now = (r for _label, r in results)
     mib = 2**20
-    return f"""**Reading the figures.** The old plan drew the sample from {before['windows']:,}
-windows of 1,000 consecutive lines, up to {before['max_per_window']} lines from one window;
-the new plan from {now['windows']:,} windows, at most {now['max_per_window']} from one.
-Without read-ahead the old plan would have fetched {old_exact['bytes'] / mib:,.0f} MiB
-instead of {before['bytes'] / mib:,.0f} MiB. The new plan fetches
-{now['bytes'] / mib:,.0f} MiB ({now['bytes'] / size:.0%} of the corpus): with read-ahead
-it would fetch {new_ahead['bytes'] / mib:,.0f} MiB ({new_ahead['bytes'] / size:.0%}), since
+    return f"""**Reading the figures.** The old plan drew the sample from {before["windows"]:,}
+windows of 1,000 consecutive lines, up to {before["max_per_window"]} lines from one window;
+the new plan from {now["windows"]:,} windows, at most {now["max_per_window"]} from one.
+Without read-ahead the old plan would have fetched {old_exact["bytes"] / mib:,.0f} MiB
+instead of {before["bytes"] / mib:,.0f} MiB. The new plan fetches
+{now["bytes"] / mib:,.0f} MiB ({now["bytes"] / size:.0%} of the corpus): with read-ahead
+it would fetch {new_ahead["bytes"] / mib:,.0f} MiB ({new_ahead["bytes"] / size:.0%}), since
 its row groups are close enough together for each 5 MiB block to reach the next one. The
-price of reading exactly is one request per row group ({now['reads']:,} against
-{new_ahead['reads']:,}): read one after another over a network with a round trip of tens
+price of reading exactly is one request per row group ({now["reads"]:,} against
+{new_ahead["reads"]:,}): read one after another over a network with a round trip of tens
 of milliseconds, the requests rather than the bytes set the time, and in the model above
-the read-ahead variant finishes first despite downloading {new_ahead['bytes'] / now['bytes']:.1f}x
+the read-ahead variant finishes first despite downloading {new_ahead["bytes"] / now["bytes"]:.1f}x
 the bytes. Reading the {FILES} files concurrently (one open file each) would divide the
 request time by up to {FILES}; the reader does not do that yet."""
 

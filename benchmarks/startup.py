@@ -54,8 +54,12 @@ def help_times(repeats: int) -> list[float]:
 
 def help_imports() -> list[str]:
     """The heavy packages ``workbench --help`` imports (should be none)."""
-    out = subprocess.run([sys.executable, "-X", "importtime", "-m", "workbench", "--help"],
-                         check=True, capture_output=True, text=True)
+    out = subprocess.run(
+        [sys.executable, "-X", "importtime", "-m", "workbench", "--help"],
+        check=True,
+        capture_output=True,
+        text=True,
+    )
     names = {line.split("|")[-1].strip() for line in out.stderr.splitlines() if "|" in line}
     return sorted(h for h in HEAVY if h in names)
 
@@ -83,8 +87,9 @@ def tui_paint(
         command.insert(1, "-X")
         command.insert(2, "importtime")
         stderr = open(import_log, "w")  # noqa: SIM115 - closed below
-    proc = subprocess.Popen(command, stdin=slave, stdout=slave, stderr=stderr,
-                            start_new_session=True, env=env)
+    proc = subprocess.Popen(
+        command, stdin=slave, stdout=slave, stderr=stderr, start_new_session=True, env=env
+    )
     os.close(slave)
     seen = b""
     first = footer = data = first_cpu = None
@@ -180,7 +185,8 @@ def report_lines(result: dict) -> list[str]:
     """Markdown table rows for RESULTS.md and TUI.md."""
     heavy = ", ".join(result["help_heavy_imports"]) or "none"
     at_paint = ", ".join(result["paint_heavy_imports"]) or "none of " + ", ".join(
-        h for h in HEAVY if h != "textual")
+        h for h in HEAVY if h != "textual"
+    )
     paints = ", ".join(f"{p:.2f}" for p in result["paint_all"])
     return [
         f"| `workbench --help` (fresh interpreter, {result['help_runs']} runs) | "

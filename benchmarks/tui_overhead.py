@@ -94,8 +94,11 @@ def main() -> int:
             summary = fn(args.epochs)
             rate = summary["global_step"] / summary["train_seconds"]
             rates[arm].append(rate)
-            print(f"{arm}: {summary['global_step']} steps in {summary['train_seconds']} s "
-                  f"= {rate:.3f} steps/s", flush=True)
+            print(
+                f"{arm}: {summary['global_step']} steps in {summary['train_seconds']} s "
+                f"= {rate:.3f} steps/s",
+                flush=True,
+            )
     paints, torch_loaded = first_paint(5)
     med = {arm: statistics.median(v) for arm, v in rates.items()}
     ratio = med["tui"] / med["headless"]
@@ -109,8 +112,10 @@ def main() -> int:
         "",
         "| arm | steps/s per repetition | median |",
         "| --- | --- | --- |",
-        *(f"| {arm} | {', '.join(f'{r:.3f}' for r in v)} | {med[arm]:.3f} |"
-          for arm, v in rates.items()),
+        *(
+            f"| {arm} | {', '.join(f'{r:.3f}' for r in v)} | {med[arm]:.3f} |"
+            for arm, v in rates.items()
+        ),
         "",
         f"**TUI / headless training throughput: {ratio:.3f}** (demo preset, "
         f"{args.epochs:g} epochs, arms interleaved).",

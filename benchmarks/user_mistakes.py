@@ -34,9 +34,12 @@ def main() -> None:
                     (Path(tmp) / rel).write_bytes(content)
                 started = time.perf_counter()
                 result = subprocess.run(
-                    [sys.executable, "-m", "workbench", *argv], cwd=tmp, input=b"hello\n",
-                    capture_output=True, env={**os.environ, "HF_HUB_OFFLINE": "1",
-                                              "PYTHONPATH": str(REPO), **env})
+                    [sys.executable, "-m", "workbench", *argv],
+                    cwd=tmp,
+                    input=b"hello\n",
+                    capture_output=True,
+                    env={**os.environ, "HF_HUB_OFFLINE": "1", "PYTHONPATH": str(REPO), **env},
+                )
                 times.append(time.perf_counter() - started)
                 line = result.stderr.decode("utf-8", "replace").strip().replace("|", "\\|")
                 code = result.returncode

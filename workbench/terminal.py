@@ -26,8 +26,7 @@ def to_rich(lines: Sequence[Line]) -> Text:
     return text
 
 
-def render_rich(row_labels: list[str], col_labels: list[str], matrix: Any,
-                **options: Any) -> Text:
+def render_rich(row_labels: list[str], col_labels: list[str], matrix: Any, **options: Any) -> Text:
     """The heatmap as a Rich ``Text`` (colour by default), for terminals and the TUI."""
     options.setdefault("colour", True)
     return to_rich(build_lines(row_labels, col_labels, matrix, **options))

@@ -28,7 +28,8 @@ def selector(text: str) -> int | str:
         value = int(text)
     except ValueError:
         raise argparse.ArgumentTypeError(
-            f"expected a number (1 = first) or 'mean', got '{text}'") from None
+            f"expected a number (1 = first) or 'mean', got '{text}'"
+        ) from None
     if value == 0:
         raise argparse.ArgumentTypeError("counting starts at 1 (1 = first; -1 = last)")
     return value
@@ -37,20 +38,47 @@ def selector(text: str) -> int | str:
 #: The sentence, then how to look at its attention.
 FLAGS: tuple[Flag, ...] = (
     ("sentence", {"nargs": "*", "help": 'the sentence, e.g. "I like to drink tea."'}),
-    ("--layer", {"type": selector, "default": None,
-                 "help": "decoder layer, 1 = first, -1 = last, or 'mean' (default: mean, "
-                         "which aligned best on the demo model)"}),
-    ("--head", {"type": selector, "default": None,
-                "help": "attention head, 1 = first, or 'mean' (default: mean)"}),
+    (
+        "--layer",
+        {
+            "type": selector,
+            "default": None,
+            "help": "decoder layer, 1 = first, -1 = last, or 'mean' (default: mean, "
+            "which aligned best on the demo model)",
+        },
+    ),
+    (
+        "--head",
+        {
+            "type": selector,
+            "default": None,
+            "help": "attention head, 1 = first, or 'mean' (default: mean)",
+        },
+    ),
     ("--words", {"action": "store_true", "help": "merge SentencePiece pieces into whole words"}),
-    ("--hide-special", {"action": "store_true",
-                        "help": "leave out the language label and </s> (rows renormalised)"}),
-    ("--values", {"action": "store_true",
-                  "help": "print each cell's percentage instead of a shade"}),
-    ("--width", {"type": int, "default": None,
-                 "help": "columns to lay out for (default: the terminal's)"}),
-    ("--page", {"type": int, "default": None,
-                "help": "print only this page of source columns (default: all pages)"}),
+    (
+        "--hide-special",
+        {
+            "action": "store_true",
+            "help": "leave out the language label and </s> (rows renormalised)",
+        },
+    ),
+    (
+        "--values",
+        {"action": "store_true", "help": "print each cell's percentage instead of a shade"},
+    ),
+    (
+        "--width",
+        {"type": int, "default": None, "help": "columns to lay out for (default: the terminal's)"},
+    ),
+    (
+        "--page",
+        {
+            "type": int,
+            "default": None,
+            "help": "print only this page of source columns (default: all pages)",
+        },
+    ),
     ("--svg", {"metavar": "FILE", "help": "also save what was printed as SVG"}),
     ("--png", {"metavar": "FILE", "help": "also draw a matplotlib heatmap"}),
 )
@@ -59,10 +87,13 @@ FLAGS: tuple[Flag, ...] = (
 def add_parser(subparsers: Any) -> None:
     """Register ``workbench attention`` on the CLI's subparsers."""
     parser = add_command(
-        subparsers, "attention", help="print a cross-attention heatmap for one sentence",
+        subparsers,
+        "attention",
+        help="print a cross-attention heatmap for one sentence",
         description="Translate one sentence and print which source tokens each output "
-                    "token attended to (rows: translation, columns: source).",
-        flags=FLAGS)
+        "token attended to (rows: translation, columns: source).",
+        flags=FLAGS,
+    )
     add_model_options(parser)
 
 
@@ -75,8 +106,10 @@ def pick(value: int | str | None, default: int | str, count: int, name: str) -> 
     assert isinstance(value, int)
     if not -count <= value <= count:
         plural = "" if count == 1 else "s"
-        raise WorkbenchError(f"--{name} {value} does not exist: the model has {count} "
-                             f"decoder {name}{plural} (1..{count}, -1 for the last, or mean)")
+        raise WorkbenchError(
+            f"--{name} {value} does not exist: the model has {count} "
+            f"decoder {name}{plural} (1..{count}, -1 for the last, or mean)"
+        )
     return value - 1 if value > 0 else value
 
 
@@ -86,8 +119,10 @@ def run(args: argparse.Namespace) -> int:
 
     sentence = clean_input(" ".join(args.sentence or []))
     if not sentence:
-        raise WorkbenchError('empty sentence: give the text to look at, e.g. '
-                             'workbench attention "I like to drink tea."')
+        raise WorkbenchError(
+            "empty sentence: give the text to look at, e.g. "
+            'workbench attention "I like to drink tea."'
+        )
     check_model_options(args)
     for flag in ("svg", "png"):
         target = getattr(args, flag)
@@ -101,8 +136,9 @@ def run(args: argparse.Namespace) -> int:
     layer = pick(args.layer, DEFAULT_LAYER, amap.num_layers, "layer")
     head = pick(args.head, DEFAULT_HEAD, amap.num_heads, "head")
     view = amap.view(layer=layer, head=head, words=args.words, hide_special=args.hide_special)
-    title = (f"cross-attention · {view.title}"
-             + (f" · {amap.num_beams} beams" if amap.num_beams > 1 else ""))
+    title = f"cross-attention · {view.title}" + (
+        f" · {amap.num_beams} beams" if amap.num_beams > 1 else ""
+    )
     _print(args, amap, view, title)
     if args.png:
         from workbench.core.attention.heatmap import save_png
@@ -126,8 +162,15 @@ def _print(args: argparse.Namespace, amap: AttentionMap, view: AttentionView, ti
     console.print(Text(title, style="bold"))
     console.print(Text(f"source:      {amap.sentence}"), width=width)
     console.print(Text(f"translation: {amap.translation or '(empty)'}"), width=width)
-    grid = render_rich(view.row_labels, view.col_labels, view.matrix, width=width,
-                       colour=colour, values=args.values, page=args.page)
+    grid = render_rich(
+        view.row_labels,
+        view.col_labels,
+        view.matrix,
+        width=width,
+        colour=colour,
+        values=args.values,
+        page=args.page,
+    )
     console.print(grid, no_wrap=True, overflow="ignore", crop=False)
     if args.svg:
         try:

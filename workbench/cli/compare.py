@@ -11,21 +11,36 @@ from typing import Any
 from workbench.cli.options import OUTPUT_DIR_FLAG, Flag, add_command
 
 FLAGS: tuple[Flag, ...] = (
-    ("runs", {"nargs": "+", "metavar": "RUN",
-              "help": "two or more run ids (as `workbench runs` lists them) or run folders; "
-                      "the first is the baseline of every test"}),
+    (
+        "runs",
+        {
+            "nargs": "+",
+            "metavar": "RUN",
+            "help": "two or more run ids (as `workbench runs` lists them) or run folders; "
+            "the first is the baseline of every test",
+        },
+    ),
     OUTPUT_DIR_FLAG,
-    ("--out", {"default": None, "metavar": "DIR",
-               "help": "where to write compare.md and compare.html (default: "
-                       "<output-dir>/comparisons/<A>_vs_<B>)"}),
+    (
+        "--out",
+        {
+            "default": None,
+            "metavar": "DIR",
+            "help": "where to write compare.md and compare.html (default: "
+            "<output-dir>/comparisons/<A>_vs_<B>)",
+        },
+    ),
 )
 
 
 def add_parser(subparsers: Any) -> None:
     """Register ``workbench compare`` on the CLI's subparsers."""
-    add_command(subparsers, "compare",
-                help="compare runs: settings, curves, paired significance tests, sentences",
-                flags=FLAGS)
+    add_command(
+        subparsers,
+        "compare",
+        help="compare runs: settings, curves, paired significance tests, sentences",
+        flags=FLAGS,
+    )
 
 
 def run(args: argparse.Namespace) -> int:
@@ -46,5 +61,7 @@ def show_comparison(runs: list[str], output_dir: str, out: str | None = None) ->
     print(render_text(comparison), end="")
     folder = Path(out).expanduser() if out else default_folder(comparison)
     write_comparison(comparison, folder)
-    print(f"\nwrote {folder / COMPARE_MD} and {folder / COMPARE_HTML} (self-contained: open "
-          "it in a browser)")
+    print(
+        f"\nwrote {folder / COMPARE_MD} and {folder / COMPARE_HTML} (self-contained: open "
+        "it in a browser)"
+    )

@@ -20,40 +20,54 @@ def add_parser(subparsers: Any) -> None:
     from workbench.core.translate.ct2 import DEFAULT_QUANTIZATION, QUANTIZATIONS
 
     add_command(
-        subparsers, "export", help="convert a saved model for faster translation (CTranslate2)",
+        subparsers,
+        "export",
+        help="convert a saved model for faster translation (CTranslate2)",
         description="Convert a saved MarianMT model to CTranslate2 (pip install "
-                    f"'{DISTRIBUTION}[ct2]'). The export is written to "
-                    "<model>/ct2-<quantization>/; interact, translate and the TUI use it "
-                    "automatically while it matches the model.",
+        f"'{DISTRIBUTION}[ct2]'). The export is written to "
+        "<model>/ct2-<quantization>/; interact, translate and the TUI use it "
+        "automatically while it matches the model.",
         flags=(
-            ("--ctranslate2", {"action": "store_true",
-                               "help": "export for CTranslate2 (the one format for now)"}),
+            (
+                "--ctranslate2",
+                {"action": "store_true", "help": "export for CTranslate2 (the one format for now)"},
+            ),
             MODEL_FLAG,
-            ("--quantization", {
-                "default": DEFAULT_QUANTIZATION, "choices": QUANTIZATIONS,
-                "help": f"weight type (default: {DEFAULT_QUANTIZATION}, the fastest on CPU; "
-                        "float32 keeps the weights exact: the same greedy output as "
-                        "transformers)"}),
-            ("--force", {"action": "store_true",
-                         "help": "rebuild even if the export is up to date"}),
-        ))
+            (
+                "--quantization",
+                {
+                    "default": DEFAULT_QUANTIZATION,
+                    "choices": QUANTIZATIONS,
+                    "help": f"weight type (default: {DEFAULT_QUANTIZATION}, the fastest on CPU; "
+                    "float32 keeps the weights exact: the same greedy output as "
+                    "transformers)",
+                },
+            ),
+            (
+                "--force",
+                {"action": "store_true", "help": "rebuild even if the export is up to date"},
+            ),
+        ),
+    )
 
 
 def run(args: argparse.Namespace) -> int:
     """Convert, then say where the export went and how to use it."""
     if not args.ctranslate2:
-        raise WorkbenchError("say which format to export: workbench export --ctranslate2 "
-                             f"[--model {args.model}]")
+        raise WorkbenchError(
+            f"say which format to export: workbench export --ctranslate2 [--model {args.model}]"
+        )
     check_default_model(args.model)
     from workbench.core.translate.ct2_export import export_ctranslate2
 
     result = export_ctranslate2(args.model, args.quantization, force=args.force)
     size = f"{result.size_bytes / 1e6:.1f} MB"
     if result.rebuilt:
-        print(f"exported {args.model} to {result.path} ({result.quantization}, {size}, "
-              f"{result.seconds:.1f} s)")
+        print(
+            f"exported {args.model} to {result.path} ({result.quantization}, {size}, "
+            f"{result.seconds:.1f} s)"
+        )
     else:
-        print(f"{result.path} is up to date ({result.quantization}, {size}); "
-              "--force rebuilds it")
+        print(f"{result.path} is up to date ({result.quantization}, {size}); --force rebuilds it")
     print(f"translate with it: workbench translate --backend ct2 --model {args.model}")
     return 0

@@ -16,46 +16,95 @@ from workbench.errors import WorkbenchError
 
 def add_parser(subparsers: Any) -> None:
     """Register ``workbench lab`` and its studies on the CLI's subparsers."""
-    lab = add_command(subparsers, "lab",
-                      help="measure decoding strategies, the KV cache and the three attentions")
+    lab = add_command(
+        subparsers, "lab", help="measure decoding strategies, the KV cache and the three attentions"
+    )
     studies = lab.add_subparsers(dest="study", metavar="STUDY")
-    add_command(studies, "decoding", help="greedy, beam and sampling on the test set: BLEU, "
-                "intervals, diversity, time", flags=(
-                    MODEL_FLAG,
-                    ("--limit", {"type": int, "default": 200,
-                                 "help": "the first N test sentences (default: 200)"}),
-                    ("--run", {"metavar": "RUN_DIR", "default": None,
-                               "help": "the run whose test set to use (default: the run "
-                                       "that trained the model)"}),
-                ))
-    add_command(studies, "cache", help="the KV cache: time per token with and without it, "
-                "and its size against the formula", flags=(
-                    MODEL_FLAG,
-                    ("--lengths", {"type": int, "nargs": "+", "metavar": "T", "default": None,
-                                   "help": "output lengths to force (default: 16 32 64 128)"}),
-                    ("--repeats", {"type": int, "default": 3,
-                                   "help": "timed runs per length; the median counts "
-                                           "(default: 3)"}),
-                ))
-    add_command(studies, "attention", help="encoder self-, masked decoder self- and "
-                "cross-attention of one sentence", flags=(
-                    ("sentence", {"nargs": "*", "help": 'e.g. "I like to drink tea."'}),
-                    MODEL_FLAG,
-                    ("--layer", {"type": selector, "default": None,
-                                 "help": "layer of each kind, 1 = first, -1 = last, or 'mean' "
-                                         "(default: mean)"}),
-                    ("--head", {"type": selector, "default": None,
-                                "help": "attention head, 1 = first, or 'mean' (default: mean)"}),
-                    ("--words", {"action": "store_true",
-                                 "help": "merge SentencePiece pieces into whole words"}),
-                ))
+    add_command(
+        studies,
+        "decoding",
+        help="greedy, beam and sampling on the test set: BLEU, intervals, diversity, time",
+        flags=(
+            MODEL_FLAG,
+            (
+                "--limit",
+                {"type": int, "default": 200, "help": "the first N test sentences (default: 200)"},
+            ),
+            (
+                "--run",
+                {
+                    "metavar": "RUN_DIR",
+                    "default": None,
+                    "help": "the run whose test set to use (default: the run "
+                    "that trained the model)",
+                },
+            ),
+        ),
+    )
+    add_command(
+        studies,
+        "cache",
+        help="the KV cache: time per token with and without it, and its size against the formula",
+        flags=(
+            MODEL_FLAG,
+            (
+                "--lengths",
+                {
+                    "type": int,
+                    "nargs": "+",
+                    "metavar": "T",
+                    "default": None,
+                    "help": "output lengths to force (default: 16 32 64 128)",
+                },
+            ),
+            (
+                "--repeats",
+                {
+                    "type": int,
+                    "default": 3,
+                    "help": "timed runs per length; the median counts (default: 3)",
+                },
+            ),
+        ),
+    )
+    add_command(
+        studies,
+        "attention",
+        help="encoder self-, masked decoder self- and cross-attention of one sentence",
+        flags=(
+            ("sentence", {"nargs": "*", "help": 'e.g. "I like to drink tea."'}),
+            MODEL_FLAG,
+            (
+                "--layer",
+                {
+                    "type": selector,
+                    "default": None,
+                    "help": "layer of each kind, 1 = first, -1 = last, or 'mean' (default: mean)",
+                },
+            ),
+            (
+                "--head",
+                {
+                    "type": selector,
+                    "default": None,
+                    "help": "attention head, 1 = first, or 'mean' (default: mean)",
+                },
+            ),
+            (
+                "--words",
+                {"action": "store_true", "help": "merge SentencePiece pieces into whole words"},
+            ),
+        ),
+    )
 
 
 def run(args: argparse.Namespace) -> int:
     """Run the chosen study and print what it measured."""
     if not args.study:
-        raise WorkbenchError("say which study: workbench lab decoding, workbench lab cache "
-                             "or workbench lab attention")
+        raise WorkbenchError(
+            "say which study: workbench lab decoding, workbench lab cache "
+            "or workbench lab attention"
+        )
     check_default_model(args.model)
     return STUDIES[args.study](args)
 
@@ -86,8 +135,7 @@ def run_cache(args: argparse.Namespace) -> int:
     from workbench.core.lab.study import StudyOptions, run_study
     from workbench.core.lab.text import cache_text
 
-    options = StudyOptions(lengths=tuple(args.lengths or DEFAULT_LENGTHS),
-                           repeats=args.repeats)
+    options = StudyOptions(lengths=tuple(args.lengths or DEFAULT_LENGTHS), repeats=args.repeats)
     run = run_study("cache", args.model, options)
     assert isinstance(run.result, CacheStudy)
     print(cache_text(run.result))
@@ -112,12 +160,17 @@ def run_attention(args: argparse.Namespace) -> int:
     colour = console.color_system is not None and not console.no_color
 
     def choose(kmap: Any) -> tuple[Any, Any]:
-        return (pick(args.layer, DEFAULT_LAYER, kmap.num_layers, "layer"),
-                pick(args.head, DEFAULT_HEAD, kmap.num_heads, "head"))
+        return (
+            pick(args.layer, DEFAULT_LAYER, kmap.num_layers, "layer"),
+            pick(args.head, DEFAULT_HEAD, kmap.num_heads, "head"),
+        )
 
-    console.print(to_rich(kinds_lines(result, console.width, colour, choose=choose,
-                                      words=args.words)),
-                  no_wrap=True, overflow="ignore", crop=False)
+    console.print(
+        to_rich(kinds_lines(result, console.width, colour, choose=choose, words=args.words)),
+        no_wrap=True,
+        overflow="ignore",
+        crop=False,
+    )
     print()
     print(heads_text(result))
     _saved(run.saved)

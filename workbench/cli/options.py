@@ -23,16 +23,28 @@ DEFAULT_MODEL_DIR = f"{DEFAULT_OUTPUT_DIR}/{BEST_MODEL}"
 #: A flag and its ``add_argument`` keywords: commands declare their flags as tables.
 Flag = tuple[str, dict[str, Any]]
 #: ``--model`` of the commands that read a saved model folder (lab, export).
-MODEL_FLAG: Flag = ("--model", {"default": DEFAULT_MODEL_DIR,
-                                  "help": f"saved model folder (default: {DEFAULT_MODEL_DIR})"})
+MODEL_FLAG: Flag = (
+    "--model",
+    {"default": DEFAULT_MODEL_DIR, "help": f"saved model folder (default: {DEFAULT_MODEL_DIR})"},
+)
 #: ``--output-dir`` of the commands that read the runs (runs, compare).
-OUTPUT_DIR_FLAG: Flag = ("--output-dir", {"default": DEFAULT_OUTPUT_DIR, "metavar": "DIR",
-                                      "help": "where the runs live "
-                                              f"(default: {DEFAULT_OUTPUT_DIR})"})
+OUTPUT_DIR_FLAG: Flag = (
+    "--output-dir",
+    {
+        "default": DEFAULT_OUTPUT_DIR,
+        "metavar": "DIR",
+        "help": f"where the runs live (default: {DEFAULT_OUTPUT_DIR})",
+    },
+)
 
 
-def add_command(subparsers: Any, name: str, help: str, description: str | None = None,
-                flags: Sequence[Flag] = ()) -> argparse.ArgumentParser:
+def add_command(
+    subparsers: Any,
+    name: str,
+    help: str,
+    description: str | None = None,
+    flags: Sequence[Flag] = (),
+) -> argparse.ArgumentParser:
     """Register a subcommand with the flags of its table, in order."""
     parser = subparsers.add_parser(name, help=help, description=description)
     for flag, options in flags:
@@ -42,27 +54,40 @@ def add_command(subparsers: Any, name: str, help: str, description: str | None =
 
 def add_model_options(parser: argparse.ArgumentParser) -> None:
     """Register the shared model flags on a subcommand."""
-    parser.add_argument("--model", default=DEFAULT_MODEL_DIR,
-                        help=f"saved model folder or Hub id (default: {DEFAULT_MODEL_DIR})")
-    parser.add_argument("--num-beams", type=int, default=None,
-                        help="beams (default: the model's)")
-    parser.add_argument("--max-new-tokens", type=int, default=None,
-                        help="generation length bound (default: the model's)")
+    parser.add_argument(
+        "--model",
+        default=DEFAULT_MODEL_DIR,
+        help=f"saved model folder or Hub id (default: {DEFAULT_MODEL_DIR})",
+    )
+    parser.add_argument("--num-beams", type=int, default=None, help="beams (default: the model's)")
+    parser.add_argument(
+        "--max-new-tokens",
+        type=int,
+        default=None,
+        help="generation length bound (default: the model's)",
+    )
 
 
 def add_backend_option(parser: argparse.ArgumentParser) -> None:
     """Register ``--backend`` (which engine generates) on a translating subcommand."""
-    parser.add_argument("--backend", choices=BACKENDS, default="auto",
-                        help="auto (default): a CTranslate2 export of the model if one is "
-                             "up to date (workbench export --ctranslate2), else transformers")
+    parser.add_argument(
+        "--backend",
+        choices=BACKENDS,
+        default="auto",
+        help="auto (default): a CTranslate2 export of the model if one is "
+        "up to date (workbench export --ctranslate2), else transformers",
+    )
 
 
 def add_label_option(parser: argparse.ArgumentParser) -> None:
     """Register ``--label`` (the target-language token) on a translating subcommand."""
-    parser.add_argument("--label", default=AUTO_LABEL,
-                        help="target-language token such as '>>cmn_Hant<<', or none; default "
-                             "auto: the saved model's own, or for a Hub id the label of the "
-                             "preset that uses it (opus-mt-en-zh: >>cmn_Hans<<)")
+    parser.add_argument(
+        "--label",
+        default=AUTO_LABEL,
+        help="target-language token such as '>>cmn_Hant<<', or none; default "
+        "auto: the saved model's own, or for a Hub id the label of the "
+        "preset that uses it (opus-mt-en-zh: >>cmn_Hans<<)",
+    )
 
 
 def label_choice(value: str) -> str | None:
@@ -73,8 +98,9 @@ def label_choice(value: str) -> str | None:
     if text.lower() == AUTO_LABEL:
         return AUTO_LABEL
     if not (text.startswith(">>") and text.endswith("<<")):
-        raise WorkbenchError(f"--label '{text}' should look like '>>cmn_Hans<<', or be "
-                             "none or auto")
+        raise WorkbenchError(
+            f"--label '{text}' should look like '>>cmn_Hans<<', or be none or auto"
+        )
     return text
 
 

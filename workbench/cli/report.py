@@ -12,18 +12,37 @@ from typing import Any
 from workbench.cli.options import Flag, add_command
 
 HELP = "write report.md and report.html for a run (hand-in ready)"
-DESCRIPTION = ("Write report.md, a self-contained report.html and SVG figures into a run "
-               "folder: settings, loss/BLEU per epoch with curves, BLEU before vs after, the "
-               "samples, the console translations and an attention heatmap. Works offline.")
+DESCRIPTION = (
+    "Write report.md, a self-contained report.html and SVG figures into a run "
+    "folder: settings, loss/BLEU per epoch with curves, BLEU before vs after, the "
+    "samples, the console translations and an attention heatmap. Works offline."
+)
 FLAGS: tuple[Flag, ...] = (
-    ("run_dir", {"nargs": "?", "metavar": "RUN_DIR",
-                 "help": "run folder (default: the newest finished run)"}),
-    ("--sentence", {"metavar": "TEXT",
-                    "help": "sentence for the attention heatmap (default: the first console "
-                            "translation of this run, else the first sample)"}),
-    ("--output-dir", {"default": None, "metavar": "DIR",
-                      "help": "where runs and console_history.jsonl live (default: the run "
-                              "folder's own, else translation_output)"}),
+    (
+        "run_dir",
+        {
+            "nargs": "?",
+            "metavar": "RUN_DIR",
+            "help": "run folder (default: the newest finished run)",
+        },
+    ),
+    (
+        "--sentence",
+        {
+            "metavar": "TEXT",
+            "help": "sentence for the attention heatmap (default: the first console "
+            "translation of this run, else the first sample)",
+        },
+    ),
+    (
+        "--output-dir",
+        {
+            "default": None,
+            "metavar": "DIR",
+            "help": "where runs and console_history.jsonl live (default: the run "
+            "folder's own, else translation_output)",
+        },
+    ),
 )
 
 

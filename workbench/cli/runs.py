@@ -18,8 +18,9 @@ FLAGS: tuple[Flag, ...] = (
 
 def add_parser(subparsers: Any) -> None:
     """Register ``workbench runs`` on the CLI's subparsers."""
-    add_command(subparsers, "runs", help="list the runs: settings changed, training, scores",
-                flags=FLAGS)
+    add_command(
+        subparsers, "runs", help="list the runs: settings changed, training, scores", flags=FLAGS
+    )
 
 
 def run(args: argparse.Namespace) -> int:
@@ -34,8 +35,10 @@ def run(args: argparse.Namespace) -> int:
         print(json.dumps([row.to_dict() for row in rows], ensure_ascii=False, indent=1))
         return 0
     if not rows:
-        print(f"no runs under {args.output_dir}/runs yet; start one with "
-              "workbench train --headless --preset demo")
+        print(
+            f"no runs under {args.output_dir}/runs yet; start one with "
+            "workbench train --headless --preset demo"
+        )
         return 0
     print(RUN_LINE_HEADER)
     for row in rows:

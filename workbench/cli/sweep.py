@@ -18,40 +18,87 @@ if TYPE_CHECKING:
     from workbench.core.experiments.sweep import SweepResult
 
 FLAGS: tuple[Flag, ...] = (
-    ("--grid", {"action": "append", "default": [], "metavar": "NAME=V1,V2",
-                "help": "run every value (several --grid: every combination), e.g. "
-                        "--grid lr=5e-4,1e-3 --grid epochs=10,20"}),
-    ("--search", {"action": "append", "default": [], "metavar": "NAME=KIND:LOW:HIGH",
-                  "help": "sample with Optuna's TPE; KIND is loguniform, uniform, int, or "
-                          "choice:A,B; e.g. --search lr=loguniform:1e-5:1e-3"}),
-    ("--trials", {"type": int, "default": None, "metavar": "N",
-                  "help": "trials of a --search, all workers together (default: 8)"}),
-    ("--name", {"default": None,
-                "help": "the study's name (default: the preset, the swept settings and a "
-                        "hash of the sweep and every run setting, so the same command "
-                        "finds it again)"}),
-    ("--storage", {"default": None, "metavar": "URL",
-                   "help": "Optuna database URL, e.g. postgresql://user:pw@host/db, shared "
-                           "by workers on several machines (default: "
-                           "sqlite:///<output-dir>/sweeps/<name>.db)"}),
-    ("--heartbeat", {"type": int, "default": DEFAULT_HEARTBEAT, "metavar": "SECONDS",
-                     "help": "how often a worker tells the study its trial is alive; a trial "
-                             f"silent {GRACE_FACTOR}x as long is taken as killed and run "
-                             f"again (default: {DEFAULT_HEARTBEAT})"}),
-    ("--verbose", {"action": "store_true",
-                   "help": "every line of every run (default: the epochs and each result)"}),
+    (
+        "--grid",
+        {
+            "action": "append",
+            "default": [],
+            "metavar": "NAME=V1,V2",
+            "help": "run every value (several --grid: every combination), e.g. "
+            "--grid lr=5e-4,1e-3 --grid epochs=10,20",
+        },
+    ),
+    (
+        "--search",
+        {
+            "action": "append",
+            "default": [],
+            "metavar": "NAME=KIND:LOW:HIGH",
+            "help": "sample with Optuna's TPE; KIND is loguniform, uniform, int, or "
+            "choice:A,B; e.g. --search lr=loguniform:1e-5:1e-3",
+        },
+    ),
+    (
+        "--trials",
+        {
+            "type": int,
+            "default": None,
+            "metavar": "N",
+            "help": "trials of a --search, all workers together (default: 8)",
+        },
+    ),
+    (
+        "--name",
+        {
+            "default": None,
+            "help": "the study's name (default: the preset, the swept settings and a "
+            "hash of the sweep and every run setting, so the same command "
+            "finds it again)",
+        },
+    ),
+    (
+        "--storage",
+        {
+            "default": None,
+            "metavar": "URL",
+            "help": "Optuna database URL, e.g. postgresql://user:pw@host/db, shared "
+            "by workers on several machines (default: "
+            "sqlite:///<output-dir>/sweeps/<name>.db)",
+        },
+    ),
+    (
+        "--heartbeat",
+        {
+            "type": int,
+            "default": DEFAULT_HEARTBEAT,
+            "metavar": "SECONDS",
+            "help": "how often a worker tells the study its trial is alive; a trial "
+            f"silent {GRACE_FACTOR}x as long is taken as killed and run "
+            f"again (default: {DEFAULT_HEARTBEAT})",
+        },
+    ),
+    (
+        "--verbose",
+        {
+            "action": "store_true",
+            "help": "every line of every run (default: the epochs and each result)",
+        },
+    ),
 )
 
 
 def add_parser(subparsers: Any) -> None:
     """Register ``workbench sweep`` on the CLI's subparsers."""
     parser = add_command(
-        subparsers, "sweep", help="many runs over a grid or a search, chosen by validation BLEU",
+        subparsers,
+        "sweep",
+        help="many runs over a grid or a search, chosen by validation BLEU",
         description="Run one trial per setting (each a normal run folder), the objective "
-                    "being validation BLEU. The study is kept in a database: run the same "
-                    "command again to continue a stopped sweep, or on several machines "
-                    "with one --storage to share the work.",
-        flags=FLAGS)
+        "being validation BLEU. The study is kept in a database: run the same "
+        "command again to continue a stopped sweep, or on several machines "
+        "with one --storage to share the work.",
+        flags=FLAGS,
+    )
     add_run_options(parser)
 
 
@@ -81,8 +128,11 @@ class SweepPrinter:
                 self.line(text)
         elif self.verbose:
             self.runs(event)
-        elif (isinstance(event, EvalDone) and event.stage == "epoch") or isinstance(
-                event, Phase) or (isinstance(event, Note) and event.level != "info"):
+        elif (
+            (isinstance(event, EvalDone) and event.stage == "epoch")
+            or isinstance(event, Phase)
+            or (isinstance(event, Note) and event.level != "info")
+        ):
             for text in self.runs.text.lines(event):
                 self.line("  " + text)
 
@@ -95,22 +145,35 @@ def run(args: argparse.Namespace) -> int:
 
     base = config_from_args(args)
     space = parse_space(base, args.grid, args.search)
-    plan = make_plan(base, space, args.name or default_name(base, space), args.storage,
-                     args.trials, args.heartbeat)
+    plan = make_plan(
+        base,
+        space,
+        args.name or default_name(base, space),
+        args.storage,
+        args.trials,
+        args.heartbeat,
+    )
     import_optuna()  # before any line: one sentence when it is not installed
     printer = SweepPrinter(args.verbose)
-    what = (f"grid of {plan.trials} points" if space.mode == "grid"
-            else f"TPE search of {plan.trials} trials")
-    printer.line(f"sweep {plan.name}: {what} over {space.spec().split(' ', 1)[1]}, "
-                 f"objective validation BLEU; study {plan.storage_url}")
+    what = (
+        f"grid of {plan.trials} points"
+        if space.mode == "grid"
+        else f"TPE search of {plan.trials} trials"
+    )
+    printer.line(
+        f"sweep {plan.name}: {what} over {space.spec().split(' ', 1)[1]}, "
+        f"objective validation BLEU; study {plan.storage_url}"
+    )
     stop = stop_on_signals(printer.line)
     result = run_sweep(plan, printer, stop)
     print_result(result, printer.line)
     if result.status == "finished":
         compare_best(result, base.output_dir, printer.line)
         return 0
-    printer.line("sweep stopped; run the same command again to continue (finished trials "
-                 "are kept, a stopped one continues from its checkpoint)")
+    printer.line(
+        "sweep stopped; run the same command again to continue (finished trials "
+        "are kept, a stopped one continues from its checkpoint)"
+    )
     return 130
 
 
@@ -128,22 +191,27 @@ def print_result(result: SweepResult, line: Any) -> None:
         folder = Path(row.run_dir) if row.run_dir else None
         later = last_of_run.get(row.run_dir)
         if folder is not None and later is not None and later != row.number:
-            text = (f"{row.status}  {point_text(row.params)}  → run {folder.name}, "
-                    f"continued by trial #{later}")
+            text = (
+                f"{row.status}  {point_text(row.params)}  → run {folder.name}, "
+                f"continued by trial #{later}"
+            )
         elif folder is not None and folder.is_dir():
             text = run_line(run_row(folder))
             if row.status not in ("finished", "running"):  # the study's word on it
                 text += f"  [trial {row.status}" + (f": {row.reason}]" if row.reason else "]")
         else:
             text = f"{row.status}  {point_text(row.params)}" + (
-                f"  ({row.reason})" if row.reason else "")
+                f"  ({row.reason})" if row.reason else ""
+            )
         line(f"#{row.number}  {text}")
     best = result.best
     if best is None:
         line("no trial has finished yet")
         return
-    line(f"best: trial #{best.number}  {point_text(best.params)}  val BLEU {best.value:.2f}  "
-         f"run folder {best.run_dir}")
+    line(
+        f"best: trial #{best.number}  {point_text(best.params)}  val BLEU {best.value:.2f}  "
+        f"run folder {best.run_dir}"
+    )
     if result.published:
         line(f"its model is published to {result.published} (workbench interact uses it)")
 
@@ -158,6 +226,8 @@ def compare_best(result: SweepResult, output_dir: str, line: Any) -> None:
         return
     line("")
     if left_out:
-        line(f"comparing the best {len(runs)} runs ({left_out} more left out: "
-             "workbench compare takes any of them)")
+        line(
+            f"comparing the best {len(runs)} runs ({left_out} more left out: "
+            "workbench compare takes any of them)"
+        )
     show_comparison(runs, output_dir)

@@ -43,10 +43,10 @@ def add_parsers(sub: Any) -> None:
 def load_translator(args: argparse.Namespace) -> tuple[Translator, DecodeOptions]:
     """The model the flags name, and its own decoding with the user's beams/length."""
     check_model_options(args)
-    translator = Translator.from_pretrained(args.model, backend=args.backend,
-                                            target_label=label_choice(args.label))
-    return translator, translator.default_options().overridden(args.num_beams,
-                                                               args.max_new_tokens)
+    translator = Translator.from_pretrained(
+        args.model, backend=args.backend, target_label=label_choice(args.label)
+    )
+    return translator, translator.default_options().overridden(args.num_beams, args.max_new_tokens)
 
 
 def run_interact(args: argparse.Namespace) -> int:
@@ -64,15 +64,22 @@ def run_translate(args: argparse.Namespace) -> int:
     return run_pipe(translator, iter_input_lines(args.text), options)
 
 
-def run_console(translator: Translator, model_name: str, history: Path,
-                options: DecodeOptions | None = None, stdin: TextIO | None = None,
-                stdout: TextIO | None = None) -> int:
+def run_console(
+    translator: Translator,
+    model_name: str,
+    history: Path,
+    options: DecodeOptions | None = None,
+    stdin: TextIO | None = None,
+    stdout: TextIO | None = None,
+) -> int:
     """Read lines, translate each, until EOF, Ctrl-C or ``:q``."""
     stdin = stdin or sys.stdin
     stdout = stdout or sys.stdout
     interactive = stdin.isatty()
-    print(f"Translating with {model_name}. Type a sentence and press Enter; "
-          "':q' or Ctrl-D quits.", file=stdout)
+    print(
+        f"Translating with {model_name}. Type a sentence and press Enter; ':q' or Ctrl-D quits.",
+        file=stdout,
+    )
     print(f"Backend: {translator.backend_label}", file=stdout)
     for notice in translator.notices:
         print(f"  note: {notice}", file=stdout)
@@ -147,8 +154,7 @@ def run_pipe(
         try:
             item = translator.translate(line, options)
         except Exception as err:  # one bad line keeps its place and the rest go on
-            print(f"line {number}: could not translate ({type(err).__name__}: {err})",
-                  file=stderr)
+            print(f"line {number}: could not translate ({type(err).__name__}: {err})", file=stderr)
             print("", file=stdout)
             continue
         for notice in item.notices:

@@ -32,8 +32,9 @@ def write_text(path: Path, text: str) -> None:
     tmp.replace(path)
 
 
-def write_documents(folder: Path, files: dict[str, str], what: str,
-                    stale: set[str] | None = None) -> list[Path]:
+def write_documents(
+    folder: Path, files: dict[str, str], what: str, stale: set[str] | None = None
+) -> list[Path]:
     """Write a set of text files (a report, a comparison) into ``folder``, each atomically,
     after removing ``stale`` ones (a figure the new version no longer has). A failure is
     one line naming ``what`` could not be written where, and why."""
@@ -46,8 +47,10 @@ def write_documents(folder: Path, files: dict[str, str], what: str,
             write_text(folder / name, text)
             written.append(folder / name)
     except OSError as err:
-        raise WorkbenchError(f"cannot write {what} into {folder}: {err.strerror or err}; "
-                             "check the folder's permissions and free space") from None
+        raise WorkbenchError(
+            f"cannot write {what} into {folder}: {err.strerror or err}; "
+            "check the folder's permissions and free space"
+        ) from None
     return written
 
 
@@ -93,8 +96,7 @@ def replace_folder(complete: Path, destination: Path) -> None:
     """
     retired = None
     if destination.exists():
-        retired = destination.with_name(
-            f".{destination.name}.old-{os.getpid()}-{time.time_ns()}")
+        retired = destination.with_name(f".{destination.name}.old-{os.getpid()}-{time.time_ns()}")
         destination.rename(retired)
     complete.rename(destination)
     if retired is not None:

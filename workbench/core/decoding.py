@@ -69,19 +69,25 @@ class DecodeOptions:
         check_new_tokens(self.max_new_tokens)
         if self.no_repeat_ngram_size < 0:
             raise WorkbenchError(
-                f"no_repeat_ngram_size must be >= 0, got {self.no_repeat_ngram_size}")
+                f"no_repeat_ngram_size must be >= 0, got {self.no_repeat_ngram_size}"
+            )
         if self.top_k < 0 or not 0 < self.top_p <= 1 or not self.temperature > 0:
             raise WorkbenchError(
                 f"sampling needs top_k >= 0, 0 < top_p <= 1 and temperature > 0; got "
-                f"top_k {self.top_k}, top_p {self.top_p}, temperature {self.temperature}")
+                f"top_k {self.top_k}, top_p {self.top_p}, temperature {self.temperature}"
+            )
 
     def sampling_kwargs(self) -> dict[str, Any]:
         """``generate``'s sampling arguments: all of them set, so a model's own defaults
         (a ``top_k`` of 50 in many generation configs) never leak into a strategy."""
         if not self.do_sample:
             return {"do_sample": False}
-        return {"do_sample": True, "top_k": self.top_k, "top_p": self.top_p,
-                "temperature": self.temperature}
+        return {
+            "do_sample": True,
+            "top_k": self.top_k,
+            "top_p": self.top_p,
+            "temperature": self.temperature,
+        }
 
     @classmethod
     def of_model(cls, generation_config: Any) -> DecodeOptions:
@@ -94,13 +100,15 @@ class DecodeOptions:
         gen = generation_config
         return cls(
             num_beams=min(int(gen.num_beams or 1), MAX_BEAMS),
-            max_new_tokens=min(int(gen.max_new_tokens or (gen.max_length or 129) - 1),
-                               MAX_NEW_TOKENS),
+            max_new_tokens=min(
+                int(gen.max_new_tokens or (gen.max_length or 129) - 1), MAX_NEW_TOKENS
+            ),
             no_repeat_ngram_size=int(gen.no_repeat_ngram_size or 0),
         )
 
-    def overridden(self, num_beams: int | None = None,
-                   max_new_tokens: int | None = None) -> DecodeOptions:
+    def overridden(
+        self, num_beams: int | None = None, max_new_tokens: int | None = None
+    ) -> DecodeOptions:
         """These options with the values a user gave (None keeps the model's)."""
         return replace(
             self,

@@ -28,7 +28,6 @@ Split = Literal["validation", "test"]
 Status = Literal["finished", "stopped", "failed"]
 
 
-
 @dataclass(frozen=True)
 class Phase:
     """A stage of the run begins (``data``, ``model``, ``before``, ``train``, ``after``)."""
@@ -154,8 +153,7 @@ class JsonlRecorder:
     def __call__(self, event: Event) -> None:
         if not isinstance(event, self.KINDS):
             return
-        line = json.dumps(event_to_record(event), ensure_ascii=False, allow_nan=False,
-                          default=str)
+        line = json.dumps(event_to_record(event), ensure_ascii=False, allow_nan=False, default=str)
         with self._lock, self.path.open("a", encoding="utf-8") as fh:
             fh.write(line + "\n")
 

@@ -236,8 +236,11 @@ def run_dir_of(model_dir: str | Path, recorded: Any) -> Path | None:
     if not recorded:
         return None
     path = Path(str(recorded)).expanduser()
-    candidates = [path] if path.is_absolute() else [
-        path, *(parent / path for parent in Path(model_dir).expanduser().resolve().parents)]
+    candidates = (
+        [path]
+        if path.is_absolute()
+        else [path, *(parent / path for parent in Path(model_dir).expanduser().resolve().parents)]
+    )
     return next((folder for folder in candidates if folder.is_dir()), None)
 
 

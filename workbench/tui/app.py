@@ -57,10 +57,14 @@ class WorkbenchApp(ForwardsWorkerFailures, App[int]):
     BINDINGS = [
         # F1-F5 switch panes from anywhere; digits 1-7 too, except in a text field, where
         # check_action lets the digit through to be typed.
-        *(Binding(f"f{i}", f"switch_pane('{name}')", f"{name.title()}", show=False,
-                  priority=True) for i, name in enumerate(F_KEY_PANES, 1)),
-        *(Binding(str(i), f"show_pane('{name}')", name.title(), show=False, priority=True)
-          for i, name in enumerate(PANES, 1)),
+        *(
+            Binding(f"f{i}", f"switch_pane('{name}')", f"{name.title()}", show=False, priority=True)
+            for i, name in enumerate(F_KEY_PANES, 1)
+        ),
+        *(
+            Binding(str(i), f"show_pane('{name}')", name.title(), show=False, priority=True)
+            for i, name in enumerate(PANES, 1)
+        ),
         # Training keys live on the app so they work wherever focus is in that pane.
         Binding("s", "training('start')", "Start"),
         Binding("x", "training('stop')", "Stop"),
@@ -103,9 +107,12 @@ class WorkbenchApp(ForwardsWorkerFailures, App[int]):
         hidden = {
             "training": TrainingPane(self.config),
             "samples": SamplesPane(),
-            "translate": TranslatePane(self.tuned_model, self.base_model,
-                                       self.output_root / HISTORY_FILE,
-                                       base_label=self.config.target_label),
+            "translate": TranslatePane(
+                self.tuned_model,
+                self.base_model,
+                self.output_root / HISTORY_FILE,
+                base_label=self.config.target_label,
+            ),
             "attention": AttentionPane(self.tuned_model),
             "lab": LabPane(self.tuned_model),
             "runs": RunsPane(self.output_root),
@@ -133,7 +140,8 @@ class WorkbenchApp(ForwardsWorkerFailures, App[int]):
             return False
         if action == "training":
             return self.query_one(TabbedContent).active == "training" and bool(
-                self._mounted(TrainingPane))
+                self._mounted(TrainingPane)
+            )
         return True
 
     def action_training(self, what: str) -> None:
@@ -180,14 +188,17 @@ class WorkbenchApp(ForwardsWorkerFailures, App[int]):
 
         folders = run_folders(self.output_root)
         target = folders[0] if folders else self.output_root
-        name = (f"screenshot-{self.query_one(TabbedContent).active}-"
-                f"{time.strftime('%Y%m%d-%H%M%S')}.svg")
+        name = (
+            f"screenshot-{self.query_one(TabbedContent).active}-"
+            f"{time.strftime('%Y%m%d-%H%M%S')}.svg"
+        )
         try:
             target.mkdir(parents=True, exist_ok=True)
             path = self.save_screenshot(filename=name, path=str(target))
         except OSError as err:
-            self.notify(f"cannot save a screenshot in {target}: {err}", severity="error",
-                        markup=False)
+            self.notify(
+                f"cannot save a screenshot in {target}: {err}", severity="error", markup=False
+            )
             return
         self.notify(path, title="Screenshot saved", markup=False)  # paths are not markup
 
@@ -205,8 +216,9 @@ class WorkbenchApp(ForwardsWorkerFailures, App[int]):
         from workbench.core.report.model import REPORT_HTML
 
         report, _ = create_report(None, self.output_root, sentence)
-        self.call_from_thread(self.notify, str(report.run_dir / REPORT_HTML),
-                              title="Report written", markup=False)
+        self.call_from_thread(
+            self.notify, str(report.run_dir / REPORT_HTML), title="Report written", markup=False
+        )
 
     def _use_run(self, run_dir: str, summary: RunSummary) -> None:
         self.query_one(SamplesPane).show_run(run_dir, summary)
@@ -223,8 +235,12 @@ class WorkbenchApp(ForwardsWorkerFailures, App[int]):
         summary = read_summary(Path(message.run_dir))
         if summary is None or summary.status != "finished":
             status = summary.status if summary else "running or killed"
-            self.notify(f"{Path(message.run_dir).name} has no results to show (status: "
-                        f"{status}); open a finished run", title="Open run", markup=False)
+            self.notify(
+                f"{Path(message.run_dir).name} has no results to show (status: "
+                f"{status}); open a finished run",
+                title="Open run",
+                markup=False,
+            )
             return
         # Its own model: <output>/best_model holds whichever run was published last.
         own = summary.own_model()
@@ -242,14 +258,17 @@ class WorkbenchApp(ForwardsWorkerFailures, App[int]):
             self._use_run(message.run_dir, message.summary)
             scores = message.summary.test
             # markup=False: the headline holds user text (a --test-data file name).
-            self.notify(headline(scores) if scores else "see the Samples pane",
-                        title="Run finished", markup=False)
+            self.notify(
+                headline(scores) if scores else "see the Samples pane",
+                title="Run finished",
+                markup=False,
+            )
         elif message.status == "stopped":
-            self.notify("stopped with a checkpoint; press r in Training to resume",
-                        title="Run stopped")
+            self.notify(
+                "stopped with a checkpoint; press r in Training to resume", title="Run stopped"
+            )
         else:
-            self.notify(message.summary.error or "run failed", title="Run failed",
-                        severity="error")
+            self.notify(message.summary.error or "run failed", title="Run failed", severity="error")
 
     @on(ShowAttention)
     def _show_attention(self, message: ShowAttention) -> None:
@@ -262,8 +281,12 @@ class WorkbenchApp(ForwardsWorkerFailures, App[int]):
         error = message.error
         if message.group == "training":
             self.query_one(TrainingPane).worker_failed(error)
-        self.notify(f"{type(error).__name__}: {error}" if error else "a task failed",
-                    title=f"{message.group or 'worker'} failed", severity="error", timeout=10)
+        self.notify(
+            f"{type(error).__name__}: {error}" if error else "a task failed",
+            title=f"{message.group or 'worker'} failed",
+            severity="error",
+            timeout=10,
+        )
 
     def _catch_hangups(self) -> None:
         """SIGTERM (kill, a batch system) and SIGHUP (the SSH link dropped) quit cleanly.

@@ -1,2 +1,1 @@
-"""Cross-attention: the grids taken from a model and their heatmaps.
-"""
+"""Cross-attention: the grids taken from a model and their heatmaps."""

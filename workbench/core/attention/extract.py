@@ -43,8 +43,10 @@ def source_ids(tokenizer: Any, sentence: str, target_label: str | None = None) -
     """Token ids of a sentence as the translator feeds it (label first, then </s>)."""
     cleaned = clean_input(sentence)
     if not cleaned:
-        raise WorkbenchError('empty sentence: give the text to look at, e.g. '
-                             'workbench attention "I like to drink tea."')
+        raise WorkbenchError(
+            "empty sentence: give the text to look at, e.g. "
+            'workbench attention "I like to drink tea."'
+        )
     ids = list(tokenizer(with_label(cleaned, target_label))["input_ids"])
     if len(ids) > MAX_SOURCE_TOKENS:
         words = len(cleaned.split())
@@ -85,16 +87,24 @@ def forward_attentions(model: Any, input_ids: list[int], sequence: list[int]) ->
     src = torch.tensor([input_ids], device=device)
     dec = torch.tensor([sequence[:-1]], device=device)
     with torch.inference_mode(), eager_attention(model):
-        out = model(input_ids=src, attention_mask=torch.ones_like(src),
-                    decoder_input_ids=dec, output_attentions=True, use_cache=False)
+        out = model(
+            input_ids=src,
+            attention_mask=torch.ones_like(src),
+            decoder_input_ids=dec,
+            output_attentions=True,
+            use_cache=False,
+        )
     for attentions in (out.encoder_attentions, out.decoder_attentions, out.cross_attentions):
         _check_weights(attentions)
 
     def stacked(attentions: Any) -> np.ndarray:
         return torch.stack([a[0] for a in attentions]).float().cpu().numpy()
 
-    return ForwardAttentions(stacked(out.encoder_attentions), stacked(out.decoder_attentions),
-                             stacked(out.cross_attentions))
+    return ForwardAttentions(
+        stacked(out.encoder_attentions),
+        stacked(out.decoder_attentions),
+        stacked(out.cross_attentions),
+    )
 
 
 def forward_attention(model: Any, input_ids: list[int], sequence: list[int]) -> np.ndarray:
@@ -108,9 +118,11 @@ def forward_attention(model: Any, input_ids: list[int], sequence: list[int]) -> 
 
 def _generate_kwargs(input_ids: list[int], options: DecodeOptions) -> dict[str, Any]:
     """generate()'s decoding arguments, exactly as the Translator passes them."""
-    return {"num_beams": options.num_beams,
-            "max_new_tokens": length_bound(len(input_ids), options.max_new_tokens),
-            "no_repeat_ngram_size": options.no_repeat_ngram_size}
+    return {
+        "num_beams": options.num_beams,
+        "max_new_tokens": length_bound(len(input_ids), options.max_new_tokens),
+        "no_repeat_ngram_size": options.no_repeat_ngram_size,
+    }
 
 
 def translate_ids(model: Any, input_ids: list[int], options: DecodeOptions) -> list[int]:
@@ -119,8 +131,11 @@ def translate_ids(model: Any, input_ids: list[int], options: DecodeOptions) -> l
 
     src = torch.tensor([input_ids], device=next(model.parameters()).device)
     with torch.inference_mode():
-        out = model.generate(input_ids=src, attention_mask=torch.ones_like(src),
-                             **_generate_kwargs(input_ids, options))
+        out = model.generate(
+            input_ids=src,
+            attention_mask=torch.ones_like(src),
+            **_generate_kwargs(input_ids, options),
+        )
     return [int(t) for t in out[0]]
 
 
@@ -140,15 +155,17 @@ def generate_with_attention(
     src = torch.tensor([input_ids], device=device)
     with torch.inference_mode(), eager_attention(model):
         out = model.generate(
-            input_ids=src, attention_mask=torch.ones_like(src),
-            **_generate_kwargs(input_ids, options), output_attentions=True,
-            return_dict_in_generate=True, output_scores=options.num_beams > 1,
+            input_ids=src,
+            attention_mask=torch.ones_like(src),
+            **_generate_kwargs(input_ids, options),
+            output_attentions=True,
+            return_dict_in_generate=True,
+            output_scores=options.num_beams > 1,
         )
     _check_weights(out.cross_attentions)
     sequence = [int(t) for t in out.sequences[0]]
     steps = len(sequence) - 1
-    beams = ([int(b) for b in out.beam_indices[0][:steps]] if options.num_beams > 1
-             else [0] * steps)
+    beams = [int(b) for b in out.beam_indices[0][:steps]] if options.num_beams > 1 else [0] * steps
     per_step = [
         torch.stack([layer[beams[t], :, -1, :] for layer in out.cross_attentions[t]])
         for t in range(steps)
@@ -185,8 +202,7 @@ def attention_for(
     """
     options = options or DecodeOptions.of_model(model.generation_config)
     if method == "forward":
-        ids, trimmed = translate_for_attention(model, tokenizer, sentence, target_label,
-                                               options)
+        ids, trimmed = translate_for_attention(model, tokenizer, sentence, target_label, options)
         weights = forward_attention(model, ids, trimmed)
     else:
         ids = source_ids(tokenizer, sentence, target_label)
@@ -215,12 +231,19 @@ def special_flags(tokenizer: Any, ids: list[int], tokens: list[str]) -> list[boo
     """Which tokens are special (label, </s>, padding); <unk> is not: it stands for a word."""
     special_ids = set(tokenizer.all_special_ids)
     unk = tokenizer.unk_token_id
-    return [(i in special_ids and i != unk) or is_label(t)
-            for i, t in zip(ids, tokens, strict=True)]
+    return [
+        (i in special_ids and i != unk) or is_label(t) for i, t in zip(ids, tokens, strict=True)
+    ]
 
 
-def cross_attention_map(tokenizer: Any, sentence: str, ids: list[int], sequence: list[int],
-                        weights: np.ndarray, num_beams: int = 1) -> AttentionMap:
+def cross_attention_map(
+    tokenizer: Any,
+    sentence: str,
+    ids: list[int],
+    sequence: list[int],
+    weights: np.ndarray,
+    num_beams: int = 1,
+) -> AttentionMap:
     """The :class:`AttentionMap` of ``weights`` for source ``ids`` and output ``sequence``."""
     src_tokens = list(tokenizer.convert_ids_to_tokens(ids))
     tgt_ids = sequence[1:]
@@ -246,18 +269,26 @@ class AttentionModel:
     tokenizer: Any
     target_label: str | None
 
-    def map(self, sentence: str, num_beams: int | None = None,
-            max_new_tokens: int | None = None) -> AttentionMap:
+    def map(
+        self, sentence: str, num_beams: int | None = None, max_new_tokens: int | None = None
+    ) -> AttentionMap:
         """The attention of ``sentence``, decoded with the model's own settings unless
         the user overrides beams or length."""
-        return attention_for(self.model, self.tokenizer, sentence, self.target_label,
-                             self.options(num_beams, max_new_tokens))
+        return attention_for(
+            self.model,
+            self.tokenizer,
+            sentence,
+            self.target_label,
+            self.options(num_beams, max_new_tokens),
+        )
 
-    def options(self, num_beams: int | None = None,
-                max_new_tokens: int | None = None) -> DecodeOptions:
+    def options(
+        self, num_beams: int | None = None, max_new_tokens: int | None = None
+    ) -> DecodeOptions:
         """The model's own decoding settings, with the user's beams or length if given."""
         return DecodeOptions.of_model(self.model.generation_config).overridden(
-            num_beams, max_new_tokens)
+            num_beams, max_new_tokens
+        )
 
 
 def load_attention_model(model_dir: str) -> AttentionModel:

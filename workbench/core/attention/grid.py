@@ -136,8 +136,10 @@ class AttentionGrid:
             keep_cols = [i for i, s in enumerate(col_special) if not s]
             keep_rows = [i for i, s in enumerate(row_special) if not s]
             if not keep_cols or not keep_rows:
-                raise WorkbenchError("nothing left to show once special tokens are hidden; "
-                                     "show them, or translate a longer sentence")
+                raise WorkbenchError(
+                    "nothing left to show once special tokens are hidden; "
+                    "show them, or translate a longer sentence"
+                )
             matrix = matrix[np.ix_(keep_rows, keep_cols)]
             sums = matrix.sum(axis=1, keepdims=True)
             matrix = np.divide(matrix, sums, out=np.zeros_like(matrix), where=sums > 0)
@@ -150,10 +152,16 @@ class AttentionGrid:
         """Words for a view choice, 1-based as the CLI counts ("layer 1/2, mean of 4 heads")."""
         layer = DEFAULT_LAYER if layer is None else layer
         head = DEFAULT_HEAD if head is None else head
-        layer_text = (f"mean of {_plural(self.num_layers, 'layer')}" if layer == "mean"
-                      else f"layer {layer % self.num_layers + 1}/{self.num_layers}")
-        head_text = (f"mean of {_plural(self.num_heads, 'head')}" if head == "mean"
-                     else f"head {head % self.num_heads + 1}/{self.num_heads}")
+        layer_text = (
+            f"mean of {_plural(self.num_layers, 'layer')}"
+            if layer == "mean"
+            else f"layer {layer % self.num_layers + 1}/{self.num_layers}"
+        )
+        head_text = (
+            f"mean of {_plural(self.num_heads, 'head')}"
+            if head == "mean"
+            else f"head {head % self.num_heads + 1}/{self.num_heads}"
+        )
         return f"{layer_text}, {head_text}"
 
 
@@ -182,6 +190,7 @@ class AttentionMap(AttentionGrid):
 
 
 # --- pieces and words ------------------------------------------------------------------
+
 
 def _is_punct(text: str) -> bool:
     return bool(text) and all(unicodedata.category(ch).startswith("P") for ch in text)
@@ -221,8 +230,13 @@ def group_label(tokens: list[str], group: list[int]) -> str:
     bare = text.replace("▁", "")
     if not bare:
         return text  # a lone "▁" piece: keep it visible
-    if len(group) == 1 and group[0] > 0 and not text.startswith("▁") and not (
-        _is_punct(bare) or has_cjk(bare) or is_label(text) or text in ("</s>", "<pad>", "<unk>")
+    if (
+        len(group) == 1
+        and group[0] > 0
+        and not text.startswith("▁")
+        and not (
+            _is_punct(bare) or has_cjk(bare) or is_label(text) or text in ("</s>", "<pad>", "<unk>")
+        )
     ):
         return "·" + bare
     return bare

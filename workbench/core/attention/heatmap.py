@@ -71,8 +71,7 @@ class Layout:
 def cell_width(text: str) -> int:
     """Terminal cells ``text`` takes: two for a wide (CJK) character, none for a combining
     mark, one for the rest (as terminals and Rich count them)."""
-    return sum(0 if unicodedata.combining(ch) else
-               2 if is_wide(ch) else 1 for ch in text)
+    return sum(0 if unicodedata.combining(ch) else 2 if is_wide(ch) else 1 for ch in text)
 
 
 def fit(text: str, width: int) -> str:
@@ -165,14 +164,18 @@ def build_lines(
     """
     matrix = np.asarray(matrix, dtype=np.float64)
     if matrix.shape != (len(row_labels), len(col_labels)) or matrix.size == 0:
-        raise WorkbenchError(f"heatmap matrix of shape {matrix.shape} does not match "
-                             f"{len(row_labels)} row and {len(col_labels)} column labels")
+        raise WorkbenchError(
+            f"heatmap matrix of shape {matrix.shape} does not match "
+            f"{len(row_labels)} row and {len(col_labels)} column labels"
+        )
     col_special = [is_special_label(c) for c in col_labels]
     row_special = [is_special_label(r) for r in row_labels]
     layout = plan(row_labels, col_labels, width)
     if page is not None and not 1 <= page <= len(layout.pages):
-        raise WorkbenchError(f"page {page} does not exist: the columns fit on "
-                             f"{len(layout.pages)} page(s) at width {width}")
+        raise WorkbenchError(
+            f"page {page} does not exist: the columns fit on "
+            f"{len(layout.pages)} page(s) at width {width}"
+        )
     strongest = [int(np.nanargmax(r)) if np.isfinite(r).any() else -1 for r in matrix]
     lines: list[Line] = [[(text, "bold" if i == 0 else "")] for i, text in enumerate(header or [])]
     chosen = layout.pages if page is None else [layout.pages[page - 1]]
@@ -180,16 +183,26 @@ def build_lines(
         if len(layout.pages) > 1:
             if number > 1 and page is None:
                 lines.append([("", "")])
-            lines.append([(f"source tokens {cols.start + 1}–{cols.stop} of {len(col_labels)}"
-                           f" (page {number}/{len(layout.pages)})", "italic")])
+            lines.append(
+                [
+                    (
+                        f"source tokens {cols.start + 1}–{cols.stop} of {len(col_labels)}"
+                        f" (page {number}/{len(layout.pages)})",
+                        "italic",
+                    )
+                ]
+            )
         head: Line = [(" " * (layout.row_width + 1), "")]
         for j in cols:
-            head.append((" " + fit(col_labels[j], layout.col_widths[j]),
-                         "dim" if col_special[j] else "bold"))
+            head.append(
+                (
+                    " " + fit(col_labels[j], layout.col_widths[j]),
+                    "dim" if col_special[j] else "bold",
+                )
+            )
         lines.append(head)
         for i, label in enumerate(row_labels):
-            row: Line = [(fit(label, layout.row_width) + " ",
-                          "dim" if row_special[i] else "bold")]
+            row: Line = [(fit(label, layout.row_width) + " ", "dim" if row_special[i] else "bold")]
             for j in cols:
                 gap = "[" if j == strongest[i] else "]" if j - 1 == strongest[i] else " "
                 row.append((gap, "bold" if gap != " " else ""))
@@ -206,8 +219,9 @@ def is_special_label(label: str) -> bool:
     return label in ("</s>", "<pad>", "<unk>") or (label.startswith(">>") and label.endswith("<<"))
 
 
-def legend(colour: bool, values: bool, width: int = 80,
-           axes: tuple[str, str] = CROSS_AXES) -> list[Line]:
+def legend(
+    colour: bool, values: bool, width: int = 80, axes: tuple[str, str] = CROSS_AXES
+) -> list[Line]:
     """What the shades mean, in percent of a row's attention, wrapped to ``width``."""
     items: list[Line] = []
     if values:
@@ -237,8 +251,9 @@ def _pack(items: list[Line], width: int) -> list[Line]:
     return lines
 
 
-def render_plain(row_labels: list[str], col_labels: list[str], matrix: np.ndarray,
-                  **options: Any) -> str:
+def render_plain(
+    row_labels: list[str], col_labels: list[str], matrix: np.ndarray, **options: Any
+) -> str:
     """The heatmap as plain characters (NO_COLOR, pipes, files); trailing spaces trimmed."""
     options["colour"] = False
     lines = build_lines(row_labels, col_labels, matrix, **options)
@@ -248,8 +263,14 @@ def render_plain(row_labels: list[str], col_labels: list[str], matrix: np.ndarra
 # --- figures -----------------------------------------------------------------------------
 
 
-def heatmap_svg(row_labels: Sequence[str], col_labels: Sequence[str],
-                matrix: Sequence[Sequence[float]], *, title: str, cell: int = 42) -> str:
+def heatmap_svg(
+    row_labels: Sequence[str],
+    col_labels: Sequence[str],
+    matrix: Sequence[Sequence[float]],
+    *,
+    title: str,
+    cell: int = 42,
+) -> str:
     """A grid of coloured cells: source tokens across the top, translation down the side.
 
     Each cell prints its share of the row's attention in percent, so the figure reads in
@@ -266,23 +287,31 @@ def heatmap_svg(row_labels: Sequence[str], col_labels: Sequence[str],
     col_rise = max(text_width(c, label_size) for c in col_labels) * 0.71
     left = max(row_w, 60.0)
     top = 34 + col_rise + 16
-    key_lines = ("cells: % of the row's attention · white frame: strongest source token",
-                 "rows: translation · columns: source")
+    key_lines = (
+        "cells: % of the row's attention · white frame: strongest source token",
+        "rows: translation · columns: source",
+    )
     legend_h = 20 + 18 * len(key_lines) + 8
-    width = max(left + cols * cell + col_rise,
-                text_width(title, 14) + 16,
-                left + max(text_width(line, 11) for line in key_lines) + 16)
+    width = max(
+        left + cols * cell + col_rise,
+        text_width(title, 14) + 16,
+        left + max(text_width(line, 11) for line in key_lines) + 16,
+    )
     height = top + rows * cell + legend_h
     out = svg_open(width, height, title)
     out.append(f'<text x="8" y="20" font-size="14" font-weight="bold">{escape(title)}</text>')
     for j, label in enumerate(col_labels):
         x, y = left + j * cell + cell / 2, top - 8
-        out.append(f'<text x="{x:.1f}" y="{y:.1f}" font-size="{label_size}" '
-                   f'transform="rotate(-45 {x:.1f} {y:.1f})">{escape(label)}</text>')
+        out.append(
+            f'<text x="{x:.1f}" y="{y:.1f}" font-size="{label_size}" '
+            f'transform="rotate(-45 {x:.1f} {y:.1f})">{escape(label)}</text>'
+        )
     for i, label in enumerate(row_labels):
         y = top + i * cell + cell / 2 + 4.5
-        out.append(f'<text x="{left - 8:.1f}" y="{y:.1f}" font-size="{label_size}" '
-                   f'text-anchor="end">{escape(label)}</text>')
+        out.append(
+            f'<text x="{left - 8:.1f}" y="{y:.1f}" font-size="{label_size}" '
+            f'text-anchor="end">{escape(label)}</text>'
+        )
     for i, row in enumerate(values):
         fin = [v if math.isfinite(v) else -1.0 for v in row]
         strongest = fin.index(max(fin)) if max(fin) >= 0 else -1
@@ -291,26 +320,35 @@ def heatmap_svg(row_labels: Sequence[str], col_labels: Sequence[str],
             shown = f"{round(value * 100)}" if math.isfinite(value) else ""
             ink = "#000000" if _ink(level(value)) == "black" else "#ffffff"
             tip = f"{row_labels[i]} ← {col_labels[j]}: {shown}%"
-            out.append(f'<rect x="{x:.1f}" y="{y:.1f}" width="{cell}" height="{cell}" '
-                       f'fill="{figure_colour(value)}"><title>{escape(tip)}</title></rect>')
-            out.append(f'<text x="{x + cell / 2:.1f}" y="{y + cell / 2 + 4:.1f}" '
-                       f'font-size="11" text-anchor="middle" fill="{ink}">{shown}</text>')
+            out.append(
+                f'<rect x="{x:.1f}" y="{y:.1f}" width="{cell}" height="{cell}" '
+                f'fill="{figure_colour(value)}"><title>{escape(tip)}</title></rect>'
+            )
+            out.append(
+                f'<text x="{x + cell / 2:.1f}" y="{y + cell / 2 + 4:.1f}" '
+                f'font-size="11" text-anchor="middle" fill="{ink}">{shown}</text>'
+            )
             if j == strongest:
-                out.append(f'<rect x="{x + 1.5:.1f}" y="{y + 1.5:.1f}" width="{cell - 3}" '
-                           f'height="{cell - 3}" fill="none" stroke="#ffffff" '
-                           'stroke-width="2"/>')
+                out.append(
+                    f'<rect x="{x + 1.5:.1f}" y="{y + 1.5:.1f}" width="{cell - 3}" '
+                    f'height="{cell - 3}" fill="none" stroke="#ffffff" '
+                    'stroke-width="2"/>'
+                )
     # One swatch per band with its range, then what the numbers and the frame mean.
     bar_y = top + rows * cell + 12
     x = left
     for band, label in enumerate(band_labels()):
         fill = PALETTE[band] if band else FIGURE_BASE
         out.append(f'<rect x="{x:.1f}" y="{bar_y:.1f}" width="14" height="10" fill="{fill}"/>')
-        out.append(f'<text x="{x + 18:.1f}" y="{bar_y + 9:.1f}" font-size="11">'
-                   f"{escape(label)}%</text>")
+        out.append(
+            f'<text x="{x + 18:.1f}" y="{bar_y + 9:.1f}" font-size="11">{escape(label)}%</text>'
+        )
         x += 18 + text_width(f"{label}%", 11) + 12
     for n, line in enumerate(key_lines):
-        out.append(f'<text x="{left:.1f}" y="{bar_y + 28 + 18 * n:.1f}" font-size="11" '
-                   f'fill="#444">{escape(line)}</text>')
+        out.append(
+            f'<text x="{left:.1f}" y="{bar_y + 28 + 18 * n:.1f}" font-size="11" '
+            f'fill="#444">{escape(line)}</text>'
+        )
     out.append("</svg>")
     return "\n".join(out)
 
@@ -326,8 +364,9 @@ def find_cjk_font() -> str | None:
     return next((n for n in sorted(installed) if "CJK" in n), None)
 
 
-def save_png(row_labels: list[str], col_labels: list[str], matrix: np.ndarray, path: str,
-             title: str) -> list[str]:
+def save_png(
+    row_labels: list[str], col_labels: list[str], matrix: np.ndarray, path: str, title: str
+) -> list[str]:
     """Draw the heatmap with matplotlib in the same bands and colours as the text and SVG.
 
     Returns notes for the user (e.g. a missing CJK font). matplotlib is an optional
@@ -341,8 +380,10 @@ def save_png(row_labels: list[str], col_labels: list[str], matrix: np.ndarray, p
         from matplotlib.colors import BoundaryNorm, ListedColormap
         from matplotlib.patches import Rectangle
     except ImportError:
-        raise WorkbenchError("--png needs matplotlib, which is not installed: "
-                             "pip install matplotlib (--svg needs nothing extra)") from None
+        raise WorkbenchError(
+            "--png needs matplotlib, which is not installed: "
+            "pip install matplotlib (--svg needs nothing extra)"
+        ) from None
     notes: list[str] = []
     if any(has_cjk(label) for label in [*row_labels, *col_labels]):
         font = find_cjk_font()
@@ -350,22 +391,24 @@ def save_png(row_labels: list[str], col_labels: list[str], matrix: np.ndarray, p
             plt.rcParams["font.sans-serif"] = [font, *plt.rcParams["font.sans-serif"]]
             plt.rcParams["font.family"] = "sans-serif"
         else:
-            notes.append("no CJK font found, so Chinese labels in the PNG show as boxes; "
-                         "install one (e.g. apt install fonts-noto-cjk) or use --svg")
+            notes.append(
+                "no CJK font found, so Chinese labels in the PNG show as boxes; "
+                "install one (e.g. apt install fonts-noto-cjk) or use --svg"
+            )
     matrix = np.asarray(matrix, dtype=np.float64)
     rows, cols = matrix.shape
     colours = ListedColormap([FIGURE_BASE, *PALETTE[1:]])
     norm = BoundaryNorm([0.0, *THRESHOLDS, 1.0], colours.N)
-    fig, ax = plt.subplots(figsize=(min(40, max(4, 0.55 * cols + 2.5)),
-                                    min(40, max(3, 0.45 * rows + 2))))
+    fig, ax = plt.subplots(
+        figsize=(min(40, max(4, 0.55 * cols + 2.5)), min(40, max(3, 0.45 * rows + 2)))
+    )
     image = ax.imshow(np.nan_to_num(matrix), cmap=colours, norm=norm, aspect="auto")
     ax.set_xticks(range(cols), labels=col_labels, rotation=60, ha="right")
     ax.set_yticks(range(rows), labels=row_labels)
     for i, row in enumerate(matrix):  # the strongest source per row
         if np.isfinite(row).any():
             j = int(np.nanargmax(row))
-            ax.add_patch(Rectangle((j - 0.5, i - 0.5), 1, 1, fill=False, edgecolor="white",
-                                   lw=1.5))
+            ax.add_patch(Rectangle((j - 0.5, i - 0.5), 1, 1, fill=False, edgecolor="white", lw=1.5))
     ax.set_xlabel("source")
     ax.set_ylabel("translation")
     ax.set_title(title, fontsize=9)

@@ -30,8 +30,17 @@ REACH_TIMEOUT = 5.0
 
 #: httpx exception names that mean "no HTTP answer at all" (httpx 0.x and huggingface_hub
 #: 2.x's httpx2 name them alike; matched by name so either works).
-_NO_ANSWER = ("ConnectError", "ConnectTimeout", "ProxyError", "ReadTimeout", "PoolTimeout",
-              "RemoteProtocolError", "ReadError", "NetworkError", "TimeoutException")
+_NO_ANSWER = (
+    "ConnectError",
+    "ConnectTimeout",
+    "ProxyError",
+    "ReadTimeout",
+    "PoolTimeout",
+    "RemoteProtocolError",
+    "ReadError",
+    "NetworkError",
+    "TimeoutException",
+)
 
 LOGIN = "log in with `hf auth login` or set HF_TOKEN"
 
@@ -65,8 +74,10 @@ def proxy_for(url: str) -> tuple[str, str] | None:
         address = proxies.get(scheme)
         if address:
             name = f"{scheme}_proxy"
-            source = next((v for v in (name, name.upper()) if os.environ.get(v) == address),
-                          "the system's proxy settings")
+            source = next(
+                (v for v in (name, name.upper()) if os.environ.get(v) == address),
+                "the system's proxy settings",
+            )
             return source, address
     return None
 
@@ -109,8 +120,14 @@ def no_answer(what: str, url: str, err: BaseException) -> HubUnreachableError:
     return unreachable(what, f"no answer from {host}:{port}: {reason}")
 
 
-def http_error(what: str, status: int, url: str, code: str | None = None,
-               message: str | None = None, missing_fix: str = "check the name") -> WorkbenchError:
+def http_error(
+    what: str,
+    status: int,
+    url: str,
+    code: str | None = None,
+    message: str | None = None,
+    missing_fix: str = "check the name",
+) -> WorkbenchError:
     """One sentence for an HTTP error answer, by the Hub's ``X-Error-Code`` and the status."""
     answer = f"{url} answered HTTP {status}" + (f" {code}" if code else "")
     if code == "GatedRepo" or (status in (401, 403) and code != "RepoNotFound"):
@@ -181,8 +198,9 @@ def _request_url(err: BaseException) -> str | None:
     return str(url) if url is not None else None
 
 
-def explain(err: BaseException, what: str,
-            missing_fix: str = "check the name") -> WorkbenchError | None:
+def explain(
+    err: BaseException, what: str, missing_fix: str = "check the name"
+) -> WorkbenchError | None:
     """One sentence for a failed Hub access, or None when ``err`` is not about the Hub.
 
     Looks through the exception chain for, in order: our own error, an HTTP answer (its
@@ -195,9 +213,14 @@ def explain(err: BaseException, what: str,
         status = getattr(response, "status_code", None)
         if isinstance(status, int):
             headers = getattr(response, "headers", {}) or {}
-            return http_error(what, status, str(getattr(response, "url", "") or hub_endpoint()),
-                              headers.get("X-Error-Code"), headers.get("X-Error-Message"),
-                              missing_fix)
+            return http_error(
+                what,
+                status,
+                str(getattr(response, "url", "") or hub_endpoint()),
+                headers.get("X-Error-Code"),
+                headers.get("X-Error-Message"),
+                missing_fix,
+            )
         names = {c.__name__ for c in type(e).__mro__}
         if "OfflineModeIsEnabled" in names:
             return offline(what)

@@ -28,8 +28,6 @@ if TYPE_CHECKING:
     from typing_extensions import Unpack  # typing's from 3.11; annotations only
 
 
-
-
 def _describe(repo: str, config: str | None) -> str:
     return f"dataset '{repo}'" + (f" config '{config}'" if config else "")
 
@@ -78,10 +76,18 @@ def _explained(what: str, revision: str | None) -> Iterator[None]:
         raise  # not about the Hub: a bug to see with its traceback
 
 
-def _load_rows(repo: str, config: str | None, split: str, stem: str,
-               read: Callable[[Any, list[str]], list[HubPair]], no_split_fix: str,
-               cache_dir: Path | None = None, fs: Any = None, root: str | None = None,
-               revision: str | None = None) -> HubRows:
+def _load_rows(
+    repo: str,
+    config: str | None,
+    split: str,
+    stem: str,
+    read: Callable[[Any, list[str]], list[HubPair]],
+    no_split_fix: str,
+    cache_dir: Path | None = None,
+    fs: Any = None,
+    root: str | None = None,
+    revision: str | None = None,
+) -> HubRows:
     """The rows cached under ``stem``, or ``read(fs, files)`` of ``split`` at one commit.
 
     With the real Hub (``fs`` None) the revision is resolved to its commit first, and the
@@ -103,8 +109,10 @@ def _load_rows(repo: str, config: str | None, split: str, stem: str,
             raise WorkbenchError(f"{what} has no '{split}' split; {no_split_fix}")
         pairs = read(fs, files)
     if not pairs:
-        raise WorkbenchError(f"{what} split '{split}' gave no rows with both languages; "
-                             "check --source-lang and --target-lang")
+        raise WorkbenchError(
+            f"{what} split '{split}' gave no rows with both languages; "
+            "check --source-lang and --target-lang"
+        )
     write_cached(cache_file(cache_dir, stem, revision), pairs)
     return HubRows(pairs, revision)
 
@@ -119,19 +127,42 @@ class HubLocation(TypedDict, total=False):
     revision: str | None
 
 
-def load_hub_sample(repo: str, config: str | None, source_lang: str, target_lang: str,
-                    n: int, seed: int, **location: Unpack[HubLocation]) -> HubRows:
+def load_hub_sample(
+    repo: str,
+    config: str | None,
+    source_lang: str,
+    target_lang: str,
+    n: int,
+    seed: int,
+    **location: Unpack[HubLocation],
+) -> HubRows:
     """``n`` random pairs of ``repo``'s train split, from the local cache when present."""
     return _load_rows(
-        repo, config, "train", sample_stem(repo, config, source_lang, target_lang, n, seed),
+        repo,
+        config,
+        "train",
+        sample_stem(repo, config, source_lang, target_lang, n, seed),
         lambda fs, files: read_sample(fs, files, n, seed, source_lang, target_lang),
-        "check the name and --data-config", **location)
+        "check the name and --data-config",
+        **location,
+    )
 
 
-def load_hub_split(repo: str, config: str | None, split: str, source_lang: str,
-                   target_lang: str, **location: Unpack[HubLocation]) -> HubRows:
+def load_hub_split(
+    repo: str,
+    config: str | None,
+    split: str,
+    source_lang: str,
+    target_lang: str,
+    **location: Unpack[HubLocation],
+) -> HubRows:
     """Every row of ``repo``'s ``split`` split (e.g. a test set), from the cache when present."""
     return _load_rows(
-        repo, config, split, split_stem(repo, config, split, source_lang, target_lang),
+        repo,
+        config,
+        split,
+        split_stem(repo, config, split, source_lang, target_lang),
         lambda fs, files: read_all(fs, files, source_lang, target_lang),
-        "pass --test-data FILE or set test_split = none", **location)
+        "pass --test-data FILE or set test_split = none",
+        **location,
+    )

@@ -116,9 +116,7 @@ def split_pairs(
 def load_hsk_pairs(source_lang: str = "en", target_lang: str = "zh") -> list[Pair]:
     """The 4,354 HSK 3.0 pairs (CC-BY-SA-4.0) with level and topic for the preview."""
     if {source_lang, target_lang} != {"en", "zh"}:
-        raise WorkbenchError(
-            f"the hsk corpus is English-Chinese; got {source_lang}->{target_lang}"
-        )
+        raise WorkbenchError(f"the hsk corpus is English-Chinese; got {source_lang}->{target_lang}")
     from hsk_sentences_audio import load_sentences
 
     pairs = []
@@ -263,9 +261,15 @@ def _external_test_set(
     if is_hub_dataset(config) and config.test_split:
         from workbench.core.data.hub_sample import load_hub_split
 
-        rows = load_hub_split(config.data, config.data_config, config.test_split,
-                              config.source_lang, config.target_lang, cache_dir=cache_dir,
-                              revision=revision)
+        rows = load_hub_split(
+            config.data,
+            config.data_config,
+            config.test_split,
+            config.source_lang,
+            config.target_lang,
+            cache_dir=cache_dir,
+            revision=revision,
+        )
         key = (config.data, config.data_config, config.test_split)
         name = KNOWN_TEST_SETS.get(key, f"{config.data} {config.test_split} split")
         return [Pair(p.source, p.target) for p in rows.pairs], name
@@ -298,7 +302,8 @@ def prepare_data(config: RunConfig, cache_dir: Path | None = None) -> SplitData:
         train, validation, _ = split_pairs(pairs, config.seed, config.validation_fraction)
         test_name = external[1]
     else:
-        train, validation, test = split_pairs(pairs, config.seed, config.validation_fraction,
-                                              config.test_fraction)
+        train, validation, test = split_pairs(
+            pairs, config.seed, config.validation_fraction, config.test_fraction
+        )
         test_name = f"{config.test_fraction:.0%} held out, seed {config.seed}"
     return SplitData(train, validation, test, dropped, origin, held_out, test_name, revision)

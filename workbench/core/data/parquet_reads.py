@@ -27,8 +27,11 @@ OPEN_OPTIONS: dict[str, Any] = {"block_size": 2**16, "cache_type": "none"}
 def list_split_files(fs: Any, root: str, config: str | None, split: str) -> list[str]:
     """The parquet files of one split of a dataset repo, in a stable order."""
     base = f"{root}/{config}" if config else root
-    patterns = [f"{base}/{split}-*.parquet", f"{base}/{split}/*.parquet",
-                f"{base}/*{split}*.parquet"]
+    patterns = [
+        f"{base}/{split}-*.parquet",
+        f"{base}/{split}/*.parquet",
+        f"{base}/*{split}*.parquet",
+    ]
     for pattern in patterns:
         files = sorted(fs.glob(pattern))
         if files:
@@ -85,9 +88,12 @@ class ExactReads:
         if len(data) > wanted:
             raise range_ignored(self.url, wanted, len(data))
         if len(data) < wanted:
-            raise damaged_file(self.url, f"asked for bytes {start:,}-{start + wanted - 1:,}, "
-                               f"got {len(data):,}: the file is shorter than the {self.size:,} "
-                               "bytes its listing says")
+            raise damaged_file(
+                self.url,
+                f"asked for bytes {start:,}-{start + wanted - 1:,}, "
+                f"got {len(data):,}: the file is shorter than the {self.size:,} "
+                "bytes its listing says",
+            )
         return data
 
     def seek(self, offset: int, whence: int = 0) -> int:
@@ -153,6 +159,7 @@ def read_sample(
     from concurrent.futures import ThreadPoolExecutor
 
     with ExitStack() as stack:
+
         def open_parquet(path: str) -> tuple[Any, str]:
             return _parquet(stack, fs, path)
 
@@ -173,8 +180,9 @@ def read_sample(
                 for (_, g), offsets in sorted(item for item in plan.items() if item[0][0] == f):
                     with _decoding(urls[f]):
                         table = handle.read_row_group(g, columns=columns).take(offsets)
-                    found.extend(_row_to_pair(r, source_lang, target_lang)
-                                 for r in table.to_pylist())
+                    found.extend(
+                        _row_to_pair(r, source_lang, target_lang) for r in table.to_pylist()
+                    )
                 return found
 
             pairs = [pair for found in pool.map(read_file, range(len(files))) for pair in found]

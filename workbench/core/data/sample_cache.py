@@ -16,19 +16,18 @@ from workbench.core.data.sample_plan import MAX_ROWS_PER_GROUP, HubPair, HubRows
 UNPINNED = "unpinned"
 
 
-
 def default_cache_dir() -> Path:
     """Where samples are cached: ``$WORKBENCH_CACHE`` or ``~/.cache/workbench``."""
     root = os.environ.get("WORKBENCH_CACHE") or Path.home() / ".cache" / "workbench"
     return Path(root) / "samples"
 
 
-
-
 def sample_stem(repo: str, config: str | None, src: str, tgt: str, n: int, seed: int) -> str:
     # The cap is in the name: a sample drawn under another scheme is another sample.
-    return (f"{repo.replace('/', '--')}-{config or 'default'}-{src}-{tgt}-n{n}-seed{seed}"
-            f"-cap{MAX_ROWS_PER_GROUP}")
+    return (
+        f"{repo.replace('/', '--')}-{config or 'default'}-{src}-{tgt}-n{n}-seed{seed}"
+        f"-cap{MAX_ROWS_PER_GROUP}"
+    )
 
 
 def split_stem(repo: str, config: str | None, split: str, src: str, tgt: str) -> str:
@@ -56,8 +55,14 @@ def cached_revision(path: Path) -> str | None:
 
 
 def find_cached_sample(
-    cache_dir: Path, repo: str, config: str | None, source_lang: str, target_lang: str,
-    n: int, seed: int, revision: str | None = None,
+    cache_dir: Path,
+    repo: str,
+    config: str | None,
+    source_lang: str,
+    target_lang: str,
+    n: int,
+    seed: int,
+    revision: str | None = None,
 ) -> Path | None:
     """The cached sample at ``revision``; with None, the newest one at any revision."""
     stem = sample_stem(repo, config, source_lang, target_lang, n, seed)
@@ -65,8 +70,13 @@ def find_cached_sample(
 
 
 def find_cached_split(
-    cache_dir: Path, repo: str, config: str | None, split: str, source_lang: str,
-    target_lang: str, revision: str | None = None,
+    cache_dir: Path,
+    repo: str,
+    config: str | None,
+    split: str,
+    source_lang: str,
+    target_lang: str,
+    revision: str | None = None,
 ) -> Path | None:
     """The cached split at ``revision``; with None, the newest one at any revision."""
     stem = split_stem(repo, config, split, source_lang, target_lang)
@@ -83,6 +93,10 @@ def write_cached(path: Path, pairs: list[HubPair]) -> None:
     """Write ``pairs`` as JSONL through the one atomic writer (temporary file, fsync,
     rename): a half-written sample is never taken for a whole one."""
     path.parent.mkdir(parents=True, exist_ok=True)
-    write_text(path, "".join(
-        json.dumps({"source": p.source, "target": p.target}, ensure_ascii=False) + "\n"
-        for p in pairs))
+    write_text(
+        path,
+        "".join(
+            json.dumps({"source": p.source, "target": p.target}, ensure_ascii=False) + "\n"
+            for p in pairs
+        ),
+    )

@@ -86,9 +86,7 @@ def spread(quota: int, limits: list[int]) -> list[int]:
     return counts
 
 
-def plan_sample(
-    row_groups: list[list[int]], n: int, seed: int
-) -> dict[tuple[int, int], list[int]]:
+def plan_sample(row_groups: list[list[int]], n: int, seed: int) -> dict[tuple[int, int], list[int]]:
     """Which rows to read: ``{(file, row_group): sorted row offsets}`` for ``n`` rows.
 
     ``row_groups[f][g]`` is the row count of row group ``g`` of file ``f``.
@@ -109,7 +107,7 @@ def plan_sample(
         chosen = order[: -(-quota // cap)]
         # A short group holds fewer than the cap: add groups until the quota fits.
         room = sum(min(sizes[g], cap) for g in chosen)
-        for g in order[len(chosen):]:
+        for g in order[len(chosen) :]:
             if room >= quota:
                 break
             chosen.append(g)
@@ -123,5 +121,3 @@ def plan_sample(
                 offsets = rng.choice(sizes[g], size=count, replace=False)
                 plan[(f, g)] = sorted(int(o) for o in offsets)
     return plan
-
-

@@ -1,2 +1,1 @@
-"""Scoring: sacreBLEU metrics and the before/after evaluation on validation and test.
-"""
+"""Scoring: sacreBLEU metrics and the before/after evaluation on validation and test."""

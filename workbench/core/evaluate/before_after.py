@@ -45,8 +45,9 @@ class HeldOutSets:
         return cls(
             pairs={"validation": data.validation, "test": data.test},
             names={"validation": data.validation_name, "test": data.test_name},
-            options=DecodeOptions(config.num_beams, config.max_new_tokens,
-                                  config.no_repeat_ngram_size),
+            options=DecodeOptions(
+                config.num_beams, config.max_new_tokens, config.no_repeat_ngram_size
+            ),
             batch_size=config.eval_batch_size,
             bleu_tokenize=config.bleu_tokenize,
         )
@@ -56,8 +57,9 @@ class HeldOutSets:
         from workbench.core.model.load import fp32_decoding
 
         with fp32_decoding():
-            return translator.translate_many([p.source for p in self.pairs[split]],
-                                             self.options, self.batch_size)
+            return translator.translate_many(
+                [p.source for p in self.pairs[split]], self.options, self.batch_size
+            )
 
     def references(self, split: Split) -> list[str]:
         """The reference translations of one set, in order."""
@@ -69,8 +71,9 @@ def sources_fingerprint(pairs: list[Pair]) -> str:
     return hashlib.sha256("\n".join(p.source for p in pairs).encode("utf-8")).hexdigest()
 
 
-def translate_before(sets: HeldOutSets, translator: Translator, run_dir: Path,
-                     emit: EventSink) -> dict[str, list[str]]:
+def translate_before(
+    sets: HeldOutSets, translator: Translator, run_dir: Path, emit: EventSink
+) -> dict[str, list[str]]:
     """Both sets translated by the model before training (reused from before.json on resume).
 
     Reused only for the very same sentences: a data file may have changed since.
@@ -80,8 +83,11 @@ def translate_before(sets: HeldOutSets, translator: Translator, run_dir: Path,
     before: dict[str, list[str]] = {}
     for split, pairs in sets.pairs.items():
         done = saved.get(split)
-        if (isinstance(done, list) and len(done) == len(pairs)
-                and (saved.get("sources") or {}).get(split) == fingerprints[split]):
+        if (
+            isinstance(done, list)
+            and len(done) == len(pairs)
+            and (saved.get("sources") or {}).get(split) == fingerprints[split]
+        ):
             before[split] = done
             continue
         emit(Phase("before", f"translating {len(pairs)} {split} sentences"))
@@ -90,30 +96,41 @@ def translate_before(sets: HeldOutSets, translator: Translator, run_dir: Path,
     return before
 
 
-def score_before(sets: HeldOutSets, before: dict[str, list[str]],
-                 emit: EventSink) -> dict[str, dict[str, float]]:
+def score_before(
+    sets: HeldOutSets, before: dict[str, list[str]], emit: EventSink
+) -> dict[str, dict[str, float]]:
     """Corpus BLEU and chrF of the "before" translations, one event per set."""
     scores: dict[str, dict[str, float]] = {}
     for split, pairs in sets.pairs.items():
         references = sets.references(split)
         bleu = corpus_bleu(before[split], references, sets.bleu_tokenize)
         chrf = corpus_chrf(before[split], references)
-        emit(EvalDone(step=0, epoch=0.0, bleu=bleu, chrf=chrf, stage="before", split=split,
-                      set_name=sets.names[split], size=len(pairs)))
+        emit(
+            EvalDone(
+                step=0,
+                epoch=0.0,
+                bleu=bleu,
+                chrf=chrf,
+                stage="before",
+                split=split,
+                set_name=sets.names[split],
+                size=len(pairs),
+            )
+        )
         scores[split] = {"bleu": round(bleu, 2), "chrf": round(chrf, 2)}
     return scores
 
 
-def translate_after(sets: HeldOutSets, best_dir: Path, device: str,
-                    emit: EventSink) -> dict[str, list[str]]:
+def translate_after(
+    sets: HeldOutSets, best_dir: Path, device: str, emit: EventSink
+) -> dict[str, list[str]]:
     """Both sets translated by the best model, loaded from disk as ``workbench translate``
     loads it.
 
     Not the Trainer's model: accelerate leaves that one wrapped in bf16/fp16 autocast, so
     on a GPU it would decode at another precision than "before".
     """
-    translator = Translator.from_pretrained(str(best_dir), device=device,
-                                            backend="transformers")
+    translator = Translator.from_pretrained(str(best_dir), device=device, backend="transformers")
     after: dict[str, list[str]] = {}
     for split, pairs in sets.pairs.items():
         emit(Phase("after", f"translating {len(pairs)} {split} sentences with {best_dir}"))
@@ -121,24 +138,46 @@ def translate_after(sets: HeldOutSets, best_dir: Path, device: str,
     return after
 
 
-def score_after(sets: HeldOutSets, before: dict[str, list[str]], after: dict[str, list[str]],
-                step: int, epoch: float, emit: EventSink) -> dict[str, SetScores]:
+def score_after(
+    sets: HeldOutSets,
+    before: dict[str, list[str]],
+    after: dict[str, list[str]],
+    step: int,
+    epoch: float,
+    emit: EventSink,
+) -> dict[str, SetScores]:
     """Both sides of each set scored together, with intervals and the paired test.
 
     The paired test scores both sides itself: the "after" event takes its numbers.
     """
     scores: dict[str, SetScores] = {}
     for split, pairs in sets.pairs.items():
-        scores[split] = score_before_after(before[split], after[split], sets.references(split),
-                                           sets.bleu_tokenize, split, sets.names[split])
-        emit(EvalDone(step=step, epoch=epoch, bleu=scores[split].bleu_after,
-                      chrf=scores[split].chrf_after, stage="after", split=split,
-                      set_name=sets.names[split], size=len(pairs)))
+        scores[split] = score_before_after(
+            before[split],
+            after[split],
+            sets.references(split),
+            sets.bleu_tokenize,
+            split,
+            sets.names[split],
+        )
+        emit(
+            EvalDone(
+                step=step,
+                epoch=epoch,
+                bleu=scores[split].bleu_after,
+                chrf=scores[split].chrf_after,
+                stage="after",
+                split=split,
+                set_name=sets.names[split],
+                size=len(pairs),
+            )
+        )
     return scores
 
 
-def score_rows(sets: HeldOutSets, before: dict[str, list[str]],
-               after: dict[str, list[str]]) -> dict[str, list[Sample]]:
+def score_rows(
+    sets: HeldOutSets, before: dict[str, list[str]], after: dict[str, list[str]]
+) -> dict[str, list[Sample]]:
     """Every sentence of each set with its before/after translation and sentence BLEU.
 
     Scored once here and written by :func:`write_translations`, so that the TUI's Samples

@@ -20,8 +20,9 @@ def corpus_bleu(hypotheses: Sequence[str], references: Sequence[str], tokenize: 
 
     if not hypotheses:
         return 0.0
-    return float(sacrebleu.corpus_bleu(list(hypotheses), [list(references)],
-                                       tokenize=tokenize).score)
+    return float(
+        sacrebleu.corpus_bleu(list(hypotheses), [list(references)], tokenize=tokenize).score
+    )
 
 
 def corpus_chrf(hypotheses: Sequence[str], references: Sequence[str]) -> float:

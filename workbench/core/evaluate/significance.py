@@ -75,8 +75,13 @@ def score_before_after(
 
     refs = [list(references)]
     metrics = {"BLEU": BLEU(tokenize=tokenize), "chrF": CHRF()}
-    test = PairedTest([("before", list(before)), ("after", list(after))], metrics, refs,
-                      test_type="bs", n_samples=n_bootstrap)
+    test = PairedTest(
+        [("before", list(before)), ("after", list(after))],
+        metrics,
+        refs,
+        test_type="bs",
+        n_samples=n_bootstrap,
+    )
     signatures, table = test()
     # PairedTest seeds a fresh generator per system with its seed (SACREBLEU_SEED,
     # default 12345) and draws the sentence indices first: the same draw here gives the
@@ -90,28 +95,38 @@ def score_before_after(
     for key, metric in test.metrics.items():
         short = "bleu" if key == "BLEU" else "chrf"
         base, system = _results(table, key)
-        stats_before = np.array(metric._extract_corpus_statistics(list(before), refs),
-                                dtype="float32")
-        stats_after = np.array(metric._extract_corpus_statistics(list(after), refs),
-                               dtype="float32")
+        stats_before = np.array(
+            metric._extract_corpus_statistics(list(before), refs), dtype="float32"
+        )
+        stats_after = np.array(
+            metric._extract_corpus_statistics(list(after), refs), dtype="float32"
+        )
         differences = [
             metric._compute_score_from_stats(stats_after[idx].sum(0)).score
             - metric._compute_score_from_stats(stats_before[idx].sum(0)).score
             for idx in draws
         ]
-        out.update({
-            f"{short}_before": round(base.score, 2),
-            f"{short}_after": round(system.score, 2),
-            f"{short}_before_ci": _interval(base),
-            f"{short}_after_ci": _interval(system),
-            f"{short}_delta": round(system.score - base.score, 2) + 0.0,
-            f"{short}_delta_ci": _percentiles(differences),
-            # sacreBLEU gives a zero difference its smallest p ("a zero difference should
-            # not be attributed to chance"); for a reader equal scores are no difference.
-            f"{short}_p": 1.0 if system.score == base.score else _p_value(system),
-        })
-    return SetScores(role=role, name=name, size=n, n_bootstrap=n_bootstrap,
-                     bleu_signature=str(signatures["BLEU"].format()), **out)
+        out.update(
+            {
+                f"{short}_before": round(base.score, 2),
+                f"{short}_after": round(system.score, 2),
+                f"{short}_before_ci": _interval(base),
+                f"{short}_after_ci": _interval(system),
+                f"{short}_delta": round(system.score - base.score, 2) + 0.0,
+                f"{short}_delta_ci": _percentiles(differences),
+                # sacreBLEU gives a zero difference its smallest p ("a zero difference should
+                # not be attributed to chance"); for a reader equal scores are no difference.
+                f"{short}_p": 1.0 if system.score == base.score else _p_value(system),
+            }
+        )
+    return SetScores(
+        role=role,
+        name=name,
+        size=n,
+        n_bootstrap=n_bootstrap,
+        bleu_signature=str(signatures["BLEU"].format()),
+        **out,
+    )
 
 
 @dataclass(frozen=True)
@@ -127,8 +142,12 @@ class SystemScore:
     length_ratio: float  # hypothesis length / reference length, as BLEU counts it
 
 
-def score_systems(systems: Sequence[tuple[str, Sequence[str]]], references: Sequence[str],
-                  tokenize: str, n_bootstrap: int = N_BOOTSTRAP) -> dict[str, SystemScore]:
+def score_systems(
+    systems: Sequence[tuple[str, Sequence[str]]],
+    references: Sequence[str],
+    tokenize: str,
+    n_bootstrap: int = N_BOOTSTRAP,
+) -> dict[str, SystemScore]:
     """Several systems on one set with sacreBLEU's paired bootstrap; the first is the
     baseline every p-value is against."""
     from sacrebleu.metrics import BLEU, CHRF
@@ -136,9 +155,13 @@ def score_systems(systems: Sequence[tuple[str, Sequence[str]]], references: Sequ
 
     refs = [list(references)]
     bleu = BLEU(tokenize=tokenize)
-    test = PairedTest([(name, list(hyps)) for name, hyps in systems],
-                      {"BLEU": bleu, "chrF": CHRF()}, refs, test_type="bs",
-                      n_samples=n_bootstrap)
+    test = PairedTest(
+        [(name, list(hyps)) for name, hyps in systems],
+        {"BLEU": bleu, "chrF": CHRF()},
+        refs,
+        test_type="bs",
+        n_samples=n_bootstrap,
+    )
     _, table = test()
     bleu_key, chrf_key = test.metrics  # named by sacreBLEU: "BLEU", "chrF2"
     bleu_results, chrf_results = _results(table, bleu_key), _results(table, chrf_key)
@@ -146,26 +169,38 @@ def score_systems(systems: Sequence[tuple[str, Sequence[str]]], references: Sequ
     for (name, hyps), b, c in zip(systems, bleu_results, chrf_results, strict=True):
         plain = bleu.corpus_score(list(hyps), refs)
         out[name] = SystemScore(
-            bleu=round(b.score, 2), bleu_ci=_interval(b),
-            chrf=round(c.score, 2), chrf_ci=_interval(c),
-            bleu_p=1.0 if b.p_value is None or b.score == bleu_results[0].score
+            bleu=round(b.score, 2),
+            bleu_ci=_interval(b),
+            chrf=round(c.score, 2),
+            chrf_ci=_interval(c),
+            bleu_p=1.0
+            if b.p_value is None or b.score == bleu_results[0].score
             else round(b.p_value, 6),
-            length_ratio=round(plain.sys_len / max(1, plain.ref_len), 3))
+            length_ratio=round(plain.sys_len / max(1, plain.ref_len), 3),
+        )
     return out
 
 
-def randomisation_p(baseline: Sequence[str], system: Sequence[str],
-                    references: Sequence[str], tokenize: str,
-                    n_permutations: int = N_PERMUTATIONS) -> dict[str, float]:
+def randomisation_p(
+    baseline: Sequence[str],
+    system: Sequence[str],
+    references: Sequence[str],
+    tokenize: str,
+    n_permutations: int = N_PERMUTATIONS,
+) -> dict[str, float]:
     """BLEU and chrF p-values of ``system`` against ``baseline`` by sacreBLEU's paired
     approximate randomisation (``sacrebleu --paired-ar``): the second test reviewers ask
     for next to the paired bootstrap. Equal scores are p = 1, as in the bootstrap here."""
     from sacrebleu.metrics import BLEU, CHRF
     from sacrebleu.significance import PairedTest
 
-    test = PairedTest([("baseline", list(baseline)), ("system", list(system))],
-                      {"BLEU": BLEU(tokenize=tokenize), "chrF": CHRF()},
-                      [list(references)], test_type="ar", n_samples=n_permutations)
+    test = PairedTest(
+        [("baseline", list(baseline)), ("system", list(system))],
+        {"BLEU": BLEU(tokenize=tokenize), "chrF": CHRF()},
+        [list(references)],
+        test_type="ar",
+        n_samples=n_permutations,
+    )
     _, table = test()
     out = {}
     for key, short in zip(test.metrics, ("bleu", "chrf"), strict=True):

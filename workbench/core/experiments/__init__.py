@@ -1,2 +1,1 @@
-"""Several runs: the runs table, compare, and sweeps.
-"""
+"""Several runs: the runs table, compare, and sweeps."""

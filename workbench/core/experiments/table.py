@@ -68,8 +68,9 @@ def best_epoch(summary: RunSummary) -> float | None:
     return float(epoch) if isinstance(epoch, int | float) else None
 
 
-def run_row(run_dir: Path, settings: dict[str, Any] | None = None,
-            summary: RunSummary | None = None) -> RunRow:
+def run_row(
+    run_dir: Path, settings: dict[str, Any] | None = None, summary: RunSummary | None = None
+) -> RunRow:
     """One run folder as a row; what it lacks (a run killed early) stays missing. A caller
     that has read the folder's config.json or summary already passes them in."""
     if settings is None:
@@ -77,17 +78,24 @@ def run_row(run_dir: Path, settings: dict[str, Any] | None = None,
     if summary is None:
         summary = read_summary(run_dir) or RunSummary()
     defaults = preset_defaults(settings)
-    changed = {key: value for key, value in settings.items()
-               if key not in NOT_A_CHOICE and key in defaults and defaults[key] != value}
+    changed = {
+        key: value
+        for key, value in settings.items()
+        if key not in NOT_A_CHOICE and key in defaults and defaults[key] != value
+    }
     epochs = settings.get("epochs")
     return RunRow(
-        run_id=run_dir.name, run_dir=str(run_dir),
+        run_id=run_dir.name,
+        run_dir=str(run_dir),
         preset=str(settings.get("preset") or summary.preset or MISSING),
         status=summary.status or "running or killed",
         changed=changed,
         epochs=float(epochs) if isinstance(epochs, int | float) else None,
-        steps=summary.global_step, train_seconds=summary.train_seconds,
-        best_epoch=best_epoch(summary), validation=summary.validation, test=summary.test,
+        steps=summary.global_step,
+        train_seconds=summary.train_seconds,
+        best_epoch=best_epoch(summary),
+        validation=summary.validation,
+        test=summary.test,
         legacy=older_run_line(summary) if summary.test is None else None,
     )
 
@@ -101,26 +109,30 @@ def _scores(role: str, scores: SetScores | None) -> str:
     if scores is None:
         return f"{role} BLEU {MISSING}"
     low, high = scores.bleu_after_ci
-    return (f"{role} BLEU {scores.bleu_before:.2f} → {scores.bleu_after:.2f} "
-            f"[{low:.2f}–{high:.2f}]")
+    return f"{role} BLEU {scores.bleu_before:.2f} → {scores.bleu_after:.2f} [{low:.2f}–{high:.2f}]"
 
 
 def changes_text(row: RunRow) -> str:
     """``epochs=8 learning_rate=0.001``, or ``as preset``."""
-    return " ".join(f"{key}={setting_value(value)}" for key, value in row.changed.items()) \
+    return (
+        " ".join(f"{key}={setting_value(value)}" for key, value in row.changed.items())
         or "as preset"
+    )
 
 
 def training_cells(row: RunRow) -> tuple[str, str, str, str]:
     """Epochs, steps, training time and best epoch as shown, a dash where missing."""
-    return (MISSING if row.epochs is None else f"{row.epochs:g}",
-            MISSING if row.steps is None else f"{row.steps:,}",
-            MISSING if row.train_seconds is None else format_seconds(row.train_seconds),
-            MISSING if row.best_epoch is None else f"{row.best_epoch:g}")
+    return (
+        MISSING if row.epochs is None else f"{row.epochs:g}",
+        MISSING if row.steps is None else f"{row.steps:,}",
+        MISSING if row.train_seconds is None else format_seconds(row.train_seconds),
+        MISSING if row.best_epoch is None else f"{row.best_epoch:g}",
+    )
 
 
 def after_cells(row: RunRow) -> tuple[str, str]:
     """Validation and test BLEU after fine-tuning, each with its 95% interval."""
+
     def cell(scores: SetScores | None) -> str:
         return with_ci(scores.bleu_after, scores.bleu_after_ci) if scores else MISSING
 
@@ -128,16 +140,23 @@ def after_cells(row: RunRow) -> tuple[str, str]:
 
 
 #: What each part of a run's line is (printed above the lines by ``runs`` and ``sweep``).
-RUN_LINE_HEADER = ("run, preset, status, training, best epoch (by validation BLEU), validation "
-                   "and test BLEU before → after [95% interval after], settings changed from "
-                   "the preset")
+RUN_LINE_HEADER = (
+    "run, preset, status, training, best epoch (by validation BLEU), validation "
+    "and test BLEU before → after [95% interval after], settings changed from "
+    "the preset"
+)
 
 
 def run_line(row: RunRow) -> str:
     """A run in one line: id, preset, status, training, best epoch, scores, changes."""
     epochs, steps, seconds, best = training_cells(row)
-    scores = (row.legacy if row.legacy else
-              f"{_scores('val', row.validation)}  {_scores('test', row.test)}")
+    scores = (
+        row.legacy
+        if row.legacy
+        else f"{_scores('val', row.validation)}  {_scores('test', row.test)}"
+    )
     changes = changes_text(row)
-    return (f"{row.run_id}  {row.preset}  {row.status}  {epochs} epochs / {steps} steps in "
-            f"{seconds}  best epoch {best}  {scores}  {changes}")
+    return (
+        f"{row.run_id}  {row.preset}  {row.status}  {epochs} epochs / {steps} steps in "
+        f"{seconds}  best epoch {best}  {scores}  {changes}"
+    )

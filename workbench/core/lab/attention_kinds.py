@@ -70,11 +70,17 @@ class KindMap(AttentionGrid):
 
     def to_dict(self) -> dict[str, Any]:
         """Tokens and every layer/head matrix (4 decimals), for JSON."""
-        return {"kind": self.kind, "axes": self.axes,
-                "row_tokens": self.row_tokens, "col_tokens": self.col_tokens,
-                "row_special": self.row_special, "col_special": self.col_special,
-                "layers": self.num_layers, "heads": self.num_heads,
-                "weights": np.round(self.weights.astype(np.float64), 4).tolist()}
+        return {
+            "kind": self.kind,
+            "axes": self.axes,
+            "row_tokens": self.row_tokens,
+            "col_tokens": self.col_tokens,
+            "row_special": self.row_special,
+            "col_special": self.col_special,
+            "layers": self.num_layers,
+            "heads": self.num_heads,
+            "weights": np.round(self.weights.astype(np.float64), 4).tolist(),
+        }
 
 
 @dataclass(frozen=True)
@@ -90,10 +96,14 @@ class HeadStat:
 
     def to_dict(self) -> dict[str, Any]:
         """The row as JSON, 1-based layer and head as the CLI prints them."""
-        return {"kind": self.kind, "layer": self.layer + 1, "head": self.head + 1,
-                "entropy_bits": round(self.entropy_bits, 4),
-                "uniform_bits": round(self.uniform_bits, 4),
-                "agreement": None if self.agreement is None else round(self.agreement, 4)}
+        return {
+            "kind": self.kind,
+            "layer": self.layer + 1,
+            "head": self.head + 1,
+            "entropy_bits": round(self.entropy_bits, 4),
+            "uniform_bits": round(self.uniform_bits, 4),
+            "agreement": None if self.agreement is None else round(self.agreement, 4),
+        }
 
 
 @dataclass
@@ -116,36 +126,65 @@ class AttentionKinds:
 
     def to_dict(self) -> dict[str, Any]:
         """Everything measured, for ``lab_attention.json``."""
-        return {"model": self.model, "sentence": self.sentence,
-                "translation": self.translation, "num_beams": self.num_beams,
-                "kinds": [k.to_dict() for k in self.kinds],
-                "heads": [h.to_dict() for h in self.heads]}
+        return {
+            "model": self.model,
+            "sentence": self.sentence,
+            "translation": self.translation,
+            "num_beams": self.num_beams,
+            "kinds": [k.to_dict() for k in self.kinds],
+            "heads": [h.to_dict() for h in self.heads],
+        }
 
 
-def attention_kinds(loaded: AttentionModel, sentence: str, num_beams: int | None = None,
-                    max_new_tokens: int | None = None) -> AttentionKinds:
+def attention_kinds(
+    loaded: AttentionModel,
+    sentence: str,
+    num_beams: int | None = None,
+    max_new_tokens: int | None = None,
+) -> AttentionKinds:
     """Translate ``sentence`` as ``loaded.map`` does and return its three attentions."""
     options = loaded.options(num_beams, max_new_tokens)
-    ids, sequence = translate_for_attention(loaded.model, loaded.tokenizer, sentence,
-                                            loaded.target_label, options)
+    ids, sequence = translate_for_attention(
+        loaded.model, loaded.tokenizer, sentence, loaded.target_label, options
+    )
     weights = forward_attentions(loaded.model, ids, sequence)
-    amap = cross_attention_map(loaded.tokenizer, sentence, ids, sequence, weights.cross,
-                               options.num_beams)
+    amap = cross_attention_map(
+        loaded.tokenizer, sentence, ids, sequence, weights.cross, options.num_beams
+    )
     # Decoder position t reads sequence[t] and produces sequence[t + 1]: rows are named by
     # what they produce (as the cross-attention's rows), columns by what they read.
     inputs = [START_LABEL, *amap.target_tokens[:-1]]
     input_special = [True, *amap.target_special[:-1]]
-    encoder = KindMap(ENCODER, "rows: source tokens · columns: source tokens",
-                      amap.source_tokens, amap.source_tokens, amap.source_special,
-                      amap.source_special, weights.encoder.astype(np.float32))
-    decoder = KindMap(DECODER, "rows: token being produced · columns: tokens already read",
-                      amap.target_tokens, inputs, amap.target_special, input_special,
-                      weights.decoder.astype(np.float32))
-    cross = KindMap(CROSS, "rows: token being produced · columns: source tokens",
-                    amap.target_tokens, amap.source_tokens, amap.target_special,
-                    amap.source_special, amap.weights)
-    result = AttentionKinds(loaded.name, amap.sentence, amap.translation, encoder, decoder,
-                            cross, options.num_beams)
+    encoder = KindMap(
+        ENCODER,
+        "rows: source tokens · columns: source tokens",
+        amap.source_tokens,
+        amap.source_tokens,
+        amap.source_special,
+        amap.source_special,
+        weights.encoder.astype(np.float32),
+    )
+    decoder = KindMap(
+        DECODER,
+        "rows: token being produced · columns: tokens already read",
+        amap.target_tokens,
+        inputs,
+        amap.target_special,
+        input_special,
+        weights.decoder.astype(np.float32),
+    )
+    cross = KindMap(
+        CROSS,
+        "rows: token being produced · columns: source tokens",
+        amap.target_tokens,
+        amap.source_tokens,
+        amap.target_special,
+        amap.source_special,
+        amap.weights,
+    )
+    result = AttentionKinds(
+        loaded.name, amap.sentence, amap.translation, encoder, decoder, cross, options.num_beams
+    )
     result.heads = head_table(result)
     return result
 
@@ -169,8 +208,19 @@ def head_table(result: AttentionKinds) -> list[HeadStat]:
         for layer in range(kmap.num_layers):
             for head in range(kmap.num_heads):
                 matrix = kmap.weights[layer, head]
-                agreement = (float((matrix.argmax(axis=-1) == cross_pick).mean())
-                             if kmap.kind == CROSS else None)
-                rows.append(HeadStat(kmap.kind, layer, head,
-                                     float(row_entropy_bits(matrix).mean()), uniform, agreement))
+                agreement = (
+                    float((matrix.argmax(axis=-1) == cross_pick).mean())
+                    if kmap.kind == CROSS
+                    else None
+                )
+                rows.append(
+                    HeadStat(
+                        kmap.kind,
+                        layer,
+                        head,
+                        float(row_entropy_bits(matrix).mean()),
+                        uniform,
+                        agreement,
+                    )
+                )
     return rows

@@ -43,8 +43,7 @@ def self_attention_floats(layers: int, steps: int, d_model: int, batch: int = 1)
     return 2 * layers * steps * d_model * batch
 
 
-def cross_attention_floats(layers: int, source_tokens: int, d_model: int,
-                           batch: int = 1) -> int:
+def cross_attention_floats(layers: int, source_tokens: int, d_model: int, batch: int = 1) -> int:
     """Cross-attention cache: K and V of every source token, per layer (fixed after step 1)."""
     return 2 * layers * source_tokens * d_model * batch
 
@@ -81,8 +80,7 @@ class CacheSize:
     @property
     def agrees(self) -> bool:
         """Whether both measured counts equal their formula."""
-        return (self.self_measured == self.self_formula
-                and self.cross_measured == self.cross_formula)
+        return self.self_measured == self.self_formula and self.cross_measured == self.cross_formula
 
     @property
     def total_bytes(self) -> int:
@@ -128,17 +126,23 @@ class CacheStudy:
             row["total_bytes"] = size.total_bytes
         data["identical"] = self.identical
         data["agrees"] = self.agrees
-        data["formula"] = {"self_attention": "2 * L * t * d", "cross_attention": "2 * L * S * d",
-                           "t": "positions fed to the decoder: the start token and the first "
-                                "t-1 outputs, read after t tokens were generated"}
+        data["formula"] = {
+            "self_attention": "2 * L * t * d",
+            "cross_attention": "2 * L * S * d",
+            "t": "positions fed to the decoder: the start token and the first "
+            "t-1 outputs, read after t tokens were generated",
+        }
         return data
 
 
-def cache_study(model_dir: str, sentences: list[str] | None = None,
-                lengths: tuple[int, ...] | list[int] = DEFAULT_LENGTHS,
-                repeats: int = 3,
-                on_progress: Callable[[str, int, int], None] | None = None,
-                stop: threading.Event | None = None) -> CacheStudy:
+def cache_study(
+    model_dir: str,
+    sentences: list[str] | None = None,
+    lengths: tuple[int, ...] | list[int] = DEFAULT_LENGTHS,
+    repeats: int = 3,
+    on_progress: Callable[[str, int, int], None] | None = None,
+    stop: threading.Event | None = None,
+) -> CacheStudy:
     """Time greedy decoding with and without the KV cache, and count what the cache holds.
 
     Each length t forces exactly t new tokens (``min_new_tokens = max_new_tokens = t``),
@@ -173,8 +177,15 @@ def cache_study(model_dir: str, sentences: list[str] | None = None,
     loaded = load_attention_model(model_dir)
     model, tokenizer, label = loaded.model, loaded.tokenizer, loaded.target_label
     model.eval()
-    sources = [tokenizer([with_label(text, label)], return_tensors="pt", truncation=True,
-                         max_length=MAX_POSITIONS)["input_ids"] for text in texts]
+    sources = [
+        tokenizer(
+            [with_label(text, label)],
+            return_tensors="pt",
+            truncation=True,
+            max_length=MAX_POSITIONS,
+        )["input_ids"]
+        for text in texts
+    ]
     config = model.config
     layers, d_model = int(config.decoder_layers), int(config.d_model)
     heads = int(config.decoder_attention_heads)
@@ -183,10 +194,17 @@ def cache_study(model_dir: str, sentences: list[str] | None = None,
         # Plain greedy: the saved model's beams and n-gram blocking would time the search,
         # not the cache.
         with torch.inference_mode():
-            return model.generate(input_ids=ids, attention_mask=torch.ones_like(ids),
-                                  num_beams=1, do_sample=False, no_repeat_ngram_size=0,
-                                  max_new_tokens=steps, min_new_tokens=steps,
-                                  use_cache=use_cache, **extra)
+            return model.generate(
+                input_ids=ids,
+                attention_mask=torch.ones_like(ids),
+                num_beams=1,
+                do_sample=False,
+                no_repeat_ngram_size=0,
+                max_new_tokens=steps,
+                min_new_tokens=steps,
+                use_cache=use_cache,
+                **extra,
+            )
 
     # One thread: a step multiplies matrices of a few hundred numbers, where more threads
     # only add hand-offs, and on a shared machine they make the timings swing widely.
@@ -199,20 +217,41 @@ def cache_study(model_dir: str, sentences: list[str] | None = None,
 
     probe = sources[0]
     source_tokens = int(probe.shape[1])
-    sizes = [_measure_size(generate(probe, steps, True, return_dict_in_generate=True),
-                           steps, layers, d_model, source_tokens) for steps in lengths]
+    sizes = [
+        _measure_size(
+            generate(probe, steps, True, return_dict_in_generate=True),
+            steps,
+            layers,
+            d_model,
+            source_tokens,
+        )
+        for steps in lengths
+    ]
     dtype = next(model.parameters()).dtype
     return CacheStudy(
-        model_dir=str(model_dir), layers=layers, d_model=d_model, heads=heads,
-        head_dim=d_model // heads, source_tokens=source_tokens, size_sentence=texts[0],
-        dtype=str(dtype).removeprefix("torch."), sentences=texts, repeats=repeats,
-        timings=timings, sizes=sizes,
+        model_dir=str(model_dir),
+        layers=layers,
+        d_model=d_model,
+        heads=heads,
+        head_dim=d_model // heads,
+        source_tokens=source_tokens,
+        size_sentence=texts[0],
+        dtype=str(dtype).removeprefix("torch."),
+        sentences=texts,
+        repeats=repeats,
+        timings=timings,
+        sizes=sizes,
     )
 
 
-def _time_lengths(generate: Any, sources: list[Any], lengths: list[int], repeats: int,
-                  on_progress: Callable[[str, int, int], None] | None = None,
-                  stop: threading.Event | None = None) -> list[Timing]:
+def _time_lengths(
+    generate: Any,
+    sources: list[Any],
+    lengths: list[int],
+    repeats: int,
+    on_progress: Callable[[str, int, int], None] | None = None,
+    stop: threading.Event | None = None,
+) -> list[Timing]:
     """Median ms per generated token at each length, cached and not, and whether they agree."""
     generate(sources[0], 2, True)  # warm-up: the first call pays one-off setup
     timings = []
@@ -227,28 +266,40 @@ def _time_lengths(generate: Any, sources: list[Any], lengths: list[int], repeats
             outputs: dict[bool, list[list[int]]] = {}
             for use_cache in (True, False):  # alternated, so drift hits both alike
                 start = time.perf_counter()
-                outputs[use_cache] = [generate(ids, steps, use_cache)[0].tolist()
-                                      for ids in sources]
+                outputs[use_cache] = [
+                    generate(ids, steps, use_cache)[0].tolist() for ids in sources
+                ]
                 seconds = time.perf_counter() - start
                 per_mode[use_cache].append(1000 * seconds / (steps * len(sources)))
             identical = identical and outputs[True] == outputs[False]
-        timings.append(Timing(steps, round(statistics.median(per_mode[True]), 4),
-                              round(statistics.median(per_mode[False]), 4), identical))
+        timings.append(
+            Timing(
+                steps,
+                round(statistics.median(per_mode[True]), 4),
+                round(statistics.median(per_mode[False]), 4),
+                identical,
+            )
+        )
     return timings
 
 
-def _measure_size(output: Any, steps: int, layers: int, d_model: int,
-                  source_tokens: int) -> CacheSize:
+def _measure_size(
+    output: Any, steps: int, layers: int, d_model: int, source_tokens: int
+) -> CacheSize:
     """Count the floats in the cache a ``generate(..., return_dict_in_generate=True)`` kept."""
     new_tokens = int(output.sequences.shape[1]) - 1  # minus the decoder start token
     if new_tokens != steps:
-        raise WorkbenchError(f"generate made {new_tokens} tokens where {steps} were forced; "
-                             "the model's generation config overrides min_new_tokens")
+        raise WorkbenchError(
+            f"generate made {new_tokens} tokens where {steps} were forced; "
+            "the model's generation config overrides min_new_tokens"
+        )
     # transformers 5 names it ``cache``; 4.x called it ``past_key_values``.
     cache = getattr(output, "cache", None) or getattr(output, "past_key_values", None)
     if cache is None or not hasattr(cache, "self_attention_cache"):
-        raise WorkbenchError(f"generate returned no encoder-decoder cache ({type(cache)}); "
-                             "this study needs transformers 5 with use_cache")
+        raise WorkbenchError(
+            f"generate returned no encoder-decoder cache ({type(cache)}); "
+            "this study needs transformers 5 with use_cache"
+        )
 
     def floats(part: Any) -> tuple[int, int]:
         count, item = 0, 4
@@ -262,7 +313,8 @@ def _measure_size(output: Any, steps: int, layers: int, d_model: int,
     self_measured, item = floats(cache.self_attention_cache)
     cross_measured, _ = floats(cache.cross_attention_cache)
     return CacheSize(
-        steps=steps, positions=int(cache.self_attention_cache.get_seq_length()),
+        steps=steps,
+        positions=int(cache.self_attention_cache.get_seq_length()),
         self_measured=self_measured,
         self_formula=self_attention_floats(layers, steps, d_model),
         cross_measured=cross_measured,

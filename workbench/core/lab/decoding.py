@@ -43,9 +43,14 @@ class Strategy:
 
     def options(self, base: DecodeOptions) -> DecodeOptions:
         """The model's own options (length, n-gram blocking) with this strategy's choice."""
-        return dataclasses.replace(base, num_beams=self.num_beams, do_sample=self.do_sample,
-                                   top_k=self.top_k, top_p=self.top_p,
-                                   temperature=self.temperature)
+        return dataclasses.replace(
+            base,
+            num_beams=self.num_beams,
+            do_sample=self.do_sample,
+            top_k=self.top_k,
+            top_p=self.top_p,
+            temperature=self.temperature,
+        )
 
     @property
     def seeds(self) -> tuple[int, ...]:
@@ -119,11 +124,16 @@ def held_out_pairs(run_dir: Path, limit: int) -> list[tuple[str, str]]:
     from workbench.core.run_folder import read_jsonl, translations_file
 
     path = run_dir / translations_file("test")
-    pairs = [(str(r["source"]), str(r["reference"])) for r in read_jsonl(path)
-             if "source" in r and "reference" in r]
+    pairs = [
+        (str(r["source"]), str(r["reference"]))
+        for r in read_jsonl(path)
+        if "source" in r and "reference" in r
+    ]
     if not pairs:  # missing, unreadable or empty
-        raise WorkbenchError(f"no test sentences in {path}; pass --run with a finished run "
-                             "folder (workbench train writes them)")
+        raise WorkbenchError(
+            f"no test sentences in {path}; pass --run with a finished run "
+            "folder (workbench train writes them)"
+        )
     return pairs[:limit]
 
 
@@ -132,7 +142,7 @@ def repeats_itself(text: str, n: int = REPEAT_N) -> bool:
     from workbench.core.views.wide import has_cjk
 
     units = [c for c in text if not c.isspace()] if has_cjk(text) else text.split()
-    grams = [tuple(units[i:i + n]) for i in range(len(units) - n + 1)]
+    grams = [tuple(units[i : i + n]) for i in range(len(units) - n + 1)]
     return len(grams) != len(set(grams))
 
 
@@ -150,8 +160,9 @@ def decoding_study(
     ends the study between two decodes (WorkbenchError).
     """
     if limit < 1:  # checked here, for the command and the Lab pane alike
-        raise WorkbenchError(f"the sentence limit must be at least 1, got {limit}; "
-                             "200 is the default")
+        raise WorkbenchError(
+            f"the sentence limit must be at least 1, got {limit}; 200 is the default"
+        )
     import torch
 
     from workbench.core.evaluate.significance import score_systems
@@ -163,8 +174,10 @@ def decoding_study(
 
         run_dir = run_dir_of(model_dir, settings.get("run_dir"))
         if run_dir is None:
-            raise WorkbenchError(f"the run that trained {model_dir} is not known or not there "
-                                 "any more; pass --run RUN_DIR to choose the test set")
+            raise WorkbenchError(
+                f"the run that trained {model_dir} is not known or not there "
+                "any more; pass --run RUN_DIR to choose the test set"
+            )
     pairs = held_out_pairs(Path(run_dir), limit)
     sources = [s for s, _ in pairs]
     references = [r for _, r in pairs]
@@ -193,27 +206,39 @@ def decoding_study(
         on_progress("scoring", total, total)
     systems = [(f"{name} #{seed}", hyps) for (name, seed), hyps in outputs.items()]
     scores = score_systems(systems, references, tokenize)
-    study = DecodingStudy(model=model_dir, run_dir=str(run_dir), size=len(pairs),
-                          bleu_tokenize=tokenize, example_source=sources[0],
-                          example_reference=references[0])
+    study = DecodingStudy(
+        model=model_dir,
+        run_dir=str(run_dir),
+        size=len(pairs),
+        bleu_tokenize=tokenize,
+        example_source=sources[0],
+        example_reference=references[0],
+    )
     for strategy in strategies:
         runs = [outputs[(strategy.name, seed)] for seed in strategy.seeds]
         first = scores[f"{strategy.name} #{strategy.seeds[0]}"]
         every = [scores[f"{strategy.name} #{seed}"] for seed in strategy.seeds]
         hyps = runs[0]
-        study.results.append(StrategyResult(
-            name=strategy.name, sampled=strategy.do_sample,
-            bleu=round(sum(s.bleu for s in every) / len(every), 2), bleu_ci=first.bleu_ci,
-            chrf=round(sum(s.chrf for s in every) / len(every), 2), chrf_ci=first.chrf_ci,
-            bleu_p=first.bleu_p, bleu_seeds=[s.bleu for s in every],
-            distinct=round(len(set(hyps)) / len(hyps), 3),
-            varies=round(sum(len(set(outs)) > 1 for outs in zip(*runs, strict=True))
-                         / len(hyps), 3),
-            repeated=round(sum(map(repeats_itself, hyps)) / len(hyps), 3),
-            length_ratio=first.length_ratio,
-            ms_per_sentence=round(1000 * seconds[strategy.name] / len(hyps), 2),
-            example=[run[0] for run in runs],
-        ))
+        study.results.append(
+            StrategyResult(
+                name=strategy.name,
+                sampled=strategy.do_sample,
+                bleu=round(sum(s.bleu for s in every) / len(every), 2),
+                bleu_ci=first.bleu_ci,
+                chrf=round(sum(s.chrf for s in every) / len(every), 2),
+                chrf_ci=first.chrf_ci,
+                bleu_p=first.bleu_p,
+                bleu_seeds=[s.bleu for s in every],
+                distinct=round(len(set(hyps)) / len(hyps), 3),
+                varies=round(
+                    sum(len(set(outs)) > 1 for outs in zip(*runs, strict=True)) / len(hyps), 3
+                ),
+                repeated=round(sum(map(repeats_itself, hyps)) / len(hyps), 3),
+                length_ratio=first.length_ratio,
+                ms_per_sentence=round(1000 * seconds[strategy.name] / len(hyps), 2),
+                example=[run[0] for run in runs],
+            )
+        )
     return study
 
 
@@ -227,8 +252,9 @@ def findings(study: DecodingStudy) -> str:
     searched = [r for r in results if not r.sampled]
     sampled = [r for r in results if r.sampled]
     greedy = results[0]
-    parts = [f"On these {study.size} test sentences the highest BLEU is {best.name}'s "
-             f"({best.bleu:.2f})."]
+    parts = [
+        f"On these {study.size} test sentences the highest BLEU is {best.name}'s ({best.bleu:.2f})."
+    ]
     if searched and sampled:
         best_search = max(searched, key=lambda r: r.bleu)
         best_sample = max(sampled, key=lambda r: r.bleu)
@@ -237,20 +263,26 @@ def findings(study: DecodingStudy) -> str:
             f"The best search ({best_search.name}, {best_search.bleu:.2f}) is "
             f"{abs(gap):.2f} BLEU {'above' if gap >= 0 else 'below'} the best sampling "
             f"({best_sample.name}, {best_sample.bleu:.2f}); sampled scores move by up to "
-            f"{max(r.spread for r in sampled):.2f} BLEU between seeds.")
+            f"{max(r.spread for r in sampled):.2f} BLEU between seeds."
+        )
         steady = min(sampled, key=lambda r: r.varies)
         parts.append(
             f"Sampling buys variety: even {steady.name} gives another output for "
             f"{steady.varies:.0%} of the sentences when only the seed changes, while search "
             "gives the same sentence every time. That is what a chat model wants and what "
-            "a translation, which should be the one most likely sentence, does not.")
+            "a translation, which should be the one most likely sentence, does not."
+        )
     beams = [r for r in searched if r.name.startswith("beam")]
     if beams:
         slowest = max(beams, key=lambda r: r.ms_per_sentence)
-        parts.append(f"{slowest.name} costs {slowest.ms_per_sentence:.1f} ms a sentence "
-                     f"against greedy's {greedy.ms_per_sentence:.1f}.")
+        parts.append(
+            f"{slowest.name} costs {slowest.ms_per_sentence:.1f} ms a sentence "
+            f"against greedy's {greedy.ms_per_sentence:.1f}."
+        )
     looping = max(results, key=lambda r: r.repeated)
     if looping.repeated > 0:
-        parts.append(f"{looping.name} repeats an n-gram in {looping.repeated:.0%} of its "
-                     "outputs, the most of all.")
+        parts.append(
+            f"{looping.name} repeats an n-gram in {looping.repeated:.0%} of its "
+            "outputs, the most of all."
+        )
     return " ".join(parts)

@@ -64,39 +64,53 @@ def save_result(folder: Path | None, name: str, data: dict[str, Any]) -> Path | 
     try:
         write_json(path, data)
     except OSError as err:
-        raise WorkbenchError(f"cannot write {path}: {err.strerror or err}; check the run "
-                             "folder's permissions") from None
+        raise WorkbenchError(
+            f"cannot write {path}: {err.strerror or err}; check the run folder's permissions"
+        ) from None
     return path
 
 
-def run_study(kind: StudyKind, model: str, options: StudyOptions | None = None,
-              on_progress: Progress | None = None,
-              stop: threading.Event | None = None) -> StudyRun:
+def run_study(
+    kind: StudyKind,
+    model: str,
+    options: StudyOptions | None = None,
+    on_progress: Progress | None = None,
+    stop: threading.Event | None = None,
+) -> StudyRun:
     """Run the ``kind`` study of ``model`` and save it; a mistake is one sentence."""
     options = options or StudyOptions()
     if kind == "decoding":
         from workbench.core.lab.decoding import decoding_study
 
-        study = decoding_study(model, options.run_dir, options.limit,
-                               on_progress=on_progress, stop=stop)
-        return StudyRun(kind, study, save_result(Path(study.run_dir), DECODING_FILE,
-                                                 study.to_dict()))
+        study = decoding_study(
+            model, options.run_dir, options.limit, on_progress=on_progress, stop=stop
+        )
+        return StudyRun(
+            kind, study, save_result(Path(study.run_dir), DECODING_FILE, study.to_dict())
+        )
     if kind == "cache":
         from workbench.core.lab.cache import cache_study
 
-        cache = cache_study(model, lengths=options.lengths, repeats=options.repeats,
-                            on_progress=on_progress, stop=stop)
-        return StudyRun(kind, cache, save_result(study_folder(model), CACHE_FILE,
-                                                 cache.to_dict()))
+        cache = cache_study(
+            model,
+            lengths=options.lengths,
+            repeats=options.repeats,
+            on_progress=on_progress,
+            stop=stop,
+        )
+        return StudyRun(kind, cache, save_result(study_folder(model), CACHE_FILE, cache.to_dict()))
     if kind == "attention":
         from workbench.core.attention.extract import load_attention_model
         from workbench.core.lab.attention_kinds import attention_kinds
 
         sentence = clean_input(options.sentence)
         if not sentence:
-            raise WorkbenchError('empty sentence: give the text to look at, e.g. '
-                                 'workbench lab attention "I like to drink tea."')
+            raise WorkbenchError(
+                "empty sentence: give the text to look at, e.g. "
+                'workbench lab attention "I like to drink tea."'
+            )
         kinds = attention_kinds(load_attention_model(model), sentence)
-        return StudyRun(kind, kinds, save_result(study_folder(model), ATTENTION_FILE,
-                                                 kinds.to_dict()))
+        return StudyRun(
+            kind, kinds, save_result(study_folder(model), ATTENTION_FILE, kinds.to_dict())
+        )
     raise WorkbenchError(f"no Lab study '{kind}'; choose one of {', '.join(STUDY_KINDS)}")

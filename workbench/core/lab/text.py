@@ -27,27 +27,38 @@ def decoding_text(study: DecodingStudy) -> str:
     from workbench.core.scores import N_BOOTSTRAP
     from workbench.core.views.score_text import format_p
 
-    lines = [f"decoding strategies on the first {study.size} sentences of the test set of "
-             f"{study.run_dir} (BLEU tokenize={study.bleu_tokenize}; 95% intervals and p "
-             "against greedy from sacreBLEU's paired bootstrap; sampled rows: mean of 3 "
-             "seeds, the interval and p of seed 0)"]
-    header = (f"{'strategy':<16} {'BLEU':>6} {'95% CI':>13} {'p':>10} {'seeds ±':>7} "
-              f"{'chrF':>6} {'distinct':>8} {'varies':>6} {'repeats':>7} {'len':>5} "
-              f"{'ms/sent':>8}")
+    lines = [
+        f"decoding strategies on the first {study.size} sentences of the test set of "
+        f"{study.run_dir} (BLEU tokenize={study.bleu_tokenize}; 95% intervals and p "
+        "against greedy from sacreBLEU's paired bootstrap; sampled rows: mean of 3 "
+        "seeds, the interval and p of seed 0)"
+    ]
+    header = (
+        f"{'strategy':<16} {'BLEU':>6} {'95% CI':>13} {'p':>10} {'seeds ±':>7} "
+        f"{'chrF':>6} {'distinct':>8} {'varies':>6} {'repeats':>7} {'len':>5} "
+        f"{'ms/sent':>8}"
+    )
     lines += [header, "-" * len(header)]
     for r in study.results:
         ci = f"{r.bleu_ci[0]:.2f}–{r.bleu_ci[1]:.2f}"
         p = "baseline" if r is study.results[0] else format_p(r.bleu_p, N_BOOTSTRAP)
         spread, varies = (f"{r.spread:.2f}", f"{r.varies:.0%}") if r.sampled else ("-", "-")
-        lines.append(f"{r.name:<16} {r.bleu:>6.2f} {ci:>13} {p:>10} {spread:>7} "
-                     f"{r.chrf:>6.2f} {r.distinct:>8.0%} {varies:>6} {r.repeated:>7.0%} "
-                     f"{r.length_ratio:>5.2f} {r.ms_per_sentence:>8.1f}")
-    lines += ["distinct: different outputs over the set · varies: sentences whose output "
-              "changes with the seed · repeats: outputs with a repeated 3-gram · len: length "
-              "ratio to the references", "", bleu_time_chart(study), "",
-              "one sentence under every strategy",
-              f"  source:    {study.example_source}",
-              f"  reference: {study.example_reference}"]
+        lines.append(
+            f"{r.name:<16} {r.bleu:>6.2f} {ci:>13} {p:>10} {spread:>7} "
+            f"{r.chrf:>6.2f} {r.distinct:>8.0%} {varies:>6} {r.repeated:>7.0%} "
+            f"{r.length_ratio:>5.2f} {r.ms_per_sentence:>8.1f}"
+        )
+    lines += [
+        "distinct: different outputs over the set · varies: sentences whose output "
+        "changes with the seed · repeats: outputs with a repeated 3-gram · len: length "
+        "ratio to the references",
+        "",
+        bleu_time_chart(study),
+        "",
+        "one sentence under every strategy",
+        f"  source:    {study.example_source}",
+        f"  reference: {study.example_reference}",
+    ]
     for r in study.results:
         lines += [f"  {r.name if n == 0 else '':<16} {text}" for n, text in enumerate(r.example)]
     return "\n".join([*lines, "", findings(study)])
@@ -75,12 +86,16 @@ def bleu_time_chart(study: DecodingStudy, width: int = 72) -> str:
 def cache_text(study: CacheStudy) -> str:
     """The timings with and without the cache, the formula against the measured size, and
     a chart of time per token against t."""
-    lines = [f"greedy decoding, batch 1, {len(study.sentences)} sentences, exactly t new "
-             f"tokens, median of {study.repeats} runs",
-             f"{'t':>5}  {'ms/token cached':>15}  {'uncached':>9}  {'speed-up':>8}  same ids"]
+    lines = [
+        f"greedy decoding, batch 1, {len(study.sentences)} sentences, exactly t new "
+        f"tokens, median of {study.repeats} runs",
+        f"{'t':>5}  {'ms/token cached':>15}  {'uncached':>9}  {'speed-up':>8}  same ids",
+    ]
     for row in study.timings:
-        lines.append(f"{row.new_tokens:>5}  {row.ms_cached:>15.2f}  {row.ms_uncached:>9.2f}  "
-                     f"{row.speedup:>7.2f}x  {'yes' if row.identical else 'NO'}")
+        lines.append(
+            f"{row.new_tokens:>5}  {row.ms_cached:>15.2f}  {row.ms_uncached:>9.2f}  "
+            f"{row.speedup:>7.2f}x  {'yes' if row.identical else 'NO'}"
+        )
     if not study.identical:
         lines.append("warning: the cache changed the output ids at some t (see 'same ids')")
     layers, d, s = study.layers, study.d_model, study.source_tokens
@@ -88,8 +103,7 @@ def cache_text(study: CacheStudy) -> str:
         "",
         f"cache size: L={layers} decoder layers, d={d} (= {study.heads} heads x "
         f"{study.head_dim}), S={s} source tokens of '{study.size_sentence}', {study.dtype}",
-        "t = positions the decoder was fed (start token + first t-1 outputs) after t new "
-        "tokens;",
+        "t = positions the decoder was fed (start token + first t-1 outputs) after t new tokens;",
         "Q is not cached: only the newest position's query is ever used, while every step "
         "reads all past K and V",
         f"formula: self-attention 2*L*t*d = {2 * layers * d}*t floats, cross-attention "
@@ -98,11 +112,16 @@ def cache_text(study: CacheStudy) -> str:
         f"{'measured':>9}  {'bytes':>9}",
     ]
     for size in study.sizes:
-        lines.append(f"{size.steps:>5}  {size.self_formula:>12,}  {size.self_measured:>9,}  "
-                     f"{size.cross_formula:>13,}  {size.cross_measured:>9,}  "
-                     f"{size.total_bytes:>9,}")
-    lines.append("formula and measured cache agree at every t" if study.agrees else
-                 "formula and measured cache DISAGREE: see the rows above")
+        lines.append(
+            f"{size.steps:>5}  {size.self_formula:>12,}  {size.self_measured:>9,}  "
+            f"{size.cross_formula:>13,}  {size.cross_measured:>9,}  "
+            f"{size.total_bytes:>9,}"
+        )
+    lines.append(
+        "formula and measured cache agree at every t"
+        if study.agrees
+        else "formula and measured cache DISAGREE: see the rows above"
+    )
     return "\n".join([*lines, cache_chart(study)])
 
 
@@ -112,8 +131,7 @@ def cache_chart(study: CacheStudy, width: int = 64) -> str:
 
     def draw(plt: Any) -> None:
         plt.plot(ts, [row.ms_cached for row in study.timings], label="cached", marker="dot")
-        plt.plot(ts, [row.ms_uncached for row in study.timings], label="uncached",
-                 marker="x")
+        plt.plot(ts, [row.ms_uncached for row in study.timings], label="uncached", marker="x")
         plt.title("ms per token against t")
         plt.xlabel("t (new tokens)")
 
@@ -123,8 +141,14 @@ def cache_chart(study: CacheStudy, width: int = 64) -> str:
 # --------------------------------------------------------------------------- attention kinds
 
 
-def kinds_lines(result: AttentionKinds, width: int = 80, colour: bool = False,
-                only: int | None = None, choose: Any = None, words: bool = False) -> list[Line]:
+def kinds_lines(
+    result: AttentionKinds,
+    width: int = 80,
+    colour: bool = False,
+    only: int | None = None,
+    choose: Any = None,
+    words: bool = False,
+) -> list[Line]:
     """The three heatmaps, each under its title, its legend naming its own axes, as styled
     lines (``workbench.terminal.to_rich`` shows them).
 
@@ -135,42 +159,56 @@ def kinds_lines(result: AttentionKinds, width: int = 80, colour: bool = False,
     """
     from workbench.core.attention.heatmap import build_lines
 
-    lines: list[Line] = [[(f"source:      {result.sentence}", "")],
-                         [(f"translation: {result.translation or '(empty)'}", "")]]
+    lines: list[Line] = [
+        [(f"source:      {result.sentence}", "")],
+        [(f"translation: {result.translation or '(empty)'}", "")],
+    ]
     kinds = result.kinds if only is None else (result.kinds[only % len(result.kinds)],)
     for kmap in kinds:
         layer, head = choose(kmap) if choose else (None, None)
         view = kmap.view(layer=layer, head=head, words=words)
         lines += [[("", "")], [(f"{kmap.kind} · {view.title}", "bold")]]
-        lines += build_lines(view.row_labels, view.col_labels, view.matrix, width=width,
-                             colour=colour,
-                             axes=("[ ] the strongest column of each row", kmap.axes))
+        lines += build_lines(
+            view.row_labels,
+            view.col_labels,
+            view.matrix,
+            width=width,
+            colour=colour,
+            axes=("[ ] the strongest column of each row", kmap.axes),
+        )
     return lines
 
 
 def heads_text(result: AttentionKinds) -> str:
     """The per-head table, then each kind's most focused and most spread head."""
-    lines = ["per head",
-             "entropy: mean over rows, in bits (0 = all on one token; ceiling = spread evenly "
-             "over what the row can see) · agreement: share of rows whose strongest source "
-             "token is the mean view's",
-             f"{'kind':<30} {'layer':>5} {'head':>4} {'entropy':>7} {'ceiling':>7} "
-             f"{'agreement':>9}"]
+    lines = [
+        "per head",
+        "entropy: mean over rows, in bits (0 = all on one token; ceiling = spread evenly "
+        "over what the row can see) · agreement: share of rows whose strongest source "
+        "token is the mean view's",
+        f"{'kind':<30} {'layer':>5} {'head':>4} {'entropy':>7} {'ceiling':>7} {'agreement':>9}",
+    ]
     for row in result.heads:
         agreement = "-" if row.agreement is None else f"{row.agreement:.0%}"
-        lines.append(f"{row.kind:<30} {row.layer + 1:>5} {row.head + 1:>4} "
-                     f"{row.entropy_bits:>7.2f} {row.uniform_bits:>7.2f} {agreement:>9}")
+        lines.append(
+            f"{row.kind:<30} {row.layer + 1:>5} {row.head + 1:>4} "
+            f"{row.entropy_bits:>7.2f} {row.uniform_bits:>7.2f} {agreement:>9}"
+        )
     for kmap in result.kinds:
         rows = [h for h in result.heads if h.kind == kmap.kind]
         focused = min(rows, key=lambda h: h.entropy_bits)
         spread = max(rows, key=lambda h: h.entropy_bits)
-        line = (f"{kmap.kind}: most focused layer {focused.layer + 1} head {focused.head + 1} "
-                f"({focused.entropy_bits:.2f} bits), most spread layer {spread.layer + 1} "
-                f"head {spread.head + 1} ({spread.entropy_bits:.2f} bits)")
+        line = (
+            f"{kmap.kind}: most focused layer {focused.layer + 1} head {focused.head + 1} "
+            f"({focused.entropy_bits:.2f} bits), most spread layer {spread.layer + 1} "
+            f"head {spread.head + 1} ({spread.entropy_bits:.2f} bits)"
+        )
         if kmap is result.cross:
             best = max(rows, key=lambda h: h.agreement or 0.0)
-            line += (f", closest to the mean view layer {best.layer + 1} head {best.head + 1} "
-                     f"({best.agreement or 0.0:.0%})")
+            line += (
+                f", closest to the mean view layer {best.layer + 1} head {best.head + 1} "
+                f"({best.agreement or 0.0:.0%})"
+            )
         lines.append(line)
     return "\n".join(lines)
 

@@ -108,8 +108,10 @@ def check_target_label(tokenizer: PreTrainedTokenizerBase, label: str | None) ->
     if label in vocab:
         return
     known = sorted(t for t in vocab if t.startswith(">>") and t.endswith("<<"))
-    hint = f"known labels include: {', '.join(known[:12])}" if known else (
-        "this model has no language labels; set target_label = none"
+    hint = (
+        f"known labels include: {', '.join(known[:12])}"
+        if known
+        else ("this model has no language labels; set target_label = none")
     )
     raise WorkbenchError(
         f"target label '{label}' is not a single token of this model's vocabulary, so the "

@@ -89,7 +89,10 @@ def _load_tokenizer(folder: Path, config: RunConfig) -> MarianTokenizer:
 
 
 def build_tokenizer(
-    sources: list[str], targets: list[str], folder: Path, config: RunConfig,
+    sources: list[str],
+    targets: list[str],
+    folder: Path,
+    config: RunConfig,
     reuse: bool = False,
 ) -> MarianTokenizer:
     """Train both SentencePiece models, write vocab.json and load a MarianTokenizer.
@@ -118,7 +121,10 @@ def build_tokenizer(
 
 
 def build_scratch_model(
-    sources: list[str], targets: list[str], folder: Path, config: RunConfig,
+    sources: list[str],
+    targets: list[str],
+    folder: Path,
+    config: RunConfig,
     reuse: bool = False,
 ) -> tuple[MarianMTModel, MarianTokenizer]:
     """A freshly initialised MarianMT of the configured shape and its tokenizer."""

@@ -24,8 +24,14 @@ from workbench.core.run_folder import (
 from workbench.errors import WorkbenchError
 
 #: Checkpoint files that are training state, not part of a model one can load.
-TRAINING_STATE_FILES = ("optimizer.pt", "scheduler.pt", "scaler.pt", "rng_state*.pth",
-                        "trainer_state.json", "training_args.bin")
+TRAINING_STATE_FILES = (
+    "optimizer.pt",
+    "scheduler.pt",
+    "scaler.pt",
+    "rng_state*.pth",
+    "trainer_state.json",
+    "training_args.bin",
+)
 
 
 def is_complete_checkpoint(folder: Path) -> bool:
@@ -123,8 +129,9 @@ def keep_best_so_far(trainer: Any, run_dir: Path, settings: dict[str, Any]) -> P
         return None
 
     def copy_model(folder: Path) -> None:
-        shutil.copytree(best, folder, dirs_exist_ok=True,
-                        ignore=shutil.ignore_patterns(*TRAINING_STATE_FILES))
+        shutil.copytree(
+            best, folder, dirs_exist_ok=True, ignore=shutil.ignore_patterns(*TRAINING_STATE_FILES)
+        )
         write_json(folder / SETTINGS_FILE, settings)
 
     destination = run_dir / BEST_MODEL
@@ -134,5 +141,6 @@ def keep_best_so_far(trainer: Any, run_dir: Path, settings: dict[str, Any]) -> P
 
 def publish_model(source: Path, destination: Path) -> None:
     """Replace ``destination`` with a copy of ``source``, atomically."""
-    save_atomically(destination, lambda staging: shutil.copytree(
-        source, staging, dirs_exist_ok=True))
+    save_atomically(
+        destination, lambda staging: shutil.copytree(source, staging, dirs_exist_ok=True)
+    )

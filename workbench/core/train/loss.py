@@ -42,8 +42,13 @@ def supports(model: Any) -> bool:
     return isinstance(model, MarianMTModel)
 
 
-def real_token_loss(wrapped: Any, model: Any, inputs: dict[str, Any],
-                    num_items_in_batch: Any = None, label_smoothing: float = 0.0) -> Any:
+def real_token_loss(
+    wrapped: Any,
+    model: Any,
+    inputs: dict[str, Any],
+    num_items_in_batch: Any = None,
+    label_smoothing: float = 0.0,
+) -> Any:
     """Mean cross-entropy over the labels that are not -100, projecting only those rows.
 
     ``wrapped`` is what the Trainer calls (DDP or the model itself); ``model`` is the
@@ -66,7 +71,8 @@ def real_token_loss(wrapped: Any, model: Any, inputs: dict[str, Any],
         logits = wrapped(**inputs, use_cache=False).logits  # (real tokens, vocabulary)
     finally:
         hook.remove()
-    summed = F.cross_entropy(logits, labels[keep].to(logits.device), reduction="sum",
-                             label_smoothing=label_smoothing)
+    summed = F.cross_entropy(
+        logits, labels[keep].to(logits.device), reduction="sum", label_smoothing=label_smoothing
+    )
     count = num_items_in_batch if num_items_in_batch is not None else keep.sum()
     return summed / count

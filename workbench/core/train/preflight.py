@@ -40,15 +40,29 @@ def preflight(config: RunConfig) -> None:
     if is_hub_dataset(config):
         cache = default_cache_dir()
         args = (config.data, config.data_config)
-        cached = find_cached_sample(cache, *args, config.source_lang, config.target_lang,
-                                    config.samples, config.seed, config.data_revision)
+        cached = find_cached_sample(
+            cache,
+            *args,
+            config.source_lang,
+            config.target_lang,
+            config.samples,
+            config.seed,
+            config.data_revision,
+        )
         if cached and config.test_split and not config.test_data:
             # The test split is read at the sample's commit (prepare_data).
-            cached = find_cached_split(cache, *args, config.test_split, config.source_lang,
-                                       config.target_lang, cached_revision(cached))
+            cached = find_cached_split(
+                cache,
+                *args,
+                config.test_split,
+                config.source_lang,
+                config.target_lang,
+                cached_revision(cached),
+            )
         if not cached:
             what = f"dataset '{config.data}'" + (
-                f" config '{config.data_config}'" if config.data_config else "")
+                f" config '{config.data_config}'" if config.data_config else ""
+            )
             ensure_hub_reachable(what)
 
 

@@ -21,8 +21,9 @@ from workbench.core.train import distributed
 from workbench.errors import WorkbenchError
 
 
-def load_run_model(config: RunConfig, data: SplitData, run_dir: Path,
-                   emit: EventSink) -> tuple[Any, Any]:
+def load_run_model(
+    config: RunConfig, data: SplitData, run_dir: Path, emit: EventSink
+) -> tuple[Any, Any]:
     """The model and tokenizer to fine-tune: the configured one, or a scratch model.
 
     A scratch model's SentencePiece vocabularies are trained on the training split and
@@ -33,19 +34,30 @@ def load_run_model(config: RunConfig, data: SplitData, run_dir: Path,
     if config.is_scratch:
         from workbench.core.model.scratch import build_scratch_model
 
-        emit(Note(f"building a {config.scratch_layers}+{config.scratch_layers}-layer MarianMT "
-                  f"(d_model {config.scratch_d_model}) and SentencePiece vocabularies from "
-                  "the training split"))
+        emit(
+            Note(
+                f"building a {config.scratch_layers}+{config.scratch_layers}-layer MarianMT "
+                f"(d_model {config.scratch_d_model}) and SentencePiece vocabularies from "
+                "the training split"
+            )
+        )
         model, tokenizer = build_scratch_model(
-            [p.source for p in data.train], [p.target for p in data.train],
-            run_dir / "scratch_tokenizer", config, reuse=not distributed.is_main(),
+            [p.source for p in data.train],
+            [p.target for p in data.train],
+            run_dir / "scratch_tokenizer",
+            config,
+            reuse=not distributed.is_main(),
         )
         sizes = (tokenizer.spm_source.get_piece_size(), tokenizer.spm_target.get_piece_size())
         if sizes[0] < config.scratch_source_vocab or sizes[1] < config.scratch_target_vocab:
-            emit(Note(f"vocabularies of {sizes[0]:,} source / {sizes[1]:,} target pieces "
-                      f"(asked for {config.scratch_source_vocab:,} / "
-                      f"{config.scratch_target_vocab:,}): the {len(data.train):,} training "
-                      "pairs support no more"))
+            emit(
+                Note(
+                    f"vocabularies of {sizes[0]:,} source / {sizes[1]:,} target pieces "
+                    f"(asked for {config.scratch_source_vocab:,} / "
+                    f"{config.scratch_target_vocab:,}): the {len(data.train):,} training "
+                    "pairs support no more"
+                )
+            )
         return model, tokenizer
     loaded, loaded_tokenizer = load_model_and_tokenizer(config.model)
     check_target_label(loaded_tokenizer, config.target_label)
@@ -137,11 +149,14 @@ def resolve_precision(config: RunConfig, device: str) -> Precision:
 
     bf16 = config.bf16 if config.bf16 is not None else (not config.fp16 and bf16_supported())
     if config.fp16 and device != "cuda":
-        raise WorkbenchError("--fp16 needs a CUDA GPU and none is visible; drop the flag "
-                             "(--bf16 also works on the CPU)")
+        raise WorkbenchError(
+            "--fp16 needs a CUDA GPU and none is visible; drop the flag "
+            "(--bf16 also works on the CPU)"
+        )
     if bf16 and device not in ("cuda", "cpu"):
-        raise WorkbenchError(f"--bf16 is supported on CUDA GPUs and the CPU, not on {device}; "
-                             "drop the flag")
+        raise WorkbenchError(
+            f"--bf16 is supported on CUDA GPUs and the CPU, not on {device}; drop the flag"
+        )
     return Precision(
         device=device,
         training="fp16" if config.fp16 else "bf16" if bf16 else "fp32",

@@ -160,8 +160,9 @@ def run_training(
     # ---- train
     emit(Phase("train"))
     callback = EventCallback(emit, stop, config.batch_size)
-    trainer = build_trainer(config, model, tokenizer, data.train, data.validation, run_dir,
-                            precision, [callback])
+    trainer = build_trainer(
+        config, model, tokenizer, data.train, data.validation, run_dir, precision, [callback]
+    )
     if config.report_to == "tensorboard" and main:
         trainer.add_callback(tensorboard_callback(run_dir / "tensorboard"))
     outcome = fine_tune(trainer, callback, checkpoint, run_dir)
@@ -170,13 +171,24 @@ def run_training(
     # What the summary says however the run ends; each ending adds its own fields and
     # builds the summary once.
     summary_with = partial(
-        RunSummary, status=outcome.status, preset=config.preset, model=config.model,
-        data=data.origin, data_revision=data.revision, train_pairs=len(data.train),
-        validation_pairs=len(data.validation), test_pairs=len(data.test),
-        bleu_tokenize=config.bleu_tokenize, decoding=vars(held_out.options),
-        precision=precision.to_dict(), before=before_scores,
-        train_seconds=round(outcome.seconds, 1), global_step=trainer.state.global_step,
-        run_dir=str(run_dir), base_model=base_model)
+        RunSummary,
+        status=outcome.status,
+        preset=config.preset,
+        model=config.model,
+        data=data.origin,
+        data_revision=data.revision,
+        train_pairs=len(data.train),
+        validation_pairs=len(data.validation),
+        test_pairs=len(data.test),
+        bleu_tokenize=config.bleu_tokenize,
+        decoding=vars(held_out.options),
+        precision=precision.to_dict(),
+        before=before_scores,
+        train_seconds=round(outcome.seconds, 1),
+        global_step=trainer.state.global_step,
+        run_dir=str(run_dir),
+        base_model=base_model,
+    )
     if outcome.status != "finished":
         return _end_early(emit, trainer, outcome, summary_with, config, run_dir, published)
 
@@ -184,8 +196,9 @@ def run_training(
     best_dir = run_dir / BEST_MODEL
     save_best_model(trainer, best_dir, model_settings(config, run_dir))
     after = translate_after(held_out, best_dir, device, emit)
-    scores = score_after(held_out, before, after, trainer.state.global_step,
-                         float(trainer.state.epoch or 0), emit)
+    scores = score_after(
+        held_out, before, after, trainer.state.global_step, float(trainer.state.epoch or 0), emit
+    )
     rows = score_rows(held_out, before, after)
     samples = pick_samples(rows["test"], config.num_samples_shown)
     for sample in samples:
@@ -196,12 +209,15 @@ def run_training(
         publish_model(best_dir, published)
     write_translations(run_dir, rows)
     summary = summary_with(
-        test=scores["test"], validation=scores["validation"],
+        test=scores["test"],
+        validation=scores["validation"],
         distinct_after=round(len(set(after["test"])) / max(1, len(after["test"])), 4),
         best_checkpoint=trainer.state.best_model_checkpoint,
-        best_model=str(published if publish else best_dir), run_best_model=str(best_dir),
+        best_model=str(published if publish else best_dir),
+        run_best_model=str(best_dir),
         samples=[vars(s) for s in samples],
-        epochs=evaluation_history(trainer))
+        epochs=evaluation_history(trainer),
+    )
     summary.write(run_dir)
     emit(RunDone("finished", str(run_dir), summary))
     return RunResult("finished", run_dir, summary)
@@ -210,15 +226,21 @@ def run_training(
 # --------------------------------------------------------------------------- the steps' details
 
 
-def _new_run(output_root: Path, config: RunConfig, precision: Precision,
-             main: bool, folder: Path | None = None) -> Path:
+def _new_run(
+    output_root: Path,
+    config: RunConfig,
+    precision: Precision,
+    main: bool,
+    folder: Path | None = None,
+) -> Path:
     """A fresh run folder (made by rank 0, shared with the others, or ``folder`` when the
     caller made it) with its config.json."""
     made = (folder or new_run_dir(output_root, config.preset)) if main else None
     run_dir = distributed.from_main(made)
     if main:
-        write_json(run_dir / RUN_CONFIG_FILE,
-                   {**config.to_dict(), "precision": precision.to_dict()})
+        write_json(
+            run_dir / RUN_CONFIG_FILE, {**config.to_dict(), "precision": precision.to_dict()}
+        )
     return run_dir
 
 
@@ -233,26 +255,39 @@ def _run_lines(run_dir: Path, data: SplitData, config: RunConfig) -> list[str]:
         "fine-tuning only, never used to choose anything",
     ]
     world = distributed.world_size()
-    lines.append(f"effective batch size {config.batch_size * world}" + (
-        f" ({config.batch_size} per process x {world} processes)" if world > 1 else ""))
+    lines.append(
+        f"effective batch size {config.batch_size * world}"
+        + (f" ({config.batch_size} per process x {world} processes)" if world > 1 else "")
+    )
     if world > 1:
         waits = distributed.process_group_timeout()
-        lines.append(f"processes wait up to {waits:.0f} s for each other (ddp_timeout)"
-                     if waits is not None else f"ddp_timeout {config.ddp_timeout} s")
+        lines.append(
+            f"processes wait up to {waits:.0f} s for each other (ddp_timeout)"
+            if waits is not None
+            else f"ddp_timeout {config.ddp_timeout} s"
+        )
     return lines
 
 
 def _model_line(model: Any, precision: Precision) -> str:
     """What was loaded, how big, where, and at which precision it trains and decodes."""
     n_params = sum(p.numel() for p in model.parameters())
-    return (f"model: {type(model).__name__}, {n_params / 1e6:.1f}M parameters, on "
-            f"{precision.device}; training in {precision.training}, before/after decoded in "
-            f"{precision.decoding}")
+    return (
+        f"model: {type(model).__name__}, {n_params / 1e6:.1f}M parameters, on "
+        f"{precision.device}; training in {precision.training}, before/after decoded in "
+        f"{precision.decoding}"
+    )
 
 
-def _end_early(emit: EventSink, trainer: WorkbenchTrainer, outcome: TrainingOutcome,
-               summary_with: partial[RunSummary], config: RunConfig, run_dir: Path,
-               published: Path) -> RunResult:
+def _end_early(
+    emit: EventSink,
+    trainer: WorkbenchTrainer,
+    outcome: TrainingOutcome,
+    summary_with: partial[RunSummary],
+    config: RunConfig,
+    run_dir: Path,
+    published: Path,
+) -> RunResult:
     """A stopped or failed run: its summary, how to go on, and after a NaN loss the best
     model so far (the weights in memory may be broken; the best checkpoint is not)."""
     error: str | None = None
@@ -260,13 +295,23 @@ def _end_early(emit: EventSink, trainer: WorkbenchTrainer, outcome: TrainingOutc
     if outcome.nan_step is not None:
         error = f"non-finite loss at step {outcome.nan_step}"
         kept = keep_best_so_far(trainer, run_dir, model_settings(config, run_dir))
-        emit(Note(f"best model so far kept in {kept}" if kept else
-                  "no evaluation had finished yet, so there is no best model to keep; "
-                  f"{published} was left as it was", "warning"))
+        emit(
+            Note(
+                f"best model so far kept in {kept}"
+                if kept
+                else "no evaluation had finished yet, so there is no best model to keep; "
+                f"{published} was left as it was",
+                "warning",
+            )
+        )
     summary = summary_with(error=error, run_best_model=str(kept) if kept else None)
     summary.write(run_dir)
     if outcome.stopped_by_user:
-        emit(Note(f"stopped at step {trainer.state.global_step} with a checkpoint; "
-                  "continue with: workbench train --resume"))
+        emit(
+            Note(
+                f"stopped at step {trainer.state.global_step} with a checkpoint; "
+                "continue with: workbench train --resume"
+            )
+        )
     emit(RunDone(outcome.status, str(run_dir), summary))
     return RunResult(outcome.status, run_dir, summary)

@@ -89,29 +89,44 @@ class WorkbenchTrainer(Seq2SeqTrainer):
         # length: keying by the longer side of each pair would pad WMT-like targets less,
         # but on the demo it slowed learning, so it is not done.
         return EpochSeededLengthSampler(
-            self.args.train_batch_size * self.args.gradient_accumulation_steps
+            self.args.train_batch_size
+            * self.args.gradient_accumulation_steps
             * self.args.world_size,
             dataset=dataset,
             lengths=[len(ids) for ids in dataset["input_ids"]],
             seed=self.args.seed,
         )
 
-    def compute_loss(self, model: Any, inputs: dict[str, Any], return_outputs: bool = False,
-                     num_items_in_batch: Any = None) -> Any:
+    def compute_loss(
+        self,
+        model: Any,
+        inputs: dict[str, Any],
+        return_outputs: bool = False,
+        num_items_in_batch: Any = None,
+    ) -> Any:
         """The vocabulary projection on real target tokens only (:mod:`token_loss`).
 
         Not under DataParallel (several GPUs in one process), which splits the batch the
         gathering mask describes.
         """
         unwrapped = self.accelerator.unwrap_model(model)
-        if (return_outputs or not model.training or "labels" not in inputs
-                or self.args.n_gpu > 1 or self.compute_loss_func is not None
-                or not token_loss.supports(unwrapped)):
+        if (
+            return_outputs
+            or not model.training
+            or "labels" not in inputs
+            or self.args.n_gpu > 1
+            or self.compute_loss_func is not None
+            or not token_loss.supports(unwrapped)
+        ):
             return super().compute_loss(model, inputs, return_outputs, num_items_in_batch)
-        loss = token_loss.real_token_loss(model, unwrapped, inputs, num_items_in_batch,
-                                          self.args.label_smoothing_factor)
-        if (self.args.average_tokens_across_devices and self.model_accepts_loss_kwargs
-                and num_items_in_batch is not None):
+        loss = token_loss.real_token_loss(
+            model, unwrapped, inputs, num_items_in_batch, self.args.label_smoothing_factor
+        )
+        if (
+            self.args.average_tokens_across_devices
+            and self.model_accepts_loss_kwargs
+            and num_items_in_batch is not None
+        ):
             # As Trainer.compute_loss: DDP averages gradients over processes, while
             # num_items_in_batch already counts the global batch.
             loss = loss * (self.accelerator.num_processes // self.get_tp_size())
@@ -148,8 +163,12 @@ class WorkbenchTrainer(Seq2SeqTrainer):
             # trainer_state.json names the best checkpoint: point it at the real place.
             self.state.save_to_json(str(staging / name / "trainer_state.json"))
             move_staged_checkpoint(staging, name)
-            rotate_checkpoints(str(root), self.args.save_total_limit,
-                               self.state.best_model_checkpoint, use_mtime=True)
+            rotate_checkpoints(
+                str(root),
+                self.args.save_total_limit,
+                self.state.best_model_checkpoint,
+                use_mtime=True,
+            )
         self.accelerator.wait_for_everyone()
 
 
@@ -213,30 +232,39 @@ class EventCallback(TrainerCallback):
             loss = finite_or_none(logs["loss"])
             if loss is None and self.nan_step is None:
                 self.nan_step = step
-                self.emit(Note(f"loss became {logs['loss']} at step {step}; stopping the run "
-                               "and keeping the best model so far (try a lower --lr)", "error"))
+                self.emit(
+                    Note(
+                        f"loss became {logs['loss']} at step {step}; stopping the run "
+                        "and keeping the best model so far (try a lower --lr)",
+                        "error",
+                    )
+                )
                 control.should_training_stop = True
             elapsed = time.perf_counter() - self.started
             done = max(1, step - self.start_step)
             per_step = elapsed / done
-            self.emit(TrainStep(
-                step=step,
-                max_steps=state.max_steps,
-                epoch=round(float(state.epoch or 0.0), 4),
-                loss=loss,
-                learning_rate=finite_or_none(logs.get("learning_rate")),
-                grad_norm=finite_or_none(logs.get("grad_norm")),
-                samples_per_second=round(self.batch_size * args.world_size / per_step, 2),
-                eta_seconds=round(per_step * max(0, state.max_steps - step), 1),
-            ))
+            self.emit(
+                TrainStep(
+                    step=step,
+                    max_steps=state.max_steps,
+                    epoch=round(float(state.epoch or 0.0), 4),
+                    loss=loss,
+                    learning_rate=finite_or_none(logs.get("learning_rate")),
+                    grad_norm=finite_or_none(logs.get("grad_norm")),
+                    samples_per_second=round(self.batch_size * args.world_size / per_step, 2),
+                    eta_seconds=round(per_step * max(0, state.max_steps - step), 1),
+                )
+            )
         if "eval_bleu" in logs:
-            self.emit(EvalDone(
-                step=step,
-                epoch=round(float(state.epoch or 0.0), 4),
-                bleu=float(logs["eval_bleu"]),
-                chrf=float(logs.get("eval_chrf", 0.0)),
-                loss=finite_or_none(logs.get("eval_loss")),
-            ))
+            self.emit(
+                EvalDone(
+                    step=step,
+                    epoch=round(float(state.epoch or 0.0), 4),
+                    bleu=float(logs["eval_bleu"]),
+                    chrf=float(logs.get("eval_chrf", 0.0)),
+                    loss=finite_or_none(logs.get("eval_loss")),
+                )
+            )
         return control
 
 
@@ -295,9 +323,16 @@ def longest_first(dataset: Any, references: list[str]) -> tuple[Any, list[str]]:
     return dataset.select(order), [references[i] for i in order]
 
 
-def build_trainer(config: RunConfig, model: Any, tokenizer: Any, train: list[Pair],
-                  validation: list[Pair], run_dir: Path, precision: Precision,
-                  callbacks: list[Any] | None = None) -> WorkbenchTrainer:
+def build_trainer(
+    config: RunConfig,
+    model: Any,
+    tokenizer: Any,
+    train: list[Pair],
+    validation: list[Pair],
+    run_dir: Path,
+    precision: Precision,
+    callbacks: list[Any] | None = None,
+) -> WorkbenchTrainer:
     """The Trainer ``workbench train`` runs, over tokenized pairs; checkpoints in run_dir.
 
     One place for the recipe (tokenizing, batching, collating, metrics), so that
@@ -305,8 +340,13 @@ def build_trainer(config: RunConfig, model: Any, tokenizer: Any, train: list[Pai
     """
 
     def tokenized(pairs: list[Pair]) -> Any:
-        return tokenize_pairs(pairs, tokenizer, config.target_label,
-                              config.max_source_length, config.max_target_length)
+        return tokenize_pairs(
+            pairs,
+            tokenizer,
+            config.target_label,
+            config.max_source_length,
+            config.max_target_length,
+        )
 
     val_set, references = longest_first(tokenized(validation), [p.target for p in validation])
     trainer = WorkbenchTrainer(
@@ -334,8 +374,9 @@ def tensorboard_callback(folder: Path) -> Any:
     return callback
 
 
-def fine_tune(trainer: Seq2SeqTrainer, events: EventCallback, checkpoint: Path | None,
-              run_dir: Path) -> TrainingOutcome:
+def fine_tune(
+    trainer: Seq2SeqTrainer, events: EventCallback, checkpoint: Path | None, run_dir: Path
+) -> TrainingOutcome:
     """Run the training loop (from ``checkpoint`` when resuming) and say how it ended.
 
     ``events`` is the callback given to ``trainer``: it stops the loop at the stop flag or
@@ -354,13 +395,17 @@ def fine_tune(trainer: Seq2SeqTrainer, events: EventCallback, checkpoint: Path |
             f"({err.strerror or err}); free some space, then continue with: "
             "workbench train --resume"
         ) from None
-    return TrainingOutcome(seconds=time.perf_counter() - started,
-                           stopped_by_user=events.stopped_by_user, nan_step=events.nan_step)
+    return TrainingOutcome(
+        seconds=time.perf_counter() - started,
+        stopped_by_user=events.stopped_by_user,
+        nan_step=events.nan_step,
+    )
 
 
 def evaluation_history(trainer: Seq2SeqTrainer) -> list[dict[str, Any]]:
     """The per-epoch evaluations logged during training, non-finite values left out."""
     return [
         {k: v for k, v in log.items() if not (isinstance(v, float) and not math.isfinite(v))}
-        for log in trainer.state.log_history if "eval_bleu" in log
+        for log in trainer.state.log_history
+        if "eval_bleu" in log
     ]

@@ -1,2 +1,1 @@
-"""Decoding: the Translator (transformers or CTranslate2) and the console history.
-"""
+"""Decoding: the Translator (transformers or CTranslate2) and the console history."""

@@ -39,12 +39,27 @@ EXPORT_INFO = "workbench_export.json"
 EXPORT_PREFIX = "ct2-"
 DEFAULT_QUANTIZATION = "int8"
 #: ctranslate2's weight types; int8 is the fast one on CPU, float32 the exact one.
-QUANTIZATIONS = ("int8", "int8_float32", "int16", "float32",
-                 "int8_float16", "int8_bfloat16", "float16", "bfloat16")
+QUANTIZATIONS = (
+    "int8",
+    "int8_float32",
+    "int16",
+    "float32",
+    "int8_float16",
+    "int8_bfloat16",
+    "float16",
+    "bfloat16",
+)
 INSTALL_HINT = f"pip install '{DISTRIBUTION}[ct2]' (or pip install ctranslate2)"
 #: Copied into the export so it is self-contained for tokenizing and decoding defaults.
-COPIED_FILES = ("vocab.json", "source.spm", "target.spm", "tokenizer_config.json",
-                "special_tokens_map.json", "generation_config.json", SETTINGS_FILE)
+COPIED_FILES = (
+    "vocab.json",
+    "source.spm",
+    "target.spm",
+    "tokenizer_config.json",
+    "special_tokens_map.json",
+    "generation_config.json",
+    SETTINGS_FILE,
+)
 
 
 def import_ctranslate2() -> ModuleType:
@@ -78,6 +93,7 @@ def read_export_info(export_dir: Path) -> dict[str, Any]:
 
 # --- generation -----------------------------------------------------------------------
 
+
 def load_export_tokenizer(export_dir: Path) -> Any:
     """The model's own tokenizer, from the copy kept in the export."""
     from transformers import AutoTokenizer
@@ -88,9 +104,11 @@ def load_export_tokenizer(export_dir: Path) -> Any:
     try:
         return AutoTokenizer.from_pretrained(str(export_dir))
     except (OSError, ValueError) as err:
-        raise WorkbenchError(f"cannot load the tokenizer kept in {export_dir}: {err}; "
-                             "rebuild the export with workbench export --ctranslate2 --force "
-                             "--model <the model folder>") from None
+        raise WorkbenchError(
+            f"cannot load the tokenizer kept in {export_dir}: {err}; "
+            "rebuild the export with workbench export --ctranslate2 --force "
+            "--model <the model folder>"
+        ) from None
 
 
 class CT2Backend:
@@ -98,8 +116,13 @@ class CT2Backend:
 
     name = "ctranslate2"
 
-    def __init__(self, export_dir: Path, tokenizer: Any, device: str | None = None,
-                 threads: int | None = None) -> None:
+    def __init__(
+        self,
+        export_dir: Path,
+        tokenizer: Any,
+        device: str | None = None,
+        threads: int | None = None,
+    ) -> None:
         from transformers import GenerationConfig
 
         ct2 = import_ctranslate2()
@@ -111,15 +134,21 @@ class CT2Backend:
         self.device = device
         # One thread per available core unless told (importing torch just to ask it would
         # cost the fast path a second or two).
-        self.threads = threads or (len(os.sched_getaffinity(0))  # Linux only
-                                   if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1)
+        self.threads = threads or (
+            len(os.sched_getaffinity(0))  # Linux only
+            if hasattr(os, "sched_getaffinity")
+            else os.cpu_count() or 1
+        )
         try:
-            self.translator = ct2.Translator(str(export_dir), device=device,
-                                             intra_threads=self.threads)
+            self.translator = ct2.Translator(
+                str(export_dir), device=device, intra_threads=self.threads
+            )
         except (RuntimeError, ValueError) as err:
-            raise WorkbenchError(f"cannot load the CTranslate2 export {export_dir}: {err}; "
-                                 "rebuild it with workbench export --ctranslate2 --force "
-                                 "--model <the model folder>") from None
+            raise WorkbenchError(
+                f"cannot load the CTranslate2 export {export_dir}: {err}; "
+                "rebuild it with workbench export --ctranslate2 --force "
+                "--model <the model folder>"
+            ) from None
         try:
             self.generation_config = GenerationConfig.from_pretrained(str(export_dir))
         except OSError:
@@ -133,12 +162,14 @@ class CT2Backend:
         threads = f", {self.threads} threads" if self.device == "cpu" else ""
         return f"ctranslate2 {self.quantization} ({self.device}{threads}) from {self.export_dir}"
 
-    def generate_ids(self, sources: list[list[int]], options: DecodeOptions,
-                     bound: int) -> list[list[int]]:
+    def generate_ids(
+        self, sources: list[list[int]], options: DecodeOptions, bound: int
+    ) -> list[list[int]]:
         """Translate tokenized sources; at most ``bound`` tokens each, as transformers."""
         if options.do_sample:
-            raise WorkbenchError("sampling is done with the transformers backend; pass "
-                                 "--backend transformers")
+            raise WorkbenchError(
+                "sampling is done with the transformers backend; pass --backend transformers"
+            )
         # transformers counts the </s> it forces at the bound (forced_eos_token_id), and the
         # Translator drops it when decoding; stopping one step earlier gives the same text.
         steps = bound - 1 if self.generation_config.forced_eos_token_id is not None else bound

@@ -39,14 +39,20 @@ WEIGHT_PREFIXES = ("model", "pytorch_model")
 
 # --- which files make a model, and whether an export still matches them ----------------
 
+
 def _source_files(model_dir: Path) -> list[Path]:
     """Files whose change changes translations: weights, config, tokenizer, settings."""
     names = {"config.json", *COPIED_FILES}
-    files = [p for p in model_dir.iterdir() if p.is_file() and (
-        p.name in names
-        or (p.name.startswith(WEIGHT_PREFIXES) and p.name.endswith(WEIGHT_SUFFIXES))
-        or p.name.endswith(".safetensors.index.json")
-    )]
+    files = [
+        p
+        for p in model_dir.iterdir()
+        if p.is_file()
+        and (
+            p.name in names
+            or (p.name.startswith(WEIGHT_PREFIXES) and p.name.endswith(WEIGHT_SUFFIXES))
+            or p.name.endswith(".safetensors.index.json")
+        )
+    ]
     return sorted(files)
 
 
@@ -61,8 +67,7 @@ def _sha256(path: Path) -> str:
 def fingerprint(model_dir: Path) -> dict[str, dict[str, Any]]:
     """Size, modification time and SHA-256 of each file that makes the model."""
     return {
-        p.name: {"size": p.stat().st_size, "mtime_ns": p.stat().st_mtime_ns,
-                 "sha256": _sha256(p)}
+        p.name: {"size": p.stat().st_size, "mtime_ns": p.stat().st_mtime_ns, "sha256": _sha256(p)}
         for p in _source_files(model_dir)
     }
 
@@ -109,12 +114,20 @@ def find_exports(model_dir: Path) -> list[ExportState]:
     for path in model_dir.iterdir():
         if path.is_dir() and path.name.startswith(EXPORT_PREFIX) and is_export(path):
             info = read_export_info(path)
-            states.append(ExportState(path, str(info.get("quantization", "?")),
-                                      matches(model_dir, info.get("source_files", {}))))
+            states.append(
+                ExportState(
+                    path,
+                    str(info.get("quantization", "?")),
+                    matches(model_dir, info.get("source_files", {})),
+                )
+            )
 
     def rank(state: ExportState) -> tuple[bool, int, str]:
-        order = QUANTIZATIONS.index(state.quantization) if state.quantization in \
-            QUANTIZATIONS else len(QUANTIZATIONS)
+        order = (
+            QUANTIZATIONS.index(state.quantization)
+            if state.quantization in QUANTIZATIONS
+            else len(QUANTIZATIONS)
+        )
         return (not state.fresh, order, state.path.name)
 
     return sorted(states, key=rank)
@@ -137,8 +150,10 @@ def choose_export(model: str, requested: str) -> tuple[Path | None, list[str]]:
     if is_export(path):  # --model names an export folder itself
         if requested == "transformers":
             source = read_export_info(path).get("source", "the folder it was exported from")
-            raise WorkbenchError(f"'{model}' is a CTranslate2 export; use --backend ct2, or "
-                                 f"--model {source} for transformers")
+            raise WorkbenchError(
+                f"'{model}' is a CTranslate2 export; use --backend ct2, or "
+                f"--model {source} for transformers"
+            )
         import_ctranslate2()
         return path, []
     if requested == "transformers":
@@ -150,30 +165,40 @@ def choose_export(model: str, requested: str) -> tuple[Path | None, list[str]]:
 
             if looks_like_local_path(model):
                 check_local_model(path)
-            raise WorkbenchError(f"--backend ct2 needs a saved model folder with an export; "
-                                 f"'{model}' is not a folder")
+            raise WorkbenchError(
+                f"--backend ct2 needs a saved model folder with an export; "
+                f"'{model}' is not a folder"
+            )
         return None, []
     exports = find_exports(path)
     fresh = [e for e in exports if e.fresh]
-    stale = f"the CTranslate2 export {exports[0].path} was made from an older version of " \
-            f"the model; rebuild it: {export_command(model)}" if exports else ""
+    stale = (
+        f"the CTranslate2 export {exports[0].path} was made from an older version of "
+        f"the model; rebuild it: {export_command(model)}"
+        if exports
+        else ""
+    )
     if requested == "ct2":
         import_ctranslate2()
         if not exports:
-            raise WorkbenchError(f"'{model}' has no CTranslate2 export yet; create one with: "
-                                 f"{export_command(model)}")
+            raise WorkbenchError(
+                f"'{model}' has no CTranslate2 export yet; create one with: {export_command(model)}"
+            )
         if not fresh:
             raise WorkbenchError(stale)
         return fresh[0].path, []
     if not fresh:
         return None, ([stale + " (translating with transformers meanwhile)"] if stale else [])
     if not ctranslate2_available():
-        return None, [f"{fresh[0].path} is a CTranslate2 export but ctranslate2 is not "
-                      f"installed, so transformers translates; {INSTALL_HINT} to use it"]
+        return None, [
+            f"{fresh[0].path} is a CTranslate2 export but ctranslate2 is not "
+            f"installed, so transformers translates; {INSTALL_HINT} to use it"
+        ]
     return fresh[0].path, []
 
 
 # --- export ---------------------------------------------------------------------------
+
 
 @dataclass(frozen=True)
 class ExportResult:
@@ -203,18 +228,22 @@ def check_exportable(model: str) -> Path:
 
     path = Path(model).expanduser()
     if not looks_like_local_path(model):
-        raise WorkbenchError(f"export needs a saved model folder, and '{model}' looks like a "
-                             "Hub id; pass the folder a run saved (translation_output/"
-                             "best_model) or save the Hub model with save_pretrained first")
+        raise WorkbenchError(
+            f"export needs a saved model folder, and '{model}' looks like a "
+            "Hub id; pass the folder a run saved (translation_output/"
+            "best_model) or save the Hub model with save_pretrained first"
+        )
     if is_export(path):
-        raise WorkbenchError(f"'{model}' is already a CTranslate2 export; pass the model "
-                             "folder it was made from")
+        raise WorkbenchError(
+            f"'{model}' is already a CTranslate2 export; pass the model folder it was made from"
+        )
     check_local_model(path)
     return path
 
 
-def export_ctranslate2(model: str, quantization: str = DEFAULT_QUANTIZATION,
-                       force: bool = False) -> ExportResult:
+def export_ctranslate2(
+    model: str, quantization: str = DEFAULT_QUANTIZATION, force: bool = False
+) -> ExportResult:
     """Convert a saved MarianMT into ``<model>/ct2-<quantization>/``, atomically.
 
     The conversion is written to a hidden sibling and renamed into place only when
@@ -222,13 +251,17 @@ def export_ctranslate2(model: str, quantization: str = DEFAULT_QUANTIZATION,
     An export that still matches the model is kept unless ``force``.
     """
     if quantization not in QUANTIZATIONS:
-        raise WorkbenchError(f"--quantization must be one of {', '.join(QUANTIZATIONS)}, "
-                             f"got '{quantization}'")
+        raise WorkbenchError(
+            f"--quantization must be one of {', '.join(QUANTIZATIONS)}, got '{quantization}'"
+        )
     model_dir = check_exportable(model)
     ct2 = import_ctranslate2()
     target = export_dir_for(model_dir, quantization)
-    if is_export(target) and not force and \
-            matches(model_dir, read_export_info(target).get("source_files", {})):
+    if (
+        is_export(target)
+        and not force
+        and matches(model_dir, read_export_info(target).get("source_files", {}))
+    ):
         return ExportResult(target, quantization, 0.0, _size(target), rebuilt=False)
 
     started = time.perf_counter()
@@ -251,10 +284,12 @@ def export_ctranslate2(model: str, quantization: str = DEFAULT_QUANTIZATION,
     try:
         save_atomically(target, write)
     except OSError as err:
-        raise WorkbenchError(f"cannot write the export to {target}: "
-                             f"{err.strerror or err}") from None
-    return ExportResult(target, quantization, time.perf_counter() - started, _size(target),
-                        rebuilt=True)
+        raise WorkbenchError(
+            f"cannot write the export to {target}: {err.strerror or err}"
+        ) from None
+    return ExportResult(
+        target, quantization, time.perf_counter() - started, _size(target), rebuilt=True
+    )
 
 
 def _convert(model_dir: Path, output_dir: Path, quantization: str) -> None:
@@ -280,7 +315,8 @@ def _convert(model_dir: Path, output_dir: Path, quantization: str) -> None:
             config.eos_token = tokenizer.eos_token
             config.unk_token = tokenizer.unk_token
             config.decoder_start_token = tokenizer.convert_ids_to_tokens(
-                model.config.decoder_start_token_id)
+                model.config.decoder_start_token_id
+            )
 
     class LoadedModelConverter(TransformersConverter):
         """ctranslate2's converter over a model we loaded (and checked) ourselves."""
@@ -295,12 +331,14 @@ def _convert(model_dir: Path, output_dir: Path, quantization: str) -> None:
 
     model, tokenizer = load_model_and_tokenizer(str(model_dir))
     if getattr(model.config, "model_type", None) != "marian":
-        raise WorkbenchError(f"export supports MarianMT models; '{model_dir}' is a "
-                             f"{model.config.model_type} model")
+        raise WorkbenchError(
+            f"export supports MarianMT models; '{model_dir}' is a {model.config.model_type} model"
+        )
     # The converter reuses (and may change) the model's tensors: this model object is
     # used for nothing else afterwards.
-    LoadedModelConverter(model, tokenizer).convert(str(output_dir), quantization=quantization,
-                                                   force=True)
+    LoadedModelConverter(model, tokenizer).convert(
+        str(output_dir), quantization=quantization, force=True
+    )
 
 
 def _size(folder: Path) -> int:

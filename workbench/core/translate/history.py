@@ -91,7 +91,7 @@ def same_folder(recorded: str, folder: str | Path) -> bool:
     theirs = _parts(Path(folder).resolve()) if Path(folder).exists() else _parts(folder)
     if mine == _parts(folder):
         return True
-    return len(mine) >= 2 and len(theirs) >= len(mine) and theirs[-len(mine):] == mine
+    return len(mine) >= 2 and len(theirs) >= len(mine) and theirs[-len(mine) :] == mine
 
 
 def _local_time(text: Any) -> float | None:
@@ -109,7 +109,10 @@ def _next_publish(run_dir: Path, output_root: Path) -> float | None:
 
 
 def console_for_run(
-    history: list[dict[str, Any]], run_dir: Path, summary: RunSummary, output_root: Path,
+    history: list[dict[str, Any]],
+    run_dir: Path,
+    summary: RunSummary,
+    output_root: Path,
     events: list[dict[str, Any]] | None = None,
 ) -> tuple[list[ConsoleLine], str]:
     """The history lines made with this run's models, and a sentence saying which.
@@ -120,18 +123,24 @@ def console_for_run(
     """
     own: dict[str, list[Path | str | None]] = {
         "fine-tuned": [run_dir / BEST_MODEL, summary.run_best_model],
-        "base": [run_dir / INITIAL_MODEL]}
+        "base": [run_dir / INITIAL_MODEL],
+    }
     shared: dict[str, list[Path | str | None]] = {
         "fine-tuned": [output_root / BEST_MODEL, summary.best_model],
-        "base": [summary.base_model]}
+        "base": [summary.base_model],
+    }
     start = finish_time(run_dir, events)
     end = _next_publish(run_dir, output_root)
     matched: list[ConsoleLine] = []
     for record in history:
         model = str(record.get("model", ""))
         moment = _local_time(record.get("time"))
-        in_window = (moment is not None and start is not None and moment >= start - 1
-                     and (end is None or moment < end))
+        in_window = (
+            moment is not None
+            and start is not None
+            and moment >= start - 1
+            and (end is None or moment < end)
+        )
         role = ""
         if record.get("run_dir"):  # newer history lines name their run: match exactly
             if same_folder(str(record["run_dir"]), run_dir):
@@ -140,7 +149,8 @@ def console_for_run(
             continue
         for name in ("fine-tuned", "base"):
             if any(same_folder(model, f) for f in own[name] if f) or (
-                    in_window and any(same_folder(model, f) for f in shared[name] if f)):
+                in_window and any(same_folder(model, f) for f in shared[name] if f)
+            ):
                 role = name
                 break
         if role:
@@ -148,18 +158,24 @@ def console_for_run(
     where = output_root / HISTORY_FILE
     total = len(history)
     if not total:
-        return [], (f"No console translations yet ({where} is empty or missing): try some "
-                    "with `workbench interact` or the TUI's Translate pane, then report again.")
+        return [], (
+            f"No console translations yet ({where} is empty or missing): try some "
+            "with `workbench interact` or the TUI's Translate pane, then report again."
+        )
     if matched:
-        note = (f"{len(matched)} of the {total} lines in {where} were translated with this "
-                "run's models; the others used other models and are left out.")
+        note = (
+            f"{len(matched)} of the {total} lines in {where} were translated with this "
+            "run's models; the others used other models and are left out."
+        )
         if len(matched) == total:
             note = f"All {total} lines in {where} were translated with this run's models."
         lines = matched
     else:
-        note = (f"None of the {total} lines in {where} could be matched to this run's "
-                "models (they name other model folders, or were made before this run "
-                "finished), so all are listed with the model each one used.")
+        note = (
+            f"None of the {total} lines in {where} could be matched to this run's "
+            "models (they name other model folders, or were made before this run "
+            "finished), so all are listed with the model each one used."
+        )
         lines = [_console_line(record, "") for record in history]
     if len(lines) > MAX_CONSOLE_LINES:
         note += f" The newest {MAX_CONSOLE_LINES} of {len(lines)} are shown."
@@ -168,6 +184,10 @@ def console_for_run(
 
 
 def _console_line(record: dict[str, Any], role: str) -> ConsoleLine:
-    return ConsoleLine(time=str(record.get("time", "")), model=str(record.get("model", "")),
-                       role=role, source=str(record.get("source", "")),
-                       translation=str(record.get("translation", "")))
+    return ConsoleLine(
+        time=str(record.get("time", "")),
+        model=str(record.get("model", "")),
+        role=role,
+        source=str(record.get("source", "")),
+        translation=str(record.get("translation", "")),
+    )

@@ -83,8 +83,9 @@ class GenerationBackend(Protocol):
     def describe(self) -> str:
         """One line for the user: which engine, where."""
 
-    def generate_ids(self, sources: list[list[int]], options: DecodeOptions,
-                     bound: int) -> list[list[int]]:
+    def generate_ids(
+        self, sources: list[list[int]], options: DecodeOptions, bound: int
+    ) -> list[list[int]]:
         """Translate tokenized sources; at most ``bound`` new tokens each."""
 
 
@@ -111,8 +112,9 @@ class TransformersBackend:
         """One line for the user: engine and device."""
         return f"transformers ({self.device.type})"
 
-    def generate_ids(self, sources: list[list[int]], options: DecodeOptions,
-                     bound: int) -> list[list[int]]:
+    def generate_ids(
+        self, sources: list[list[int]], options: DecodeOptions, bound: int
+    ) -> list[list[int]]:
         """Translate tokenized sources; at most ``bound`` new tokens each."""
         torch = self._torch
         pad = int(self.model.config.pad_token_id)
@@ -167,7 +169,10 @@ class Translator:
 
     @classmethod
     def from_pretrained(
-        cls, name: str, device: str | None = None, backend: str = "auto",
+        cls,
+        name: str,
+        device: str | None = None,
+        backend: str = "auto",
         target_label: str | None = AUTO_LABEL,
     ) -> Translator:
         """Load a saved model (with its workbench.json settings) or a Hub id.
@@ -252,16 +257,15 @@ class Translator:
             pieces.append(current)
         notices = []
         if len(pieces) > 1:
-            notices.append(f"input longer than {self.max_source_length} tokens: "
-                           f"translated in {len(pieces)} parts")
+            notices.append(
+                f"input longer than {self.max_source_length} tokens: "
+                f"translated in {len(pieces)} parts"
+            )
         if any(self._length(p) > self.max_source_length for p in pieces):
-            notices.append(f"a sentence longer than {self.max_source_length} tokens "
-                           "was truncated")
+            notices.append(f"a sentence longer than {self.max_source_length} tokens was truncated")
         return pieces, notices
 
-    def generate(
-        self, texts: list[str], options: DecodeOptions, batch_size: int = 32
-    ) -> list[str]:
+    def generate(self, texts: list[str], options: DecodeOptions, batch_size: int = 32) -> list[str]:
         """Translate texts that already fit; batches are length-sorted to cut padding."""
         outputs: list[str] = [""] * len(texts)
         order = sorted(range(len(texts)), key=lambda i: len(texts[i]))
@@ -291,10 +295,12 @@ class Translator:
         :meth:`translate` does, so a set's translations are what the console and
         ``workbench translate`` print for the same lines, long ones included.
         """
-        pieces = [self.split_long(cleaned)[0] if (cleaned := clean_input(text)) else []
-                  for text in texts]
-        flat = self.generate([p for line in pieces for p in line],
-                             options or self.default_options(), batch_size)
+        pieces = [
+            self.split_long(cleaned)[0] if (cleaned := clean_input(text)) else [] for text in texts
+        ]
+        flat = self.generate(
+            [p for line in pieces for p in line], options or self.default_options(), batch_size
+        )
         joined, start = [], 0
         for line in pieces:
             joined.append(_join(flat[start : start + len(line)]))

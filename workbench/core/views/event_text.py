@@ -8,8 +8,10 @@ from workbench.core.views.numbers import MISSING, format_seconds, number
 from workbench.core.views.score_text import headline, interval_line, older_run_line
 
 #: What each set is for, said under its scores at the end of a run.
-SET_ROLES = (("test", "hand this in: never used to choose anything"),
-             ("validation", "chose the best epoch, so optimistic"))
+SET_ROLES = (
+    ("test", "hand this in: never used to choose anything"),
+    ("validation", "chose the best epoch, so optimistic"),
+)
 
 
 class EventText:
@@ -33,13 +35,15 @@ class EventText:
             return [f"  {prefix}{event.text}"]
         if isinstance(event, TrainStep):
             total = event.max_steps or 0
-            return [f"  step {event.step:>{len(str(total))}}/{total}  epoch {event.epoch:5.2f}  "
-                    # A logged loss is missing only when it was NaN or infinite.
-                    f"loss {number(event.loss, spec='.4f', missing='nan/inf')}  "
-                    f"lr {number(event.learning_rate, spec='.2e')}  "
-                    f"grad {number(event.grad_norm, spec='.2f')}  "
-                    f"{number(event.samples_per_second, spec='.1f')} samples/s  "
-                    f"ETA {format_seconds(event.eta_seconds)}"]
+            return [
+                f"  step {event.step:>{len(str(total))}}/{total}  epoch {event.epoch:5.2f}  "
+                # A logged loss is missing only when it was NaN or infinite.
+                f"loss {number(event.loss, spec='.4f', missing='nan/inf')}  "
+                f"lr {number(event.learning_rate, spec='.2e')}  "
+                f"grad {number(event.grad_norm, spec='.2f')}  "
+                f"{number(event.samples_per_second, spec='.1f')} samples/s  "
+                f"ETA {format_seconds(event.eta_seconds)}"
+            ]
         if isinstance(event, EvalDone):
             return [self._eval(event)]
         if isinstance(event, Sample):
@@ -50,25 +54,30 @@ class EventText:
         where = f"{event.split} ({event.set_name}, {event.size:,})"
         if event.stage == "before":
             self.before[event.split] = (event.bleu, event.chrf)
-            return (f"  before fine-tuning, {where}: BLEU {event.bleu:.2f}   "
-                    f"chrF {event.chrf:.2f}")
+            return f"  before fine-tuning, {where}: BLEU {event.bleu:.2f}   chrF {event.chrf:.2f}"
         if event.stage == "after":
             bleu0, chrf0 = self.before.get(event.split, (None, None))
             diff = "" if bleu0 is None else f" ({event.bleu - bleu0:+.2f})"
             cdiff = "" if chrf0 is None else f" ({event.chrf - chrf0:+.2f})"
-            return (f"  after fine-tuning,  {where}: BLEU {event.bleu:.2f}{diff}   "
-                    f"chrF {event.chrf:.2f}{cdiff}")
-        return (f"  epoch {event.epoch:.0f} done: BLEU {event.bleu:.2f}  "
-                f"chrF {event.chrf:.2f}  eval loss {number(event.loss, spec='.4f')}  (validation)")
+            return (
+                f"  after fine-tuning,  {where}: BLEU {event.bleu:.2f}{diff}   "
+                f"chrF {event.chrf:.2f}{cdiff}"
+            )
+        return (
+            f"  epoch {event.epoch:.0f} done: BLEU {event.bleu:.2f}  "
+            f"chrF {event.chrf:.2f}  eval loss {number(event.loss, spec='.4f')}  (validation)"
+        )
 
     def _sample(self, event: Sample) -> list[str]:
         lines = [] if self.samples_seen else ["[samples] before / after on test sentences"]
         self.samples_seen += 1
-        return [*lines,
-                f"  {self.samples_seen}. source:    {event.source}",
-                f"     reference: {event.reference}",
-                f"     before:    {event.before}   (BLEU {event.bleu_before:.1f})",
-                f"     after:     {event.after}   (BLEU {event.bleu_after:.1f})"]
+        return [
+            *lines,
+            f"  {self.samples_seen}. source:    {event.source}",
+            f"     reference: {event.reference}",
+            f"     before:    {event.before}   (BLEU {event.bleu_before:.1f})",
+            f"     after:     {event.after}   (BLEU {event.bleu_after:.1f})",
+        ]
 
     def _done(self, event: RunDone) -> list[str]:
         s = event.summary
@@ -83,6 +92,8 @@ class EventText:
             missing = f"test: BLEU {MISSING} · chrF {MISSING} (not in the summary)"
             lines.append(f"  {older_run_line(s) or missing}")
         seconds = MISSING if s.train_seconds is None else format_seconds(s.train_seconds)
-        return [*lines,
-                f"  training {seconds}; best model: {s.best_model or MISSING}",
-                f"  run folder: {event.run_dir} (config.json, metrics.jsonl, summary.json)"]
+        return [
+            *lines,
+            f"  training {seconds}; best model: {s.best_model or MISSING}",
+            f"  run folder: {event.run_dir} (config.json, metrics.jsonl, summary.json)",
+        ]

@@ -9,8 +9,7 @@ from typing import Any
 MISSING = "—"
 
 
-def number(value: Any, digits: int = 2, *, spec: str | None = None,
-           missing: str = MISSING) -> str:
+def number(value: Any, digits: int = 2, *, spec: str | None = None, missing: str = MISSING) -> str:
     """A float with ``digits`` decimals (or formatted by ``spec``, e.g. ``.2e``), an int
     with thousands separators, other text as is, and ``missing`` for None (or a bool,
     which is no count)."""

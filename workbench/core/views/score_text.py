@@ -36,9 +36,11 @@ def with_ci(score: float | None, ci: Sequence[float] | None) -> str:
 def before_after(s: SetScores, metric: str) -> str:
     """``0.15 → 0.96 (+0.81, 95% CI +0.34…+1.33, p = 0.003)`` for ``bleu`` or ``chrf``:
     the one way every front end and the report write a before → after score."""
-    return (f"{getattr(s, f'{metric}_before'):.2f} → {getattr(s, f'{metric}_after'):.2f} "
-            f"({delta_text(getattr(s, f'{metric}_delta'), getattr(s, f'{metric}_delta_ci'))}, "
-            f"{format_p(getattr(s, f'{metric}_p'), s.n_bootstrap)})")
+    return (
+        f"{getattr(s, f'{metric}_before'):.2f} → {getattr(s, f'{metric}_after'):.2f} "
+        f"({delta_text(getattr(s, f'{metric}_delta'), getattr(s, f'{metric}_delta_ci'))}, "
+        f"{format_p(getattr(s, f'{metric}_p'), s.n_bootstrap)})"
+    )
 
 
 def headline(s: SetScores) -> str:
@@ -49,12 +51,15 @@ def headline(s: SetScores) -> str:
 
 def interval_line(s: SetScores) -> str:
     """Each side's own 95% bootstrap interval, for the line under the headline."""
+
     def span(ci: list[float]) -> str:
         return f"{ci[0]:.2f}…{ci[1]:.2f}"
 
-    return (f"95% CI before: BLEU {span(s.bleu_before_ci)}, chrF {span(s.chrf_before_ci)}; "
-            f"after: BLEU {span(s.bleu_after_ci)}, chrF {span(s.chrf_after_ci)} "
-            f"(sacreBLEU paired bootstrap, {s.n_bootstrap} resamples)")
+    return (
+        f"95% CI before: BLEU {span(s.bleu_before_ci)}, chrF {span(s.chrf_before_ci)}; "
+        f"after: BLEU {span(s.bleu_after_ci)}, chrF {span(s.chrf_after_ci)} "
+        f"(sacreBLEU paired bootstrap, {s.n_bootstrap} resamples)"
+    )
 
 
 def older_run_line(summary: RunSummary) -> str | None:
@@ -67,6 +72,7 @@ def older_run_line(summary: RunSummary) -> str | None:
     if all(v is None for v in values):
         return None
     bleu_before, bleu_after, chrf_before, chrf_after = (number(v) for v in values)
-    return (f"validation (an older run: no test set, no intervals): BLEU "
-            f"{bleu_before} → {bleu_after} · chrF {chrf_before} → {chrf_after}")
-
+    return (
+        f"validation (an older run: no test set, no intervals): BLEU "
+        f"{bleu_before} → {bleu_after} · chrF {chrf_before} → {chrf_after}"
+    )

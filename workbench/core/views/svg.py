@@ -23,14 +23,27 @@ from workbench.core.views.wide import is_wide
 
 #: Fonts that carry Chinese glyphs, most common first (Linux, macOS, Windows): the SVG
 #: font stack and the PNG heatmap's font search both read this list.
-CJK_FONTS = ("Noto Sans CJK SC", "Noto Sans SC", "Source Han Sans SC", "Source Han Sans",
-             "PingFang SC", "Hiragino Sans GB", "Microsoft YaHei", "WenQuanYi Zen Hei",
-             "WenQuanYi Micro Hei", "Droid Sans Fallback", "Heiti SC", "SimHei",
-             "Arial Unicode MS")
+CJK_FONTS = (
+    "Noto Sans CJK SC",
+    "Noto Sans SC",
+    "Source Han Sans SC",
+    "Source Han Sans",
+    "PingFang SC",
+    "Hiragino Sans GB",
+    "Microsoft YaHei",
+    "WenQuanYi Zen Hei",
+    "WenQuanYi Micro Hei",
+    "Droid Sans Fallback",
+    "Heiti SC",
+    "SimHei",
+    "Arial Unicode MS",
+)
 #: Latin fonts first, then the CJK ones: browsers fall back glyph by glyph along the
 #: list, so 茶 comes from the first CJK font installed.
-FONT_STACK = ", ".join(f"'{name}'" for name in ("Segoe UI", "Helvetica Neue", "Arial",
-                                                *CJK_FONTS)) + ", sans-serif"
+FONT_STACK = (
+    ", ".join(f"'{name}'" for name in ("Segoe UI", "Helvetica Neue", "Arial", *CJK_FONTS))
+    + ", sans-serif"
+)
 SVG_NS = 'xmlns="http://www.w3.org/2000/svg"'
 
 #: Line colours for up to four series (Okabe-Ito: distinct for colour-blind readers).
@@ -92,8 +105,15 @@ def svg_open(width: float, height: float, title: str) -> list[str]:
     ]
 
 
-def line_chart_svg(series: Sequence[Series], *, title: str, x_label: str, y_label: str,
-                   width: int = 640, height: int = 320) -> str:
+def line_chart_svg(
+    series: Sequence[Series],
+    *,
+    title: str,
+    x_label: str,
+    y_label: str,
+    width: int = 640,
+    height: int = 320,
+) -> str:
     """A line chart of the given series with axes, round ticks, labels and a legend.
 
     The y axis starts at 0 when every value is positive (losses, BLEU), so two charts
@@ -105,13 +125,19 @@ def line_chart_svg(series: Sequence[Series], *, title: str, x_label: str, y_labe
     left, right, top, bottom = 64, 20, 58, 48  # the legend sits between title and plot
     plot_w, plot_h = width - left - right, height - top - bottom
     out = svg_open(width, height, title)
-    out.append(f'<text x="{width / 2:.1f}" y="22" text-anchor="middle" font-size="15" '
-               f'font-weight="bold">{escape(title)}</text>')
+    out.append(
+        f'<text x="{width / 2:.1f}" y="22" text-anchor="middle" font-size="15" '
+        f'font-weight="bold">{escape(title)}</text>'
+    )
     if not drawn:
-        out.append(f'<rect x="{left}" y="{top}" width="{plot_w}" height="{plot_h}" '
-                   'fill="none" stroke="#999"/>')
-        out.append(f'<text x="{left + plot_w / 2:.1f}" y="{top + plot_h / 2:.1f}" '
-                   'text-anchor="middle" font-size="13" fill="#666">no data</text>')
+        out.append(
+            f'<rect x="{left}" y="{top}" width="{plot_w}" height="{plot_h}" '
+            'fill="none" stroke="#999"/>'
+        )
+        out.append(
+            f'<text x="{left + plot_w / 2:.1f}" y="{top + plot_h / 2:.1f}" '
+            'text-anchor="middle" font-size="13" fill="#666">no data</text>'
+        )
         out.append("</svg>")
         return "\n".join(out)
     xs = [x for _, pts in drawn for x, _ in pts]
@@ -128,38 +154,56 @@ def line_chart_svg(series: Sequence[Series], *, title: str, x_label: str, y_labe
         return top + plot_h - (y - y0) / (y1 - y0) * plot_h
 
     for y in y_ticks:
-        out.append(f'<line x1="{left}" y1="{py(y):.1f}" x2="{left + plot_w}" y2="{py(y):.1f}" '
-                   'stroke="#e5e5e5"/>')
-        out.append(f'<text x="{left - 6}" y="{py(y) + 4:.1f}" text-anchor="end" '
-                   f'font-size="11" fill="#333">{tick_label(y)}</text>')
+        out.append(
+            f'<line x1="{left}" y1="{py(y):.1f}" x2="{left + plot_w}" y2="{py(y):.1f}" '
+            'stroke="#e5e5e5"/>'
+        )
+        out.append(
+            f'<text x="{left - 6}" y="{py(y) + 4:.1f}" text-anchor="end" '
+            f'font-size="11" fill="#333">{tick_label(y)}</text>'
+        )
     for x in x_ticks:
-        out.append(f'<line x1="{px(x):.1f}" y1="{top + plot_h}" x2="{px(x):.1f}" '
-                   f'y2="{top + plot_h + 4}" stroke="#333"/>')
-        out.append(f'<text x="{px(x):.1f}" y="{top + plot_h + 17}" text-anchor="middle" '
-                   f'font-size="11" fill="#333">{tick_label(x)}</text>')
-    out.append(f'<rect x="{left}" y="{top}" width="{plot_w}" height="{plot_h}" fill="none" '
-               'stroke="#333"/>')
-    out.append(f'<text x="{left + plot_w / 2:.1f}" y="{height - 8}" text-anchor="middle" '
-               f'font-size="12">{escape(x_label)}</text>')
-    out.append(f'<text x="14" y="{top + plot_h / 2:.1f}" text-anchor="middle" font-size="12" '
-               f'transform="rotate(-90 14 {top + plot_h / 2:.1f})">{escape(y_label)}</text>')
+        out.append(
+            f'<line x1="{px(x):.1f}" y1="{top + plot_h}" x2="{px(x):.1f}" '
+            f'y2="{top + plot_h + 4}" stroke="#333"/>'
+        )
+        out.append(
+            f'<text x="{px(x):.1f}" y="{top + plot_h + 17}" text-anchor="middle" '
+            f'font-size="11" fill="#333">{tick_label(x)}</text>'
+        )
+    out.append(
+        f'<rect x="{left}" y="{top}" width="{plot_w}" height="{plot_h}" fill="none" stroke="#333"/>'
+    )
+    out.append(
+        f'<text x="{left + plot_w / 2:.1f}" y="{height - 8}" text-anchor="middle" '
+        f'font-size="12">{escape(x_label)}</text>'
+    )
+    out.append(
+        f'<text x="14" y="{top + plot_h / 2:.1f}" text-anchor="middle" font-size="12" '
+        f'transform="rotate(-90 14 {top + plot_h / 2:.1f})">{escape(y_label)}</text>'
+    )
     for n, (s, pts) in enumerate(drawn):
         colour = COLOURS[n % len(COLOURS)]
         dash = ' stroke-dasharray="6 4"' if s.dashed else ""
         coords = " ".join(f"{px(x):.1f},{py(y):.1f}" for x, y in pts)
-        out.append(f'<polyline points="{coords}" fill="none" stroke="{colour}" '
-                   f'stroke-width="2"{dash}/>')
+        out.append(
+            f'<polyline points="{coords}" fill="none" stroke="{colour}" stroke-width="2"{dash}/>'
+        )
         if len(pts) <= 60:
-            out.extend(f'<circle cx="{px(x):.1f}" cy="{py(y):.1f}" r="2.5" fill="{colour}"/>'
-                       for x, y in pts)
+            out.extend(
+                f'<circle cx="{px(x):.1f}" cy="{py(y):.1f}" r="2.5" fill="{colour}"/>'
+                for x, y in pts
+            )
     # Legend: one line under the title, so it never covers a curve.
     sizes = [text_width(s.name, 12) + 40 for s, _ in drawn]
     lx = left + (plot_w - sum(sizes)) / 2
     for n, (s, _) in enumerate(drawn):
         colour = COLOURS[n % len(COLOURS)]
         dash = ' stroke-dasharray="6 4"' if s.dashed else ""
-        out.append(f'<line x1="{lx:.1f}" y1="38" x2="{lx + 24:.1f}" y2="38" '
-                   f'stroke="{colour}" stroke-width="2"{dash}/>')
+        out.append(
+            f'<line x1="{lx:.1f}" y1="38" x2="{lx + 24:.1f}" y2="38" '
+            f'stroke="{colour}" stroke-width="2"{dash}/>'
+        )
         out.append(f'<text x="{lx + 30:.1f}" y="42" font-size="12">{escape(s.name)}</text>')
         lx += sizes[n]
     out.append("</svg>")

@@ -23,14 +23,23 @@ def plain_chart(draw: Callable[[Any], None], width: int = 72, height: int = 16) 
     return str(plt.uncolorize(plt.build()))
 
 
-def line_chart_text(series: Sequence[tuple[str, Sequence[tuple[float, float]]]], *,
-                    title: str, x_label: str, width: int = 72, height: int = 16) -> str:
+def line_chart_text(
+    series: Sequence[tuple[str, Sequence[tuple[float, float]]]],
+    *,
+    title: str,
+    x_label: str,
+    width: int = 72,
+    height: int = 16,
+) -> str:
     """Overlaid lines, one per ``(label, points)``; non-finite points are left out and an
     empty series is not drawn (plotext fails on NaN and on no data)."""
     cleaned = []
     for label, points in series:
-        kept = [(x, y) for x, y in ((finite_or_none(a), finite_or_none(b)) for a, b in points)
-                if x is not None and y is not None]
+        kept = [
+            (x, y)
+            for x, y in ((finite_or_none(a), finite_or_none(b)) for a, b in points)
+            if x is not None and y is not None
+        ]
         if kept:
             cleaned.append((label, kept))
 
@@ -38,8 +47,7 @@ def line_chart_text(series: Sequence[tuple[str, Sequence[tuple[float, float]]]],
         plt.title(title)
         plt.xlabel(x_label)
         for label, points in cleaned:
-            plt.plot([x for x, _ in points], [y for _, y in points], label=label,
-                     marker="braille")
+            plt.plot([x for x, _ in points], [y for _, y in points], label=label, marker="braille")
         xs = [x for _, points in cleaned for x, _ in points]
         # Round ticks (epochs 1, 5, 10) instead of plotext's evenly spaced floats.
         plt.xticks([t for t in nice_ticks(min(xs), max(xs), 6) if min(xs) <= t <= max(xs)])

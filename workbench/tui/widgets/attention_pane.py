@@ -52,12 +52,16 @@ class AttentionPane(ForwardsWorkerFailures, Vertical):
         self.merge_words = False  # pieces, as `workbench attention` without --words
 
     def compose(self) -> ComposeResult:
-        yield Input(placeholder="Sentence to inspect, Enter to run; ] [ layer · h head · "
-                    "m mean · w words", id="attention-input")
+        yield Input(
+            placeholder="Sentence to inspect, Enter to run; ] [ layer · h head · m mean · w words",
+            id="attention-input",
+        )
         yield Static("", id="attention-status")
         with VerticalScroll(id="attention-view"):
-            yield Static(Text("Type a sentence above, or press Enter on a row in Samples."),
-                         id="attention-heatmap")
+            yield Static(
+                Text("Type a sentence above, or press Enter on a row in Samples."),
+                id="attention-heatmap",
+            )
 
     def action_focus_input(self) -> None:
         self.query_one("#attention-input", Input).focus()
@@ -107,13 +111,16 @@ class AttentionPane(ForwardsWorkerFailures, Vertical):
 
         if self.result is None:
             return
-        rows, cols, matrix, title = self.result.view(layer=self.layer_index, head=self.head_index,
-                                                     words=self.merge_words)
-        self.query_one("#attention-status", Static).update(Text(
-            f"{title} · translation: {self.result.translation}"))
+        rows, cols, matrix, title = self.result.view(
+            layer=self.layer_index, head=self.head_index, words=self.merge_words
+        )
+        self.query_one("#attention-status", Static).update(
+            Text(f"{title} · translation: {self.result.translation}")
+        )
         width = max(40, self.size.width - 2)
         self.query_one("#attention-heatmap", Static).update(
-            render_rich(rows, cols, matrix, width=width))
+            render_rich(rows, cols, matrix, width=width)
+        )
 
     def action_layer(self, delta: int) -> None:
         if self.result is None:

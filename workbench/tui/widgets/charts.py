@@ -65,8 +65,10 @@ class SeriesChart(PlotextPlot):
 
     def set_series(self, series: dict[str, list[tuple[float, float]]]) -> None:
         """Replace every series at once (a comparison of finished runs), one redraw."""
-        self.series = {name: ([float(x) for x, _ in points], [float(y) for _, y in points])
-                       for name, points in series.items()}
+        self.series = {
+            name: ([float(x) for x, _ in points], [float(y) for _, y in points])
+            for name, points in series.items()
+        }
         self.replot()
 
     def clear_series(self) -> None:

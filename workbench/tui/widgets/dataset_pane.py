@@ -29,7 +29,12 @@ from workbench.tui.widgets.charts import integer_ticks
 PAGE = 200
 #: The table's columns and the fixed widths of all but source and target (None).
 COLUMNS: tuple[tuple[str, int | None], ...] = (
-    ("split", 5), ("source", None), ("target", None), ("src w", 5), ("tgt ch", 6))
+    ("split", 5),
+    ("source", None),
+    ("target", None),
+    ("src w", 5),
+    ("tgt ch", 6),
+)
 #: Cells the table spends besides its columns: the vertical scrollbar.
 SCROLLBAR = 2
 #: Rows measured for the columns' needs: enough for a percentile, cheap at 50,000 pairs.
@@ -126,8 +131,7 @@ class DatasetPane(ForwardsWorkerFailures, Vertical):
         padding = 2 * self.query_one(DataTable).cell_padding * len(COLUMNS)
         fixed = sum(width or 0 for _, width in COLUMNS)
         source, target = share_width(table_width - fixed - padding - SCROLLBAR, *self.needs)
-        return tuple(width or (source if label == "source" else target)
-                     for label, width in COLUMNS)
+        return tuple(width or (source if label == "source" else target) for label, width in COLUMNS)
 
     def _set_columns(self, widths: tuple[int, ...]) -> None:
         table = self.query_one(DataTable)
@@ -168,7 +172,8 @@ class DatasetPane(ForwardsWorkerFailures, Vertical):
 
     def _show_failure(self, error: object) -> None:
         self.query_one("#dataset-summary", Static).update(
-            Text(f"Could not load the data: {error}", style="bold red"))
+            Text(f"Could not load the data: {error}", style="bold red")
+        )
 
     @on(Loaded)
     def _loaded(self, message: Loaded) -> None:
@@ -177,20 +182,27 @@ class DatasetPane(ForwardsWorkerFailures, Vertical):
             return
         summary = self.query_one("#dataset-summary", Static)
         data = message.data
-        self.rows = ([("train", p) for p in data.train] + [("valid", p) for p in data.validation]
-                     + [("test", p) for p in data.test])
+        self.rows = (
+            [("train", p) for p in data.train]
+            + [("valid", p) for p in data.validation]
+            + [("test", p) for p in data.test]
+        )
         dropped = ", ".join(f"{v} {k}" for k, v in data.dropped.items() if v) or "nothing"
         levels = sorted({p.meta.get("hsk_level") for _, p in self.rows if p.meta.get("hsk_level")})
         topics = {p.meta.get("topic") for _, p in self.rows if p.meta.get("topic")}
         extra = f" · HSK levels {levels[0]}–{levels[-1]} · {len(topics)} topics" if levels else ""
-        summary.update(Text(
-            f"{data.origin}: {len(data.train):,} train / {len(data.validation):,} validation "
-            f"({data.validation_name}) / {len(data.test):,} test ({data.test_name}) "
-            f"(dropped {dropped}){extra}"
-        ))
+        summary.update(
+            Text(
+                f"{data.origin}: {len(data.train):,} train / {len(data.validation):,} validation "
+                f"({data.validation_name}) / {len(data.test):,} test ({data.test_name}) "
+                f"(dropped {dropped}){extra}"
+            )
+        )
         measured = [p for _, p in self.rows[:: max(1, len(self.rows) // MEASURED_ROWS)]]
-        self.needs = (text_need([p.source for p in measured]),
-                      text_need([p.target for p in measured]))
+        self.needs = (
+            text_need([p.source for p in measured]),
+            text_need([p.target for p in measured]),
+        )
         self._draw_histogram()
         self.apply_filter("")
         self.fit_columns()
@@ -219,7 +231,8 @@ class DatasetPane(ForwardsWorkerFailures, Vertical):
         """Keep rows whose source or target contains ``text`` (case-insensitive)."""
         needle = text.strip().lower()
         self.matches = [
-            (split, p) for split, p in self.rows
+            (split, p)
+            for split, p in self.rows
             if not needle or needle in p.source.lower() or needle in p.target.lower()
         ]
         self.page = 0

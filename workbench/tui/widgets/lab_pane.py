@@ -42,9 +42,15 @@ class LabPane(ForwardsWorkerFailures, Vertical):
 
     # Buttons first: digits then still switch panes and the study keys work at once.
     FOCUS_ORDER = ("Button",)
-    BINDINGS = [Binding(key, action, label) for key, action, label in (
-        *((name[0], f"study('{name}')", name.title()) for name in STUDIES),
-        ("g", "run", "Run"), ("x", "stop", "Stop"), ("k", "kind", "Kind"))]
+    BINDINGS = [
+        Binding(key, action, label)
+        for key, action, label in (
+            *((name[0], f"study('{name}')", name.title()) for name in STUDIES),
+            ("g", "run", "Run"),
+            ("x", "stop", "Stop"),
+            ("k", "kind", "Kind"),
+        )
+    ]
 
     @dataclass
     class Progress(Message):
@@ -80,15 +86,19 @@ class LabPane(ForwardsWorkerFailures, Vertical):
     def compose(self) -> ComposeResult:
         with Horizontal(id="lab-buttons"):
             for name in STUDIES:
-                yield Button(f"{name.title()} ({name[0]})", id=f"lab-{name}",
-                             classes="lab-study")
+                yield Button(f"{name.title()} ({name[0]})", id=f"lab-{name}", classes="lab-study")
             yield Label("limit:")
-            yield Input(str(DEFAULT_LIMIT), id="lab-limit", classes="setting", compact=True,
-                        type="integer")
+            yield Input(
+                str(DEFAULT_LIMIT), id="lab-limit", classes="setting", compact=True, type="integer"
+            )
             yield Button("Run (g)", id="lab-run", variant="success")
             yield Button("Stop (x)", id="lab-stop", variant="error", disabled=True)
-        yield Input(DEFAULT_SENTENCE, placeholder="Sentence for the attention study",
-                    id="lab-sentence", compact=True)
+        yield Input(
+            DEFAULT_SENTENCE,
+            placeholder="Sentence for the attention study",
+            id="lab-sentence",
+            compact=True,
+        )
         with Horizontal(id="lab-progress-row"):
             yield ProgressBar(total=1, id="lab-progress", show_eta=False)
             yield Static("", id="lab-status")
@@ -140,14 +150,19 @@ class LabPane(ForwardsWorkerFailures, Vertical):
             limit = int(limit_text)  # the study itself refuses a limit under 1
         except ValueError:
             if self.study == "decoding":
-                self._status(Text(f"the limit must be a whole number, got {limit_text!r}",
-                                  style="red"))
+                self._status(
+                    Text(f"the limit must be a whole number, got {limit_text!r}", style="red")
+                )
                 return
             limit = DEFAULT_LIMIT  # not used by the other studies
         sentence = " ".join(self.query_one("#lab-sentence", Input).value.split())
         if self.study == "attention" and not sentence:
-            self._status(Text("empty sentence: type the text to look at, e.g. "
-                              f"{DEFAULT_SENTENCE}", style="red"))
+            self._status(
+                Text(
+                    f"empty sentence: type the text to look at, e.g. {DEFAULT_SENTENCE}",
+                    style="red",
+                )
+            )
             return
         self.stop_flag.clear()
         self._set_running(True)
@@ -181,6 +196,7 @@ class LabPane(ForwardsWorkerFailures, Vertical):
     @work(thread=True, exclusive=True, exit_on_error=False, group="lab")
     def run_study(self, study: str, model: str, limit: int, sentence: str) -> None:
         """Run one study as ``workbench lab`` does and post its result (never widgets)."""
+
         def progress(name: str, done: int, total: int) -> None:
             self.post_message(self.Progress(name, done, total))
 
@@ -189,10 +205,16 @@ class LabPane(ForwardsWorkerFailures, Vertical):
 
         try:
             if not Path(model).is_dir():
-                raise WorkbenchError(f"no fine-tuned model at {model} yet: train one in the "
-                                     "Training pane first")
-            run = run_study(study, model, StudyOptions(limit=limit, sentence=sentence),
-                            on_progress=progress, stop=self.stop_flag)
+                raise WorkbenchError(
+                    f"no fine-tuned model at {model} yet: train one in the Training pane first"
+                )
+            run = run_study(
+                study,
+                model,
+                StudyOptions(limit=limit, sentence=sentence),
+                on_progress=progress,
+                stop=self.stop_flag,
+            )
             result, text, saved = run.result, study_text(run.result), run.saved
         except WorkbenchError as err:
             self.post_message(self.Finished(study, None, None, None, str(err)))
@@ -225,8 +247,7 @@ class LabPane(ForwardsWorkerFailures, Vertical):
         from workbench.core.lab.text import heads_text, kinds_lines
         from workbench.terminal import to_rich
 
-        where = (f"saved {self.saved}" if self.saved is not None
-                 else "not saved (no run folder)")
+        where = f"saved {self.saved}" if self.saved is not None else "not saved (no run folder)"
         if self.shown == "attention":
             width = max(40, self.size.width - 4)
             body = to_rich(kinds_lines(self.result, width, colour=True, only=self.kind_index))

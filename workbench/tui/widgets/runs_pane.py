@@ -42,8 +42,16 @@ if TYPE_CHECKING:
 REFRESH_SECONDS = 5.0
 #: The scores before the changed settings: those are long, and at 80 columns they would
 #: push the scores off screen.
-COLUMNS = (("", 1), ("run", 20), ("status", 9), ("epochs", 6), ("best", 4),
-           ("val BLEU after", 17), ("test BLEU after", 17), ("changed from preset", 40))
+COLUMNS = (
+    ("", 1),
+    ("run", 20),
+    ("status", 9),
+    ("epochs", 6),
+    ("best", 4),
+    ("val BLEU after", 17),
+    ("test BLEU after", 17),
+    ("changed from preset", 40),
+)
 HELP = "space: mark · c: compare the marked runs (the first is A) · Enter: open in Samples"
 
 
@@ -85,8 +93,7 @@ class RunsPane(ForwardsWorkerFailures, Vertical):
         with Horizontal(id="runs-body"):
             yield SeriesChart("validation BLEU per epoch", "epoch", id="runs-chart")
             with ScrollableContainer(id="runs-compare-scroll"):
-                yield Static("Mark two or more runs with space, then press c.",
-                             id="runs-compare")
+                yield Static("Mark two or more runs with space, then press c.", id="runs-compare")
 
     def on_mount(self) -> None:
         table = self.query_one(DataTable)
@@ -102,7 +109,8 @@ class RunsPane(ForwardsWorkerFailures, Vertical):
         except OSError as err:  # the folder went away or became unreadable: say so, go on
             self.rows = None  # so that the next good reading fills the table again
             self.query_one("#runs-summary", Static).update(
-                Text(f"cannot read {self.output_root / 'runs'}: {err.strerror or err}"))
+                Text(f"cannot read {self.output_root / 'runs'}: {err.strerror or err}")
+            )
             return
         if rows == self.rows:
             return
@@ -118,8 +126,7 @@ class RunsPane(ForwardsWorkerFailures, Vertical):
         rows = self.rows or []
         table.clear()
         for row in rows:
-            mark = (LETTERS[self.marked.index(row.run_id)] if row.run_id in self.marked
-                    else "")
+            mark = LETTERS[self.marked.index(row.run_id)] if row.run_id in self.marked else ""
             table.add_row(*(Text(cell) for cell in row_cells(row, mark)), key=row.run_id)
         if current is not None and current.run_id in {r.run_id for r in rows}:
             table.move_cursor(row=table.get_row_index(current.run_id))
@@ -127,9 +134,13 @@ class RunsPane(ForwardsWorkerFailures, Vertical):
         count = f"{len(rows)} run{'s' if len(rows) != 1 else ''} under {where}"
         seconds = format_seconds(REFRESH_SECONDS)
         self.query_one("#runs-summary", Static).update(
-            Text(f"{count} (re-read every {seconds}) · {HELP}" if rows else
-                 f"no runs under {where} yet: start one in the Training pane, or "
-                 "`workbench train --headless` / `workbench sweep` in another terminal"))
+            Text(
+                f"{count} (re-read every {seconds}) · {HELP}"
+                if rows
+                else f"no runs under {where} yet: start one in the Training pane, or "
+                "`workbench train --headless` / `workbench sweep` in another terminal"
+            )
+        )
 
     def highlighted(self) -> RunRow | None:
         """The run under the cursor."""
@@ -146,8 +157,9 @@ class RunsPane(ForwardsWorkerFailures, Vertical):
         if row.run_id in self.marked:
             self.marked.remove(row.run_id)
         elif len(self.marked) >= len(LETTERS):
-            self.app.notify(f"compare takes at most {len(LETTERS)} runs; unmark one first",
-                            title="Mark")
+            self.app.notify(
+                f"compare takes at most {len(LETTERS)} runs; unmark one first", title="Mark"
+            )
             return
         else:
             self.marked.append(row.run_id)
@@ -160,7 +172,8 @@ class RunsPane(ForwardsWorkerFailures, Vertical):
             return
         self.requested = list(self.marked)
         self.query_one("#runs-compare", Static).update(
-            Text(f"comparing {', '.join(self.marked)}: running the paired tests…"))
+            Text(f"comparing {', '.join(self.marked)}: running the paired tests…")
+        )
         self.compare(self.requested)
 
     @work(thread=True, exit_on_error=False, group="compare")
@@ -170,8 +183,7 @@ class RunsPane(ForwardsWorkerFailures, Vertical):
         from workbench.errors import WorkbenchError
 
         try:
-            self.post_message(self.Compared(run_ids,
-                                            build_comparison(run_ids, self.output_root)))
+            self.post_message(self.Compared(run_ids, build_comparison(run_ids, self.output_root)))
         except WorkbenchError as err:  # e.g. a run folder removed meanwhile
             self.post_message(self.Compared(run_ids, None, str(err)))
 
@@ -186,8 +198,7 @@ class RunsPane(ForwardsWorkerFailures, Vertical):
             self.query_one("#runs-compare", Static).update(Text(message.error))
             return
         self.comparison = comparison = message.comparison
-        self.query_one("#runs-chart", SeriesChart).set_series(
-            dict(curves(comparison)["bleu"]))
+        self.query_one("#runs-chart", SeriesChart).set_series(dict(curves(comparison)["bleu"]))
         lines = [f"{run.letter}  {run.run_id}" for run in comparison.runs]
         lines += ["", *settings_lines(comparison), "", *test_lines(comparison)]
         self.query_one("#runs-compare", Static).update(Text("\n".join(lines)))

@@ -77,17 +77,25 @@ class SamplesPane(Vertical):
             samples.append(row)  # scored once, by the run
         for s in samples:
             table.add_row(
-                Text(s["source"]), Text(s["reference"]), Text(s["before"]), Text(s["after"]),
+                Text(s["source"]),
+                Text(s["reference"]),
+                Text(s["before"]),
+                Text(s["after"]),
                 f"{s['bleu_before']:.1f}→{s['bleu_after']:.1f}",
             )
-        lines = [headline(scores) for role in ("test", "validation")
-                 if (scores := summary.scores(role)) is not None]
+        lines = [
+            headline(scores)
+            for role in ("test", "validation")
+            if (scores := summary.scores(role)) is not None
+        ]
         if not lines:
             lines = [older_run_line(summary) or "this run has no before/after scores"]
         lines.append(f"rows: {rows} sentences · {Path(run_dir).name} · Enter: attention")
         if skipped:
-            lines.append(f"note: {skipped} unreadable line{'s' if skipped > 1 else ''} of "
-                         f"{translations_file(rows)} skipped (a writer cut short?)")
+            lines.append(
+                f"note: {skipped} unreadable line{'s' if skipped > 1 else ''} of "
+                f"{translations_file(rows)} skipped (a writer cut short?)"
+            )
         self.query_one("#samples-summary", Static).update(Text("\n".join(lines)))
 
     def selected_source(self) -> str | None:

@@ -49,8 +49,12 @@ class TrainingPane(ForwardsWorkerFailures, Vertical):
         with Horizontal(id="train-settings"):
             for field, label in EDITABLE:
                 yield Label(f"{label}:")
-                yield Input(f"{getattr(self.config, field):g}", id=f"set-{field}",
-                            classes="setting", compact=True)
+                yield Input(
+                    f"{getattr(self.config, field):g}",
+                    id=f"set-{field}",
+                    classes="setting",
+                    compact=True,
+                )
         with Horizontal(id="train-buttons"):
             yield Button("Start (s)", id="start", variant="success")
             yield Button("Stop (x)", id="stop", variant="error", disabled=True)
@@ -140,8 +144,9 @@ class TrainingPane(ForwardsWorkerFailures, Vertical):
         """The core run; events arrive back on the main thread as RunEvent messages."""
         from workbench.core.train.run_training import run_training
 
-        run_training(config, lambda e: self.post_message(RunEvent(e)), self.stop_flag,
-                     resume=resume)
+        run_training(
+            config, lambda e: self.post_message(RunEvent(e)), self.stop_flag, resume=resume
+        )
 
     def worker_failed(self, error: BaseException) -> None:
         """Called by the app's single worker-failure handler for the training worker."""
@@ -179,9 +184,11 @@ class TrainingPane(ForwardsWorkerFailures, Vertical):
     def _train_step(self, e: TrainStep) -> None:
         bar = self.query_one("#train-progress", ProgressBar)
         bar.update(total=e.max_steps or None, progress=e.step)
-        status = (f"epoch {e.epoch:.2f} · step {e.step}/{e.max_steps} · "
-                  f"{(e.samples_per_second or 0):.1f} samples/s · "
-                  f"ETA {format_seconds(e.eta_seconds)}")
+        status = (
+            f"epoch {e.epoch:.2f} · step {e.step}/{e.max_steps} · "
+            f"{(e.samples_per_second or 0):.1f} samples/s · "
+            f"ETA {format_seconds(e.eta_seconds)}"
+        )
         self.query_one("#train-status", Static).update(status)
         self.query_one("#loss-chart", SeriesChart).add_point("loss", e.step, e.loss)
 

@@ -61,8 +61,14 @@ class TranslatePane(ForwardsWorkerFailures, Vertical):
 
         error: str
 
-    def __init__(self, tuned_model: str, base_model: str | None, history: Path,
-                 base_label: str | None = AUTO_LABEL, **kwargs: Any) -> None:
+    def __init__(
+        self,
+        tuned_model: str,
+        base_model: str | None,
+        history: Path,
+        base_label: str | None = AUTO_LABEL,
+        **kwargs: Any,
+    ) -> None:
         super().__init__(**kwargs)
         self.models = {"tuned": tuned_model, "base": base_model}
         # The base model decodes with the run's label, as the "before" side did; a saved
@@ -75,15 +81,28 @@ class TranslatePane(ForwardsWorkerFailures, Vertical):
     def compose(self) -> ComposeResult:
         with Horizontal(id="translate-options"):
             yield Label("model:")
-            yield Select(CHOICES, value="tuned", allow_blank=False, id="translate-model",
-                         compact=True)
+            yield Select(
+                CHOICES, value="tuned", allow_blank=False, id="translate-model", compact=True
+            )
             # Empty: the model's own settings, as `workbench translate` uses them.
             yield Label("beams:")
-            yield Input("", placeholder="model", id="translate-beams", classes="setting",
-                        type="integer", compact=True)
+            yield Input(
+                "",
+                placeholder="model",
+                id="translate-beams",
+                classes="setting",
+                type="integer",
+                compact=True,
+            )
             yield Label("max new:")
-            yield Input("", placeholder="model", id="translate-max", classes="setting",
-                        type="integer", compact=True)
+            yield Input(
+                "",
+                placeholder="model",
+                id="translate-max",
+                classes="setting",
+                type="integer",
+                compact=True,
+            )
         yield Input(placeholder="Type an English sentence and press Enter", id="translate-input")
         yield DataTable(id="translate-history", cursor_type="row", zebra_stripes=True)
 
@@ -131,8 +150,9 @@ class TranslatePane(ForwardsWorkerFailures, Vertical):
         self.translate(text, keys, overrides)
 
     @work(thread=True, exit_on_error=False, group="translate")
-    def translate(self, text: str, keys: list[str],
-                  overrides: tuple[int | None, int | None]) -> None:
+    def translate(
+        self, text: str, keys: list[str], overrides: tuple[int | None, int | None]
+    ) -> None:
         """Load the chosen models once and translate off the main thread."""
         from workbench.core.translate.history import append_history
         from workbench.core.translate.translator import Translator
@@ -145,11 +165,11 @@ class TranslatePane(ForwardsWorkerFailures, Vertical):
             try:
                 translator = self._translators.get(key)
                 if translator is None:
-                    translator = Translator.from_pretrained(name,
-                                                            target_label=self.labels[key])
+                    translator = Translator.from_pretrained(name, target_label=self.labels[key])
                     self._translators[key] = translator
-                    self.post_message(self.Loaded(key, translator.backend_label,
-                                                  translator.notices))
+                    self.post_message(
+                        self.Loaded(key, translator.backend_label, translator.notices)
+                    )
                 options = translator.default_options().overridden(*overrides)
                 item = translator.translate(text, options)
             except WorkbenchError as err:
@@ -157,15 +177,17 @@ class TranslatePane(ForwardsWorkerFailures, Vertical):
                 continue
             append_history(self.history, name, item, translator)
             engine = "ct2" if translator.backend.name == "ctranslate2" else ""
-            self.post_message(self.Translated(key, text, item.text, item.seconds, item.notices,
-                                              engine))
+            self.post_message(
+                self.Translated(key, text, item.text, item.seconds, item.notices, engine)
+            )
 
     @on(Translated)
     def _translated(self, message: Translated) -> None:
         table = self.query_one(DataTable)
         model = f"{message.model} ({message.engine})" if message.engine else message.model
-        table.add_row(model, Text(message.source), Text(message.text),
-                      f"{message.seconds * 1000:.0f}")
+        table.add_row(
+            model, Text(message.source), Text(message.text), f"{message.seconds * 1000:.0f}"
+        )
         table.move_cursor(row=table.row_count - 1)
         for notice in message.notices:
             self.app.notify(notice, severity="warning")
@@ -174,11 +196,9 @@ class TranslatePane(ForwardsWorkerFailures, Vertical):
     def _loaded(self, message: Loaded) -> None:
         # Paths can hold brackets: no markup.
         model = {key: label for label, key in CHOICES}.get(message.model, message.model)
-        self.app.notify(f"{model} model: {message.backend}", title="Translate",
-                        markup=False)
+        self.app.notify(f"{model} model: {message.backend}", title="Translate", markup=False)
         for notice in message.notices:
-            self.app.notify(notice, title="Translate", severity="warning", timeout=10,
-                            markup=False)
+            self.app.notify(notice, title="Translate", severity="warning", timeout=10, markup=False)
 
     @on(Failed)
     def _failed(self, message: Failed) -> None:

@@ -37,8 +37,13 @@ from workbench.errors import WorkbenchError
 #: Settings that say where a run wrote, not how it trained.
 NOT_COMPARED = ("output_dir",)
 #: Settings that change how the test set is decoded (a difference is part of the result).
-DECODING_SETTINGS = ("num_beams", "max_new_tokens", "no_repeat_ngram_size", "target_label",
-                     "max_source_length")
+DECODING_SETTINGS = (
+    "num_beams",
+    "max_new_tokens",
+    "no_repeat_ngram_size",
+    "target_label",
+    "max_source_length",
+)
 #: A folder holding any of these is a run folder (a run killed early has only the first).
 RUN_FILES = (RUN_CONFIG_FILE, METRICS_FILE, SUMMARY_FILE)
 #: Sentences shown each way per pair of runs.
@@ -109,8 +114,7 @@ class Comparison:
     #: Runs without a paired test against A: letter -> why (another test set, unfinished).
     not_paired: dict[str, str] = field(default_factory=dict)
     #: letter -> (where it is better than the first, where it is worse).
-    differences: dict[str, tuple[list[Difference], list[Difference]]] = field(
-        default_factory=dict)
+    differences: dict[str, tuple[list[Difference], list[Difference]]] = field(default_factory=dict)
     notes: list[str] = field(default_factory=list)
     figures: dict[str, str] = field(default_factory=dict)  # key -> SVG text
     generated: str = ""
@@ -126,8 +130,10 @@ def resolve_run(name: str, output_root: Path) -> Path:
     for path in (output_root / RUNS_FOLDER / name, Path(name).expanduser()):
         if path.is_dir() and any((path / f).is_file() for f in RUN_FILES):
             return path
-    raise WorkbenchError(f"no run '{name}' under {output_root / RUNS_FOLDER}; give a run "
-                         "folder or a run id as `workbench runs` lists them")
+    raise WorkbenchError(
+        f"no run '{name}' under {output_root / RUNS_FOLDER}; give a run "
+        "folder or a run id as `workbench runs` lists them"
+    )
 
 
 def read_run(letter: str, run_dir: Path) -> ComparedRun:
@@ -137,8 +143,11 @@ def read_run(letter: str, run_dir: Path) -> ComparedRun:
     events = read_jsonl(run_dir / METRICS_FILE)
     tokenize = settings.get("bleu_tokenize")
     return ComparedRun(
-        letter=letter, row=run_row(run_dir, settings, summary), settings=settings,
-        epochs=epoch_rows(summary, events), train_loss=train_loss_points(events),
+        letter=letter,
+        row=run_row(run_dir, settings, summary),
+        settings=settings,
+        epochs=epoch_rows(summary, events),
+        train_loss=train_loss_points(events),
         test_rows=read_jsonl(run_dir / translations_file("test")),
         bleu_tokenize=tokenize if isinstance(tokenize, str) else None,
     )
@@ -150,44 +159,59 @@ def differing_settings(runs: list[ComparedRun]) -> dict[str, list[Any]]:
     for run in runs:
         names += [k for k in run.settings if k not in names and k not in NOT_COMPARED]
     values = {name: [run.settings.get(name) for run in runs] for name in names}
-    return {name: vals for name, vals in values.items()
-            if any(v != vals[0] for v in vals[1:])}
+    return {name: vals for name, vals in values.items() if any(v != vals[0] for v in vals[1:])}
 
 
 def why_not_paired(first: ComparedRun, other: ComparedRun) -> str:
     """Why these two runs cannot be tested paired ("" when they can)."""
     for run in (first, other):
         if run.row.status != "finished" or not run.test_rows:
-            return (f"run {run.letter} ({run.run_id}) has no test translations (status: "
-                    f"{run.row.status}); a paired test needs two finished runs")
+            return (
+                f"run {run.letter} ({run.run_id}) has no test translations (status: "
+                f"{run.row.status}); a paired test needs two finished runs"
+            )
     a, b = first.row.test, other.row.test
     if a is not None and b is not None and (a.name, a.size) != (b.name, b.size):
-        return (f"run {other.letter}'s test set is {b.name} ({b.size:,} sentences) and run "
-                f"{first.letter}'s is {a.name} ({a.size:,}); a paired test needs the same "
-                "sentences")
+        return (
+            f"run {other.letter}'s test set is {b.name} ({b.size:,} sentences) and run "
+            f"{first.letter}'s is {a.name} ({a.size:,}); a paired test needs the same "
+            "sentences"
+        )
     if [(r.get("source"), r.get("reference")) for r in first.test_rows] != [
-            (r.get("source"), r.get("reference")) for r in other.test_rows]:
-        return (f"runs {first.letter} and {other.letter} were tested on different sentences "
-                f"({len(first.test_rows):,} and {len(other.test_rows):,}; other data, split "
-                "or seed); a paired test needs the same sentences")
+        (r.get("source"), r.get("reference")) for r in other.test_rows
+    ]:
+        return (
+            f"runs {first.letter} and {other.letter} were tested on different sentences "
+            f"({len(first.test_rows):,} and {len(other.test_rows):,}; other data, split "
+            "or seed); a paired test needs the same sentences"
+        )
     if first.bleu_tokenize != other.bleu_tokenize:
-        return (f"run {other.letter} scores BLEU with tokenizer '{other.bleu_tokenize}' and "
-                f"run {first.letter} with '{first.bleu_tokenize}'; the scores are not "
-                "comparable")
+        return (
+            f"run {other.letter} scores BLEU with tokenizer '{other.bleu_tokenize}' and "
+            f"run {first.letter} with '{first.bleu_tokenize}'; the scores are not "
+            "comparable"
+        )
     return ""
 
 
-def differences(first: ComparedRun, other: ComparedRun,
-                k: int = N_DIFFERENCES) -> tuple[list[Difference], list[Difference]]:
+def differences(
+    first: ComparedRun, other: ComparedRun, k: int = N_DIFFERENCES
+) -> tuple[list[Difference], list[Difference]]:
     """The k sentences where ``other`` beats the first run most by sentence chrF, and the
     k where it loses most (sentences with equal scores are neither)."""
     rows = [
-        Difference(source=str(a.get("source", "")), reference=str(a.get("reference", "")),
-                   first=str(a.get("after", "")), other=str(b.get("after", "")),
-                   chrf_first=round(sentence_chrf(str(a.get("after", "")),
-                                                  str(a.get("reference", ""))), 2),
-                   chrf_other=round(sentence_chrf(str(b.get("after", "")),
-                                                  str(b.get("reference", ""))), 2))
+        Difference(
+            source=str(a.get("source", "")),
+            reference=str(a.get("reference", "")),
+            first=str(a.get("after", "")),
+            other=str(b.get("after", "")),
+            chrf_first=round(
+                sentence_chrf(str(a.get("after", "")), str(a.get("reference", ""))), 2
+            ),
+            chrf_other=round(
+                sentence_chrf(str(b.get("after", "")), str(b.get("reference", ""))), 2
+            ),
+        )
         for a, b in zip(first.test_rows, other.test_rows, strict=True)
         if a.get("after") != b.get("after")
     ]
@@ -206,8 +230,9 @@ def paired_result(first: ComparedRun, other: ComparedRun) -> PairedResult:
     name = first.row.test.name if first.row.test is not None else "test"
     scores = score_before_after(base, system, refs, tokenize, "test", name)
     ar = randomisation_p(base, system, refs, tokenize)
-    return PairedResult(letter=other.letter, scores=scores, bleu_p_ar=ar["bleu"],
-                        chrf_p_ar=ar["chrf"])
+    return PairedResult(
+        letter=other.letter, scores=scores, bleu_p_ar=ar["bleu"], chrf_p_ar=ar["chrf"]
+    )
 
 
 def decoding_notes(settings: dict[str, list[Any]]) -> list[str]:
@@ -215,9 +240,11 @@ def decoding_notes(settings: dict[str, list[Any]]) -> list[str]:
     changed = [name for name in settings if name in DECODING_SETTINGS]
     if not changed:
         return []
-    return [f"The runs decode differently ({', '.join(changed)}): each side of a test is "
-            "decoded with its own run's settings, so the difference includes the decoding, "
-            "not only the training."]
+    return [
+        f"The runs decode differently ({', '.join(changed)}): each side of a test is "
+        "decoded with its own run's settings, so the difference includes the decoding, "
+        "not only the training."
+    ]
 
 
 def build_comparison(names: list[str], output_root: str | Path | None = None) -> Comparison:
@@ -233,9 +260,13 @@ def build_comparison(names: list[str], output_root: str | Path | None = None) ->
         raise WorkbenchError("the same run is named twice; compare different runs")
     runs = [read_run(LETTERS[n], folder) for n, folder in enumerate(folders)]
     settings = differing_settings(runs)
-    comparison = Comparison(runs=runs, settings=settings, test_label=None,
-                            notes=decoding_notes(settings),
-                            generated=time.strftime("%Y-%m-%d %H:%M"))
+    comparison = Comparison(
+        runs=runs,
+        settings=settings,
+        test_label=None,
+        notes=decoding_notes(settings),
+        generated=time.strftime("%Y-%m-%d %H:%M"),
+    )
     first = runs[0]
     for other in runs[1:]:
         reason = why_not_paired(first, other)

@@ -29,7 +29,6 @@ The modules: ``plan`` (the plan and its objective), ``space`` (--grid/--search),
 ``coordination`` (the SQLite claim lock, heartbeats) and ``worker`` (the claim protocol).
 """
 
-
 from __future__ import annotations
 
 from workbench.core.experiments.sweep.events import (
@@ -64,8 +63,26 @@ from workbench.core.experiments.sweep.worker import (
 )
 
 __all__ = [
-    "DEFAULT_HEARTBEAT", "DEFAULT_TRIALS", "GRACE_FACTOR", "MOST_COMPARED", "OPTUNA_MISSING",
-    "SWEEPS_FOLDER", "SweepEvent", "SweepNote", "SweepPlan", "SweepResult", "SweepWorker",
-    "TrialEnded", "TrialFailed", "TrialRow", "TrialStarted", "import_optuna", "make_plan",
-    "run_sweep", "runs_to_compare", "sweep_lines", "trial_value", "validation_bleu",
+    "DEFAULT_HEARTBEAT",
+    "DEFAULT_TRIALS",
+    "GRACE_FACTOR",
+    "MOST_COMPARED",
+    "OPTUNA_MISSING",
+    "SWEEPS_FOLDER",
+    "SweepEvent",
+    "SweepNote",
+    "SweepPlan",
+    "SweepResult",
+    "SweepWorker",
+    "TrialEnded",
+    "TrialFailed",
+    "TrialRow",
+    "TrialStarted",
+    "import_optuna",
+    "make_plan",
+    "run_sweep",
+    "runs_to_compare",
+    "sweep_lines",
+    "trial_value",
+    "validation_bleu",
 ]

@@ -62,5 +62,3 @@ class Heartbeat:
     def stop(self) -> None:
         self.done.set()
         self.thread.join(timeout=5)
-
-

@@ -58,8 +58,7 @@ def sweep_lines(event: SweepEvent) -> list[str]:
     if isinstance(event, TrialStarted):
         how = "continues run" if event.resumed else "run"
         return [f"{head}  → {how} {run}"]
-    best = (f"  (best so far: trial #{event.best[0]}, {event.best[1]:.2f})"
-            if event.best else "")
+    best = f"  (best so far: trial #{event.best[0]}, {event.best[1]:.2f})" if event.best else ""
     if event.outcome == "finished":
         return [f"{head}  → run {run}  val BLEU {event.value:.2f}{best}"]
     why = f": {event.reason}" if event.reason else ""

@@ -39,8 +39,10 @@ def validation_bleu(validation: SetScores | None) -> float:
     """
     value = finite_or_none(validation.bleu_after) if validation is not None else None
     if value is None:
-        raise TrialFailed("the run has no validation BLEU (summary.json has no validation "
-                          "block with a finite bleu_after)")
+        raise TrialFailed(
+            "the run has no validation BLEU (summary.json has no validation "
+            "block with a finite bleu_after)"
+        )
     return value
 
 
@@ -74,20 +76,35 @@ def default_storage(output_root: Path, name: str) -> str:
     return f"sqlite:///{(output_root / SWEEPS_FOLDER / f'{name}.db').resolve()}"
 
 
-def make_plan(base: RunConfig, space: SweepSpace, name: str, storage_url: str | None = None,
-              trials: int | None = None, heartbeat: int = DEFAULT_HEARTBEAT) -> SweepPlan:
+def make_plan(
+    base: RunConfig,
+    space: SweepSpace,
+    name: str,
+    storage_url: str | None = None,
+    trials: int | None = None,
+    heartbeat: int = DEFAULT_HEARTBEAT,
+) -> SweepPlan:
     """Check the counts and fill in the defaults; one line with the fix when one is off."""
     if space.mode == "grid" and trials is not None:
-        raise WorkbenchError(f"--trials is for --search; a grid runs each of its "
-                             f"{len(space.grid_points())} points once")
-    count = (len(space.grid_points()) if space.mode == "grid"
-             else DEFAULT_TRIALS if trials is None else trials)
+        raise WorkbenchError(
+            f"--trials is for --search; a grid runs each of its "
+            f"{len(space.grid_points())} points once"
+        )
+    count = (
+        len(space.grid_points())
+        if space.mode == "grid"
+        else DEFAULT_TRIALS
+        if trials is None
+        else trials
+    )
     if count < 1:
         raise WorkbenchError(f"--trials must be 1 or more, got {trials}")
     if heartbeat < 1:
         raise WorkbenchError(f"--heartbeat must be 1 second or more, got {heartbeat}")
     if not re.fullmatch(r"[A-Za-z0-9_.-]+", name):
-        raise WorkbenchError(f"--name '{name}' must be letters, digits, '.', '_' or '-' "
-                             "(it names the study and its file), e.g. demo-lr")
+        raise WorkbenchError(
+            f"--name '{name}' must be letters, digits, '.', '_' or '-' "
+            "(it names the study and its file), e.g. demo-lr"
+        )
     url = storage_url or default_storage(Path(base.output_dir).expanduser(), name)
     return SweepPlan(name, base, space, url, count, heartbeat)

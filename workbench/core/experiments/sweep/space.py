@@ -19,8 +19,13 @@ from workbench.core.config import FIELD_NAMES, RunConfig, build_config, setting_
 from workbench.errors import WorkbenchError
 
 #: Short names users type for the settings swept most (the flags of ``workbench train``).
-ALIASES = {"lr": "learning_rate", "bs": "batch_size", "batch": "batch_size",
-           "warmup": "warmup_ratio", "smoothing": "label_smoothing"}
+ALIASES = {
+    "lr": "learning_rate",
+    "bs": "batch_size",
+    "batch": "batch_size",
+    "warmup": "warmup_ratio",
+    "smoothing": "label_smoothing",
+}
 #: The short name shown for a setting in progress lines (the inverse of the main aliases).
 SHORT_NAMES = {"learning_rate": "lr"}
 #: Settings a sweep cannot vary: they say where and what the sweep is, not a recipe.
@@ -60,8 +65,10 @@ class SweepSpace:
     def grid_points(self) -> list[dict[str, Any]]:
         """Every combination of a grid's values, in the order given."""
         names = [d.name for d in self.dimensions]
-        return [dict(zip(names, combo, strict=True))
-                for combo in itertools.product(*(d.values for d in self.dimensions))]
+        return [
+            dict(zip(names, combo, strict=True))
+            for combo in itertools.product(*(d.values for d in self.dimensions))
+        ]
 
     def spec(self) -> str:
         """One line naming the mode and every dimension (stored in the study to check that
@@ -73,12 +80,14 @@ def setting_name(text: str, flag: str, spec: str) -> str:
     """The RunConfig field a ``--grid``/``--search`` name means (aliases, dashes allowed)."""
     name = ALIASES.get(text.strip(), text.strip().replace("-", "_"))
     if name in NOT_SWEPT:
-        raise WorkbenchError(f"{flag} '{spec}': {name} cannot be swept; pass it once as "
-                             f"--{name.replace('_', '-')}")
+        raise WorkbenchError(
+            f"{flag} '{spec}': {name} cannot be swept; pass it once as --{name.replace('_', '-')}"
+        )
     if name not in FIELD_NAMES:
         raise WorkbenchError(
             f"{flag} '{spec}': unknown setting '{text}'; use lr, epochs, batch_size, "
-            "warmup_ratio, label_smoothing or any name `workbench presets demo` lists")
+            "warmup_ratio, label_smoothing or any name `workbench presets demo` lists"
+        )
     return name
 
 
@@ -102,8 +111,9 @@ def grid_dimension(base: RunConfig, spec: str) -> Dimension:
     """``name=v1,v2,...``: every value is run (duplicates once)."""
     text, values = _split(spec, "--grid", "lr=5e-4,1e-3")
     name = setting_name(text, "--grid", spec)
-    parsed = [checked_value(base, name, v.strip(), "--grid", spec)
-              for v in values.split(",") if v.strip()]
+    parsed = [
+        checked_value(base, name, v.strip(), "--grid", spec) for v in values.split(",") if v.strip()
+    ]
     return Dimension(name, "grid", tuple(dict.fromkeys(parsed)))
 
 
@@ -116,25 +126,33 @@ def search_dimension(base: RunConfig, spec: str) -> Dimension:
     if kind not in SEARCH_KINDS:
         raise WorkbenchError(
             f"--search '{spec}': unknown kind '{kind}'; write {text}=loguniform:LOW:HIGH, "
-            f"uniform:LOW:HIGH, int:LOW:HIGH or choice:A,B,...")
+            f"uniform:LOW:HIGH, int:LOW:HIGH or choice:A,B,..."
+        )
     if kind == "choice":
-        choices = [checked_value(base, name, v.strip(), "--search", spec)
-                   for v in bounds.split(",") if v.strip()]
+        choices = [
+            checked_value(base, name, v.strip(), "--search", spec)
+            for v in bounds.split(",")
+            if v.strip()
+        ]
         if len(set(choices)) < 2:
-            raise WorkbenchError(f"--search '{spec}': choice needs two values or more, "
-                                 f"e.g. {text}=choice:16,32")
+            raise WorkbenchError(
+                f"--search '{spec}': choice needs two values or more, e.g. {text}=choice:16,32"
+            )
         return Dimension(name, kind, tuple(dict.fromkeys(choices)))
     parts = bounds.split(":")
     if len(parts) != 2:
-        raise WorkbenchError(f"--search '{spec}': {kind} takes LOW:HIGH, e.g. "
-                             f"{text}={kind}:{'2:10' if kind == 'int' else '1e-5:1e-3'}")
+        raise WorkbenchError(
+            f"--search '{spec}': {kind} takes LOW:HIGH, e.g. "
+            f"{text}={kind}:{'2:10' if kind == 'int' else '1e-5:1e-3'}"
+        )
     field_type = type(getattr(base, name))
     if kind != "int" and field_type is int:
-        raise WorkbenchError(f"--search '{spec}': {name} is a whole number; write "
-                             f"{text}=int:LOW:HIGH or {text}=choice:A,B")
+        raise WorkbenchError(
+            f"--search '{spec}': {name} is a whole number; write "
+            f"{text}=int:LOW:HIGH or {text}=choice:A,B"
+        )
     if field_type not in (int, float):
-        raise WorkbenchError(f"--search '{spec}': {name} is not a number; write "
-                             f"{text}=choice:A,B")
+        raise WorkbenchError(f"--search '{spec}': {name} is not a number; write {text}=choice:A,B")
     low, high = (checked_value(base, name, p.strip(), "--search", spec) for p in parts)
     if kind == "int" and not (float(low).is_integer() and float(high).is_integer()):
         raise WorkbenchError(f"--search '{spec}': int takes whole numbers, got {low}:{high}")
@@ -148,18 +166,26 @@ def search_dimension(base: RunConfig, spec: str) -> Dimension:
 def parse_space(base: RunConfig, grid: list[str], search: list[str]) -> SweepSpace:
     """The sweep ``--grid`` or ``--search`` specs describe, checked against ``base``."""
     if grid and search:
-        raise WorkbenchError("use --grid or --search, not both: a grid runs every "
-                             "combination, a search samples --trials of them")
+        raise WorkbenchError(
+            "use --grid or --search, not both: a grid runs every "
+            "combination, a search samples --trials of them"
+        )
     if not grid and not search:
-        raise WorkbenchError("say what to sweep: --grid epochs=2,4 (every value) or "
-                             "--search lr=loguniform:1e-5:1e-3 --trials 8")
-    dims = ([grid_dimension(base, s) for s in grid] if grid
-            else [search_dimension(base, s) for s in search])
+        raise WorkbenchError(
+            "say what to sweep: --grid epochs=2,4 (every value) or "
+            "--search lr=loguniform:1e-5:1e-3 --trials 8"
+        )
+    dims = (
+        [grid_dimension(base, s) for s in grid]
+        if grid
+        else [search_dimension(base, s) for s in search]
+    )
     seen: set[str] = set()
     for d in dims:
         if d.name in seen:
-            raise WorkbenchError(f"{d.name} is swept twice; give each setting once "
-                                 f"(--grid {d.name}=A,B)")
+            raise WorkbenchError(
+                f"{d.name} is swept twice; give each setting once (--grid {d.name}=A,B)"
+            )
         seen.add(d.name)
     return SweepSpace("grid" if grid else "search", tuple(dims))
 
@@ -176,16 +202,19 @@ def default_name(base: RunConfig, space: SweepSpace) -> str:
     ``--trials`` is not in it: raising it continues a search.
     """
     settings = {k: v for k, v in base.to_dict().items() if k not in NOT_IN_NAME}
-    digest = hashlib.sha256(json.dumps([space.spec(), settings], sort_keys=True,
-                                       default=str).encode()).hexdigest()[:8]
+    digest = hashlib.sha256(
+        json.dumps([space.spec(), settings], sort_keys=True, default=str).encode()
+    ).hexdigest()[:8]
     names = "-".join(SHORT_NAMES.get(d.name, d.name) for d in space.dimensions)
     return re.sub(r"[^A-Za-z0-9_.-]+", "-", f"{base.preset}-{names}-{digest}")
 
 
 def point_text(params: dict[str, Any]) -> str:
     """A trial's settings as ``epochs=4 lr=0.001827`` (a search's draws to 4 digits)."""
-    return " ".join(f"{SHORT_NAMES.get(k, k)}=" + (format(v, ".4g") if isinstance(v, float)
-                                                  else str(v)) for k, v in params.items())
+    return " ".join(
+        f"{SHORT_NAMES.get(k, k)}=" + (format(v, ".4g") if isinstance(v, float) else str(v))
+        for k, v in params.items()
+    )
 
 
 def point_key(params: dict[str, Any]) -> str:

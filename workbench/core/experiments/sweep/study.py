@@ -79,10 +79,18 @@ def is_settled(trial: Any) -> bool:
 
 def rows_of(trials: list[Any]) -> list[TrialRow]:
     """The study's trials as rows, duplicates (never trained) left out."""
-    return [TrialRow(t.number, trial_status(t), trial_params(t),
-                     t.value if t.state.name == "COMPLETE" else None,
-                     t.user_attrs.get("run_dir"), t.user_attrs.get("reason"))
-            for t in trials if trial_status(t) != "duplicate"]
+    return [
+        TrialRow(
+            t.number,
+            trial_status(t),
+            trial_params(t),
+            t.value if t.state.name == "COMPLETE" else None,
+            t.user_attrs.get("run_dir"),
+            t.user_attrs.get("reason"),
+        )
+        for t in trials
+        if trial_status(t) != "duplicate"
+    ]
 
 
 def best_row(rows: list[TrialRow]) -> TrialRow | None:

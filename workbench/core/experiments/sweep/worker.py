@@ -50,8 +50,9 @@ class _Claim:
 class SweepWorker:
     """One worker of a sweep: claims points from the study and trains them in turn."""
 
-    def __init__(self, plan: SweepPlan, on_event: Callable[[SweepEvent | Event], None],
-                 stop: threading.Event) -> None:
+    def __init__(
+        self, plan: SweepPlan, on_event: Callable[[SweepEvent | Event], None], stop: threading.Event
+    ) -> None:
         self.plan, self.on_event, self.stop = plan, on_event, stop
         check_writable(plan.output_root)  # before the study's folder is made in it
         self.optuna = import_optuna()
@@ -71,23 +72,30 @@ class SweepWorker:
         kwargs = {"connect_args": {"timeout": 120}} if path is not None else {}
         try:
             storage = optuna.storages.RDBStorage(
-                plan.storage_url, engine_kwargs=kwargs, heartbeat_interval=plan.heartbeat,
-                grace_period=plan.heartbeat * GRACE_FACTOR)
+                plan.storage_url,
+                engine_kwargs=kwargs,
+                heartbeat_interval=plan.heartbeat,
+                grace_period=plan.heartbeat * GRACE_FACTOR,
+            )
         except Exception as err:  # a bad URL, a missing driver, a server not reachable
             reason = str(err).splitlines()[0] if str(err) else type(err).__name__
-            raise WorkbenchError(f"cannot open the sweep's study at '{plan.storage_url}' "
-                                 f"({reason}); pass a database URL such as sqlite:///sweep.db "
-                                 "or postgresql://user:password@host/db, with its driver "
-                                 "installed") from None
-        study = optuna.create_study(study_name=plan.name, storage=storage,
-                                    direction="maximize", load_if_exists=True)
+            raise WorkbenchError(
+                f"cannot open the sweep's study at '{plan.storage_url}' "
+                f"({reason}); pass a database URL such as sqlite:///sweep.db "
+                "or postgresql://user:password@host/db, with its driver "
+                "installed"
+            ) from None
+        study = optuna.create_study(
+            study_name=plan.name, storage=storage, direction="maximize", load_if_exists=True
+        )
         recorded = study.user_attrs.get("space")
         if recorded is None:
             study.set_user_attr("space", plan.space.spec())
         elif recorded != plan.space.spec():
             raise WorkbenchError(
                 f"sweep '{plan.name}' in {plan.storage_url} was started as '{recorded}', not "
-                f"'{plan.space.spec()}'; give the same --grid/--search, or another --name")
+                f"'{plan.space.spec()}'; give the same --grid/--search, or another --name"
+            )
         return storage, study
 
     # ---- claiming a point
@@ -101,8 +109,7 @@ class SweepWorker:
         settled = {t.user_attrs.get("point") for t in trials if is_settled(t)}
         cut_short: dict[str, Any] = {}
         for t in trials:  # the latest cut-short trial of each point
-            if trial_status(t) in CUT_SHORT and t.user_attrs.get(
-                    "point") not in settled:
+            if trial_status(t) in CUT_SHORT and t.user_attrs.get("point") not in settled:
                 cut_short[t.user_attrs.get("point")] = t
         for key, t in cut_short.items():
             if key is None:
@@ -121,13 +128,14 @@ class SweepWorker:
     def _pop(self) -> tuple[Any, int] | None:
         """Take a WAITING trial (set it RUNNING, which succeeds for one worker only)."""
         states = (self.optuna.trial.TrialState.WAITING,)
-        for frozen in self.storage.get_all_trials(self.study_id, deepcopy=False,
-                                                  states=states):
+        for frozen in self.storage.get_all_trials(self.study_id, deepcopy=False, states=states):
             trial_id = self.storage.get_trial_id_from_study_id_trial_number(
-                self.study_id, frozen.number)
+                self.study_id, frozen.number
+            )
             try:
                 taken = self.storage.set_trial_state_values(
-                    trial_id, state=self.optuna.trial.TrialState.RUNNING)
+                    trial_id, state=self.optuna.trial.TrialState.RUNNING
+                )
             except self.optuna.exceptions.UpdateFinishedTrialError:
                 continue
             if not taken:
@@ -135,7 +143,8 @@ class SweepWorker:
             if self._is_duplicate(frozen):
                 self.storage.set_trial_user_attr(trial_id, "outcome", "duplicate")
                 self.storage.set_trial_state_values(
-                    trial_id, state=self.optuna.trial.TrialState.FAIL)
+                    trial_id, state=self.optuna.trial.TrialState.FAIL
+                )
                 continue
             return frozen, trial_id
         return None
@@ -148,7 +157,8 @@ class SweepWorker:
                 continue
             status = trial_status(other)
             if status in ("finished", "failed") or (
-                    status in ("running", "waiting") and other.number < frozen.number):
+                status in ("running", "waiting") and other.number < frozen.number
+            ):
                 return True
         return False
 
@@ -163,17 +173,22 @@ class SweepWorker:
                 frozen, trial_id = popped
                 trial = self.optuna.trial.Trial(self.study, trial_id)
                 resume = frozen.user_attrs.get("resume")
-                return _Claim(trial, trial_id, Heartbeat(self.storage, trial_id,
-                                                          self.plan.heartbeat),
-                              Path(resume) if resume and _resumable(Path(resume)) else None)
+                return _Claim(
+                    trial,
+                    trial_id,
+                    Heartbeat(self.storage, trial_id, self.plan.heartbeat),
+                    Path(resume) if resume and _resumable(Path(resume)) else None,
+                )
             trials = self._trials()
             taken = [t for t in trials if is_settled(t)]
             if self.plan.space.mode == "search" and len(taken) < self.plan.trials:
                 trial = self.study.ask()
                 trial_id = self.storage.get_trial_id_from_study_id_trial_number(
-                    self.study_id, trial.number)
-                return _Claim(trial, trial_id, Heartbeat(self.storage, trial_id,
-                                                          self.plan.heartbeat), None)
+                    self.study_id, trial.number
+                )
+                return _Claim(
+                    trial, trial_id, Heartbeat(self.storage, trial_id, self.plan.heartbeat), None
+                )
             running = [t for t in trials if trial_status(t) == "running"]
         if running:
             self._say_waiting(running)
@@ -185,10 +200,13 @@ class SweepWorker:
         if numbers - self.waiting_for:
             grace = self.plan.heartbeat * GRACE_FACTOR
             listed = ", ".join(f"#{t.number} ({point_text(trial_params(t))})" for t in running)
-            self.on_event(SweepNote(
-                f"waiting for trial {listed}, running in another worker (a worker that "
-                f"was killed is noticed {grace} s after its last heartbeat, and its trial "
-                "taken up here)"))
+            self.on_event(
+                SweepNote(
+                    f"waiting for trial {listed}, running in another worker (a worker that "
+                    f"was killed is noticed {grace} s after its last heartbeat, and its trial "
+                    "taken up here)"
+                )
+            )
         self.waiting_for = numbers
 
     # ---- running a point
@@ -198,7 +216,8 @@ class SweepWorker:
         optuna = self.optuna
         # Seeded per trial number: two workers would otherwise draw the same first points.
         self.study.sampler = optuna.samplers.TPESampler(
-            seed=self.plan.base.seed + trial.number, constant_liar=True)
+            seed=self.plan.base.seed + trial.number, constant_liar=True
+        )
         params: dict[str, Any] = {}
         for d in self.plan.space.dimensions:
             if d.kind in ("grid", "choice"):
@@ -206,8 +225,7 @@ class SweepWorker:
             elif d.kind == "int":
                 params[d.name] = trial.suggest_int(d.name, *d.values)
             else:
-                params[d.name] = trial.suggest_float(d.name, *d.values,
-                                                     log=d.kind == "loguniform")
+                params[d.name] = trial.suggest_float(d.name, *d.values, log=d.kind == "loguniform")
         trial.set_user_attr("point", point_key(params))
         return params
 
@@ -229,22 +247,31 @@ class SweepWorker:
         try:
             trial.set_user_attr("worker", self.worker)
             params = self._suggest(trial)
-            config = build_config(self.plan.base.preset,
-                                  overrides={**self.plan.base.to_dict(), **params})
+            config = build_config(
+                self.plan.base.preset, overrides={**self.plan.base.to_dict(), **params}
+            )
             if self.stop.is_set():  # Ctrl-C just after the claim: no minutes of set-up
                 self._tell(claim, None, "stopped", "stopped before it started")
                 return "stopped"
             # Absolute: a rerun from another working folder finds the folder again.
-            run_dir = (claim.resume_dir
-                       or new_run_dir(self.plan.output_root, config.preset)).resolve()
+            run_dir = (
+                claim.resume_dir or new_run_dir(self.plan.output_root, config.preset)
+            ).resolve()
             trial.set_user_attr("run_dir", str(run_dir))
             done, total = self._counts()
-            self.on_event(TrialStarted(trial.number, done + 1, total, params, str(run_dir),
-                                       claim.resume_dir is not None))
+            self.on_event(
+                TrialStarted(
+                    trial.number,
+                    done + 1,
+                    total,
+                    params,
+                    str(run_dir),
+                    claim.resume_dir is not None,
+                )
+            )
             # Not published per trial: <output>/best_model becomes the best trial's model
             # at the end, under the study's lock (see result()).
-            result = run_training(config, self.on_event, self.stop, run_dir=run_dir,
-                                  publish=False)
+            result = run_training(config, self.on_event, self.stop, run_dir=run_dir, publish=False)
             outcome, value, reason = "stopped", None, None
             if result.status == "finished":
                 try:
@@ -265,13 +292,22 @@ class SweepWorker:
             _remove_if_empty(run_dir)
         self._tell(claim, value, outcome, reason)
         done, total = self._counts()
-        self.on_event(TrialEnded(trial.number, done + (outcome == "stopped"), total,
-                                 trial_params(self.storage.get_trial(claim.trial_id)),
-                                 str(run_dir or ""), outcome, value, reason, self._best()))
+        self.on_event(
+            TrialEnded(
+                trial.number,
+                done + (outcome == "stopped"),
+                total,
+                trial_params(self.storage.get_trial(claim.trial_id)),
+                str(run_dir or ""),
+                outcome,
+                value,
+                reason,
+                self._best(),
+            )
+        )
         return outcome
 
-    def _tell(self, claim: _Claim, value: float | None, outcome: str,
-              reason: str | None) -> None:
+    def _tell(self, claim: _Claim, value: float | None, outcome: str, reason: str | None) -> None:
         """Record the outcome; the study keeps the first word on a trial."""
         claim.heartbeat.stop()
         trial, states = claim.trial, self.optuna.trial.TrialState
@@ -279,14 +315,21 @@ class SweepWorker:
             trial.set_user_attr("outcome", outcome)
             if reason:
                 trial.set_user_attr("reason", reason)
-        told = self.study.tell(trial, value if outcome == "finished" else None,
-                               state=None if outcome == "finished" else states.FAIL,
-                               skip_if_finished=True)
+        told = self.study.tell(
+            trial,
+            value if outcome == "finished" else None,
+            state=None if outcome == "finished" else states.FAIL,
+            skip_if_finished=True,
+        )
         if outcome == "finished" and told.state != states.COMPLETE:
-            self.on_event(SweepNote(
-                f"trial #{trial.number} was taken for dead by another worker (no heartbeat "
-                f"for {self.plan.heartbeat * GRACE_FACTOR} s) while it ran; its run folder "
-                "keeps the result, the study does not", "warning"))
+            self.on_event(
+                SweepNote(
+                    f"trial #{trial.number} was taken for dead by another worker (no heartbeat "
+                    f"for {self.plan.heartbeat * GRACE_FACTOR} s) while it ran; its run folder "
+                    "keeps the result, the study does not",
+                    "warning",
+                )
+            )
 
     # ---- the loop
 
@@ -336,12 +379,18 @@ def _remove_if_empty(folder: Path | None) -> None:
 
 def _resumable(run_dir: Path) -> bool:
     """A cut-short run folder a trial can continue: not finished, a complete checkpoint."""
-    return (run_dir.is_dir() and not is_finished(run_dir)
-            and last_complete_checkpoint(run_dir) is not None)
+    return (
+        run_dir.is_dir()
+        and not is_finished(run_dir)
+        and last_complete_checkpoint(run_dir) is not None
+    )
 
 
-def run_sweep(plan: SweepPlan, on_event: Callable[[SweepEvent | Event], None] | None = None,
-              stop: threading.Event | None = None) -> SweepResult:
+def run_sweep(
+    plan: SweepPlan,
+    on_event: Callable[[SweepEvent | Event], None] | None = None,
+    stop: threading.Event | None = None,
+) -> SweepResult:
     """Run one worker of ``plan`` to the end (or to ``stop``); see the module docstring."""
     worker = SweepWorker(plan, on_event or (lambda event: None), stop or threading.Event())
     return worker.run()
@@ -355,8 +404,13 @@ def runs_to_compare(result: SweepResult, most: int = MOST_COMPARED) -> tuple[lis
     """The finished trials' run folders, best validation BLEU first (each folder once), at
     most ``most`` of them, and how many were left out: the best is run A of the closing
     ``compare``, so every paired test is "the best against this one"."""
-    finished = sorted((row for row in result.trials
-                       if row.status == "finished" and row.run_dir and row.value is not None),
-                      key=lambda row: -float(row.value or 0.0))
+    finished = sorted(
+        (
+            row
+            for row in result.trials
+            if row.status == "finished" and row.run_dir and row.value is not None
+        ),
+        key=lambda row: -float(row.value or 0.0),
+    )
     folders = list(dict.fromkeys(str(row.run_dir) for row in finished))
     return folders[:most], max(0, len(folders) - most)
