@@ -80,13 +80,8 @@ def test_text_and_svg_colour_a_cell_by_the_same_band():
     """One scale and one palette: a cell's SVG fill is its shade's colour in the terminal."""
     import xml.etree.ElementTree as ET
 
-    from workbench.core.attention.heatmap import (
-        FIGURE_BASE,
-        THRESHOLDS,
-        band_labels,
-        heatmap_svg,
-        level,
-    )
+    from workbench.core.attention.figures import heatmap_svg
+    from workbench.core.attention.heatmap import FIGURE_BASE, THRESHOLDS, band_labels, level
 
     values = [0.01, 0.05, 0.2, 0.4, 0.9]  # one per band, weakest to strongest
     assert [level(v) for v in values] == [0, 1, 2, 3, 4]

@@ -13,7 +13,7 @@ import pytest
 
 from tests.conftest import run_cli, small, tiny_config, wait_for
 from workbench.cli import main
-from workbench.core.attention.heatmap import heatmap_svg
+from workbench.core.attention.figures import heatmap_svg
 from workbench.core.report.build import build_report, create_report
 from workbench.core.report.model import FIGURE_FILES, REPORT_HTML, REPORT_MD
 from workbench.core.run_folder import RunSummary

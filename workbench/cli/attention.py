@@ -141,7 +141,7 @@ def run(args: argparse.Namespace) -> int:
     )
     _print(args, amap, view, title)
     if args.png:
-        from workbench.core.attention.heatmap import save_png
+        from workbench.core.attention.figures import save_png
 
         notes = save_png(view.row_labels, view.col_labels, view.matrix, args.png, title)
         for note in notes:

@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from workbench.core.atomic import write_documents
-from workbench.core.attention.heatmap import heatmap_svg
+from workbench.core.attention.figures import heatmap_svg
 from workbench.core.config import DEFAULT_OUTPUT_DIR
 from workbench.core.report.model import (
     FIGURE_FILES,
