@@ -60,7 +60,8 @@ from workbench.core.train.run_model import (
 from workbench.core.translate.translator import Translator
 
 if TYPE_CHECKING:  # trainer imports torch at its top: run_training imports it once it trains
-    from workbench.core.train.trainer import TrainingOutcome, WorkbenchTrainer
+    from workbench.core.train.callbacks import TrainingOutcome
+    from workbench.core.train.trainer import WorkbenchTrainer
 
 
 @dataclass
@@ -117,8 +118,8 @@ def run_training(
     from transformers import set_seed
 
     from workbench.core.model.load import pick_device, quiet_libraries
+    from workbench.core.train.callbacks import EventCallback
     from workbench.core.train.trainer import (
-        EventCallback,
         build_trainer,
         evaluation_history,
         fine_tune,

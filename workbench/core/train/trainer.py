@@ -1,5 +1,5 @@
-"""The Seq2SeqTrainer ``workbench train`` runs: its arguments, batches, loss, checkpoints
-and the callback that turns its logs into events.
+"""The Seq2SeqTrainer ``workbench train`` runs: its arguments, batches, loss and
+checkpoints (the callback that turns its logs into events is ``callbacks``).
 
 This module imports torch and transformers at the top. Import it only inside functions
 that train (``run_training`` does, after preflight), so that ``workbench --help`` and the
@@ -11,9 +11,7 @@ from __future__ import annotations
 
 import math
 import shutil
-import threading
 import time
-from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -23,7 +21,6 @@ from transformers import (
     DataCollatorForSeq2Seq,
     Seq2SeqTrainer,
     Seq2SeqTrainingArguments,
-    TrainerCallback,
 )
 from transformers.trainer_callback import PrinterCallback, ProgressCallback
 from transformers.trainer_pt_utils import LengthGroupedSampler
@@ -33,11 +30,9 @@ from workbench.core.config import RunConfig
 from workbench.core.data.pairs import Pair
 from workbench.core.data.tokenize import tokenize_pairs
 from workbench.core.evaluate.metrics import make_compute_metrics
-from workbench.core.events import EvalDone, EventSink, Note, Status, TrainStep
 from workbench.core.run_folder import CHECKPOINTS_FOLDER
-from workbench.core.scores import finite_or_none
-from workbench.core.train import distributed
 from workbench.core.train import loss as token_loss
+from workbench.core.train.callbacks import EventCallback, TrainingOutcome
 from workbench.core.train.checkpoints import move_staged_checkpoint, staging_folder
 from workbench.core.train.run_model import Precision
 from workbench.errors import WorkbenchError
@@ -170,102 +165,6 @@ class WorkbenchTrainer(Seq2SeqTrainer):
                 use_mtime=True,
             )
         self.accelerator.wait_for_everyone()
-
-
-@dataclass(frozen=True)
-class TrainingOutcome:
-    """How the training loop ended (:func:`fine_tune`): what the run's summary records and
-    what the run does next (score and publish, or keep what it can and say how to go on)."""
-
-    seconds: float  # the loop's wall-clock time
-    stopped_by_user: bool  # the stop flag ended it at a step, with a checkpoint
-    nan_step: int | None  # the step whose loss was not finite, if one was
-
-    @property
-    def status(self) -> Status:
-        """``finished``, ``stopped`` (by the user, with a checkpoint) or ``failed`` (NaN)."""
-        if self.nan_step is not None:
-            return "failed"
-        return "stopped" if self.stopped_by_user else "finished"
-
-
-class EventCallback(TrainerCallback):
-    """Turns the Trainer's logs into events and the stop flag into a clean stop.
-
-    What it saw on the way (a stop, a NaN loss) is what :func:`fine_tune` reports.
-    """
-
-    def __init__(self, emit: EventSink, stop: threading.Event, batch_size: int) -> None:
-        self.emit = emit
-        self.stop = stop
-        self.batch_size = batch_size
-        self.started = time.perf_counter()
-        self.start_step = 0
-        self.stopped_by_user = False
-        self.nan_step: int | None = None
-
-    def on_train_begin(self, args, state, control, **kwargs):  # type: ignore[no-untyped-def]
-        self.started = time.perf_counter()
-        self.start_step = state.global_step
-
-    def on_step_end(self, args, state, control, **kwargs):  # type: ignore[no-untyped-def]
-        # Every rank must stop at the same step, or one waits forever for the others.
-        if distributed.any_rank(self.stop.is_set(), args.device) and not self.stopped_by_user:
-            self.stopped_by_user = True
-            control.should_training_stop = True
-            control.should_save = True
-        return control
-
-    def on_epoch_end(self, args, state, control, **kwargs):  # type: ignore[no-untyped-def]
-        # A stop mid-epoch already saved its checkpoint at the step; the epoch-end
-        # evaluation would score a partial epoch (and could become the "best" model,
-        # which a resumed run would never pick), and a NaN model is not worth a save.
-        if self.stopped_by_user or self.nan_step is not None:
-            control.should_evaluate = False
-            control.should_save = False
-        return control
-
-    def on_log(self, args, state, control, logs=None, **kwargs):  # type: ignore[no-untyped-def]
-        logs = logs or {}
-        step = state.global_step
-        if "loss" in logs:
-            loss = finite_or_none(logs["loss"])
-            if loss is None and self.nan_step is None:
-                self.nan_step = step
-                self.emit(
-                    Note(
-                        f"loss became {logs['loss']} at step {step}; stopping the run "
-                        "and keeping the best model so far (try a lower --lr)",
-                        "error",
-                    )
-                )
-                control.should_training_stop = True
-            elapsed = time.perf_counter() - self.started
-            done = max(1, step - self.start_step)
-            per_step = elapsed / done
-            self.emit(
-                TrainStep(
-                    step=step,
-                    max_steps=state.max_steps,
-                    epoch=round(float(state.epoch or 0.0), 4),
-                    loss=loss,
-                    learning_rate=finite_or_none(logs.get("learning_rate")),
-                    grad_norm=finite_or_none(logs.get("grad_norm")),
-                    samples_per_second=round(self.batch_size * args.world_size / per_step, 2),
-                    eta_seconds=round(per_step * max(0, state.max_steps - step), 1),
-                )
-            )
-        if "eval_bleu" in logs:
-            self.emit(
-                EvalDone(
-                    step=step,
-                    epoch=round(float(state.epoch or 0.0), 4),
-                    bleu=float(logs["eval_bleu"]),
-                    chrf=float(logs.get("eval_chrf", 0.0)),
-                    loss=finite_or_none(logs.get("eval_loss")),
-                )
-            )
-        return control
 
 
 def training_arguments(config: RunConfig, run_dir: Path, precision: Precision) -> Any:
