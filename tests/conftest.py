@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import os
+import socket
 import sys
 from pathlib import Path
 
@@ -270,3 +271,10 @@ def served_hub(hub_server, monkeypatch: pytest.MonkeyPatch):
     hub_server.reset()
     close_session()
     HfFileSystem.clear_instance_cache()
+
+
+def closed_port() -> int:
+    """A port on 127.0.0.1 that nothing listens on."""
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])

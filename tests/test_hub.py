@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import json
 import os
-import socket
 import subprocess
 import sys
 import textwrap
@@ -20,7 +19,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import hub_env, run_cli, wait_for
+from tests.conftest import closed_port, hub_env, run_cli, wait_for
 from tests.hub_server import LABELS, OPUS_MODEL, WMT_DATASET, ForwardingProxy
 
 #: The assignment's run, shrunk: 40 sampled pairs, one epoch, greedy 8-token decoding.
@@ -300,13 +299,6 @@ def test_a_missing_or_gated_model_is_named_with_the_fix(served_hub, tmp_path, mo
 # --- proxies -------------------------------------------------------------------------------
 
 
-def closed_port() -> int:
-    """A port on 127.0.0.1 that nothing listens on."""
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
-
-
 def test_downloads_and_the_check_go_through_the_proxy(hub_server, tmp_path):
     """A fresh cache behind HTTP_PROXY: the model comes through the proxy, label and all."""
     proxy = ForwardingProxy()
@@ -324,6 +316,24 @@ def test_downloads_and_the_check_go_through_the_proxy(hub_server, tmp_path):
                for line in forwarded)
     assert len(forwarded) == len(hub_server.requests())  # everything came through it
     assert first == [label_ids(hub_server)[">>cmn_Hans<<"]]
+
+
+def test_a_proxy_password_is_never_shown(served_hub, monkeypatch):
+    """A proxy URL with credentials is named when it does not answer, its password hidden."""
+    from huggingface_hub.utils import close_session
+
+    from workbench.core.data.hub import ensure_hub_reachable
+    from workbench.errors import HubUnreachableError
+
+    port = closed_port()
+    monkeypatch.setenv("HTTP_PROXY", f"http://me:s3cret@127.0.0.1:{port}")
+    monkeypatch.setenv("NO_PROXY", "")
+    close_session()
+    with pytest.raises(HubUnreachableError) as info:
+        ensure_hub_reachable("model 'x'")
+    message = str(info.value)
+    assert f"the proxy http://me:***@127.0.0.1:{port} (from HTTP_PROXY)" in message
+    assert "s3cret" not in message
 
 
 #: A request huggingface_hub makes on its own, not part of what is tested.

@@ -20,7 +20,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import REPO, run_cli, scores_block, small, tiny_toml
+from tests.conftest import REPO, closed_port, run_cli, scores_block, small, tiny_toml
 from workbench.cli import main
 from workbench.core.config import build_config
 from workbench.core.experiments.sweep import (
@@ -175,6 +175,19 @@ def test_a_bad_grid_on_the_command_line_is_one_line_and_creates_nothing(tmp_path
     err = capsys.readouterr().err.strip()
     assert len(err.splitlines()) == 1 and "--grid 'lr=abc'" in err
     assert not out.exists()
+
+
+def test_a_database_password_is_never_printed(tmp_path: Path, capsys):
+    """A server database's URL carries its password; the sweep's lines and its error (no
+    driver, or no server, here) show the URL with the password hidden."""
+    url = f"postgresql://bob:s3cret@127.0.0.1:{closed_port()}/sweeps"
+    code = main(["sweep", "--preset", "demo", "--grid", "epochs=2", "--storage", url,
+                 "--output-dir", str(tmp_path / "out")])
+    captured = capsys.readouterr()
+    assert code == 2
+    assert "s3cret" not in captured.out + captured.err
+    assert "postgresql://bob:***@127.0.0.1" in captured.err
+    assert len(captured.err.strip().splitlines()) == 1
 
 
 # --------------------------------------------------------------------------- the study

@@ -2,15 +2,33 @@
 
 Core code raises :class:`WorkbenchError` for anything the user can fix (a bad value, a
 missing file, an unreachable Hub); the CLI prints its message and exits non-zero.
+
+A message often names a URL (a mirror, a proxy, a sweep's database), and a URL can carry
+a password. Every message therefore goes through :func:`without_passwords` when the error
+is made, so no password reaches a terminal, a log or the TUI by way of an error.
 """
 
 from __future__ import annotations
 
+import re
+
+#: ``scheme://user:password@`` anywhere in a text; the password is what is hidden.
+_USERINFO = re.compile(r"(?P<head>\b[A-Za-z][\w+.-]*://[^\s:/@]*:)[^\s@/]+@")
+HIDDEN = "***"
+
+
+def without_passwords(text: str) -> str:
+    """``text`` with the password of every URL in it replaced by ``***``."""
+    return _USERINFO.sub(lambda m: f"{m.group('head')}{HIDDEN}@", text)
+
 
 class WorkbenchError(Exception):
-    """A failure the user can act on; ``str(err)`` is the whole message."""
+    """A failure the user can act on; ``str(err)`` is the whole message, passwords hidden."""
 
     exit_code = 2
+
+    def __init__(self, message: str = "") -> None:
+        super().__init__(without_passwords(str(message)))
 
 
 class HubUnreachableError(WorkbenchError):

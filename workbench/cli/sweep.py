@@ -142,6 +142,7 @@ def run(args: argparse.Namespace) -> int:
     from workbench.cli.train import config_from_args, stop_on_signals
     from workbench.core.experiments.sweep import import_optuna, make_plan, run_sweep
     from workbench.core.experiments.sweep.space import default_name, parse_space
+    from workbench.errors import without_passwords
 
     base = config_from_args(args)
     space = parse_space(base, args.grid, args.search)
@@ -162,7 +163,7 @@ def run(args: argparse.Namespace) -> int:
     )
     printer.line(
         f"sweep {plan.name}: {what} over {space.spec().split(' ', 1)[1]}, "
-        f"objective validation BLEU; study {plan.storage_url}"
+        f"objective validation BLEU; study {without_passwords(plan.storage_url)}"
     )
     stop = stop_on_signals(printer.line)
     result = run_sweep(plan, printer, stop)

@@ -79,11 +79,10 @@ class SweepWorker:
             )
         except Exception as err:  # a bad URL, a missing driver, a server not reachable
             reason = str(err).splitlines()[0] if str(err) else type(err).__name__
-            raise WorkbenchError(
-                f"cannot open the sweep's study at '{plan.storage_url}' "
-                f"({reason}); pass a database URL such as sqlite:///sweep.db "
-                "or postgresql://user:password@host/db, with its driver "
-                "installed"
+            raise WorkbenchError(  # it hides the password the URL or the reason may hold
+                f"cannot open the sweep's study at '{plan.storage_url}' ({reason}); pass a "
+                "database URL such as sqlite:///sweep.db or postgresql://user@host/db (the "
+                "password in PGPASSWORD or the URL), with its driver installed"
             ) from None
         study = optuna.create_study(
             study_name=plan.name, storage=storage, direction="maximize", load_if_exists=True
@@ -93,7 +92,8 @@ class SweepWorker:
             study.set_user_attr("space", plan.space.spec())
         elif recorded != plan.space.spec():
             raise WorkbenchError(
-                f"sweep '{plan.name}' in {plan.storage_url} was started as '{recorded}', not "
+                f"sweep '{plan.name}' in {plan.storage_url} was started as "
+                f"'{recorded}', not "
                 f"'{plan.space.spec()}'; give the same --grid/--search, or another --name"
             )
         return storage, study
