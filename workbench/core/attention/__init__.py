@@ -1,1 +1,3 @@
-"""Cross-attention: the grids taken from a model and their heatmaps."""
+"""Cross-attention: :mod:`.grid` (views of the weights: layer/head choice, pieces merged
+into words), :mod:`.extract` (the weights taken from a model), :mod:`.heatmap` (terminal
+text) and :mod:`.figures` (SVG and PNG)."""

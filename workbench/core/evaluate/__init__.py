@@ -1,1 +1,3 @@
-"""Scoring: sacreBLEU metrics and the before/after evaluation on validation and test."""
+"""Scoring: :mod:`.metrics` (sacreBLEU, and the per-epoch BLEU the Trainer computes),
+:mod:`.significance` (bootstrap intervals, paired tests) and :mod:`.before_after` (the
+before/after evaluation on validation and test)."""

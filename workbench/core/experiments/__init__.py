@@ -1,1 +1,2 @@
-"""Several runs: the runs table, compare, and sweeps."""
+"""Several runs: :mod:`.table` (``workbench runs``), :mod:`.compare` (runs side by side with
+paired tests) and :mod:`.sweep` (an Optuna study of one recipe)."""

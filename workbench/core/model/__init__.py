@@ -1,3 +1,2 @@
-"""Loading a translation model and its tokenizer (from a folder or the Hub), and the demo's
-scratch Marian.
-"""
+"""Translation models: :mod:`.load` (a model and its tokenizer from a folder or the Hub, the
+label check, fp32 decoding) and :mod:`.scratch` (the demo's small Marian built here)."""

@@ -1,1 +1,3 @@
-"""Decoding: the Translator (transformers or CTranslate2) and the console history."""
+"""Decoding: :mod:`.translator` (the Translator, on transformers or CTranslate2),
+:mod:`.ct2` and :mod:`.ct2_export` (the CTranslate2 engine and its exports) and
+:mod:`.history` (the console's history)."""
