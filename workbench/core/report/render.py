@@ -28,9 +28,9 @@ from workbench.core.report.cells import (
 from workbench.core.report.lab_blocks import lab_blocks
 from workbench.core.report.model import FIGURE_FILES, RunReport
 from workbench.core.views.document import (
-    CSS,
     escape_html,
     escape_markdown,
+    html_page,
     html_table,
     md_table,
 )
@@ -194,20 +194,4 @@ def render_html(report: RunReport) -> str:
             numeric=False,
         ),
     ]
-    return "\n".join(
-        [
-            "<!DOCTYPE html>",
-            '<html lang="en">',
-            "<head>",
-            '<meta charset="utf-8">',
-            '<meta name="viewport" content="width=device-width, initial-scale=1">',
-            f"<title>{escape_html(title)}</title>",
-            f"<style>{CSS}</style>",
-            "</head>",
-            "<body>",
-            *[part for part in body if part],
-            "</body>",
-            "</html>",
-            "",
-        ]
-    )
+    return html_page(title, body)

@@ -100,3 +100,25 @@ def html_table(
         out.append(f"<tr{cls}>" + "".join(cells) + "</tr>")
     out.append("</tbody></table>")
     return "\n".join(out)
+
+
+def html_page(title: str, body: Sequence[str]) -> str:
+    """A self-contained HTML page: the stylesheet inline, the non-empty ``body`` parts in
+    order; nothing is loaded from anywhere, so it opens offline and prints as is."""
+    return "\n".join(
+        [
+            "<!DOCTYPE html>",
+            '<html lang="en">',
+            "<head>",
+            '<meta charset="utf-8">',
+            '<meta name="viewport" content="width=device-width, initial-scale=1">',
+            f"<title>{escape_html(title)}</title>",
+            f"<style>{CSS}</style>",
+            "</head>",
+            "<body>",
+            *[part for part in body if part],
+            "</body>",
+            "</html>",
+            "",
+        ]
+    )

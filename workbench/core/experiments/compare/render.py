@@ -33,7 +33,13 @@ from workbench.core.experiments.compare.cells import (
     test_rows,
 )
 from workbench.core.experiments.table import run_line
-from workbench.core.views.document import CSS, escape_html, escape_markdown, html_table, md_table
+from workbench.core.views.document import (
+    escape_html,
+    escape_markdown,
+    html_page,
+    html_table,
+    md_table,
+)
 from workbench.core.views.svg import inline_svg
 from workbench.core.views.text_chart import line_chart_text
 
@@ -186,23 +192,7 @@ def render_html(comparison: Comparison) -> str:
             f"<h2>{escape_html(heading)}</h2>",
             html_table(DIFFERENCE_HEADER, rows) if rows else "<p>None.</p>",
         ]
-    return "\n".join(
-        [
-            "<!DOCTYPE html>",
-            '<html lang="en">',
-            "<head>",
-            '<meta charset="utf-8">',
-            '<meta name="viewport" content="width=device-width, initial-scale=1">',
-            f"<title>{escape_html(title)}</title>",
-            f"<style>{CSS}</style>",
-            "</head>",
-            "<body>",
-            *[part for part in body if part],
-            "</body>",
-            "</html>",
-            "",
-        ]
-    )
+    return html_page(title, body)
 
 
 def write_comparison(comparison: Comparison, folder: Path) -> list[Path]:
