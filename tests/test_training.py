@@ -126,7 +126,6 @@ def test_after_is_decoded_like_translate_even_with_bf16_autocast_in_training(tmp
     assert printed.stdout.splitlines() == [r["after"] for r in rows]
 
 
-@pytest.mark.slow
 def test_a_run_from_before_test_sets_is_not_resumed(tmp_path: Path):
     """Its checkpoints trained on pairs that the 8:1:1 split now holds out as the test set."""
     from workbench.core.config import build_config
