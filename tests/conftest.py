@@ -1,13 +1,20 @@
-"""Shared fixtures: offline mode, a private cache, and a tiny Marian model built here."""
+"""Shared fixtures: offline mode, a private cache, a tiny Marian model built here, and one
+finished tiny run for the tests that read what a run leaves."""
 
 from __future__ import annotations
 
 import asyncio
 import os
+import shutil
 import sys
+from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 import pytest
+
+if TYPE_CHECKING:
+    from workbench.core.train.run_training import RunResult
 
 os.environ["HF_HUB_OFFLINE"] = "1"
 os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
@@ -148,6 +155,57 @@ def tiny_toml(**values) -> str:
     """TINY_RUN_SETTINGS with ``values`` on top, written as TOML."""
     merged = {**TINY_RUN_SETTINGS, **values}
     return "".join(f"{key} = {value!r}\n" for key, value in merged.items())
+
+
+def copy_output(source: Path, target: Path) -> None:
+    """The output folder ``source`` copied to ``target`` as if its runs had been trained
+    there: the paths its JSON files hold (summaries, configs, workbench.json, metrics,
+    checkpoint states) name the copy."""
+    shutil.copytree(source, target)
+    for path in target.rglob("*.json*"):  # .json and .jsonl
+        text = path.read_text(encoding="utf-8")
+        path.write_text(text.replace(str(source), str(target)), encoding="utf-8")
+
+
+@dataclass
+class FinishedRun:
+    """The shared finished run: what run_training returned, every event it sent, and the
+    pairs the Trainer was handed to train and validate on."""
+
+    result: RunResult
+    events: list[Any]
+    handed: dict[str, list[Any]]
+
+    def copy_to(self, output: Path) -> Path:
+        """Its output folder copied to ``output`` (see :func:`copy_output`); the copy's run
+        folder."""
+        copy_output(Path(self.result.run_dir).parents[1], output)
+        return output / "runs" / Path(self.result.run_dir).name
+
+
+@pytest.fixture(scope="session")
+def finished_run(tmp_path_factory: pytest.TempPathFactory) -> FinishedRun:
+    """One in-process ``small`` run (2 epochs), trained once for every test that reads what
+    a finished run leaves instead of one training each. Nothing may write into it: a test
+    that writes (a report, a second run, a resume) works on ``finished_run.copy_to(...)``."""
+    from workbench.core.train import trainer
+    from workbench.core.train.run_training import run_training
+
+    handed: dict[str, list[Any]] = {}
+    real_build = trainer.build_trainer
+
+    def recording_build(config, model, tokenizer, train, validation, *args, **kwargs):
+        handed.update(train=train, validation=validation)  # what the Trainer will see
+        return real_build(config, model, tokenizer, train, validation, *args, **kwargs)
+
+    events: list[Any] = []
+    with pytest.MonkeyPatch.context() as patch:
+        # The autouse _private_cache's folder: a session fixture is set up before it.
+        patch.setenv("WORKBENCH_CACHE", str(tmp_path_factory.getbasetemp() / "cache"))
+        patch.setattr(trainer, "build_trainer", recording_build)
+        result = run_training(small(tmp_path_factory.mktemp("finished_run")), events.append)
+    assert result.status == "finished"
+    return FinishedRun(result, events, handed)
 
 
 @pytest.fixture(scope="session")
