@@ -7,6 +7,7 @@ import asyncio
 import os
 import shutil
 import sys
+import threading
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -99,6 +100,24 @@ async def show_pane(pilot, name: str) -> None:
                 and focused is not None and tab in focused.ancestors)
 
     await wait_for(pilot, shown, what=f"the {name} pane shown with the focus in it")
+
+
+def hold_training(monkeypatch: pytest.MonkeyPatch, after_steps: int) -> threading.Event:
+    """Hold each training step after the first ``after_steps`` until the returned Event is
+    set. A test that acts while a run trains (switches panes, presses stop) then has all
+    the time it needs: a tiny run warm in memory can finish within one key press."""
+    from transformers import Seq2SeqTrainer
+
+    real_step = Seq2SeqTrainer.training_step
+    go_on = threading.Event()
+
+    def held_step(self, *args, **kwargs):
+        if self.state.global_step >= after_steps and not go_on.wait(120):
+            raise RuntimeError("training held for 120 s: the test never let it go on")
+        return real_step(self, *args, **kwargs)
+
+    monkeypatch.setattr(Seq2SeqTrainer, "training_step", held_step)
+    return go_on
 
 
 async def start_training(pilot):
