@@ -1,17 +1,30 @@
-"""Shared fixtures: offline mode, a private cache, and a tiny Marian model built here."""
+"""Shared fixtures: offline mode, a private cache, a tiny Marian model built here, and one
+finished tiny run for the tests that read what a run leaves."""
 
 from __future__ import annotations
 
 import asyncio
 import os
+import shutil
 import socket
 import sys
+import threading
+from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 import pytest
 
+if TYPE_CHECKING:
+    from workbench.core.train.run_training import RunResult
+
 os.environ["HF_HUB_OFFLINE"] = "1"
 os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
+# One CPU thread for torch, here and in every subprocess (they inherit the environment):
+# a 32-wide model gains nothing from more, and on a busy machine OpenMP threads that wait
+# for each other made one tiny decode 10-20 times slower (1.8 s against 35 s measured).
+# Set before torch is imported: the count is read once, at import.
+os.environ.setdefault("OMP_NUM_THREADS", "1")
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -90,6 +103,24 @@ async def show_pane(pilot, name: str) -> None:
     await wait_for(pilot, shown, what=f"the {name} pane shown with the focus in it")
 
 
+def hold_training(monkeypatch: pytest.MonkeyPatch, after_steps: int) -> threading.Event:
+    """Hold each training step after the first ``after_steps`` until the returned Event is
+    set. A test that acts while a run trains (switches panes, presses stop) then has all
+    the time it needs: a tiny run warm in memory can finish within one key press."""
+    from transformers import Seq2SeqTrainer
+
+    real_step = Seq2SeqTrainer.training_step
+    go_on = threading.Event()
+
+    def held_step(self, *args, **kwargs):
+        if self.state.global_step >= after_steps and not go_on.wait(120):
+            raise RuntimeError("training held for 120 s: the test never let it go on")
+        return real_step(self, *args, **kwargs)
+
+    monkeypatch.setattr(Seq2SeqTrainer, "training_step", held_step)
+    return go_on
+
+
 async def start_training(pilot):
     """Open the Training pane, press Start, and wait for two logged losses: a run that is
     really under way. Returns the pane."""
@@ -144,6 +175,57 @@ def tiny_toml(**values) -> str:
     """TINY_RUN_SETTINGS with ``values`` on top, written as TOML."""
     merged = {**TINY_RUN_SETTINGS, **values}
     return "".join(f"{key} = {value!r}\n" for key, value in merged.items())
+
+
+def copy_output(source: Path, target: Path) -> None:
+    """The output folder ``source`` copied to ``target`` as if its runs had been trained
+    there: the paths its JSON files hold (summaries, configs, workbench.json, metrics,
+    checkpoint states) name the copy."""
+    shutil.copytree(source, target)
+    for path in target.rglob("*.json*"):  # .json and .jsonl
+        text = path.read_text(encoding="utf-8")
+        path.write_text(text.replace(str(source), str(target)), encoding="utf-8")
+
+
+@dataclass
+class FinishedRun:
+    """The shared finished run: what run_training returned, every event it sent, and the
+    pairs the Trainer was handed to train and validate on."""
+
+    result: RunResult
+    events: list[Any]
+    handed: dict[str, list[Any]]
+
+    def copy_to(self, output: Path) -> Path:
+        """Its output folder copied to ``output`` (see :func:`copy_output`); the copy's run
+        folder."""
+        copy_output(Path(self.result.run_dir).parents[1], output)
+        return output / "runs" / Path(self.result.run_dir).name
+
+
+@pytest.fixture(scope="session")
+def finished_run(tmp_path_factory: pytest.TempPathFactory) -> FinishedRun:
+    """One in-process ``small`` run (2 epochs), trained once for every test that reads what
+    a finished run leaves instead of one training each. Nothing may write into it: a test
+    that writes (a report, a second run, a resume) works on ``finished_run.copy_to(...)``."""
+    from workbench.core.train import trainer
+    from workbench.core.train.run_training import run_training
+
+    handed: dict[str, list[Any]] = {}
+    real_build = trainer.build_trainer
+
+    def recording_build(config, model, tokenizer, train, validation, *args, **kwargs):
+        handed.update(train=train, validation=validation)  # what the Trainer will see
+        return real_build(config, model, tokenizer, train, validation, *args, **kwargs)
+
+    events: list[Any] = []
+    with pytest.MonkeyPatch.context() as patch:
+        # The autouse _private_cache's folder: a session fixture is set up before it.
+        patch.setenv("WORKBENCH_CACHE", str(tmp_path_factory.getbasetemp() / "cache"))
+        patch.setattr(trainer, "build_trainer", recording_build)
+        result = run_training(small(tmp_path_factory.mktemp("finished_run")), events.append)
+    assert result.status == "finished"
+    return FinishedRun(result, events, handed)
 
 
 @pytest.fixture(scope="session")

@@ -1,19 +1,21 @@
 """Runs side by side with sacreBLEU's paired tests (core.experiments.compare, ``compare``).
 
-Three real tiny runs: A and B share their test set (B trains longer, at a higher rate), C
-draws another test set (another seed). The paired tests must run for B and refuse C with
-the reason.
+Three real tiny runs, recorded in ``tests/fixtures/compare_runs`` (see
+``record_tiny_run.py``): A and B share their test set (B trains longer, at a higher rate),
+C draws another test set (another seed). The paired tests must run for B and refuse C
+with the reason. Compare reads only the files a run wrote, so recorded runs are what a
+fresh training would give it, without a minute of training.
 """
 
 from __future__ import annotations
 
 import re
-import threading
+import shutil
 from pathlib import Path
 
 import pytest
 
-from tests.conftest import small
+from tests.fixtures.record_tiny_run import COMPARE_RUNS, COMPARE_TARGET
 from workbench.cli import main
 from workbench.core.evaluate.significance import randomisation_p
 from workbench.core.experiments.compare.build import (
@@ -24,22 +26,17 @@ from workbench.core.experiments.compare.build import (
 )
 from workbench.core.experiments.compare.render import render_html, render_markdown, render_text
 from workbench.core.experiments.table import RunRow
-from workbench.core.train.run_training import run_training
 from workbench.core.views.score_text import format_p
-
-pytestmark = pytest.mark.slow
 
 
 @pytest.fixture(scope="module")
 def three_runs(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, list[str]]:
-    """Runs A and B (longer, faster) on one test set and C (another seed's test set)."""
-    tmp = tmp_path_factory.mktemp("compare")
-    names = []
-    for extra in ({}, {"epochs": 4.0, "learning_rate": 6e-3}, {"seed": 7}):
-        result = run_training(small(tmp, **extra), lambda event: None, threading.Event())
-        assert result.status == "finished"
-        names.append(Path(result.run_dir).name)
-    return tmp / "out", names
+    """Runs A and B (longer, faster) on one test set and C (another seed's test set),
+    copied into an output folder of their own."""
+    root = tmp_path_factory.mktemp("compare") / "out"
+    for name in COMPARE_RUNS:
+        shutil.copytree(COMPARE_TARGET / name, root / "runs" / name)
+    return root, list(COMPARE_RUNS)
 
 
 def test_paired_tests_run_on_a_shared_test_set_and_refuse_another(three_runs):

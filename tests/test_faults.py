@@ -161,7 +161,6 @@ def test_full_disk_while_saving_a_checkpoint_keeps_the_last_one_resumable(
     assert resumed.status == "finished" and resumed.run_dir == run
 
 
-@pytest.mark.slow
 def test_full_disk_while_publishing_keeps_the_previous_best_model(tmp_path: Path, monkeypatch):
     old = tmp_path / "best_model"
     old.mkdir()

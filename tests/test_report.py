@@ -11,13 +11,12 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import run_cli, small, tiny_config, wait_for
+from tests.conftest import FinishedRun, run_cli, tiny_config, wait_for
 from workbench.cli import main
 from workbench.core.attention.figures import heatmap_svg
 from workbench.core.report.build import build_report, create_report
 from workbench.core.report.model import FIGURE_FILES, REPORT_HTML, REPORT_MD
 from workbench.core.run_folder import RunSummary
-from workbench.core.train.run_training import run_training
 from workbench.core.translate.history import append_history, console_for_run, same_folder
 from workbench.core.translate.translator import Translation
 from workbench.core.views.document import escape_markdown
@@ -28,17 +27,16 @@ SVG = "{http://www.w3.org/2000/svg}"
 
 
 @pytest.fixture(scope="module")
-def tiny_run(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """A finished 2-epoch run and three console lines: two with its model, one not."""
-    config = small(tmp_path_factory.mktemp("report"))
-    out = Path(config.output_dir)
-    result = run_training(config)
-    assert result.status == "finished"
+def tiny_run(finished_run: FinishedRun, tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A finished 2-epoch run (the shared one, copied: reports and studies are written into
+    it) and three console lines: two with its model, one not."""
+    out = tmp_path_factory.mktemp("report") / "out"
+    run_dir = finished_run.copy_to(out)
     history = out / "console_history.jsonl"
     append_history(history, str(out / "best_model"), Translation("I like tea.", "我喜欢茶。"))
-    append_history(history, str(result.run_dir / "best_model"), Translation(SCRIPTY, "我爱中文"))
+    append_history(history, str(run_dir / "best_model"), Translation(SCRIPTY, "我爱中文"))
     append_history(history, "/elsewhere/other_model", Translation("Not this run.", "不是"))
-    return result.run_dir
+    return run_dir
 
 
 @pytest.fixture(scope="module")

@@ -1,9 +1,12 @@
-"""``workbench sweep``: specs, the objective, and real sweeps of tiny runs -- one worker,
-two workers on one SQLite study, a worker killed with SIGKILL, a worker stopped by Ctrl-C.
+"""``workbench sweep``: specs, the objective, and sweeps -- one worker, two workers on one
+SQLite study, a worker killed with SIGKILL, a worker stopped by Ctrl-C.
 
 The subprocess tests use real processes and signals: what they check (two processes
 claiming trials from one database file, a dead worker's trial found by its silence) is
-exactly what a mock would hide.
+exactly what a mock would hide. What the protocol does not need is real training: except
+the two-worker sweep, which trains its four tiny runs, trials run tests/fake_training.py's
+stand-in for run_training (a run folder in milliseconds, stopped or continued as a real
+run is), in this process or in a worker started with ``python -m tests.fake_training``.
 """
 
 from __future__ import annotations
@@ -20,7 +23,8 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import REPO, closed_port, run_cli, scores_block, small, tiny_toml
+from tests.conftest import REPO, closed_port, scores_block, small, tiny_toml
+from tests.fake_training import SECONDS_VARIABLE, fake_run_training
 from workbench.cli import main
 from workbench.core.config import build_config
 from workbench.core.experiments.sweep import (
@@ -214,7 +218,16 @@ def test_a_point_enqueued_twice_is_run_once(tmp_path: Path):
     assert states == [(0, "RUNNING", None), (1, "FAIL", "duplicate")]
 
 
-# --------------------------------------------------------------------------- real sweeps
+# --------------------------------------------------------------------------- sweeps
+
+
+@pytest.fixture
+def fake_training(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Trials in this process run the stand-in (the sweep imports run_training from its
+    module when a trial starts, so patching the module's attribute reaches it)."""
+    from workbench.core.train import run_training as training_module
+
+    monkeypatch.setattr(training_module, "run_training", fake_run_training)
 
 
 def _study(output: Path) -> tuple[str, list]:
@@ -224,8 +237,7 @@ def _study(output: Path) -> tuple[str, list]:
     return name, optuna.load_study(study_name=name, storage=storage).get_trials()
 
 
-@pytest.mark.slow
-def test_a_grid_sweep_runs_each_point_once_and_a_rerun_runs_none(tmp_path: Path):
+def test_a_grid_sweep_runs_each_point_once_and_a_rerun_runs_none(tmp_path: Path, fake_training):
     base = small(tmp_path, epochs=1.0)
     space = parse_space(base, ["epochs=1,2"], [])
     plan = make_plan(base, space, default_name(base, space))
@@ -265,11 +277,24 @@ def _sweep_args(output: Path, *extra: str) -> list[str]:
             "--output-dir", str(output), *extra]
 
 
-def _start(args: list[str], cwd: Path) -> subprocess.Popen:
+def _start(args: list[str], cwd: Path, fake_seconds: float | None = None) -> subprocess.Popen:
+    """A worker process; with ``fake_seconds`` its trials run the stand-in, a new one
+    writing its checkpoint at once and then "training" that long."""
     env = {**os.environ, "HF_HUB_OFFLINE": "1", "PYTHONUNBUFFERED": "1",
            "PYTHONPATH": str(REPO)}
-    return subprocess.Popen([sys.executable, "-m", "workbench", *args], cwd=cwd, env=env,
+    module = "workbench"
+    if fake_seconds is not None:
+        module, env[SECONDS_VARIABLE] = "tests.fake_training", str(fake_seconds)
+    return subprocess.Popen([sys.executable, "-m", module, *args], cwd=cwd, env=env,
                             stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+
+
+def _fake_rerun(args: list[str], cwd: Path) -> subprocess.CompletedProcess:
+    """The same command run again to its end, trials on the stand-in (none waits)."""
+    env = {**os.environ, "HF_HUB_OFFLINE": "1", "PYTHONUNBUFFERED": "1",
+           "PYTHONPATH": str(REPO), SECONDS_VARIABLE: "0"}
+    return subprocess.run([sys.executable, "-m", "tests.fake_training", *args], cwd=cwd,
+                          env=env, capture_output=True, text=True, timeout=600)
 
 
 def _wait_for_checkpoint(output: Path, worker: subprocess.Popen, timeout: float = 240) -> Path:
@@ -301,21 +326,28 @@ def test_two_workers_on_one_sqlite_study_run_distinct_trials(tmp_path: Path):
     assert len({t.user_attrs["worker"] for t in trials}) == 2, outputs  # both took trials
     for text in outputs:  # each worker ends with the whole sweep's table
         assert "trials (4);" in text and text.count("\n#") == 4 and "best: trial #" in text
+    # No trial published (run_training's publish=False): <output>/best_model is the best
+    # trial's, copied at the end.
+    summaries = {t.number: read_summary(Path(t.user_attrs["run_dir"])) for t in trials}
+    for summary in summaries.values():
+        assert summary.best_model == summary.run_best_model
+    best = max(trials, key=lambda t: t.value)
+    published = json.loads((output / "best_model" / "workbench.json").read_text())
+    assert published["run_dir"] == summaries[best.number].run_dir
 
 
-@pytest.mark.slow
 def test_a_killed_worker_s_trial_is_taken_up_and_continued(tmp_path: Path):
     (tmp_path / "tiny.toml").write_text(tiny_toml(num_beams=1), encoding="utf-8")
     output = tmp_path / "out"
     args = _sweep_args(output, "--grid", "epochs=6,1", "--heartbeat", "1")
-    worker = _start(args, tmp_path)
+    worker = _start(args, tmp_path, fake_seconds=300)  # killed long before
     killed_run = _wait_for_checkpoint(output, worker)
     worker.send_signal(signal.SIGKILL)
     worker.wait(timeout=30)
     _, trials = _study(output)
     assert trials[0].state.name == "RUNNING"  # nobody told the study
 
-    rerun = run_cli(*args, cwd=tmp_path, env={"PYTHONPATH": str(REPO)})
+    rerun = _fake_rerun(args, tmp_path)
     assert rerun.returncode == 0, rerun.stdout + rerun.stderr
     _, trials = _study(output)
     status = {t.number: (t.state.name, t.user_attrs.get("outcome")) for t in trials}
@@ -332,12 +364,11 @@ def test_a_killed_worker_s_trial_is_taken_up_and_continued(tmp_path: Path):
     assert "best: trial #" in rerun.stdout
 
 
-@pytest.mark.slow
 def test_ctrl_c_stops_the_sweep_cleanly_and_a_rerun_continues(tmp_path: Path):
     (tmp_path / "tiny.toml").write_text(tiny_toml(num_beams=1), encoding="utf-8")
     output = tmp_path / "out"
     args = _sweep_args(output, "--grid", "epochs=6,1")
-    worker = _start(args, tmp_path)
+    worker = _start(args, tmp_path, fake_seconds=300)  # stopped long before
     stopped_run = _wait_for_checkpoint(output, worker)
     worker.send_signal(signal.SIGINT)
     text = worker.communicate(timeout=120)[0]
@@ -349,7 +380,7 @@ def test_ctrl_c_stops_the_sweep_cleanly_and_a_rerun_continues(tmp_path: Path):
         ("FAIL", "stopped"), ("WAITING", None)]  # the grid's other point, not started
     assert read_summary(stopped_run).status == "stopped"
 
-    rerun = run_cli(*args, cwd=tmp_path, env={"PYTHONPATH": str(REPO)})
+    rerun = _fake_rerun(args, tmp_path)
     assert rerun.returncode == 0, rerun.stdout + rerun.stderr
     assert f"continues run {stopped_run.name}" in rerun.stdout
     _, trials = _study(output)
@@ -364,8 +395,8 @@ def test_ctrl_c_stops_the_sweep_cleanly_and_a_rerun_continues(tmp_path: Path):
     assert len(list((output / "comparisons").glob("*/compare.html"))) == 1
 
 
-@pytest.mark.slow
-def test_a_search_draws_its_trials_in_range_and_a_rerun_draws_no_more(tmp_path: Path):
+def test_a_search_draws_its_trials_in_range_and_a_rerun_draws_no_more(tmp_path: Path,
+                                                                     fake_training):
     base = small(tmp_path, epochs=1.0)
     space = parse_space(base, [], ["lr=loguniform:1e-3:5e-3", "bs=choice:16,32"])
     plan = make_plan(base, space, "search", trials=2)

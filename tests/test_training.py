@@ -3,31 +3,21 @@
 from __future__ import annotations
 
 import json
+import shutil
 import threading
 from pathlib import Path
 
 import pytest
 
-from tests.conftest import small
-from workbench.core.events import EvalDone, Phase, RunDone, Sample, TrainStep
+from tests.conftest import FinishedRun, small
+from workbench.core.events import EvalDone, Note, Phase, RunDone, Sample, TrainStep
 from workbench.core.train.checkpoints import last_complete_checkpoint
 from workbench.core.train.run_training import run_training
 
 
 @pytest.mark.slow
-def test_events_and_outputs(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
-    from workbench.core.train import trainer
-
-    handed: dict[str, list] = {}
-    real_build = trainer.build_trainer
-
-    def recording_build(config, model, tokenizer, train, validation, *args, **kwargs):
-        handed.update(train=train, validation=validation)  # what the Trainer will see
-        return real_build(config, model, tokenizer, train, validation, *args, **kwargs)
-
-    monkeypatch.setattr(trainer, "build_trainer", recording_build)
-    events = []
-    result = run_training(small(tmp_path), events.append)
+def test_events_and_outputs(finished_run: FinishedRun):
+    result, events, handed = finished_run.result, finished_run.events, finished_run.handed
     assert result.status == "finished"
     test_sources = {json.loads(line)["source"] for line in
                     (result.run_dir / "test_translations.jsonl").read_text().splitlines()}
@@ -96,17 +86,40 @@ def test_stop_event_ends_at_a_step_with_a_checkpoint_then_resume(tmp_path: Path)
 
 
 @pytest.mark.slow
-def test_a_second_run_never_touches_the_first_and_best_model_follows_the_newer(tmp_path: Path):
-    first = run_training(small(tmp_path, epochs=1.0))
-    kept = {p: p.read_bytes() for p in first.run_dir.rglob("*") if p.is_file()}
+def test_a_second_run_never_touches_the_first_and_best_model_follows_the_newer(
+        finished_run: FinishedRun, tmp_path: Path):
+    first_dir = finished_run.copy_to(tmp_path / "out")  # the first run, finished here
+    kept = {p: p.read_bytes() for p in first_dir.rglob("*") if p.is_file()}
     second = run_training(small(tmp_path, epochs=1.0))
-    assert second.run_dir != first.run_dir
+    assert second.run_dir != first_dir
     assert sorted(p.name for p in (tmp_path / "out" / "runs").iterdir()) == sorted(
-        [first.run_dir.name, second.run_dir.name])
-    assert {p: p.read_bytes() for p in first.run_dir.rglob("*") if p.is_file()} == kept
+        [first_dir.name, second.run_dir.name])
+    assert {p: p.read_bytes() for p in first_dir.rglob("*") if p.is_file()} == kept
     published = json.loads((tmp_path / "out" / "best_model" / "workbench.json").read_text())
     assert published["run_dir"] == str(second.run_dir)
     assert not [p for p in (tmp_path / "out").iterdir() if p.name.startswith(".")]
+
+
+@pytest.mark.slow
+def test_a_run_folder_given_as_run_dir_is_continued_from_its_last_checkpoint(
+        finished_run: FinishedRun, tmp_path: Path):
+    """How a sweep continues a trial cut short (tests/test_sweep.py runs its trials on a
+    stand-in): ``run_dir`` with a config.json goes on from its checkpoint, in that folder."""
+    run = finished_run.copy_to(tmp_path / "out")
+    # As a kill during epoch 2 leaves it: epoch 1's checkpoint, no summary, no best model.
+    for folder in (run / "checkpoints" / "checkpoint-18", run / "best_model"):
+        shutil.rmtree(folder)
+    (run / "summary.json").unlink()
+    notes: list[str] = []
+    result = run_training(small(tmp_path, epochs=5.0),  # the run's own settings win
+                          lambda e: notes.append(e.text) if isinstance(e, Note) else None,
+                          run_dir=run, publish=False)
+    assert result.status == "finished" and result.run_dir == run
+    assert f"resuming {run.name} from checkpoint-9" in notes
+    assert result.summary.global_step == 18
+    assert [p.name for p in (tmp_path / "out" / "runs").iterdir()] == [run.name]
+    # publish=False: the run names its own model, not <output>/best_model.
+    assert result.summary.best_model == result.summary.run_best_model == str(run / "best_model")
 
 
 @pytest.mark.slow
@@ -126,7 +139,6 @@ def test_after_is_decoded_like_translate_even_with_bf16_autocast_in_training(tmp
     assert printed.stdout.splitlines() == [r["after"] for r in rows]
 
 
-@pytest.mark.slow
 def test_a_run_from_before_test_sets_is_not_resumed(tmp_path: Path):
     """Its checkpoints trained on pairs that the 8:1:1 split now holds out as the test set."""
     from workbench.core.config import build_config

@@ -10,7 +10,14 @@ from pathlib import Path
 import pytest
 from textual.widgets import DataTable, Input, Static
 
-from tests.conftest import scores_block, show_pane, small, start_training, wait_for
+from tests.conftest import (
+    hold_training,
+    scores_block,
+    show_pane,
+    small,
+    start_training,
+    wait_for,
+)
 from workbench.tui.app import WorkbenchApp
 from workbench.tui.widgets.attention_pane import AttentionPane
 from workbench.tui.widgets.charts import SeriesChart, clean_series, integer_ticks
@@ -114,7 +121,9 @@ async def test_invalid_setting_is_refused_without_starting(tmp_path: Path):
 
 
 @pytest.mark.slow
-async def test_training_run_fills_charts_samples_and_translate(tmp_path: Path):
+async def test_training_run_fills_charts_samples_and_translate(tmp_path: Path,
+                                                               monkeypatch: pytest.MonkeyPatch):
+    go_on = hold_training(monkeypatch, after_steps=0)  # until the pane switch is checked
     app = WorkbenchApp(small(tmp_path))
     async with app.run_test(size=(120, 36)) as pilot:
         await show_pane(pilot, "training")
@@ -125,6 +134,7 @@ async def test_training_run_fills_charts_samples_and_translate(tmp_path: Path):
         await show_pane(pilot, "dataset")  # the UI answers while training runs
         assert app.query_one("#panes").active == "dataset"
         await show_pane(pilot, "training")
+        go_on.set()
         await wait_for(pilot, lambda: not training.running, timeout=300)
         assert training.last_status == "finished"
         assert app.query_one("#loss-chart", SeriesChart).point_count("loss") >= 5
@@ -162,11 +172,14 @@ async def test_training_run_fills_charts_samples_and_translate(tmp_path: Path):
 
 
 @pytest.mark.slow
-async def test_stop_ends_with_a_checkpoint_and_resume_continues(tmp_path: Path):
+async def test_stop_ends_with_a_checkpoint_and_resume_continues(tmp_path: Path,
+                                                                monkeypatch: pytest.MonkeyPatch):
+    go_on = hold_training(monkeypatch, after_steps=2)  # two logged losses, then until x
     app = WorkbenchApp(small(tmp_path, epochs=3.0, logging_steps=1))
     async with app.run_test(size=(100, 30)) as pilot:
         training = await start_training(pilot)
         await pilot.press("x")
+        go_on.set()
         await wait_for(pilot, lambda: not training.running, timeout=120)
         assert training.last_status == "stopped"
         runs = list((tmp_path / "out" / "runs").iterdir())
@@ -174,6 +187,10 @@ async def test_stop_ends_with_a_checkpoint_and_resume_continues(tmp_path: Path):
         await pilot.press("r")  # Resume goes on in the same run folder
         await wait_for(pilot, lambda: not training.running and
                        training.last_status == "finished", timeout=300)
+        # The app takes the finished run after the pane: leaving before it has would stop
+        # the app under that message.
+        await wait_for(pilot, lambda: any(n.title == "Run finished" for n in app._notifications),
+                       what="the app's Run finished notice")
     assert list((tmp_path / "out" / "runs").iterdir()) == runs
     summary = json.loads((runs[0] / "summary.json").read_text())
     assert summary["status"] == "finished" and summary["global_step"] == 27

@@ -1,0 +1,108 @@
+"""A stand-in for ``run_training`` in the sweep's tests: a run folder in milliseconds.
+
+The sweep's protocol (claiming points, heartbeats, a trial cut short and taken up again,
+the best trial published) is about trials and run folders; a real tiny run costs seconds
+per trial and a minute or two per test. ``fake_run_training`` keeps the part of
+run_training's contract that a sweep relies on:
+
+- an empty ``run_dir`` gets a new run: config.json, then a complete checkpoint;
+- a ``run_dir`` with a config.json is continued with the settings it was started with;
+- ``stop`` set while it "trains" ends the run ``stopped`` (its summary says so), the
+  checkpoint kept;
+- a finished run has a recorded tiny run's metrics, test translations and scores, its own
+  ``best_model/``, and a validation BLEU made up from its settings (so trials differ).
+
+A new run "trains" for ``FAKE_TRAINING_SECONDS`` (an environment variable; 0 when unset),
+long enough for a test to signal or kill the worker process in the middle of a trial.
+``python -m tests.fake_training ARGS`` is ``python -m workbench ARGS`` with the stand-in in
+place: a real worker process, real signals and a real study, no training. One real sweep
+(tests/test_sweep.py, two workers) still trains.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import sys
+import threading
+from pathlib import Path
+
+from tests.fixtures.record_tiny_run import RUN_NAMES, RUNS_TARGET
+from workbench.core.atomic import write_json
+from workbench.core.config import RunConfig
+from workbench.core.events import EventSink
+from workbench.core.run_folder import (
+    BEST_MODEL,
+    CHECKPOINTS_FOLDER,
+    METRICS_FILE,
+    RUN_CONFIG_FILE,
+    RunSummary,
+    new_run_dir,
+    saved_config,
+    translations_file,
+)
+from workbench.core.train.run_training import RunResult
+
+#: The recorded run whose files every fake run has.
+RECORDED = RUNS_TARGET / RUN_NAMES[0]
+#: The environment variable with the seconds a new fake run "trains".
+SECONDS_VARIABLE = "FAKE_TRAINING_SECONDS"
+
+
+def made_up_validation_bleu(config: RunConfig) -> float:
+    """A validation BLEU that grows with the epochs and the learning rate: each point of a
+    sweep's grid or search gets its own value, and the best trial is never a tie."""
+    return round(config.epochs + 1000 * config.learning_rate, 2)
+
+
+def fake_run_training(config: RunConfig, on_event: EventSink | None = None,
+                      stop: threading.Event | None = None, resume: bool = False,
+                      run_dir: Path | None = None, publish: bool = True) -> RunResult:
+    """What ``run_training(config, on_event, stop, run_dir=..., publish=False)`` leaves for a
+    sweep, without training (see the module docstring)."""
+    assert not resume and not publish, "a sweep passes run_dir and publish=False"
+    stop = stop or threading.Event()
+    run_dir = run_dir or new_run_dir(Path(config.output_dir).expanduser(), config.preset)
+    checkpoint = run_dir / CHECKPOINTS_FOLDER / "checkpoint-1"
+    if (run_dir / RUN_CONFIG_FILE).is_file():  # continued, as run_training continues it
+        config = saved_config(run_dir, config.preset)
+        assert (checkpoint / "optimizer.pt").is_file(), "continued without a checkpoint"
+    else:
+        write_json(run_dir / RUN_CONFIG_FILE, config.to_dict())
+        checkpoint.mkdir(parents=True)
+        for name in ("model.safetensors", "optimizer.pt"):
+            (checkpoint / name).write_bytes(b"")
+        (checkpoint / "trainer_state.json").write_text("{}", encoding="utf-8")
+        stop.wait(float(os.environ.get(SECONDS_VARIABLE) or 0))
+    if stop.is_set():
+        summary = RunSummary(status="stopped", preset=config.preset, run_dir=str(run_dir))
+        summary.write(run_dir)
+        return RunResult("stopped", run_dir, summary)
+
+    for name in (METRICS_FILE, translations_file("test")):
+        shutil.copyfile(RECORDED / name, run_dir / name)
+    best_dir = run_dir / BEST_MODEL
+    best_dir.mkdir(exist_ok=True)
+    write_json(best_dir / "workbench.json", {"run_dir": str(run_dir)})
+    recorded = json.loads((RECORDED / "summary.json").read_text(encoding="utf-8"))
+    recorded["validation"]["bleu_after"] = made_up_validation_bleu(config)
+    summary = RunSummary.from_dict({**recorded, "run_dir": str(run_dir),
+                                    "best_model": str(best_dir),
+                                    "run_best_model": str(best_dir)})
+    summary.write(run_dir)
+    return RunResult("finished", run_dir, summary)
+
+
+def main(argv: list[str]) -> int:
+    """``workbench`` with :func:`fake_run_training` in place of ``run_training``."""
+    from workbench.cli import main as workbench_main
+    from workbench.core.train import run_training as training_module
+
+    # The sweep imports run_training from its module when a trial starts: it finds this.
+    training_module.run_training = fake_run_training
+    return workbench_main(argv)
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
