@@ -55,8 +55,14 @@ def tiny_config(**overrides):
 
 def small(tmp_path: Path, name: str = "out", **extra):
     """tiny_config for an in-process 2-epoch run of a few seconds, outputs in tmp_path/name."""
-    values = dict(samples=180, epochs=2.0, batch_size=16, logging_steps=2,
-                  learning_rate=3e-3, output_dir=str(tmp_path / name))
+    values = dict(
+        samples=180,
+        epochs=2.0,
+        batch_size=16,
+        logging_steps=2,
+        learning_rate=3e-3,
+        output_dir=str(tmp_path / name),
+    )
     values.update(extra)
     return tiny_config(**values)
 
@@ -97,8 +103,12 @@ async def show_pane(pilot, name: str) -> None:
     def shown() -> bool:
         tab = app.query_one(f"TabPane#{name}", TabPane)
         focused = app.focused
-        return (app.query_one("#panes", TabbedContent).active == name and bool(tab.children)
-                and focused is not None and tab in focused.ancestors)
+        return (
+            app.query_one("#panes", TabbedContent).active == name
+            and bool(tab.children)
+            and focused is not None
+            and tab in focused.ancestors
+        )
 
     await wait_for(pilot, shown, what=f"the {name} pane shown with the focus in it")
 
@@ -138,36 +148,60 @@ async def start_training(pilot):
 
 #: Console lines that have broken translation consoles: each must give a row, not a crash.
 ODD_INPUT = [
-    "🍵 I like tea 🍵",                      # emoji
-    "a\x00b\x1bc\x07",                       # control characters
-    "bad \ud800 surrogate",                  # a lone surrogate
-    "我喜欢喝茶。",                           # Chinese
-    "[/bold] [red]not markup[/red]",         # looks like Rich markup
-    "I like tea. " * 900,                    # 10,800 characters, far over 512 positions
-    "word " * 2000,                          # one "sentence" over the limit: truncated
+    "🍵 I like tea 🍵",  # emoji
+    "a\x00b\x1bc\x07",  # control characters
+    "bad \ud800 surrogate",  # a lone surrogate
+    "我喜欢喝茶。",  # Chinese
+    "[/bold] [red]not markup[/red]",  # looks like Rich markup
+    "I like tea. " * 900,  # 10,800 characters, far over 512 positions
+    "word " * 2000,  # one "sentence" over the limit: truncated
 ]
 
 
-def scores_block(role: str, bleu: tuple[float, float], chrf: tuple[float, float],
-                 size: int = 425, name: str = "10% held out, seed 42") -> dict:
+def scores_block(
+    role: str,
+    bleu: tuple[float, float],
+    chrf: tuple[float, float],
+    size: int = 425,
+    name: str = "10% held out, seed 42",
+) -> dict:
     """A summary.json score block with fixed numbers, for apps opened on a hand-made run."""
-    return {"role": role, "name": name, "size": size,
-            "bleu_before": bleu[0], "bleu_after": bleu[1], "chrf_before": chrf[0],
-            "chrf_after": chrf[1], "bleu_before_ci": [0.0, bleu[0] + 0.1],
-            "bleu_after_ci": [bleu[1] - 1.2, bleu[1] + 1.2],
-            "chrf_before_ci": [0.0, chrf[0] + 0.2], "chrf_after_ci": [chrf[1] - 1.0, chrf[1] + 1.0],
-            "bleu_delta": round(bleu[1] - bleu[0], 2),
-            "bleu_delta_ci": [round(bleu[1] - bleu[0] - 1.3, 2), round(bleu[1] - bleu[0] + 1.3, 2)],
-            "bleu_p": 0.000999, "chrf_delta": round(chrf[1] - chrf[0], 2),
-            "chrf_delta_ci": [round(chrf[1] - chrf[0] - 1.1, 2), round(chrf[1] - chrf[0] + 1.1, 2)],
-            "chrf_p": 0.000999, "n_bootstrap": 1000, "bleu_signature": "nrefs:1|bs:1000|tok:zh"}
+    return {
+        "role": role,
+        "name": name,
+        "size": size,
+        "bleu_before": bleu[0],
+        "bleu_after": bleu[1],
+        "chrf_before": chrf[0],
+        "chrf_after": chrf[1],
+        "bleu_before_ci": [0.0, bleu[0] + 0.1],
+        "bleu_after_ci": [bleu[1] - 1.2, bleu[1] + 1.2],
+        "chrf_before_ci": [0.0, chrf[0] + 0.2],
+        "chrf_after_ci": [chrf[1] - 1.0, chrf[1] + 1.0],
+        "bleu_delta": round(bleu[1] - bleu[0], 2),
+        "bleu_delta_ci": [round(bleu[1] - bleu[0] - 1.3, 2), round(bleu[1] - bleu[0] + 1.3, 2)],
+        "bleu_p": 0.000999,
+        "chrf_delta": round(chrf[1] - chrf[0], 2),
+        "chrf_delta_ci": [round(chrf[1] - chrf[0] - 1.1, 2), round(chrf[1] - chrf[0] + 1.1, 2)],
+        "chrf_p": 0.000999,
+        "n_bootstrap": 1000,
+        "bleu_signature": "nrefs:1|bs:1000|tok:zh",
+    }
 
 
 #: Settings for a demo run of a few seconds, as a --config TOML file for subprocess tests.
 TINY_RUN_SETTINGS = {
-    "samples": 180, "learning_rate": 3e-3, "batch_size": 16, "logging_steps": 1,
-    "scratch_d_model": 32, "scratch_layers": 1, "scratch_heads": 2, "scratch_ffn_dim": 64,
-    "scratch_source_vocab": 400, "scratch_target_vocab": 2000, "max_new_tokens": 16,
+    "samples": 180,
+    "learning_rate": 3e-3,
+    "batch_size": 16,
+    "logging_steps": 1,
+    "scratch_d_model": 32,
+    "scratch_layers": 1,
+    "scratch_heads": 2,
+    "scratch_ffn_dim": 64,
+    "scratch_source_vocab": 400,
+    "scratch_target_vocab": 2000,
+    "max_new_tokens": 16,
 }
 
 
@@ -247,7 +281,9 @@ def tiny_model_dir(tmp_path_factory: pytest.TempPathFactory, hsk_pairs) -> Path:
 
     folder = tmp_path_factory.mktemp("tiny_model")
     model, tokenizer = build_scratch_model(
-        [p.source for p in hsk_pairs], [p.target for p in hsk_pairs], folder / "spm",
+        [p.source for p in hsk_pairs],
+        [p.target for p in hsk_pairs],
+        folder / "spm",
         tiny_config(),
     )
     out = folder / "model"
@@ -257,16 +293,25 @@ def tiny_model_dir(tmp_path_factory: pytest.TempPathFactory, hsk_pairs) -> Path:
     return out
 
 
-def run_cli(*args: str, cwd: Path | None = None, input: str | bytes | None = None,
-            env: dict[str, str] | None = None, timeout: float = 600):
+def run_cli(
+    *args: str,
+    cwd: Path | None = None,
+    input: str | bytes | None = None,
+    env: dict[str, str] | None = None,
+    timeout: float = 600,
+):
     """Run ``python -m workbench`` in a subprocess and return the CompletedProcess."""
     import subprocess
 
     full_env = {**os.environ, "HF_HUB_OFFLINE": "1", "PYTHONUNBUFFERED": "1", **(env or {})}
     return subprocess.run(
         [sys.executable, "-m", "workbench", *args],
-        cwd=cwd, input=input, env=full_env, capture_output=True,
-        text=not isinstance(input, bytes), timeout=timeout,
+        cwd=cwd,
+        input=input,
+        env=full_env,
+        capture_output=True,
+        text=not isinstance(input, bytes),
+        timeout=timeout,
     )
 
 
@@ -283,8 +328,9 @@ def hub_server(tmp_path_factory: pytest.TempPathFactory, hsk_pairs):
     )
 
     folder = tmp_path_factory.mktemp("hub")
-    model = build_opus_like_model(folder / "model", [p.source for p in hsk_pairs],
-                                  [p.target for p in hsk_pairs])
+    model = build_opus_like_model(
+        folder / "model", [p.source for p in hsk_pairs], [p.target for p in hsk_pairs]
+    )
     data = build_wmt_like_dataset(folder / "wmt19", [(p.source, p.target) for p in hsk_pairs])
     server = HubServer()
     server.add_repo("model", OPUS_MODEL, model)
@@ -311,9 +357,15 @@ def hub_env(server, home: Path, **extra: str) -> dict[str, str]:
     the machine. ``extra`` proxy variables are set in both cases (urllib and httpx let an
     empty lower-case one cancel the upper-case one).
     """
-    env = {"HF_ENDPOINT": server.url, "HF_HUB_OFFLINE": "", "TRANSFORMERS_OFFLINE": "",
-           "HF_HOME": str(home / "hf"), "WORKBENCH_CACHE": str(home / "sample-cache"),
-           "HF_HUB_DISABLE_TELEMETRY": "1", "OMP_NUM_THREADS": "1"}
+    env = {
+        "HF_ENDPOINT": server.url,
+        "HF_HUB_OFFLINE": "",
+        "TRANSFORMERS_OFFLINE": "",
+        "HF_HOME": str(home / "hf"),
+        "WORKBENCH_CACHE": str(home / "sample-cache"),
+        "HF_HUB_DISABLE_TELEMETRY": "1",
+        "OMP_NUM_THREADS": "1",
+    }
     proxies = {name: DEAD_PROXY for name in PROXY_VARIABLES[:-1]}
     proxies["NO_PROXY"] = "127.0.0.1"
     proxies.update({k: v for k, v in extra.items() if k in PROXY_VARIABLES})
@@ -339,8 +391,11 @@ def served_hub(hub_server, monkeypatch: pytest.MonkeyPatch):
     monkeypatch.delenv("HF_HUB_OFFLINE", raising=False)
     monkeypatch.setattr(constants, "HF_HUB_OFFLINE", False)
     monkeypatch.setattr(constants, "ENDPOINT", hub_server.url)
-    monkeypatch.setattr(constants, "HUGGINGFACE_CO_URL_TEMPLATE",
-                        hub_server.url + "/{repo_id}/resolve/{revision}/{filename}")
+    monkeypatch.setattr(
+        constants,
+        "HUGGINGFACE_CO_URL_TEMPLATE",
+        hub_server.url + "/{repo_id}/resolve/{revision}/{filename}",
+    )
     for name in PROXY_VARIABLES[:-1]:
         monkeypatch.setenv(name, DEAD_PROXY)
         monkeypatch.delenv(name.lower(), raising=False)

@@ -56,9 +56,14 @@ def made_up_validation_bleu(config: RunConfig) -> float:
     return round(config.epochs + 1000 * config.learning_rate, 2)
 
 
-def fake_run_training(config: RunConfig, on_event: EventSink | None = None,
-                      stop: threading.Event | None = None, resume: bool = False,
-                      run_dir: Path | None = None, publish: bool = True) -> RunResult:
+def fake_run_training(
+    config: RunConfig,
+    on_event: EventSink | None = None,
+    stop: threading.Event | None = None,
+    resume: bool = False,
+    run_dir: Path | None = None,
+    publish: bool = True,
+) -> RunResult:
     """What ``run_training(config, on_event, stop, run_dir=..., publish=False)`` leaves for a
     sweep, without training (see the module docstring)."""
     assert not resume and not publish, "a sweep passes run_dir and publish=False"
@@ -87,9 +92,14 @@ def fake_run_training(config: RunConfig, on_event: EventSink | None = None,
     write_json(best_dir / "workbench.json", {"run_dir": str(run_dir)})
     recorded = json.loads((RECORDED / "summary.json").read_text(encoding="utf-8"))
     recorded["validation"]["bleu_after"] = made_up_validation_bleu(config)
-    summary = RunSummary.from_dict({**recorded, "run_dir": str(run_dir),
-                                    "best_model": str(best_dir),
-                                    "run_best_model": str(best_dir)})
+    summary = RunSummary.from_dict(
+        {
+            **recorded,
+            "run_dir": str(run_dir),
+            "best_model": str(best_dir),
+            "run_best_model": str(best_dir),
+        }
+    )
     summary.write(run_dir)
     return RunResult("finished", run_dir, summary)
 

@@ -73,8 +73,11 @@ class Repo:
 
     def files(self) -> dict[str, Path]:
         """Repo path -> file, for every file under the folder."""
-        return {p.relative_to(self.folder).as_posix(): p
-                for p in sorted(self.folder.rglob("*")) if p.is_file()}
+        return {
+            p.relative_to(self.folder).as_posix(): p
+            for p in sorted(self.folder.rglob("*"))
+            if p.is_file()
+        }
 
 
 def git_blob_sha(data: bytes) -> str:
@@ -160,8 +163,13 @@ class HubHandler(BaseHTTPRequestHandler):
 
     # --- answering ---------------------------------------------------------------------
 
-    def _send(self, status: int, body: bytes = b"", headers: dict[str, str] | None = None,
-              content_type: str = "application/json") -> None:
+    def _send(
+        self,
+        status: int,
+        body: bytes = b"",
+        headers: dict[str, str] | None = None,
+        content_type: str = "application/json",
+    ) -> None:
         # Logged before the answer goes out: a test that reads the log as soon as its
         # request returns must find the request there (logging after raced, under load).
         sent = 0 if self.command == "HEAD" else len(body)
@@ -177,8 +185,9 @@ class HubHandler(BaseHTTPRequestHandler):
     def _json(self, value: Any, headers: dict[str, str] | None = None) -> None:
         self._send(200, json.dumps(value).encode(), headers)
 
-    def _error(self, status: int, code: str | None, message: str,
-               headers: dict[str, str] | None = None) -> None:
+    def _error(
+        self, status: int, code: str | None, message: str, headers: dict[str, str] | None = None
+    ) -> None:
         extra = dict(headers or {})
         if code:
             extra["X-Error-Code"] = code
@@ -207,7 +216,8 @@ class HubHandler(BaseHTTPRequestHandler):
         path = unquote(url.path)
         query = parse_qs(url.query)
         api = re.fullmatch(
-            r"/api/(models|datasets)/([^/]+/[^/]+)(?:/(revision|tree)/([^/]+)(/.*)?)?", url.path)
+            r"/api/(models|datasets)/([^/]+/[^/]+)(?:/(revision|tree)/([^/]+)(/.*)?)?", url.path
+        )
         if api:
             kind = api.group(1)[:-1]
             repo = self._repo(kind, unquote(api.group(2)))
@@ -237,8 +247,12 @@ class HubHandler(BaseHTTPRequestHandler):
             self._error(404, "RepoNotFound", "Repository not found")
             return None
         if repo_id in self.hub.faults.gated:
-            self._error(401, "GatedRepo", f"Access to {kind} {repo_id} is restricted. You must "
-                        "have access to it and be authenticated to access it. Please log in.")
+            self._error(
+                401,
+                "GatedRepo",
+                f"Access to {kind} {repo_id} is restricted. You must "
+                "have access to it and be authenticated to access it. Please log in.",
+            )
             return None
         return repo
 
@@ -251,23 +265,45 @@ class HubHandler(BaseHTTPRequestHandler):
     def _info(self, repo: Repo) -> None:
         siblings = [{"rfilename": name} for name in repo.files()]
         info: dict[str, Any] = {
-            "_id": repo.sha[:24], "id": repo.repo_id, "sha": repo.sha,
-            "lastModified": "2024-01-01T00:00:00.000Z", "private": False, "gated": False,
-            "disabled": False, "siblings": siblings, "cardData": {}, "tags": [],
-            "downloads": 0, "likes": 0, "author": repo.repo_id.split("/")[0],
+            "_id": repo.sha[:24],
+            "id": repo.repo_id,
+            "sha": repo.sha,
+            "lastModified": "2024-01-01T00:00:00.000Z",
+            "private": False,
+            "gated": False,
+            "disabled": False,
+            "siblings": siblings,
+            "cardData": {},
+            "tags": [],
+            "downloads": 0,
+            "likes": 0,
+            "author": repo.repo_id.split("/")[0],
         }
         if repo.kind == "model":
-            info.update({"modelId": repo.repo_id, "pipeline_tag": "translation",
-                         "library_name": "transformers", "config": {}})
+            info.update(
+                {
+                    "modelId": repo.repo_id,
+                    "pipeline_tag": "translation",
+                    "library_name": "transformers",
+                    "config": {},
+                }
+            )
         self._json(info)
 
     def _entry(self, repo: Repo, name: str, path: Path) -> dict[str, Any]:
         data = self._content(name, path.read_bytes())
-        entry: dict[str, Any] = {"type": "file", "oid": git_blob_sha(data), "size": len(data),
-                                 "path": name}
+        entry: dict[str, Any] = {
+            "type": "file",
+            "oid": git_blob_sha(data),
+            "size": len(data),
+            "path": name,
+        }
         if name.endswith(LFS_SUFFIXES):
-            entry["lfs"] = {"oid": hashlib.sha256(data).hexdigest(), "size": len(data),
-                            "pointerSize": 134}
+            entry["lfs"] = {
+                "oid": hashlib.sha256(data).hexdigest(),
+                "size": len(data),
+                "pointerSize": 134,
+            }
         return entry
 
     def _tree(self, repo: Repo, revision: str, folder: str, query: dict[str, list[str]]) -> None:
@@ -275,25 +311,30 @@ class HubHandler(BaseHTTPRequestHandler):
         recursive = query.get("recursive", ["false"])[0].lower() == "true"
         prefix = f"{folder}/" if folder else ""
         if folder and not any(name.startswith(prefix) for name in files):
-            self._error(404, "EntryNotFound", f"{folder} does not exist on \"{revision}\"",
-                        {"X-Repo-Commit": repo.sha})
+            self._error(
+                404,
+                "EntryNotFound",
+                f'{folder} does not exist on "{revision}"',
+                {"X-Repo-Commit": repo.sha},
+            )
             return
         entries: list[dict[str, Any]] = []
         folders: set[str] = set()
         for name, path in files.items():
             if not name.startswith(prefix):
                 continue
-            parts = name[len(prefix):].split("/")
+            parts = name[len(prefix) :].split("/")
             for depth in range(1, len(parts)):  # the folders on the way
                 sub = prefix + "/".join(parts[:depth])
                 if sub not in folders and (recursive or depth == 1):
                     folders.add(sub)
-                    entries.append({"type": "directory", "oid": git_blob_sha(sub.encode()),
-                                    "path": sub})
+                    entries.append(
+                        {"type": "directory", "oid": git_blob_sha(sub.encode()), "path": sub}
+                    )
             if recursive or len(parts) == 1:
                 entries.append(self._entry(repo, name, path))
         start = int(query.get("cursor", ["0"])[0])
-        page = entries[start:start + PAGE_SIZE]
+        page = entries[start : start + PAGE_SIZE]
         headers = {}
         if start + PAGE_SIZE < len(entries):
             base = self.path.split("?")[0]
@@ -334,7 +375,7 @@ class HubHandler(BaseHTTPRequestHandler):
                 self._send(416, b"", {**headers, "Content-Range": f"bytes */{len(data)}"})
                 return
             headers["Content-Range"] = f"bytes {start}-{end}/{len(data)}"
-            self._send(206, data[start:end + 1], headers, "application/octet-stream")
+            self._send(206, data[start : end + 1], headers, "application/octet-stream")
             return
         self._send(200, data, headers, "application/octet-stream")
 
@@ -359,13 +400,16 @@ class ForwardingProxy:
                     proxy.log.append(f"{self.command} {self.path}")
                 length = int(self.headers.get("Content-Length") or 0)
                 body = self.rfile.read(length) if length else None
-                headers = {k: v for k, v in self.headers.items()
-                           if k.lower() not in ("proxy-connection", "connection", "host")}
-                conn = http.client.HTTPConnection(target.hostname or "", target.port or 80,
-                                                  timeout=30)
+                headers = {
+                    k: v
+                    for k, v in self.headers.items()
+                    if k.lower() not in ("proxy-connection", "connection", "host")
+                }
+                conn = http.client.HTTPConnection(
+                    target.hostname or "", target.port or 80, timeout=30
+                )
                 path = target.path + (f"?{target.query}" if target.query else "")
-                conn.request(self.command, quote(path, safe="/?=&%:@"), body=body,
-                             headers=headers)
+                conn.request(self.command, quote(path, safe="/?=&%:@"), body=body, headers=headers)
                 answer = conn.getresponse()
                 data = answer.read()
                 self.send_response(answer.status)
@@ -425,24 +469,44 @@ def build_opus_like_model(folder: Path, sources: list[str], targets: list[str]) 
     for label in LABELS:
         vocab[label] = len(vocab)
     (spm / "vocab.json").write_text(json.dumps(vocab, ensure_ascii=False), encoding="utf-8")
-    tokenizer = MarianTokenizer(vocab=str(spm / "vocab.json"), source_spm=str(spm / "source.spm"),
-                                target_spm=str(spm / "target.spm"), source_lang="en",
-                                target_lang="zh")
+    tokenizer = MarianTokenizer(
+        vocab=str(spm / "vocab.json"),
+        source_spm=str(spm / "source.spm"),
+        target_spm=str(spm / "target.spm"),
+        source_lang="en",
+        target_lang="zh",
+    )
     pad, eos = tokenizer.pad_token_id, tokenizer.eos_token_id
     config = MarianConfig(
-        vocab_size=len(vocab), decoder_vocab_size=len(vocab), d_model=16, encoder_layers=1,
-        decoder_layers=1, encoder_attention_heads=2, decoder_attention_heads=2,
-        encoder_ffn_dim=32, decoder_ffn_dim=32, max_position_embeddings=512,
-        scale_embedding=True, share_encoder_decoder_embeddings=True, pad_token_id=pad,
-        eos_token_id=eos, decoder_start_token_id=pad, forced_eos_token_id=eos,
+        vocab_size=len(vocab),
+        decoder_vocab_size=len(vocab),
+        d_model=16,
+        encoder_layers=1,
+        decoder_layers=1,
+        encoder_attention_heads=2,
+        decoder_attention_heads=2,
+        encoder_ffn_dim=32,
+        decoder_ffn_dim=32,
+        max_position_embeddings=512,
+        scale_embedding=True,
+        share_encoder_decoder_embeddings=True,
+        pad_token_id=pad,
+        eos_token_id=eos,
+        decoder_start_token_id=pad,
+        forced_eos_token_id=eos,
     )
     import torch
 
     torch.manual_seed(0)
     model = MarianMTModel(config)
     model.generation_config = GenerationConfig(
-        pad_token_id=pad, eos_token_id=eos, decoder_start_token_id=pad, forced_eos_token_id=eos,
-        bad_words_ids=[[pad]], max_length=512, num_beams=4,
+        pad_token_id=pad,
+        eos_token_id=eos,
+        decoder_start_token_id=pad,
+        forced_eos_token_id=eos,
+        bad_words_ids=[[pad]],
+        max_length=512,
+        num_beams=4,
     )
     repo = folder / "repo"
     model.save_pretrained(repo)
@@ -450,8 +514,14 @@ def build_opus_like_model(folder: Path, sources: list[str], targets: list[str]) 
     return repo
 
 
-def build_wmt_like_dataset(folder: Path, pairs: list[tuple[str, str]], files: int = 3,
-                           group: int = 10, validation: int = 24, overlap: int = 4) -> Path:
+def build_wmt_like_dataset(
+    folder: Path,
+    pairs: list[tuple[str, str]],
+    files: int = 3,
+    group: int = 10,
+    validation: int = 24,
+    overlap: int = 4,
+) -> Path:
     """WMT19's layout: ``zh-en/train-000NN-of-000MM.parquet`` of several row groups and a
     ``zh-en/validation-00000-of-00001.parquet``, rows in a ``translation`` {en, zh} struct.
 
@@ -464,17 +534,19 @@ def build_wmt_like_dataset(folder: Path, pairs: list[tuple[str, str]], files: in
     def write(path: Path, rows: list[tuple[str, str]]) -> None:
         en = pa.array([s for s, _ in rows])
         zh = pa.array([t for _, t in rows])
-        table = pa.table({"translation": pa.StructArray.from_arrays([en, zh],
-                                                                    names=["en", "zh"])})
+        table = pa.table({"translation": pa.StructArray.from_arrays([en, zh], names=["en", "zh"])})
         path.parent.mkdir(parents=True, exist_ok=True)
         pq.write_table(table, path, row_group_size=group)
 
-    test, train = pairs[:validation], pairs[validation - overlap:]
+    test, train = pairs[:validation], pairs[validation - overlap :]
     size = -(-len(train) // files)
     for f in range(files):
-        write(folder / "zh-en" / f"train-{f:05d}-of-{files:05d}.parquet",
-              train[f * size:(f + 1) * size])
+        write(
+            folder / "zh-en" / f"train-{f:05d}-of-{files:05d}.parquet",
+            train[f * size : (f + 1) * size],
+        )
     write(folder / "zh-en" / "validation-00000-of-00001.parquet", test)
-    (folder / "README.md").write_text("---\nconfigs:\n- config_name: zh-en\n---\n",
-                                      encoding="utf-8")
+    (folder / "README.md").write_text(
+        "---\nconfigs:\n- config_name: zh-en\n---\n", encoding="utf-8"
+    )
     return folder

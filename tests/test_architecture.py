@@ -28,8 +28,18 @@ PACKAGE = Path(workbench.__path__[0])
 README = PACKAGE.parent / "README.md"
 
 #: The core's packages, bottom first: each may import the ones before it, never after.
-CHAIN = ("views", "data", "model", "translate", "evaluate", "train", "attention", "lab",
-         "report", "experiments")
+CHAIN = (
+    "views",
+    "data",
+    "model",
+    "translate",
+    "evaluate",
+    "train",
+    "attention",
+    "lab",
+    "report",
+    "experiments",
+)
 #: The basics every package may import: they import only each other (and errors).
 LOOSE = ("atomic", "config", "decoding", "events", "presets", "run_folder", "scores")
 #: The packages that run a model, the only ones that may import torch or transformers.
@@ -64,14 +74,21 @@ def imports_of(path: Path, root: Path = PACKAGE) -> set[str]:
 def graph(root: Path = PACKAGE) -> dict[str, set[str]]:
     """Module -> the workbench modules it imports (names that are not modules dropped)."""
     modules = {module_name(p, root): p for p in sorted(root.rglob("*.py"))}
-    return {name: {i for i in imports_of(path, root) if i in modules and i != name}
-            for name, path in modules.items()}
+    return {
+        name: {i for i in imports_of(path, root) if i in modules and i != name}
+        for name, path in modules.items()
+    }
 
 
 def forbidden(edges: dict[str, set[str]], prefix: str, allowed: tuple[str, ...]) -> list[str]:
     """``importer -> imported`` for every import out of ``prefix`` that is not allowed."""
-    return sorted(f"{src} -> {dst}" for src, dsts in edges.items() if src.startswith(prefix)
-                  for dst in dsts if not dst.startswith(allowed))
+    return sorted(
+        f"{src} -> {dst}"
+        for src, dsts in edges.items()
+        if src.startswith(prefix)
+        for dst in dsts
+        if not dst.startswith(allowed)
+    )
 
 
 def test_the_core_imports_only_core_and_errors():
@@ -91,8 +108,11 @@ def third_party_imports(path: Path) -> set[str]:
 
 def terminal_libraries(root: Path = PACKAGE) -> list[str]:
     """Core modules that import Rich or Textual (terminal rendering belongs to front ends)."""
-    return sorted(f"{module_name(p, root)} -> {lib}" for p in (root / "core").rglob("*.py")
-                  for lib in third_party_imports(p) & {"rich", "textual"})
+    return sorted(
+        f"{module_name(p, root)} -> {lib}"
+        for p in (root / "core").rglob("*.py")
+        for lib in third_party_imports(p) & {"rich", "textual"}
+    )
 
 
 def test_the_core_imports_no_terminal_library():
@@ -100,8 +120,11 @@ def test_the_core_imports_no_terminal_library():
 
 
 def test_the_tui_does_not_import_the_cli():
-    wrong = [e for e in forbidden(graph(), "workbench.tui", ("workbench.tui",))
-             if e.split(" -> ")[1].startswith("workbench.cli")]
+    wrong = [
+        e
+        for e in forbidden(graph(), "workbench.tui", ("workbench.tui",))
+        if e.split(" -> ")[1].startswith("workbench.cli")
+    ]
     assert wrong == []
 
 
@@ -114,7 +137,7 @@ def cycles(edges: dict[str, set[str]]) -> list[list[str]]:
         state[node] = 1
         for nxt in sorted(edges.get(node, ())):
             if state.get(nxt) == 1:
-                found.append([*path[path.index(nxt):], nxt])
+                found.append([*path[path.index(nxt) :], nxt])
             elif nxt not in state:
                 visit(nxt, [*path, nxt])
         state[node] = 2
@@ -128,22 +151,27 @@ def cycles(edges: dict[str, set[str]]) -> list[list[str]]:
 def without_package_imports(edges: dict[str, set[str]]) -> dict[str, set[str]]:
     """The edges minus a package importing its own submodules (``workbench.cli`` re-exports
     ``main``), which is how packages work rather than a cycle between two modules."""
-    return {src: {d for d in dsts if not d.startswith(src + ".") and d != "workbench"}
-            for src, dsts in edges.items()}
+    return {
+        src: {d for d in dsts if not d.startswith(src + ".") and d != "workbench"}
+        for src, dsts in edges.items()
+    }
 
 
 def test_no_module_imports_one_that_imports_it_back():
     assert cycles(without_package_imports(graph())) == []
 
 
-@pytest.mark.parametrize(("planted", "source"), [
-    ("core/planted.py", "from workbench.cli.options import DEFAULT_MODEL_DIR\n"),
-    ("core/planted.py", "def later():\n    import workbench.cli.headless\n"),
-    ("core/planted.py", "from workbench.tui.app import WorkbenchApp\n"),
-    ("tui/planted.py", "from workbench.cli import main\n"),
-    ("core/planted.py", "from workbench.core import run_folder\n"),  # importing it back
-    ("core/planted.py", "def later():\n    from rich.text import Text\n"),
-])
+@pytest.mark.parametrize(
+    ("planted", "source"),
+    [
+        ("core/planted.py", "from workbench.cli.options import DEFAULT_MODEL_DIR\n"),
+        ("core/planted.py", "def later():\n    import workbench.cli.headless\n"),
+        ("core/planted.py", "from workbench.tui.app import WorkbenchApp\n"),
+        ("tui/planted.py", "from workbench.cli import main\n"),
+        ("core/planted.py", "from workbench.core import run_folder\n"),  # importing it back
+        ("core/planted.py", "def later():\n    from rich.text import Text\n"),
+    ],
+)
 def test_the_checks_fail_for_a_planted_violation(tmp_path: Path, planted: str, source: str):
     """A copy of the package with one bad import added: each rule must catch it."""
     import shutil
@@ -158,13 +186,16 @@ def test_the_checks_fail_for_a_planted_violation(tmp_path: Path, planted: str, s
     if "rich" in source:
         assert terminal_libraries(root) == ["workbench.core.planted -> rich"]
     elif "core import run_folder" in source:
-        assert any({"workbench.core.planted", "workbench.core.run_folder"} == set(cycle)
-                   for cycle in cycles(without_package_imports(edges)))
+        assert any(
+            {"workbench.core.planted", "workbench.core.run_folder"} == set(cycle)
+            for cycle in cycles(without_package_imports(edges))
+        )
     elif planted.startswith("core/"):
         assert forbidden(edges, "workbench.core", ("workbench.core", "workbench.errors"))
     else:
-        assert forbidden(edges, "workbench.tui", ("workbench.tui", "workbench.core",
-                                                  "workbench.errors"))
+        assert forbidden(
+            edges, "workbench.tui", ("workbench.tui", "workbench.core", "workbench.errors")
+        )
 
 
 def test_core_never_imports_textual():
@@ -224,9 +255,12 @@ def test_every_core_module_is_loose_or_in_a_package_of_the_chain():
 
 def torch_imports(root: Path = PACKAGE) -> list[str]:
     """Core modules outside :data:`TORCH_PACKAGES` that import torch or transformers."""
-    return sorted(f"{module_name(p, root)} -> {lib}" for p in (root / "core").rglob("*.py")
-                  if core_part(module_name(p, root)) not in TORCH_PACKAGES
-                  for lib in third_party_imports(p) & {"torch", "transformers"})
+    return sorted(
+        f"{module_name(p, root)} -> {lib}"
+        for p in (root / "core").rglob("*.py")
+        if core_part(module_name(p, root)) not in TORCH_PACKAGES
+        for lib in third_party_imports(p) & {"torch", "transformers"}
+    )
 
 
 def test_torch_is_imported_only_where_a_model_runs():
@@ -235,8 +269,9 @@ def test_torch_is_imported_only_where_a_model_runs():
 
 def test_every_core_package_says_what_it_owns():
     for package in CHAIN:
-        doc = ast.get_docstring(ast.parse((PACKAGE / "core" / package / "__init__.py")
-                                          .read_text(encoding="utf-8")))
+        doc = ast.get_docstring(
+            ast.parse((PACKAGE / "core" / package / "__init__.py").read_text(encoding="utf-8"))
+        )
         assert doc and len(doc.split()) >= 8, package
 
 
@@ -261,17 +296,31 @@ def test_the_readme_map_names_every_core_module():
     assert missing == []
 
 
-@pytest.mark.parametrize(("planted", "source", "rule"), [
-    ("core/views/planted.py", "from workbench.core.train.trainer import fine_tune\n", "chain"),
-    ("core/data/planted.py", "def later():\n    from workbench.core.report import build\n",
-     "chain"),
-    ("core/config.py", "\n\ndef later():\n    from workbench.core.views import numbers\n", "chain"),
-    ("core/views/planted.py", "import torch\n", "torch"),
-    ("core/evaluate/planted.py", "def later():\n    from transformers import AutoModel\n",
-     "torch"),
-])
-def test_the_package_rules_fail_for_a_planted_violation(tmp_path: Path, planted: str,
-                                                         source: str, rule: str):
+@pytest.mark.parametrize(
+    ("planted", "source", "rule"),
+    [
+        ("core/views/planted.py", "from workbench.core.train.trainer import fine_tune\n", "chain"),
+        (
+            "core/data/planted.py",
+            "def later():\n    from workbench.core.report import build\n",
+            "chain",
+        ),
+        (
+            "core/config.py",
+            "\n\ndef later():\n    from workbench.core.views import numbers\n",
+            "chain",
+        ),
+        ("core/views/planted.py", "import torch\n", "torch"),
+        (
+            "core/evaluate/planted.py",
+            "def later():\n    from transformers import AutoModel\n",
+            "torch",
+        ),
+    ],
+)
+def test_the_package_rules_fail_for_a_planted_violation(
+    tmp_path: Path, planted: str, source: str, rule: str
+):
     """A copy of the package with one bad import added: the chain and torch rules catch it."""
     import shutil
 

@@ -31,13 +31,18 @@ def fixed_map() -> AttentionMap:
     target = ["▁我", "喜", "欢", "。", "</s>"]
     weights = rng.dirichlet(np.ones(len(source)), size=(2, 3, len(target)))
     return AttentionMap(
-        sentence="The cat sat.", translation="我喜欢。", source_tokens=source,
-        target_tokens=target, source_special=[False] * 5 + [True],
-        target_special=[False] * 4 + [True], weights=weights.astype(np.float32),
+        sentence="The cat sat.",
+        translation="我喜欢。",
+        source_tokens=source,
+        target_tokens=target,
+        source_special=[False] * 5 + [True],
+        target_special=[False] * 4 + [True],
+        weights=weights.astype(np.float32),
     )
 
 
 # --- extraction ---------------------------------------------------------------------------
+
 
 def test_weights_have_the_right_shape_are_finite_and_rows_sum_to_one(tiny):
     model, tokenizer = tiny
@@ -65,10 +70,12 @@ def test_extraction_switches_to_eager_only_for_itself(tiny):
 @pytest.mark.parametrize("num_beams", [1, 3])
 def test_generate_paths_agree_with_one_forward_pass(tiny, num_beams: int):
     model, tokenizer = tiny
-    stepwise = attention_for(model, tokenizer, SENTENCE, options=DecodeOptions(num_beams, 16),
-                             method="generate")
-    forward = attention_for(model, tokenizer, SENTENCE, options=DecodeOptions(num_beams, 16),
-                            method="forward")
+    stepwise = attention_for(
+        model, tokenizer, SENTENCE, options=DecodeOptions(num_beams, 16), method="generate"
+    )
+    forward = attention_for(
+        model, tokenizer, SENTENCE, options=DecodeOptions(num_beams, 16), method="forward"
+    )
     assert stepwise.target_tokens == forward.target_tokens
     np.testing.assert_allclose(stepwise.weights, forward.weights, atol=1e-5)
 
@@ -80,19 +87,28 @@ def test_beam_path_follows_the_chosen_beam(tiny):
     model, tokenizer = tiny
     ids = tokenizer(SENTENCE)["input_ids"]
     with torch.inference_mode(), eager_attention(model):
-        out = model.generate(input_ids=torch.tensor([ids]), num_beams=3, max_new_tokens=16,
-                             output_attentions=True, output_scores=True,
-                             return_dict_in_generate=True)
+        out = model.generate(
+            input_ids=torch.tensor([ids]),
+            num_beams=3,
+            max_new_tokens=16,
+            output_attentions=True,
+            output_scores=True,
+            return_dict_in_generate=True,
+        )
     sequence = [int(t) for t in out.sequences[0]]
     steps = len(sequence) - 1
     assert len({int(b) for b in out.beam_indices[0][:steps]}) > 1, "beams never diverged"
-    beam_zero = np.stack([
-        torch.stack([layer[0, :, -1] for layer in out.cross_attentions[t]]).numpy()
-        for t in range(steps)
-    ], axis=2)
+    beam_zero = np.stack(
+        [
+            torch.stack([layer[0, :, -1] for layer in out.cross_attentions[t]]).numpy()
+            for t in range(steps)
+        ],
+        axis=2,
+    )
     truth = forward_attention(model, ids, sequence)
-    followed = attention_for(model, tokenizer, SENTENCE, options=DecodeOptions(3, 16),
-                             method="generate")
+    followed = attention_for(
+        model, tokenizer, SENTENCE, options=DecodeOptions(3, 16), method="generate"
+    )
     assert not np.allclose(beam_zero, truth, atol=1e-4)
     np.testing.assert_allclose(followed.weights, truth, atol=1e-5)
 
@@ -107,16 +123,20 @@ def test_empty_and_huge_sentences_are_refused_clearly(tiny):
 
 # --- views --------------------------------------------------------------------------------
 
+
 def test_layer_and_head_choices_pick_and_average():
     amap = fixed_map()
     np.testing.assert_allclose(amap.view(layer=1, head=2).matrix, amap.weights[1, 2], atol=1e-6)
-    np.testing.assert_allclose(amap.view(layer=0, head="mean").matrix,
-                               amap.weights[0].mean(axis=0), atol=1e-6)
-    np.testing.assert_allclose(amap.view(layer="mean", head="mean").matrix,
-                               amap.weights.mean(axis=(0, 1)), atol=1e-6)
+    np.testing.assert_allclose(
+        amap.view(layer=0, head="mean").matrix, amap.weights[0].mean(axis=0), atol=1e-6
+    )
+    np.testing.assert_allclose(
+        amap.view(layer="mean", head="mean").matrix, amap.weights.mean(axis=(0, 1)), atol=1e-6
+    )
     # None is the default view, which is what the TUI passes before any choice is made.
-    np.testing.assert_allclose(amap.view(layer=None, head=None).matrix,
-                               amap.weights.mean(axis=(0, 1)), atol=1e-6)
+    np.testing.assert_allclose(
+        amap.view(layer=None, head=None).matrix, amap.weights.mean(axis=(0, 1)), atol=1e-6
+    )
     with pytest.raises(WorkbenchError, match="2 decoder layers"):
         amap.view(layer=2)
     assert amap.describe(-1, "mean") == "layer 2/2, mean of 3 heads"

@@ -39,8 +39,9 @@ def test_bad_flag_value_is_one_line(tmp_path: Path):
 
 def test_offline_hub_preset_fails_fast_with_the_fix(tmp_path: Path):
     started = time.monotonic()
-    result = run_cli("train", "--headless", "--preset", "opus-en-zh", cwd=tmp_path,
-                     env={"HF_HUB_OFFLINE": "1"})
+    result = run_cli(
+        "train", "--headless", "--preset", "opus-en-zh", cwd=tmp_path, env={"HF_HUB_OFFLINE": "1"}
+    )
     elapsed = time.monotonic() - started
     assert result.returncode != 0
     err = result.stderr.strip()
@@ -83,8 +84,16 @@ def demo_run(tmp_path_factory: pytest.TempPathFactory):
     """One small real `train --headless --preset demo` in a subprocess."""
     work = tmp_path_factory.mktemp("demo_run")
     (work / "tiny.toml").write_text(TINY_RUN, encoding="utf-8")
-    result = run_cli("train", "--headless", "--preset", "demo", "--config", "tiny.toml",
-                     "--no-interact", cwd=work)
+    result = run_cli(
+        "train",
+        "--headless",
+        "--preset",
+        "demo",
+        "--config",
+        "tiny.toml",
+        "--no-interact",
+        cwd=work,
+    )
     return work, result
 
 
@@ -100,8 +109,12 @@ def test_demo_run_end_to_end(demo_run):
         assert f"before fine-tuning, {split} (10% held out, seed 42, 45): BLEU" in out
         assert f"after fine-tuning,  {split} (10% held out, seed 42, 45): BLEU" in out
     # The closing lines: each number with its set, interval and paired test.
-    assert re.search(r"^  test \(10% held out, seed 42, 45\): BLEU [\d.]+ → [\d.]+ "
-                     r"\([+-][\d.]+, 95% CI [+-][\d.]+…[+-][\d.]+, p [<=] [\d.]+\)", out, re.M)
+    assert re.search(
+        r"^  test \(10% held out, seed 42, 45\): BLEU [\d.]+ → [\d.]+ "
+        r"\([+-][\d.]+, 95% CI [+-][\d.]+…[+-][\d.]+, p [<=] [\d.]+\)",
+        out,
+        re.M,
+    )
     assert "95% CI before: BLEU" in out and "sacreBLEU paired bootstrap" in out
     assert out.count("     reference: ") == 5 and out.count("     after:     ") == 5
     runs = list((work / "translation_output" / "runs").iterdir())
@@ -122,14 +135,21 @@ def test_demo_run_end_to_end(demo_run):
 
 @pytest.mark.slow
 def test_after_translations_are_what_workbench_translate_prints(demo_run):
-    """"After" is decoded by the saved best model, as `workbench translate` loads it."""
+    """ "After" is decoded by the saved best model, as `workbench translate` loads it."""
     work, result = demo_run
     assert result.returncode == 0
     run = next((work / "translation_output" / "runs").iterdir())
-    rows = [json.loads(line) for line in
-            (run / "test_translations.jsonl").read_text(encoding="utf-8").splitlines()]
-    printed = run_cli("translate", "--model", str(run / "best_model"), cwd=work,
-                      input="".join(r["source"] + "\n" for r in rows))
+    rows = [
+        json.loads(line)
+        for line in (run / "test_translations.jsonl").read_text(encoding="utf-8").splitlines()
+    ]
+    printed = run_cli(
+        "translate",
+        "--model",
+        str(run / "best_model"),
+        cwd=work,
+        input="".join(r["source"] + "\n" for r in rows),
+    )
     assert printed.returncode == 0, printed.stderr
     assert printed.stdout.splitlines() == [r["after"] for r in rows]
 
@@ -178,11 +198,25 @@ def test_a_30_pair_file_trains_with_the_demo_preset(tmp_path: Path):
 
     pairs, _ = clean_pairs(load_hsk_pairs())
     (tmp_path / "pairs.tsv").write_text(
-        "en\tzh\n" + "".join(f"{p.source}\t{p.target}\n" for p in pairs[:30]), encoding="utf-8")
-    result = run_cli("train", "--headless", "--preset", "demo", "--data", "pairs.tsv",
-                     "--epochs", "2", "--no-interact", cwd=tmp_path)
+        "en\tzh\n" + "".join(f"{p.source}\t{p.target}\n" for p in pairs[:30]), encoding="utf-8"
+    )
+    result = run_cli(
+        "train",
+        "--headless",
+        "--preset",
+        "demo",
+        "--data",
+        "pairs.tsv",
+        "--epochs",
+        "2",
+        "--no-interact",
+        cwd=tmp_path,
+    )
     assert result.returncode == 0, result.stderr[-3000:]
     assert "24 train / 3 validation" in result.stdout
-    assert re.search(r"vocabularies of \d+ source / \d+ target pieces \(asked for 2,000 / "
-                     r"2,000\): the 24 training pairs support no more", result.stdout)
+    assert re.search(
+        r"vocabularies of \d+ source / \d+ target pieces \(asked for 2,000 / "
+        r"2,000\): the 24 training pairs support no more",
+        result.stdout,
+    )
     assert re.search(r"^  test \(10% held out, seed 42, 3\): BLEU", result.stdout, re.M)

@@ -18,8 +18,9 @@ SENTENCE = "The cat sat on the mat."
 
 def test_cli_prints_heatmap_and_writes_svg(tiny_model_dir: Path, tmp_path: Path, capsys):
     svg = tmp_path / "map.svg"
-    code = main(["attention", SENTENCE, "--model", str(tiny_model_dir), "--words",
-                 "--svg", str(svg)])
+    code = main(
+        ["attention", SENTENCE, "--model", str(tiny_model_dir), "--words", "--svg", str(svg)]
+    )
     out = capsys.readouterr().out
     assert code == 0
     assert "source:      The cat sat on the mat." in out and "mean of 1 layer," in out
@@ -30,8 +31,9 @@ def test_cli_prints_heatmap_and_writes_svg(tiny_model_dir: Path, tmp_path: Path,
 
 
 @pytest.mark.parametrize("no_color", [True, False])
-def test_cli_no_color_on_a_terminal_is_characters_only(tiny_model_dir: Path, monkeypatch,
-                                                       capsys, no_color: bool):
+def test_cli_no_color_on_a_terminal_is_characters_only(
+    tiny_model_dir: Path, monkeypatch, capsys, no_color: bool
+):
     monkeypatch.setenv("FORCE_COLOR", "1")  # Rich treats the captured stdout as a terminal
     monkeypatch.setenv("COLUMNS", "80")
     if no_color:
@@ -47,11 +49,14 @@ def test_cli_no_color_on_a_terminal_is_characters_only(tiny_model_dir: Path, mon
     assert all(cell_len(line) <= 80 for line in plain.splitlines()[3:])
 
 
-@pytest.mark.parametrize(("argv", "message"), [
-    (["attention", "   "], "empty sentence"),
-    (["attention", "hi", "--layer", "5"], "does not exist: the model has 1 decoder layer "),
-    (["attention", " ".join(["word"] * 2000)], "the attention view takes at most"),
-])
+@pytest.mark.parametrize(
+    ("argv", "message"),
+    [
+        (["attention", "   "], "empty sentence"),
+        (["attention", "hi", "--layer", "5"], "does not exist: the model has 1 decoder layer "),
+        (["attention", " ".join(["word"] * 2000)], "the attention view takes at most"),
+    ],
+)
 def test_cli_bad_input_is_one_clear_line(tiny_model_dir: Path, capsys, argv, message):
     assert main([*argv, "--model", str(tiny_model_dir)]) == 2
     err = capsys.readouterr().err.strip()
@@ -62,20 +67,20 @@ def test_cli_without_a_model_says_how_to_get_one(tmp_path: Path, monkeypatch, ca
     monkeypatch.chdir(tmp_path)
     assert main(["attention", "I like tea."]) == 2
     assert "train one first (workbench train --headless --preset demo) or pass --model" in (
-        capsys.readouterr().err)
+        capsys.readouterr().err
+    )
 
 
-def test_png_without_matplotlib_says_so(tiny_model_dir: Path, tmp_path: Path, monkeypatch,
-                                        capsys):
+def test_png_without_matplotlib_says_so(tiny_model_dir: Path, tmp_path: Path, monkeypatch, capsys):
     monkeypatch.setitem(sys.modules, "matplotlib", None)  # import now raises ImportError
-    code = main(["attention", SENTENCE, "--model", str(tiny_model_dir),
-                 "--png", str(tmp_path / "map.png")])
+    code = main(
+        ["attention", SENTENCE, "--model", str(tiny_model_dir), "--png", str(tmp_path / "map.png")]
+    )
     assert code == 2
     assert "--png needs matplotlib" in capsys.readouterr().err
 
 
 def test_attention_cli_module_is_light():
     code = "import sys, workbench.cli.attention; print('torch' in sys.modules)"
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
-                         check=True)
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "False"

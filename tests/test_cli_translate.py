@@ -22,8 +22,14 @@ def test_interact_session_takes_everything_and_goes_on(tiny_model_dir: Path, tmp
     lines = ["", "   ", *ODD_INPUT, "I like tea.", ":q", "never read"]
     out = io.StringIO()
     history = tmp_path / "history.jsonl"
-    code = run_console(translator, "tiny", history, DecodeOptions(1, 8),
-                       stdin=io.StringIO("\n".join(lines) + "\n"), stdout=out)
+    code = run_console(
+        translator,
+        "tiny",
+        history,
+        DecodeOptions(1, 8),
+        stdin=io.StringIO("\n".join(lines) + "\n"),
+        stdout=out,
+    )
     assert code == 0
     text = out.getvalue()
     assert text.count("zh> ") == len(ODD_INPUT) + 1  # blanks skipped, :q ends it
@@ -45,8 +51,16 @@ def test_pipe_keeps_one_line_per_input_line_even_when_a_line_fails(tiny_model_di
 
     translator.translate = flaky  # type: ignore[method-assign]
     out, err = io.StringIO(), io.StringIO()
-    assert run_pipe(translator, ["a cat", "explode", "", "a dog"], DecodeOptions(1, 4),
-                    stdout=out, stderr=err) == 0
+    assert (
+        run_pipe(
+            translator,
+            ["a cat", "explode", "", "a dog"],
+            DecodeOptions(1, 4),
+            stdout=out,
+            stderr=err,
+        )
+        == 0
+    )
     assert len(out.getvalue().splitlines()) == 4
     assert "line 2: could not translate (RuntimeError: injected)" in err.getvalue()
 
@@ -58,8 +72,15 @@ def stdin_bytes() -> bytes:
 
 def test_translate_command_takes_odd_bytes(tiny_model_dir: Path, tmp_path: Path):
     data = stdin_bytes()
-    result = run_cli("translate", "--model", str(tiny_model_dir), "--max-new-tokens", "8",
-                     cwd=tmp_path, input=data)
+    result = run_cli(
+        "translate",
+        "--model",
+        str(tiny_model_dir),
+        "--max-new-tokens",
+        "8",
+        cwd=tmp_path,
+        input=data,
+    )
     assert result.returncode == 0, result.stderr[-2000:]
     out = result.stdout.decode("utf-8").split("\n")
     assert len(out) - 1 == data.count(b"\n")  # one output line per input line
@@ -69,8 +90,15 @@ def test_translate_command_takes_odd_bytes(tiny_model_dir: Path, tmp_path: Path)
 
 
 def test_interact_command_takes_odd_bytes(tiny_model_dir: Path, tmp_path: Path):
-    result = run_cli("interact", "--model", str(tiny_model_dir), "--max-new-tokens", "8",
-                     cwd=tmp_path, input=stdin_bytes() + b":q\n")
+    result = run_cli(
+        "interact",
+        "--model",
+        str(tiny_model_dir),
+        "--max-new-tokens",
+        "8",
+        cwd=tmp_path,
+        input=stdin_bytes() + b":q\n",
+    )
     assert result.returncode == 0, result.stderr[-2000:]
     out = result.stdout.decode("utf-8")
     assert out.count("zh> ") == len(ODD_INPUT) + 2 and "Traceback" not in out

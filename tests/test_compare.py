@@ -57,8 +57,9 @@ def test_paired_tests_run_on_a_shared_test_set_and_refuse_another(three_runs):
     assert "Validation BLEU per epoch" in text
 
 
-def test_compare_command_prints_the_test_and_writes_a_page_that_loads_nothing(three_runs,
-                                                                             tmp_path, capsys):
+def test_compare_command_prints_the_test_and_writes_a_page_that_loads_nothing(
+    three_runs, tmp_path, capsys
+):
     root, (a, b, _) = three_runs
     out = tmp_path / "cmp"
     assert main(["compare", a, b, "--output-dir", str(root), "--out", str(out)]) == 0
@@ -85,11 +86,19 @@ def test_a_run_named_twice_or_not_at_all_is_one_clear_line(three_runs, capsys):
 
 
 def _run(letter: str, afters: list[str], refs: list[str]) -> ComparedRun:
-    rows = [{"source": f"s{n}", "reference": r, "after": t}
-            for n, (t, r) in enumerate(zip(afters, refs, strict=True))]
-    return ComparedRun(letter=letter, row=RunRow(letter, letter, "demo", "finished"),
-                       settings={}, epochs=[], train_loss=[], test_rows=rows,
-                       bleu_tokenize="13a")
+    rows = [
+        {"source": f"s{n}", "reference": r, "after": t}
+        for n, (t, r) in enumerate(zip(afters, refs, strict=True))
+    ]
+    return ComparedRun(
+        letter=letter,
+        row=RunRow(letter, letter, "demo", "finished"),
+        settings={},
+        epochs=[],
+        train_loss=[],
+        test_rows=rows,
+        bleu_tokenize="13a",
+    )
 
 
 def test_the_sentences_shown_are_the_largest_gaps_each_way():

@@ -42,7 +42,7 @@ def test_every_preset_validates():
 
 def test_toml_then_flags_override(tmp_path: Path):
     f = tmp_path / "run.toml"
-    f.write_text('epochs = 5\nlearning_rate = 1e-4\n[run]\nbatch_size = 8\n', encoding="utf-8")
+    f.write_text("epochs = 5\nlearning_rate = 1e-4\n[run]\nbatch_size = 8\n", encoding="utf-8")
     c = build_config("demo", load_toml(f), {"epochs": "2"})
     assert (c.epochs, c.learning_rate, c.batch_size) == (2.0, 1e-4, 8)
 

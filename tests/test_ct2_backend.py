@@ -69,8 +69,9 @@ def sentences(hsk_pairs) -> list[str]:
 
 @needs_ct2
 @pytest.mark.parametrize(("ngram", "max_new"), [(0, 16), (2, 16), (0, 4)])
-def test_float32_export_gives_the_transformers_greedy_output(exported: Path, sentences,
-                                                              ngram: int, max_new: int):
+def test_float32_export_gives_the_transformers_greedy_output(
+    exported: Path, sentences, ngram: int, max_new: int
+):
     reference = Translator.from_pretrained(str(exported), device="cpu", backend="transformers")
     fast = Translator.from_pretrained(str(exported / "ct2-float32"), device="cpu")
     assert fast.backend.name == "ctranslate2" and reference.backend.name == "transformers"
@@ -114,8 +115,15 @@ def test_int8_export_is_smaller_and_translates(exported: Path, sentences):
 def test_export_is_self_contained_and_atomic(exported: Path):
     for folder in ("ct2-int8", "ct2-float32"):
         names = {p.name for p in (exported / folder).iterdir()}
-        assert {"model.bin", "vocab.json", "source.spm", "target.spm", "workbench.json",
-                "generation_config.json", "workbench_export.json"} <= names
+        assert {
+            "model.bin",
+            "vocab.json",
+            "source.spm",
+            "target.spm",
+            "workbench.json",
+            "generation_config.json",
+            "workbench_export.json",
+        } <= names
     assert not [p for p in exported.iterdir() if p.name.startswith(".")]  # no partial left
 
 
@@ -135,8 +143,7 @@ def test_auto_uses_a_fresh_export_and_not_a_stale_one(tiny_model_dir: Path, tmp_
     from workbench.core.translate.ct2_export import export_ctranslate2
 
     model_dir = _copy_model(tiny_model_dir, tmp_path / "model")
-    assert Translator.from_pretrained(str(model_dir), device="cpu").backend.name == \
-        "transformers"
+    assert Translator.from_pretrained(str(model_dir), device="cpu").backend.name == "transformers"
     export_ctranslate2(str(model_dir), "int8")
     auto = Translator.from_pretrained(str(model_dir), device="cpu")
     assert auto.backend.name == "ctranslate2" and not auto.notices
@@ -172,15 +179,40 @@ def test_long_input_is_still_split_on_the_ct2_path(exported: Path):
 @needs_ct2
 def test_cli_export_then_translate_with_ct2(tiny_model_dir: Path, tmp_path: Path):
     model_dir = _copy_model(tiny_model_dir, tmp_path / "model")
-    done = run_cli("export", "--ctranslate2", "--model", str(model_dir),
-                   "--quantization", "float32", cwd=tmp_path)
+    done = run_cli(
+        "export",
+        "--ctranslate2",
+        "--model",
+        str(model_dir),
+        "--quantization",
+        "float32",
+        cwd=tmp_path,
+    )
     assert done.returncode == 0, done.stderr
     assert (model_dir / "ct2-float32" / "model.bin").is_file()
     assert "translate --backend ct2" in done.stdout
-    fast = run_cli("translate", "--backend", "ct2", "--model", str(model_dir),
-                   "--num-beams", "1", cwd=tmp_path, input="I like tea.\nHello.\n")
-    slow = run_cli("translate", "--backend", "transformers", "--model", str(model_dir),
-                   "--num-beams", "1", cwd=tmp_path, input="I like tea.\nHello.\n")
+    fast = run_cli(
+        "translate",
+        "--backend",
+        "ct2",
+        "--model",
+        str(model_dir),
+        "--num-beams",
+        "1",
+        cwd=tmp_path,
+        input="I like tea.\nHello.\n",
+    )
+    slow = run_cli(
+        "translate",
+        "--backend",
+        "transformers",
+        "--model",
+        str(model_dir),
+        "--num-beams",
+        "1",
+        cwd=tmp_path,
+        input="I like tea.\nHello.\n",
+    )
     assert fast.returncode == 0 and slow.returncode == 0, fast.stderr + slow.stderr
     assert fast.stdout == slow.stdout and len(fast.stdout.splitlines()) == 2
     assert "backend: ctranslate2 float32" in fast.stderr
@@ -193,8 +225,14 @@ def test_console_banner_names_the_backend(exported: Path, tmp_path: Path):
 
     translator = Translator.from_pretrained(str(exported), device="cpu")
     out = io.StringIO()
-    run_console(translator, str(exported), tmp_path / "h.jsonl", DecodeOptions(1, 8),
-                stdin=io.StringIO("I like tea.\n"), stdout=out)
+    run_console(
+        translator,
+        str(exported),
+        tmp_path / "h.jsonl",
+        DecodeOptions(1, 8),
+        stdin=io.StringIO("I like tea.\n"),
+        stdout=out,
+    )
     assert "Backend: ctranslate2 int8 (cpu" in out.getvalue()
     assert out.getvalue().count("zh> ") == 1
 
@@ -203,8 +241,9 @@ def test_console_banner_names_the_backend(exported: Path, tmp_path: Path):
 def test_an_export_folder_can_be_the_model(exported: Path, capsys):
     translator = Translator.from_pretrained(str(exported / "ct2-int8"), device="cpu")
     assert translator.backend.name == "ctranslate2"
-    code = main(["translate", "--backend", "transformers", "--model",
-                 str(exported / "ct2-int8"), "hi"])
+    code = main(
+        ["translate", "--backend", "transformers", "--model", str(exported / "ct2-int8"), "hi"]
+    )
     err = capsys.readouterr().err.strip()
     assert code == 2 and "is a CTranslate2 export" in err and len(err.splitlines()) == 1
 
@@ -219,8 +258,10 @@ def test_ct2_without_an_export_says_how_to_make_one(tiny_model_dir: Path, capsys
 
 def test_missing_package_is_one_line(tiny_model_dir: Path, monkeypatch, capsys):
     monkeypatch.setitem(sys.modules, "ctranslate2", None)  # import ctranslate2 now fails
-    for argv in (["translate", "--backend", "ct2", "--model", str(tiny_model_dir), "hi"],
-                 ["export", "--ctranslate2", "--model", str(tiny_model_dir)]):
+    for argv in (
+        ["translate", "--backend", "ct2", "--model", str(tiny_model_dir), "hi"],
+        ["export", "--ctranslate2", "--model", str(tiny_model_dir)],
+    ):
         code = main(argv)
         err = capsys.readouterr().err.strip()
         assert code == 2 and len(err.splitlines()) == 1, err
@@ -238,8 +279,9 @@ def test_auto_without_the_package_falls_back_and_says_so(exported: Path, monkeyp
 def test_export_refuses_a_hub_id_and_bad_values(tmp_path: Path, capsys, monkeypatch):
     monkeypatch.chdir(tmp_path)
     code = main(["export", "--ctranslate2"])  # the default model, not trained yet
-    assert code == 2 and "no saved model at translation_output/best_model" in \
-        capsys.readouterr().err
+    assert (
+        code == 2 and "no saved model at translation_output/best_model" in capsys.readouterr().err
+    )
     code = main(["export", "--ctranslate2", "--model", "Helsinki-NLP/opus-mt-en-zh"])
     err = capsys.readouterr().err
     assert code == 2 and "looks like a Hub id" in err

@@ -28,8 +28,13 @@ def test_hsk_corpus_is_shipped_and_has_metadata():
 
 
 def test_clean_drops_placeholders_empties_and_repeated_sources():
-    raw = [Pair("a", "甲"), Pair("placeholder", "x"), Pair(" ", "乙"), Pair("a", "丙"),
-           Pair("b ", " 乙 ")]
+    raw = [
+        Pair("a", "甲"),
+        Pair("placeholder", "x"),
+        Pair(" ", "乙"),
+        Pair("a", "丙"),
+        Pair("b ", " 乙 "),
+    ]
     kept, dropped = clean_pairs(raw)
     assert kept == [Pair("a", "甲"), Pair("b", "乙")]
     assert dropped == {"empty": 1, "placeholder": 1, "duplicate": 1}
@@ -67,16 +72,14 @@ def test_split_is_seeded():
 
 
 def _tsv(path: Path, rows: range, prefix: str = "s") -> Path:
-    path.write_text("en\tzh\n" + "".join(f"{prefix}{i}\t句{i}\n" for i in rows),
-                    encoding="utf-8")
+    path.write_text("en\tzh\n" + "".join(f"{prefix}{i}\t句{i}\n" for i in rows), encoding="utf-8")
     return path
 
 
 def test_test_data_file_is_the_test_set_and_never_trained_on(tmp_path: Path):
     data_file = _tsv(tmp_path / "pairs.tsv", range(100))
     test_file = _tsv(tmp_path / "held.tsv", range(90, 120))  # 10 sources overlap the data
-    config = build_config("demo", overrides={"data": str(data_file),
-                                             "test_data": str(test_file)})
+    config = build_config("demo", overrides={"data": str(data_file), "test_data": str(test_file)})
     data = prepare_data(config)
     assert [p.source for p in data.test] == [f"s{i}" for i in range(90, 120)]
     assert data.test_name == "held.tsv"
@@ -87,15 +90,21 @@ def test_test_data_file_is_the_test_set_and_never_trained_on(tmp_path: Path):
 
 
 def test_missing_test_data_file_is_one_line(tmp_path: Path):
-    config = build_config("demo", overrides={"data": str(_tsv(tmp_path / "p.tsv", range(30))),
-                                             "test_data": str(tmp_path / "nope.tsv")})
+    config = build_config(
+        "demo",
+        overrides={
+            "data": str(_tsv(tmp_path / "p.tsv", range(30))),
+            "test_data": str(tmp_path / "nope.tsv"),
+        },
+    )
     with pytest.raises(WorkbenchError, match=r"test data .*nope\.tsv' not found; check the path"):
         prepare_data(config)
 
 
 def test_small_file_still_gets_three_splits(tmp_path: Path):
-    data = prepare_data(build_config("demo", overrides={
-        "data": str(_tsv(tmp_path / "p.tsv", range(20)))}))
+    data = prepare_data(
+        build_config("demo", overrides={"data": str(_tsv(tmp_path / "p.tsv", range(20)))})
+    )
     assert (len(data.train), len(data.validation), len(data.test)) == (16, 2, 2)
 
 
@@ -105,10 +114,17 @@ def test_tsv_csv_jsonl(tmp_path: Path):
     csv = tmp_path / "p.csv"
     csv.write_text('zh,en\n我喜欢茶。,"I like tea, really."\n', encoding="utf-8")
     jsonl = tmp_path / "p.jsonl"
-    jsonl.write_text(json.dumps({"translation": {"en": "Hi", "zh": "嗨"}}, ensure_ascii=False)
-                     + "\n\n" + json.dumps({"en": "Yes", "zh": "是"}) + "\n", encoding="utf-8")
-    assert read_pair_file(tsv, "en", "zh") == [Pair("I like tea.", "我喜欢茶。"),
-                                               Pair("Hi, you.", "你好")]
+    jsonl.write_text(
+        json.dumps({"translation": {"en": "Hi", "zh": "嗨"}}, ensure_ascii=False)
+        + "\n\n"
+        + json.dumps({"en": "Yes", "zh": "是"})
+        + "\n",
+        encoding="utf-8",
+    )
+    assert read_pair_file(tsv, "en", "zh") == [
+        Pair("I like tea.", "我喜欢茶。"),
+        Pair("Hi, you.", "你好"),
+    ]
     assert read_pair_file(csv, "en", "zh") == [Pair("I like tea, really.", "我喜欢茶。")]
     assert read_pair_file(jsonl, "en", "zh") == [Pair("Hi", "嗨"), Pair("Yes", "是")]
 

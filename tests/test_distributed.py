@@ -12,19 +12,38 @@ import pytest
 
 from tests.conftest import tiny_toml
 
-TRAIN = ["-m", "workbench", "train", "--headless", "--preset", "demo", "--config", "tiny.toml",
-         "--no-interact"]
+TRAIN = [
+    "-m",
+    "workbench",
+    "train",
+    "--headless",
+    "--preset",
+    "demo",
+    "--config",
+    "tiny.toml",
+    "--no-interact",
+]
 
 
 def launch(work: Path, batch: int, procs: int, **settings) -> subprocess.CompletedProcess:
     work.mkdir()
-    (work / "tiny.toml").write_text(tiny_toml(epochs=2, batch_size=batch, num_beams=1,
-                                              **settings), encoding="utf-8")
+    (work / "tiny.toml").write_text(
+        tiny_toml(epochs=2, batch_size=batch, num_beams=1, **settings), encoding="utf-8"
+    )
     env = {**os.environ, "HF_HUB_OFFLINE": "1", "OMP_NUM_THREADS": "1"}
-    launcher = [] if procs == 1 else [
-        "-m", "torch.distributed.run", "--standalone", f"--nproc_per_node={procs}"]
-    return subprocess.run([sys.executable, *launcher, *TRAIN], cwd=work, env=env,
-                          capture_output=True, text=True, timeout=900)
+    launcher = (
+        []
+        if procs == 1
+        else ["-m", "torch.distributed.run", "--standalone", f"--nproc_per_node={procs}"]
+    )
+    return subprocess.run(
+        [sys.executable, *launcher, *TRAIN],
+        cwd=work,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=900,
+    )
 
 
 def losses(run: Path) -> list[float]:
@@ -55,8 +74,7 @@ def test_two_processes_finish_with_one_set_of_outputs(runs):
     assert out.count("epoch 1 done") == 1
     from workbench.core.translate.translator import Translator
 
-    translator = Translator.from_pretrained(str(root / "two" / "translation_output" /
-                                                "best_model"))
+    translator = Translator.from_pretrained(str(root / "two" / "translation_output" / "best_model"))
     assert isinstance(translator.translate("I like tea.").text, str)
 
 

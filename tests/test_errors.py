@@ -7,17 +7,28 @@ import pytest
 from workbench.errors import HubUnreachableError, WorkbenchError, without_passwords
 
 
-@pytest.mark.parametrize(("text", "shown"), [
-    ("postgresql://bob:s3cret@db.example:5432/sweeps",
-     "postgresql://bob:***@db.example:5432/sweeps"),
-    ("the proxy http://me:p%40ss@127.0.0.1:3128 (from HTTP_PROXY) did not answer",
-     "the proxy http://me:***@127.0.0.1:3128 (from HTTP_PROXY) did not answer"),
-    ("postgresql+psycopg2://u:x@h/db and https://a:b@mirror.example/ both",
-     "postgresql+psycopg2://u:***@h/db and https://a:***@mirror.example/ both"),
-    ("sqlite:///tmp/out/sweeps/demo.db", "sqlite:///tmp/out/sweeps/demo.db"),
-    ("https://user@host/path and http://127.0.0.1:8080/x", "https://user@host/path and "
-     "http://127.0.0.1:8080/x"),  # no password, nothing hidden; a port is no password
-])
+@pytest.mark.parametrize(
+    ("text", "shown"),
+    [
+        (
+            "postgresql://bob:s3cret@db.example:5432/sweeps",
+            "postgresql://bob:***@db.example:5432/sweeps",
+        ),
+        (
+            "the proxy http://me:p%40ss@127.0.0.1:3128 (from HTTP_PROXY) did not answer",
+            "the proxy http://me:***@127.0.0.1:3128 (from HTTP_PROXY) did not answer",
+        ),
+        (
+            "postgresql+psycopg2://u:x@h/db and https://a:b@mirror.example/ both",
+            "postgresql+psycopg2://u:***@h/db and https://a:***@mirror.example/ both",
+        ),
+        ("sqlite:///tmp/out/sweeps/demo.db", "sqlite:///tmp/out/sweeps/demo.db"),
+        (
+            "https://user@host/path and http://127.0.0.1:8080/x",
+            "https://user@host/path and http://127.0.0.1:8080/x",
+        ),  # no password, nothing hidden; a port is no password
+    ],
+)
 def test_passwords_in_urls_are_hidden_and_nothing_else_changes(text: str, shown: str):
     assert without_passwords(text) == shown
 

@@ -27,9 +27,13 @@ from workbench.tui.app import WorkbenchApp
 from workbench.tui.messages import RunEvent
 from workbench.tui.widgets.training_pane import TrainingPane
 
-SUMMARY = {"status": "finished", "train_seconds": 75.0, "best_model": "out/best_model",
-           "test": scores_block("test", (0.5, 3.0), (4.0, 9.0)),
-           "validation": scores_block("validation", (0.4, 2.0), (3.5, 8.0))}
+SUMMARY = {
+    "status": "finished",
+    "train_seconds": 75.0,
+    "best_model": "out/best_model",
+    "test": scores_block("test", (0.5, 3.0), (4.0, 9.0)),
+    "validation": scores_block("validation", (0.4, 2.0), (3.5, 8.0)),
+}
 EVENTS = [
     Phase("data", "hsk"),
     Note("run folder: out/runs/x"),
@@ -48,13 +52,20 @@ EVENTS = [
 def test_each_event_reads_as_one_plain_line_or_block():
     text = EventText()
     lines = [line for event in EVENTS for line in text.lines(event)]
-    assert lines[:4] == ["[data] hsk", "  run folder: out/runs/x",
-                         "  warning: vocabulary capped", "  error: loss became nan at step 3"]
-    assert "  step  2/10  epoch  0.20  loss 5.2500  lr 1.00e-03  grad 1.50  40.0 samples/s  " \
-           "ETA 12s" in lines
+    assert lines[:4] == [
+        "[data] hsk",
+        "  run folder: out/runs/x",
+        "  warning: vocabulary capped",
+        "  error: loss became nan at step 3",
+    ]
+    assert (
+        "  step  2/10  epoch  0.20  loss 5.2500  lr 1.00e-03  grad 1.50  40.0 samples/s  "
+        "ETA 12s" in lines
+    )
     assert "  step  4/10  epoch  0.40  loss nan/inf  lr —  grad —  — samples/s  ETA ?" in lines
-    assert "  after fine-tuning,  test (newstest, 18): BLEU 3.00 (+2.50)   chrF 9.00 (+5.00)" \
-        in lines
+    assert (
+        "  after fine-tuning,  test (newstest, 18): BLEU 3.00 (+2.50)   chrF 9.00 (+5.00)" in lines
+    )
     assert "[samples] before / after on test sentences" in lines
     assert lines[-1] == "  run folder: out/runs/x (config.json, metrics.jsonl, summary.json)"
     assert any(line.startswith("  test (") and "BLEU 0.50 → 3.00" in line for line in lines)
@@ -83,10 +94,16 @@ async def test_the_tui_log_says_what_headless_prints(tmp_path: Path):
 
 def test_replay_reads_back_what_the_recorder_writes(tmp_path: Path):
     """The replay's events are the ones the run emitted, field for field."""
-    events = [Phase("train"), TrainStep(3, 54, 0.33, 6.5, 0.003, 0.9, 500.0, 1.5),
-              EvalDone(9, 1.0, 0.62, 2.07, loss=6.49),
-              RunDone("finished", "out/runs/x", RunSummary.from_dict(
-                  {"status": "finished", "samples": [{"source": "茶"}]}))]
+    events = [
+        Phase("train"),
+        TrainStep(3, 54, 0.33, 6.5, 0.003, 0.9, 500.0, 1.5),
+        EvalDone(9, 1.0, 0.62, 2.07, loss=6.49),
+        RunDone(
+            "finished",
+            "out/runs/x",
+            RunSummary.from_dict({"status": "finished", "samples": [{"source": "茶"}]}),
+        ),
+    ]
     recorder = JsonlRecorder(tmp_path / "metrics.jsonl")
     for event in events:
         recorder(event)

@@ -20,19 +20,33 @@ from workbench.core.scores import SetScores
 def output(tmp_path: Path) -> Path:
     """Three run folders as the workbench writes them: finished, stopped, killed early."""
     runs = tmp_path / "out" / "runs"
-    finished, stopped, killed = (runs / name for name in (
-        "20260101-100000-demo", "20260101-110000-demo", "20260101-120000-demo"))
-    for folder, overrides in ((finished, {"epochs": 4}), (stopped, {"learning_rate": 5e-4}),
-                              (killed, {})):
+    finished, stopped, killed = (
+        runs / name
+        for name in ("20260101-100000-demo", "20260101-110000-demo", "20260101-120000-demo")
+    )
+    for folder, overrides in (
+        (finished, {"epochs": 4}),
+        (stopped, {"learning_rate": 5e-4}),
+        (killed, {}),
+    ):
         folder.mkdir(parents=True)
-        write_json(folder / RUN_CONFIG_FILE, {**build_config("demo", overrides=overrides)
-                                              .to_dict(), "precision": {"device": "cpu"}})
+        write_json(
+            folder / RUN_CONFIG_FILE,
+            {**build_config("demo", overrides=overrides).to_dict(), "precision": {"device": "cpu"}},
+        )
     RunSummary(
-        status="finished", preset="demo", global_step=120, train_seconds=75.0,
+        status="finished",
+        preset="demo",
+        global_step=120,
+        train_seconds=75.0,
         test=SetScores.from_dict(scores_block("test", (0.02, 9.5), (0.1, 10.2))),
         validation=SetScores.from_dict(scores_block("validation", (0.01, 8.7), (0.1, 9.9))),
-        epochs=[{"epoch": 1.0, "eval_bleu": 3.0}, {"epoch": 2.0, "eval_bleu": 9.0},
-                {"epoch": 3.0, "eval_bleu": 9.0}, {"epoch": 4.0, "eval_bleu": 8.0}],
+        epochs=[
+            {"epoch": 1.0, "eval_bleu": 3.0},
+            {"epoch": 2.0, "eval_bleu": 9.0},
+            {"epoch": 3.0, "eval_bleu": 9.0},
+            {"epoch": 4.0, "eval_bleu": 8.0},
+        ],
     ).write(finished)
     RunSummary(status="stopped", preset="demo", global_step=40, train_seconds=20.0).write(stopped)
     return tmp_path / "out"
@@ -56,8 +70,12 @@ def test_every_run_is_listed_newest_first_with_what_it_changed_and_scored(output
 
 
 def test_the_best_epoch_is_the_first_of_equal_validation_scores():
-    assert best_epoch(RunSummary(epochs=[{"epoch": 1.0, "eval_bleu": 2.0},
-                                         {"epoch": 2.0, "eval_bleu": 2.0}])) == 1.0
+    assert (
+        best_epoch(
+            RunSummary(epochs=[{"epoch": 1.0, "eval_bleu": 2.0}, {"epoch": 2.0, "eval_bleu": 2.0}])
+        )
+        == 1.0
+    )
     assert best_epoch(RunSummary()) is None
 
 

@@ -29,12 +29,14 @@ def same_weights(a: Path, b: Path) -> bool:
 
     left, right = load_file(str(a / "model.safetensors")), load_file(str(b / "model.safetensors"))
     return left.keys() == right.keys() and all(
-        left[k].dtype == right[k].dtype and bool((left[k] == right[k]).all()) for k in left)
+        left[k].dtype == right[k].dtype and bool((left[k] == right[k]).all()) for k in left
+    )
 
 
 @pytest.mark.slow
 def test_stop_then_resume_equals_an_uninterrupted_run_bit_for_bit(tmp_path: Path):
     """Stop mid-epoch, resume: the same steps, losses, weights and BLEU as one straight run."""
+
     def losses(into: list):
         return lambda e: into.append((e.step, e.loss)) if isinstance(e, TrainStep) else None
 
@@ -60,6 +62,7 @@ def test_stop_then_resume_equals_an_uninterrupted_run_bit_for_bit(tmp_path: Path
 
     def evals(summary):
         return [(e["step"], e["eval_loss"], e["eval_bleu"]) for e in summary.epochs]
+
     assert evals(resumed.summary) == evals(straight.summary)  # no extra evaluation at the stop
     assert same_weights(resumed.run_dir / "best_model", straight.run_dir / "best_model")
 
@@ -84,17 +87,27 @@ def poison_loss(monkeypatch, at_call: int) -> None:
                 if calls["n"] == at_call:
                     loss = loss * float("nan")
             return loss
+
         return wrapper
 
-    monkeypatch.setattr(Seq2SeqTrainer, "compute_loss",
-                        poisoned(Seq2SeqTrainer.compute_loss, lambda _self, model, *a: model))
-    monkeypatch.setattr(token_loss, "real_token_loss",
-                        poisoned(token_loss.real_token_loss, lambda wrapped, *a: wrapped))
+    monkeypatch.setattr(
+        Seq2SeqTrainer,
+        "compute_loss",
+        poisoned(Seq2SeqTrainer.compute_loss, lambda _self, model, *a: model),
+    )
+    monkeypatch.setattr(
+        token_loss,
+        "real_token_loss",
+        poisoned(token_loss.real_token_loss, lambda wrapped, *a: wrapped),
+    )
 
 
 def collect(notes: list, steps: list):
-    return lambda e: notes.append(e) if isinstance(e, Note) else (
-        steps.append(e) if isinstance(e, TrainStep) else None)
+    return lambda e: (
+        notes.append(e)
+        if isinstance(e, Note)
+        else (steps.append(e) if isinstance(e, TrainStep) else None)
+    )
 
 
 @pytest.mark.slow
@@ -121,7 +134,8 @@ def test_nan_loss_stops_the_run_names_the_step_and_keeps_the_best_model(tmp_path
     assert not (tmp_path / "out" / "best_model").exists()  # a failed run publishes nothing
     # the NaN model was neither evaluated nor saved as a checkpoint
     assert [c.name for c in (result.run_dir / "checkpoints").glob("checkpoint-*")] == [
-        "checkpoint-9"]
+        "checkpoint-9"
+    ]
 
 
 @pytest.mark.slow
@@ -137,7 +151,8 @@ def test_nan_loss_before_any_evaluation_says_nothing_was_kept(tmp_path, monkeypa
 
 @pytest.mark.slow
 def test_full_disk_while_saving_a_checkpoint_keeps_the_last_one_resumable(
-        tmp_path: Path, monkeypatch):
+    tmp_path: Path, monkeypatch
+):
     import torch
 
     real_save = torch.save
@@ -199,9 +214,23 @@ def start_run(work: Path) -> subprocess.Popen:
     (work / "tiny.toml").write_text(TINY_TOML, encoding="utf-8")
     env = {**os.environ, "HF_HUB_OFFLINE": "1", "PYTHONUNBUFFERED": "1"}
     return subprocess.Popen(
-        [sys.executable, "-m", "workbench", "train", "--headless", "--preset", "demo",
-         "--config", "tiny.toml", "--no-interact"],
-        cwd=work, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+        [
+            sys.executable,
+            "-m",
+            "workbench",
+            "train",
+            "--headless",
+            "--preset",
+            "demo",
+            "--config",
+            "tiny.toml",
+            "--no-interact",
+        ],
+        cwd=work,
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
     )
 
 
@@ -231,8 +260,17 @@ def test_signal_stops_with_a_resumable_checkpoint(tmp_path: Path, sig):
 
 def train_cli(work: Path, *extra: str) -> subprocess.CompletedProcess:
     """The tiny demo run (tiny.toml in ``work``) as the command line runs it."""
-    return run_cli("train", "--headless", "--preset", "demo", "--config", "tiny.toml",
-                   "--no-interact", *extra, cwd=work)
+    return run_cli(
+        "train",
+        "--headless",
+        "--preset",
+        "demo",
+        "--config",
+        "tiny.toml",
+        "--no-interact",
+        *extra,
+        cwd=work,
+    )
 
 
 @pytest.mark.slow

@@ -18,14 +18,16 @@ EXPECTED = Path(__file__).parent / "expected" / "attention_heatmap_zh_en.txt"
 
 ROWS = ["我", "喜欢", "喝", "茶", "。", "</s>"]
 COLS = ["I", "like", "to", "drink", "tea", ".", "</s>"]
-MATRIX = np.array([
-    [0.70, 0.05, 0.05, 0.05, 0.05, 0.05, 0.05],
-    [0.05, 0.60, 0.10, 0.10, 0.05, 0.05, 0.05],
-    [0.02, 0.08, 0.20, 0.55, 0.10, 0.02, 0.03],
-    [0.02, 0.03, 0.05, 0.10, 0.75, 0.02, 0.03],
-    [0.01, 0.01, 0.01, 0.01, 0.06, 0.80, 0.10],
-    [0.10, 0.10, 0.10, 0.10, 0.10, 0.10, 0.40],
-])
+MATRIX = np.array(
+    [
+        [0.70, 0.05, 0.05, 0.05, 0.05, 0.05, 0.05],
+        [0.05, 0.60, 0.10, 0.10, 0.05, 0.05, 0.05],
+        [0.02, 0.08, 0.20, 0.55, 0.10, 0.02, 0.03],
+        [0.02, 0.03, 0.05, 0.10, 0.75, 0.02, 0.03],
+        [0.01, 0.01, 0.01, 0.01, 0.06, 0.80, 0.10],
+        [0.10, 0.10, 0.10, 0.10, 0.10, 0.10, 0.40],
+    ]
+)
 
 
 def _cell_offset(line: str, index: int) -> int:
@@ -49,7 +51,8 @@ def test_rendered_columns_align_for_chinese_and_english_labels():
         # The bracket sits right before the cells under the strongest column's label.
         assert _cell_offset(line, line.index("[")) + 1 == starts[strongest], line
         assert _cell_offset(line, line.index("]")) == starts[strongest] + max(
-            3, cell_len(cols[strongest])), line
+            3, cell_len(cols[strongest])
+        ), line
 
 
 def test_wide_input_is_paged_not_wrapped():
@@ -71,9 +74,8 @@ def test_colour_and_plain_share_one_layout():
     assert not any(str(span.style).startswith("#") for span in plain.spans)
     assert coloured.plain == plain.plain  # colour is added on top of the same characters
     assert "\n".join(line.rstrip() for line in plain.plain.splitlines()) + "\n" == (
-        render_plain(ROWS, COLS, MATRIX, width=80))
-
-
+        render_plain(ROWS, COLS, MATRIX, width=80)
+    )
 
 
 def test_text_and_svg_colour_a_cell_by_the_same_band():
@@ -88,8 +90,11 @@ def test_text_and_svg_colour_a_cell_by_the_same_band():
     assert band_labels() == ["<5", "5–15", "15–30", "30–50", "50+"]
     assert len(THRESHOLDS) == len(PALETTE) - 1
     svg = ET.fromstring(heatmap_svg(["茶"], [f"s{i}" for i in range(5)], [values], title="t"))
-    cells = [r for r in svg.iter("{http://www.w3.org/2000/svg}rect") if r.find(
-        "{http://www.w3.org/2000/svg}title") is not None]
+    cells = [
+        r
+        for r in svg.iter("{http://www.w3.org/2000/svg}rect")
+        if r.find("{http://www.w3.org/2000/svg}title") is not None
+    ]
     assert [c.get("fill") for c in cells] == [FIGURE_BASE, *PALETTE[1:]]
     # The terminal draws the same bands in the same colours (level 0 is dim there).
     text = render_rich(["茶"], [f"s{i}" for i in range(5)], np.array([values]), width=80)
@@ -98,6 +103,9 @@ def test_text_and_svg_colour_a_cell_by_the_same_band():
     # The max of the matrix does not rescale anything: halving every value changes bands.
     # A fixed scale: the largest cell is not stretched to the top colour.
     top = ET.fromstring(heatmap_svg(["茶"], ["a", "b"], [[0.45, 0.1]], title="t"))
-    fills = [r.get("fill") for r in top.iter("{http://www.w3.org/2000/svg}rect")
-             if r.find("{http://www.w3.org/2000/svg}title") is not None]
+    fills = [
+        r.get("fill")
+        for r in top.iter("{http://www.w3.org/2000/svg}rect")
+        if r.find("{http://www.w3.org/2000/svg}title") is not None
+    ]
     assert fills == [PALETTE[3], PALETTE[1]]

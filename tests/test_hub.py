@@ -23,10 +23,29 @@ from tests.conftest import closed_port, hub_env, run_cli, wait_for
 from tests.hub_server import LABELS, OPUS_MODEL, WMT_DATASET, ForwardingProxy
 
 #: The assignment's run, shrunk: 40 sampled pairs, one epoch, greedy 8-token decoding.
-TRAIN = ("train", "--headless", "--preset", "opus-en-zh", "--model", OPUS_MODEL,
-         "--samples", "40", "--epochs", "1", "--batch-size", "8", "--eval-batch-size", "16",
-         "--num-beams", "1", "--max-new-tokens", "8", "--no-interact",
-         "--set", "logging_steps=1")
+TRAIN = (
+    "train",
+    "--headless",
+    "--preset",
+    "opus-en-zh",
+    "--model",
+    OPUS_MODEL,
+    "--samples",
+    "40",
+    "--epochs",
+    "1",
+    "--batch-size",
+    "8",
+    "--eval-batch-size",
+    "16",
+    "--num-beams",
+    "1",
+    "--max-new-tokens",
+    "8",
+    "--no-interact",
+    "--set",
+    "logging_steps=1",
+)
 
 #: Runs the CLI with ``MarianMTModel.generate`` wrapped to record the first input id of
 #: every sequence it is given: where the language label must be.
@@ -49,18 +68,26 @@ SPY = textwrap.dedent("""
 """)
 
 
-def spied_cli(*args: str, cwd: Path, env: dict[str, str],
-              input: str | None = None) -> tuple[subprocess.CompletedProcess, list[int]]:
+def spied_cli(
+    *args: str, cwd: Path, env: dict[str, str], input: str | None = None
+) -> tuple[subprocess.CompletedProcess, list[int]]:
     """Run the CLI under SPY; also return the first input id of every generated sequence."""
     log = cwd / "generate.jsonl"
     log.unlink(missing_ok=True)
     proc = subprocess.run(
-        [sys.executable, "-c", SPY, *args], cwd=cwd, input=input, capture_output=True,
-        text=True, timeout=300,
+        [sys.executable, "-c", SPY, *args],
+        cwd=cwd,
+        input=input,
+        capture_output=True,
+        text=True,
+        timeout=300,
         env={**os.environ, "PYTHONUNBUFFERED": "1", **env, "GENERATE_LOG": str(log)},
     )
-    first = [i for line in log.read_text().splitlines() for i in json.loads(line)] \
-        if log.exists() else []
+    first = (
+        [i for line in log.read_text().splitlines() for i in json.loads(line)]
+        if log.exists()
+        else []
+    )
     return proc, first
 
 
@@ -73,8 +100,11 @@ def label_ids(server) -> dict[str, int]:
 
 def repo_requests(server) -> list:
     """Requests for a model or dataset (not the client's own housekeeping)."""
-    return [r for r in server.requests()
-            if "/resolve/" in r.path or r.path.startswith(("/api/models/", "/api/datasets/"))]
+    return [
+        r
+        for r in server.requests()
+        if "/resolve/" in r.path or r.path.startswith(("/api/models/", "/api/datasets/"))
+    ]
 
 
 def error_line(proc: subprocess.CompletedProcess) -> str:
@@ -101,16 +131,26 @@ def test_first_run_downloads_the_model_and_samples_the_dataset(first_run, hub_se
         assert f"before fine-tuning, {split}" in out and f"after fine-tuning,  {split}" in out
     assert "[done]" in out
     sha = hub_server.repos[("dataset", WMT_DATASET)].sha
-    summary = json.loads(next((home / "translation_output" / "runs").glob("*/summary.json"))
-                         .read_text(encoding="utf-8"))
+    summary = json.loads(
+        next((home / "translation_output" / "runs").glob("*/summary.json")).read_text(
+            encoding="utf-8"
+        )
+    )
     assert summary["data_revision"] == sha
     paths = {r.path for r in log}
     assert "/" in paths  # the reachability check
     assert any("/tree/" in path and "cursor=" in path for path in paths)  # pages followed
-    for name in ("config.json", "model.safetensors", "source.spm", "target.spm", "vocab.json",
-                 "generation_config.json"):
-        assert any(r.method == "GET" and r.path.endswith(f"/{name}") and r.status == 200
-                   for r in log), name
+    for name in (
+        "config.json",
+        "model.safetensors",
+        "source.spm",
+        "target.spm",
+        "vocab.json",
+        "generation_config.json",
+    ):
+        assert any(
+            r.method == "GET" and r.path.endswith(f"/{name}") and r.status == 200 for r in log
+        ), name
     # Optional files were probed and told "no such file", not "no such repo".
     assert any(r.path.endswith("/tokenizer.json") and r.status == 404 for r in log)
     data = [r for r in log if r.path.startswith("/datasets/")]
@@ -138,13 +178,15 @@ def test_translate_and_interact_give_the_hub_model_its_presets_label(first_run, 
     home, *_ = first_run
     hans = label_ids(hub_server)[">>cmn_Hans<<"]
     env = hub_env(hub_server, home, HF_HUB_OFFLINE="1")  # downloaded by the first run
-    proc, first = spied_cli("translate", "--model", OPUS_MODEL, "I like tea.", "Hello.",
-                            cwd=home, env=env)
+    proc, first = spied_cli(
+        "translate", "--model", OPUS_MODEL, "I like tea.", "Hello.", cwd=home, env=env
+    )
     assert proc.returncode == 0, proc.stderr[-3000:]
     assert len(proc.stdout.splitlines()) == 2
     assert first and set(first) == {hans}
-    proc, first = spied_cli("interact", "--model", OPUS_MODEL, cwd=home, env=env,
-                            input="I like tea.\n:q\n")
+    proc, first = spied_cli(
+        "interact", "--model", OPUS_MODEL, cwd=home, env=env, input="I like tea.\n:q\n"
+    )
     assert proc.returncode == 0, proc.stderr[-3000:]
     assert "zh> " in proc.stdout
     assert first and set(first) == {hans}
@@ -154,9 +196,18 @@ def test_translate_and_interact_give_the_hub_model_its_presets_label(first_run, 
 def test_attention_on_the_base_model_uses_the_label(first_run, hub_server):
     home, *_ = first_run
     hans = label_ids(hub_server)[">>cmn_Hans<<"]
-    proc, first = spied_cli("attention", "--model", OPUS_MODEL, "--width", "200",
-                            "--max-new-tokens", "4", "I like tea.", cwd=home,
-                            env=hub_env(hub_server, home, HF_HUB_OFFLINE="1"))
+    proc, first = spied_cli(
+        "attention",
+        "--model",
+        OPUS_MODEL,
+        "--width",
+        "200",
+        "--max-new-tokens",
+        "4",
+        "I like tea.",
+        cwd=home,
+        env=hub_env(hub_server, home, HF_HUB_OFFLINE="1"),
+    )
     assert proc.returncode == 0, proc.stderr[-3000:]
     assert ">>cmn_Han" in proc.stdout.splitlines()[3]  # the first column (cut to fit)
     assert first and set(first) == {hans}
@@ -190,8 +241,7 @@ def generated(monkeypatch: pytest.MonkeyPatch) -> list[int]:
 
 
 @pytest.mark.slow
-def test_label_option_replaces_or_drops_the_label(cached_hub_model, hub_server, generated,
-                                                  capsys):
+def test_label_option_replaces_or_drops_the_label(cached_hub_model, hub_server, generated, capsys):
     from workbench.cli import main
 
     ids = label_ids(hub_server)
@@ -207,16 +257,18 @@ def test_label_option_replaces_or_drops_the_label(cached_hub_model, hub_server, 
 
 
 @pytest.mark.slow
-async def test_tui_base_model_translates_with_the_runs_label(cached_hub_model, hub_server,
-                                                             generated, tmp_path):
+async def test_tui_base_model_translates_with_the_runs_label(
+    cached_hub_model, hub_server, generated, tmp_path
+):
     from textual.widgets import DataTable, Select
 
     from workbench.core.config import build_config
     from workbench.tui.app import WorkbenchApp
     from workbench.tui.widgets.translate_pane import TranslatePane
 
-    config = build_config("opus-en-zh", overrides={"samples": 40,
-                                                    "output_dir": str(tmp_path / "out")})
+    config = build_config(
+        "opus-en-zh", overrides={"samples": 40, "output_dir": str(tmp_path / "out")}
+    )
     app = WorkbenchApp(config)
     async with app.run_test(size=(100, 30)) as pilot:
         await pilot.press("f4")
@@ -234,20 +286,42 @@ async def test_tui_base_model_translates_with_the_runs_label(cached_hub_model, h
 # --- a server that misbehaves: each its own one-line message -----------------------------
 
 
-@pytest.mark.parametrize("fault, needles", [
-    ({"ignore_range": True},
-     ["ignored a byte-range request", "/datasets/wmt/wmt19/resolve/", "HTTP 206",
-      "honours Range requests"]),
-    ({"truncate": {"train-00001-of-00003.parquet": 300}},
-     ["train-00001-of-00003.parquet is damaged", "got 300", "shorter than", "re-sync"]),
-    ({"corrupt": {"train-00002-of-00003.parquet"}},
-     ["train-00002-of-00003.parquet is damaged", "not a readable parquet file", "re-sync"]),
-    ({"status": 503},
-     ["/api/datasets/wmt/wmt19 answered HTTP 503", "server error", "try again later"]),
-    ({"gated": {WMT_DATASET}},
-     ["dataset 'wmt/wmt19' config 'zh-en' is gated or private", "answered HTTP 401 GatedRepo",
-      "hf auth login", "HF_TOKEN"]),
-], ids=["range-ignored", "truncated", "corrupt", "5xx", "gated"])
+@pytest.mark.parametrize(
+    "fault, needles",
+    [
+        (
+            {"ignore_range": True},
+            [
+                "ignored a byte-range request",
+                "/datasets/wmt/wmt19/resolve/",
+                "HTTP 206",
+                "honours Range requests",
+            ],
+        ),
+        (
+            {"truncate": {"train-00001-of-00003.parquet": 300}},
+            ["train-00001-of-00003.parquet is damaged", "got 300", "shorter than", "re-sync"],
+        ),
+        (
+            {"corrupt": {"train-00002-of-00003.parquet"}},
+            ["train-00002-of-00003.parquet is damaged", "not a readable parquet file", "re-sync"],
+        ),
+        (
+            {"status": 503},
+            ["/api/datasets/wmt/wmt19 answered HTTP 503", "server error", "try again later"],
+        ),
+        (
+            {"gated": {WMT_DATASET}},
+            [
+                "dataset 'wmt/wmt19' config 'zh-en' is gated or private",
+                "answered HTTP 401 GatedRepo",
+                "hf auth login",
+                "HF_TOKEN",
+            ],
+        ),
+    ],
+    ids=["range-ignored", "truncated", "corrupt", "5xx", "gated"],
+)
 def test_a_misbehaving_server_is_named_with_the_fix(hub_server, tmp_path, fault, needles):
     hub_server.reset()
     for name, value in fault.items():
@@ -266,13 +340,14 @@ def test_a_misbehaving_server_is_named_with_the_fix(hub_server, tmp_path, fault,
 
 def test_a_missing_dataset_is_named_with_the_fix(hub_server, tmp_path):
     hub_server.reset()
-    proc = run_cli(*TRAIN, "--data", "wmt/wmt99", cwd=tmp_path,
-                   env=hub_env(hub_server, tmp_path))
+    proc = run_cli(*TRAIN, "--data", "wmt/wmt99", cwd=tmp_path, env=hub_env(hub_server, tmp_path))
     line = error_line(proc)
     assert proc.returncode == 2
-    for needle in ("dataset 'wmt/wmt99' config 'zh-en' was not found on the Hub",
-                   f"{hub_server.url}/api/datasets/wmt/wmt99 answered HTTP 404 RepoNotFound",
-                   "--data"):
+    for needle in (
+        "dataset 'wmt/wmt99' config 'zh-en' was not found on the Hub",
+        f"{hub_server.url}/api/datasets/wmt/wmt99 answered HTTP 404 RepoNotFound",
+        "--data",
+    ):
         assert needle in line, line
 
 
@@ -304,16 +379,22 @@ def test_downloads_and_the_check_go_through_the_proxy(hub_server, tmp_path):
     proxy = ForwardingProxy()
     try:
         hub_server.reset()
-        proc, first = spied_cli("translate", "--model", OPUS_MODEL, "I like tea.", cwd=tmp_path,
-                                env=hub_env(hub_server, tmp_path, HTTP_PROXY=proxy.url,
-                                            NO_PROXY=""))
+        proc, first = spied_cli(
+            "translate",
+            "--model",
+            OPUS_MODEL,
+            "I like tea.",
+            cwd=tmp_path,
+            env=hub_env(hub_server, tmp_path, HTTP_PROXY=proxy.url, NO_PROXY=""),
+        )
         forwarded = proxy.requests()
     finally:
         proxy.stop()
     assert proc.returncode == 0, proc.stderr[-3000:]
     assert f"HEAD {hub_server.url}/" in forwarded  # the reachability check
-    assert any(line.startswith("GET ") and line.endswith("/model.safetensors")
-               for line in forwarded)
+    assert any(
+        line.startswith("GET ") and line.endswith("/model.safetensors") for line in forwarded
+    )
     assert len(forwarded) == len(hub_server.requests())  # everything came through it
     assert first == [label_ids(hub_server)[">>cmn_Hans<<"]]
 
@@ -355,8 +436,10 @@ def test_reachability_honours_the_proxy_variables(served_hub, monkeypatch):
     with pytest.raises(HubUnreachableError) as info:
         ensure_hub_reachable("model 'x'")
     message = str(info.value)
-    assert f"the proxy {dead} (from HTTP_PROXY) did not answer the request to " \
-           f"{served_hub.url}/" in message
+    assert (
+        f"the proxy {dead} (from HTTP_PROXY) did not answer the request to "
+        f"{served_hub.url}/" in message
+    )
     assert "NO_PROXY" in message and "\n" not in message
 
     monkeypatch.setenv("NO_PROXY", "127.0.0.1")
@@ -373,7 +456,8 @@ def test_reachability_honours_the_proxy_variables(served_hub, monkeypatch):
         close_session()
         ensure_hub_reachable("model 'x'")
         assert [r for r in proxy.requests() if not r.endswith(HOUSEKEEPING)] == [
-            f"HEAD {served_hub.url}/"]
+            f"HEAD {served_hub.url}/"
+        ]
     finally:
         proxy.stop()
         close_session()
@@ -381,8 +465,9 @@ def test_reachability_honours_the_proxy_variables(served_hub, monkeypatch):
 
 def test_a_proxy_that_is_down_stops_train_at_once(hub_server, tmp_path):
     dead = f"http://127.0.0.1:{closed_port()}"
-    proc = run_cli(*TRAIN, cwd=tmp_path,
-                   env=hub_env(hub_server, tmp_path, HTTP_PROXY=dead, NO_PROXY=""))
+    proc = run_cli(
+        *TRAIN, cwd=tmp_path, env=hub_env(hub_server, tmp_path, HTTP_PROXY=dead, NO_PROXY="")
+    )
     assert proc.returncode == 3
     line = error_line(proc)
     # hub_env sets both spellings; like urllib and httpx, the lower case one is named.

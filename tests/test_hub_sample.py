@@ -39,8 +39,9 @@ def write_file(path: Path, f: int, rows: int, group: int, split: str = "train") 
 def write_corpus(root: Path, files: int = 4, rows: int = 600, group: int = 50) -> Path:
     """A multi-file parquet 'dataset' of files of different sizes."""
     for f in range(files):
-        write_file(root / "zh-en" / f"train-{f:05d}-of-{files:05d}.parquet", f,
-                   rows * (f + 1), group)
+        write_file(
+            root / "zh-en" / f"train-{f:05d}-of-{files:05d}.parquet", f, rows * (f + 1), group
+        )
     return root
 
 
@@ -70,8 +71,7 @@ class CountingFileSystem(LocalFileSystem):
         self.reads: list[int] = []
 
     def _open(self, path: str, mode: str = "rb", block_size: Any = None, **kwargs: Any):
-        return CountingFile(self, self._strip_protocol(path), mode, block_size=block_size,
-                            **kwargs)
+        return CountingFile(self, self._strip_protocol(path), mode, block_size=block_size, **kwargs)
 
 
 # --- the plan ------------------------------------------------------------------------------
@@ -143,14 +143,22 @@ def wmt_like(tmp_path_factory: pytest.TempPathFactory) -> Path:
     root = tmp_path_factory.mktemp("wmt_like")
     for f, rows in enumerate(FILE_ROWS):
         write_file(root / "zh-en" / f"train-{f:05d}-of-00013.parquet", f, rows, 1000)
-    write_file(root / "zh-en" / "validation-00000-of-00001.parquet", 0, 3981, 1000,
-               split="validation")
+    write_file(
+        root / "zh-en" / "validation-00000-of-00001.parquet", 0, 3981, 1000, split="validation"
+    )
     return root
 
 
 def sample_kwargs(root: Path, **overrides: Any) -> dict[str, Any]:
-    values: dict[str, Any] = dict(repo="wmt/wmt19", config="zh-en", source_lang="en",
-                                  target_lang="zh", n=1300, seed=0, root=str(root))
+    values: dict[str, Any] = dict(
+        repo="wmt/wmt19",
+        config="zh-en",
+        source_lang="en",
+        target_lang="zh",
+        n=1300,
+        seed=0,
+        root=str(root),
+    )
     values.update(overrides)
     return values
 
@@ -218,8 +226,15 @@ def test_the_revision_is_in_the_cache_and_returned(wmt_like: Path, tmp_path: Pat
 
 
 def test_load_hub_split_returns_every_row_in_order(wmt_like: Path, tmp_path: Path):
-    kwargs = dict(repo="wmt/wmt19", config="zh-en", split="validation", source_lang="en",
-                  target_lang="zh", cache_dir=tmp_path, root=str(wmt_like))
+    kwargs = dict(
+        repo="wmt/wmt19",
+        config="zh-en",
+        split="validation",
+        source_lang="en",
+        target_lang="zh",
+        cache_dir=tmp_path,
+        root=str(wmt_like),
+    )
     rows = load_hub_split(fs=fsspec.filesystem("file"), revision=SHA, **kwargs)
     assert rows.revision == SHA
     assert [p.source for p in rows.pairs] == [f"validation f0 r{r}" for r in range(3981)]
@@ -236,8 +251,16 @@ def test_load_hub_split_returns_every_row_in_order(wmt_like: Path, tmp_path: Pat
 
 def test_a_missing_split_says_which_and_how_to_do_without(wmt_like: Path, tmp_path: Path):
     with pytest.raises(WorkbenchError) as info:
-        load_hub_split("wmt/wmt19", "zh-en", "test", "en", "zh", cache_dir=tmp_path,
-                       fs=fsspec.filesystem("file"), root=str(wmt_like))
+        load_hub_split(
+            "wmt/wmt19",
+            "zh-en",
+            "test",
+            "en",
+            "zh",
+            cache_dir=tmp_path,
+            fs=fsspec.filesystem("file"),
+            root=str(wmt_like),
+        )
     message = str(info.value)
     assert "'test' split" in message and "--test-data" in message
 
@@ -248,8 +271,15 @@ def test_a_missing_split_says_which_and_how_to_do_without(wmt_like: Path, tmp_pa
 def test_local_parquet_sample_is_seeded_reproducible_and_from_every_file(tmp_path: Path):
     root = write_corpus(tmp_path / "repo")
     fs = fsspec.filesystem("file")
-    kwargs = dict(repo="wmt/wmt19", config="zh-en", source_lang="en", target_lang="zh",
-                  n=200, fs=fs, root=str(root))
+    kwargs = dict(
+        repo="wmt/wmt19",
+        config="zh-en",
+        source_lang="en",
+        target_lang="zh",
+        n=200,
+        fs=fs,
+        root=str(root),
+    )
     a = load_hub_sample(seed=1, cache_dir=tmp_path / "c1", **kwargs).pairs
     b = load_hub_sample(seed=1, cache_dir=tmp_path / "c2", **kwargs).pairs
     c = load_hub_sample(seed=2, cache_dir=tmp_path / "c3", **kwargs).pairs
@@ -263,18 +293,35 @@ def test_local_parquet_sample_is_seeded_reproducible_and_from_every_file(tmp_pat
 
 def test_a_tiny_corpus_is_sampled_whole_without_crashing(tmp_path: Path):
     root = write_corpus(tmp_path / "repo", files=2, rows=30, group=4)
-    rows = load_hub_sample("wmt/wmt19", "zh-en", "en", "zh", n=90, seed=0,
-                           cache_dir=tmp_path / "cache", fs=fsspec.filesystem("file"),
-                           root=str(root))
+    rows = load_hub_sample(
+        "wmt/wmt19",
+        "zh-en",
+        "en",
+        "zh",
+        n=90,
+        seed=0,
+        cache_dir=tmp_path / "cache",
+        fs=fsspec.filesystem("file"),
+        root=str(root),
+    )
     assert sorted(map(file_and_row, (p.source for p in rows.pairs))) == (
-        [(0, r) for r in range(30)] + [(1, r) for r in range(60)])
+        [(0, r) for r in range(30)] + [(1, r) for r in range(60)]
+    )
 
 
 def test_second_call_reads_the_cache_not_the_hub(tmp_path: Path):
     root = write_corpus(tmp_path / "repo", files=2)
     fs = fsspec.filesystem("file")
-    kwargs = dict(repo="wmt/wmt19", config="zh-en", source_lang="en", target_lang="zh",
-                  n=50, seed=3, cache_dir=tmp_path / "cache", root=str(root))
+    kwargs = dict(
+        repo="wmt/wmt19",
+        config="zh-en",
+        source_lang="en",
+        target_lang="zh",
+        n=50,
+        seed=3,
+        cache_dir=tmp_path / "cache",
+        root=str(root),
+    )
     first = load_hub_sample(fs=fs, **kwargs)
 
     class Exploding:
@@ -286,8 +333,7 @@ def test_second_call_reads_the_cache_not_the_hub(tmp_path: Path):
 
 def dataset_requests(server) -> list:
     """The look-alike's log, less the client's own housekeeping (e.g. /api/agent-harnesses)."""
-    return [r for r in server.requests()
-            if r.path.startswith(("/api/datasets/", "/datasets/"))]
+    return [r for r in server.requests() if r.path.startswith(("/api/datasets/", "/datasets/"))]
 
 
 def test_hub_reads_are_pinned_to_the_current_commit(tmp_path, monkeypatch, served_hub):
@@ -299,8 +345,11 @@ def test_hub_reads_are_pinned_to_the_current_commit(tmp_path, monkeypatch, serve
     assert len(rows.pairs) == 30 and rows.revision == sha
     assert find_cached_sample(cache, "wmt/wmt19", "zh-en", "en", "zh", 30, 0, sha)
     log = dataset_requests(served_hub)
-    assert [r.path for r in log if r.path.startswith("/api/datasets/wmt/wmt19?")
-            or r.path == "/api/datasets/wmt/wmt19"] == ["/api/datasets/wmt/wmt19"]
+    assert [
+        r.path
+        for r in log
+        if r.path.startswith("/api/datasets/wmt/wmt19?") or r.path == "/api/datasets/wmt/wmt19"
+    ] == ["/api/datasets/wmt/wmt19"]
     files = [r for r in log if "/resolve/" in r.path]
     assert files and all(f"/resolve/{sha}/zh-en/train-" in r.path for r in files)
     # Every read is a range read answered 206 with at most pyarrow's 64 KiB footer read:
@@ -311,8 +360,7 @@ def test_hub_reads_are_pinned_to_the_current_commit(tmp_path, monkeypatch, serve
     # Offline afterwards: the cache answers without any request.
     monkeypatch.setenv("HF_HUB_OFFLINE", "1")
     served_hub.reset()
-    assert load_hub_sample("wmt/wmt19", "zh-en", "en", "zh", n=30, seed=0,
-                           cache_dir=cache) == rows
+    assert load_hub_sample("wmt/wmt19", "zh-en", "en", "zh", n=30, seed=0, cache_dir=cache) == rows
     assert served_hub.requests() == []
 
 
@@ -320,18 +368,28 @@ def test_a_branch_name_resolves_to_its_cached_commit(tmp_path, served_hub):
     cache = tmp_path / "cache"
     rows = load_hub_sample("wmt/wmt19", "zh-en", "en", "zh", n=30, seed=0, cache_dir=cache)
     served_hub.reset()
-    again = load_hub_sample("wmt/wmt19", "zh-en", "en", "zh", n=30, seed=0, cache_dir=cache,
-                            revision="main")
+    again = load_hub_sample(
+        "wmt/wmt19", "zh-en", "en", "zh", n=30, seed=0, cache_dir=cache, revision="main"
+    )
     assert again == rows
     # One request resolves "main" to the sha whose cache file exists; nothing is listed.
     assert [r.path for r in dataset_requests(served_hub)] == [
-        "/api/datasets/wmt/wmt19/revision/main"]
+        "/api/datasets/wmt/wmt19/revision/main"
+    ]
 
 
 def test_an_unknown_revision_is_one_sentence(tmp_path, served_hub):
     with pytest.raises(WorkbenchError, match="has no revision 'v9' on the Hub") as info:
-        load_hub_sample("wmt/wmt19", "zh-en", "en", "zh", n=30, seed=0,
-                        cache_dir=tmp_path / "cache", revision="v9")
+        load_hub_sample(
+            "wmt/wmt19",
+            "zh-en",
+            "en",
+            "zh",
+            n=30,
+            seed=0,
+            cache_dir=tmp_path / "cache",
+            revision="v9",
+        )
     assert "\n" not in str(info.value)
     assert served_hub.requests()[-1].status == 404
 
@@ -345,15 +403,15 @@ def test_a_malformed_dataset_id_is_one_sentence(tmp_path, served_hub):
 def test_offline_hub_sample_fails_with_the_fix(tmp_path, monkeypatch):
     monkeypatch.setenv("HF_HUB_OFFLINE", "1")
     with pytest.raises(HubUnreachableError) as info:
-        load_hub_sample("wmt/wmt19", "zh-en", "en", "zh", n=10, seed=0,
-                        cache_dir=tmp_path)
+        load_hub_sample("wmt/wmt19", "zh-en", "en", "zh", n=10, seed=0, cache_dir=tmp_path)
     message = str(info.value)
     for needle in ("Hugging Face Hub", "HF_ENDPOINT", "--preset demo"):
         assert needle in message
 
 
 def test_opus_preset_tests_on_the_datasets_own_split_at_the_samples_commit(
-        tmp_path, monkeypatch, served_hub):
+    tmp_path, monkeypatch, served_hub
+):
     """opus-en-zh: 9:1 train/validation of the sample; the test set is WMT19's validation
     split (newstest2018), read at the sample's commit, cached, and then needed offline."""
     from workbench.core.config import build_config
@@ -371,13 +429,18 @@ def test_opus_preset_tests_on_the_datasets_own_split_at_the_samples_commit(
     assert len(data.train) + len(data.validation) == 200 - data.dropped["in the test set"]
     # The look-alike's last 4 test rows are train rows too: sampled ones leave training.
     assert data.dropped["in the test set"] > 0
-    infos = [r.path for r in dataset_requests(served_hub) if "/resolve/" not in r.path
-             and "/tree/" not in r.path]
+    infos = [
+        r.path
+        for r in dataset_requests(served_hub)
+        if "/resolve/" not in r.path and "/tree/" not in r.path
+    ]
     # Only the first request asks for the newest commit; the split is read at the sha.
     assert infos[0] == "/api/datasets/wmt/wmt19"
     assert set(infos[1:]) == {f"/api/datasets/wmt/wmt19/revision/{sha}"}
-    assert any(f"/resolve/{sha}/zh-en/validation-00000-of-00001.parquet" in r.path
-               for r in served_hub.requests())
+    assert any(
+        f"/resolve/{sha}/zh-en/validation-00000-of-00001.parquet" in r.path
+        for r in served_hub.requests()
+    )
 
     monkeypatch.setenv("HF_HUB_OFFLINE", "1")
     served_hub.reset()

@@ -44,8 +44,9 @@ def test_decoder_self_attention_is_causal_and_rows_sum_to_one(kinds: AttentionKi
     assert kinds.decoder.col_tokens[1:] == kinds.decoder.row_tokens[:-1]  # reads what it wrote
 
 
-def test_encoder_self_attention_is_square_over_the_source(kinds: AttentionKinds,
-                                                          tiny_model_dir: Path):
+def test_encoder_self_attention_is_square_over_the_source(
+    kinds: AttentionKinds, tiny_model_dir: Path
+):
     from workbench.core.model.load import load_model_and_tokenizer
 
     model, _ = load_model_and_tokenizer(str(tiny_model_dir))
@@ -53,14 +54,19 @@ def test_encoder_self_attention_is_square_over_the_source(kinds: AttentionKinds,
     n = len(encoder.col_tokens)
     assert encoder.row_tokens == encoder.col_tokens == kinds.cross.col_tokens
     assert encoder.col_tokens[-1] == "</s>"
-    assert encoder.weights.shape == (model.config.encoder_layers,
-                                     model.config.encoder_attention_heads, n, n)
+    assert encoder.weights.shape == (
+        model.config.encoder_layers,
+        model.config.encoder_attention_heads,
+        n,
+        n,
+    )
     np.testing.assert_allclose(encoder.weights.sum(axis=-1), 1.0, atol=1e-5)
     assert (encoder.weights > 0).all()  # no mask: every source token sees every other
 
 
-def test_cross_attention_is_the_heatmaps_number_for_number(kinds: AttentionKinds,
-                                                           tiny_model_dir: Path):
+def test_cross_attention_is_the_heatmaps_number_for_number(
+    kinds: AttentionKinds, tiny_model_dir: Path
+):
     amap = load_attention_model(str(tiny_model_dir)).map(SENTENCE)
     assert kinds.translation == amap.translation
     assert kinds.cross.row_tokens == amap.target_tokens
@@ -104,8 +110,9 @@ def test_views_and_errors_name_the_right_stack(kinds: AttentionKinds):
 def test_cli_prints_three_titled_heatmaps_and_the_head_table(tiny_model_dir: Path, capsys):
     assert main(["lab", "attention", "--model", str(tiny_model_dir), SENTENCE]) == 0
     out = capsys.readouterr().out
-    titles = [f"{kind} · mean of 1 layer, mean of 2 heads · pieces"
-              for kind in (ENCODER, DECODER, CROSS)]
+    titles = [
+        f"{kind} · mean of 1 layer, mean of 2 heads · pieces" for kind in (ENCODER, DECODER, CROSS)
+    ]
     positions = [out.index(title) for title in titles]
     assert positions == sorted(positions)
     assert "source:      I like tea." in out and "\x1b[" not in out  # no colour in a pipe
@@ -121,16 +128,18 @@ def test_cli_prints_three_titled_heatmaps_and_the_head_table(tiny_model_dir: Pat
     assert "saved" not in out  # the tiny model names no run folder
 
 
-def test_cli_writes_the_json_into_the_models_run_folder(tiny_model_dir: Path, tmp_path: Path,
-                                                        capsys):
+def test_cli_writes_the_json_into_the_models_run_folder(
+    tiny_model_dir: Path, tmp_path: Path, capsys
+):
     import shutil
 
     model = tmp_path / "best_model"
     shutil.copytree(tiny_model_dir, model)
     run = tmp_path / "runs" / "run-1"
     run.mkdir(parents=True)
-    (model / "workbench.json").write_text(json.dumps({"target_label": None,
-                                                      "run_dir": str(run)}), encoding="utf-8")
+    (model / "workbench.json").write_text(
+        json.dumps({"target_label": None, "run_dir": str(run)}), encoding="utf-8"
+    )
     assert main(["lab", "attention", "--model", str(model), SENTENCE]) == 0
     assert f"saved {run / RESULT_FILE}" in capsys.readouterr().out
     saved = json.loads((run / RESULT_FILE).read_text(encoding="utf-8"))
@@ -144,11 +153,25 @@ def test_cli_empty_sentence_is_one_clear_line(tiny_model_dir: Path, capsys):
 
 
 def test_cli_shows_one_layer_and_head_of_each_kind(tiny_model_dir: Path, capsys):
-    assert main(["lab", "attention", "--model", str(tiny_model_dir), "--layer", "1",
-                 "--head", "2", "--words", SENTENCE]) == 0
+    assert (
+        main(
+            [
+                "lab",
+                "attention",
+                "--model",
+                str(tiny_model_dir),
+                "--layer",
+                "1",
+                "--head",
+                "2",
+                "--words",
+                SENTENCE,
+            ]
+        )
+        == 0
+    )
     out = capsys.readouterr().out
     for kind in (ENCODER, DECODER, CROSS):
         assert f"{kind} · layer 1/1, head 2/2 · words" in out
-    assert main(["lab", "attention", "--model", str(tiny_model_dir), "--layer", "5",
-                 SENTENCE]) == 2
+    assert main(["lab", "attention", "--model", str(tiny_model_dir), "--layer", "5", SENTENCE]) == 2
     assert "--layer 5 does not exist" in capsys.readouterr().err

@@ -19,8 +19,12 @@ from workbench.errors import WorkbenchError
 @pytest.fixture(scope="module")
 def study(tiny_model_dir: Path):
     """One quick study of the tiny model (1 layer, d=32, 2 heads)."""
-    return cache_study(str(tiny_model_dir), sentences=["I like tea.", "Where is it?"],
-                       lengths=(1, 3, 8, 16), repeats=1)
+    return cache_study(
+        str(tiny_model_dir),
+        sentences=["I like tea.", "Where is it?"],
+        lengths=(1, 3, 8, 16),
+        repeats=1,
+    )
 
 
 def test_the_cache_does_not_change_the_output(study) -> None:
@@ -62,7 +66,8 @@ def test_bad_settings_say_what_to_do(tiny_model_dir: Path) -> None:
 
 
 def test_the_command_prints_the_tables_chart_and_saves_to_the_run(
-        tiny_model_dir: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    tiny_model_dir: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     import shutil
 
     from workbench.cli import main
@@ -72,11 +77,14 @@ def test_the_command_prints_the_tables_chart_and_saves_to_the_run(
     run = tmp_path / "translation_output" / "runs" / "r1"
     run.mkdir(parents=True)
     # Relative, as a run records it: found from the folders above the model.
-    (model / "workbench.json").write_text(json.dumps(
-        {"target_label": None, "run_dir": "translation_output/runs/r1"}), encoding="utf-8")
+    (model / "workbench.json").write_text(
+        json.dumps({"target_label": None, "run_dir": "translation_output/runs/r1"}),
+        encoding="utf-8",
+    )
 
-    assert main(["lab", "cache", "--model", str(model), "--lengths", "2", "4",
-                 "--repeats", "1"]) == 0
+    assert (
+        main(["lab", "cache", "--model", str(model), "--lengths", "2", "4", "--repeats", "1"]) == 0
+    )
     out = capsys.readouterr().out
     assert "ms/token cached" in out
     assert "formula: self-attention 2*L*t*d = 64*t floats" in out
@@ -87,10 +95,13 @@ def test_the_command_prints_the_tables_chart_and_saves_to_the_run(
 
 
 def test_the_command_without_a_run_folder_writes_nothing(
-        tiny_model_dir: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    tiny_model_dir: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     from workbench.cli import main
 
-    assert main(["lab", "cache", "--model", str(tiny_model_dir), "--lengths", "2",
-                 "--repeats", "1"]) == 0
+    assert (
+        main(["lab", "cache", "--model", str(tiny_model_dir), "--lengths", "2", "--repeats", "1"])
+        == 0
+    )
     assert "saved" not in capsys.readouterr().out
     assert not (tiny_model_dir / RESULT_FILE).exists()

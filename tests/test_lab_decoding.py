@@ -22,8 +22,14 @@ from workbench.core.lab.decoding import (
 from workbench.core.translate.translator import Translator
 from workbench.errors import WorkbenchError
 
-SENTENCES = ["I like tea.", "He quit smoking.", "The bus is here.", "Where is the station?",
-             "We eat rice.", "She reads a book."]
+SENTENCES = [
+    "I like tea.",
+    "He quit smoking.",
+    "The bus is here.",
+    "Where is the station?",
+    "We eat rice.",
+    "She reads a book.",
+]
 
 
 @pytest.fixture
@@ -32,15 +38,22 @@ def run_with_model(tmp_path: Path, tiny_model_dir: Path) -> tuple[Path, Path]:
     root = tmp_path / "translation_output"
     run = root / "runs" / "20260101-000000-demo"
     run.mkdir(parents=True)
-    rows = [{"source": s, "reference": "我喜欢茶。", "before": "", "after": ""}
-            for s in SENTENCES]
+    rows = [{"source": s, "reference": "我喜欢茶。", "before": "", "after": ""} for s in SENTENCES]
     (run / "test_translations.jsonl").write_text(
-        "".join(json.dumps(r, ensure_ascii=False) + "\n" for r in rows), encoding="utf-8")
+        "".join(json.dumps(r, ensure_ascii=False) + "\n" for r in rows), encoding="utf-8"
+    )
     model = root / "best_model"
     shutil.copytree(tiny_model_dir, model)
-    (model / "workbench.json").write_text(json.dumps(
-        {"target_label": None, "run_dir": "translation_output/runs/20260101-000000-demo",
-         "bleu_tokenize": "zh"}), encoding="utf-8")
+    (model / "workbench.json").write_text(
+        json.dumps(
+            {
+                "target_label": None,
+                "run_dir": "translation_output/runs/20260101-000000-demo",
+                "bleu_tokenize": "zh",
+            }
+        ),
+        encoding="utf-8",
+    )
     return run, model
 
 
@@ -63,18 +76,26 @@ def test_beam_one_is_greedy(tiny_model_dir: Path):
     greedy = Strategy("greedy").options(base)
     assert greedy.num_beams == 1 and not greedy.do_sample
     one_beam = Strategy("beam 1", num_beams=1).options(base)
-    assert translator.translate_many(SENTENCES, greedy) == \
-        translator.translate_many(SENTENCES, one_beam)
+    assert translator.translate_many(SENTENCES, greedy) == translator.translate_many(
+        SENTENCES, one_beam
+    )
 
 
 def test_the_study_scores_every_strategy_and_says_what_it_found(run_with_model):
     run, model = run_with_model
-    strategies = [STRATEGIES[0], STRATEGIES[1], Strategy("temp 1.3", do_sample=True,
-                                                         temperature=1.3)]
+    strategies = [
+        STRATEGIES[0],
+        STRATEGIES[1],
+        Strategy("temp 1.3", do_sample=True, temperature=1.3),
+    ]
     seen = []
-    study = decoding_study(str(model), limit=4, strategies=strategies,
-                           on_progress=lambda name, done, total: seen.append((name, done)))
-    assert study.size == 4 and Path(study.run_dir) .resolve() == run.resolve()
+    study = decoding_study(
+        str(model),
+        limit=4,
+        strategies=strategies,
+        on_progress=lambda name, done, total: seen.append((name, done)),
+    )
+    assert study.size == 4 and Path(study.run_dir).resolve() == run.resolve()
     assert [r.name for r in study.results] == ["greedy", "beam 2", "temp 1.3"]
     greedy, _, sampled = study.results
     assert greedy.bleu_p == 1.0 and len(greedy.example) == 1 and greedy.varies == 0
@@ -102,8 +123,9 @@ def test_repeated_ngrams_are_counted_in_characters_for_chinese():
 
 
 @pytest.mark.slow
-def test_cli_prints_the_table_chart_and_findings_and_saves_json(run_with_model, capsys,
-                                                                 monkeypatch):
+def test_cli_prints_the_table_chart_and_findings_and_saves_json(
+    run_with_model, capsys, monkeypatch
+):
     run, model = run_with_model
     monkeypatch.chdir(run.parent.parent.parent)  # where training ran: run_dir is relative
     assert main(["lab", "decoding", "--model", str(model), "--limit", "3"]) == 0

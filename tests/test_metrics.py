@@ -39,6 +39,7 @@ def test_chrf_orders_hypotheses():
 
 class FakeTokenizer:
     pad_token_id = 0
+
     def __init__(self) -> None:
         self.vocab = {0: "", 1: "我", 2: "喜欢", 3: "茶"}
 

@@ -16,8 +16,11 @@ def test_report_to_tensorboard_without_the_package_is_one_line(tmp_path: Path, m
     from workbench.errors import WorkbenchError
 
     real = importlib.util.find_spec
-    monkeypatch.setattr(importlib.util, "find_spec",
-                        lambda name, *a: None if name == "tensorboard" else real(name, *a))
+    monkeypatch.setattr(
+        importlib.util,
+        "find_spec",
+        lambda name, *a: None if name == "tensorboard" else real(name, *a),
+    )
     config = tiny_config(output_dir=str(tmp_path / "out"), report_to="tensorboard")
     with pytest.raises(WorkbenchError, match="pip install tensorboard"):
         run_training(config)

@@ -77,8 +77,17 @@ def test_report_files_exist_and_hold_the_runs_numbers(tiny_run: Path, written: d
 @pytest.mark.slow
 def test_html_is_self_contained_and_escapes_user_text(written: dict[str, str]):
     page = written[REPORT_HTML]
-    for external in ("http://", "https://", 'src="//', "href=", "url(", "@import", "<link",
-                     "<script", "<img"):
+    for external in (
+        "http://",
+        "https://",
+        'src="//',
+        "href=",
+        "url(",
+        "@import",
+        "<link",
+        "<script",
+        "<img",
+    ):
         assert external not in page, external
     assert '<meta charset="utf-8">' in page
     assert "Noto Sans CJK SC" in page and "Microsoft YaHei" in page
@@ -121,8 +130,9 @@ def test_console_lines_of_other_models_are_left_out(tiny_run: Path):
 def test_unmatched_history_is_listed_whole_and_says_so(tmp_path: Path):
     run = tmp_path / "out" / "runs" / "20260101-000000-demo"
     run.mkdir(parents=True)
-    history = [{"time": "2026-01-01T00:00:00", "model": "/some/model", "source": "a",
-                "translation": "甲"}]
+    history = [
+        {"time": "2026-01-01T00:00:00", "model": "/some/model", "source": "a", "translation": "甲"}
+    ]
     lines, note = console_for_run(history, run, RunSummary(status="finished"), tmp_path / "out")
     assert [c.source for c in lines] == ["a"] and lines[0].role == ""
     assert note.startswith("None of the 1 lines")
@@ -138,13 +148,27 @@ def test_history_lines_that_name_their_run_match_exactly(tmp_path: Path):
         folder.mkdir(parents=True)
     shared = str(out / "best_model")
     history = [
-        {"time": "2026-01-03T00:00:00", "model": shared, "run_dir": str(run),
-         "source": "mine", "translation": "我的"},
-        {"time": "2026-01-03T00:00:01", "model": shared, "run_dir": str(other),
-         "source": "theirs", "translation": "他们的"},
-        {"time": "2026-01-03T00:00:02", "model": str(run / "initial_model"),
-         "run_dir": "translation_output/runs/20260101-000000-demo", "source": "base",
-         "translation": "底"},
+        {
+            "time": "2026-01-03T00:00:00",
+            "model": shared,
+            "run_dir": str(run),
+            "source": "mine",
+            "translation": "我的",
+        },
+        {
+            "time": "2026-01-03T00:00:01",
+            "model": shared,
+            "run_dir": str(other),
+            "source": "theirs",
+            "translation": "他们的",
+        },
+        {
+            "time": "2026-01-03T00:00:02",
+            "model": str(run / "initial_model"),
+            "run_dir": "translation_output/runs/20260101-000000-demo",
+            "source": "base",
+            "translation": "底",
+        },
     ]
     lines, note = console_for_run(history, run, RunSummary(status="finished"), out)
     assert [(c.source, c.role) for c in lines] == [("mine", "fine-tuned"), ("base", "base")]
@@ -188,23 +212,32 @@ def test_run_without_a_model_still_reports_why(tiny_run: Path, tmp_path: Path):
     assert "No heatmap: this run has no saved model" in text
     assert len(report.epochs) == 2  # the per-epoch rows come from metrics.jsonl
     assert not (run / FIGURE_FILES["attention"]).exists()
-    assert {p.name for p in paths} == {REPORT_MD, REPORT_HTML, FIGURE_FILES["loss"],
-                                       FIGURE_FILES["bleu"]}
+    assert {p.name for p in paths} == {
+        REPORT_MD,
+        REPORT_HTML,
+        FIGURE_FILES["loss"],
+        FIGURE_FILES["bleu"],
+    }
 
 
 def test_charts_skip_non_finite_points_and_escape_text():
     svg = line_chart_svg(
         [Series("loss <&>", [(0, 1.0), (1, math.nan), (2, math.inf), (3, 0.5), (4, -math.inf)])],
-        title="a & b", x_label="epoch", y_label="loss")
+        title="a & b",
+        x_label="epoch",
+        y_label="loss",
+    )
     root = ET.fromstring(svg)
     points = root.find(f".//{SVG}polyline").get("points").split()
     assert len(points) == 2
     assert "nan" not in svg and "inf" not in svg
-    empty = ET.fromstring(line_chart_svg([Series("x", [(0, math.nan)])], title="t",
-                                         x_label="x", y_label="y"))
+    empty = ET.fromstring(
+        line_chart_svg([Series("x", [(0, math.nan)])], title="t", x_label="x", y_label="y")
+    )
     assert "no data" in [t.text for t in empty.iter(f"{SVG}text")]
-    grid = ET.fromstring(heatmap_svg(["<s>", "茶"], ["tea", "&"], [[0.5, 0.5], [1.0, math.nan]],
-                                     title="t"))
+    grid = ET.fromstring(
+        heatmap_svg(["<s>", "茶"], ["tea", "&"], [[0.5, 0.5], [1.0, math.nan]], title="t")
+    )
     assert {"<s>", "茶", "tea", "&"} <= {t.text for t in grid.iter(f"{SVG}text")}
 
 
@@ -217,10 +250,13 @@ def test_cli_writes_the_report_of_the_newest_finished_run(tiny_run: Path):
     assert "Tea, please." in (tiny_run / REPORT_MD).read_text(encoding="utf-8")
 
 
-@pytest.mark.parametrize(("argv", "message"), [
-    (["report"], "no finished run under translation_output/runs; train one first"),
-    (["report", "nowhere"], "run folder nowhere does not exist"),
-])
+@pytest.mark.parametrize(
+    ("argv", "message"),
+    [
+        (["report"], "no finished run under translation_output/runs; train one first"),
+        (["report", "nowhere"], "run folder nowhere does not exist"),
+    ],
+)
 def test_cli_errors_are_one_line(tmp_path: Path, monkeypatch, capsys, argv, message):
     monkeypatch.chdir(tmp_path)
     assert main(argv) == 2
@@ -264,13 +300,13 @@ async def test_tui_keys_save_a_screenshot_and_write_the_report(tiny_run: Path, t
 
 
 @pytest.mark.slow
-def test_the_lab_studies_run_for_a_run_appear_in_its_report(tiny_run: Path,
-                                                            written: dict[str, str], capsys):
+def test_the_lab_studies_run_for_a_run_appear_in_its_report(
+    tiny_run: Path, written: dict[str, str], capsys
+):
     assert "The Lab" not in written[REPORT_MD]  # no study run yet: no section
     model = str(tiny_run / "best_model")
     assert main(["lab", "decoding", "--model", model, "--limit", "3"]) == 0
-    assert main(["lab", "cache", "--model", model, "--lengths", "2", "4", "--repeats",
-                 "1"]) == 0
+    assert main(["lab", "cache", "--model", model, "--lengths", "2", "4", "--repeats", "1"]) == 0
     assert main(["lab", "attention", "--model", model, "I like tea."]) == 0
     capsys.readouterr()
     decoding = json.loads((tiny_run / "lab_decoding.json").read_text(encoding="utf-8"))

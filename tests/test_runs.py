@@ -16,23 +16,51 @@ from workbench.core.views.score_text import older_run_line
 
 def scores(role: str) -> SetScores:
     return SetScores(
-        role=role, name="10% held out, seed 42", size=18, bleu_before=0.5, bleu_after=9.5,
-        chrf_before=1.0, chrf_after=20.0, bleu_before_ci=[0.1, 0.9], bleu_after_ci=[8.0, 11.0],
-        chrf_before_ci=[0.5, 1.5], chrf_after_ci=[18.0, 22.0], bleu_delta=9.0,
-        bleu_delta_ci=[7.5, 10.5], bleu_p=0.001, chrf_delta=19.0, chrf_delta_ci=[17.0, 21.0],
-        chrf_p=0.001, n_bootstrap=1000, bleu_signature="nrefs:1|bs:1000|tok:zh")
+        role=role,
+        name="10% held out, seed 42",
+        size=18,
+        bleu_before=0.5,
+        bleu_after=9.5,
+        chrf_before=1.0,
+        chrf_after=20.0,
+        bleu_before_ci=[0.1, 0.9],
+        bleu_after_ci=[8.0, 11.0],
+        chrf_before_ci=[0.5, 1.5],
+        chrf_after_ci=[18.0, 22.0],
+        bleu_delta=9.0,
+        bleu_delta_ci=[7.5, 10.5],
+        bleu_p=0.001,
+        chrf_delta=19.0,
+        chrf_delta_ci=[17.0, 21.0],
+        chrf_p=0.001,
+        n_bootstrap=1000,
+        bleu_signature="nrefs:1|bs:1000|tok:zh",
+    )
 
 
 def finished() -> RunSummary:
     return RunSummary(
-        status="finished", preset="demo", model="scratch", data="hsk", train_pairs=144,
-        validation_pairs=18, test_pairs=18, bleu_tokenize="zh",
+        status="finished",
+        preset="demo",
+        model="scratch",
+        data="hsk",
+        train_pairs=144,
+        validation_pairs=18,
+        test_pairs=18,
+        bleu_tokenize="zh",
         decoding={"num_beams": 4, "max_new_tokens": 64, "no_repeat_ngram_size": 3},
         precision={"device": "cpu", "training": "fp32"},
-        before={"test": {"bleu": 0.5, "chrf": 1.0}}, train_seconds=12.3, global_step=18,
-        run_dir="out/runs/x", base_model="out/runs/x/initial_model", test=scores("test"),
-        validation=scores("validation"), distinct_after=0.9, best_checkpoint="ckpt/checkpoint-18",
-        best_model="out/best_model", run_best_model="out/runs/x/best_model",
+        before={"test": {"bleu": 0.5, "chrf": 1.0}},
+        train_seconds=12.3,
+        global_step=18,
+        run_dir="out/runs/x",
+        base_model="out/runs/x/initial_model",
+        test=scores("test"),
+        validation=scores("validation"),
+        distinct_after=0.9,
+        best_checkpoint="ckpt/checkpoint-18",
+        best_model="out/best_model",
+        run_best_model="out/runs/x/best_model",
         samples=[{"source": "I like tea.", "bleu_after": 100.0}],
         epochs=[{"epoch": 1.0, "step": 9, "eval_bleu": 3.2}],
     )
@@ -50,9 +78,19 @@ def test_write_then_read_round_trips(tmp_path: Path):
 
 
 def test_an_older_or_odd_file_reads_with_none_for_what_it_lacks(tmp_path: Path):
-    (tmp_path / "summary.json").write_text(json.dumps(
-        {"status": "stopped", "global_step": "12", "train_seconds": 7, "samples": ["x", {}],
-         "test": {"role": "test"}, "unknown_key": 1}), encoding="utf-8")
+    (tmp_path / "summary.json").write_text(
+        json.dumps(
+            {
+                "status": "stopped",
+                "global_step": "12",
+                "train_seconds": 7,
+                "samples": ["x", {}],
+                "test": {"role": "test"},
+                "unknown_key": 1,
+            }
+        ),
+        encoding="utf-8",
+    )
     summary = read_summary(tmp_path)
     assert summary is not None and summary.status == "stopped"
     assert summary.global_step is None  # ill-typed: not trusted
@@ -98,10 +136,14 @@ def test_metrics_jsonl_records_the_summary_as_summary_json_holds_it(tmp_path: Pa
 
 def test_an_older_runs_numbers_are_labelled_as_such():
     old = RunSummary.from_dict(
-        {"bleu_before": 0.02, "bleu_after": 11.67, "chrf_before": 0.08, "chrf_after": 12.62})
-    assert older_run_line(old) == ("validation (an older run: no test set, no intervals): "
-                                "BLEU 0.02 → 11.67 · chrF 0.08 → 12.62")
+        {"bleu_before": 0.02, "bleu_after": 11.67, "chrf_before": 0.08, "chrf_after": 12.62}
+    )
+    assert older_run_line(old) == (
+        "validation (an older run: no test set, no intervals): "
+        "BLEU 0.02 → 11.67 · chrF 0.08 → 12.62"
+    )
     assert older_run_line(RunSummary(status="stopped")) is None
     no_chrf = RunSummary.from_dict({"bleu_before": 0.02, "bleu_after": 11.67})
-    assert older_run_line(no_chrf) == ("validation (an older run: no test set, no intervals): "
-                                    "BLEU 0.02 → 11.67 · chrF — → —")  # never 0.00
+    assert older_run_line(no_chrf) == (
+        "validation (an older run: no test set, no intervals): BLEU 0.02 → 11.67 · chrF — → —"
+    )  # never 0.00

@@ -11,10 +11,26 @@ from workbench.core.evaluate.significance import score_before_after
 from workbench.core.scores import SetScores
 from workbench.core.views.score_text import format_p, headline
 
-REFS = ["我喜欢喝茶。", "他是我的朋友。", "今天天气很好。", "我们一起去学校吧。",
-        "这本书很有意思。", "你叫什么名字？", "我家有五口人。", "明天见。"] * 5
-AFTER = ["我喜欢喝茶。", "他是朋友。", "今天天气好。", "我们去学校。",
-         "这本书很有意思。", "你叫什么？", "我家有人。", "明天见。"] * 5
+REFS = [
+    "我喜欢喝茶。",
+    "他是我的朋友。",
+    "今天天气很好。",
+    "我们一起去学校吧。",
+    "这本书很有意思。",
+    "你叫什么名字？",
+    "我家有五口人。",
+    "明天见。",
+] * 5
+AFTER = [
+    "我喜欢喝茶。",
+    "他是朋友。",
+    "今天天气好。",
+    "我们去学校。",
+    "这本书很有意思。",
+    "你叫什么？",
+    "我家有人。",
+    "明天见。",
+] * 5
 BEFORE = ["的的的", "我我", "天", "学学学", "书", "你", "家", "见"] * 5
 
 
@@ -24,15 +40,23 @@ def test_scores_are_sacrebleus_own():
     assert s.chrf_before == round(sacrebleu.corpus_chrf(BEFORE, [REFS]).score, 2)
     assert s.bleu_delta == pytest.approx(s.bleu_after - s.bleu_before, abs=0.011)
     # The p-value is PairedTest's, run the way `sacrebleu --paired-bs` runs it.
-    _, table = PairedTest([("before", BEFORE), ("after", AFTER)],
-                          {"BLEU": BLEU(tokenize="zh"), "chrF": CHRF()}, [REFS],
-                          test_type="bs", n_samples=200)()
+    _, table = PairedTest(
+        [("before", BEFORE), ("after", AFTER)],
+        {"BLEU": BLEU(tokenize="zh"), "chrF": CHRF()},
+        [REFS],
+        test_type="bs",
+        n_samples=200,
+    )()
     assert s.bleu_p == round(table["BLEU"][1].p_value, 6)
     assert s.chrf_p == round(table["chrF2"][1].p_value, 6)
     assert s.bleu_p < 0.05  # a large gain on 40 sentences
     # Each interval holds its score, the delta's holds the delta and excludes 0 here.
-    for score, (low, high) in ((s.bleu_before, s.bleu_before_ci), (s.bleu_after, s.bleu_after_ci),
-                               (s.chrf_after, s.chrf_after_ci), (s.bleu_delta, s.bleu_delta_ci)):
+    for score, (low, high) in (
+        (s.bleu_before, s.bleu_before_ci),
+        (s.bleu_after, s.bleu_after_ci),
+        (s.chrf_after, s.chrf_after_ci),
+        (s.bleu_delta, s.bleu_delta_ci),
+    ):
         assert low <= score <= high
     assert s.bleu_delta_ci[0] > 0
     assert "tok:zh" in s.bleu_signature and "bs:200" in s.bleu_signature
@@ -47,8 +71,10 @@ def test_identical_outputs_are_no_difference():
 def test_headline_names_the_set_and_survives_json():
     s = score_before_after(BEFORE, AFTER, REFS, "zh", "test", "newstest2018", n_bootstrap=100)
     line = headline(s)
-    assert line.startswith(f"test (newstest2018, 40): BLEU {s.bleu_before:.2f} → "
-                           f"{s.bleu_after:.2f} ({s.bleu_delta:+.2f}, 95% CI ")
+    assert line.startswith(
+        f"test (newstest2018, 40): BLEU {s.bleu_before:.2f} → "
+        f"{s.bleu_after:.2f} ({s.bleu_delta:+.2f}, 95% CI "
+    )
     assert SetScores.from_dict(s.to_dict()) == s
     assert SetScores.from_dict({"role": "test"}) is None  # an old or partial summary
 

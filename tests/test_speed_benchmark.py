@@ -11,8 +11,15 @@ import pytest
 
 from tests.conftest import REPO
 
-TINY = {"d_model": 16, "encoder_layers": 1, "decoder_layers": 1, "encoder_attention_heads": 2,
-        "decoder_attention_heads": 2, "encoder_ffn_dim": 32, "decoder_ffn_dim": 32}
+TINY = {
+    "d_model": 16,
+    "encoder_layers": 1,
+    "decoder_layers": 1,
+    "encoder_attention_heads": 2,
+    "decoder_attention_heads": 2,
+    "encoder_ffn_dim": 32,
+    "decoder_ffn_dim": 32,
+}
 
 
 def load_speed():
@@ -21,8 +28,17 @@ def load_speed():
 
 
 def toy_mode(speed):
-    return speed.Mode("quick", epoch=64, train_batches=1, validation_pool=4,
-                      validation_batches=None, reps=1, check_batch=2, check_steps=2, threads=1)
+    return speed.Mode(
+        "quick",
+        epoch=64,
+        train_batches=1,
+        validation_pool=4,
+        validation_batches=None,
+        reps=1,
+        check_batch=2,
+        check_steps=2,
+        threads=1,
+    )
 
 
 @pytest.fixture(scope="module")
@@ -118,9 +134,13 @@ def test_model_flops_count_real_tokens_only(speed, workdir: Path):
 @pytest.mark.slow
 def test_one_repetition_at_toy_size_writes_the_report(speed, workdir: Path, tmp_path: Path):
     """Every phase runs (in-process here) and RESULTS.md renders from what they return."""
-    runs = {arm: {"train": [speed.child_train(arm, workdir, "cpu")],
-                  "eval": [speed.child_eval(arm, workdir, "cpu")]}
-            for arm in ("reference", "workbench")}
+    runs = {
+        arm: {
+            "train": [speed.child_train(arm, workdir, "cpu")],
+            "eval": [speed.child_eval(arm, workdir, "cpu")],
+        }
+        for arm in ("reference", "workbench")
+    }
     # The workdir fixture keeps only the files; the same seeds give its data summary again.
     data = speed.prepare_workdir(tmp_path / "again", toy_mode(speed), shape=TINY)
     ref, wb = runs["reference"]["train"][0], runs["workbench"]["train"][0]
@@ -128,10 +148,18 @@ def test_one_repetition_at_toy_size_writes_the_report(speed, workdir: Path, tmp_
     assert ref["projected_rows"] == 16 * 128
     assert wb["projected_rows"] == data["train_target_tokens"]  # real target tokens only
     measured = speed.Measurements(
-        mode=toy_mode(speed), device="cpu", wall=1.0, machine=speed.machine(),
-        load_before="0 0 0", load_after="0 0 0", data=data, runs=runs,
+        mode=toy_mode(speed),
+        device="cpu",
+        wall=1.0,
+        machine=speed.machine(),
+        load_before="0 0 0",
+        load_after="0 0 0",
+        data=data,
+        runs=runs,
         check=speed.child_check(workdir, "cpu", batch=2, steps=2),
-        matmul={"dtype": "float32", "n": 64, "tflops": 0.05}, gpu_lines=speed.GPU_NONE)
+        matmul={"dtype": "float32", "n": 64, "tflops": 0.05},
+        gpu_lines=speed.GPU_NONE,
+    )
     text = speed.write_report(tmp_path / "RESULTS.md", measured)
     assert (tmp_path / "RESULTS.md").read_text(encoding="utf-8") == text
     assert "| training samples/s |" in text and "| evaluation during training" in text
@@ -141,7 +169,11 @@ def test_one_repetition_at_toy_size_writes_the_report(speed, workdir: Path, tmp_
     for arm in runs.values():
         for phase in arm.values():
             phase[0]["gpu_mib"] = 1000.0
-    gpu_text = speed.write_report(tmp_path / "GPU.md", dataclasses.replace(
-        measured, device="cuda", machine={**measured.machine, "gpu": "a GPU", "bf16": True}))
+    gpu_text = speed.write_report(
+        tmp_path / "GPU.md",
+        dataclasses.replace(
+            measured, device="cuda", machine={**measured.machine, "gpu": "a GPU", "bf16": True}
+        ),
+    )
     assert "| peak GPU memory, training (MiB) | 1,000 | 1,000 | **1.00×**" in gpu_text
     assert "GPU a GPU (bf16)" in gpu_text

@@ -54,39 +54,55 @@ def test_a_grid_is_every_combination_of_checked_values():
     assert space.mode == "grid"
     assert [d.name for d in space.dimensions] == ["learning_rate", "epochs"]
     points = space.grid_points()
-    assert points == [{"learning_rate": 5e-4, "epochs": 10.0},
-                      {"learning_rate": 5e-4, "epochs": 20.0},
-                      {"learning_rate": 1e-3, "epochs": 10.0},
-                      {"learning_rate": 1e-3, "epochs": 20.0}]  # the repeated 10 once
+    assert points == [
+        {"learning_rate": 5e-4, "epochs": 10.0},
+        {"learning_rate": 5e-4, "epochs": 20.0},
+        {"learning_rate": 1e-3, "epochs": 10.0},
+        {"learning_rate": 1e-3, "epochs": 20.0},
+    ]  # the repeated 10 once
     assert point_text(points[0]) == "lr=0.0005 epochs=10"
     assert space.spec() == "grid learning_rate=0.0005,0.001 epochs=10,20"
 
 
 def test_a_search_reads_ranges_and_choices():
     base = build_config("demo")
-    space = parse_space(base, [], ["lr=loguniform:1e-5:1e-3", "batch-size=choice:16,32",
-                                   "epochs=int:2:6", "label_smoothing=uniform:0:0.2"])
+    space = parse_space(
+        base,
+        [],
+        [
+            "lr=loguniform:1e-5:1e-3",
+            "batch-size=choice:16,32",
+            "epochs=int:2:6",
+            "label_smoothing=uniform:0:0.2",
+        ],
+    )
     assert [(d.name, d.kind, d.values) for d in space.dimensions] == [
-        ("learning_rate", "loguniform", (1e-5, 1e-3)), ("batch_size", "choice", (16, 32)),
-        ("epochs", "int", (2, 6)), ("label_smoothing", "uniform", (0.0, 0.2))]
+        ("learning_rate", "loguniform", (1e-5, 1e-3)),
+        ("batch_size", "choice", (16, 32)),
+        ("epochs", "int", (2, 6)),
+        ("label_smoothing", "uniform", (0.0, 0.2)),
+    ]
 
 
-@pytest.mark.parametrize(("grid", "search", "needles"), [
-    (["lr=abc"], [], ["--grid 'lr=abc'", "learning_rate", "'abc'"]),
-    (["lr=-1"], [], ["--grid 'lr=-1'", "learning rate must be in (0, 1]"]),
-    (["speed=1,2"], [], ["unknown setting 'speed'", "lr, epochs"]),
-    (["lr"], [], ["--grid takes NAME=VALUES", "--grid lr=5e-4,1e-3"]),
-    (["output_dir=a,b"], [], ["output_dir cannot be swept", "--output-dir"]),
-    (["lr=1e-3", "learning_rate=2e-3"], [], ["learning_rate is swept twice"]),
-    (["lr=1e-3"], ["epochs=int:2:4"], ["--grid or --search, not both"]),
-    ([], [], ["--grid epochs=2,4", "--search lr=loguniform"]),
-    ([], ["lr=normal:0:1"], ["unknown kind 'normal'", "loguniform:LOW:HIGH"]),
-    ([], ["lr=loguniform:1e-3:1e-5"], ["LOW must be below HIGH", "0.001:1e-05"]),
-    ([], ["lr=loguniform:1e-3"], ["loguniform takes LOW:HIGH"]),
-    ([], ["batch_size=uniform:8:64"], ["whole number", "batch_size=int:LOW:HIGH"]),
-    ([], ["bf16=uniform:0:1"], ["not a number", "choice:A,B"]),
-    ([], ["epochs=choice:3"], ["choice needs two values"]),
-])
+@pytest.mark.parametrize(
+    ("grid", "search", "needles"),
+    [
+        (["lr=abc"], [], ["--grid 'lr=abc'", "learning_rate", "'abc'"]),
+        (["lr=-1"], [], ["--grid 'lr=-1'", "learning rate must be in (0, 1]"]),
+        (["speed=1,2"], [], ["unknown setting 'speed'", "lr, epochs"]),
+        (["lr"], [], ["--grid takes NAME=VALUES", "--grid lr=5e-4,1e-3"]),
+        (["output_dir=a,b"], [], ["output_dir cannot be swept", "--output-dir"]),
+        (["lr=1e-3", "learning_rate=2e-3"], [], ["learning_rate is swept twice"]),
+        (["lr=1e-3"], ["epochs=int:2:4"], ["--grid or --search, not both"]),
+        ([], [], ["--grid epochs=2,4", "--search lr=loguniform"]),
+        ([], ["lr=normal:0:1"], ["unknown kind 'normal'", "loguniform:LOW:HIGH"]),
+        ([], ["lr=loguniform:1e-3:1e-5"], ["LOW must be below HIGH", "0.001:1e-05"]),
+        ([], ["lr=loguniform:1e-3"], ["loguniform takes LOW:HIGH"]),
+        ([], ["batch_size=uniform:8:64"], ["whole number", "batch_size=int:LOW:HIGH"]),
+        ([], ["bf16=uniform:0:1"], ["not a number", "choice:A,B"]),
+        ([], ["epochs=choice:3"], ["choice needs two values"]),
+    ],
+)
 def test_a_bad_spec_is_one_sentence_with_the_value_and_the_fix(grid, search, needles):
     with pytest.raises(WorkbenchError) as err:
         parse_space(build_config("demo"), grid, search)
@@ -105,8 +121,7 @@ def test_plan_counts_and_names():
         make_plan(base, grid, "a/b")
     plan = make_plan(base, grid, default_name(base, grid))
     assert plan.trials == 2
-    assert plan.storage_url == f"sqlite:///{Path('/tmp/somewhere/sweeps').resolve()}/" \
-                               f"{plan.name}.db"
+    assert plan.storage_url == f"sqlite:///{Path('/tmp/somewhere/sweeps').resolve()}/{plan.name}.db"
     search = parse_space(base, [], ["lr=loguniform:1e-5:1e-3"])
     assert make_plan(base, search, "s").trials == 8
     with pytest.raises(WorkbenchError, match="--trials must be 1 or more"):
@@ -134,8 +149,7 @@ def _summary(**blocks) -> RunSummary:
 
 def test_the_objective_is_validation_bleu_and_never_reads_the_test_set():
     validation = scores_block("validation", (0.5, 7.25), (2.0, 12.0))
-    with_test = _summary(validation=validation,
-                         test=scores_block("test", (0.1, 99.0), (1.0, 99.0)))
+    with_test = _summary(validation=validation, test=scores_block("test", (0.1, 99.0), (1.0, 99.0)))
     without_test = _summary(validation=validation)
     garbage_test = _summary(validation=validation, test="not a score block")
     assert trial_value(with_test) == trial_value(without_test) == trial_value(garbage_test)
@@ -158,24 +172,29 @@ def test_without_optuna_the_sweep_says_how_to_install_it(monkeypatch: pytest.Mon
     monkeypatch.setitem(sys.modules, "optuna", None)  # import optuna -> ImportError
     with pytest.raises(WorkbenchError) as err:
         import_optuna()
-    assert str(err.value) == OPTUNA_MISSING == (
-        "workbench sweep needs Optuna: pip install 'nmt-workbench[sweep]'")
+    assert (
+        str(err.value)
+        == OPTUNA_MISSING
+        == ("workbench sweep needs Optuna: pip install 'nmt-workbench[sweep]'")
+    )
 
 
 def test_sweep_help_imports_neither_optuna_nor_torch():
-    code = ("import sys\nfrom workbench.cli import main\n"
-            "try:\n    main(['sweep', '--help'])\nexcept SystemExit:\n    pass\n"
-            "print('HEAVY', [m for m in ('torch', 'optuna', 'transformers', 'sqlalchemy') "
-            "if m in sys.modules])\n")
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
-                         check=True, cwd=REPO)
+    code = (
+        "import sys\nfrom workbench.cli import main\n"
+        "try:\n    main(['sweep', '--help'])\nexcept SystemExit:\n    pass\n"
+        "print('HEAVY', [m for m in ('torch', 'optuna', 'transformers', 'sqlalchemy') "
+        "if m in sys.modules])\n"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, check=True, cwd=REPO
+    )
     assert "HEAVY []" in out.stdout and "--grid" in out.stdout and "--storage" in out.stdout
 
 
 def test_a_bad_grid_on_the_command_line_is_one_line_and_creates_nothing(tmp_path: Path, capsys):
     out = tmp_path / "out"
-    assert main(["sweep", "--preset", "demo", "--grid", "lr=abc",
-                 "--output-dir", str(out)]) == 2
+    assert main(["sweep", "--preset", "demo", "--grid", "lr=abc", "--output-dir", str(out)]) == 2
     err = capsys.readouterr().err.strip()
     assert len(err.splitlines()) == 1 and "--grid 'lr=abc'" in err
     assert not out.exists()
@@ -185,8 +204,19 @@ def test_a_database_password_is_never_printed(tmp_path: Path, capsys):
     """A server database's URL carries its password; the sweep's lines and its error (no
     driver, or no server, here) show the URL with the password hidden."""
     url = f"postgresql://bob:s3cret@127.0.0.1:{closed_port()}/sweeps"
-    code = main(["sweep", "--preset", "demo", "--grid", "epochs=2", "--storage", url,
-                 "--output-dir", str(tmp_path / "out")])
+    code = main(
+        [
+            "sweep",
+            "--preset",
+            "demo",
+            "--grid",
+            "epochs=2",
+            "--storage",
+            url,
+            "--output-dir",
+            str(tmp_path / "out"),
+        ]
+    )
     captured = capsys.readouterr()
     assert code == 2
     assert "s3cret" not in captured.out + captured.err
@@ -213,8 +243,9 @@ def test_a_point_enqueued_twice_is_run_once(tmp_path: Path):
     # The first is running (here, in this worker): the copy is a duplicate, nothing is left.
     assert worker._claim() == "wait"
     first.heartbeat.stop()
-    states = [(t.number, t.state.name, t.user_attrs.get("outcome"))
-              for t in worker.study.get_trials()]
+    states = [
+        (t.number, t.state.name, t.user_attrs.get("outcome")) for t in worker.study.get_trials()
+    ]
     assert states == [(0, "RUNNING", None), (1, "FAIL", "duplicate")]
 
 
@@ -273,28 +304,52 @@ def test_a_grid_sweep_runs_each_point_once_and_a_rerun_runs_none(tmp_path: Path,
 
 
 def _sweep_args(output: Path, *extra: str) -> list[str]:
-    return ["sweep", "--preset", "demo", "--config", str(output.parent / "tiny.toml"),
-            "--output-dir", str(output), *extra]
+    return [
+        "sweep",
+        "--preset",
+        "demo",
+        "--config",
+        str(output.parent / "tiny.toml"),
+        "--output-dir",
+        str(output),
+        *extra,
+    ]
 
 
 def _start(args: list[str], cwd: Path, fake_seconds: float | None = None) -> subprocess.Popen:
     """A worker process; with ``fake_seconds`` its trials run the stand-in, a new one
     writing its checkpoint at once and then "training" that long."""
-    env = {**os.environ, "HF_HUB_OFFLINE": "1", "PYTHONUNBUFFERED": "1",
-           "PYTHONPATH": str(REPO)}
+    env = {**os.environ, "HF_HUB_OFFLINE": "1", "PYTHONUNBUFFERED": "1", "PYTHONPATH": str(REPO)}
     module = "workbench"
     if fake_seconds is not None:
         module, env[SECONDS_VARIABLE] = "tests.fake_training", str(fake_seconds)
-    return subprocess.Popen([sys.executable, "-m", module, *args], cwd=cwd, env=env,
-                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    return subprocess.Popen(
+        [sys.executable, "-m", module, *args],
+        cwd=cwd,
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+    )
 
 
 def _fake_rerun(args: list[str], cwd: Path) -> subprocess.CompletedProcess:
     """The same command run again to its end, trials on the stand-in (none waits)."""
-    env = {**os.environ, "HF_HUB_OFFLINE": "1", "PYTHONUNBUFFERED": "1",
-           "PYTHONPATH": str(REPO), SECONDS_VARIABLE: "0"}
-    return subprocess.run([sys.executable, "-m", "tests.fake_training", *args], cwd=cwd,
-                          env=env, capture_output=True, text=True, timeout=600)
+    env = {
+        **os.environ,
+        "HF_HUB_OFFLINE": "1",
+        "PYTHONUNBUFFERED": "1",
+        "PYTHONPATH": str(REPO),
+        SECONDS_VARIABLE: "0",
+    }
+    return subprocess.run(
+        [sys.executable, "-m", "tests.fake_training", *args],
+        cwd=cwd,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
 
 
 def _wait_for_checkpoint(output: Path, worker: subprocess.Popen, timeout: float = 240) -> Path:
@@ -377,7 +432,9 @@ def test_ctrl_c_stops_the_sweep_cleanly_and_a_rerun_continues(tmp_path: Path):
     assert "run the same command again to continue" in text
     _, trials = _study(output)
     assert [(t.state.name, t.user_attrs.get("outcome")) for t in trials] == [
-        ("FAIL", "stopped"), ("WAITING", None)]  # the grid's other point, not started
+        ("FAIL", "stopped"),
+        ("WAITING", None),
+    ]  # the grid's other point, not started
     assert read_summary(stopped_run).status == "stopped"
 
     rerun = _fake_rerun(args, tmp_path)
@@ -395,8 +452,9 @@ def test_ctrl_c_stops_the_sweep_cleanly_and_a_rerun_continues(tmp_path: Path):
     assert len(list((output / "comparisons").glob("*/compare.html"))) == 1
 
 
-def test_a_search_draws_its_trials_in_range_and_a_rerun_draws_no_more(tmp_path: Path,
-                                                                     fake_training):
+def test_a_search_draws_its_trials_in_range_and_a_rerun_draws_no_more(
+    tmp_path: Path, fake_training
+):
     base = small(tmp_path, epochs=1.0)
     space = parse_space(base, [], ["lr=loguniform:1e-3:5e-3", "bs=choice:16,32"])
     plan = make_plan(base, space, "search", trials=2)

@@ -14,10 +14,21 @@ def tiny_marian():
 
     torch.manual_seed(0)
     config = MarianConfig(
-        vocab_size=60, d_model=16, encoder_layers=1, decoder_layers=1,
-        encoder_attention_heads=2, decoder_attention_heads=2, encoder_ffn_dim=32,
-        decoder_ffn_dim=32, max_position_embeddings=64, pad_token_id=59, eos_token_id=0,
-        decoder_start_token_id=59, dropout=0.0, attention_dropout=0.0, activation_dropout=0.0,
+        vocab_size=60,
+        d_model=16,
+        encoder_layers=1,
+        decoder_layers=1,
+        encoder_attention_heads=2,
+        decoder_attention_heads=2,
+        encoder_ffn_dim=32,
+        decoder_ffn_dim=32,
+        max_position_embeddings=64,
+        pad_token_id=59,
+        eos_token_id=0,
+        decoder_start_token_id=59,
+        dropout=0.0,
+        attention_dropout=0.0,
+        activation_dropout=0.0,
     )
     model = MarianMTModel(config)
     with torch.no_grad():  # a non-zero bias, so a missing bias would show in the loss
@@ -38,8 +49,12 @@ def padded_batch():
 
     # DataCollatorForSeq2Seq(model=...) adds these, as in run_training.
     decoder_input_ids = shift_tokens_right(labels, 59, 59)
-    return {"input_ids": input_ids, "attention_mask": attention_mask, "labels": labels,
-            "decoder_input_ids": decoder_input_ids}
+    return {
+        "input_ids": input_ids,
+        "attention_mask": attention_mask,
+        "labels": labels,
+        "decoder_input_ids": decoder_input_ids,
+    }
 
 
 def trainer_for(model, tmp_path: Path, label_smoothing: float = 0.0):
@@ -47,8 +62,12 @@ def trainer_for(model, tmp_path: Path, label_smoothing: float = 0.0):
 
     from workbench.core.train.trainer import WorkbenchTrainer
 
-    args = Seq2SeqTrainingArguments(output_dir=str(tmp_path), report_to="none", use_cpu=True,
-                                    label_smoothing_factor=label_smoothing)
+    args = Seq2SeqTrainingArguments(
+        output_dir=str(tmp_path),
+        report_to="none",
+        use_cpu=True,
+        label_smoothing_factor=label_smoothing,
+    )
     return WorkbenchTrainer(model=model, args=args)
 
 
@@ -64,8 +83,9 @@ def loss_and_grads(trainer, model, fast: bool):
     else:
         loss = Seq2SeqTrainer.compute_loss(trainer, model, dict(batch), num_items_in_batch=items)
     loss.backward()
-    return loss.detach(), {n: p.grad.clone() for n, p in model.named_parameters()
-                           if p.grad is not None}
+    return loss.detach(), {
+        n: p.grad.clone() for n, p in model.named_parameters() if p.grad is not None
+    }
 
 
 @pytest.mark.parametrize("smoothing", [0.0, 0.1])
@@ -74,7 +94,8 @@ def test_real_token_loss_equals_the_trainers_own(tmp_path: Path, smoothing: floa
     trainer = trainer_for(model, tmp_path, smoothing)
     rows: list[int] = []
     hook = model.get_output_embeddings().register_forward_hook(
-        lambda _m, _a, out: rows.append(out.shape[0] if out.dim() == 2 else -1))
+        lambda _m, _a, out: rows.append(out.shape[0] if out.dim() == 2 else -1)
+    )
     fast_loss, fast_grads = loss_and_grads(trainer, model, fast=True)
     slow_loss, slow_grads = loss_and_grads(trainer, model, fast=False)
     hook.remove()
@@ -104,7 +125,9 @@ def test_the_loss_is_divided_by_the_trainers_token_count(tmp_path: Path):
     torch.testing.assert_close(
         smoothed.compute_loss(model, padded_batch(), num_items_in_batch=2 * real),
         Seq2SeqTrainer.compute_loss(smoothed, model, padded_batch(), num_items_in_batch=2 * real),
-        rtol=1e-5, atol=1e-6)
+        rtol=1e-5,
+        atol=1e-6,
+    )
 
 
 def test_outputs_and_evaluation_take_the_full_forward(tmp_path: Path):
@@ -133,7 +156,8 @@ def test_other_models_keep_the_trainers_loss(tmp_path: Path, monkeypatch):
     monkeypatch.setattr(token_loss, "supports", lambda _model: False)
     shapes: list[tuple[int, ...]] = []
     model.get_output_embeddings().register_forward_hook(
-        lambda _m, _a, out: shapes.append(tuple(out.shape)))
+        lambda _m, _a, out: shapes.append(tuple(out.shape))
+    )
     got, _ = loss_and_grads(trainer, model, fast=True)
     assert shapes == [(4, 11, 60)]
     torch.testing.assert_close(got, expected)

@@ -15,8 +15,14 @@ def test_report_to_tensorboard_writes_event_files(tmp_path: Path):
 
     from workbench.core.train.run_training import run_training
 
-    config = tiny_config(samples=180, epochs=1.0, batch_size=16, logging_steps=1,
-                         output_dir=str(tmp_path / "out"), report_to="tensorboard")
+    config = tiny_config(
+        samples=180,
+        epochs=1.0,
+        batch_size=16,
+        logging_steps=1,
+        output_dir=str(tmp_path / "out"),
+        report_to="tensorboard",
+    )
     result = run_training(config)
     events = EventAccumulator(str(result.run_dir / "tensorboard"))
     events.Reload()
@@ -31,7 +37,8 @@ def test_evaluation_set_is_longest_first_with_references_still_paired():
     from workbench.core.train.trainer import longest_first
 
     dataset = datasets.Dataset.from_dict(
-        {"input_ids": [[1] * 3, [2] * 5, [3] * 1, [4] * 5], "labels": [[1], [2], [3], [4]]})
+        {"input_ids": [[1] * 3, [2] * 5, [3] * 1, [4] * 5], "labels": [[1], [2], [3], [4]]}
+    )
     ordered, refs = longest_first(dataset, ["three", "five-a", "one", "five-b"])
     assert [len(ids) for ids in ordered["input_ids"]] == [5, 5, 3, 1]
     assert refs == ["five-a", "five-b", "three", "one"]  # ties keep their order

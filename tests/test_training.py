@@ -19,8 +19,10 @@ from workbench.core.train.run_training import run_training
 def test_events_and_outputs(finished_run: FinishedRun):
     result, events, handed = finished_run.result, finished_run.events, finished_run.handed
     assert result.status == "finished"
-    test_sources = {json.loads(line)["source"] for line in
-                    (result.run_dir / "test_translations.jsonl").read_text().splitlines()}
+    test_sources = {
+        json.loads(line)["source"]
+        for line in (result.run_dir / "test_translations.jsonl").read_text().splitlines()
+    }
     assert len(test_sources) == 18
     seen_by_trainer = {p.source for p in handed["train"] + handed["validation"]}
     assert len(seen_by_trainer) == 162 and not seen_by_trainer & test_sources
@@ -32,31 +34,48 @@ def test_events_and_outputs(finished_run: FinishedRun):
     assert all(s.samples_per_second and s.samples_per_second > 0 for s in steps[1:])
     evals = [e for e in events if isinstance(e, EvalDone)]
     assert [(e.stage, e.split) for e in evals] == [
-        ("before", "validation"), ("before", "test"), ("epoch", "validation"),
-        ("epoch", "validation"), ("after", "validation"), ("after", "test")]
+        ("before", "validation"),
+        ("before", "test"),
+        ("epoch", "validation"),
+        ("epoch", "validation"),
+        ("after", "validation"),
+        ("after", "test"),
+    ]
     assert sum(isinstance(e, Sample) for e in events) == 5
     assert kinds[-1] == "RunDone"
     summary = json.loads((result.run_dir / "summary.json").read_text())
-    for role, before, after in (("validation", evals[0], evals[-2]),
-                                ("test", evals[1], evals[-1])):
+    for role, before, after in (("validation", evals[0], evals[-2]), ("test", evals[1], evals[-1])):
         block = summary[role]
         assert block["role"] == role and block["size"] == 18 and block["name"]
         assert block["bleu_before"] == pytest.approx(before.bleu, abs=0.01)
         assert block["bleu_after"] == pytest.approx(after.bleu, abs=0.01)
         assert block["chrf_after"] == pytest.approx(after.chrf, abs=0.01)
-        for key in ("bleu_before_ci", "bleu_after_ci", "chrf_before_ci", "chrf_after_ci",
-                    "bleu_delta_ci", "chrf_delta_ci"):
+        for key in (
+            "bleu_before_ci",
+            "bleu_after_ci",
+            "chrf_before_ci",
+            "chrf_after_ci",
+            "bleu_delta_ci",
+            "chrf_delta_ci",
+        ):
             low, high = block[key]
             assert low <= high
         assert 0 < block["bleu_p"] <= 1 and 0 < block["chrf_p"] <= 1
-    assert summary["precision"] == {"device": "cpu", "training": "fp32",
-                                    "training_tf32": False, "decoding": "fp32, TF32 off"}
+    assert summary["precision"] == {
+        "device": "cpu",
+        "training": "fp32",
+        "training_tf32": False,
+        "decoding": "fp32, TF32 off",
+    }
     config = json.loads((result.run_dir / "config.json").read_text())
     assert config["precision"] == summary["precision"]
-    test_rows = [json.loads(line) for line in
-                 (result.run_dir / "test_translations.jsonl").read_text().splitlines()]
-    assert [s["source"] for s in summary["samples"]] == [
-        r["source"] for r in test_rows[::3]][:5]  # the five samples are test sentences
+    test_rows = [
+        json.loads(line)
+        for line in (result.run_dir / "test_translations.jsonl").read_text().splitlines()
+    ]
+    assert [s["source"] for s in summary["samples"]] == [r["source"] for r in test_rows[::3]][
+        :5
+    ]  # the five samples are test sentences
     assert (Path(summary["best_model"]) / "workbench.json").is_file()
 
 
@@ -79,21 +98,24 @@ def test_stop_event_ends_at_a_step_with_a_checkpoint_then_resume(tmp_path: Path)
     assert json.loads((first.run_dir / "summary.json").read_text())["status"] == "stopped"
 
     done: list[RunDone] = []
-    second = run_training(config, lambda e: done.append(e) if isinstance(e, RunDone) else None,
-                          resume=True)
+    second = run_training(
+        config, lambda e: done.append(e) if isinstance(e, RunDone) else None, resume=True
+    )
     assert second.status == "finished" and second.run_dir == first.run_dir
     assert done[-1].summary.global_step == 18
 
 
 @pytest.mark.slow
 def test_a_second_run_never_touches_the_first_and_best_model_follows_the_newer(
-        finished_run: FinishedRun, tmp_path: Path):
+    finished_run: FinishedRun, tmp_path: Path
+):
     first_dir = finished_run.copy_to(tmp_path / "out")  # the first run, finished here
     kept = {p: p.read_bytes() for p in first_dir.rglob("*") if p.is_file()}
     second = run_training(small(tmp_path, epochs=1.0))
     assert second.run_dir != first_dir
     assert sorted(p.name for p in (tmp_path / "out" / "runs").iterdir()) == sorted(
-        [first_dir.name, second.run_dir.name])
+        [first_dir.name, second.run_dir.name]
+    )
     assert {p: p.read_bytes() for p in first_dir.rglob("*") if p.is_file()} == kept
     published = json.loads((tmp_path / "out" / "best_model" / "workbench.json").read_text())
     assert published["run_dir"] == str(second.run_dir)
@@ -102,7 +124,8 @@ def test_a_second_run_never_touches_the_first_and_best_model_follows_the_newer(
 
 @pytest.mark.slow
 def test_a_run_folder_given_as_run_dir_is_continued_from_its_last_checkpoint(
-        finished_run: FinishedRun, tmp_path: Path):
+    finished_run: FinishedRun, tmp_path: Path
+):
     """How a sweep continues a trial cut short (tests/test_sweep.py runs its trials on a
     stand-in): ``run_dir`` with a config.json goes on from its checkpoint, in that folder."""
     run = finished_run.copy_to(tmp_path / "out")
@@ -111,9 +134,12 @@ def test_a_run_folder_given_as_run_dir_is_continued_from_its_last_checkpoint(
         shutil.rmtree(folder)
     (run / "summary.json").unlink()
     notes: list[str] = []
-    result = run_training(small(tmp_path, epochs=5.0),  # the run's own settings win
-                          lambda e: notes.append(e.text) if isinstance(e, Note) else None,
-                          run_dir=run, publish=False)
+    result = run_training(
+        small(tmp_path, epochs=5.0),  # the run's own settings win
+        lambda e: notes.append(e.text) if isinstance(e, Note) else None,
+        run_dir=run,
+        publish=False,
+    )
     assert result.status == "finished" and result.run_dir == run
     assert f"resuming {run.name} from checkpoint-9" in notes
     assert result.summary.global_step == 18
@@ -131,10 +157,16 @@ def test_after_is_decoded_like_translate_even_with_bf16_autocast_in_training(tmp
     result = run_training(small(tmp_path, bf16=True))
     assert result.status == "finished"
     assert result.summary.precision["training"] == "bf16"
-    rows = [json.loads(line) for line in
-            (result.run_dir / "test_translations.jsonl").read_text().splitlines()]
-    printed = run_cli("translate", "--model", str(result.run_dir / "best_model"),
-                      input="".join(r["source"] + "\n" for r in rows))
+    rows = [
+        json.loads(line)
+        for line in (result.run_dir / "test_translations.jsonl").read_text().splitlines()
+    ]
+    printed = run_cli(
+        "translate",
+        "--model",
+        str(result.run_dir / "best_model"),
+        input="".join(r["source"] + "\n" for r in rows),
+    )
     assert printed.returncode == 0, printed.stderr
     assert printed.stdout.splitlines() == [r["after"] for r in rows]
 
@@ -150,11 +182,15 @@ def test_a_run_from_before_test_sets_is_not_resumed(tmp_path: Path):
     checkpoint.mkdir(parents=True)
     for name in ("model.safetensors", "trainer_state.json", "optimizer.pt"):
         (checkpoint / name).write_bytes(b"{}")
-    old = {k: v for k, v in build_config("demo").to_dict().items()
-           if k not in ("test_fraction", "test_data", "test_split", "data_revision",
-                        "ddp_timeout")}
+    old = {
+        k: v
+        for k, v in build_config("demo").to_dict().items()
+        if k not in ("test_fraction", "test_data", "test_split", "data_revision", "ddp_timeout")
+    }
     (run / "config.json").write_text(json.dumps(old), encoding="utf-8")
-    with pytest.raises(WorkbenchError, match="20261129-120000-demo' was started by an earlier "
-                                             "workbench without a test set"):
+    with pytest.raises(
+        WorkbenchError,
+        match="20261129-120000-demo' was started by an earlier workbench without a test set",
+    ):
         run_training(config, resume=True)
     assert sorted(p.name for p in run.iterdir()) == ["checkpoints", "config.json"]

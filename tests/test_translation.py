@@ -34,8 +34,16 @@ def model_output(translator: Translator, text: str, max_new_tokens: int) -> str:
 
 @pytest.mark.parametrize(
     "text",
-    ["", "   ", "🍵🍵 tea", "a\x00b\x1bc", "bad \ud800 surrogate", "我喜欢茶", "[/bold] [red]x",
-     "\x00\x01\x02"],
+    [
+        "",
+        "   ",
+        "🍵🍵 tea",
+        "a\x00b\x1bc",
+        "bad \ud800 surrogate",
+        "我喜欢茶",
+        "[/bold] [red]x",
+        "\x00\x01\x02",
+    ],
 )
 def test_odd_input_never_crashes(tiny_model_dir: Path, text: str):
     translator = Translator.from_pretrained(str(tiny_model_dir), device="cpu")
@@ -64,11 +72,17 @@ def test_clean_input():
 
 def test_translate_many_treats_each_line_as_translate_does(tiny_model_dir):
     """Long, messy and empty lines: a set decoded in batches equals the console, line by line."""
-    translator = Translator.from_pretrained(str(tiny_model_dir), device="cpu",
-                                            backend="transformers")
+    translator = Translator.from_pretrained(
+        str(tiny_model_dir), device="cpu", backend="transformers"
+    )
     translator.max_source_length = 24  # so that the long line is split at sentence ends
-    lines = ["I like tea.", "", "  two   spaces\tand a tab ", "We eat. " * 12,
-             "Where is the station?"]
+    lines = [
+        "I like tea.",
+        "",
+        "  two   spaces\tand a tab ",
+        "We eat. " * 12,
+        "Where is the station?",
+    ]
     options = DecodeOptions(num_beams=2, max_new_tokens=8)
     batched = translator.translate_many(lines, options, batch_size=4)
     assert batched == [translator.translate(line, options).text for line in lines]

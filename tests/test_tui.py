@@ -58,8 +58,11 @@ async def test_panes_switch_and_dataset_filters(tmp_path: Path):
         table = dataset.query_one("#dataset-table")
         await wait_for(pilot, lambda: app.focused is table, what="focus on the dataset table")
         await pilot.press("3")  # digits work where focus is not in a text field
-        await wait_for(pilot, lambda: app.query_one("#panes").active == "samples",
-                       what="3 shows the Samples pane")
+        await wait_for(
+            pilot,
+            lambda: app.query_one("#panes").active == "samples",
+            what="3 shows the Samples pane",
+        )
         assert app.query_one("#panes").active == "samples"
         await pilot.press("1")
         await wait_for(pilot, lambda: app.focused is table, what="1: back on the dataset table")
@@ -71,13 +74,15 @@ async def test_panes_switch_and_dataset_filters(tmp_path: Path):
         await pilot.press("escape")
         await wait_for(pilot, lambda: len(dataset.matches) < 160)
         assert dataset.matches
-        assert all("tea" in p.source.lower() or "tea" in p.target.lower()
-                   for _, p in dataset.matches)
+        assert all(
+            "tea" in p.source.lower() or "tea" in p.target.lower() for _, p in dataset.matches
+        )
 
 
 @pytest.mark.parametrize("size", [(80, 24), (100, 30), (120, 36)], ids=str)
 async def test_dataset_columns_share_the_width_and_counts_are_whole(
-        tmp_path: Path, size: tuple[int, int]):
+    tmp_path: Path, size: tuple[int, int]
+):
     """Source and target both readable (CJK takes two cells), every column on screen, and
     the histogram counts printed as whole numbers (they read 41.0, 34.2 before)."""
     app = WorkbenchApp(small(tmp_path))
@@ -89,8 +94,11 @@ async def test_dataset_columns_share_the_width_and_counts_are_whole(
         def width_used() -> int:
             return sum(column.get_render_width(table) for column in table.columns.values())
 
-        await wait_for(pilot, lambda: width_used() + SCROLLBAR <= table.size.width,
-                       what="every column fits the table")
+        await wait_for(
+            pilot,
+            lambda: width_used() + SCROLLBAR <= table.size.width,
+            what="every column fits the table",
+        )
         widths = {str(column.label): column.width for column in table.columns.values()}
         source, target = widths["source"], widths["target"]
         assert list(widths) == ["split", "source", "target", "src w", "tgt ch"]
@@ -112,17 +120,20 @@ async def test_invalid_setting_is_refused_without_starting(tmp_path: Path):
         await pilot.press("s")
         # The refusal is what the user sees; "not running" alone would also hold if the
         # key had never arrived.
-        await wait_for(pilot, lambda: any(n.title == "Invalid setting"
-                                          for n in app._notifications),
-                       what="the invalid-setting message")
+        await wait_for(
+            pilot,
+            lambda: any(n.title == "Invalid setting" for n in app._notifications),
+            what="the invalid-setting message",
+        )
         assert not training.running
         assert str(training.query_one("#train-status", Static).render()) == "idle"
         assert not (tmp_path / "out" / "runs").exists()
 
 
 @pytest.mark.slow
-async def test_training_run_fills_charts_samples_and_translate(tmp_path: Path,
-                                                               monkeypatch: pytest.MonkeyPatch):
+async def test_training_run_fills_charts_samples_and_translate(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+):
     go_on = hold_training(monkeypatch, after_steps=0)  # until the pane switch is checked
     app = WorkbenchApp(small(tmp_path))
     async with app.run_test(size=(120, 36)) as pilot:
@@ -152,8 +163,10 @@ async def test_training_run_fills_charts_samples_and_translate(tmp_path: Path,
         table = translate.query_one("#translate-history")
         await wait_for(pilot, lambda: table.row_count == 1, timeout=60)
         history = tmp_path / "out" / "console_history.jsonl"
-        assert json.loads(history.read_text(encoding="utf-8").splitlines()[0])["source"] == \
-            "I like tea."
+        assert (
+            json.loads(history.read_text(encoding="utf-8").splitlines()[0])["source"]
+            == "I like tea."
+        )
 
         await pilot.press("ctrl+t")  # open the last sentence in the Attention pane
         attention = app.query_one(AttentionPane)
@@ -161,19 +174,25 @@ async def test_training_run_fills_charts_samples_and_translate(tmp_path: Path,
         assert app.query_one("#panes").active == "attention"
         first = str(attention.query_one("#attention-status").render())
         await pilot.press("escape")  # leave the field, so that ] and h are not typed into it
-        await wait_for(pilot, lambda: not isinstance(app.focused, Input),
-                       what="Escape leaves the sentence field")
+        await wait_for(
+            pilot,
+            lambda: not isinstance(app.focused, Input),
+            what="Escape leaves the sentence field",
+        )
         await pilot.press("]", "h")  # next layer; one head
         await wait_for(pilot, lambda: attention.head_index == 0, what="h shows one head")
-        assert attention.layer_index == (attention.result.default_layer + 1) % \
-            attention.result.num_layers
+        assert (
+            attention.layer_index
+            == (attention.result.default_layer + 1) % attention.result.num_layers
+        )
         assert attention.head_index == 0
         assert str(attention.query_one("#attention-status").render()) != first
 
 
 @pytest.mark.slow
-async def test_stop_ends_with_a_checkpoint_and_resume_continues(tmp_path: Path,
-                                                                monkeypatch: pytest.MonkeyPatch):
+async def test_stop_ends_with_a_checkpoint_and_resume_continues(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+):
     go_on = hold_training(monkeypatch, after_steps=2)  # two logged losses, then until x
     app = WorkbenchApp(small(tmp_path, epochs=3.0, logging_steps=1))
     async with app.run_test(size=(100, 30)) as pilot:
@@ -185,12 +204,16 @@ async def test_stop_ends_with_a_checkpoint_and_resume_continues(tmp_path: Path,
         runs = list((tmp_path / "out" / "runs").iterdir())
         assert list((runs[0] / "checkpoints").glob("checkpoint-*"))
         await pilot.press("r")  # Resume goes on in the same run folder
-        await wait_for(pilot, lambda: not training.running and
-                       training.last_status == "finished", timeout=300)
+        await wait_for(
+            pilot, lambda: not training.running and training.last_status == "finished", timeout=300
+        )
         # The app takes the finished run after the pane: leaving before it has would stop
         # the app under that message.
-        await wait_for(pilot, lambda: any(n.title == "Run finished" for n in app._notifications),
-                       what="the app's Run finished notice")
+        await wait_for(
+            pilot,
+            lambda: any(n.title == "Run finished" for n in app._notifications),
+            what="the app's Run finished notice",
+        )
     assert list((tmp_path / "out" / "runs").iterdir()) == runs
     summary = json.loads((runs[0] / "summary.json").read_text())
     assert summary["status"] == "finished" and summary["global_step"] == 27
@@ -199,19 +222,33 @@ async def test_stop_ends_with_a_checkpoint_and_resume_continues(tmp_path: Path,
 async def test_app_opens_on_a_saved_run(tmp_path: Path):
     run = tmp_path / "out" / "runs" / "20260101-000000-demo"
     run.mkdir(parents=True)
-    summary = {"status": "finished", "test": scores_block("test", (0.5, 9.5), (1.0, 20.0)),
-               "validation": scores_block("validation", (0.4, 9.9), (1.1, 20.5)),
-               "bleu_tokenize": "zh",
-               "best_model": str(tmp_path / "out" / "best_model"),
-               "samples": [{"source": "[/bold] tea", "reference": "茶", "before": "x",
-                            "after": "茶", "bleu_before": 0.0, "bleu_after": 100.0}]}
+    summary = {
+        "status": "finished",
+        "test": scores_block("test", (0.5, 9.5), (1.0, 20.0)),
+        "validation": scores_block("validation", (0.4, 9.9), (1.1, 20.5)),
+        "bleu_tokenize": "zh",
+        "best_model": str(tmp_path / "out" / "best_model"),
+        "samples": [
+            {
+                "source": "[/bold] tea",
+                "reference": "茶",
+                "before": "x",
+                "after": "茶",
+                "bleu_before": 0.0,
+                "bleu_after": 100.0,
+            }
+        ],
+    }
     (run / "summary.json").write_text(json.dumps(summary), encoding="utf-8")
     app = WorkbenchApp(small(tmp_path))
     async with app.run_test(size=(100, 30)) as pilot:
         await show_pane(pilot, "samples")
         samples = app.query_one(SamplesPane)
-        await wait_for(pilot, lambda: samples.query_one("#samples-table").row_count > 0,
-                       what="the saved run's samples")
+        await wait_for(
+            pilot,
+            lambda: samples.query_one("#samples-table").row_count > 0,
+            what="the saved run's samples",
+        )
         assert samples.query_one("#samples-table").row_count == 1
         assert samples.selected_source() == "[/bold] tea"
         header = str(samples.query_one("#samples-summary").render())
@@ -224,21 +261,37 @@ async def test_a_torn_translations_file_shows_the_rest_with_a_note(tmp_path: Pat
     Samples pane shows every whole row and says one line was skipped."""
     run = tmp_path / "out" / "runs" / "20260101-000000-demo"
     run.mkdir(parents=True)
-    summary = {"status": "finished", "test": scores_block("test", (0.5, 9.5), (1.0, 20.0)),
-               "bleu_tokenize": "zh", "samples": []}
+    summary = {
+        "status": "finished",
+        "test": scores_block("test", (0.5, 9.5), (1.0, 20.0)),
+        "bleu_tokenize": "zh",
+        "samples": [],
+    }
     (run / "summary.json").write_text(json.dumps(summary), encoding="utf-8")
-    rows = [{"source": f"tea {i}", "reference": "茶", "before": "x", "after": "茶",
-             "bleu_before": 0.0, "bleu_after": 100.0} for i in range(3)]
+    rows = [
+        {
+            "source": f"tea {i}",
+            "reference": "茶",
+            "before": "x",
+            "after": "茶",
+            "bleu_before": 0.0,
+            "bleu_after": 100.0,
+        }
+        for i in range(3)
+    ]
     torn = json.dumps(rows[0])[:17]
     (run / "test_translations.jsonl").write_text(
-        "".join(json.dumps(r, ensure_ascii=False) + "\n" for r in rows) + torn,
-        encoding="utf-8")
+        "".join(json.dumps(r, ensure_ascii=False) + "\n" for r in rows) + torn, encoding="utf-8"
+    )
     app = WorkbenchApp(small(tmp_path))
     async with app.run_test(size=(100, 30)) as pilot:
         await show_pane(pilot, "samples")
         samples = app.query_one(SamplesPane)
-        await wait_for(pilot, lambda: samples.query_one("#samples-table").row_count > 0,
-                       what="the saved run's rows")
+        await wait_for(
+            pilot,
+            lambda: samples.query_one("#samples-table").row_count > 0,
+            what="the saved run's rows",
+        )
         assert samples.query_one("#samples-table").row_count == 3
         header = str(samples.query_one("#samples-summary").render())
         assert "note: 1 unreadable line of test_translations.jsonl skipped" in header
@@ -254,10 +307,14 @@ async def test_translate_with_a_missing_model_keeps_the_app_up(tmp_path: Path, b
         translate.query_one("#translate-input").value = "hello"
         translate.query_one("#translate-input").focus()
         await pilot.press("enter")
+
         # The user is told which model is missing and what to do; no row, no crash.
         def errors() -> list[str]:
-            return [n.message for n in app._notifications
-                    if n.title == "Translate" and n.severity == "error"]
+            return [
+                n.message
+                for n in app._notifications
+                if n.title == "Translate" and n.severity == "error"
+            ]
 
         await wait_for(pilot, lambda: bool(errors()), what="the missing-model message")
         assert f"model folder '{tmp_path / bad}' does not exist; train one first" in errors()[0]

@@ -26,7 +26,8 @@ SENTENCE = "I like to drink tea with my friends."
 
 
 async def test_panes_show_what_workbench_translate_and_attention_print(
-        tmp_path: Path, tiny_model_dir: Path, capsys):
+    tmp_path: Path, tiny_model_dir: Path, capsys
+):
     model = tmp_path / "out" / "best_model"
     shutil.copytree(tiny_model_dir, model)
     assert main(["translate", "--model", str(model), SENTENCE]) == 0
@@ -55,8 +56,9 @@ async def test_panes_show_what_workbench_translate_and_attention_print(
 
     assert pane_translation == cli_translation == amap.translation
     # The pane's default view is the command's default view, cell for cell.
-    view = amap.view(layer=attention.layer_index, head=attention.head_index,
-                     words=attention.merge_words)
+    view = amap.view(
+        layer=attention.layer_index, head=attention.head_index, words=attention.merge_words
+    )
     direct = load_attention_model(str(model)).map(SENTENCE).view()
     np.testing.assert_array_equal(view.matrix, direct.matrix)
     assert (view.row_labels, view.col_labels) == (direct.row_labels, direct.col_labels)

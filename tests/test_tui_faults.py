@@ -38,14 +38,17 @@ def boom(*args, **kwargs):
 
 @pytest.mark.parametrize("worker", ["dataset", "training", "translate"])
 async def test_a_failing_worker_is_shown_and_the_app_stays_up(
-        tmp_path: Path, monkeypatch, tiny_model_dir: Path, worker: str):
+    tmp_path: Path, monkeypatch, tiny_model_dir: Path, worker: str
+):
     import workbench.core.data.pairs
     import workbench.core.train.run_training
     from workbench.core.translate.translator import Translator
 
-    target = {"dataset": (workbench.core.data.pairs, "prepare_data"),
-              "training": (workbench.core.train.run_training, "run_training"),
-              "translate": (Translator, "translate")}[worker]
+    target = {
+        "dataset": (workbench.core.data.pairs, "prepare_data"),
+        "training": (workbench.core.train.run_training, "run_training"),
+        "translate": (Translator, "translate"),
+    }[worker]
     monkeypatch.setattr(*target, boom)
     app = WorkbenchApp(small(tmp_path))
     async with app.run_test(size=(100, 30)) as pilot:
@@ -56,8 +59,12 @@ async def test_a_failing_worker_is_shown_and_the_app_stays_up(
             status = app.query_one("#train-status", Static)
             # Wait for the status to change: "not running" alone also holds before the key
             # arrives.
-            await wait_for(pilot, lambda: str(status.render()) != "idle"
-                           and not training.running, timeout=30, what="the run ended")
+            await wait_for(
+                pilot,
+                lambda: str(status.render()) != "idle" and not training.running,
+                timeout=30,
+                what="the run ended",
+            )
             assert not training.running
             assert str(app.query_one("#train-status").render()) == "failed"
         if worker == "translate":
@@ -67,12 +74,16 @@ async def test_a_failing_worker_is_shown_and_the_app_stays_up(
             pane.query_one("#translate-input").value = "hello"
             pane.query_one("#translate-input").focus()
             await pilot.press("enter")
-        await wait_for(pilot, lambda: any("injected failure" in n for n in notifications(app)),
-                       timeout=30)
+        await wait_for(
+            pilot, lambda: any("injected failure" in n for n in notifications(app)), timeout=30
+        )
         assert any(f"{worker} failed" in n for n in notifications(app))
         await pilot.press("f1", "f3", "f4")  # still answering keys
-        await wait_for(pilot, lambda: app.query_one("#panes").active == "translate",
-                       what="the F-keys still switch panes")
+        await wait_for(
+            pilot,
+            lambda: app.query_one("#panes").active == "translate",
+            what="the F-keys still switch panes",
+        )
         assert app.is_running and app.query_one("#panes").active == "translate"
 
 
@@ -82,9 +93,20 @@ async def test_non_finite_values_never_reach_the_charts(tmp_path: Path):
         await show_pane(pilot, "training")
         pane = app.query_one(TrainingPane)
         for step, loss in enumerate([5.0, None, float("inf"), float("nan"), 4.0], 1):
-            pane.post_message(RunEvent(TrainStep(
-                step=step, max_steps=10, epoch=0.1 * step, loss=loss, learning_rate=None,
-                grad_norm=None, samples_per_second=None, eta_seconds=None)))
+            pane.post_message(
+                RunEvent(
+                    TrainStep(
+                        step=step,
+                        max_steps=10,
+                        epoch=0.1 * step,
+                        loss=loss,
+                        learning_rate=None,
+                        grad_norm=None,
+                        samples_per_second=None,
+                        eta_seconds=None,
+                    )
+                )
+            )
         for bleu in (1.0, float("inf"), float("nan")):
             pane.post_message(RunEvent(EvalDone(step=5, epoch=1.0, bleu=bleu, chrf=bleu)))
         log = pane.query_one(Log)
@@ -93,14 +115,15 @@ async def test_non_finite_values_never_reach_the_charts(tmp_path: Path):
         assert app.query_one("#loss-chart", SeriesChart).point_count("loss") == 2
         assert app.query_one("#bleu-chart", SeriesChart).point_count("BLEU") == 1
         # The headless wording (core.views.event_text.EventText), which also says nan/inf.
-        assert log.lines[1] == "  step  2/10  epoch  0.20  loss nan/inf  lr —  grad —  " \
-                               "— samples/s  ETA ?"
+        assert (
+            log.lines[1] == "  step  2/10  epoch  0.20  loss nan/inf  lr —  grad —  "
+            "— samples/s  ETA ?"
+        )
         assert log.lines[-1] == "  epoch 1 done: BLEU nan  chrF nan  eval loss —  (validation)"
         assert str(pane.query_one("#train-status", Static).render()).startswith(
-            "epoch 0.50 · step 5/10")
+            "epoch 0.50 · step 5/10"
+        )
         assert app.is_running
-
-
 
 
 async def test_console_takes_odd_input_and_goes_on(tmp_path: Path, tiny_model_dir: Path):
@@ -146,9 +169,13 @@ class Terminal:
         fcntl.ioctl(slave, termios.TIOCSWINSZ, struct.pack("HHHH", 30, 100, 0, 0))
         env = {**os.environ, "HF_HUB_OFFLINE": "1", "TERM": "xterm-256color"}
         self.proc = subprocess.Popen(
-            [sys.executable, "-m", "workbench", "tui", "--preset", "demo", "--config",
-             "tiny.toml"],
-            cwd=cwd, env=env, stdin=slave, stdout=slave, stderr=slave, start_new_session=True,
+            [sys.executable, "-m", "workbench", "tui", "--preset", "demo", "--config", "tiny.toml"],
+            cwd=cwd,
+            env=env,
+            stdin=slave,
+            stdout=slave,
+            stderr=slave,
+            start_new_session=True,
         )
         os.close(slave)
         self.master = master
@@ -221,9 +248,11 @@ async def test_report_key_without_any_run_is_shown_not_fatal(tmp_path: Path):
     app = WorkbenchApp(small(tmp_path))
     async with app.run_test(size=(100, 30)) as pilot:
         await pilot.press("f7")
-        await wait_for(pilot, lambda: any("report failed" in n for n in notifications(app)),
-                       timeout=30)
+        await wait_for(
+            pilot, lambda: any("report failed" in n for n in notifications(app)), timeout=30
+        )
         assert app.is_running
         # The message says what is missing and what to do.
-        assert any("no finished run under" in n and "train one first" in n
-                   for n in notifications(app))
+        assert any(
+            "no finished run under" in n and "train one first" in n for n in notifications(app)
+        )

@@ -16,8 +16,14 @@ from workbench.core.lab.decoding import STUDY_FILE
 from workbench.tui.app import WorkbenchApp
 from workbench.tui.widgets.lab_pane import LabPane
 
-SENTENCES = ["I like tea.", "He quit smoking.", "The bus is here.", "Where is the station?",
-             "We eat rice.", "She reads a book."]
+SENTENCES = [
+    "I like tea.",
+    "He quit smoking.",
+    "The bus is here.",
+    "Where is the station?",
+    "We eat rice.",
+    "She reads a book.",
+]
 RUN_NAME = "20260101-000000-demo"
 
 
@@ -26,21 +32,28 @@ def lab_run(tiny_model_dir: Path, copies: int = 1) -> tuple[WorkbenchApp, Path]:
     test set is SENTENCES ``copies`` times: what the studies read and where they save."""
     run = Path("out/runs") / RUN_NAME
     run.mkdir(parents=True)
-    rows = [{"source": s, "reference": "我喜欢茶。", "before": "", "after": ""}
-            for s in SENTENCES * copies]
+    rows = [
+        {"source": s, "reference": "我喜欢茶。", "before": "", "after": ""}
+        for s in SENTENCES * copies
+    ]
     (run / "test_translations.jsonl").write_text(
-        "".join(json.dumps(r, ensure_ascii=False) + "\n" for r in rows), encoding="utf-8")
+        "".join(json.dumps(r, ensure_ascii=False) + "\n" for r in rows), encoding="utf-8"
+    )
     model = Path("out/best_model")
     shutil.copytree(tiny_model_dir, model)
-    (model / "workbench.json").write_text(json.dumps(
-        {"target_label": None, "run_dir": f"out/runs/{RUN_NAME}", "bleu_tokenize": "zh"}),
-        encoding="utf-8")
+    (model / "workbench.json").write_text(
+        json.dumps(
+            {"target_label": None, "run_dir": f"out/runs/{RUN_NAME}", "bleu_tokenize": "zh"}
+        ),
+        encoding="utf-8",
+    )
     return WorkbenchApp(small(Path("."))), run
 
 
 @pytest.fixture
-def lab_app(tmp_path: Path, tiny_model_dir: Path, monkeypatch: pytest.MonkeyPatch
-            ) -> tuple[WorkbenchApp, Path]:
+def lab_app(
+    tmp_path: Path, tiny_model_dir: Path, monkeypatch: pytest.MonkeyPatch
+) -> tuple[WorkbenchApp, Path]:
     """The tiny model and a six-sentence test set, in tmp_path (relative paths)."""
     monkeypatch.chdir(tmp_path)
     return lab_run(tiny_model_dir)
@@ -59,8 +72,11 @@ async def run_study(pilot, key: str) -> LabPane:
     await show_pane(pilot, "lab")
     pane = pilot.app.query_one(LabPane)
     await pilot.press(key)
-    await wait_for(pilot, lambda: pane.study == {"d": "decoding", "c": "cache",
-                                                 "a": "attention"}[key], what="chosen")
+    await wait_for(
+        pilot,
+        lambda: pane.study == {"d": "decoding", "c": "cache", "a": "attention"}[key],
+        what="chosen",
+    )
     await pilot.press("g")
     await wait_for(pilot, lambda: pane.finished == 1, timeout=180, what="the study ended")
     return pane
@@ -80,11 +96,15 @@ async def test_attention_study_shows_each_kind_and_saves(lab_app):
         for _ in range(3):
             before = shown(pane)
             await pilot.press("k")
-            await wait_for(pilot, lambda before=before: shown(pane) != before,
-                           what="k shows the next kind")
+            await wait_for(
+                pilot, lambda before=before: shown(pane) != before, what="k shows the next kind"
+            )
             seen.append(shown(pane).split("\n")[3])  # the title line of the one map
-        assert ["encoder self-attention" in seen[0], "masked decoder" in seen[1],
-                "cross-attention" in seen[2]] == [True, True, True], seen
+        assert [
+            "encoder self-attention" in seen[0],
+            "masked decoder" in seen[1],
+            "cross-attention" in seen[2],
+        ] == [True, True, True], seen
 
 
 @pytest.mark.slow
@@ -104,8 +124,9 @@ async def test_decoding_study_with_a_limit_shows_the_table_and_saves(lab_app):
         assert saved["size"] == 3 and len(saved["results"]) == 9
 
 
-async def test_stop_ends_a_decoding_study_early(tmp_path: Path, tiny_model_dir: Path,
-                                               monkeypatch: pytest.MonkeyPatch):
+async def test_stop_ends_a_decoding_study_early(
+    tmp_path: Path, tiny_model_dir: Path, monkeypatch: pytest.MonkeyPatch
+):
     # 3 sentences decode 19 times in under a second on the tiny model, before a key can
     # land; 300 sentences (the default limit 200) take long enough to be stopped mid-way.
     monkeypatch.chdir(tmp_path)
@@ -131,14 +152,16 @@ async def test_cache_study_shows_the_formula_table_and_saves(lab_app):
         assert (run / CACHE_FILE).is_file()
 
 
-async def test_without_a_model_the_pane_says_so_in_one_line(tmp_path: Path,
-                                                            monkeypatch: pytest.MonkeyPatch):
+async def test_without_a_model_the_pane_says_so_in_one_line(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+):
     monkeypatch.chdir(tmp_path)
     app = WorkbenchApp(small(Path(".")))
     async with app.run_test(size=(100, 30)) as pilot:
         await show_pane(pilot, "lab")
         pane = app.query_one(LabPane)
         await pilot.press("g")
-        await wait_for(pilot, lambda: "no fine-tuned model" in status(pane),
-                       what="the missing-model line")
+        await wait_for(
+            pilot, lambda: "no fine-tuned model" in status(pane), what="the missing-model line"
+        )
         assert not pane.running and app.is_running

@@ -34,8 +34,7 @@ async def open_runs(pilot) -> RunsPane:
     """Show the Runs pane and wait for the two recorded runs in its table."""
     await show_pane(pilot, "runs")
     pane = pilot.app.query_one(RunsPane)
-    await wait_for(pilot, lambda: pane.query_one(DataTable).row_count == 2,
-                   what="the runs listed")
+    await wait_for(pilot, lambda: pane.query_one(DataTable).row_count == 2, what="the runs listed")
     return pane
 
 
@@ -58,8 +57,9 @@ async def test_marked_runs_are_compared_with_curves_and_the_paired_test(runs_app
         assert pane.marked == [RUN_NAMES[0], RUN_NAMES[1]]
         assert [row[0] for row in table_text(pane)] == ["B", "A"]
         await pilot.press("c")
-        await wait_for(pilot, lambda: pane.comparison is not None, timeout=120,
-                       what="the comparison")
+        await wait_for(
+            pilot, lambda: pane.comparison is not None, timeout=120, what="the comparison"
+        )
         chart = pane.query_one("#runs-chart", SeriesChart)
         assert sorted(chart.series) == ["A learning_rate=0.003", "B learning_rate=0.001"]
         assert chart.point_count("A learning_rate=0.003") == 6
@@ -109,6 +109,7 @@ async def test_an_output_folder_without_runs_says_how_to_make_one(tmp_path, monk
     async with app.run_test(size=(130, 40)) as pilot:
         await show_pane(pilot, "runs")
         summary = app.query_one(RunsPane).query_one("#runs-summary", Static)
-        await wait_for(pilot, lambda: "no runs under" in str(summary.render()),
-                       what="the no-runs line")
+        await wait_for(
+            pilot, lambda: "no runs under" in str(summary.render()), what="the no-runs line"
+        )
         assert "workbench sweep" in str(summary.render())

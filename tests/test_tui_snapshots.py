@@ -41,8 +41,12 @@ from workbench.tui.widgets.translate_pane import TranslatePane
 RECORDED_RUN = Path(__file__).parent / "fixtures" / "tiny_run"
 SIZES = {"80x24": (80, 24), "120x36": (120, 36)}
 #: Typed into the Translate pane: English, Chinese, and text that looks like Rich markup.
-CONSOLE_LINES = ("I like to drink tea.", "The bus is here, get on quickly!", "我喜欢喝茶。",
-                 "[bold]Not markup[/bold]")
+CONSOLE_LINES = (
+    "I like to drink tea.",
+    "The bus is here, get on quickly!",
+    "我喜欢喝茶。",
+    "[bold]Not markup[/bold]",
+)
 ATTENTION_SENTENCE = "I like to drink tea."
 #: Milliseconds each translation takes by the test's clock (the "ms" column).
 TRANSLATION_TICK = 0.021
@@ -74,8 +78,7 @@ def app(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, tiny_model_dir: Path) -
         shutil.copyfile(RECORDED_RUN / name, run / name)
     shutil.copytree(tiny_model_dir, "out/best_model")  # the summary's best_model
     # Only the translation module's clock: Textual and asyncio keep the real one.
-    monkeypatch.setattr(workbench.core.translate.translator, "time",
-                        SteadyClock(TRANSLATION_TICK))
+    monkeypatch.setattr(workbench.core.translate.translator, "time", SteadyClock(TRANSLATION_TICK))
     app = WorkbenchApp(recorded_config())
     # Toasts (a run finished, a model loaded) stay on screen until the frame is taken,
     # however long the machine takes to get there: 5 s by default.
@@ -114,15 +117,18 @@ async def training_replayed(pilot: Pilot) -> None:
     samples = app.query_one(SamplesPane).query_one(DataTable)
     log = training.query_one(Log)
     await wait_for(pilot, lambda: training.last_status == "finished", what="the run finished")
-    await wait_for(pilot, lambda: any("Run finished" in (n.title or "")
-                                      for n in app._notifications),
-                   what="the run-finished toast")
+    await wait_for(
+        pilot,
+        lambda: any("Run finished" in (n.title or "") for n in app._notifications),
+        what="the run-finished toast",
+    )
     assert samples.row_count == 18
     assert str(training.query_one("#train-status", Static).render()) == "finished"
     assert app.query_one("#loss-chart", SeriesChart).point_count("loss") == 28
     assert app.query_one("#bleu-chart", SeriesChart).point_count("BLEU") == 7  # before + 6
-    assert log.lines[-1] == (f"  run folder: out/runs/{RUN_NAME} "
-                             "(config.json, metrics.jsonl, summary.json)")
+    assert log.lines[-1] == (
+        f"  run folder: out/runs/{RUN_NAME} (config.json, metrics.jsonl, summary.json)"
+    )
 
 
 async def samples_full(pilot: Pilot) -> None:
@@ -142,8 +148,9 @@ async def translate_history(pilot: Pilot) -> None:
         field.value = line
         await pilot.press("enter")
         # One at a time: each line is its own worker, and the rows keep typing order.
-        await wait_for(pilot, lambda count=count: table.row_count == count,
-                       what=f"translation {count}")
+        await wait_for(
+            pilot, lambda count=count: table.row_count == count, what=f"translation {count}"
+        )
     assert [str(table.get_row_at(i)[1]) for i in range(table.row_count)] == list(CONSOLE_LINES)
     assert {table.get_row_at(i)[3] for i in range(table.row_count)} == {"21"}
 
@@ -190,8 +197,7 @@ async def runs_compared(pilot: Pilot) -> None:
     await pilot.pause()
     await pilot.press("down", "space", "up", "space", "c")
     assert pane.marked == ["20260102-000000-demo", "20260102-010000-demo"]
-    await wait_for(pilot, lambda: pane.comparison is not None, timeout=120,
-                   what="the comparison")
+    await wait_for(pilot, lambda: pane.comparison is not None, timeout=120, what="the comparison")
 
 
 PANES: dict[str, Callable[[Pilot], Awaitable[None]]] = {
