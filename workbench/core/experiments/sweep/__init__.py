@@ -50,17 +50,14 @@ from workbench.core.experiments.sweep.plan import (
     validation_bleu,
 )
 from workbench.core.experiments.sweep.study import (
+    MOST_COMPARED,
     OPTUNA_MISSING,
     SweepResult,
     TrialRow,
     import_optuna,
-)
-from workbench.core.experiments.sweep.worker import (
-    MOST_COMPARED,
-    SweepWorker,
-    run_sweep,
     runs_to_compare,
 )
+from workbench.core.experiments.sweep.worker import SweepWorker, run_sweep
 
 __all__ = [
     "DEFAULT_HEARTBEAT",

@@ -1,5 +1,6 @@
-"""What lets several workers share one study: the file lock around claims on SQLite and
-each running trial's heartbeat."""
+"""What lets several workers share one study: opening it (with heartbeats) and checking it
+is this sweep's, the file lock around claims on SQLite, and each running trial's
+heartbeat."""
 
 from __future__ import annotations
 
@@ -8,6 +9,9 @@ import threading
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
+
+from workbench.core.experiments.sweep.plan import GRACE_FACTOR, SweepPlan
+from workbench.errors import WorkbenchError
 
 
 def sqlite_path(url: str) -> Path | None:
@@ -62,3 +66,39 @@ class Heartbeat:
     def stop(self) -> None:
         self.done.set()
         self.thread.join(timeout=5)
+
+
+def open_study(optuna: Any, plan: SweepPlan) -> tuple[Any, Any]:
+    """The storage (with heartbeats) and the study, checked to be this sweep's."""
+    path = sqlite_path(plan.storage_url)
+    if path is not None:
+        path.parent.mkdir(parents=True, exist_ok=True)
+    # SQLite: wait for another worker's write instead of failing after the driver's 5 s.
+    kwargs = {"connect_args": {"timeout": 120}} if path is not None else {}
+    try:
+        storage = optuna.storages.RDBStorage(
+            plan.storage_url,
+            engine_kwargs=kwargs,
+            heartbeat_interval=plan.heartbeat,
+            grace_period=plan.heartbeat * GRACE_FACTOR,
+        )
+    except Exception as err:  # a bad URL, a missing driver, a server not reachable
+        reason = str(err).splitlines()[0] if str(err) else type(err).__name__
+        raise WorkbenchError(  # it hides the password the URL or the reason may hold
+            f"cannot open the sweep's study at '{plan.storage_url}' ({reason}); pass a "
+            "database URL such as sqlite:///sweep.db or postgresql://user@host/db (the "
+            "password in PGPASSWORD or the URL), with its driver installed"
+        ) from None
+    study = optuna.create_study(
+        study_name=plan.name, storage=storage, direction="maximize", load_if_exists=True
+    )
+    recorded = study.user_attrs.get("space")
+    if recorded is None:
+        study.set_user_attr("space", plan.space.spec())
+    elif recorded != plan.space.spec():
+        raise WorkbenchError(
+            f"sweep '{plan.name}' in {plan.storage_url} was started as "
+            f"'{recorded}', not "
+            f"'{plan.space.spec()}'; give the same --grid/--search, or another --name"
+        )
+    return storage, study

@@ -100,3 +100,23 @@ def best_row(rows: list[TrialRow]) -> TrialRow | None:
 
 
 # --------------------------------------------------------------------------- the worker
+
+
+#: Runs a sweep's closing comparison shows at most (the best and the next ones).
+MOST_COMPARED = 6
+
+
+def runs_to_compare(result: SweepResult, most: int = MOST_COMPARED) -> tuple[list[str], int]:
+    """The finished trials' run folders, best validation BLEU first (each folder once), at
+    most ``most`` of them, and how many were left out: the best is run A of the closing
+    ``compare``, so every paired test is "the best against this one"."""
+    finished = sorted(
+        (
+            row
+            for row in result.trials
+            if row.status == "finished" and row.run_dir and row.value is not None
+        ),
+        key=lambda row: -float(row.value or 0.0),
+    )
+    folders = list(dict.fromkeys(str(row.run_dir) for row in finished))
+    return folders[:most], max(0, len(folders) - most)

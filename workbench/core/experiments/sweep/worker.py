@@ -14,7 +14,7 @@ from typing import Any
 
 from workbench.core.config import build_config
 from workbench.core.events import Event
-from workbench.core.experiments.sweep.coordination import Heartbeat, sqlite_path, study_lock
+from workbench.core.experiments.sweep.coordination import Heartbeat, open_study, study_lock
 from workbench.core.experiments.sweep.events import SweepEvent, SweepNote, TrialEnded, TrialStarted
 from workbench.core.experiments.sweep.plan import GRACE_FACTOR, SweepPlan, TrialFailed, trial_value
 from workbench.core.experiments.sweep.space import point_key, point_text
@@ -59,44 +59,8 @@ class SweepWorker:
         self.worker = f"{socket.gethostname()}:{os.getpid()}"
         self.waiting_for: set[int] = set()
         with study_lock(plan.storage_url):
-            self.storage, self.study = self._open()
+            self.storage, self.study = open_study(self.optuna, plan)
         self.study_id = self.storage.get_study_id_from_name(plan.name)
-
-    def _open(self) -> tuple[Any, Any]:
-        """The storage (with heartbeats) and the study, checked to be this sweep's."""
-        optuna, plan = self.optuna, self.plan
-        path = sqlite_path(plan.storage_url)
-        if path is not None:
-            path.parent.mkdir(parents=True, exist_ok=True)
-        # SQLite: wait for another worker's write instead of failing after the driver's 5 s.
-        kwargs = {"connect_args": {"timeout": 120}} if path is not None else {}
-        try:
-            storage = optuna.storages.RDBStorage(
-                plan.storage_url,
-                engine_kwargs=kwargs,
-                heartbeat_interval=plan.heartbeat,
-                grace_period=plan.heartbeat * GRACE_FACTOR,
-            )
-        except Exception as err:  # a bad URL, a missing driver, a server not reachable
-            reason = str(err).splitlines()[0] if str(err) else type(err).__name__
-            raise WorkbenchError(  # it hides the password the URL or the reason may hold
-                f"cannot open the sweep's study at '{plan.storage_url}' ({reason}); pass a "
-                "database URL such as sqlite:///sweep.db or postgresql://user@host/db (the "
-                "password in PGPASSWORD or the URL), with its driver installed"
-            ) from None
-        study = optuna.create_study(
-            study_name=plan.name, storage=storage, direction="maximize", load_if_exists=True
-        )
-        recorded = study.user_attrs.get("space")
-        if recorded is None:
-            study.set_user_attr("space", plan.space.spec())
-        elif recorded != plan.space.spec():
-            raise WorkbenchError(
-                f"sweep '{plan.name}' in {plan.storage_url} was started as "
-                f"'{recorded}', not "
-                f"'{plan.space.spec()}'; give the same --grid/--search, or another --name"
-            )
-        return storage, study
 
     # ---- claiming a point
 
@@ -394,23 +358,3 @@ def run_sweep(
     """Run one worker of ``plan`` to the end (or to ``stop``); see the module docstring."""
     worker = SweepWorker(plan, on_event or (lambda event: None), stop or threading.Event())
     return worker.run()
-
-
-#: Runs a sweep's closing comparison shows at most (the best and the next ones).
-MOST_COMPARED = 6
-
-
-def runs_to_compare(result: SweepResult, most: int = MOST_COMPARED) -> tuple[list[str], int]:
-    """The finished trials' run folders, best validation BLEU first (each folder once), at
-    most ``most`` of them, and how many were left out: the best is run A of the closing
-    ``compare``, so every paired test is "the best against this one"."""
-    finished = sorted(
-        (
-            row
-            for row in result.trials
-            if row.status == "finished" and row.run_dir and row.value is not None
-        ),
-        key=lambda row: -float(row.value or 0.0),
-    )
-    folders = list(dict.fromkeys(str(row.run_dir) for row in finished))
-    return folders[:most], max(0, len(folders) - most)
