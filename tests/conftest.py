@@ -189,6 +189,12 @@ def scores_block(
     }
 
 
+#: ``workbench`` arguments of the tiny demo run (``tiny.toml`` in the working folder).
+TINY_DEMO_ARGS = (
+    "train", "--headless", "--preset", "demo", "--config", "tiny.toml", "--no-interact",
+)  # fmt: skip
+
+
 #: Settings for a demo run of a few seconds, as a --config TOML file for subprocess tests.
 TINY_RUN_SETTINGS = {
     "samples": 180,

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import run_cli
+from tests.conftest import TINY_DEMO_ARGS, run_cli
 
 
 def test_help_does_not_import_torch():
@@ -84,16 +84,7 @@ def demo_run(tmp_path_factory: pytest.TempPathFactory):
     """One small real `train --headless --preset demo` in a subprocess."""
     work = tmp_path_factory.mktemp("demo_run")
     (work / "tiny.toml").write_text(TINY_RUN, encoding="utf-8")
-    result = run_cli(
-        "train",
-        "--headless",
-        "--preset",
-        "demo",
-        "--config",
-        "tiny.toml",
-        "--no-interact",
-        cwd=work,
-    )
+    result = run_cli(*TINY_DEMO_ARGS, cwd=work)
     return work, result
 
 

@@ -10,19 +10,9 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import tiny_toml
+from tests.conftest import TINY_DEMO_ARGS, tiny_toml
 
-TRAIN = [
-    "-m",
-    "workbench",
-    "train",
-    "--headless",
-    "--preset",
-    "demo",
-    "--config",
-    "tiny.toml",
-    "--no-interact",
-]
+TRAIN = ["-m", "workbench", *TINY_DEMO_ARGS]
 
 
 def launch(work: Path, batch: int, procs: int, **settings) -> subprocess.CompletedProcess:

@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import run_cli, small, tiny_toml
+from tests.conftest import TINY_DEMO_ARGS, run_cli, small, tiny_toml
 from workbench.core.events import Note, TrainStep
 from workbench.core.train.checkpoints import last_complete_checkpoint, publish_model
 from workbench.core.train.run_training import run_training
@@ -214,18 +214,7 @@ def start_run(work: Path) -> subprocess.Popen:
     (work / "tiny.toml").write_text(TINY_TOML, encoding="utf-8")
     env = {**os.environ, "HF_HUB_OFFLINE": "1", "PYTHONUNBUFFERED": "1"}
     return subprocess.Popen(
-        [
-            sys.executable,
-            "-m",
-            "workbench",
-            "train",
-            "--headless",
-            "--preset",
-            "demo",
-            "--config",
-            "tiny.toml",
-            "--no-interact",
-        ],
+        [sys.executable, "-m", "workbench", *TINY_DEMO_ARGS],
         cwd=work,
         env=env,
         stdout=subprocess.PIPE,
@@ -260,17 +249,7 @@ def test_signal_stops_with_a_resumable_checkpoint(tmp_path: Path, sig):
 
 def train_cli(work: Path, *extra: str) -> subprocess.CompletedProcess:
     """The tiny demo run (tiny.toml in ``work``) as the command line runs it."""
-    return run_cli(
-        "train",
-        "--headless",
-        "--preset",
-        "demo",
-        "--config",
-        "tiny.toml",
-        "--no-interact",
-        *extra,
-        cwd=work,
-    )
+    return run_cli(*TINY_DEMO_ARGS, *extra, cwd=work)
 
 
 @pytest.mark.slow

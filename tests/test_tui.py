@@ -6,6 +6,7 @@ import asyncio
 import json
 import re
 from pathlib import Path
+from typing import Any
 
 import pytest
 from textual.widgets import DataTable, Input, Static
@@ -219,36 +220,41 @@ async def test_stop_ends_with_a_checkpoint_and_resume_continues(
     assert summary["status"] == "finished" and summary["global_step"] == 27
 
 
-async def test_app_opens_on_a_saved_run(tmp_path: Path):
+def sample_row(source: str) -> dict[str, object]:
+    """A before/after row as a run's summary and translations files hold it."""
+    return {"source": source, "reference": "茶", "before": "x", "after": "茶",
+            "bleu_before": 0.0, "bleu_after": 100.0}  # fmt: skip
+
+
+def saved_run(tmp_path: Path, summary: dict[str, object]) -> Path:
+    """A finished run's folder under ``tmp_path/out`` holding ``summary``."""
     run = tmp_path / "out" / "runs" / "20260101-000000-demo"
     run.mkdir(parents=True)
-    summary = {
+    (run / "summary.json").write_text(json.dumps(summary), encoding="utf-8")
+    return run
+
+
+async def samples_shown(pilot: Any, app: WorkbenchApp) -> SamplesPane:
+    """The Samples pane once it has rows of the saved run."""
+    await show_pane(pilot, "samples")
+    samples = app.query_one(SamplesPane)
+    await wait_for(pilot, lambda: samples.query_one("#samples-table").row_count > 0,
+                   what="the saved run's rows")  # fmt: skip
+    return samples
+
+
+async def test_app_opens_on_a_saved_run(tmp_path: Path):
+    saved_run(tmp_path, {
         "status": "finished",
         "test": scores_block("test", (0.5, 9.5), (1.0, 20.0)),
         "validation": scores_block("validation", (0.4, 9.9), (1.1, 20.5)),
         "bleu_tokenize": "zh",
         "best_model": str(tmp_path / "out" / "best_model"),
-        "samples": [
-            {
-                "source": "[/bold] tea",
-                "reference": "茶",
-                "before": "x",
-                "after": "茶",
-                "bleu_before": 0.0,
-                "bleu_after": 100.0,
-            }
-        ],
-    }
-    (run / "summary.json").write_text(json.dumps(summary), encoding="utf-8")
+        "samples": [sample_row("[/bold] tea")],
+    })  # fmt: skip
     app = WorkbenchApp(small(tmp_path))
     async with app.run_test(size=(100, 30)) as pilot:
-        await show_pane(pilot, "samples")
-        samples = app.query_one(SamplesPane)
-        await wait_for(
-            pilot,
-            lambda: samples.query_one("#samples-table").row_count > 0,
-            what="the saved run's samples",
-        )
+        samples = await samples_shown(pilot, app)
         assert samples.query_one("#samples-table").row_count == 1
         assert samples.selected_source() == "[/bold] tea"
         header = str(samples.query_one("#samples-summary").render())
@@ -259,39 +265,20 @@ async def test_app_opens_on_a_saved_run(tmp_path: Path):
 async def test_a_torn_translations_file_shows_the_rest_with_a_note(tmp_path: Path):
     """A killed writer leaves a half line at the end of test_translations.jsonl: the
     Samples pane shows every whole row and says one line was skipped."""
-    run = tmp_path / "out" / "runs" / "20260101-000000-demo"
-    run.mkdir(parents=True)
-    summary = {
+    run = saved_run(tmp_path, {
         "status": "finished",
         "test": scores_block("test", (0.5, 9.5), (1.0, 20.0)),
         "bleu_tokenize": "zh",
         "samples": [],
-    }
-    (run / "summary.json").write_text(json.dumps(summary), encoding="utf-8")
-    rows = [
-        {
-            "source": f"tea {i}",
-            "reference": "茶",
-            "before": "x",
-            "after": "茶",
-            "bleu_before": 0.0,
-            "bleu_after": 100.0,
-        }
-        for i in range(3)
-    ]
+    })  # fmt: skip
+    rows = [sample_row(f"tea {i}") for i in range(3)]
     torn = json.dumps(rows[0])[:17]
     (run / "test_translations.jsonl").write_text(
         "".join(json.dumps(r, ensure_ascii=False) + "\n" for r in rows) + torn, encoding="utf-8"
     )
     app = WorkbenchApp(small(tmp_path))
     async with app.run_test(size=(100, 30)) as pilot:
-        await show_pane(pilot, "samples")
-        samples = app.query_one(SamplesPane)
-        await wait_for(
-            pilot,
-            lambda: samples.query_one("#samples-table").row_count > 0,
-            what="the saved run's rows",
-        )
+        samples = await samples_shown(pilot, app)
         assert samples.query_one("#samples-table").row_count == 3
         header = str(samples.query_one("#samples-summary").render())
         assert "note: 1 unreadable line of test_translations.jsonl skipped" in header
