@@ -13,7 +13,14 @@ import argparse
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from workbench.cli.options import Flag, add_command, add_model_options, check_model_options
+from workbench.cli.options import (
+    Flag,
+    add_command,
+    add_language_options,
+    add_model_options,
+    check_model_options,
+    language_choice,
+)
 from workbench.errors import WorkbenchError
 
 if TYPE_CHECKING:
@@ -95,6 +102,7 @@ def add_parser(subparsers: Any) -> None:
         flags=FLAGS,
     )
     add_model_options(parser)
+    add_language_options(parser, label=False)
 
 
 def pick(value: int | str | None, default: int | str, count: int, name: str) -> int | str:
@@ -132,7 +140,9 @@ def run(args: argparse.Namespace) -> int:
     from workbench.core.attention.extract import load_attention_model
     from workbench.core.attention.grid import DEFAULT_HEAD, DEFAULT_LAYER
 
-    amap = load_attention_model(args.model).map(sentence, args.num_beams, args.max_new_tokens)
+    amap = load_attention_model(args.model, **language_choice(args)).map(
+        sentence, args.num_beams, args.max_new_tokens
+    )
     layer = pick(args.layer, DEFAULT_LAYER, amap.num_layers, "layer")
     head = pick(args.head, DEFAULT_HEAD, amap.num_heads, "head")
     view = amap.view(layer=layer, head=head, words=args.words, hide_special=args.hide_special)

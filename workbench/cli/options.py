@@ -79,29 +79,54 @@ def add_backend_option(parser: argparse.ArgumentParser) -> None:
     )
 
 
-def add_label_option(parser: argparse.ArgumentParser) -> None:
-    """Register ``--label`` (the target-language token) on a translating subcommand."""
+def add_language_options(parser: argparse.ArgumentParser, label: bool = True) -> None:
+    """Register the direction flags on a translating subcommand: the languages, the
+    T5-style prefix and (where the command has it) Marian's ``--label``. Each defaults
+    to what the saved model recorded in its workbench.json."""
     parser.add_argument(
-        "--label",
-        default=AUTO_LABEL,
-        help="target-language token such as '>>cmn_Hant<<', or none; default "
-        "auto: the saved model's own, or for a Hub id the label of the "
-        "preset that uses it (opus-mt-en-zh: >>cmn_Hans<<)",
+        "--source-lang",
+        default=None,
+        help="source language (en) or the model's code (eng_Latn); default: the model's "
+        "recorded one, else en",
     )
-
-
-def label_choice(value: str) -> str | None:
-    """``--label`` as Translator.from_pretrained takes it: a token, None, or AUTO_LABEL."""
-    text = value.strip()
-    if text.lower() in ("none", ""):
-        return None
-    if text.lower() == AUTO_LABEL:
-        return AUTO_LABEL
-    if not (text.startswith(">>") and text.endswith("<<")):
-        raise WorkbenchError(
-            f"--label '{text}' should look like '>>cmn_Hans<<', or be none or auto"
+    parser.add_argument(
+        "--target-lang",
+        default=None,
+        help="target language (zh) or the model's code (zho_Hant, zh_CN); default: the "
+        "model's recorded one, else zh",
+    )
+    parser.add_argument(
+        "--source-prefix",
+        default=None,
+        help="text put before every source, for T5-style models (default: the model's)",
+    )
+    if label:
+        parser.add_argument(
+            "--label",
+            default=AUTO_LABEL,
+            help="Marian's target-language token such as '>>cmn_Hant<<', or none; default "
+            "auto: the saved model's own, or the label of the target language",
         )
-    return text
+
+
+def language_choice(args: argparse.Namespace) -> dict[str, str | None]:
+    """The direction flags as ``Translator.from_pretrained`` and ``load_attention_model``
+    take them."""
+    choice: dict[str, str | None] = {
+        "source_lang": args.source_lang,
+        "target_lang": args.target_lang,
+        "source_prefix": args.source_prefix,
+    }
+    if hasattr(args, "label"):
+        text = str(args.label).strip()
+        choice["target_label"] = (
+            None
+            if text.lower() in ("none", "")
+            else AUTO_LABEL
+            if text.lower() == AUTO_LABEL
+            else text
+        )
+    return choice
 
 
 def check_model_options(args: argparse.Namespace) -> None:

@@ -15,10 +15,10 @@ from typing import Any, TextIO
 
 from workbench.cli.options import (
     add_backend_option,
-    add_label_option,
+    add_language_options,
     add_model_options,
     check_model_options,
-    label_choice,
+    language_choice,
 )
 from workbench.core.config import DEFAULT_OUTPUT_DIR
 from workbench.core.decoding import DecodeOptions
@@ -36,7 +36,7 @@ def add_parsers(sub: Any) -> None:
     translate.add_argument("text", nargs="*", help="sentences (default: read stdin)")
     for parser in (interact, translate):
         add_model_options(parser)
-        add_label_option(parser)
+        add_language_options(parser)
         add_backend_option(parser)
 
 
@@ -44,7 +44,7 @@ def load_translator(args: argparse.Namespace) -> tuple[Translator, DecodeOptions
     """The model the flags name, and its own decoding with the user's beams/length."""
     check_model_options(args)
     translator = Translator.from_pretrained(
-        args.model, backend=args.backend, target_label=label_choice(args.label)
+        args.model, backend=args.backend, **language_choice(args)
     )
     return translator, translator.default_options().overridden(args.num_beams, args.max_new_tokens)
 

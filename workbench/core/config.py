@@ -16,7 +16,8 @@ from dataclasses import dataclass, field, fields
 from pathlib import Path
 from typing import Any
 
-from workbench.core.decoding import MAX_POSITIONS, check_beams, check_new_tokens
+from workbench.core.decoding import AUTO_LABEL, LENGTH_CEILING, check_beams, check_new_tokens
+from workbench.core.languages import DEFAULT_SOURCE_LANG, DEFAULT_TARGET_LANG, bleu_tokenizer_for
 from workbench.core.presets import DEFAULT_PRESET, PRESETS, SCRATCH_MODEL
 from workbench.errors import WorkbenchError
 
@@ -25,7 +26,19 @@ if sys.version_info >= (3, 11):
 else:  # pragma: no cover - exercised only on 3.10
     import tomli as tomllib
 
-BLEU_TOKENIZERS = ("13a", "zh", "intl", "char", "none", "ja-mecab", "ko-mecab", "flores200")
+#: ``bleu_tokenize`` value meaning "the one for the target language" (resolved on build).
+AUTO_TOKENIZER = "auto"
+BLEU_TOKENIZERS = (
+    AUTO_TOKENIZER,
+    "13a",
+    "zh",
+    "intl",
+    "char",
+    "none",
+    "ja-mecab",
+    "ko-mecab",
+    "flores200",
+)
 #: Where metrics can go besides metrics.jsonl (always written).
 REPORT_TARGETS = ("none", "tensorboard")
 #: The transformers learning-rate schedules a run may use.
@@ -73,13 +86,26 @@ class RunConfig:
         help="Hub dataset id, local TSV/CSV/JSONL file or datasets folder, or 'hsk'",
     )
     data_config: str | None = setting("zh-en", group="data", help="Hub dataset config, or none")
-    source_lang: str = setting("en", group="data", help="source language code")
-    target_lang: str = setting("zh", group="data", help="target language code")
+    source_lang: str = setting(
+        DEFAULT_SOURCE_LANG,
+        group="data",
+        help="source language: en, or the model's own code (eng_Latn, en_XX)",
+    )
+    target_lang: str = setting(
+        DEFAULT_TARGET_LANG,
+        group="data",
+        help="target language: zh, or the model's own code (zho_Hant, >>cmn_Hans<<)",
+    )
     target_label: str | None = setting(
-        ">>cmn_Hans<<",
+        AUTO_LABEL,
         group="model",
-        help="token prefixed to each source for multi-target models, or none",
+        help="Marian's target token (>>cmn_Hans<<); auto: the target language's, or none",
         aliases=("--label",),
+    )
+    source_prefix: str | None = setting(
+        None,
+        group="model",
+        help="text put before every source, as T5 wants ('translate English to German: ')",
     )
     samples: int = setting(
         50_000, group="data", help="pairs sampled at random from the data (0 = all)"
@@ -108,10 +134,10 @@ class RunConfig:
         help="Hub dataset commit the sample is read at (none = the newest, then pinned)",
     )
     max_source_length: int = setting(
-        128, group="data", help=f"source tokens kept (at most {MAX_POSITIONS})"
+        128, group="data", help="source tokens kept (at most the model's positions)"
     )
     max_target_length: int = setting(
-        128, group="data", help=f"target tokens kept (at most {MAX_POSITIONS})"
+        128, group="data", help="target tokens kept (at most the model's positions)"
     )
     batch_size: int = setting(16, group="training", help="training batch per device")
     eval_batch_size: int = setting(16, group="decoding", help="evaluation batch per device")
@@ -134,7 +160,10 @@ class RunConfig:
     )
     logging_steps: int = setting(50, group="output", help="optimizer steps between logs")
     bleu_tokenize: str = setting(
-        "zh", group="decoding", help=f"sacreBLEU tokenizer: {', '.join(BLEU_TOKENIZERS)}"
+        AUTO_TOKENIZER,
+        group="decoding",
+        help=f"sacreBLEU tokenizer: {', '.join(BLEU_TOKENIZERS)} (auto: zh for Chinese, "
+        "13a for most others)",
     )
     report_to: str = setting(
         "none", group="output", help=f"metrics besides metrics.jsonl: {' or '.join(REPORT_TARGETS)}"
@@ -165,10 +194,26 @@ class RunConfig:
     scratch_source_vocab: int = setting(3000, group="model", help="scratch source spm pieces")
     scratch_target_vocab: int = setting(2500, group="model", help="scratch target spm pieces")
 
+    def __post_init__(self) -> None:
+        # "auto" is recorded as the tokenizer it stands for, so config.json, the summary
+        # and every score's signature name the real one.
+        if self.bleu_tokenize == AUTO_TOKENIZER:
+            object.__setattr__(self, "bleu_tokenize", bleu_tokenizer_for(self.target_lang)[0])
+
     @property
     def is_scratch(self) -> bool:
         """True when the model is built by the workbench rather than loaded."""
         return self.model == SCRATCH_MODEL
+
+    def languages(self) -> dict[str, str | None]:
+        """The run's direction as the translating front ends take it (the base model of
+        a run decodes in it, as the run's "before" side did)."""
+        return {
+            "source_lang": self.source_lang,
+            "target_lang": self.target_lang,
+            "target_label": self.target_label,
+            "source_prefix": self.source_prefix,
+        }
 
     def to_dict(self) -> dict[str, Any]:
         """Plain dict for config.json in the run folder."""
@@ -300,8 +345,8 @@ def validate(c: RunConfig) -> None:
     for name in ("max_source_length", "max_target_length"):
         value = getattr(c, name)
         _check(
-            1 <= value <= MAX_POSITIONS,
-            f"{name} must be between 1 and {MAX_POSITIONS}, got {value}",
+            1 <= value <= LENGTH_CEILING,
+            f"{name} must be between 1 and {LENGTH_CEILING}, got {value}",
         )
     check_new_tokens(c.max_new_tokens)
     for name in ("num_beams", "eval_num_beams"):
@@ -345,10 +390,11 @@ def validate(c: RunConfig) -> None:
         c.lr_scheduler in LR_SCHEDULERS,
         f"lr_scheduler '{c.lr_scheduler}' is not supported; use one of: {', '.join(LR_SCHEDULERS)}",
     )
-    if c.target_label is not None:
+    if c.target_label not in (None, AUTO_LABEL):
         _check(
             c.target_label.startswith(">>") and c.target_label.endswith("<<"),
-            f"target_label '{c.target_label}' should look like '>>cmn_Hans<<', or be 'none'",
+            f"target_label '{c.target_label}' should look like '>>cmn_Hans<<', or be auto "
+            "or none (NLLB, M2M100 and mBART-50 take --target-lang zho_Hans and the like)",
         )
     if c.is_scratch:
         _check(

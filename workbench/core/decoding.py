@@ -3,7 +3,7 @@
 The run's before/after scoring, ``workbench translate``/``interact``, ``workbench
 attention`` and the TUI's Translate and Attention panes must turn the same sentence into
 the same token ids and decode them with the same settings, or their outputs disagree for
-reasons nobody can see. So the label prefix, input cleaning, the length bound, the
+reasons nobody can see. So input cleaning, the length bound, the
 range checks and the model's decoding defaults live here, and everything else calls them.
 """
 
@@ -19,18 +19,22 @@ from workbench.errors import WorkbenchError
 #: it the same way.
 SETTINGS_FILE = "workbench.json"
 
-#: Marian's position table has 512 rows; ``generate`` crashes past it.
+#: The scratch model's position table (Marian's size). Every other model's own bound is
+#: read from its config (:attr:`workbench.core.languages.Direction.max_positions`).
 MAX_POSITIONS = 512
+#: The longest source, target or output accepted before a model is loaded; the model's
+#: own bound is checked once it is (relative-position models such as T5 have none).
+LENGTH_CEILING = 8192
 #: New tokens one output may take: every position but the decoder start token's.
-MAX_NEW_TOKENS = MAX_POSITIONS - 1
+MAX_NEW_TOKENS = LENGTH_CEILING - 1
 #: Beams anyone asks for in practice; more only costs memory and time.
 MAX_BEAMS = 64
 
 #: The engines a translating command can ask for (``--backend``); see ``choose_export``.
 BACKENDS = ("auto", "transformers", "ct2")
 
-#: ``target_label`` value meaning "the model's own": see
-#: :func:`workbench.core.translate.translator.read_settings`.
+#: ``target_label`` value meaning "the model's own": the label of its target language
+#: (:func:`workbench.core.model.family.direction_for`).
 AUTO_LABEL = "auto"
 
 
@@ -42,7 +46,7 @@ def check_beams(value: int, name: str = "num_beams") -> int:
 
 
 def check_new_tokens(value: int, name: str = "max_new_tokens") -> int:
-    """``value`` when it fits Marian's positions, else the one-line error naming ``name``."""
+    """``value`` when it is a usable output length, else the one-line error naming ``name``."""
     if not 1 <= value <= MAX_NEW_TOKENS:
         raise WorkbenchError(f"{name} must be 1..{MAX_NEW_TOKENS}, got {value}")
     return value
@@ -127,17 +131,7 @@ def clean_input(text: str) -> str:
     return " ".join(text.split())
 
 
-def with_label(text: str, label: str | None) -> str:
-    """Prefix the target-language label that multi-target opus-mt models expect."""
-    return f"{label} {text}" if label else text
-
-
 def length_bound(source_tokens: int, max_new_tokens: int) -> int:
     """New tokens allowed for a source of ``source_tokens``: an untrained or looping model
     would otherwise run every sentence to the cap."""
     return min(max_new_tokens, 2 * source_tokens + 8)
-
-
-def resolve_label(settings: dict[str, Any], requested: str | None) -> str | None:
-    """The label to decode with: the model's own for :data:`AUTO_LABEL`, else ``requested``."""
-    return settings.get("target_label") if requested == AUTO_LABEL else requested

@@ -111,7 +111,7 @@ class WorkbenchApp(ForwardsWorkerFailures, App[int]):
                 self.tuned_model,
                 self.base_model,
                 self.output_root / HISTORY_FILE,
-                base_label=self.config.target_label,
+                base_languages=self.config.languages(),
             ),
             "attention": AttentionPane(self.tuned_model),
             "lab": LabPane(self.tuned_model),

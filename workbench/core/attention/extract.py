@@ -16,7 +16,8 @@ from typing import Any, Literal, NamedTuple
 import numpy as np
 
 from workbench.core.attention.grid import MAX_SOURCE_TOKENS, AttentionMap, is_label
-from workbench.core.decoding import DecodeOptions, clean_input, length_bound, with_label
+from workbench.core.decoding import DecodeOptions, clean_input, length_bound
+from workbench.core.languages import Direction
 from workbench.errors import WorkbenchError
 
 
@@ -39,15 +40,16 @@ def eager_attention(model: Any) -> Iterator[None]:
             model.set_attn_implementation(previous)
 
 
-def source_ids(tokenizer: Any, sentence: str, target_label: str | None = None) -> list[int]:
-    """Token ids of a sentence as the translator feeds it (label first, then </s>)."""
+def source_ids(tokenizer: Any, sentence: str, direction: Direction | None = None) -> list[int]:
+    """Token ids of a sentence as the translator feeds it (the direction's prefix or
+    code first, then </s>)."""
     cleaned = clean_input(sentence)
     if not cleaned:
         raise WorkbenchError(
             "empty sentence: give the text to look at, e.g. "
             'workbench attention "I like to drink tea."'
         )
-    ids = list(tokenizer(with_label(cleaned, target_label))["input_ids"])
+    ids = list(tokenizer((direction or Direction()).source_text(cleaned))["input_ids"])
     if len(ids) > MAX_SOURCE_TOKENS:
         words = len(cleaned.split())
         raise WorkbenchError(
@@ -187,7 +189,7 @@ def attention_for(
     model: Any,
     tokenizer: Any,
     sentence: str,
-    target_label: str | None = None,
+    direction: Direction | None = None,
     options: DecodeOptions | None = None,
     method: Literal["forward", "generate"] = "forward",
 ) -> AttentionMap:
@@ -202,34 +204,43 @@ def attention_for(
     """
     options = options or DecodeOptions.of_model(model.generation_config)
     if method == "forward":
-        ids, trimmed = translate_for_attention(model, tokenizer, sentence, target_label, options)
+        ids, trimmed = translate_for_attention(model, tokenizer, sentence, direction, options)
         weights = forward_attention(model, ids, trimmed)
     else:
-        ids = source_ids(tokenizer, sentence, target_label)
+        ids = source_ids(tokenizer, sentence, direction)
         model.eval()
         sequence, weights = generate_with_attention(model, ids, options)
         trimmed = _strip_padding(sequence, tokenizer.pad_token_id, tokenizer.eos_token_id)
         weights = weights[:, :, : len(trimmed) - 1]
-    return cross_attention_map(tokenizer, sentence, ids, trimmed, weights, options.num_beams)
+    return cross_attention_map(
+        tokenizer, sentence, ids, trimmed, weights, options.num_beams, direction
+    )
 
 
 def translate_for_attention(
-    model: Any, tokenizer: Any, sentence: str, target_label: str | None, options: DecodeOptions
+    model: Any,
+    tokenizer: Any,
+    sentence: str,
+    direction: Direction | None,
+    options: DecodeOptions,
 ) -> tuple[list[int], list[int]]:
     """The source ids and the output (start token first, padding dropped) a map is drawn for.
 
     Shared by the heatmap and the Lab's three attentions, so both look at the same
     translation of the same ids.
     """
-    ids = source_ids(tokenizer, sentence, target_label)
+    ids = source_ids(tokenizer, sentence, direction)
     model.eval()
     sequence = translate_ids(model, ids, options)
     return ids, _strip_padding(sequence, tokenizer.pad_token_id, tokenizer.eos_token_id)
 
 
-def special_flags(tokenizer: Any, ids: list[int], tokens: list[str]) -> list[bool]:
-    """Which tokens are special (label, </s>, padding); <unk> is not: it stands for a word."""
-    special_ids = set(tokenizer.all_special_ids)
+def special_flags(
+    tokenizer: Any, ids: list[int], tokens: list[str], direction: Direction | None = None
+) -> list[bool]:
+    """Which tokens are special (label or language code, </s>, padding); <unk> is not: it
+    stands for a word."""
+    special_ids = set(tokenizer.all_special_ids) | set((direction or Direction()).code_ids)
     unk = tokenizer.unk_token_id
     return [
         (i in special_ids and i != unk) or is_label(t) for i, t in zip(ids, tokens, strict=True)
@@ -243,18 +254,20 @@ def cross_attention_map(
     sequence: list[int],
     weights: np.ndarray,
     num_beams: int = 1,
+    direction: Direction | None = None,
 ) -> AttentionMap:
     """The :class:`AttentionMap` of ``weights`` for source ``ids`` and output ``sequence``."""
+    shown = direction or Direction()
     src_tokens = list(tokenizer.convert_ids_to_tokens(ids))
     tgt_ids = sequence[1:]
     tgt_tokens = list(tokenizer.convert_ids_to_tokens(tgt_ids))
     return AttentionMap(
         sentence=clean_input(sentence),
-        translation=tokenizer.decode(tgt_ids, skip_special_tokens=True).strip(),
+        translation=tokenizer.decode(shown.shown(tgt_ids), skip_special_tokens=True).strip(),
         source_tokens=src_tokens,
         target_tokens=tgt_tokens,
-        source_special=special_flags(tokenizer, ids, src_tokens),
-        target_special=special_flags(tokenizer, tgt_ids, tgt_tokens),
+        source_special=special_flags(tokenizer, ids, src_tokens, shown),
+        target_special=special_flags(tokenizer, tgt_ids, tgt_tokens, shown),
         weights=weights.astype(np.float32),
         num_beams=num_beams,
     )
@@ -262,12 +275,12 @@ def cross_attention_map(
 
 @dataclass
 class AttentionModel:
-    """A model loaded for attention views, with the label it translates with."""
+    """A model loaded for attention views, with the direction it translates in."""
 
     name: str
     model: Any
     tokenizer: Any
-    target_label: str | None
+    direction: Direction
 
     def map(
         self, sentence: str, num_beams: int | None = None, max_new_tokens: int | None = None
@@ -278,7 +291,7 @@ class AttentionModel:
             self.model,
             self.tokenizer,
             sentence,
-            self.target_label,
+            self.direction,
             self.options(num_beams, max_new_tokens),
         )
 
@@ -291,16 +304,31 @@ class AttentionModel:
         )
 
 
-def load_attention_model(model_dir: str) -> AttentionModel:
-    """Load a saved model or Hub id with its label, checked against its tokenizer.
+def load_attention_model(
+    model_dir: str,
+    source_lang: str | None = None,
+    target_lang: str | None = None,
+    source_prefix: str | None = None,
+) -> AttentionModel:
+    """Load a saved model or Hub id in its direction (languages, label or prefix).
 
-    ``workbench attention``, the TUI's Attention pane and the run report all start here,
-    so they load, label and decode a model the same way.
+    ``workbench attention``, the TUI's Attention pane, the Lab and the run report all
+    start here, so they load, label and decode a model the same way; the languages
+    default to what the model recorded (:func:`workbench.core.model.family.direction_for`).
     """
-    from workbench.core.model.load import check_target_label, load_model_and_tokenizer
+    from workbench.core.model.family import apply_direction, direction_for, max_positions
+    from workbench.core.model.load import load_model_and_tokenizer
     from workbench.core.translate.translator import read_settings
 
     model, tokenizer = load_model_and_tokenizer(model_dir)
-    label = read_settings(model_dir).get("target_label")
-    check_target_label(tokenizer, label)
-    return AttentionModel(model_dir, model, tokenizer, label)
+    direction = direction_for(
+        model.config.model_type,
+        max_positions(model.config),
+        tokenizer,
+        read_settings(model_dir),
+        source_lang,
+        target_lang,
+        source_prefix=source_prefix,
+    )
+    apply_direction(tokenizer, direction, model)
+    return AttentionModel(model_dir, model, tokenizer, direction)

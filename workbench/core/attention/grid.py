@@ -10,6 +10,7 @@ rendering is ``heatmap``; this module needs only numpy.
 
 from __future__ import annotations
 
+import re
 import unicodedata
 from dataclasses import dataclass
 from typing import Literal, NamedTuple
@@ -242,5 +243,13 @@ def group_label(tokens: list[str], group: list[int]) -> str:
     return bare
 
 
+#: Language codes as tokens: Marian ``>>cmn_Hans<<``, NLLB ``zho_Hans``, M2M100 ``__zh__``,
+#: mBART-50 ``zh_CN``.
+_CODE_TOKEN = re.compile(
+    r"^(>>[A-Za-z_]+<<|[a-z]{3}_[A-Z][a-z]{3}|__[a-z]{2,3}__|[a-z]{2}_[A-Z]{2})$"
+)
+
+
 def is_label(token: str) -> bool:
-    return token.startswith(">>") and token.endswith("<<")
+    """True for a target-language label or a language code of any family."""
+    return bool(_CODE_TOKEN.match(token))

@@ -21,6 +21,7 @@ from typing import Any
 
 import numpy as np
 
+from workbench.core.attention.grid import is_label
 from workbench.core.views.wide import is_wide
 from workbench.errors import WorkbenchError
 
@@ -211,8 +212,9 @@ def build_lines(
 
 
 def is_special_label(label: str) -> bool:
-    """``</s>``, padding, unknown and language labels (``>>cmn_Hans<<``) are drawn dim."""
-    return label in ("</s>", "<pad>", "<unk>") or (label.startswith(">>") and label.endswith("<<"))
+    """``</s>``, padding, unknown and language codes (``>>cmn_Hans<<``, ``zho_Hans``) are
+    drawn dim."""
+    return label in ("</s>", "<pad>", "<unk>") or is_label(label)
 
 
 def legend(

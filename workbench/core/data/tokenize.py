@@ -9,21 +9,26 @@ from __future__ import annotations
 from typing import Any
 
 from workbench.core.data.pairs import Pair
-from workbench.core.decoding import with_label
+from workbench.core.languages import Direction
 
 
 def tokenize_pairs(
     pairs: list[Pair],
     tokenizer: Any,
-    label: str | None,
+    direction: Direction,
     max_source_length: int,
     max_target_length: int,
 ) -> Any:
-    """A ``datasets.Dataset`` with input_ids, attention_mask and labels (unpadded)."""
+    """A ``datasets.Dataset`` with input_ids, attention_mask and labels (unpadded).
+
+    The sources get the direction's prefix (Marian's label, T5's task); the language
+    codes of NLLB, M2M100 and mBART-50 come from the tokenizer's ``src_lang`` and
+    ``tgt_lang``, which :func:`workbench.core.model.family.apply_direction` set.
+    """
     import datasets
 
     sources = tokenizer(
-        [with_label(p.source, label) for p in pairs],
+        [direction.source_text(p.source) for p in pairs],
         max_length=max_source_length,
         truncation=True,
     )

@@ -8,7 +8,7 @@ is ~0.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Collection, Sequence
 from typing import Any
 
 import numpy as np
@@ -41,18 +41,24 @@ def sentence_bleu(hypothesis: str, reference: str, tokenize: str) -> float:
     return float(sacrebleu.sentence_bleu(hypothesis, [reference], tokenize=tokenize).score)
 
 
-def decode_ids(ids: Any, tokenizer: Any) -> list[str]:
+def decode_ids(ids: Any, tokenizer: Any, hidden: Collection[int] = ()) -> list[str]:
     """Decode generated ids or labels; -100 (ignored positions) becomes padding first.
 
     Without the replacement the fast tokenizers raise ``OverflowError`` on -100.
+    ``hidden``: language-code ids to drop too (M2M100's tokenizer does not count its
+    codes as special, so ``skip_special_tokens`` keeps them).
     """
     array = np.asarray(ids)
     array = np.where(array < 0, tokenizer.pad_token_id, array)
-    return [t.strip() for t in tokenizer.batch_decode(array, skip_special_tokens=True)]
+    rows = [[int(i) for i in row if int(i) not in hidden] for row in array] if hidden else array
+    return [t.strip() for t in tokenizer.batch_decode(rows, skip_special_tokens=True)]
 
 
 def make_compute_metrics(
-    tokenizer: Any, tokenize: str, references: Sequence[str] | None = None
+    tokenizer: Any,
+    tokenize: str,
+    references: Sequence[str] | None = None,
+    hidden: Collection[int] = (),
 ) -> Callable[[Any], dict[str, float]]:
     """A ``compute_metrics`` for Seq2SeqTrainer: BLEU, chrF and the distinct-output ratio.
 
@@ -65,11 +71,11 @@ def make_compute_metrics(
         predictions, labels = eval_pred.predictions, eval_pred.label_ids
         if isinstance(predictions, tuple):
             predictions = predictions[0]
-        hyps = decode_ids(predictions, tokenizer)
+        hyps = decode_ids(predictions, tokenizer, hidden)
         if references is not None and len(references) == len(hyps):
             refs = list(references)
         else:
-            refs = decode_ids(labels, tokenizer)
+            refs = decode_ids(labels, tokenizer, hidden)
         return {
             "bleu": round(corpus_bleu(hyps, refs, tokenize), 4),
             "chrf": round(corpus_chrf(hyps, refs), 4),

@@ -145,7 +145,7 @@ def attention_kinds(
     """Translate ``sentence`` as ``loaded.map`` does and return its three attentions."""
     options = loaded.options(num_beams, max_new_tokens)
     ids, sequence = translate_for_attention(
-        loaded.model, loaded.tokenizer, sentence, loaded.target_label, options
+        loaded.model, loaded.tokenizer, sentence, loaded.direction, options
     )
     weights = forward_attentions(loaded.model, ids, sequence)
     amap = cross_attention_map(

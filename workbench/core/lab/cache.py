@@ -21,7 +21,8 @@ from collections.abc import Callable
 from dataclasses import asdict, dataclass
 from typing import Any
 
-from workbench.core.decoding import MAX_POSITIONS, check_new_tokens, with_label
+from workbench.core.decoding import LENGTH_CEILING, check_new_tokens
+from workbench.core.model.family import cache_shape
 from workbench.errors import WorkbenchError
 
 #: Short everyday sentences like the demo data. Two are enough: every run is forced to
@@ -94,6 +95,7 @@ class CacheStudy:
 
     model_dir: str
     layers: int
+    #: The width of K and V: heads x head_dim, the model's d_model except in T5 (d_kv·heads).
     d_model: int
     heads: int
     head_dim: int
@@ -175,20 +177,26 @@ def cache_study(
 
     # The loader every study and front end uses: the model, its label, checked.
     loaded = load_attention_model(model_dir)
-    model, tokenizer, label = loaded.model, loaded.tokenizer, loaded.target_label
+    model, tokenizer, direction = loaded.model, loaded.tokenizer, loaded.direction
+    if direction.max_positions is not None and max(lengths) >= direction.max_positions:
+        raise WorkbenchError(
+            f"output length {max(lengths)} does not fit this model's "
+            f"{direction.max_positions} positions; pass lengths up to "
+            f"{direction.max_positions - 1}"
+        )
     model.eval()
     sources = [
         tokenizer(
-            [with_label(text, label)],
+            [direction.source_text(text)],
             return_tensors="pt",
             truncation=True,
-            max_length=MAX_POSITIONS,
+            max_length=direction.max_positions or LENGTH_CEILING,
         )["input_ids"]
         for text in texts
     ]
-    config = model.config
-    layers, d_model = int(config.decoder_layers), int(config.d_model)
-    heads = int(config.decoder_attention_heads)
+    # Each family's own config names (T5: num_decoder_layers, num_heads, d_kv).
+    layers, heads, head_dim = cache_shape(model.config)
+    d_model = heads * head_dim  # the width of K and V, which need not be the model's
 
     def generate(ids: Any, steps: int, use_cache: bool, **extra: Any) -> Any:
         # Plain greedy: the saved model's beams and n-gram blocking would time the search,
@@ -233,7 +241,7 @@ def cache_study(
         layers=layers,
         d_model=d_model,
         heads=heads,
-        head_dim=d_model // heads,
+        head_dim=head_dim,
         source_tokens=source_tokens,
         size_sentence=texts[0],
         dtype=str(dtype).removeprefix("torch."),

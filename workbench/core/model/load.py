@@ -7,10 +7,10 @@ so a model downloaded once keeps working offline.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from workbench.core.data.hub import ensure_hub_reachable, explain, hub_endpoint
 from workbench.core.data.pairs import looks_like_local_path
@@ -18,6 +18,8 @@ from workbench.errors import WorkbenchError
 
 if TYPE_CHECKING:
     from transformers import PreTrainedModel, PreTrainedTokenizerBase
+
+T = TypeVar("T")
 
 
 def quiet_libraries() -> None:
@@ -59,30 +61,49 @@ def load_model_and_tokenizer(
     """
     from transformers import AutoModelForSeq2SeqLM, AutoTokenizer
 
-    quiet_libraries()
     kwargs: dict[str, Any] = {}
     if attn_implementation:
         kwargs["attn_implementation"] = attn_implementation
+
+    def load(where: str, **extra: Any) -> tuple[PreTrainedModel, PreTrainedTokenizerBase]:
+        tokenizer = AutoTokenizer.from_pretrained(where, **extra)
+        return AutoModelForSeq2SeqLM.from_pretrained(where, **extra, **kwargs), tokenizer
+
+    return _from_folder_or_hub(name, load)
+
+
+def load_tokenizer_and_config(name: str) -> tuple[PreTrainedTokenizerBase, Any]:
+    """A model's tokenizer and config without its weights: enough to resolve its languages
+    and bounds before a run folder is made."""
+    from transformers import AutoConfig, AutoTokenizer
+
+    def load(where: str, **extra: Any) -> tuple[PreTrainedTokenizerBase, Any]:
+        return AutoTokenizer.from_pretrained(where, **extra), AutoConfig.from_pretrained(
+            where, **extra
+        )
+
+    return _from_folder_or_hub(name, load)
+
+
+def _from_folder_or_hub(name: str, load: Callable[..., T]) -> T:
+    """``load(where, **options)`` on a local folder, the Hub cache, then the Hub, with
+    each failure as one line."""
+    quiet_libraries()
     if looks_like_local_path(name):
         path = Path(name).expanduser()
         check_local_model(path)
         try:
-            tokenizer = AutoTokenizer.from_pretrained(str(path))
-            model = AutoModelForSeq2SeqLM.from_pretrained(str(path), **kwargs)
+            return load(str(path))
         except (OSError, ValueError) as err:
             raise WorkbenchError(f"cannot load the model in '{path}': {err}") from None
-        return model, tokenizer
     try:  # Hub id: the local cache first, so offline use works after one download.
-        tokenizer = AutoTokenizer.from_pretrained(name, local_files_only=True)
-        model = AutoModelForSeq2SeqLM.from_pretrained(name, local_files_only=True, **kwargs)
-        return model, tokenizer
+        return load(name, local_files_only=True)
     except OSError:
         pass
     what = f"model '{name}'"
     ensure_hub_reachable(what)
     try:
-        tokenizer = AutoTokenizer.from_pretrained(name)
-        model = AutoModelForSeq2SeqLM.from_pretrained(name, **kwargs)
+        return load(name)
     except OSError as err:
         # transformers wraps huggingface_hub's typed errors in OSError ``from`` them.
         found = explain(err, what, "check the id or pass a local folder")
@@ -92,31 +113,6 @@ def load_model_and_tokenizer(
         raise WorkbenchError(
             f"cannot load {what} from the Hub at {hub_endpoint()}: {first}"
         ) from None
-    return model, tokenizer
-
-
-def check_target_label(tokenizer: PreTrainedTokenizerBase, label: str | None) -> None:
-    """Fail unless ``label`` is one known token of the tokenizer's vocabulary.
-
-    Multi-target opus-mt models select the output language with a token such as
-    ``>>cmn_Hans<<``; an unknown label (the assignment's ``>>cmn<<``) is silently split
-    into pieces and the model ignores it.
-    """
-    if not label:
-        return
-    vocab = tokenizer.get_vocab()
-    if label in vocab:
-        return
-    known = sorted(t for t in vocab if t.startswith(">>") and t.endswith("<<"))
-    hint = (
-        f"known labels include: {', '.join(known[:12])}"
-        if known
-        else ("this model has no language labels; set target_label = none")
-    )
-    raise WorkbenchError(
-        f"target label '{label}' is not a single token of this model's vocabulary, so the "
-        f"model would ignore it; {hint}"
-    )
 
 
 def pick_device() -> str:

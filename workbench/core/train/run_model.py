@@ -16,21 +16,67 @@ from workbench.core.config import RunConfig
 from workbench.core.data.pairs import SplitData
 from workbench.core.decoding import SETTINGS_FILE
 from workbench.core.events import EventSink, Note
+from workbench.core.languages import Direction
 from workbench.core.run_folder import INITIAL_MODEL
 from workbench.core.train import distributed
 from workbench.errors import WorkbenchError
 
 
+def run_direction(config: RunConfig, tokenizer: Any, model_config: Any) -> Direction:
+    """The run's direction on its model, with the lengths checked against the model's
+    positions: a language, label or length mistake fails here, before the run folder."""
+    from workbench.core.model.family import max_positions, resolve_direction
+
+    direction = resolve_direction(
+        model_config.model_type,
+        max_positions(model_config),
+        tokenizer,
+        config.source_lang,
+        config.target_lang,
+        config.target_label,
+        config.source_prefix,
+    )
+    bound = direction.max_positions
+    if bound is not None:
+        for name, limit in (
+            ("max_source_length", bound),
+            ("max_target_length", bound),
+            ("max_new_tokens", bound - 1),
+        ):
+            value = getattr(config, name)
+            if value > limit:
+                raise WorkbenchError(
+                    f"{name} {value} is more than this model's {bound} positions allow "
+                    f"({config.model}); pass --{name.replace('_', '-')} {limit} or less"
+                )
+    return direction
+
+
+def check_run_model(config: RunConfig) -> Direction | None:
+    """Resolve the direction of a configured model from its tokenizer and config alone
+    (no weights yet); None for a scratch model, whose vocabulary does not exist yet."""
+    if config.is_scratch:
+        return None
+    from workbench.core.model.load import load_tokenizer_and_config
+
+    tokenizer, model_config = load_tokenizer_and_config(config.model)
+    return run_direction(config, tokenizer, model_config)
+
+
 def load_run_model(
     config: RunConfig, data: SplitData, run_dir: Path, emit: EventSink
-) -> tuple[Any, Any]:
-    """The model and tokenizer to fine-tune: the configured one, or a scratch model.
+) -> tuple[Any, Any, Direction]:
+    """The model, tokenizer and direction to fine-tune: the configured model, or a scratch
+    one, with the direction set on both (:func:`~workbench.core.model.family.apply_direction`).
 
     A scratch model's SentencePiece vocabularies are trained on the training split and
     kept in the run folder (other ranks reuse rank 0's).
     """
-    from workbench.core.model.load import check_target_label, load_model_and_tokenizer
+    from workbench.core.model.family import apply_direction
+    from workbench.core.model.load import load_model_and_tokenizer
 
+    model: Any
+    tokenizer: Any
     if config.is_scratch:
         from workbench.core.model.scratch import build_scratch_model
 
@@ -58,10 +104,13 @@ def load_run_model(
                     "pairs support no more"
                 )
             )
-        return model, tokenizer
-    loaded, loaded_tokenizer = load_model_and_tokenizer(config.model)
-    check_target_label(loaded_tokenizer, config.target_label)
-    return loaded, loaded_tokenizer
+    else:
+        model, tokenizer = load_model_and_tokenizer(config.model)
+    direction = run_direction(config, tokenizer, model.config)
+    apply_direction(tokenizer, direction, model)
+    for note in direction.notes:
+        emit(Note(note))
+    return model, tokenizer, direction
 
 
 def configure_generation(model: Any, config: RunConfig) -> None:
@@ -75,19 +124,20 @@ def configure_generation(model: Any, config: RunConfig) -> None:
     gen.no_repeat_ngram_size = config.no_repeat_ngram_size or None
 
 
-def model_settings(config: RunConfig, run_dir: Path) -> dict[str, Any]:
-    """What a saved model needs besides its weights: label and limits (workbench.json)."""
+def model_settings(config: RunConfig, direction: Direction, run_dir: Path) -> dict[str, Any]:
+    """What a saved model needs besides its weights: its direction and limits
+    (workbench.json), so every front end decodes it as the run did, with no flags."""
     return {
-        "target_label": config.target_label,
-        "source_lang": config.source_lang,
-        "target_lang": config.target_lang,
+        **direction.settings(),
         "max_source_length": config.max_source_length,
         "bleu_tokenize": config.bleu_tokenize,
         "run_dir": str(run_dir),
     }
 
 
-def keep_initial_model(model: Any, tokenizer: Any, config: RunConfig, run_dir: Path) -> str:
+def keep_initial_model(
+    model: Any, tokenizer: Any, config: RunConfig, direction: Direction, run_dir: Path
+) -> str:
     """The model "before" fine-tuning, as the console and the report load it.
 
     A Hub or local model is its own name. A scratch model exists nowhere else, so its
@@ -99,7 +149,7 @@ def keep_initial_model(model: Any, tokenizer: Any, config: RunConfig, run_dir: P
     if distributed.is_main() and not base_dir.exists():
         model.save_pretrained(base_dir)
         tokenizer.save_pretrained(base_dir)
-        write_json(base_dir / SETTINGS_FILE, model_settings(config, run_dir))
+        write_json(base_dir / SETTINGS_FILE, model_settings(config, direction, run_dir))
     return str(base_dir)
 
 

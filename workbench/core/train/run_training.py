@@ -51,6 +51,7 @@ from workbench.core.train.checkpoints import (
 from workbench.core.train.preflight import preflight
 from workbench.core.train.run_model import (
     Precision,
+    check_run_model,
     configure_generation,
     keep_initial_model,
     load_run_model,
@@ -129,6 +130,8 @@ def run_training(
     quiet_libraries()
     device = pick_device()
     precision = resolve_precision(config, device)
+    with distributed.main_first():  # languages, label and lengths: before the run folder
+        check_run_model(config)
     run_dir = resume_dir or _new_run(output_root, config, precision, main, run_dir)
     emit = fan_out(JsonlRecorder(run_dir / METRICS_FILE) if main else None, on_event)
     checkpoint: Path | None = None
@@ -142,18 +145,20 @@ def run_training(
     # ---- model
     emit(Phase("model", config.model))
     with distributed.main_first():
-        model, tokenizer = load_run_model(config, data, run_dir, emit)
+        model, tokenizer, direction = load_run_model(config, data, run_dir, emit)
     configure_generation(model, config)
     model.to(device)
     emit(Note(_model_line(model, precision)))
-    base_model = keep_initial_model(model, tokenizer, config, run_dir)
+    emit(Note(f"languages: {direction.describe()}"))
+    settings = model_settings(config, direction, run_dir)
+    base_model = keep_initial_model(model, tokenizer, config, direction, run_dir)
 
     # ---- before: once, by rank 0, with the plain fp32 model the Trainer has not wrapped yet
     held_out = HeldOutSets.of(data, config)
     before: dict[str, list[str]] = {}
     before_scores: dict[str, dict[str, float]] = {}
     if main:
-        translator = Translator(model, tokenizer, config.target_label, config.max_source_length)
+        translator = Translator(model, tokenizer, direction, config.max_source_length)
         before = translate_before(held_out, translator, run_dir, emit)
         before_scores = score_before(held_out, before, emit)
     distributed.barrier()
@@ -162,7 +167,15 @@ def run_training(
     emit(Phase("train"))
     callback = EventCallback(emit, stop, config.batch_size)
     trainer = build_trainer(
-        config, model, tokenizer, data.train, data.validation, run_dir, precision, [callback]
+        config,
+        model,
+        tokenizer,
+        data.train,
+        data.validation,
+        run_dir,
+        precision,
+        [callback],
+        direction=direction,
     )
     if config.report_to == "tensorboard" and main:
         trainer.add_callback(tensorboard_callback(run_dir / "tensorboard"))
@@ -191,11 +204,11 @@ def run_training(
         base_model=base_model,
     )
     if outcome.status != "finished":
-        return _end_early(emit, trainer, outcome, summary_with, config, run_dir, published)
+        return _end_early(emit, trainer, outcome, summary_with, settings, run_dir, published)
 
     # ---- after: the best model as saved, on the same sets with the same decoding
     best_dir = run_dir / BEST_MODEL
-    save_best_model(trainer, best_dir, model_settings(config, run_dir))
+    save_best_model(trainer, best_dir, settings)
     after = translate_after(held_out, best_dir, device, emit)
     scores = score_after(
         held_out, before, after, trainer.state.global_step, float(trainer.state.epoch or 0), emit
@@ -285,7 +298,7 @@ def _end_early(
     trainer: WorkbenchTrainer,
     outcome: TrainingOutcome,
     summary_with: partial[RunSummary],
-    config: RunConfig,
+    settings: dict[str, Any],
     run_dir: Path,
     published: Path,
 ) -> RunResult:
@@ -295,7 +308,7 @@ def _end_early(
     kept: Path | None = None
     if outcome.nan_step is not None:
         error = f"non-finite loss at step {outcome.nan_step}"
-        kept = keep_best_so_far(trainer, run_dir, model_settings(config, run_dir))
+        kept = keep_best_so_far(trainer, run_dir, settings)
         emit(
             Note(
                 f"best model so far kept in {kept}"

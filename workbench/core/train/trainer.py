@@ -30,6 +30,7 @@ from workbench.core.config import RunConfig
 from workbench.core.data.pairs import Pair
 from workbench.core.data.tokenize import tokenize_pairs
 from workbench.core.evaluate.metrics import make_compute_metrics
+from workbench.core.languages import Direction
 from workbench.core.run_folder import CHECKPOINTS_FOLDER
 from workbench.core.train import loss as token_loss
 from workbench.core.train.callbacks import EventCallback, TrainingOutcome
@@ -231,6 +232,7 @@ def build_trainer(
     run_dir: Path,
     precision: Precision,
     callbacks: list[Any] | None = None,
+    direction: Direction | None = None,
 ) -> WorkbenchTrainer:
     """The Trainer ``workbench train`` runs, over tokenized pairs; checkpoints in run_dir.
 
@@ -242,7 +244,7 @@ def build_trainer(
         return tokenize_pairs(
             pairs,
             tokenizer,
-            config.target_label,
+            direction or Direction(),
             config.max_source_length,
             config.max_target_length,
         )
@@ -255,7 +257,9 @@ def build_trainer(
         eval_dataset=val_set,
         data_collator=DataCollatorForSeq2Seq(tokenizer, model=model, label_pad_token_id=-100),
         processing_class=tokenizer,
-        compute_metrics=make_compute_metrics(tokenizer, config.bleu_tokenize, references),
+        compute_metrics=make_compute_metrics(
+            tokenizer, config.bleu_tokenize, references, (direction or Direction()).code_ids
+        ),
         callbacks=callbacks,
     )
     # Our events replace the Trainer's own dict printing and tqdm bars.

@@ -28,7 +28,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from workbench.core import DISTRIBUTION
-from workbench.core.decoding import SETTINGS_FILE, DecodeOptions
+from workbench.core.decoding import MAX_POSITIONS, SETTINGS_FILE, DecodeOptions
+from workbench.core.languages import Direction
 from workbench.errors import WorkbenchError
 
 if TYPE_CHECKING:
@@ -91,6 +92,15 @@ def read_export_info(export_dir: Path) -> dict[str, Any]:
     return data if isinstance(data, dict) else {}
 
 
+def export_model_facts(export_dir: Path) -> tuple[str, int | None]:
+    """The exported model's ``model_type`` and position bound, as its export recorded them
+    (the folder's config.json is ctranslate2's own). Exports made before they were
+    recorded were all of MarianMT models."""
+    info = read_export_info(export_dir)
+    positions = info.get("max_positions", MAX_POSITIONS)
+    return str(info.get("model_type", "marian")), int(positions) if positions else None
+
+
 # --- generation -----------------------------------------------------------------------
 
 
@@ -122,12 +132,17 @@ class CT2Backend:
         tokenizer: Any,
         device: str | None = None,
         threads: int | None = None,
+        direction: Direction | None = None,
     ) -> None:
         from transformers import GenerationConfig
 
         ct2 = import_ctranslate2()
         self.export_dir = export_dir
         self.tokenizer = tokenizer
+        # CTranslate2 ignores forced_bos_token_id: the target code is given as the start of
+        # every output instead (target_prefix), and the Translator drops it when decoding.
+        first = (direction or Direction()).first_token_id
+        self.target_prefix = [tokenizer.convert_ids_to_tokens(first)] if first is not None else None
         self.quantization = str(read_export_info(export_dir).get("quantization", "?"))
         if device not in ("cpu", "cuda"):  # mps and others: ctranslate2 has CPU and CUDA
             device = "cuda" if ct2.get_cuda_device_count() > 0 else "cpu"
@@ -179,5 +194,6 @@ class CT2Backend:
             max_decoding_length=max(1, steps),
             no_repeat_ngram_size=options.no_repeat_ngram_size,
             suppress_sequences=self.suppressed or None,
+            target_prefix=[self.target_prefix] * len(sources) if self.target_prefix else None,
         )
         return [self.tokenizer.convert_tokens_to_ids(r.hypotheses[0]) for r in results]

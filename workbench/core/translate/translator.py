@@ -1,11 +1,12 @@
-"""Translating text with a loaded model: batches, odd input, and the 512-position limit.
+"""Translating text with a loaded model: batches, odd input, and the position limit.
 
 One :class:`Translator` serves the before/after evaluation, ``workbench translate``, the
-console and the TUI, so every front end decodes the same way. Marian's position table has
-512 rows and ``generate`` crashes past it, so long input is split at sentence ends and,
-where one sentence is still too long, truncated -- and the caller is told. The engine
-that generates is a backend that sees only token ids: transformers, or a CTranslate2
-export (:mod:`workbench.core.translate.ct2`), so all of the above is written once.
+console and the TUI, so every front end decodes the same way. A model's position table
+(512 rows for Marian, 1,024 for NLLB) makes ``generate`` crash past it, so long input is
+split at sentence ends and, where one sentence is still too long, truncated -- and the
+caller is told. The engine that generates is a backend that sees only token ids:
+transformers, or a CTranslate2 export (:mod:`workbench.core.translate.ct2`), so all of
+the above is written once.
 """
 
 from __future__ import annotations
@@ -18,14 +19,13 @@ from typing import Any, Protocol
 
 from workbench.core.decoding import (
     AUTO_LABEL,
-    MAX_POSITIONS,
+    LENGTH_CEILING,
     SETTINGS_FILE,
     DecodeOptions,
     clean_input,
     length_bound,
-    resolve_label,
-    with_label,
 )
+from workbench.core.languages import Direction
 
 _SENTENCE_END = re.compile(r"(?<=[.!?。！？；;])\s*")
 
@@ -40,25 +40,25 @@ class Translation:
     notices: list[str] = field(default_factory=list)
 
 
-def preset_label(model: str) -> str | None:
-    """The target label of the first preset whose model is the Hub id ``model``, or None."""
+def preset_settings(model: str) -> dict[str, Any]:
+    """The languages and label of the first preset whose model is the Hub id ``model``."""
     from workbench.core.config import RunConfig
     from workbench.core.presets import PRESETS
 
     for name, values in PRESETS.items():
         config = RunConfig(preset=name, **values)
         if config.model == model:
-            return config.target_label
-    return None
+            return dict(config.languages())
+    return {}
 
 
 def read_settings(model_dir: str | Path) -> dict[str, Any]:
-    """The decoding settings that go with a model (label, source limit), or {}.
+    """The decoding settings that go with a model (languages, label, source limit), or {}.
 
     A model the workbench saved carries them in its ``workbench.json``. A Hub model has
-    none, so a Hub id gets the label of the preset that fine-tunes it (opus-mt-en-zh:
-    ``>>cmn_Hans<<``): the base model then decodes in every front end as the run's
-    "before" side did, instead of without the label the multi-target model needs.
+    none, so a Hub id gets the languages of the preset that fine-tunes it (opus-mt-en-zh:
+    en → zh, so ``>>cmn_Hans<<``): the base model then decodes in every front end as the
+    run's "before" side did, instead of without the label the multi-target model needs.
     """
     from workbench.core.data.pairs import looks_like_local_path
     from workbench.core.run_folder import read_json_dict
@@ -67,7 +67,7 @@ def read_settings(model_dir: str | Path) -> dict[str, Any]:
     if saved is not None:
         return saved
     if isinstance(model_dir, str) and not looks_like_local_path(model_dir):
-        return {"target_label": preset_label(model_dir)}
+        return preset_settings(model_dir)
     return {}
 
 
@@ -137,19 +137,19 @@ class TransformersBackend:
 
 
 class Translator:
-    """A model (or a CTranslate2 export), its tokenizer and the target label, ready to
-    translate lists of text.
+    """A model (or a CTranslate2 export), its tokenizer and its direction (languages,
+    label or prefix), ready to translate lists of text.
 
     The engine that generates is ``backend``: :class:`TransformersBackend` by default, or
     :class:`workbench.core.translate.ct2.CT2Backend`. Both take token ids and return token
-    ids, so cleaning, splitting, the label and decoding below serve both unchanged.
+    ids, so cleaning, splitting, the prefix and decoding below serve both unchanged.
     """
 
     def __init__(
         self,
         model: Any,
         tokenizer: Any,
-        target_label: str | None = None,
+        direction: Direction | None = None,
         max_source_length: int = 512,
         device: str | None = None,
         backend: GenerationBackend | None = None,
@@ -157,9 +157,11 @@ class Translator:
     ) -> None:
         self.model = model
         self.tokenizer = tokenizer
-        self.target_label = target_label
-        # Leave room for the label and </s>; never beyond the 512 positions.
-        self.max_source_length = min(max_source_length, MAX_POSITIONS)
+        self.direction = direction or Direction()
+        # Never beyond the model's positions (the prefix and </s> are counted in).
+        self.max_source_length = min(
+            max_source_length, self.direction.max_positions or LENGTH_CEILING
+        )
         self.backend = backend or TransformersBackend(model, device)
         #: Said once when the model was loaded (e.g. an export not used because it is stale).
         self.notices = list(notices or [])
@@ -174,6 +176,9 @@ class Translator:
         device: str | None = None,
         backend: str = "auto",
         target_label: str | None = AUTO_LABEL,
+        source_lang: str | None = None,
+        target_lang: str | None = None,
+        source_prefix: str | None = None,
     ) -> Translator:
         """Load a saved model (with its workbench.json settings) or a Hub id.
 
@@ -181,45 +186,50 @@ class Translator:
         ``workbench export --ctranslate2``), or ``auto``: the export when one exists that
         matches the model and ctranslate2 is installed, else transformers.
         ``target_label``: a label such as ``>>cmn_Hant<<``, None for none, or
-        :data:`AUTO_LABEL` for the model's own (:func:`read_settings`).
+        :data:`AUTO_LABEL` for the model's own; the languages and the prefix default to
+        what the model recorded (:func:`workbench.core.model.family.direction_for`).
         """
-        from workbench.core.model.load import (
-            check_target_label,
-            load_model_and_tokenizer,
-            pick_device,
-        )
+        from workbench.core.model.family import apply_direction, direction_for, max_positions
+        from workbench.core.model.load import load_model_and_tokenizer, pick_device
         from workbench.core.translate.ct2_export import choose_export
 
+        request = (source_lang, target_lang, target_label, source_prefix)
         export, notices = choose_export(name, backend)
         if export is not None:
-            from workbench.core.translate.ct2 import CT2Backend, load_export_tokenizer
+            from workbench.core.translate.ct2 import (
+                CT2Backend,
+                export_model_facts,
+                load_export_tokenizer,
+            )
 
             tokenizer = load_export_tokenizer(export)
             settings = read_settings(export)
-            label = resolve_label(settings, target_label)
-            check_target_label(tokenizer, label)
+            direction = direction_for(*export_model_facts(export), tokenizer, settings, *request)
+            apply_direction(tokenizer, direction)
             translator = cls(
                 None,
                 tokenizer,
-                target_label=label,
-                max_source_length=int(settings.get("max_source_length", MAX_POSITIONS)),
-                backend=CT2Backend(export, tokenizer, device),
-                notices=notices,
+                direction,
+                max_source_length=int(settings.get("max_source_length", LENGTH_CEILING)),
+                backend=CT2Backend(export, tokenizer, device, direction=direction),
+                notices=[*notices, *direction.notes],
             )
             translator.run_dir = settings.get("run_dir")
             return translator
         model, tokenizer = load_model_and_tokenizer(name)
         settings = read_settings(name)
-        label = resolve_label(settings, target_label)
-        check_target_label(tokenizer, label)
+        direction = direction_for(
+            model.config.model_type, max_positions(model.config), tokenizer, settings, *request
+        )
+        apply_direction(tokenizer, direction, model)
         model.eval()
         translator = cls(
             model,
             tokenizer,
-            target_label=label,
-            max_source_length=int(settings.get("max_source_length", MAX_POSITIONS)),
+            direction,
+            max_source_length=int(settings.get("max_source_length", LENGTH_CEILING)),
             device=device or pick_device(),
-            notices=notices,
+            notices=[*notices, *direction.notes],
         )
         translator.run_dir = settings.get("run_dir")
         return translator
@@ -233,11 +243,13 @@ class Translator:
         """Decoding settings stored in the model's generation config."""
         return DecodeOptions.of_model(self.backend.generation_config)
 
-    def _with_label(self, text: str) -> str:
-        return with_label(text, self.target_label)
+    @property
+    def target_label(self) -> str | None:
+        """The Marian label the model translates with, or None."""
+        return self.direction.target_label
 
     def _length(self, text: str) -> int:
-        return len(self.tokenizer(self._with_label(text))["input_ids"])
+        return len(self.tokenizer(self.direction.source_text(text))["input_ids"])
 
     def split_long(self, text: str) -> tuple[list[str], list[str]]:
         """Pieces that each fit the source limit, and notices about what was done."""
@@ -272,7 +284,7 @@ class Translator:
         for start in range(0, len(order), batch_size):
             idx = order[start : start + batch_size]
             sources = self.tokenizer(
-                [self._with_label(texts[i]) for i in idx],
+                [self.direction.source_text(texts[i]) for i in idx],
                 truncation=True,
                 max_length=self.max_source_length,
             )["input_ids"]
@@ -280,8 +292,12 @@ class Translator:
             # looping model otherwise runs every sentence to the cap.
             source_len = max(len(ids) for ids in sources)
             bound = length_bound(source_len, options.max_new_tokens)
+            if self.direction.max_positions:  # the decoder start token takes one
+                bound = min(bound, self.direction.max_positions - 1)
             generated = self.backend.generate_ids(sources, options, bound)
-            decoded = self.tokenizer.batch_decode(generated, skip_special_tokens=True)
+            decoded = self.tokenizer.batch_decode(
+                [self.direction.shown(ids) for ids in generated], skip_special_tokens=True
+            )
             for i, text in zip(idx, decoded, strict=False):
                 outputs[i] = text.strip()
         return outputs

@@ -20,7 +20,6 @@ from textual.containers import Horizontal, Vertical
 from textual.message import Message
 from textual.widgets import DataTable, Input, Label, Select
 
-from workbench.core.decoding import AUTO_LABEL
 from workbench.errors import WorkbenchError
 from workbench.tui.messages import ForwardsWorkerFailures, ShowAttention, checked
 
@@ -66,14 +65,17 @@ class TranslatePane(ForwardsWorkerFailures, Vertical):
         tuned_model: str,
         base_model: str | None,
         history: Path,
-        base_label: str | None = AUTO_LABEL,
+        base_languages: dict[str, str | None] | None = None,
         **kwargs: Any,
     ) -> None:
         super().__init__(**kwargs)
         self.models = {"tuned": tuned_model, "base": base_model}
-        # The base model decodes with the run's label, as the "before" side did; a saved
-        # model with its own (AUTO_LABEL: its workbench.json).
-        self.labels: dict[str, str | None] = {"tuned": AUTO_LABEL, "base": base_label}
+        # The base model decodes in the run's direction, as the "before" side did; a saved
+        # model in its own (its workbench.json).
+        self.languages: dict[str, dict[str, str | None]] = {
+            "tuned": {},
+            "base": dict(base_languages or {}),
+        }
         self.history = history
         self._translators: dict[str, Any] = {}
         self.last_source: str | None = None
@@ -116,7 +118,7 @@ class TranslatePane(ForwardsWorkerFailures, Vertical):
             self._translators.pop("tuned", None)
         if base and base != self.models["base"]:
             self.models["base"] = base
-            self.labels["base"] = AUTO_LABEL  # e.g. a scratch run's initial model
+            self.languages["base"] = {}  # e.g. a scratch run's initial model: its own
             self._translators.pop("base", None)
 
     def _overrides(self) -> tuple[int | None, int | None]:
@@ -165,7 +167,7 @@ class TranslatePane(ForwardsWorkerFailures, Vertical):
             try:
                 translator = self._translators.get(key)
                 if translator is None:
-                    translator = Translator.from_pretrained(name, target_label=self.labels[key])
+                    translator = Translator.from_pretrained(name, **self.languages[key])
                     self._translators[key] = translator
                     self.post_message(
                         self.Loaded(key, translator.backend_label, translator.notices)

@@ -1,0 +1,176 @@
+"""Languages as users name them, and the direction a model is told to translate in.
+
+Users say ``en`` and ``zh``; each model family names languages its own way (Marian
+``>>cmn_Hans<<``, NLLB ``zho_Hans``, M2M100 ``__zh__``, mBART-50 ``zh_CN``). This module
+holds what needs no model: the ISO 639-1 codes the workbench knows with their ISO 639-3
+names and script, the base language of any family's code, the sacreBLEU tokenizer for a
+target language, and :class:`Direction`, the resolved answer for one model that every
+front end decodes with. Matching a language to one model's codes is
+:mod:`workbench.core.model.family`'s job.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import re
+from dataclasses import dataclass, field
+from typing import Any
+
+#: The pair a run and a model without recorded languages default to.
+DEFAULT_SOURCE_LANG = "en"
+DEFAULT_TARGET_LANG = "zh"
+
+#: ISO 639-1 code -> (ISO 639-3 codes, most used first; the usual script). The ISO 639-3
+#: names are what Marian labels (``>>cmn_Hans<<``) and NLLB's FLORES-200 codes
+#: (``zho_Hans``) are built from.
+LANGUAGES: dict[str, tuple[tuple[str, ...], str]] = {
+    "ar": (("arb", "ara"), "Arab"),
+    "bg": (("bul",), "Cyrl"),
+    "bn": (("ben",), "Beng"),
+    "ca": (("cat",), "Latn"),
+    "cs": (("ces",), "Latn"),
+    "da": (("dan",), "Latn"),
+    "de": (("deu",), "Latn"),
+    "el": (("ell",), "Grek"),
+    "en": (("eng",), "Latn"),
+    "es": (("spa",), "Latn"),
+    "et": (("est",), "Latn"),
+    "fa": (("pes", "fas"), "Arab"),
+    "fi": (("fin",), "Latn"),
+    "fr": (("fra",), "Latn"),
+    "he": (("heb",), "Hebr"),
+    "hi": (("hin",), "Deva"),
+    "hr": (("hrv",), "Latn"),
+    "hu": (("hun",), "Latn"),
+    "id": (("ind",), "Latn"),
+    "it": (("ita",), "Latn"),
+    "ja": (("jpn",), "Jpan"),
+    "ko": (("kor",), "Hang"),
+    "lt": (("lit",), "Latn"),
+    "lv": (("lvs", "lav"), "Latn"),
+    "nl": (("nld",), "Latn"),
+    "no": (("nob", "nor"), "Latn"),
+    "pl": (("pol",), "Latn"),
+    "pt": (("por",), "Latn"),
+    "ro": (("ron",), "Latn"),
+    "ru": (("rus",), "Cyrl"),
+    "sk": (("slk",), "Latn"),
+    "sl": (("slv",), "Latn"),
+    "sr": (("srp",), "Cyrl"),
+    "sv": (("swe",), "Latn"),
+    "sw": (("swh", "swa"), "Latn"),
+    "ta": (("tam",), "Taml"),
+    "th": (("tha",), "Thai"),
+    "tr": (("tur",), "Latn"),
+    "uk": (("ukr",), "Cyrl"),
+    "ur": (("urd",), "Arab"),
+    "vi": (("vie",), "Latn"),
+    "zh": (("zho", "cmn"), "Hans"),
+}
+_BY_ISO3 = {iso3: iso1 for iso1, (names, _) in LANGUAGES.items() for iso3 in names}
+_BY_ISO3["yue"] = "zh"  # Cantonese is scored as Chinese (sacreBLEU's zh tokenizer)
+
+#: The families' code shapes: ``>>cmn_Hans<<``, ``__zh__``, ``zho_Hans``, ``zh_CN``.
+_CODE = re.compile(r"^(?:>>)?(?:__)?([a-z]{2,3})(?:_[A-Za-z]{2,4})?(?:__)?(?:<<)?$")
+
+
+def base_language(code: str | None) -> str | None:
+    """The ISO 639-1 language of any family's code (``zho_Hant``, ``__zh__``, ``zh_CN``,
+    ``>>cmn_Hans<<`` -> ``zh``), the bare code when it is not in the table, or None."""
+    if not code:
+        return None
+    found = _CODE.match(code.strip())
+    if not found:
+        return None
+    stem = found.group(1).lower()
+    return stem if stem in LANGUAGES else _BY_ISO3.get(stem, stem)
+
+
+#: sacreBLEU tokenizers that need an extra package, and where to get it.
+_MECAB = {
+    "ja": ("ja-mecab", "MeCab", "sacrebleu[ja]"),
+    "ko": ("ko-mecab", "mecab_ko", "sacrebleu[ko]"),
+}
+
+
+def bleu_tokenizer_for(target_lang: str | None) -> tuple[str, str | None]:
+    """The sacreBLEU tokenizer for a target language, and a note when it is a fallback.
+
+    Chinese is scored with ``zh`` (characters), as WMT does; Japanese and Korean with
+    their MeCab tokenizers where those are installed, else ``char``, which is said;
+    everything else with ``13a``, sacreBLEU's default. The choice is printed with every
+    score (the signature), so a reader knows how the number was made.
+    """
+    lang = base_language(target_lang)
+    if lang == "zh":
+        return "zh", None
+    if lang in _MECAB:
+        name, module, extra = _MECAB[lang]
+        if importlib.util.find_spec(module) is not None:
+            return name, None
+        return "char", (
+            f"BLEU on {lang} is tokenized by character: {name} needs MeCab "
+            f"(pip install '{extra}'); set bleu_tokenize to choose"
+        )
+    return "13a", None
+
+
+@dataclass(frozen=True)
+class Direction:
+    """How one loaded model is told the language pair, resolved once for every front end.
+
+    Training labels, the before/after sets, the console, the TUI, attention and the Lab
+    all tokenize with :meth:`source_text` (and the tokenizer's ``src_lang``/``tgt_lang``
+    that :func:`workbench.core.model.family.apply_direction` set), generate with
+    ``first_token_id`` forced (the model's generation config carries it), and drop
+    ``code_ids`` from what they show.
+    """
+
+    family: str = "marian"
+    source_lang: str | None = None  # as the user named it: en
+    target_lang: str | None = None
+    source_code: str | None = None  # the family's own code (eng_Latn), where it has one
+    target_code: str | None = None  # >>cmn_Hans<<, zho_Hans, __zh__, zh_CN; None: none
+    source_prefix: str = ""  # put before every source: Marian's label, T5's task
+    max_positions: int | None = 512  # None: relative positions (T5), no table to overrun
+    first_token_id: int | None = None  # forced at generation (NLLB, M2M100, mBART-50)
+    code_ids: frozenset[int] = field(default_factory=frozenset)  # never shown in output
+    notes: tuple[str, ...] = ()  # what the workbench does not do for this model
+
+    @property
+    def target_label(self) -> str | None:
+        """The Marian label this direction prefixes, or None (the older setting's name)."""
+        return self.target_code if self.family == "marian" else None
+
+    def source_text(self, text: str) -> str:
+        """``text`` as the model is fed it: the family's prefix first."""
+        return f"{self.source_prefix}{text}"
+
+    def shown(self, ids: list[int]) -> list[int]:
+        """``ids`` without the language codes (tokenizers do not all count them special)."""
+        return [i for i in ids if i not in self.code_ids] if self.code_ids else list(ids)
+
+    def settings(self) -> dict[str, Any]:
+        """What a saved model records of it (workbench.json), so it decodes the same way
+        with no flags."""
+        return {
+            "family": self.family,
+            "source_lang": self.source_lang,
+            "target_lang": self.target_lang,
+            "target_label": self.target_label,
+            "source_code": self.source_code,
+            "target_code": self.target_code,
+            "source_prefix": self.source_prefix if self.family != "marian" else "",
+        }
+
+    def describe(self) -> str:
+        """One line for the user: the pair and how the model is told it."""
+        pair = f"{self.source_lang or '?'} → {self.target_lang or '?'}"
+        how = {
+            "marian": f"label {self.target_code}" if self.target_code else "no label",
+            "t5": f"prefix {self.source_prefix!r}" if self.source_prefix else "no prefix",
+        }.get(self.family)
+        if how is None:
+            codes = " → ".join(c for c in (self.source_code, self.target_code) if c)
+            how = f"codes {codes}" if codes else "no language codes"
+        return f"{pair} ({self.family}: {how})"

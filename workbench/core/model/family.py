@@ -1,0 +1,288 @@
+"""The seam for model families: how each names languages, and what follows from that.
+
+Every Hugging Face translation family is told the language pair differently:
+
+- **Marian** (OPUS-MT): a multi-target model wants a label such as ``>>cmn_Hans<<``
+  prefixed to the source text; a single-pair model (opus-mt-en-de) wants nothing.
+- **NLLB-200, M2M100, mBART-50**: the tokenizer's ``src_lang``/``tgt_lang`` put the codes
+  (``eng_Latn``/``zho_Hans``, ``__en__``/``__zh__``, ``en_XX``/``zh_CN``) into the source
+  and the labels, and generation must force the target code as the first token
+  (``forced_bos_token_id``); the Hub's folders do not force it themselves.
+- **T5/mT5**: a task prefix typed before the source ("translate English to German: ").
+
+:func:`resolve_direction` turns the user's ``--source-lang``/``--target-lang`` (or a full
+code) into a :class:`~workbench.core.languages.Direction` for one model, and
+:func:`apply_direction` sets it on the tokenizer and the generation config, so no other
+module asks which family a model is. The rest of what differs lives here too: the
+position bound and the KV-cache shape, both read from the model's own config. A family
+not listed works through the generic path, with a note of what the workbench does not set.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import Any
+
+from workbench.core.decoding import AUTO_LABEL
+from workbench.core.languages import (
+    DEFAULT_SOURCE_LANG,
+    DEFAULT_TARGET_LANG,
+    LANGUAGES,
+    Direction,
+    base_language,
+)
+from workbench.errors import WorkbenchError
+
+#: ``target_label`` meaning "the label of --target-lang, where the model has labels".
+AUTO = AUTO_LABEL
+#: Codes listed in full in an error; past this the line gives a sample and the count.
+LISTED_CODES = 60
+
+
+@dataclass(frozen=True)
+class Family:
+    """One family: the model types it covers and how its language codes look."""
+
+    name: str
+    title: str
+    #: ``label`` (Marian's source prefix token), ``codes`` (tokenizer languages and a
+    #: forced first token), ``prefix`` (a task prefix in the source text) or ``none``.
+    mechanism: str
+    code_pattern: str | None = None  # what its codes look like in the vocabulary
+
+    def codes(self, tokenizer: Any) -> list[str]:
+        """The language codes this tokenizer knows, sorted."""
+        if self.code_pattern is None:
+            return []
+        pattern = re.compile(self.code_pattern)
+        return sorted(t for t in tokenizer.get_vocab() if pattern.match(t))
+
+    def candidates(self, lang: str) -> list[str]:
+        """This family's codes for a language, most likely first."""
+        iso1 = base_language(lang) or lang
+        names, script = LANGUAGES.get(iso1, ((lang,), ""))
+        if self.name == "marian":
+            return [
+                *(f">>{n}_{script}<<" for n in names),
+                *(f">>{n}<<" for n in names),
+                f">>{iso1}<<",
+            ]
+        if self.name == "nllb":
+            return [f"{n}_{script}" for n in names]
+        if self.name == "m2m100":
+            return [f"__{iso1}__"]
+        return []
+
+    def prefix_matches(self, lang: str, codes: list[str]) -> list[str]:
+        """Codes of ``lang`` in another script or region (``zho_Hant``, ``zh_CN``)."""
+        iso1 = base_language(lang) or lang
+        names = LANGUAGES.get(iso1, ((lang,), ""))[0]
+        stems = {"marian": [f">>{n}_" for n in names], "nllb": [f"{n}_" for n in names]}
+        return [c for c in codes for s in stems.get(self.name, [f"{iso1}_"]) if c.startswith(s)]
+
+
+MARIAN = Family("marian", "Marian (OPUS-MT)", "label", r"^>>[A-Za-z_]+<<$")
+NLLB = Family("nllb", "NLLB-200", "codes", r"^[a-z]{3}_[A-Z][a-z]{3}$")
+M2M100 = Family("m2m100", "M2M100", "codes", r"^__[a-z]{2,3}__$")
+MBART50 = Family("mbart50", "mBART-50", "codes", r"^[a-z]{2}_[A-Z]{2}$")
+T5 = Family("t5", "T5 / mT5", "prefix")
+GENERIC = Family("generic", "other seq2seq", "none")
+FAMILIES = (MARIAN, NLLB, M2M100, MBART50, T5)
+
+
+def detect_family(model_type: str, tokenizer: Any) -> Family:
+    """The family of a model from its ``config.model_type`` (and, for m2m_100, the
+    tokenizer: NLLB-200 is an M2M100 with FLORES-200 codes)."""
+    if model_type == "marian":
+        return MARIAN
+    if model_type == "m2m_100":
+        return NLLB if "eng_Latn" in tokenizer.get_vocab() else M2M100
+    if model_type == "mbart":
+        return MBART50
+    if model_type in ("t5", "mt5", "umt5"):
+        return T5
+    return GENERIC
+
+
+def max_positions(model_config: Any) -> int | None:
+    """Tokens a source (or an output) may have: the position table's rows, or None for
+    relative positions (T5), which have no table to run past."""
+    if getattr(model_config, "model_type", None) in ("t5", "mt5", "umt5"):
+        return None
+    value = getattr(model_config, "max_position_embeddings", None)
+    return int(value) if value else None
+
+
+def cache_shape(model_config: Any) -> tuple[int, int, int]:
+    """Decoder layers, attention heads and floats per head, in the config's own names.
+
+    T5 calls them ``num_decoder_layers``, ``num_heads`` and ``d_kv`` (and ``d_kv·heads``
+    need not be ``d_model``); the BART-like families ``decoder_layers``,
+    ``decoder_attention_heads`` and ``d_model / heads``.
+    """
+    c = model_config
+    if hasattr(c, "d_kv"):
+        layers = getattr(c, "num_decoder_layers", None) or c.num_layers
+        return int(layers), int(c.num_heads), int(c.d_kv)
+    heads = int(c.decoder_attention_heads)
+    return int(c.decoder_layers), heads, int(c.d_model) // heads
+
+
+def _unknown(what: str, value: str, codes: list[str], family: Family) -> WorkbenchError:
+    shown = ", ".join(codes[:LISTED_CODES])
+    more = f" (and {len(codes) - LISTED_CODES} more)" if len(codes) > LISTED_CODES else ""
+    return WorkbenchError(
+        f"{what} '{value}' is not a language of this {family.title} model; its codes are: "
+        f"{shown}{more}"
+    )
+
+
+def _code(family: Family, lang: str, codes: list[str], what: str) -> str:
+    """The model's code for ``lang``: the code itself when the user gave a full one."""
+    given = lang.strip()
+    for direct in (given, f">>{given}<<" if family is MARIAN else given):
+        if direct in codes:
+            return direct
+    for candidate in family.candidates(given):
+        if candidate in codes:
+            return candidate
+    found = family.prefix_matches(given, codes)
+    if found:
+        return found[0]
+    raise _unknown(what, lang, codes, family)
+
+
+def resolve_direction(
+    model_type: str,
+    positions: int | None,
+    tokenizer: Any,
+    source_lang: str,
+    target_lang: str,
+    label: str | None = AUTO,
+    source_prefix: str | None = None,
+) -> Direction:
+    """The direction ``source_lang`` → ``target_lang`` as this model is told it.
+
+    ``label`` is Marian's: :data:`AUTO` takes the model's label for ``target_lang`` (none
+    for a single-pair model), a ``>>xxx<<`` token is checked against the vocabulary, None
+    is no label. ``source_prefix`` is put before every source (T5's task prefix). A
+    language the model does not know is one line listing the codes it does.
+    """
+    family = detect_family(model_type, tokenizer)
+    codes = family.codes(tokenizer)
+    common: dict[str, Any] = {
+        "family": family.name,
+        "source_lang": source_lang,
+        "target_lang": target_lang,
+        "max_positions": positions,
+    }
+    prefix = source_prefix or ""
+    if family is MARIAN:
+        if label == AUTO:
+            target = _code(family, target_lang, codes, "--target-lang") if codes else None
+        else:
+            target = label
+            check_target_label(tokenizer, target)
+        vocab = tokenizer.get_vocab()
+        return Direction(
+            **common,
+            target_code=target,
+            source_prefix=f"{target} {prefix}" if target else prefix,
+            code_ids=frozenset(vocab[c] for c in codes),
+        )
+    if family.mechanism == "codes":
+        if label not in (AUTO, None) and label in codes:  # --label zho_Hans: a target code
+            target_lang = label
+        source = _code(family, source_lang, codes, "--source-lang")
+        target = _code(family, target_lang, codes, "--target-lang")
+        vocab = tokenizer.get_vocab()
+        return Direction(
+            **common,
+            source_code=source,
+            target_code=target,
+            source_prefix=prefix,
+            first_token_id=int(vocab[target]),
+            code_ids=frozenset(vocab[c] for c in codes),
+        )
+    notes: tuple[str, ...] = ()
+    if label not in (AUTO, None):
+        raise WorkbenchError(
+            f"target label '{label}' is for Marian models; this is a {family.title} model: "
+            "drop --label" + (" and pass --source-prefix" if family is T5 else "")
+        )
+    if family is T5 and not prefix:
+        notes = (
+            "T5 models are told the task by a prefix: pass --source-prefix, e.g. "
+            "'translate English to German: '",
+        )
+    if family is GENERIC:
+        notes = (
+            f"model type '{model_type}' has no language codes the workbench knows: the "
+            "source is fed as it is (--source-prefix adds text before it)",
+        )
+    return Direction(**common, source_prefix=prefix, notes=notes)
+
+
+def direction_for(
+    model_type: str,
+    positions: int | None,
+    tokenizer: Any,
+    settings: dict[str, Any],
+    source_lang: str | None = None,
+    target_lang: str | None = None,
+    label: str | None = AUTO,
+    source_prefix: str | None = None,
+) -> Direction:
+    """The direction a front end decodes a model in: the user's flags first, then what
+    the model's ``settings`` recorded (workbench.json, or a Hub id's preset), then the
+    workbench's defaults (en → zh).
+
+    ``label`` :data:`AUTO` keeps the recorded label unless a new ``target_lang`` is given.
+    """
+    if label == AUTO and target_lang is None and "target_label" in settings:
+        label = settings["target_label"]
+    return resolve_direction(
+        model_type,
+        positions,
+        tokenizer,
+        source_lang or settings.get("source_lang") or DEFAULT_SOURCE_LANG,
+        target_lang or settings.get("target_lang") or DEFAULT_TARGET_LANG,
+        label,
+        source_prefix if source_prefix is not None else settings.get("source_prefix"),
+    )
+
+
+def apply_direction(tokenizer: Any, direction: Direction, model: Any = None) -> None:
+    """Set the direction where transformers reads it: the tokenizer's languages (source
+    codes and training labels) and the first generated token (every ``generate``)."""
+    if direction.source_code is not None:
+        tokenizer.src_lang = direction.source_code
+    if direction.target_code is not None and direction.first_token_id is not None:
+        tokenizer.tgt_lang = direction.target_code
+    if model is not None and direction.first_token_id is not None:
+        model.generation_config.forced_bos_token_id = direction.first_token_id
+
+
+def check_target_label(tokenizer: Any, label: str | None) -> None:
+    """Fail unless ``label`` is one known token of the tokenizer's vocabulary.
+
+    Multi-target opus-mt models select the output language with a token such as
+    ``>>cmn_Hans<<``; an unknown label (the assignment's ``>>cmn<<``) is silently split
+    into pieces and the model ignores it.
+    """
+    if not label:
+        return
+    vocab = tokenizer.get_vocab()
+    if label in vocab:
+        return
+    known = MARIAN.codes(tokenizer)
+    hint = (
+        f"known labels include: {', '.join(known[:12])}"
+        if known
+        else "this model has no language labels; set target_label = none"
+    )
+    raise WorkbenchError(
+        f"target label '{label}' is not a single token of this model's vocabulary, so the "
+        f"model would ignore it; {hint}"
+    )
