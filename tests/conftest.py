@@ -322,9 +322,11 @@ def run_cli(
 
 
 @pytest.fixture(scope="session")
-def hub_server(tmp_path_factory: pytest.TempPathFactory, hsk_pairs):
+def hub_server(tmp_path_factory: pytest.TempPathFactory, hsk_pairs, family_models):
     """A Hub look-alike on 127.0.0.1 (tests/hub_server.py) serving a tiny model shaped like
-    Helsinki-NLP/opus-mt-en-zh and a WMT19-shaped wmt/wmt19; tests reset its faults."""
+    Helsinki-NLP/opus-mt-en-zh, a WMT19-shaped wmt/wmt19 and each family model under the
+    id it imitates (tests/family_models.py HUB_IDS); tests reset its faults."""
+    from tests.family_models import HUB_IDS
     from tests.hub_server import (
         OPUS_MODEL,
         WMT_DATASET,
@@ -341,6 +343,8 @@ def hub_server(tmp_path_factory: pytest.TempPathFactory, hsk_pairs):
     server = HubServer()
     server.add_repo("model", OPUS_MODEL, model)
     server.add_repo("dataset", WMT_DATASET, data)
+    for family, folder in family_models.items():
+        server.add_repo("model", HUB_IDS[family], folder)
     server.start()
     yield server
     server.stop()
@@ -421,3 +425,16 @@ def closed_port() -> int:
     with socket.socket() as sock:
         sock.bind(("127.0.0.1", 0))
         return int(sock.getsockname()[1])
+
+
+@pytest.fixture(scope="session")
+def family_models(tmp_path_factory: pytest.TempPathFactory, hsk_pairs) -> dict[str, Path]:
+    """A tiny random model of each family in tests/family_models.py (NLLB, M2M100,
+    mBART-50, T5), saved as its Hub repo is laid out; family -> folder. Built once (about
+    a second for all four); nothing may write into them."""
+    from tests.family_models import FAMILIES, build_family_model
+
+    pairs = hsk_pairs[:200]
+    sources, targets = [p.source for p in pairs], [p.target for p in pairs]
+    base = tmp_path_factory.mktemp("families")
+    return {f: build_family_model(f, base / f, sources, targets) for f in FAMILIES}
