@@ -52,11 +52,21 @@ class Family:
     code_pattern: str | None = None  # what its codes look like in the vocabulary
 
     def codes(self, tokenizer: Any) -> list[str]:
-        """The language codes this tokenizer knows, sorted."""
+        """The language codes this tokenizer knows, sorted.
+
+        M2M100's tokenizer keeps its codes outside ``get_vocab()`` (in
+        ``lang_token_to_id``); the others list them in the vocabulary.
+        """
         if self.code_pattern is None:
             return []
         pattern = re.compile(self.code_pattern)
-        return sorted(t for t in tokenizer.get_vocab() if pattern.match(t))
+        tokens = getattr(tokenizer, "lang_token_to_id", None) or tokenizer.get_vocab()
+        return sorted(t for t in tokens if pattern.match(t))
+
+    def tokenizer_language(self, code: str) -> str:
+        """``code`` as the tokenizer's ``src_lang``/``tgt_lang`` take it (M2M100: ``zh``
+        for ``__zh__``; the others: the code itself)."""
+        return code.strip("_") if self is M2M100 else code
 
     def candidates(self, lang: str) -> list[str]:
         """This family's codes for a language, most likely first."""
@@ -89,6 +99,7 @@ MBART50 = Family("mbart50", "mBART-50", "codes", r"^[a-z]{2}_[A-Z]{2}$")
 T5 = Family("t5", "T5 / mT5", "prefix")
 GENERIC = Family("generic", "other seq2seq", "none")
 FAMILIES = (MARIAN, NLLB, M2M100, MBART50, T5)
+BY_NAME = {f.name: f for f in (*FAMILIES, GENERIC)}
 
 
 def detect_family(model_type: str, tokenizer: Any) -> Family:
@@ -196,14 +207,13 @@ def resolve_direction(
             target_lang = label
         source = _code(family, source_lang, codes, "--source-lang")
         target = _code(family, target_lang, codes, "--target-lang")
-        vocab = tokenizer.get_vocab()
         return Direction(
             **common,
             source_code=source,
             target_code=target,
             source_prefix=prefix,
-            first_token_id=int(vocab[target]),
-            code_ids=frozenset(vocab[c] for c in codes),
+            first_token_id=int(tokenizer.convert_tokens_to_ids(target)),
+            code_ids=frozenset(int(i) for i in tokenizer.convert_tokens_to_ids(codes)),
         )
     notes: tuple[str, ...] = ()
     if label not in (AUTO, None):
@@ -256,10 +266,11 @@ def direction_for(
 def apply_direction(tokenizer: Any, direction: Direction, model: Any = None) -> None:
     """Set the direction where transformers reads it: the tokenizer's languages (source
     codes and training labels) and the first generated token (every ``generate``)."""
+    family = BY_NAME.get(direction.family, GENERIC)
     if direction.source_code is not None:
-        tokenizer.src_lang = direction.source_code
+        tokenizer.src_lang = family.tokenizer_language(direction.source_code)
     if direction.target_code is not None and direction.first_token_id is not None:
-        tokenizer.tgt_lang = direction.target_code
+        tokenizer.tgt_lang = family.tokenizer_language(direction.target_code)
     if model is not None and direction.first_token_id is not None:
         model.generation_config.forced_bos_token_id = direction.first_token_id
 
