@@ -2,20 +2,23 @@
 
 from __future__ import annotations
 
+import gzip
 import json
 import random
 from pathlib import Path
 
 import pytest
 
+from tests.conftest import TINY_DEMO_ARGS, run_cli, tiny_toml
 from workbench.core.config import build_config
 from workbench.core.data.pairs import (
     Pair,
     clean_pairs,
+    is_hub_dataset,
     load_hsk_pairs,
     looks_like_local_path,
     prepare_data,
-    read_pair_file,
+    read_local_pairs,
     split_pairs,
 )
 from workbench.errors import WorkbenchError
@@ -121,12 +124,12 @@ def test_tsv_csv_jsonl(tmp_path: Path):
         + "\n",
         encoding="utf-8",
     )
-    assert read_pair_file(tsv, "en", "zh") == [
+    assert read_local_pairs(tsv, "en", "zh") == [
         Pair("I like tea.", "我喜欢茶。"),
         Pair("Hi, you.", "你好"),
     ]
-    assert read_pair_file(csv, "en", "zh") == [Pair("I like tea, really.", "我喜欢茶。")]
-    assert read_pair_file(jsonl, "en", "zh") == [Pair("Hi", "嗨"), Pair("Yes", "是")]
+    assert read_local_pairs(csv, "en", "zh") == [Pair("I like tea, really.", "我喜欢茶。")]
+    assert read_local_pairs(jsonl, "en", "zh") == [Pair("Hi", "嗨"), Pair("Yes", "是")]
 
 
 def test_datasets_folder(tmp_path: Path):
@@ -146,7 +149,7 @@ def test_datasets_folder(tmp_path: Path):
         (None, "not found"),
         (b"", "is empty"),
         (b"en\tzh\n\xff\xfe bad\tbytes\n", "not UTF-8"),
-        (b"source\ttarget\na\tb\n", "no 'en' column"),
+        (b"english\tchinese\na\tb\n", "no 'en' column"),
         (b"en\tzh\n", "no pairs"),
     ],
 )
@@ -173,3 +176,121 @@ def test_samples_subsamples_local_data(tmp_path: Path):
     path.write_text("en\tzh\n" + "".join(f"s{i}\t句{i}\n" for i in range(50)), encoding="utf-8")
     data = prepare_data(build_config("demo", overrides={"data": str(path), "samples": 20}))
     assert len(data.train) + len(data.validation) + len(data.test) == 20
+
+
+def _moses(prefix: Path, sources: list[str], targets: list[str], gz: bool = False) -> Path:
+    """Line-aligned ``PREFIX.en`` and ``PREFIX.zh`` (``.gz`` when asked); returns PREFIX."""
+    for lang, lines in (("en", sources), ("zh", targets)):
+        data = "".join(f"{line}\n" for line in lines).encode("utf-8")
+        name = f"{prefix}.{lang}" + (".gz" if gz else "")
+        Path(name).write_bytes(gzip.compress(data) if gz else data)
+    return prefix
+
+
+def test_moses_prefix_reads_line_aligned_files(tmp_path: Path):
+    sources = [f"s{i}" for i in range(30)]
+    targets = [f"句{i}" for i in range(30)]
+    sources[3] = "a line\u2028with a line separator inside"  # no shift of later lines
+    targets[7] = ""  # an empty side: dropped as empty, like an empty TSV cell
+    prefix = _moses(tmp_path / "corpus", sources, targets)
+    config = build_config("demo", overrides={"data": str(prefix)})
+    assert not is_hub_dataset(config)
+    data = prepare_data(config)
+    pairs = data.train + data.validation + data.test
+    assert len(pairs) == 29 and data.dropped["empty"] == 1
+    assert all(p.target == f"句{p.source[1:]}" for p in pairs if p.source.startswith("s"))
+    assert Pair(sources[3], "句3") in pairs
+    assert data.origin == f"{tmp_path / 'corpus.en'} + corpus.zh"
+
+
+def test_moses_via_one_file_name_picks_sides_by_language(tmp_path: Path):
+    prefix = _moses(tmp_path / "corpus", ["Hi", "Yes"], ["嗨", "是"])
+    expected = [Pair("Hi", "嗨"), Pair("Yes", "是")]
+    assert read_local_pairs(Path(f"{prefix}.en"), "en", "zh") == expected
+    assert read_local_pairs(Path(f"{prefix}.zh"), "en", "zh") == expected
+    reverse = [Pair("嗨", "Hi"), Pair("是", "Yes")]
+    assert read_local_pairs(Path(f"{prefix}.en"), "zh", "en") == reverse
+
+
+def test_bare_moses_prefix_in_the_working_folder_is_local(tmp_path, monkeypatch):
+    _moses(tmp_path / "corpus", [f"s{i}" for i in range(30)], [f"句{i}" for i in range(30)])
+    _moses(tmp_path / "held", [f"s{i}" for i in range(25, 35)], [f"句{i}" for i in range(25, 35)])
+    monkeypatch.chdir(tmp_path)
+    config = build_config("demo", overrides={"data": "corpus", "test_data": "held"})
+    assert not looks_like_local_path("corpus")  # a bare name alone would be a Hub id
+    assert not is_hub_dataset(config)
+    data = prepare_data(config)
+    assert [p.source for p in data.test] == [f"s{i}" for i in range(25, 35)]
+    assert data.test_name == "held" and data.dropped["in the test set"] == 5
+
+
+def test_moses_line_count_mismatch_is_one_line_with_both_counts(tmp_path: Path):
+    prefix = _moses(tmp_path / "corpus", ["a", "b", "c"], ["甲", "乙"])
+    with pytest.raises(WorkbenchError) as info:
+        prepare_data(build_config("demo", overrides={"data": str(prefix)}))
+    message = str(info.value)
+    assert "\n" not in message
+    assert f"'{prefix}.en' (3 lines)" in message and f"'{prefix}.zh' (2 lines)" in message
+
+
+def test_moses_file_without_its_other_side_says_which_is_missing(tmp_path: Path):
+    (tmp_path / "corpus.en").write_text("a\nb\n", encoding="utf-8")
+    with pytest.raises(WorkbenchError, match=r"corpus\.zh' not found: .* needs both") as info:
+        read_local_pairs(tmp_path / "corpus.en", "en", "zh")
+    assert "\n" not in str(info.value)
+
+
+def test_gzipped_tsv_csv_jsonl_and_moses(tmp_path: Path):
+    tsv = tmp_path / "pairs.tsv.gz"
+    tsv.write_bytes(gzip.compress("en\tzh\nHi\t嗨\nYes\t是\n".encode()))
+    csv = tmp_path / "pairs.csv.gz"
+    csv.write_bytes(gzip.compress("zh,en\n嗨,Hi\n是,Yes\n".encode()))
+    jsonl = tmp_path / "pairs.jsonl.gz"
+    rows = [{"en": "Hi", "zh": "嗨"}, {"en": "Yes", "zh": "是"}]
+    text = "".join(json.dumps(r, ensure_ascii=False) + "\n" for r in rows)
+    jsonl.write_bytes(gzip.compress(text.encode()))
+    prefix = _moses(tmp_path / "corpus", ["Hi", "Yes"], ["嗨", "是"], gz=True)
+    expected = [Pair("Hi", "嗨"), Pair("Yes", "是")]
+    for path in (tsv, csv, jsonl, prefix, Path(f"{prefix}.zh.gz")):
+        assert read_local_pairs(path, "en", "zh") == expected, path
+    assert looks_like_local_path("pairs.tsv.gz")
+
+
+@pytest.mark.parametrize(
+    "content",
+    [b"en\tzh\nnot gzip at all\n", gzip.compress(b"en\tzh\n" + b"a\tb\n" * 50, mtime=0)[:-12]],
+    ids=["not gzip", "truncated"],
+)
+def test_corrupt_gzip_is_one_line(tmp_path: Path, content: bytes):
+    path = tmp_path / "pairs.tsv.gz"
+    path.write_bytes(content)
+    with pytest.raises(WorkbenchError, match=r"pairs\.tsv\.gz' is not a readable gzip") as info:
+        prepare_data(build_config("demo", overrides={"data": str(path)}))
+    assert "\n" not in str(info.value)
+
+
+def test_source_target_and_src_tgt_columns_need_no_flags(tmp_path: Path):
+    tsv = tmp_path / "p.tsv"
+    tsv.write_text("source\ttarget\nHi\t嗨\n", encoding="utf-8")
+    csv = tmp_path / "p.csv"
+    csv.write_text("tgt,src\n嗨,Hi\n", encoding="utf-8")
+    jsonl = tmp_path / "p.jsonl"
+    jsonl.write_text(json.dumps({"src": "Hi", "tgt": "嗨"}) + "\n", encoding="utf-8")
+    for path in (tsv, csv, jsonl):
+        assert read_local_pairs(path, "en", "zh") == [Pair("Hi", "嗨")], path
+    both = tmp_path / "both.tsv"  # language-named columns win over source/target
+    both.write_text("source\tzh\ten\ttarget\nx\t嗨\tHi\ty\n", encoding="utf-8")
+    assert read_local_pairs(both, "en", "zh") == [Pair("Hi", "嗨")]
+
+
+@pytest.mark.slow
+def test_train_headless_reads_a_bare_moses_prefix(tmp_path: Path):
+    """``--data corpus`` with corpus.en/corpus.zh in the working folder trains, offline."""
+    pairs, _ = clean_pairs(load_hsk_pairs())
+    _moses(tmp_path / "corpus", [p.source for p in pairs[:60]], [p.target for p in pairs[:60]])
+    (tmp_path / "tiny.toml").write_text(tiny_toml(epochs=1.0), encoding="utf-8")
+    result = run_cli(*TINY_DEMO_ARGS, "--data", "corpus", cwd=tmp_path)
+    assert result.returncode == 0, result.stderr[-3000:]
+    assert "48 train / 6 validation" in result.stdout
+    assert "corpus.en + corpus.zh" in result.stdout
+    assert "Traceback" not in result.stderr

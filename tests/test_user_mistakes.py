@@ -61,7 +61,7 @@ MISTAKES = {
         ["pairs.tsv", "not UTF-8"],
     ),
     "dataset lacks columns": (
-        {"pairs.tsv": b"source\ttarget\nhi\tni hao\n"},
+        {"pairs.tsv": b"english\tchinese\nhi\tni hao\n"},
         (*TRAIN, "--data", "pairs.tsv"),
         {},
         ["pairs.tsv", "'en'", "--source-lang"],

@@ -83,7 +83,8 @@ class RunConfig:
     data: str = setting(
         "wmt/wmt19",
         group="data",
-        help="Hub dataset id, local TSV/CSV/JSONL file or datasets folder, or 'hsk'",
+        help="Hub dataset id, local TSV/CSV/JSONL file or Moses prefix (corpus for "
+        "corpus.en + corpus.zh), .gz too, datasets folder, or 'hsk'",
     )
     data_config: str | None = setting("zh-en", group="data", help="Hub dataset config, or none")
     source_lang: str = setting(
@@ -121,7 +122,8 @@ class RunConfig:
     test_data: str | None = setting(
         None,
         group="data",
-        help="local TSV/CSV/JSONL file or datasets folder of test pairs (before/after BLEU)",
+        help="local test pairs (before/after BLEU): TSV/CSV/JSONL, Moses prefix, .gz, "
+        "datasets folder",
     )
     test_split: str | None = setting(
         "validation",

@@ -1,3 +1,4 @@
-"""Sentence pairs: :mod:`.pairs` (local files, HSK, cleaning, the split), :mod:`.tokenize`
-(for training), :mod:`.hub` (reaching the Hub and saying why not) and a seeded Hub sample
-(:mod:`.hub_sample` with :mod:`.sample_plan`, :mod:`.parquet_reads`, :mod:`.sample_cache`)."""
+"""Sentence pairs: :mod:`.pairs` (HSK, cleaning, the split) over :mod:`.local_files` (the
+formats of local data), :mod:`.tokenize` (for training), :mod:`.hub` (reaching the Hub and
+saying why not) and a seeded Hub sample (:mod:`.hub_sample` with :mod:`.sample_plan`,
+:mod:`.parquet_reads`, :mod:`.sample_cache`)."""

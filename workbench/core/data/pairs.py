@@ -1,9 +1,10 @@
 """Sentence pairs: where they come from, how they are cleaned, and the three splits.
 
 Three sources share one shape (a list of :class:`Pair`): the HSK corpus shipped in
-``hsk-sentences-audio`` (offline demo), a local file or ``datasets`` folder, and a random
-sample of a Hub dataset (see :mod:`workbench.core.data.hub_sample`). Cleaning happens before
-the split so junk never lands in a held-out set and duplicates never straddle a split.
+``hsk-sentences-audio`` (offline demo), local data (:mod:`.local_files`: TSV/CSV/JSONL,
+line-aligned files, gzipped or not, ``datasets`` folders), and a random sample of a Hub
+dataset (see :mod:`workbench.core.data.hub_sample`). Cleaning happens before the split so
+junk never lands in a held-out set and duplicates never straddle a split.
 
 Every run has three sets with one job each, so the number a user hands in was never used
 to choose anything:
@@ -17,18 +18,15 @@ to choose anything:
 
 from __future__ import annotations
 
-import csv
-import json
 import random
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from workbench.core.config import RunConfig
+from workbench.core.data.local_files import LOCAL_SUFFIXES, moses_files, read_local_rows
 from workbench.core.presets import HSK_DATA
 from workbench.errors import WorkbenchError
-
-LOCAL_SUFFIXES = (".tsv", ".csv", ".jsonl", ".json")
 
 
 @dataclass(frozen=True)
@@ -138,87 +136,26 @@ def looks_like_local_path(value: str) -> bool:
     )
 
 
-def _pick(record: dict[str, Any], lang: str, where: str) -> Any:
-    if lang in record:
-        return record[lang]
-    nested = record.get("translation")
-    if isinstance(nested, dict) and lang in nested:
-        return nested[lang]
-    raise WorkbenchError(
-        f"{where} has no '{lang}' column (found: {', '.join(map(str, record))}); "
-        "name the columns after the languages (a header 'en<TAB>zh') or pass "
-        "--source-lang/--target-lang"
-    )
-
-
-def read_pair_file(path: Path, source_lang: str, target_lang: str) -> list[Pair]:
-    """Pairs from a TSV/CSV (header names the languages) or JSONL file."""
-    if not path.is_file():
-        raise WorkbenchError(f"data file '{path}' not found; check the path passed to --data")
-    try:
-        text = path.read_text(encoding="utf-8")
-    except UnicodeDecodeError as err:
-        raise WorkbenchError(
-            f"data file '{path}' is not UTF-8 (byte {err.start}); re-save it as UTF-8"
-        ) from None
-    if not text.strip():
-        raise WorkbenchError(f"data file '{path}' is empty; it needs a header and pairs")
-    suffix = path.suffix.lower()
-    rows: list[dict[str, Any]] = []
-    if suffix in (".jsonl", ".json"):
-        for number, line in enumerate(text.splitlines(), 1):
-            if not line.strip():
-                continue
-            try:
-                row = json.loads(line)
-            except json.JSONDecodeError:
-                raise WorkbenchError(
-                    f"data file '{path}' line {number} is not JSON; use one object per line"
-                ) from None
-            if not isinstance(row, dict):
-                raise WorkbenchError(f"data file '{path}' line {number} is not a JSON object")
-            rows.append(row)
-    else:
-        delimiter = "\t" if suffix == ".tsv" else ","
-        rows = list(csv.DictReader(text.splitlines(), delimiter=delimiter))
-        if not rows:
-            raise WorkbenchError(f"data file '{path}' has a header but no pairs")
-    where = f"data file '{path}'"
-    return [
-        Pair(str(_pick(r, source_lang, where) or ""), str(_pick(r, target_lang, where) or ""))
-        for r in rows
-    ]
-
-
-def read_datasets_folder(path: Path, source_lang: str, target_lang: str) -> list[Pair]:
-    """Pairs from a folder written by ``datasets``' ``save_to_disk`` (all splits pooled)."""
-    import datasets
-
-    try:
-        loaded = datasets.load_from_disk(str(path))
-    except (FileNotFoundError, ValueError) as err:
-        raise WorkbenchError(
-            f"'{path}' is not a datasets folder ({err}); pass a TSV/CSV/JSONL file instead"
-        ) from None
-    splits = loaded.values() if isinstance(loaded, datasets.DatasetDict) else [loaded]
-    where = f"dataset '{path}'"
-    return [
-        Pair(str(_pick(r, source_lang, where) or ""), str(_pick(r, target_lang, where) or ""))
-        for split in splits
-        for r in split
-    ]
-
-
 def read_local_pairs(path: Path, source_lang: str, target_lang: str) -> list[Pair]:
-    """Pairs from a local file or a ``datasets`` folder."""
-    if path.is_dir():
-        return read_datasets_folder(path, source_lang, target_lang)
-    return read_pair_file(path, source_lang, target_lang)
+    """Pairs from a local file, two line-aligned files or a ``datasets`` folder."""
+    return [Pair(s, t) for s, t in read_local_rows(path, source_lang, target_lang)]
+
+
+def is_local_data(value: str, source_lang: str, target_lang: str) -> bool:
+    """True for data a user meant as local: a path, or the prefix of line-aligned files.
+
+    A bare ``corpus`` with ``corpus.en`` and ``corpus.zh`` beside it is local, never a Hub
+    id: the files on disk are what the user has in front of them.
+    """
+    path = Path(value).expanduser()
+    return looks_like_local_path(value) or moses_files(path, source_lang, target_lang) is not None
 
 
 def is_hub_dataset(config: RunConfig) -> bool:
     """True when the training data is read from a Hub dataset."""
-    return config.data != HSK_DATA and not looks_like_local_path(config.data)
+    return config.data != HSK_DATA and not is_local_data(
+        config.data, config.source_lang, config.target_lang
+    )
 
 
 def load_raw_pairs(
@@ -228,9 +165,11 @@ def load_raw_pairs(
     data = config.data
     if data == HSK_DATA:
         return load_hsk_pairs(config.source_lang, config.target_lang), "HSK 3.0 sentences", None
-    if looks_like_local_path(data):
+    if is_local_data(data, config.source_lang, config.target_lang):
         path = Path(data).expanduser()
-        return read_local_pairs(path, config.source_lang, config.target_lang), str(path), None
+        moses = moses_files(path, config.source_lang, config.target_lang)
+        origin = f"{moses[0]} + {moses[1].name}" if moses else str(path)
+        return read_local_pairs(path, config.source_lang, config.target_lang), origin, None
     from workbench.core.data.hub_sample import load_hub_sample
 
     rows = load_hub_sample(
@@ -253,7 +192,7 @@ def _external_test_set(
     """The test pairs and their name when they come from outside the training data."""
     if config.test_data:
         path = Path(config.test_data).expanduser()
-        if not path.exists():
+        if not path.exists() and not moses_files(path, config.source_lang, config.target_lang):
             raise WorkbenchError(
                 f"test data '{path}' not found; check the path passed to --test-data"
             )
