@@ -41,7 +41,16 @@ CHAIN = (
     "experiments",
 )
 #: The basics every package may import: they import only each other (and errors).
-LOOSE = ("atomic", "config", "decoding", "events", "presets", "run_folder", "scores")
+LOOSE = (
+    "atomic",
+    "config",
+    "decoding",
+    "events",
+    "languages",
+    "presets",
+    "run_folder",
+    "scores",
+)
 #: The packages that run a model, the only ones that may import torch or transformers.
 TORCH_PACKAGES = ("model", "translate", "train", "attention", "lab")
 

@@ -17,7 +17,8 @@ def test_default_preset_is_the_assignment():
     assert c.model == "Helsinki-NLP/opus-mt-en-zh"
     assert (c.data, c.data_config) == ("wmt/wmt19", "zh-en")
     assert c.samples == 50_000 and c.validation_fraction == 0.1
-    assert c.target_label == ">>cmn_Hans<<"
+    # The label follows the target language (>>cmn_Hans<< on opus-mt-en-zh: tests/test_families.py)
+    assert (c.source_lang, c.target_lang, c.target_label) == ("en", "zh", "auto")
     assert (c.max_source_length, c.max_target_length) == (128, 128)
     assert (c.batch_size, c.eval_batch_size, c.learning_rate, c.epochs) == (16, 16, 2e-5, 3.0)
     assert c.bleu_tokenize == "zh"
@@ -59,12 +60,13 @@ def test_label_none_from_flag():
         ({"epochs": "0"}, "epochs"),
         ({"batch_size": "0"}, "batch_size"),
         ({"batch_size": "1.5"}, "must be int"),
-        ({"max_source_length": "600"}, "between 1 and 512"),
+        ({"max_source_length": "9000"}, "between 1 and 8192"),
         ({"validation_fraction": "1.5"}, "validation_fraction"),
         ({"samples": "-3"}, "samples"),
         ({"bleu_tokenize": "jieba"}, "sacreBLEU tokenizer"),
         ({"fp16": "true", "bf16": "true"}, "cannot both"),
         ({"target_label": "cmn"}, ">>cmn_Hans<<"),
+        ({"target_label": "cmn"}, "--target-lang zho_Hans"),
         ({"no_such_key": 1}, "unknown config key"),
         ({"fp16": "maybe"}, "must be bool"),
     ],

@@ -11,7 +11,6 @@ from workbench.core.decoding import (
     DecodeOptions,
     check_beams,
     length_bound,
-    with_label,
 )
 from workbench.errors import WorkbenchError
 
@@ -21,8 +20,8 @@ from workbench.errors import WorkbenchError
     [
         ({"num_beams": 0}, "num_beams must be 1..64, got 0"),
         ({"num_beams": 65}, "num_beams must be 1..64, got 65"),
-        ({"max_new_tokens": 0}, "max_new_tokens must be 1..511, got 0"),
-        ({"max_new_tokens": 512}, "max_new_tokens must be 1..511, got 512"),
+        ({"max_new_tokens": 0}, f"max_new_tokens must be 1..{MAX_NEW_TOKENS}, got 0"),
+        ({"max_new_tokens": MAX_NEW_TOKENS + 1}, f"must be 1..{MAX_NEW_TOKENS}, got"),
         ({"no_repeat_ngram_size": -1}, "no_repeat_ngram_size must be >= 0, got -1"),
     ],
 )
@@ -45,14 +44,12 @@ def test_a_models_defaults_and_a_users_overrides():
     hub = SimpleNamespace(
         num_beams=None, max_new_tokens=None, max_length=512, no_repeat_ngram_size=None
     )
-    assert DecodeOptions.of_model(hub) == DecodeOptions(1, MAX_NEW_TOKENS, 0)
+    assert DecodeOptions.of_model(hub) == DecodeOptions(1, 511, 0)  # max_length 512
     assert options.overridden(None, None) == options
     assert options.overridden(1, 16) == DecodeOptions(1, 16, 3)  # blocking stays the model's
     with pytest.raises(WorkbenchError):
         options.overridden(num_beams=0)
 
 
-def test_label_and_length_bound():
-    assert with_label("I like tea.", ">>cmn_Hans<<") == ">>cmn_Hans<< I like tea."
-    assert with_label("I like tea.", None) == "I like tea."
+def test_length_bound():
     assert length_bound(10, 128) == 28 and length_bound(100, 128) == 128

@@ -59,7 +59,7 @@ def test_to_dict_is_json_with_the_derived_numbers(study) -> None:
 
 
 def test_bad_settings_say_what_to_do(tiny_model_dir: Path) -> None:
-    with pytest.raises(WorkbenchError, match=r"output length must be 1\.\.511, got 0"):
+    with pytest.raises(WorkbenchError, match=r"output length must be 1\.\.8191, got 0"):
         cache_study(str(tiny_model_dir), lengths=(0,))
     with pytest.raises(WorkbenchError, match="repeats must be at least 1"):
         cache_study(str(tiny_model_dir), repeats=0)

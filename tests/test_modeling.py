@@ -7,7 +7,8 @@ from pathlib import Path
 import pytest
 
 from workbench.core.model import load as modeling
-from workbench.core.model.load import check_target_label, load_model_and_tokenizer
+from workbench.core.model.family import check_target_label
+from workbench.core.model.load import load_model_and_tokenizer
 from workbench.errors import HubUnreachableError, WorkbenchError
 
 

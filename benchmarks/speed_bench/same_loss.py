@@ -27,6 +27,7 @@ def child_check(workdir: Path, device: str, batch: int, steps: int) -> CheckResu
 
     from workbench.core.data.pairs import Pair
     from workbench.core.data.tokenize import tokenize_pairs
+    from workbench.core.languages import Direction
 
     losses: dict[str, list[float]] = {}
     projected: dict[str, dict[str, int]] = {}
@@ -40,7 +41,7 @@ def child_check(workdir: Path, device: str, batch: int, steps: int) -> CheckResu
             dataset = reference_dataset(pairs, tokenizer)
         else:
             dataset = tokenize_pairs(
-                [Pair(s, t) for s, t in pairs], tokenizer, None, MAX_LEN, MAX_LEN
+                [Pair(s, t) for s, t in pairs], tokenizer, Direction(), MAX_LEN, MAX_LEN
             )
         collate = DataCollatorForSeq2Seq(tokenizer, model=model, label_pad_token_id=-100)
         optimizer = torch.optim.AdamW(model.parameters(), lr=2e-5)

@@ -17,7 +17,12 @@ from pathlib import Path
 from typing import Any
 
 from workbench.core.decoding import AUTO_LABEL, LENGTH_CEILING, check_beams, check_new_tokens
-from workbench.core.languages import DEFAULT_SOURCE_LANG, DEFAULT_TARGET_LANG, bleu_tokenizer_for
+from workbench.core.languages import (
+    DEFAULT_SOURCE_LANG,
+    DEFAULT_TARGET_LANG,
+    base_language,
+    bleu_tokenizer_for,
+)
 from workbench.core.presets import DEFAULT_PRESET, PRESETS, SCRATCH_MODEL
 from workbench.errors import WorkbenchError
 
@@ -206,6 +211,17 @@ class RunConfig:
     def is_scratch(self) -> bool:
         """True when the model is built by the workbench rather than loaded."""
         return self.model == SCRATCH_MODEL
+
+    @property
+    def data_source_lang(self) -> str:
+        """The source language as data names it (``en`` for ``eng_Latn``): the column,
+        the Moses suffix, the Hub dataset's translation key."""
+        return base_language(self.source_lang) or self.source_lang
+
+    @property
+    def data_target_lang(self) -> str:
+        """The target language as data names it (``zh`` for ``zho_Hant`` or ``zh_CN``)."""
+        return base_language(self.target_lang) or self.target_lang
 
     def languages(self) -> dict[str, str | None]:
         """The run's direction as the translating front ends take it (the base model of

@@ -154,7 +154,7 @@ def is_local_data(value: str, source_lang: str, target_lang: str) -> bool:
 def is_hub_dataset(config: RunConfig) -> bool:
     """True when the training data is read from a Hub dataset."""
     return config.data != HSK_DATA and not is_local_data(
-        config.data, config.source_lang, config.target_lang
+        config.data, config.data_source_lang, config.data_target_lang
     )
 
 
@@ -164,19 +164,27 @@ def load_raw_pairs(
     """The uncleaned pairs named by ``config.data``, their origin and the Hub revision."""
     data = config.data
     if data == HSK_DATA:
-        return load_hsk_pairs(config.source_lang, config.target_lang), "HSK 3.0 sentences", None
-    if is_local_data(data, config.source_lang, config.target_lang):
+        return (
+            load_hsk_pairs(config.data_source_lang, config.data_target_lang),
+            "HSK 3.0 sentences",
+            None,
+        )
+    if is_local_data(data, config.data_source_lang, config.data_target_lang):
         path = Path(data).expanduser()
-        moses = moses_files(path, config.source_lang, config.target_lang)
+        moses = moses_files(path, config.data_source_lang, config.data_target_lang)
         origin = f"{moses[0]} + {moses[1].name}" if moses else str(path)
-        return read_local_pairs(path, config.source_lang, config.target_lang), origin, None
+        return (
+            read_local_pairs(path, config.data_source_lang, config.data_target_lang),
+            origin,
+            None,
+        )
     from workbench.core.data.hub_sample import load_hub_sample
 
     rows = load_hub_sample(
         data,
         config.data_config,
-        config.source_lang,
-        config.target_lang,
+        config.data_source_lang,
+        config.data_target_lang,
         n=config.samples,
         seed=config.seed,
         cache_dir=cache_dir,
@@ -192,11 +200,13 @@ def _external_test_set(
     """The test pairs and their name when they come from outside the training data."""
     if config.test_data:
         path = Path(config.test_data).expanduser()
-        if not path.exists() and not moses_files(path, config.source_lang, config.target_lang):
+        if not path.exists() and not moses_files(
+            path, config.data_source_lang, config.data_target_lang
+        ):
             raise WorkbenchError(
                 f"test data '{path}' not found; check the path passed to --test-data"
             )
-        return read_local_pairs(path, config.source_lang, config.target_lang), path.name
+        return read_local_pairs(path, config.data_source_lang, config.data_target_lang), path.name
     if is_hub_dataset(config) and config.test_split:
         from workbench.core.data.hub_sample import load_hub_split
 
@@ -204,8 +214,8 @@ def _external_test_set(
             config.data,
             config.data_config,
             config.test_split,
-            config.source_lang,
-            config.target_lang,
+            config.data_source_lang,
+            config.data_target_lang,
             cache_dir=cache_dir,
             revision=revision,
         )

@@ -43,8 +43,8 @@ def preflight(config: RunConfig) -> None:
         cached = find_cached_sample(
             cache,
             *args,
-            config.source_lang,
-            config.target_lang,
+            config.data_source_lang,
+            config.data_target_lang,
             config.samples,
             config.seed,
             config.data_revision,
@@ -55,8 +55,8 @@ def preflight(config: RunConfig) -> None:
                 cache,
                 *args,
                 config.test_split,
-                config.source_lang,
-                config.target_lang,
+                config.data_source_lang,
+                config.data_target_lang,
                 cached_revision(cached),
             )
         if not cached:
