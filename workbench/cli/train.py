@@ -30,7 +30,7 @@ from workbench.core.config import (
     setting_type,
     setting_value,
 )
-from workbench.core.presets import DEFAULT_PRESET, PRESETS
+from workbench.core.presets import DEFAULT_PRESET, PRESET_NOTES, PRESETS
 from workbench.errors import WorkbenchError
 
 #: The run settings that are no flag of their own. The preset is the base that the TOML
@@ -218,6 +218,7 @@ def run_presets(args: argparse.Namespace) -> int:
     """Print presets; with a name, every setting of that preset."""
     if args.name:
         config = build_config(args.name)
+        print(f"# {args.name}: {PRESET_NOTES.get(args.name, '')}")
         for key, value in config.to_dict().items():
             print(f"{key} = {value!r}")
         return 0

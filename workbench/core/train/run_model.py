@@ -121,6 +121,10 @@ def configure_generation(model: Any, config: RunConfig) -> None:
     gen.max_length = config.max_new_tokens + 1
     gen.max_new_tokens = None
     gen.num_beams = config.num_beams
+    if config.num_beams == 1 and gen.early_stopping:
+        # A beam-search setting (M2M100's and mBART's Hub configs have it); transformers
+        # refuses to save a greedy config that keeps it.
+        gen.early_stopping = False
     gen.no_repeat_ngram_size = config.no_repeat_ngram_size or None
 
 

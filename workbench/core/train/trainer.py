@@ -223,6 +223,26 @@ def longest_first(dataset: Any, references: list[str]) -> tuple[Any, list[str]]:
     return dataset.select(order), [references[i] for i in order]
 
 
+class DecoderInputsCollator(DataCollatorForSeq2Seq):
+    """``DataCollatorForSeq2Seq`` that also builds ``decoder_input_ids`` where the model
+    cannot (M2M100 and NLLB-200 lack ``prepare_decoder_input_ids_from_labels``).
+
+    With label smoothing the Trainer takes the labels out of the batch before the
+    forward pass, and such a model is then left with no decoder input at all.
+    """
+
+    def __call__(self, features: Any, return_tensors: Any = None) -> Any:
+        batch = super().__call__(features, return_tensors)
+        if "decoder_input_ids" not in batch and "labels" in batch and self.model is not None:
+            from transformers.models.bart.modeling_bart import shift_tokens_right
+
+            config = self.model.config
+            batch["decoder_input_ids"] = shift_tokens_right(
+                batch["labels"], config.pad_token_id, config.decoder_start_token_id
+            )
+        return batch
+
+
 def build_trainer(
     config: RunConfig,
     model: Any,
@@ -255,7 +275,7 @@ def build_trainer(
         args=training_arguments(config, run_dir, precision),
         train_dataset=tokenized(train),
         eval_dataset=val_set,
-        data_collator=DataCollatorForSeq2Seq(tokenizer, model=model, label_pad_token_id=-100),
+        data_collator=DecoderInputsCollator(tokenizer, model=model, label_pad_token_id=-100),
         processing_class=tokenizer,
         compute_metrics=make_compute_metrics(
             tokenizer, config.bleu_tokenize, references, (direction or Direction()).code_ids
