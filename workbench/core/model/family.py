@@ -36,8 +36,6 @@ from workbench.errors import WorkbenchError
 
 #: ``target_label`` meaning "the label of --target-lang, where the model has labels".
 AUTO = AUTO_LABEL
-#: Codes listed in full in an error; past this the line gives a sample and the count.
-LISTED_CODES = 60
 
 
 @dataclass(frozen=True)
@@ -141,11 +139,11 @@ def cache_shape(model_config: Any) -> tuple[int, int, int]:
 
 
 def _unknown(what: str, value: str, codes: list[str], family: Family) -> WorkbenchError:
-    shown = ", ".join(codes[:LISTED_CODES])
-    more = f" (and {len(codes) - LISTED_CODES} more)" if len(codes) > LISTED_CODES else ""
+    # All of them, on one line: NLLB's 202 codes are long, but a user looking for theirs
+    # needs the full list (and can grep it).
     return WorkbenchError(
-        f"{what} '{value}' is not a language of this {family.title} model; its codes are: "
-        f"{shown}{more}"
+        f"{what} '{value}' is not a language of this {family.title} model; pass en, zh, "
+        f"... or one of its {len(codes)} codes: {', '.join(codes)}"
     )
 
 
@@ -155,10 +153,12 @@ def _code(family: Family, lang: str, codes: list[str], what: str) -> str:
     for direct in (given, f">>{given}<<" if family is MARIAN else given):
         if direct in codes:
             return direct
+    if given.startswith(">>") or "_" in given.strip("_"):  # a full code (zho_Hant): as is
+        raise _unknown(what, lang, codes, family)
     for candidate in family.candidates(given):
         if candidate in codes:
             return candidate
-    found = family.prefix_matches(given, codes)
+    found = family.prefix_matches(given, codes)  # zh -> zh_CN, or another script
     if found:
         return found[0]
     raise _unknown(what, lang, codes, family)

@@ -1,0 +1,292 @@
+"""Every Hugging Face translation family through the workbench, on tiny models shaped as
+the Hub ships them (tests/family_models.py and the Marian look-alike of tests/hub_server.py).
+
+Each family is fine-tuned once on local pairs with ``--source-lang en --target-lang zh``
+(T5 with ``--source-prefix``); then the tests read what the run left and load its model
+the way ``translate``, ``attention`` and ``lab cache`` do, with no language flags.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from tests.family_models import T5_PREFIX
+from workbench.errors import WorkbenchError
+
+#: What each family's run must record as its target language.
+TARGET_CODES = {
+    "marian": ">>cmn_Hans<<",
+    "nllb": "zho_Hans",
+    "m2m100": "__zh__",
+    "mbart50": "zh_CN",
+    "t5": None,
+}
+SOURCE_CODES = {"marian": None, "nllb": "eng_Latn", "m2m100": "__en__", "mbart50": "en_XX"}
+FAMILY_NAMES = tuple(TARGET_CODES)
+
+
+def run_args(family: str) -> dict[str, object]:
+    """The settings that tell a family the pair: en -> zh, and T5's prefix."""
+    # auto: the label of the target language (the demo preset tiny_config starts from has none)
+    extra: dict[str, object] = {"source_lang": "en", "target_lang": "zh", "target_label": "auto"}
+    if family == "t5":
+        extra["source_prefix"] = T5_PREFIX
+    return extra
+
+
+@pytest.fixture(scope="module")
+def model_folders(family_models, hub_server) -> dict[str, Path]:
+    """family -> the Hub-shaped folder (the Marian look-alike from the Hub server)."""
+    from tests.hub_server import OPUS_MODEL
+
+    return {"marian": hub_server.repos[("model", OPUS_MODEL)].folder, **family_models}
+
+
+@pytest.fixture(scope="module")
+def pairs_file(tmp_path_factory, hsk_pairs) -> Path:
+    path = tmp_path_factory.mktemp("family-data") / "pairs.tsv"
+    rows = "".join(f"{p.source}\t{p.target}\n" for p in hsk_pairs[:100])
+    path.write_text("en\tzh\n" + rows, encoding="utf-8")
+    return path
+
+
+def tiny_run_config(model: Path, data: Path, output: Path, **extra: object):
+    from tests.conftest import tiny_config
+
+    return tiny_config(
+        model=str(model),
+        data=str(data),
+        samples=0,
+        epochs=1.0,
+        batch_size=16,
+        learning_rate=1e-3,
+        max_new_tokens=8,
+        logging_steps=2,
+        output_dir=str(output),
+        **extra,
+    )
+
+
+@pytest.fixture(scope="module")
+def family_runs(model_folders, pairs_file, tmp_path_factory) -> dict[str, Path]:
+    """family -> the folder of one finished in-process run (a few seconds each)."""
+    from workbench.core.train.run_training import run_training
+
+    runs = {}
+    for family, folder in model_folders.items():
+        output = tmp_path_factory.mktemp(f"run-{family}")
+        result = run_training(tiny_run_config(folder, pairs_file, output, **run_args(family)))
+        assert result.status == "finished", family
+        runs[family] = result.run_dir
+    return runs
+
+
+def codes_of(family: str, tokenizer) -> list[str]:
+    from workbench.core.model.family import BY_NAME
+
+    return BY_NAME[family].codes(tokenizer)
+
+
+@pytest.mark.parametrize("family", FAMILY_NAMES)
+def test_a_run_records_the_direction_it_trained_in(family_runs, family):
+    settings = json.loads((family_runs[family] / "best_model" / "workbench.json").read_text())
+    assert settings["family"] == family
+    assert settings["target_code"] == TARGET_CODES[family]
+    assert settings["source_code"] == SOURCE_CODES.get(family)
+    assert settings["source_prefix"] == (T5_PREFIX if family == "t5" else "")
+    assert settings["bleu_tokenize"] == "zh"
+
+
+@pytest.mark.parametrize("family", FAMILY_NAMES)
+def test_sources_and_labels_carry_the_codes(family_runs, family):
+    """Checked on token ids: the labels start with the target code (NLLB, M2M100,
+    mBART-50), the sources with the source code or Marian's label, or T5's prefix."""
+    from workbench.core.data.pairs import Pair
+    from workbench.core.data.tokenize import tokenize_pairs
+    from workbench.core.translate.translator import Translator
+
+    translator = Translator.from_pretrained(
+        str(family_runs[family] / "best_model"), backend="transformers"
+    )
+    tokenizer, direction = translator.tokenizer, translator.direction
+    rows = tokenize_pairs([Pair("I like tea.", "我喜欢茶。")], tokenizer, direction, 64, 64)
+    source, labels = rows[0]["input_ids"], rows[0]["labels"]
+    first_source = tokenizer.convert_ids_to_tokens(source[0])
+    first_label = tokenizer.convert_ids_to_tokens(labels[0])
+    if family in SOURCE_CODES and family != "marian":
+        assert (first_source, first_label) == (SOURCE_CODES[family], TARGET_CODES[family])
+        assert direction.first_token_id == labels[0]
+    elif family == "marian":
+        assert first_source == ">>cmn_Hans<<" and labels[0] not in direction.code_ids
+    else:
+        assert tokenizer.decode(source).startswith(T5_PREFIX.strip())
+
+
+@pytest.mark.parametrize("family", FAMILY_NAMES)
+def test_no_language_code_appears_in_any_translation(family_runs, family):
+    from workbench.core.translate.translator import Translator
+
+    run = family_runs[family]
+    translator = Translator.from_pretrained(str(run / "best_model"), backend="transformers")
+    codes = codes_of(family, translator.tokenizer)
+    assert codes or family == "t5"
+    outputs = [translator.translate("Where is the train station?").text]
+    for line in (run / "test_translations.jsonl").read_text(encoding="utf-8").splitlines():
+        row = json.loads(line)
+        outputs += [row["before"], row["after"]]
+    assert outputs and any(outputs)
+    leaked = [o for o in outputs for c in codes if c in o]
+    assert not leaked
+
+
+def test_the_target_language_takes_a_full_code_and_an_unknown_one_lists_the_codes(
+    model_folders,
+):
+    from workbench.core.translate.translator import Translator
+
+    nllb = str(model_folders["nllb"])
+    hant = Translator.from_pretrained(nllb, backend="transformers", target_lang="zho_Hant")
+    assert hant.direction.target_code == "zho_Hant"
+    with pytest.raises(WorkbenchError, match="'xx' is not a language of this NLLB-200") as err:
+        Translator.from_pretrained(nllb, backend="transformers", target_lang="xx")
+    assert "zho_Hans" in str(err.value) and "\n" not in str(err.value)
+
+
+@pytest.mark.parametrize("family", FAMILY_NAMES)
+def test_attention_hides_the_codes_and_the_lab_cache_formula_holds(family_runs, family):
+    from workbench.core.attention.extract import load_attention_model
+    from workbench.core.lab.cache import cache_study
+
+    best = str(family_runs[family] / "best_model")
+    amap = load_attention_model(best).map("I like tea.")
+    assert amap.weights.shape[-1] == len(amap.source_tokens)
+    if TARGET_CODES[family]:
+        code = SOURCE_CODES.get(family) or TARGET_CODES[family]
+        assert amap.source_tokens[0] == code and amap.source_special[0]
+    assert not any(
+        c in amap.translation for c in codes_of(family, load_attention_model(best).tokenizer)
+    )
+    study = cache_study(best, lengths=(4,), repeats=1)
+    assert study.agrees and all(t.identical for t in study.timings)
+
+
+@pytest.mark.parametrize(
+    ("family", "setting", "needle"),
+    [
+        ("marian", {"target_label": ">>xx<<"}, "target label '>>xx<<' is not a single token"),
+        ("nllb", {"target_lang": "zho_Hxnt"}, "--target-lang 'zho_Hxnt' is not a language"),
+    ],
+)
+def test_a_language_mistake_fails_before_the_run_folder(
+    model_folders, pairs_file, tmp_path, family, setting, needle
+):
+    from workbench.core.train.run_training import run_training
+
+    values = {**run_args(family), **setting}
+    config = tiny_run_config(model_folders[family], pairs_file, tmp_path / "out", **values)
+    with pytest.raises(WorkbenchError, match=needle):
+        run_training(config)
+    runs = tmp_path / "out" / "runs"
+    assert not runs.exists() or not any(runs.iterdir())
+
+
+@pytest.mark.parametrize(
+    ("family", "length", "fits"),
+    [
+        ("marian", 512, True),
+        ("marian", 513, False),
+        ("nllb", 1024, True),
+        ("nllb", 1025, False),
+        ("t5", 4000, True),
+    ],
+)
+def test_the_length_bound_is_the_models_own(
+    model_folders, pairs_file, tmp_path, family, length, fits
+):
+    from workbench.core.train.run_model import check_run_model
+
+    config = tiny_run_config(
+        model_folders[family], pairs_file, tmp_path, max_source_length=length, **run_args(family)
+    )
+    if fits:
+        check_run_model(config)
+    else:
+        with pytest.raises(WorkbenchError, match=f"max_source_length {length} is more than"):
+            check_run_model(config)
+
+
+def test_a_pair_into_english_is_scored_with_13a(model_folders, pairs_file, tmp_path):
+    """zh -> en on NLLB: the codes swap and BLEU uses sacreBLEU's default tokenizer."""
+    from workbench.core.train.run_training import run_training
+
+    config = tiny_run_config(
+        model_folders["nllb"], pairs_file, tmp_path, source_lang="zh", target_lang="en"
+    )
+    assert config.bleu_tokenize == "13a"
+    result = run_training(config)
+    settings = json.loads((result.run_dir / "best_model" / "workbench.json").read_text())
+    assert (settings["source_code"], settings["target_code"]) == ("zho_Hans", "eng_Latn")
+    assert result.summary.bleu_tokenize == "13a"
+    assert "tok:13a" in result.summary.test.bleu_signature
+
+
+#: The acceptance command, shrunk: one epoch of greedy 8-token decoding.
+SHRUNK = ("--epochs", "1", "--batch-size", "16", "--num-beams", "1", "--max-new-tokens", "8")
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("family", ["nllb", "t5"])
+def test_the_commands_a_user_runs_on_a_hub_shaped_folder(
+    model_folders, pairs_file, tmp_path, family
+):
+    """train --model DIR --data pairs.tsv --source-lang en --target-lang zh (T5 with
+    --source-prefix), then translate, attention and lab cache with no language flag."""
+    from tests.conftest import run_cli
+
+    prefix = ("--source-prefix", T5_PREFIX) if family == "t5" else ()
+    proc = run_cli(
+        "train", "--headless", "--model", str(model_folders[family]), "--data", str(pairs_file),
+        "--source-lang", "en", "--target-lang", "zh", *prefix, *SHRUNK, "--no-interact",
+        "--output-dir", str(tmp_path / "out"), cwd=tmp_path,
+    )  # fmt: skip
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    assert f"languages: en → zh ({family}:" in proc.stdout
+    best = str(tmp_path / "out" / "best_model")
+    translated = run_cli("translate", "--model", best, "I like tea.", "Where is it?", cwd=tmp_path)
+    assert translated.returncode == 0, translated.stderr[-2000:]
+    lines = translated.stdout.splitlines()
+    assert len(lines) == 2 and not any(
+        code in translated.stdout for code in ("zho_Hans", "eng_Latn")
+    )
+    attention = run_cli("attention", "--model", best, "I like tea.", "--width", "100", cwd=tmp_path)
+    assert attention.returncode == 0, attention.stderr[-2000:]
+    assert "tea" in attention.stdout
+    cache = run_cli(
+        "lab", "cache", "--model", best, "--lengths", "4", "8", "--repeats", "1", cwd=tmp_path
+    )
+    assert cache.returncode == 0, cache.stderr[-2000:]
+    assert "formula and measured cache agree at every t" in cache.stdout
+
+
+@pytest.mark.slow
+def test_the_nllb_preset_runs_shrunk_through_the_hub(hub_server, tmp_path):
+    """``--preset nllb-en-zh`` downloads the NLLB look-alike and samples WMT19 from the
+    Hub server; the run resolves en → zh to NLLB's codes and translates without them."""
+    from tests.conftest import hub_env, run_cli
+
+    env = hub_env(hub_server, tmp_path)
+    proc = run_cli(
+        "train", "--headless", "--preset", "nllb-en-zh", "--samples", "40", *SHRUNK,
+        "--eval-batch-size", "16", "--no-interact", "--output-dir", str(tmp_path / "out"),
+        cwd=tmp_path, env=env,
+    )  # fmt: skip
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    assert "languages: en → zh (nllb: codes eng_Latn → zho_Hans)" in proc.stdout
+    best = tmp_path / "out" / "best_model"
+    assert json.loads((best / "workbench.json").read_text())["target_code"] == "zho_Hans"
+    translated = run_cli("translate", "--model", str(best), "I like tea.", cwd=tmp_path, env=env)
+    assert translated.returncode == 0 and translated.stdout.strip()
+    assert "zho_Hans" not in translated.stdout
