@@ -307,6 +307,19 @@ def test_export_record_names_its_source(exported: Path):
     info = json.loads((exported / "ct2-int8" / "workbench_export.json").read_text("utf-8"))
     assert info["source"] == str(exported)
     assert "model.safetensors" in info["source_files"]
+    assert (info["model_type"], info["max_positions"]) == ("marian", 512)
+
+
+def test_an_export_without_model_facts_is_a_marian_one(tmp_path: Path):
+    """Exports made before the facts were recorded were all of MarianMT models."""
+    from workbench.core.translate.ct2 import EXPORT_INFO, export_model_facts
+
+    (tmp_path / EXPORT_INFO).write_text(json.dumps({"quantization": "int8"}), "utf-8")
+    assert export_model_facts(tmp_path) == ("marian", 512)
+    (tmp_path / EXPORT_INFO).write_text(
+        json.dumps({"model_type": "t5", "max_positions": None}), "utf-8"
+    )
+    assert export_model_facts(tmp_path) == ("t5", None)
 
 
 @needs_ct2

@@ -1,23 +1,19 @@
-"""CTranslate2: a faster engine for a saved MarianMT, as an optional extra.
+"""CTranslate2: a faster engine for a saved model, as an optional extra.
 
-``workbench export --ctranslate2`` converts a saved model into ``<model>/ct2-<quantization>/``
-and the :class:`~workbench.core.translate.translator.Translator` can then generate with
+``workbench export --ctranslate2`` converts a saved model (Marian, NLLB-200, M2M100,
+mBART-50 or T5; :mod:`workbench.core.translate.ct2_convert` says how each is converted
+exactly) into ``<model>/ct2-<quantization>/`` and the
+:class:`~workbench.core.translate.translator.Translator` can then generate with
 :class:`CT2Backend` instead of ``model.generate``. Everything around generation (cleaning,
-splitting at the 512-position limit, the target label, batching, decoding) stays in the
+splitting at the position limit, the language codes, batching, decoding) stays in the
 Translator, so both engines treat text the same way; this module only turns token ids into
-token ids.
-
-Why a loader of our own instead of ctranslate2's stock Marian converter: the stock one
-assumes ``<pad>`` is the *last* vocabulary entry (true for opus-mt, where it is 65000) and
-drops that row; the demo model's ``<pad>`` is id 2, so the stock conversion fails
-("vocabulary of size 3999"). It also starts the decoder from a zero vector, while
-transformers starts it from the ``<pad>`` embedding, which fine-tuning with tied
-embeddings moves away from zero (0.29 in norm on the demo model). Keeping the whole
-vocabulary and the real start token gives the same greedy output as transformers.
+token ids, through the export's own vocabulary, row for row.
 
 The export records a fingerprint of the files it was made from, so an export of an older
-version of the model is never picked up silently. Nothing here imports ctranslate2 at module
-level: without the extra, the rest of the workbench works and says how to install it.
+version of the model (or of its tokenizer) is never picked up silently, and the model's
+``model_type`` and position bound, as its config.json is ctranslate2's. Nothing here
+imports ctranslate2 at module level: without the extra, the rest of the workbench works
+and says how to install it.
 """
 
 from __future__ import annotations
@@ -25,7 +21,7 @@ from __future__ import annotations
 import json
 import os
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 from workbench.core import DISTRIBUTION
 from workbench.core.decoding import MAX_POSITIONS, SETTINGS_FILE, DecodeOptions
@@ -52,10 +48,18 @@ QUANTIZATIONS = (
 )
 INSTALL_HINT = f"pip install '{DISTRIBUTION}[ct2]' (or pip install ctranslate2)"
 #: Copied into the export so it is self-contained for tokenizing and decoding defaults.
+#: The tokenizer files are each family's: Marian ``vocab.json`` with ``source.spm`` and
+#: ``target.spm``; NLLB and mBART-50 ``tokenizer.json`` with ``sentencepiece.bpe.model``;
+#: M2M100 ``vocab.json`` with ``sentencepiece.bpe.model``; T5 ``tokenizer.json`` with
+#: ``spiece.model``.
 COPIED_FILES = (
     "vocab.json",
     "source.spm",
     "target.spm",
+    "tokenizer.json",
+    "sentencepiece.bpe.model",
+    "spiece.model",
+    "added_tokens.json",
     "tokenizer_config.json",
     "special_tokens_map.json",
     "generation_config.json",
@@ -92,13 +96,32 @@ def read_export_info(export_dir: Path) -> dict[str, Any]:
     return data if isinstance(data, dict) else {}
 
 
-def export_model_facts(export_dir: Path) -> tuple[str, int | None]:
-    """The exported model's ``model_type`` and position bound, as its export recorded them
-    (the folder's config.json is ctranslate2's own). Exports made before they were
-    recorded were all of MarianMT models."""
+class ModelFacts(NamedTuple):
+    """What an export records of the model it was made from (its config.json is
+    ctranslate2's own), so a direction can be resolved without the model."""
+
+    model_type: str
+    max_positions: int | None  # None: relative positions (T5)
+
+
+def export_model_facts(export_dir: Path) -> ModelFacts:
+    """The exported model's ``model_type`` and position bound, as its export recorded them.
+    Exports made before they were recorded were all of MarianMT models."""
     info = read_export_info(export_dir)
     positions = info.get("max_positions", MAX_POSITIONS)
-    return str(info.get("model_type", "marian")), int(positions) if positions else None
+    return ModelFacts(str(info.get("model_type", "marian")), int(positions) if positions else None)
+
+
+def read_vocabulary(export_dir: Path) -> list[str]:
+    """The export's target vocabulary, one token per embedding row, or [] when unreadable."""
+    for name in ("target_vocabulary.json", "shared_vocabulary.json"):
+        try:
+            tokens = json.loads((export_dir / name).read_text(encoding="utf-8"))
+        except (OSError, json.JSONDecodeError):
+            continue
+        if isinstance(tokens, list):
+            return [str(t) for t in tokens]
+    return []
 
 
 # --- generation -----------------------------------------------------------------------
@@ -139,10 +162,15 @@ class CT2Backend:
         ct2 = import_ctranslate2()
         self.export_dir = export_dir
         self.tokenizer = tokenizer
+        # The export's vocabulary is the embedding rows in order, so ids and tokens map
+        # through it exactly, even rows the tokenizer has no token for (M2M100's made-up
+        # words, which it would turn into <unk>'s id and so change the text).
+        self.vocabulary = read_vocabulary(export_dir)
+        self.row_of = {token: i for i, token in enumerate(self.vocabulary)}
         # CTranslate2 ignores forced_bos_token_id: the target code is given as the start of
         # every output instead (target_prefix), and the Translator drops it when decoding.
         first = (direction or Direction()).first_token_id
-        self.target_prefix = [tokenizer.convert_ids_to_tokens(first)] if first is not None else None
+        self.target_prefix = self.tokens([first]) if first is not None else None
         self.quantization = str(read_export_info(export_dir).get("quantization", "?"))
         if device not in ("cpu", "cuda"):  # mps and others: ctranslate2 has CPU and CUDA
             device = "cuda" if ct2.get_cuda_device_count() > 0 else "cpu"
@@ -170,7 +198,19 @@ class CT2Backend:
             self.generation_config = GenerationConfig()
         bad = self.generation_config.bad_words_ids or []
         # transformers blocks <pad> (the decoder start) via bad_words_ids; so do we.
-        self.suppressed = [tokenizer.convert_ids_to_tokens(list(seq)) for seq in bad]
+        self.suppressed = [self.tokens(list(seq)) for seq in bad]
+
+    def tokens(self, ids: list[int]) -> list[str]:
+        """The export's tokens for ``ids`` (the tokenizer's where the export has none)."""
+        if self.vocabulary and all(0 <= i < len(self.vocabulary) for i in ids):
+            return [self.vocabulary[i] for i in ids]
+        return list(self.tokenizer.convert_ids_to_tokens(ids))
+
+    def ids(self, tokens: list[str]) -> list[int]:
+        """The ids of the export's ``tokens``, as transformers would have generated them."""
+        if self.row_of and all(t in self.row_of for t in tokens):
+            return [self.row_of[t] for t in tokens]
+        return list(self.tokenizer.convert_tokens_to_ids(tokens))
 
     def describe(self) -> str:
         """One line for the user: engine, weights, device, threads."""
@@ -185,15 +225,17 @@ class CT2Backend:
             raise WorkbenchError(
                 "sampling is done with the transformers backend; pass --backend transformers"
             )
-        # transformers counts the </s> it forces at the bound (forced_eos_token_id), and the
-        # Translator drops it when decoding; stopping one step earlier gives the same text.
+        # The target prefix (a forced language code) counts in max_decoding_length as the
+        # forced first token counts in max_new_tokens. transformers also counts the </s> it
+        # forces at the bound (forced_eos_token_id, mBART), which the Translator drops when
+        # decoding: stopping one step earlier gives the same text.
         steps = bound - 1 if self.generation_config.forced_eos_token_id is not None else bound
         results = self.translator.translate_batch(
-            [self.tokenizer.convert_ids_to_tokens(ids) for ids in sources],
+            [self.tokens(ids) for ids in sources],
             beam_size=options.num_beams,
             max_decoding_length=max(1, steps),
             no_repeat_ngram_size=options.no_repeat_ngram_size,
             suppress_sequences=self.suppressed or None,
             target_prefix=[self.target_prefix] * len(sources) if self.target_prefix else None,
         )
-        return [self.tokenizer.convert_tokens_to_ids(r.hypotheses[0]) for r in results]
+        return [self.ids(r.hypotheses[0]) for r in results]

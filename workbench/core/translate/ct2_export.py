@@ -1,8 +1,7 @@
 """Exports for CTranslate2: which files make a model, whether an export still matches
 them (a fingerprint), choosing one to translate with, and making one.
 
-Why a loader of our own instead of ctranslate2's stock Marian converter is said in
-:mod:`workbench.core.translate.ct2`."""
+How each model family is converted is :mod:`workbench.core.translate.ct2_convert`'s."""
 
 from __future__ import annotations
 
@@ -12,7 +11,7 @@ import shutil
 import time
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from workbench.core.atomic import save_atomically
 from workbench.core.decoding import BACKENDS
@@ -28,10 +27,6 @@ from workbench.core.translate.ct2 import (
     read_export_info,
 )
 from workbench.errors import WorkbenchError
-
-if TYPE_CHECKING:
-    pass
-
 
 WEIGHT_SUFFIXES = (".safetensors", ".bin")
 WEIGHT_PREFIXES = ("model", "pytorch_model")
@@ -244,7 +239,7 @@ def check_exportable(model: str) -> Path:
 def export_ctranslate2(
     model: str, quantization: str = DEFAULT_QUANTIZATION, force: bool = False
 ) -> ExportResult:
-    """Convert a saved MarianMT into ``<model>/ct2-<quantization>/``, atomically.
+    """Convert a saved model into ``<model>/ct2-<quantization>/``, atomically.
 
     The conversion is written to a hidden sibling and renamed into place only when
     complete, so an interrupted export never leaves a folder that ``auto`` would use.
@@ -268,7 +263,9 @@ def export_ctranslate2(
     source_files = fingerprint(model_dir)
 
     def write(staging: Path) -> None:
-        _convert(model_dir, staging, quantization)
+        from workbench.core.translate.ct2_convert import convert_model
+
+        facts = convert_model(model_dir, staging, quantization)
         for name in COPIED_FILES:
             if (model_dir / name).is_file():
                 shutil.copy2(model_dir / name, staging / name)
@@ -276,6 +273,8 @@ def export_ctranslate2(
             "source": str(model_dir),
             "source_files": source_files,
             "quantization": quantization,
+            "model_type": facts.model_type,
+            "max_positions": facts.max_positions,
             "ctranslate2_version": ct2.__version__,
             "created": time.strftime("%Y-%m-%dT%H:%M:%S"),
         }
@@ -289,55 +288,6 @@ def export_ctranslate2(
         ) from None
     return ExportResult(
         target, quantization, time.perf_counter() - started, _size(target), rebuilt=True
-    )
-
-
-def _convert(model_dir: Path, output_dir: Path, quantization: str) -> None:
-    """Run ctranslate2's converter with the exact Marian loader (see the module notes)."""
-    import torch
-    from ctranslate2.converters.transformers import BartLoader, TransformersConverter
-
-    from workbench.core.model.load import load_model_and_tokenizer
-
-    class ExactMarianLoader(BartLoader):
-        """Marian as transformers runs it: full vocabulary, real decoder start token."""
-
-        @property
-        def architecture_name(self) -> str:
-            return "MarianMTModel"
-
-        def get_model_spec(self, model: Any) -> Any:
-            model.config.normalize_before = False  # Marian is post-norm
-            model.config.normalize_embedding = False
-            return super().get_model_spec(model)
-
-        def set_config(self, config: Any, model: Any, tokenizer: Any) -> None:
-            config.eos_token = tokenizer.eos_token
-            config.unk_token = tokenizer.unk_token
-            config.decoder_start_token = tokenizer.convert_ids_to_tokens(
-                model.config.decoder_start_token_id
-            )
-
-    class LoadedModelConverter(TransformersConverter):
-        """ctranslate2's converter over a model we loaded (and checked) ourselves."""
-
-        def __init__(self, model: Any, tokenizer: Any) -> None:
-            super().__init__(str(model_dir))
-            self.loaded = (model, tokenizer)
-
-        def _load(self) -> Any:
-            with torch.no_grad():
-                return ExactMarianLoader()(*self.loaded)
-
-    model, tokenizer = load_model_and_tokenizer(str(model_dir))
-    if getattr(model.config, "model_type", None) != "marian":
-        raise WorkbenchError(
-            f"export supports MarianMT models; '{model_dir}' is a {model.config.model_type} model"
-        )
-    # The converter reuses (and may change) the model's tensors: this model object is
-    # used for nothing else afterwards.
-    LoadedModelConverter(model, tokenizer).convert(
-        str(output_dir), quantization=quantization, force=True
     )
 
 

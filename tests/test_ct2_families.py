@@ -1,0 +1,156 @@
+"""CTranslate2 exports of every family beside Marian (tests/test_ct2_backend.py has it):
+NLLB-200, M2M100, mBART-50 and T5, from the tiny Hub-shaped models of
+tests/family_models.py. Each export at float32 must give transformers' greedy strings
+with the target language code forced (CTranslate2's target prefix), show no language
+code, bound the output as ``max_new_tokens`` does, and go stale when its tokenizer
+changes."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+
+from workbench.cli import main
+from workbench.core.decoding import DecodeOptions
+from workbench.core.translate.translator import Translator
+
+pytest.importorskip("ctranslate2")
+
+FAMILIES = ("nllb", "m2m100", "mbart50", "t5")
+#: The prefix T5 is told the task with (tests/family_models.py's T5_PREFIX).
+T5_PREFIX = "translate English to Chinese: "
+#: The tokenizer files each family's folder holds (tests/family_models.py).
+TOKENIZER_FILES = {
+    "nllb": ("tokenizer.json", "sentencepiece.bpe.model", "tokenizer_config.json"),
+    "m2m100": ("vocab.json", "sentencepiece.bpe.model", "tokenizer_config.json"),
+    "mbart50": ("tokenizer.json", "sentencepiece.bpe.model", "tokenizer_config.json"),
+    "t5": ("tokenizer.json", "spiece.model", "tokenizer_config.json"),
+}
+MODEL_TYPES = {"nllb": "m2m_100", "m2m100": "m2m_100", "mbart50": "mbart", "t5": "t5"}
+
+
+def _languages(family: str) -> dict[str, str]:
+    extra = {"source_prefix": T5_PREFIX} if family == "t5" else {}
+    return {"source_lang": "en", "target_lang": "zh", **extra}
+
+
+def _translators(folder: Path, family: str) -> tuple[Translator, Translator]:
+    """The transformers reference and the CTranslate2 export of ``folder``."""
+    reference = Translator.from_pretrained(
+        str(folder), device="cpu", backend="transformers", **_languages(family)
+    )
+    fast = Translator.from_pretrained(
+        str(folder), device="cpu", backend="ct2", **_languages(family)
+    )
+    assert reference.backend.name == "transformers" and fast.backend.name == "ctranslate2"
+    return reference, fast
+
+
+@pytest.fixture(scope="module", params=FAMILIES)
+def exported(request, family_models, tmp_path_factory) -> tuple[str, Path]:
+    """A copy of the family's tiny model with weights whose output depends on the input,
+    exported at float32 with the CLI.
+
+    The builder's init (std 0.02) and even std 0.3 everywhere make these pre-norm models
+    repeat one token (often a language code, which is never shown) for every sentence;
+    embeddings at 0.3 and the other matrices at 1.0 give 14 to 20 different outputs for 20
+    sentences, so "the same strings" compares something.
+    """
+    import torch
+    from transformers import AutoModelForSeq2SeqLM
+
+    family = request.param
+    folder = tmp_path_factory.mktemp(f"ct2-{family}") / "model"
+    shutil.copytree(family_models[family], folder)
+    model = AutoModelForSeq2SeqLM.from_pretrained(str(folder))
+    generator = torch.Generator().manual_seed(0)
+    with torch.no_grad():
+        for name, parameter in model.named_parameters():
+            if parameter.dim() >= 2:
+                scale = 0.3 if ("embed" in name or "shared" in name or "lm_head" in name) else 1.0
+                parameter.copy_(torch.randn(parameter.shape, generator=generator) * scale)
+    model.save_pretrained(str(folder))
+    code = main(["export", "--ctranslate2", "--model", str(folder), "--quantization", "float32"])
+    assert code == 0
+    return family, folder
+
+
+@pytest.fixture(scope="module")
+def sentences(hsk_pairs) -> list[str]:
+    return [p.source for p in hsk_pairs[:10]]
+
+
+@pytest.mark.parametrize(("ngram", "max_new"), [(0, 16), (2, 16), (0, 4)])
+def test_float32_export_gives_the_transformers_greedy_strings(
+    exported, sentences, ngram: int, max_new: int
+):
+    family, folder = exported
+    reference, fast = _translators(folder, family)
+    options = DecodeOptions(num_beams=1, max_new_tokens=max_new, no_repeat_ngram_size=ngram)
+    expected = reference.translate_many(sentences, options, batch_size=4)
+    assert fast.translate_many(sentences, options, batch_size=4) == expected
+    assert [fast.translate(s, options).text for s in sentences[:3]] == expected[:3]
+    assert len(set(expected)) >= 4  # different strings, not one answer ten times
+    codes = [c for c in fast.tokenizer.convert_ids_to_tokens(sorted(fast.direction.code_ids))]
+    assert not [text for text in expected if any(c in text for c in codes)]
+
+
+def test_the_bound_counts_the_code_and_the_forced_end_as_transformers(exported):
+    """``max_new_tokens`` 5 counts the forced language code (and mBART's forced ``</s>``):
+    CTranslate2 must stop where transformers does, with the same ids."""
+    family, folder = exported
+    reference, fast = _translators(folder, family)
+    ids = reference.tokenizer(reference.direction.source_text("I like to drink tea."))["input_ids"]
+    slow = reference.backend.generate_ids([ids], DecodeOptions(1, 16), 5)[0]
+    quick = fast.backend.generate_ids([ids], DecodeOptions(1, 16), 5)[0]
+    assert len(slow) == 1 + 5  # the decoder start, then five new tokens
+    forced_end = reference.backend.generation_config.forced_eos_token_id is not None
+    assert quick == (slow[1:-1] if forced_end else slow[1:])
+    first = fast.direction.first_token_id
+    assert (quick[0] == first) if family != "t5" else first is None
+
+
+def test_the_export_records_the_model_and_keeps_its_tokenizer(exported):
+    from workbench.core.translate.ct2 import export_model_facts, read_export_info
+
+    family, folder = exported
+    export = folder / "ct2-float32"
+    facts = export_model_facts(export)
+    assert facts.model_type == MODEL_TYPES[family]
+    assert facts.max_positions == (None if family == "t5" else 1024)
+    for name in TOKENIZER_FILES[family]:
+        assert (export / name).read_bytes() == (folder / name).read_bytes(), name
+        assert name in read_export_info(export)["source_files"], name
+    _, fast = _translators(folder, family)
+    assert "ctranslate2 float32 (cpu" in fast.backend_label and not fast.notices
+
+
+def test_a_changed_tokenizer_file_makes_the_export_stale(exported, tmp_path: Path):
+    from workbench.core.translate.ct2_export import choose_export
+
+    family, folder = exported
+    for name in TOKENIZER_FILES[family][:2]:
+        copy = tmp_path / name / "model"
+        shutil.copytree(folder, copy)
+        assert choose_export(str(copy), "auto")[0] == copy / "ct2-float32"
+        with (copy / name).open("ab") as fh:
+            fh.write(b"\n")
+        export, notices = choose_export(str(copy), "auto")
+        assert export is None and len(notices) == 1 and "older version" in notices[0], name
+
+
+def test_a_family_without_a_loader_is_refused_in_one_line(family_models, tmp_path, capsys):
+    """A BART model (the generic family) is refused naming its model_type and the fix."""
+    folder = tmp_path / "bart"
+    shutil.copytree(family_models["mbart50"], folder)
+    config = json.loads((folder / "config.json").read_text(encoding="utf-8"))
+    config.update(model_type="bart", architectures=["BartForConditionalGeneration"])
+    (folder / "config.json").write_text(json.dumps(config), encoding="utf-8")
+    code = main(["export", "--ctranslate2", "--model", str(folder)])
+    err = capsys.readouterr().err.strip()
+    assert code == 2 and len(err.splitlines()) == 1, err
+    assert "is a bart model" in err and "--backend transformers" in err
+    assert not [p for p in folder.iterdir() if p.name.startswith((".ct2", "ct2"))]

@@ -1,0 +1,166 @@
+"""Converting a saved model into CTranslate2's format, with the loader that makes
+CTranslate2 compute what transformers computes for the model's family.
+
+ctranslate2 ships a loader per model class, but three of them do not give transformers'
+output for the models users bring, so those three are ours:
+
+- **Marian**: the stock loader assumes ``<pad>`` is the *last* vocabulary entry (true for
+  opus-mt, where it is 65000) and drops that row; the demo model's ``<pad>`` is id 2, so
+  the stock conversion fails ("vocabulary of size 3999"). It also starts the decoder from
+  a zero vector, while transformers starts it from the ``<pad>`` embedding, which
+  fine-tuning with tied embeddings moves away from zero (0.29 in norm on the demo model).
+  Ours keeps the whole vocabulary and the real start token.
+- **M2M100**: its tokenizer keeps the ``__xx__`` codes outside ``get_vocab()``, so the
+  stock vocabulary is 100 rows short of the embeddings ("Source vocabulary 0 has size
+  1009 but the model expected …"). Ours names every embedding row as the tokenizer maps
+  ids, codes included.
+- **mBART-50**: the stock loader reads ``normalize_before`` from the config, which
+  transformers 5's ``MBartConfig`` no longer has, and starts the decoder as mBART-25 does
+  (with the language code) unless the config names the mBART-50 tokenizer class. Ours
+  says what the architecture is (pre-norm, a layer norm after the embeddings) and starts
+  the decoder from the config's ``decoder_start_token_id``, as ``generate`` does.
+
+NLLB-200 and T5/mT5 convert exactly with the stock loaders. The loader is picked by the
+model's family (:func:`workbench.core.model.family.detect_family`), never by name checks
+elsewhere; a family without a loader is refused in one line. The target language code is
+not part of the conversion: CTranslate2 ignores ``forced_bos_token_id``, so
+:class:`~workbench.core.translate.ct2.CT2Backend` passes it as the target prefix.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from workbench.core.model.family import (
+    FAMILIES,
+    M2M100,
+    MARIAN,
+    MBART50,
+    NLLB,
+    T5,
+    detect_family,
+    max_positions,
+)
+from workbench.core.translate.ct2 import ModelFacts
+from workbench.errors import WorkbenchError
+
+#: The families an export converts (each has a loader below), for the refusal of others.
+EXPORTABLE = ", ".join(f.title for f in FAMILIES[:-1]) + f" and {FAMILIES[-1].title}"
+
+
+def vocabulary_by_id(tokenizer: Any, size: int) -> list[str]:
+    """The token of each of ``size`` embedding rows, in row order, as the tokenizer maps ids.
+
+    Rows the tokenizer has no token of its own for (M2M100's ``madeupword`` padding past
+    its codes, which it maps to ``<unk>``) get fairseq's placeholder names, so every row
+    keeps its id and CTranslate2's vocabulary has no token twice.
+    """
+    tokens: list[str] = []
+    seen: set[str] = set()
+    placeholders = 0
+    for token in tokenizer.convert_ids_to_tokens(list(range(size))):
+        while token is None or token in seen:
+            token = f"madeupword{placeholders}"
+            placeholders += 1
+        seen.add(token)
+        tokens.append(token)
+    return tokens
+
+
+def _loader(family: str, model_type: str) -> Any:
+    """The ctranslate2 loader that reproduces transformers for ``family``, or None."""
+    from ctranslate2.converters import transformers as stock
+
+    class ExactMarianLoader(stock.BartLoader):
+        """Marian as transformers runs it: full vocabulary, real decoder start token."""
+
+        @property
+        def architecture_name(self) -> str:
+            return "MarianMTModel"
+
+        def get_model_spec(self, model: Any) -> Any:
+            model.config.normalize_before = False  # Marian is post-norm
+            model.config.normalize_embedding = False
+            return super().get_model_spec(model)
+
+        def set_config(self, config: Any, model: Any, tokenizer: Any) -> None:
+            config.eos_token = tokenizer.eos_token
+            config.unk_token = tokenizer.unk_token
+            config.decoder_start_token = tokenizer.convert_ids_to_tokens(
+                model.config.decoder_start_token_id
+            )
+
+    class ExactM2M100Loader(stock.M2M100Loader):
+        """M2M100 with its language codes in the vocabulary, each at its own id."""
+
+        def get_vocabulary(self, model: Any, tokenizer: Any) -> list[str]:
+            return vocabulary_by_id(tokenizer, model.config.vocab_size)
+
+    class ExactMBart50Loader(stock.MBartLoader):
+        """mBART-50: pre-norm with an embedding layer norm, decoding from ``</s>``."""
+
+        def get_model_spec(self, model: Any) -> Any:
+            # What MBartEncoder/MBartDecoder always do, whatever the config says.
+            model.config.normalize_before = True
+            model.config.normalize_embedding = True
+            return super().get_model_spec(model)
+
+        def set_config(self, config: Any, model: Any, tokenizer: Any) -> None:
+            ids = model.config
+            config.bos_token = tokenizer.convert_ids_to_tokens(ids.bos_token_id)
+            config.eos_token = tokenizer.convert_ids_to_tokens(ids.eos_token_id)
+            config.unk_token = tokenizer.unk_token
+            config.decoder_start_token = tokenizer.convert_ids_to_tokens(ids.decoder_start_token_id)
+
+    # mT5 is T5's stack; UMT5 gives every layer its own position bias (T5 shares layer 0's).
+    t5_variants = {"mt5": stock.MT5Loader, "umt5": stock.UMT5Loader}
+    by_family: dict[str, Any] = {
+        MARIAN.name: ExactMarianLoader,
+        NLLB.name: stock.M2M100Loader,
+        M2M100.name: ExactM2M100Loader,
+        MBART50.name: ExactMBart50Loader,
+        T5.name: t5_variants.get(model_type, stock.T5Loader),
+    }
+    found = by_family.get(family)
+    return found() if found is not None else None
+
+
+def convert_model(model_dir: Path, output_dir: Path, quantization: str) -> ModelFacts:
+    """Write the CTranslate2 model of ``model_dir`` into ``output_dir``; what it is (the
+    ``model_type`` and position bound an export must record: its config.json is
+    ctranslate2's own)."""
+    import torch
+    from ctranslate2.converters.transformers import TransformersConverter
+
+    from workbench.core.model.load import load_model_and_tokenizer
+
+    model, tokenizer = load_model_and_tokenizer(str(model_dir))
+    model_type = str(model.config.model_type)
+    loader = _loader(detect_family(model_type, tokenizer).name, model_type)
+    if loader is None:
+        raise WorkbenchError(
+            f"export converts {EXPORTABLE} models, and '{model_dir}' is a {model_type} "
+            "model; translate it with --backend transformers"
+        )
+    facts = ModelFacts(model_type, max_positions(model.config))
+
+    class LoadedModelConverter(TransformersConverter):
+        """ctranslate2's converter over the model we loaded (and checked) ourselves."""
+
+        def _load(self) -> Any:
+            with torch.no_grad():
+                return loader(model, tokenizer)
+
+    # The converter reuses (and may change) the model's tensors: this model object is
+    # used for nothing else afterwards.
+    try:
+        LoadedModelConverter(str(model_dir)).convert(
+            str(output_dir), quantization=quantization, force=True
+        )
+    except (ValueError, KeyError, NotImplementedError) as err:
+        raise WorkbenchError(
+            f"ctranslate2 cannot convert the {model_type} model '{model_dir}' ({err}); "
+            "translate it with --backend transformers"
+        ) from None
+    return facts
