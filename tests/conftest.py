@@ -324,11 +324,14 @@ def run_cli(
 @pytest.fixture(scope="session")
 def hub_server(tmp_path_factory: pytest.TempPathFactory, hsk_pairs, family_models):
     """A Hub look-alike on 127.0.0.1 (tests/hub_server.py) serving a tiny model shaped like
-    Helsinki-NLP/opus-mt-en-zh, a WMT19-shaped wmt/wmt19 and each family model under the
-    id it imitates (tests/family_models.py HUB_IDS); tests reset its faults."""
+    Helsinki-NLP/opus-mt-en-zh, a WMT19-shaped wmt/wmt19, the opus-en-de preset's pair
+    (opus-mt-en-de, wmt/wmt14) and each family model under the id it imitates
+    (tests/family_models.py HUB_IDS); tests reset its faults."""
     from tests.family_models import HUB_IDS
     from tests.hub_server import (
+        OPUS_DE_MODEL,
         OPUS_MODEL,
+        WMT14_DATASET,
         WMT_DATASET,
         HubServer,
         build_opus_like_model,
@@ -340,9 +343,22 @@ def hub_server(tmp_path_factory: pytest.TempPathFactory, hsk_pairs, family_model
         folder / "model", [p.source for p in hsk_pairs], [p.target for p in hsk_pairs]
     )
     data = build_wmt_like_dataset(folder / "wmt19", [(p.source, p.target) for p in hsk_pairs])
+    # The opus-en-de preset's pair, for its path (no label, WMT14's de-en layout, 13a):
+    # there is no German text offline, so its "de" side holds the HSK Chinese sentences.
+    de_model = build_opus_like_model(
+        folder / "model-de",
+        [p.source for p in hsk_pairs],
+        [p.target for p in hsk_pairs],
+        labels=(),
+    )
+    wmt14 = build_wmt_like_dataset(
+        folder / "wmt14", [(p.source, p.target) for p in hsk_pairs], config="de-en"
+    )
     server = HubServer()
     server.add_repo("model", OPUS_MODEL, model)
     server.add_repo("dataset", WMT_DATASET, data)
+    server.add_repo("model", OPUS_DE_MODEL, de_model)
+    server.add_repo("dataset", WMT14_DATASET, wmt14)
     for family, folder in family_models.items():
         server.add_repo("model", HUB_IDS[family], folder)
     server.start()

@@ -449,10 +449,16 @@ class ForwardingProxy:
 OPUS_MODEL = "Helsinki-NLP/opus-mt-en-zh"
 LABELS = (">>cmn_Hans<<", ">>cmn_Hant<<")
 WMT_DATASET = "wmt/wmt19"
+#: The opus-en-de preset's model and data, served as look-alikes too.
+OPUS_DE_MODEL = "Helsinki-NLP/opus-mt-en-de"
+WMT14_DATASET = "wmt/wmt14"
 
 
-def build_opus_like_model(folder: Path, sources: list[str], targets: list[str]) -> Path:
-    """A tiny random MarianMT saved as opus-mt-en-zh's repo is laid out (no workbench.json).
+def build_opus_like_model(
+    folder: Path, sources: list[str], targets: list[str], labels: tuple[str, ...] = LABELS
+) -> Path:
+    """A tiny random MarianMT saved as opus-mt-en-zh's repo is laid out (no workbench.json);
+    with ``labels=()`` a single-pair one, as opus-mt-en-de is.
 
     Its tokenizer is a real ``MarianTokenizer`` (``source.spm``, ``target.spm``,
     ``vocab.json`` holding the language labels as single tokens), and its generation config
@@ -466,7 +472,7 @@ def build_opus_like_model(folder: Path, sources: list[str], targets: list[str]) 
     spm = folder / "spm"
     build_tokenizer(sources, targets, spm, tiny_config())
     vocab = json.loads((spm / "vocab.json").read_text(encoding="utf-8"))
-    for label in LABELS:
+    for label in labels:
         vocab[label] = len(vocab)
     (spm / "vocab.json").write_text(json.dumps(vocab, ensure_ascii=False), encoding="utf-8")
     tokenizer = MarianTokenizer(
@@ -521,9 +527,11 @@ def build_wmt_like_dataset(
     group: int = 10,
     validation: int = 24,
     overlap: int = 4,
+    config: str = "zh-en",
 ) -> Path:
     """WMT19's layout: ``zh-en/train-000NN-of-000MM.parquet`` of several row groups and a
     ``zh-en/validation-00000-of-00001.parquet``, rows in a ``translation`` {en, zh} struct.
+    ``config="de-en"`` lays out WMT14's de-en the same way ({en, de}).
 
     The last ``overlap`` validation rows are also train rows, so that a run has test pairs
     to drop from its training side.
@@ -534,7 +542,9 @@ def build_wmt_like_dataset(
     def write(path: Path, rows: list[tuple[str, str]]) -> None:
         en = pa.array([s for s, _ in rows])
         zh = pa.array([t for _, t in rows])
-        table = pa.table({"translation": pa.StructArray.from_arrays([en, zh], names=["en", "zh"])})
+        other = config.split("-")[0]
+        names = ["en", other]
+        table = pa.table({"translation": pa.StructArray.from_arrays([en, zh], names=names)})
         path.parent.mkdir(parents=True, exist_ok=True)
         pq.write_table(table, path, row_group_size=group)
 
@@ -542,11 +552,11 @@ def build_wmt_like_dataset(
     size = -(-len(train) // files)
     for f in range(files):
         write(
-            folder / "zh-en" / f"train-{f:05d}-of-{files:05d}.parquet",
+            folder / config / f"train-{f:05d}-of-{files:05d}.parquet",
             train[f * size : (f + 1) * size],
         )
-    write(folder / "zh-en" / "validation-00000-of-00001.parquet", test)
+    write(folder / config / "validation-00000-of-00001.parquet", test)
     (folder / "README.md").write_text(
-        "---\nconfigs:\n- config_name: zh-en\n---\n", encoding="utf-8"
+        f"---\nconfigs:\n- config_name: {config}\n---\n", encoding="utf-8"
     )
     return folder

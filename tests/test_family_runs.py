@@ -290,3 +290,21 @@ def test_the_nllb_preset_runs_shrunk_through_the_hub(hub_server, tmp_path):
     translated = run_cli("translate", "--model", str(best), "I like tea.", cwd=tmp_path, env=env)
     assert translated.returncode == 0 and translated.stdout.strip()
     assert "zho_Hans" not in translated.stdout
+
+
+@pytest.mark.slow
+def test_the_en_de_preset_runs_shrunk_through_the_hub(hub_server, tmp_path):
+    """``--preset opus-en-de``: a single-pair Marian (no label), WMT14's de-en layout,
+    scored with 13a."""
+    from tests.conftest import hub_env, run_cli
+
+    proc = run_cli(
+        "train", "--headless", "--preset", "opus-en-de", "--samples", "40", *SHRUNK,
+        "--eval-batch-size", "16", "--no-interact", "--output-dir", str(tmp_path / "out"),
+        cwd=tmp_path, env=hub_env(hub_server, tmp_path),
+    )  # fmt: skip
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    assert "languages: en → de (marian: no label)" in proc.stdout
+    summary = json.loads(next((tmp_path / "out" / "runs").glob("*/summary.json")).read_text())
+    assert summary["bleu_tokenize"] == "13a"
+    assert "tok:13a" in summary["test"]["bleu_signature"]

@@ -2,7 +2,8 @@
 
 The export goes next to the model (``<model>/ct2-int8/``), where ``interact``,
 ``translate`` and the TUI find it on their own. ctranslate2 is an optional extra, so this
-module imports nothing heavy: the conversion lives in :mod:`workbench.core.translate.ct2`.
+module imports nothing heavy: the export lives in :mod:`workbench.core.translate.ct2_export`
+and each family's conversion in :mod:`workbench.core.translate.ct2_convert`.
 """
 
 from __future__ import annotations
@@ -23,7 +24,8 @@ def add_parser(subparsers: Any) -> None:
         subparsers,
         "export",
         help="convert a saved model for faster translation (CTranslate2)",
-        description="Convert a saved MarianMT model to CTranslate2 (pip install "
+        description="Convert a saved model (Marian, NLLB-200, M2M100, mBART-50 or T5) to "
+        "CTranslate2 (pip install "
         f"'{DISTRIBUTION}[ct2]'). The export is written to "
         "<model>/ct2-<quantization>/; interact, translate and the TUI use it "
         "automatically while it matches the model.",

@@ -31,6 +31,7 @@ from workbench.core.evaluate.before_after import (
     write_translations,
 )
 from workbench.core.events import EventSink, JsonlRecorder, Note, Phase, RunDone, fan_out
+from workbench.core.languages import bleu_tokenizer_for
 from workbench.core.run_folder import (
     BEST_MODEL,
     METRICS_FILE,
@@ -268,6 +269,9 @@ def _run_lines(run_dir: Path, data: SplitData, config: RunConfig) -> list[str]:
         f"test set: {len(data.test)} pairs ({data.test_name}), scored before and after "
         "fine-tuning only, never used to choose anything",
     ]
+    tokenizer, fallback = bleu_tokenizer_for(config.target_lang)
+    if fallback and config.bleu_tokenize == tokenizer:  # char for ja or ko: say why
+        lines.append(fallback)
     world = distributed.world_size()
     lines.append(
         f"effective batch size {config.batch_size * world}"
