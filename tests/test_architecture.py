@@ -50,6 +50,7 @@ LOOSE = (
     "presets",
     "run_folder",
     "scores",
+    "settings",
 )
 #: The packages that run a model, the only ones that may import torch or transformers.
 TORCH_PACKAGES = ("model", "translate", "train", "attention", "lab")

@@ -10,7 +10,8 @@ import pytest
 
 from workbench.cli.main import build_parser
 from workbench.cli.train import NOT_FLAGS, config_from_args
-from workbench.core.config import SETTING_GROUPS, RunConfig, build_config, setting_type
+from workbench.core.config import RunConfig, build_config, setting_type
+from workbench.core.settings import SETTING_GROUPS
 from workbench.errors import WorkbenchError
 
 #: The settings with no flag of their own: the preset is ``--preset``, the base the

@@ -21,16 +21,9 @@ from pathlib import Path
 from typing import Any
 
 from workbench.cli.options import Flag, add_command
-from workbench.core.config import (
-    SETTING_GROUPS,
-    RunConfig,
-    build_config,
-    load_toml,
-    preset_values,
-    setting_type,
-    setting_value,
-)
+from workbench.core.config import RunConfig, build_config, preset_values, setting_type
 from workbench.core.presets import DEFAULT_PRESET, PRESET_NOTES, PRESETS
+from workbench.core.settings import SETTING_GROUPS, load_toml, setting_value
 from workbench.errors import WorkbenchError
 
 #: The run settings that are no flag of their own. The preset is the base that the TOML

@@ -12,7 +12,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from workbench.core.config import setting_value
 from workbench.core.run_folder import (
     RUN_CONFIG_FILE,
     RunSummary,
@@ -22,6 +21,7 @@ from workbench.core.run_folder import (
     run_folders,
 )
 from workbench.core.scores import SetScores
+from workbench.core.settings import setting_value
 from workbench.core.views.numbers import MISSING, format_seconds
 from workbench.core.views.score_text import older_run_line, with_ci
 

@@ -100,24 +100,31 @@ FAMILIES = (MARIAN, NLLB, M2M100, MBART50, T5)
 BY_NAME = {f.name: f for f in (*FAMILIES, GENERIC)}
 
 
+#: ``config.model_type`` -> family. NLLB-200 is an ``m2m_100`` with FLORES-200 codes, told
+#: apart by its tokenizer (:func:`detect_family`).
+MODEL_TYPES = {
+    "marian": MARIAN,
+    "m2m_100": M2M100,
+    "mbart": MBART50,
+    "t5": T5,
+    "mt5": T5,
+    "umt5": T5,
+}
+
+
 def detect_family(model_type: str, tokenizer: Any) -> Family:
     """The family of a model from its ``config.model_type`` (and, for m2m_100, the
     tokenizer: NLLB-200 is an M2M100 with FLORES-200 codes)."""
-    if model_type == "marian":
-        return MARIAN
-    if model_type == "m2m_100":
-        return NLLB if "eng_Latn" in tokenizer.get_vocab() else M2M100
-    if model_type == "mbart":
-        return MBART50
-    if model_type in ("t5", "mt5", "umt5"):
-        return T5
-    return GENERIC
+    family = MODEL_TYPES.get(model_type, GENERIC)
+    if family is M2M100 and "eng_Latn" in tokenizer.get_vocab():
+        return NLLB
+    return family
 
 
 def max_positions(model_config: Any) -> int | None:
     """Tokens a source (or an output) may have: the position table's rows, or None for
     relative positions (T5), which have no table to run past."""
-    if getattr(model_config, "model_type", None) in ("t5", "mt5", "umt5"):
+    if MODEL_TYPES.get(getattr(model_config, "model_type", "")) is T5:
         return None
     value = getattr(model_config, "max_position_embeddings", None)
     return int(value) if value else None

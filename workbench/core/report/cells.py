@@ -3,10 +3,10 @@ HTML (which escape them)."""
 
 from __future__ import annotations
 
-from workbench.core.config import setting_value
 from workbench.core.presets import SCRATCH_MODEL
 from workbench.core.report.model import RunReport
 from workbench.core.scores import SetScores
+from workbench.core.settings import setting_value
 from workbench.core.views.numbers import MISSING, number
 from workbench.core.views.score_text import (
     before_after,

@@ -15,7 +15,8 @@ import re
 from dataclasses import dataclass
 from typing import Any, Literal
 
-from workbench.core.config import FIELD_NAMES, RunConfig, build_config, setting_value
+from workbench.core.config import FIELD_NAMES, RunConfig, build_config
+from workbench.core.settings import setting_value
 from workbench.errors import WorkbenchError
 
 #: Short names users type for the settings swept most (the flags of ``workbench train``).

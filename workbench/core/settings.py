@@ -1,0 +1,82 @@
+"""What a setting is, before any run exists: its group, its help, the named choices it
+takes, how its value is written, and the TOML file that sets it.
+
+:class:`workbench.core.config.RunConfig` declares its fields with :func:`setting`;
+``workbench train --help``, ``workbench presets`` and the sweep's tables write values
+with :func:`setting_value`.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from dataclasses import field
+from pathlib import Path
+from typing import Any
+
+from workbench.errors import WorkbenchError
+
+if sys.version_info >= (3, 11):
+    import tomllib
+else:  # pragma: no cover - exercised only on 3.10
+    import tomli as tomllib
+
+#: ``bleu_tokenize`` value meaning "the one for the target language" (resolved on build).
+AUTO_TOKENIZER = "auto"
+BLEU_TOKENIZERS = (
+    AUTO_TOKENIZER,
+    "13a",
+    "zh",
+    "intl",
+    "char",
+    "none",
+    "ja-mecab",
+    "ko-mecab",
+    "flores200",
+)
+#: Where metrics can go besides metrics.jsonl (always written).
+REPORT_TARGETS = ("none", "tensorboard")
+#: The transformers learning-rate schedules a run may use.
+LR_SCHEDULERS = ("linear", "cosine", "constant", "constant_with_warmup", "inverse_sqrt")
+
+#: The groups a setting belongs to (``workbench train --help`` shows one section each).
+SETTING_GROUPS = {
+    "data": "what the model is trained and tested on: sampling, split and lengths",
+    "model": "the model fine-tuned, or the shape of one built with --model scratch",
+    "training": "how the model is optimised: batch, schedule, precision and seed",
+    "decoding": "how the per-epoch and the before/after translations are made and scored",
+    "output": "where the run is written and what it reports",
+}
+
+
+def setting(default: Any, *, group: str, help: str, aliases: tuple[str, ...] = ()) -> Any:
+    """A RunConfig field with its group, its help and the short flags that also set it."""
+    if group not in SETTING_GROUPS:
+        raise ValueError(f"unknown setting group {group!r}; one of {', '.join(SETTING_GROUPS)}")
+    return field(default=default, metadata={"group": group, "help": help, "aliases": aliases})
+
+
+def setting_value(value: Any) -> str:
+    """A config value as the user would write it (``none`` for null)."""
+    if value is None:
+        return "none"
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, float):
+        short = f"{value:g}"  # 2 epochs, not 2.0; 0.0007 stays 0.0007
+        return short if float(short) == value else repr(value)  # never a digit lost
+    return str(value)
+
+
+def load_toml(path: str | os.PathLike[str]) -> dict[str, Any]:
+    """Read a TOML config file; keys are RunConfig field names (a [run] table also works)."""
+    p = Path(path)
+    if not p.is_file():
+        raise WorkbenchError(f"config file '{p}' not found; pass an existing TOML file")
+    try:
+        data = tomllib.loads(p.read_text(encoding="utf-8"))
+    except (tomllib.TOMLDecodeError, UnicodeDecodeError) as err:
+        raise WorkbenchError(f"config file '{p}' is not valid TOML: {err}") from None
+    if isinstance(data.get("run"), dict):
+        data = {**{k: v for k, v in data.items() if k != "run"}, **data["run"]}
+    return data
