@@ -1,11 +1,9 @@
 """What lets several workers share one study: opening it (with heartbeats) and checking it
-is this sweep's, the file lock around claims on SQLite, and each running trial's
-heartbeat."""
+is this sweep's, and the file lock around claims on SQLite."""
 
 from __future__ import annotations
 
 import contextlib
-import threading
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -46,26 +44,6 @@ def study_lock(url: str) -> Iterator[None]:
             yield
         finally:
             fcntl.flock(handle, fcntl.LOCK_UN)
-
-
-class Heartbeat:
-    """Tells the study every ``interval`` seconds that this worker's trial is alive."""
-
-    def __init__(self, storage: Any, trial_id: int, interval: int) -> None:
-        self.storage, self.trial_id, self.interval = storage, trial_id, interval
-        self.done = threading.Event()
-        storage.record_heartbeat(trial_id)  # at once: a trial with none is never stale
-        self.thread = threading.Thread(target=self._beat, daemon=True, name="sweep-heartbeat")
-        self.thread.start()
-
-    def _beat(self) -> None:
-        while not self.done.wait(self.interval):
-            with contextlib.suppress(Exception):  # a busy database: the next beat will do
-                self.storage.record_heartbeat(self.trial_id)
-
-    def stop(self) -> None:
-        self.done.set()
-        self.thread.join(timeout=5)
 
 
 def open_study(optuna: Any, plan: SweepPlan) -> tuple[Any, Any]:
