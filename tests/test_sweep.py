@@ -232,6 +232,23 @@ def test_a_database_password_is_never_printed(tmp_path: Path, capsys):
     assert len(captured.err.strip().splitlines()) == 1
 
 
+def test_without_its_driver_a_postgresql_study_names_the_package(
+    tmp_path: Path, capsys, monkeypatch: pytest.MonkeyPatch
+):
+    """SQLAlchemy 2 maps postgresql:// to psycopg 3: without it, one line naming what to
+    install (psycopg2, which many guides name, would not do)."""
+    monkeypatch.setitem(sys.modules, "psycopg", None)  # import psycopg -> ImportError
+    url = "postgresql://bob:s3cret@127.0.0.1:9/sweeps"
+    args = ["sweep", "--preset", "demo", "--grid", "epochs=2", "--storage", url]
+    assert main([*args, "--output-dir", str(tmp_path / "out")]) == 2
+    err = capsys.readouterr().err.strip()
+    assert err == (
+        "workbench: error: the sweep's study at 'postgresql://bob:***@127.0.0.1:9/sweeps' "
+        "needs the database driver psycopg, which is not installed: pip install "
+        "'nmt-workbench[postgres]' (psycopg 3, SQLAlchemy's driver for postgresql://)"
+    )
+
+
 # --------------------------------------------------------------------------- the study
 
 
