@@ -440,7 +440,7 @@ def test_a_paused_worker_taken_for_dead_writes_nothing_more(tmp_path: Path):
     lost = [line for line in text.splitlines() if " lost: " in line]
     assert len(lost) == 1, text
     assert lost[0].startswith("warning: trial #0 ") and f"→ run {run.name}  lost: " in lost[0]
-    assert "wrote nothing more into the run folder" in lost[0]
+    assert "this worker stopped at step " in lost[0] and "wrote nothing more" in lost[0]
     assert "Traceback" not in text
 
     _, trials = _study(output)

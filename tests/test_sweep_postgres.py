@@ -84,7 +84,6 @@ def _table_rows(url: str) -> list[str]:
         ]
 
 
-@pytest.mark.slow
 def test_three_workers_share_a_grid_through_postgresql(tmp_path: Path, postgres):
     """Three workers started at the same moment on a fresh database all survive the
     study's creation and take a point each; one is killed with -9 mid-trial, the others

@@ -107,6 +107,7 @@ def study_lock(url: str) -> Iterator[None]:
             fcntl.flock(handle, fcntl.LOCK_UN)
 
 
+#: One engine per URL for the advisory lock (NullPool: no connection outlives a lock).
 _LOCK_ENGINES: dict[str, Any] = {}
 
 

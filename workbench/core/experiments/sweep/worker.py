@@ -248,14 +248,9 @@ class SweepWorker:
             outcome, value, reason = "stopped", None, None
             if result.status == LOST:
                 step = result.summary.global_step
-                outcome, reason = (
-                    "lost",
-                    (
-                        f"{claim.lease.lost}; this worker stopped"
-                        + (f" at step {step}" if step is not None else "")
-                        + " and wrote nothing more into the run folder"
-                    ),
-                )
+                at = f" at step {step}" if step is not None else ""
+                outcome = "lost"
+                reason = f"{claim.lease.lost}; this worker stopped{at} and wrote nothing more"
             elif result.status == "finished":
                 try:
                     value, outcome = trial_value(result.summary), "finished"
