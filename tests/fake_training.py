@@ -10,10 +10,16 @@ run_training's contract that a sweep relies on:
 - ``stop`` set while it "trains" ends the run ``stopped`` (its summary says so), the
   checkpoint kept;
 - a finished run has a recorded tiny run's metrics, test translations and scores, its own
-  ``best_model/``, and a validation BLEU made up from its settings (so trials differ).
+  ``best_model/``, and a validation BLEU made up from its settings (so trials differ);
+- with a ``lease`` (the sweep's own, real one), every write waits for ``holds(lease)``,
+  as run_training's do, and a run that lost it returns ``lost`` with nothing more written.
 
-A new run "trains" for ``FAKE_TRAINING_SECONDS`` (an environment variable; 0 when unset),
-long enough for a test to signal or kill the worker process in the middle of a trial.
+A new run "trains" in steps of STEP_SECONDS for ``FAKE_TRAINING_SECONDS`` (an environment
+variable; 0 when unset) and, when ``FAKE_TRAINING_HOLD`` names a file, until that file
+exists: long enough for a test to signal, pause or kill the worker process in the middle
+of a trial. Each step is a write: one line in the run folder's ``fake_writes.jsonl``,
+which names the writing process, as every other write of the stand-in does, so a test
+can tell the writers of a folder apart.
 ``python -m tests.fake_training ARGS`` is ``python -m workbench ARGS`` with the stand-in in
 place: a real worker process, real signals and a real study, no training. One real sweep
 (tests/test_sweep.py, two workers) still trains.
@@ -26,6 +32,7 @@ import os
 import shutil
 import sys
 import threading
+import time
 from pathlib import Path
 
 from tests.fixtures.record_tiny_run import RUN_NAMES, RUNS_TARGET
@@ -37,17 +44,25 @@ from workbench.core.run_folder import (
     CHECKPOINTS_FOLDER,
     METRICS_FILE,
     RUN_CONFIG_FILE,
+    RunLease,
     RunSummary,
+    holds,
     new_run_dir,
     saved_config,
     translations_file,
 )
-from workbench.core.train.run_training import RunResult
+from workbench.core.train.run_training import LOST, RunResult
 
 #: The recorded run whose files every fake run has.
 RECORDED = RUNS_TARGET / RUN_NAMES[0]
 #: The environment variable with the seconds a new fake run "trains".
 SECONDS_VARIABLE = "FAKE_TRAINING_SECONDS"
+#: The environment variable naming a file: a new fake run "trains" until it exists.
+HOLD_VARIABLE = "FAKE_TRAINING_HOLD"
+#: One "training step".
+STEP_SECONDS = 0.1
+#: Every write of a fake run, one JSON line each: ``{"pid": ..., "wrote": ...}``.
+WRITES_FILE = "fake_writes.jsonl"
 
 
 def made_up_validation_bleu(config: RunConfig) -> float:
@@ -63,23 +78,50 @@ def fake_run_training(
     resume: bool = False,
     run_dir: Path | None = None,
     publish: bool = True,
+    lease: RunLease | None = None,
 ) -> RunResult:
-    """What ``run_training(config, on_event, stop, run_dir=..., publish=False)`` leaves for a
-    sweep, without training (see the module docstring)."""
+    """What ``run_training(config, on_event, stop, run_dir=..., publish=False, lease=...)``
+    leaves for a sweep, without training (see the module docstring)."""
     assert not resume and not publish, "a sweep passes run_dir and publish=False"
     stop = stop or threading.Event()
     run_dir = run_dir or new_run_dir(Path(config.output_dir).expanduser(), config.preset)
     checkpoint = run_dir / CHECKPOINTS_FOLDER / "checkpoint-1"
+    step = 1
+
+    def lost() -> RunResult:  # as run_training's: no summary written
+        return RunResult(LOST, run_dir, RunSummary(run_dir=str(run_dir), global_step=step))
+
+    def may_write(what: str) -> bool:
+        if not holds(lease):
+            return False
+        with (run_dir / WRITES_FILE).open("a", encoding="utf-8") as fh:
+            fh.write(json.dumps({"pid": os.getpid(), "wrote": what}) + "\n")
+        return True
+
     if (run_dir / RUN_CONFIG_FILE).is_file():  # continued, as run_training continues it
         config = saved_config(run_dir, config.preset)
         assert (checkpoint / "optimizer.pt").is_file(), "continued without a checkpoint"
+        if not may_write("continued"):
+            return lost()
     else:
+        if not may_write("config.json, checkpoint-1"):
+            return lost()
         write_json(run_dir / RUN_CONFIG_FILE, config.to_dict())
         checkpoint.mkdir(parents=True)
         for name in ("model.safetensors", "optimizer.pt"):
             (checkpoint / name).write_bytes(b"")
         (checkpoint / "trainer_state.json").write_text("{}", encoding="utf-8")
-        stop.wait(float(os.environ.get(SECONDS_VARIABLE) or 0))
+        until = time.monotonic() + float(os.environ.get(SECONDS_VARIABLE) or 0)
+        hold = os.environ.get(HOLD_VARIABLE)
+        while not stop.is_set() and (
+            time.monotonic() < until or (hold is not None and not Path(hold).exists())
+        ):
+            stop.wait(STEP_SECONDS)
+            step += 1
+            if not may_write(f"step {step}"):
+                return lost()
+    if not may_write("summary"):
+        return lost()
     if stop.is_set():
         summary = RunSummary(status="stopped", preset=config.preset, run_dir=str(run_dir))
         summary.write(run_dir)

@@ -17,7 +17,7 @@ from pathlib import Path
 import pytest
 
 from tests.conftest import TINY_DEMO_ARGS, run_cli, small, tiny_toml
-from workbench.core.events import Note, TrainStep
+from workbench.core.events import EvalDone, Note, TrainStep, read_events
 from workbench.core.train.checkpoints import last_complete_checkpoint, publish_model
 from workbench.core.train.run_training import run_training
 from workbench.errors import WorkbenchError
@@ -136,6 +136,50 @@ def test_nan_loss_stops_the_run_names_the_step_and_keeps_the_best_model(tmp_path
     assert [c.name for c in (result.run_dir / "checkpoints").glob("checkpoint-*")] == [
         "checkpoint-9"
     ]
+
+
+class LeaseTakenAt:
+    """A run folder's lease (``RunLease``) that another worker takes as the run sends the
+    event ``taken_at`` picks: what a sweep's trial sees when it is taken for dead."""
+
+    def __init__(self, taken_at) -> None:
+        self.taken_at, self.taken, self.seen = taken_at, False, []
+
+    def held(self) -> bool:
+        return not self.taken
+
+    def on_event(self, event) -> None:
+        self.seen.append(event)
+        self.taken = self.taken or self.taken_at(event)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize(
+    ("taken_at", "checkpoints", "last_step"),
+    [
+        # in epoch 2, after epoch 1's checkpoint: the next step stops the run
+        (lambda e: isinstance(e, TrainStep) and e.step == 12, ["checkpoint-9"], 12),
+        # while epoch 1 is evaluated: its checkpoint is not saved
+        (lambda e: isinstance(e, EvalDone) and e.stage == "epoch", [], 9),
+    ],
+    ids=["at-a-step", "at-an-evaluation"],
+)
+def test_a_run_that_lost_its_lease_writes_nothing_more(
+    tmp_path: Path, taken_at, checkpoints, last_step
+):
+    lease = LeaseTakenAt(taken_at)
+    result = run_training(small(tmp_path, logging_steps=1), lease.on_event, lease=lease)
+    assert result.status == "lost" and result.summary.global_step == last_step + 1
+    run = result.run_dir
+    assert [c.name for c in (run / "checkpoints").glob("checkpoint-*")] == checkpoints
+    assert not list((run / "checkpoints").glob(".staging-*/checkpoint-*/*.safetensors"))
+    for name in ("summary.json", "best_model", "test_translations.jsonl"):
+        assert not (run / name).exists(), name
+    assert not (tmp_path / "out" / "best_model").exists()
+    taken = next(i for i, event in enumerate(lease.seen) if taken_at(event))
+    assert lease.seen[taken + 1 :] == []  # not a line more, on screen or in metrics.jsonl
+    assert read_events(run / "metrics.jsonl")[-1] == lease.seen[taken]
+    assert max(e.step for e in lease.seen if isinstance(e, TrainStep)) == last_step
 
 
 @pytest.mark.slow

@@ -12,7 +12,6 @@ run is), in this process or in a worker started with ``python -m tests.fake_trai
 from __future__ import annotations
 
 import json
-import os
 import re
 import signal
 import subprocess
@@ -24,7 +23,16 @@ from pathlib import Path
 import pytest
 
 from tests.conftest import REPO, closed_port, scores_block, small, tiny_toml
-from tests.fake_training import SECONDS_VARIABLE, fake_run_training
+from tests.fake_training import fake_run_training
+from tests.sweep_workers import (
+    fake_rerun,
+    folder_files,
+    one_writer_at_a_time,
+    start_worker,
+    sweep_args,
+    wait_for_checkpoints,
+    writers,
+)
 from workbench.cli import main
 from workbench.core.config import build_config
 from workbench.core.experiments.sweep import (
@@ -224,6 +232,23 @@ def test_a_database_password_is_never_printed(tmp_path: Path, capsys):
     assert len(captured.err.strip().splitlines()) == 1
 
 
+def test_without_its_driver_a_postgresql_study_names_the_package(
+    tmp_path: Path, capsys, monkeypatch: pytest.MonkeyPatch
+):
+    """SQLAlchemy 2 maps postgresql:// to psycopg 3: without it, one line naming what to
+    install (psycopg2, which many guides name, would not do)."""
+    monkeypatch.setitem(sys.modules, "psycopg", None)  # import psycopg -> ImportError
+    url = "postgresql://bob:s3cret@127.0.0.1:9/sweeps"
+    args = ["sweep", "--preset", "demo", "--grid", "epochs=2", "--storage", url]
+    assert main([*args, "--output-dir", str(tmp_path / "out")]) == 2
+    err = capsys.readouterr().err.strip()
+    assert err == (
+        "workbench: error: the sweep's study at 'postgresql://bob:***@127.0.0.1:9/sweeps' "
+        "needs the database driver psycopg, which is not installed: pip install "
+        "'nmt-workbench[postgres]' (psycopg 3, SQLAlchemy's driver for postgresql://)"
+    )
+
+
 # --------------------------------------------------------------------------- the study
 
 
@@ -242,7 +267,7 @@ def test_a_point_enqueued_twice_is_run_once(tmp_path: Path):
     assert first.trial.number == 0
     # The first is running (here, in this worker): the copy is a duplicate, nothing is left.
     assert worker._claim() == "wait"
-    first.heartbeat.stop()
+    first.lease.stop()
     states = [
         (t.number, t.state.name, t.user_attrs.get("outcome")) for t in worker.study.get_trials()
     ]
@@ -303,73 +328,12 @@ def test_a_grid_sweep_runs_each_point_once_and_a_rerun_runs_none(tmp_path: Path,
     assert sorted((tmp_path / "out" / "runs").iterdir()) == runs
 
 
-def _sweep_args(output: Path, *extra: str) -> list[str]:
-    return [
-        "sweep",
-        "--preset",
-        "demo",
-        "--config",
-        str(output.parent / "tiny.toml"),
-        "--output-dir",
-        str(output),
-        *extra,
-    ]
-
-
-def _start(args: list[str], cwd: Path, fake_seconds: float | None = None) -> subprocess.Popen:
-    """A worker process; with ``fake_seconds`` its trials run the stand-in, a new one
-    writing its checkpoint at once and then "training" that long."""
-    env = {**os.environ, "HF_HUB_OFFLINE": "1", "PYTHONUNBUFFERED": "1", "PYTHONPATH": str(REPO)}
-    module = "workbench"
-    if fake_seconds is not None:
-        module, env[SECONDS_VARIABLE] = "tests.fake_training", str(fake_seconds)
-    return subprocess.Popen(
-        [sys.executable, "-m", module, *args],
-        cwd=cwd,
-        env=env,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.STDOUT,
-        text=True,
-    )
-
-
-def _fake_rerun(args: list[str], cwd: Path) -> subprocess.CompletedProcess:
-    """The same command run again to its end, trials on the stand-in (none waits)."""
-    env = {
-        **os.environ,
-        "HF_HUB_OFFLINE": "1",
-        "PYTHONUNBUFFERED": "1",
-        "PYTHONPATH": str(REPO),
-        SECONDS_VARIABLE: "0",
-    }
-    return subprocess.run(
-        [sys.executable, "-m", "tests.fake_training", *args],
-        cwd=cwd,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=600,
-    )
-
-
-def _wait_for_checkpoint(output: Path, worker: subprocess.Popen, timeout: float = 240) -> Path:
-    """The first run folder once it has a complete checkpoint (the worker still training)."""
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        assert worker.poll() is None, worker.stdout.read()
-        for ckpt in (output / "runs").glob("*/checkpoints/checkpoint-*"):
-            if (ckpt / "optimizer.pt").is_file() and (ckpt / "trainer_state.json").is_file():
-                return ckpt.parents[1]
-        time.sleep(0.2)
-    raise AssertionError("no checkpoint in time")
-
-
 @pytest.mark.slow
 def test_two_workers_on_one_sqlite_study_run_distinct_trials(tmp_path: Path):
     (tmp_path / "tiny.toml").write_text(tiny_toml(num_beams=1), encoding="utf-8")
     output = tmp_path / "out"
-    args = _sweep_args(output, "--grid", "epochs=1,2", "--grid", "lr=3e-3,1e-3")
-    workers = [_start(args, tmp_path) for _ in range(2)]
+    args = sweep_args(output, "--grid", "epochs=1,2", "--grid", "lr=3e-3,1e-3")
+    workers = [start_worker(args, tmp_path) for _ in range(2)]
     outputs = [w.communicate(timeout=600)[0] for w in workers]
     assert [w.returncode for w in workers] == [0, 0], outputs
     _, trials = _study(output)
@@ -394,15 +358,15 @@ def test_two_workers_on_one_sqlite_study_run_distinct_trials(tmp_path: Path):
 def test_a_killed_worker_s_trial_is_taken_up_and_continued(tmp_path: Path):
     (tmp_path / "tiny.toml").write_text(tiny_toml(num_beams=1), encoding="utf-8")
     output = tmp_path / "out"
-    args = _sweep_args(output, "--grid", "epochs=6,1", "--heartbeat", "1")
-    worker = _start(args, tmp_path, fake_seconds=300)  # killed long before
-    killed_run = _wait_for_checkpoint(output, worker)
+    args = sweep_args(output, "--grid", "epochs=6,1", "--heartbeat", "1")
+    worker = start_worker(args, tmp_path, fake_seconds=300)  # killed long before
+    (killed_run,) = wait_for_checkpoints(output, [worker])
     worker.send_signal(signal.SIGKILL)
     worker.wait(timeout=30)
     _, trials = _study(output)
     assert trials[0].state.name == "RUNNING"  # nobody told the study
 
-    rerun = _fake_rerun(args, tmp_path)
+    rerun = fake_rerun(args, tmp_path)
     assert rerun.returncode == 0, rerun.stdout + rerun.stderr
     _, trials = _study(output)
     status = {t.number: (t.state.name, t.user_attrs.get("outcome")) for t in trials}
@@ -419,12 +383,99 @@ def test_a_killed_worker_s_trial_is_taken_up_and_continued(tmp_path: Path):
     assert "best: trial #" in rerun.stdout
 
 
+def _pause_outside_the_study(worker: subprocess.Popen, database: Path) -> None:
+    """SIGSTOP ``worker`` at a moment it holds no lock on the SQLite study.
+
+    Its heartbeat writes to the database for a few milliseconds a second; paused inside
+    one, it would hold every other worker up (SQLite's lock is the file's), which is not
+    what is tested here. So it is paused, the database's lock tried, and when that fails it
+    is let go on a moment and paused again.
+    """
+    import sqlite3
+
+    while True:
+        worker.send_signal(signal.SIGSTOP)
+        while Path(f"/proc/{worker.pid}/stat").read_text().split(") ")[1][0] != "T":
+            time.sleep(0.01)  # until the signal has stopped it
+        connection = sqlite3.connect(database, timeout=0.5, isolation_level=None)
+        try:
+            connection.execute("BEGIN EXCLUSIVE")
+            connection.execute("ROLLBACK")
+            return
+        except sqlite3.OperationalError:  # "database is locked": paused inside a write
+            worker.send_signal(signal.SIGCONT)
+            time.sleep(0.05)
+        finally:
+            connection.close()
+
+
+def test_a_paused_worker_taken_for_dead_writes_nothing_more(tmp_path: Path):
+    """A live worker whose heartbeat is late (here: paused with SIGSTOP past the grace
+    period) has its trial continued by another worker; resumed, it finds its lease lost,
+    stops at its next step, writes nothing more into the run folder and says so once."""
+    (tmp_path / "tiny.toml").write_text(tiny_toml(num_beams=1), encoding="utf-8")
+    output = tmp_path / "out"
+    args = sweep_args(output, "--grid", "epochs=6,1", "--heartbeat", "1")
+    # Unfenced, it would go on writing a line every step, and its summary after a minute.
+    paused = start_worker(args, tmp_path, fake_seconds=60)
+    (run,) = wait_for_checkpoints(output, [paused])
+    (database,) = (output / "sweeps").glob("*.db")
+    _pause_outside_the_study(paused, database)
+    try:
+        other = fake_rerun(args, tmp_path)  # takes the paused trial for dead, continues it
+        left_by_other = folder_files(run)
+    finally:
+        paused.send_signal(signal.SIGCONT)
+    text = paused.communicate(timeout=120)[0]
+    assert other.returncode == 0, other.stdout + other.stderr
+    assert paused.returncode == 0, text
+    assert f"continues run {run.name}" in other.stdout
+    assert read_summary(run).status == "finished"
+
+    # The paused worker wrote nothing once resumed: no step line, checkpoint or summary.
+    assert folder_files(run) == left_by_other
+    pids = writers(run)
+    assert pids[0] == paused.pid and pids[-1] != paused.pid
+    assert one_writer_at_a_time(pids), pids
+    lost = [line for line in text.splitlines() if " lost: " in line]
+    assert len(lost) == 1, text
+    assert lost[0].startswith("warning: trial #0 ") and f"→ run {run.name}  lost: " in lost[0]
+    assert "this worker stopped at step " in lost[0] and "wrote nothing more" in lost[0]
+    assert "Traceback" not in text
+
+    _, trials = _study(output)
+    assert trials[0].state.name == "FAIL"  # failed as stale by the other worker
+    done = [t for t in trials if t.state.name == "COMPLETE"]
+    assert sorted(t.params["epochs"] for t in done) == [1.0, 6.0]
+    retry = next(t for t in done if t.params["epochs"] == 6.0)
+    assert retry.user_attrs["retry_of"] == 0 and retry.user_attrs["run_dir"] == str(run)
+
+
+def test_a_lease_is_lost_when_another_worker_fails_its_trial(tmp_path: Path):
+    """The heartbeat's second signal: its trial failed as stale by another worker (as
+    ``fail_stale_trials`` does), the lease is lost at the next beat, for good."""
+    from workbench.core.experiments.sweep.lease import TrialLease
+
+    storage = optuna.storages.RDBStorage(f"sqlite:///{tmp_path / 'study.db'}")
+    study = optuna.create_study(storage=storage)
+    trial = study.ask()
+    lease = TrialLease(storage, trial._trial_id, interval=1, grace=60)  # no expiry here
+    try:
+        assert lease.held()
+        storage.set_trial_state_values(trial._trial_id, optuna.trial.TrialState.FAIL)
+        lease.thread.join(timeout=60)  # its next beat sees the trial failed and ends
+        assert not lease.held()
+        assert "another worker took the trial for dead" in str(lease.lost)
+    finally:
+        lease.stop()
+
+
 def test_ctrl_c_stops_the_sweep_cleanly_and_a_rerun_continues(tmp_path: Path):
     (tmp_path / "tiny.toml").write_text(tiny_toml(num_beams=1), encoding="utf-8")
     output = tmp_path / "out"
-    args = _sweep_args(output, "--grid", "epochs=6,1")
-    worker = _start(args, tmp_path, fake_seconds=300)  # stopped long before
-    stopped_run = _wait_for_checkpoint(output, worker)
+    args = sweep_args(output, "--grid", "epochs=6,1")
+    worker = start_worker(args, tmp_path, fake_seconds=300)  # stopped long before
+    (stopped_run,) = wait_for_checkpoints(output, [worker])
     worker.send_signal(signal.SIGINT)
     text = worker.communicate(timeout=120)[0]
     assert worker.returncode == 130, text
@@ -437,7 +488,7 @@ def test_ctrl_c_stops_the_sweep_cleanly_and_a_rerun_continues(tmp_path: Path):
     ]  # the grid's other point, not started
     assert read_summary(stopped_run).status == "stopped"
 
-    rerun = _fake_rerun(args, tmp_path)
+    rerun = fake_rerun(args, tmp_path)
     assert rerun.returncode == 0, rerun.stdout + rerun.stderr
     assert f"continues run {stopped_run.name}" in rerun.stdout
     _, trials = _study(output)

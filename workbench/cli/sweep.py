@@ -74,7 +74,8 @@ FLAGS: tuple[Flag, ...] = (
             "metavar": "SECONDS",
             "help": "how often a worker tells the study its trial is alive; a trial "
             f"silent {GRACE_FACTOR}x as long is taken as killed and run "
-            f"again (default: {DEFAULT_HEARTBEAT})",
+            f"again, and a worker whose heartbeats have not reached the study for "
+            f"{GRACE_FACTOR - 1}x as long stops writing its run (default: {DEFAULT_HEARTBEAT})",
         },
     ),
     (

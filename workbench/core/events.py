@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
-from workbench.core.run_folder import RunSummary
+from workbench.core.run_folder import RunLease, RunSummary, holds
 
 PhaseName = Literal["data", "model", "before", "train", "after"]
 Level = Literal["info", "warning", "error"]
@@ -167,3 +167,16 @@ def fan_out(*sinks: EventSink | None) -> EventSink:
             s(event)
 
     return sink
+
+
+def while_held(sink: EventSink, lease: RunLease | None) -> EventSink:
+    """``sink`` until ``lease`` is lost, then nothing: a run that lost its run folder to
+    another writer (:class:`~workbench.core.run_folder.RunLease`) adds no event to it."""
+    if lease is None:
+        return sink
+
+    def fenced(event: Event) -> None:
+        if holds(lease):
+            sink(event)
+
+    return fenced

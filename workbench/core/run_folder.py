@@ -8,7 +8,7 @@ import os
 import time
 from dataclasses import dataclass, fields
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 from workbench.core.atomic import write_json
 from workbench.core.config import RunConfig, build_config
@@ -30,6 +30,24 @@ METRICS_FILE = "metrics.jsonl"
 SUMMARY_FILE = "summary.json"
 #: The Trainer's ``checkpoint-N`` folders.
 CHECKPOINTS_FOLDER = "checkpoints"
+
+
+class RunLease(Protocol):
+    """The right to write into a run folder, which its holder can lose while it runs.
+
+    A sweep's trial holds one: when its worker is taken for dead (paused, or its heartbeat
+    late) another worker may continue the same folder, and two writers in one folder lose
+    the data of both. Whoever loses the lease writes nothing more into the folder.
+    """
+
+    def held(self) -> bool:
+        """Whether this process may still write into the run folder (once False, for good)."""
+        ...
+
+
+def holds(lease: RunLease | None) -> bool:
+    """May the run write? Always, without a lease (``workbench train``, the TUI)."""
+    return lease is None or lease.held()
 
 
 def translations_file(split: str) -> str:

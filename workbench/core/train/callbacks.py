@@ -1,5 +1,6 @@
 """The Trainer's callback: its logs as the workbench's events, the stop flag as a clean
-stop at a step, a NaN loss seen (not logged as 0.0); and the outcome of the loop it saw.
+stop at a step, a NaN loss seen (not logged as 0.0), a lost run-folder lease as a stop
+that saves nothing; and the outcome of the loop it saw.
 
 Imports transformers at the top, like ``trainer``: only code that trains imports it."""
 
@@ -12,6 +13,7 @@ from dataclasses import dataclass
 from transformers import TrainerCallback
 
 from workbench.core.events import EvalDone, EventSink, Note, Status, TrainStep
+from workbench.core.run_folder import RunLease, holds
 from workbench.core.scores import finite_or_none
 from workbench.core.train import distributed
 
@@ -25,10 +27,12 @@ class TrainingOutcome:
     seconds: float  # the loop's wall-clock time
     stopped_by_user: bool  # the stop flag ended it at a step, with a checkpoint
     nan_step: int | None  # the step whose loss was not finite, if one was
+    lease_lost: bool = False  # another writer took the run folder: nothing more is written
 
     @property
     def status(self) -> Status:
-        """``finished``, ``stopped`` (by the user, with a checkpoint) or ``failed`` (NaN)."""
+        """``finished``, ``stopped`` (by the user, with a checkpoint) or ``failed`` (NaN);
+        a run that lost its lease has none, as it writes no summary."""
         if self.nan_step is not None:
             return "failed"
         return "stopped" if self.stopped_by_user else "finished"
@@ -41,10 +45,18 @@ class EventCallback(TrainerCallback):
     :func:`~workbench.core.train.trainer.fine_tune` reports.
     """
 
-    def __init__(self, emit: EventSink, stop: threading.Event, batch_size: int) -> None:
+    def __init__(
+        self,
+        emit: EventSink,
+        stop: threading.Event,
+        batch_size: int,
+        lease: RunLease | None = None,
+    ) -> None:
         self.emit = emit
         self.stop = stop
         self.batch_size = batch_size
+        self.lease = lease
+        self.lease_lost = False
         self.started = time.perf_counter()
         self.start_step = 0
         self.stopped_by_user = False
@@ -55,6 +67,13 @@ class EventCallback(TrainerCallback):
         self.start_step = state.global_step
 
     def on_step_end(self, args, state, control, **kwargs):  # type: ignore[no-untyped-def]
+        if self.lease_lost or not holds(self.lease):
+            # Another worker writes into the run folder now: no log, evaluation or save.
+            # (A sweep's trial runs in one process; a lease is never given to DDP ranks.)
+            self.lease_lost = True
+            control.should_training_stop = True
+            control.should_log = control.should_evaluate = control.should_save = False
+            return control
         # Every rank must stop at the same step, or one waits forever for the others.
         if distributed.any_rank(self.stop.is_set(), args.device) and not self.stopped_by_user:
             self.stopped_by_user = True
@@ -66,7 +85,10 @@ class EventCallback(TrainerCallback):
         # A stop mid-epoch already saved its checkpoint at the step; the epoch-end
         # evaluation would score a partial epoch (and could become the "best" model,
         # which a resumed run would never pick), and a NaN model is not worth a save.
-        if self.stopped_by_user or self.nan_step is not None:
+        # A run that lost its lease saves nothing at all.
+        if not holds(self.lease):
+            self.lease_lost = control.should_training_stop = True
+        if self.stopped_by_user or self.nan_step is not None or self.lease_lost:
             control.should_evaluate = False
             control.should_save = False
         return control

@@ -5,7 +5,9 @@ fine-tuning with ``Seq2SeqTrainer``, the same sets scored *after* with the same 
 the best model published, the summary written. The details live in their own modules:
 ``runs`` (the run folder), ``preflight``, ``run_model``, ``trainer`` (the Trainer and its
 callback), ``evaluation`` (before/after) and ``checkpoints``. Progress goes to an event
-sink; a ``threading.Event`` stops training at the next step with a checkpoint.
+sink; a ``threading.Event`` stops training at the next step with a checkpoint; a lost
+``RunLease`` (a sweep's trial taken for dead) stops it at the next step with nothing more
+written, and the run returns ``lost``.
 """
 
 from __future__ import annotations
@@ -30,14 +32,24 @@ from workbench.core.evaluate.before_after import (
     translate_before,
     write_translations,
 )
-from workbench.core.events import EventSink, JsonlRecorder, Note, Phase, RunDone, fan_out
+from workbench.core.events import (
+    EventSink,
+    JsonlRecorder,
+    Note,
+    Phase,
+    RunDone,
+    fan_out,
+    while_held,
+)
 from workbench.core.languages import bleu_tokenizer_for
 from workbench.core.run_folder import (
     BEST_MODEL,
     METRICS_FILE,
     RUN_CONFIG_FILE,
+    RunLease,
     RunSummary,
     check_writable,
+    holds,
     new_run_dir,
     saved_config,
 )
@@ -66,11 +78,15 @@ if TYPE_CHECKING:  # trainer imports torch at its top: run_training imports it o
     from workbench.core.train.trainer import WorkbenchTrainer
 
 
+#: The status of a run that lost its lease: it wrote no summary and no event for it.
+LOST = "lost"
+
+
 @dataclass
 class RunResult:
     """What a run left behind."""
 
-    status: str
+    status: str  # finished, stopped, failed, or LOST
     run_dir: Path
     summary: RunSummary
 
@@ -82,6 +98,7 @@ def run_training(
     resume: bool = False,
     run_dir: Path | None = None,
     publish: bool = True,
+    lease: RunLease | None = None,
 ) -> RunResult:
     """Fine-tune as configured and return the run's status, folder and summary.
 
@@ -92,6 +109,8 @@ def run_training(
     new run, one with a config.json is continued as ``resume`` would continue it.
     ``publish=False`` leaves ``<output>/best_model`` alone (a sweep publishes only its best
     trial, at the end): the run's summary then names the run's own copy as its model.
+    ``lease`` is the right to write into ``run_dir`` (:class:`RunLease`): checked before
+    every write, and at every training step, once the folder exists.
     """
     stop = stop or threading.Event()
     output_root = Path(config.output_dir).expanduser()
@@ -134,7 +153,8 @@ def run_training(
     with distributed.main_first():  # languages, label and lengths: before the run folder
         check_run_model(config)
     run_dir = resume_dir or _new_run(output_root, config, precision, main, run_dir)
-    emit = fan_out(JsonlRecorder(run_dir / METRICS_FILE) if main else None, on_event)
+    recorder = JsonlRecorder(run_dir / METRICS_FILE) if main else None
+    emit = fan_out(while_held(recorder, lease) if recorder else None, on_event)
     checkpoint: Path | None = None
     if resume_dir is not None:
         checkpoint = last_complete_checkpoint(run_dir, emit)
@@ -144,6 +164,8 @@ def run_training(
     set_seed(config.seed)
 
     # ---- model
+    if not holds(lease):
+        return _lost(run_dir)
     emit(Phase("model", config.model))
     with distributed.main_first():
         model, tokenizer, direction = load_run_model(config, data, run_dir, emit)
@@ -152,6 +174,8 @@ def run_training(
     emit(Note(_model_line(model, precision)))
     emit(Note(f"languages: {direction.describe()}"))
     settings = model_settings(config, direction, run_dir)
+    if not holds(lease):
+        return _lost(run_dir)
     base_model = keep_initial_model(model, tokenizer, config, direction, run_dir)
 
     # ---- before: once, by rank 0, with the plain fp32 model the Trainer has not wrapped yet
@@ -165,8 +189,10 @@ def run_training(
     distributed.barrier()
 
     # ---- train
+    if not holds(lease):
+        return _lost(run_dir)
     emit(Phase("train"))
-    callback = EventCallback(emit, stop, config.batch_size)
+    callback = EventCallback(emit, stop, config.batch_size, lease)
     trainer = build_trainer(
         config,
         model,
@@ -177,10 +203,13 @@ def run_training(
         precision,
         [callback],
         direction=direction,
+        lease=lease,
     )
     if config.report_to == "tensorboard" and main:
         trainer.add_callback(tensorboard_callback(run_dir / "tensorboard"))
     outcome = fine_tune(trainer, callback, checkpoint, run_dir)
+    if outcome.lease_lost:
+        return _lost(run_dir, trainer.state.global_step)
     if not main:  # rank 0 writes the outputs; the others are done
         return RunResult(outcome.status, run_dir, RunSummary())
     # What the summary says however the run ends; each ending adds its own fields and
@@ -205,10 +234,14 @@ def run_training(
         base_model=base_model,
     )
     if outcome.status != "finished":
+        if not holds(lease):
+            return _lost(run_dir, trainer.state.global_step)
         return _end_early(emit, trainer, outcome, summary_with, settings, run_dir, published)
 
     # ---- after: the best model as saved, on the same sets with the same decoding
     best_dir = run_dir / BEST_MODEL
+    if not holds(lease):
+        return _lost(run_dir, trainer.state.global_step)
     save_best_model(trainer, best_dir, settings)
     after = translate_after(held_out, best_dir, device, emit)
     scores = score_after(
@@ -219,7 +252,9 @@ def run_training(
     for sample in samples:
         emit(sample)
 
-    # ---- publish
+    # ---- publish (the run's last writes, the lease checked once more: decoding takes long)
+    if not holds(lease):
+        return _lost(run_dir, trainer.state.global_step)
     if publish:
         publish_model(best_dir, published)
     write_translations(run_dir, rows)
@@ -239,6 +274,12 @@ def run_training(
 
 
 # --------------------------------------------------------------------------- the steps' details
+
+
+def _lost(run_dir: Path, step: int | None = None) -> RunResult:
+    """A run whose lease was lost: nothing written, not even its summary (the caller, a
+    sweep, says so in one line; another worker owns the folder now)."""
+    return RunResult(LOST, run_dir, RunSummary(run_dir=str(run_dir), global_step=step))
 
 
 def _new_run(

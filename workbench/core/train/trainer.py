@@ -31,7 +31,7 @@ from workbench.core.data.pairs import Pair
 from workbench.core.data.tokenize import tokenize_pairs
 from workbench.core.evaluate.metrics import make_compute_metrics
 from workbench.core.languages import Direction
-from workbench.core.run_folder import CHECKPOINTS_FOLDER
+from workbench.core.run_folder import CHECKPOINTS_FOLDER, RunLease, holds
 from workbench.core.train import loss as token_loss
 from workbench.core.train.callbacks import EventCallback, TrainingOutcome
 from workbench.core.train.checkpoints import move_staged_checkpoint, staging_folder
@@ -75,7 +75,13 @@ class WorkbenchTrainer(Seq2SeqTrainer):
       disk mid-save leaves a folder that looks like a checkpoint and is not. Here the
       Trainer writes into a hidden staging folder; the files are flushed and the finished
       folder is renamed into place (rank 0 only, after every rank has written).
+    - **One writer.** With a ``lease`` (a sweep's trial), a save starts and is renamed
+      into place only while the lease is held: a worker taken for dead leaves the
+      checkpoints to the worker that continues its run (the staging folder it was writing
+      stays behind, hidden, for that worker's own save of the step to replace).
     """
+
+    lease: RunLease | None = None  # build_trainer sets it
 
     def _get_train_sampler(self, train_dataset: Any = None) -> Any:
         # A datasets.Dataset (build_trainer's tokenized pairs); Trainer annotates torch's.
@@ -136,6 +142,8 @@ class WorkbenchTrainer(Seq2SeqTrainer):
 
     def _save_checkpoint(self, model: Any, trial: Any) -> None:
         assert self.args.output_dir is not None  # build_trainer always sets it
+        if not holds(self.lease):
+            return
         root = Path(self.args.output_dir)
         name = f"checkpoint-{self.state.global_step}"
         staging = staging_folder(root, name)
@@ -155,7 +163,7 @@ class WorkbenchTrainer(Seq2SeqTrainer):
         if best and Path(best).parent == staging:
             self.state.best_model_checkpoint = str(root / Path(best).name)
         self.accelerator.wait_for_everyone()
-        if self.is_world_process_zero():
+        if self.is_world_process_zero() and holds(self.lease):
             # trainer_state.json names the best checkpoint: point it at the real place.
             self.state.save_to_json(str(staging / name / "trainer_state.json"))
             move_staged_checkpoint(staging, name)
@@ -253,8 +261,10 @@ def build_trainer(
     precision: Precision,
     callbacks: list[Any] | None = None,
     direction: Direction | None = None,
+    lease: RunLease | None = None,
 ) -> WorkbenchTrainer:
-    """The Trainer ``workbench train`` runs, over tokenized pairs; checkpoints in run_dir.
+    """The Trainer ``workbench train`` runs, over tokenized pairs; checkpoints in run_dir
+    (while ``lease``, if given, is held).
 
     One place for the recipe (tokenizing, batching, collating, metrics), so that
     benchmarks/speed.py times exactly what users run.
@@ -282,6 +292,7 @@ def build_trainer(
         ),
         callbacks=callbacks,
     )
+    trainer.lease = lease
     # Our events replace the Trainer's own dict printing and tqdm bars.
     trainer.remove_callback(PrinterCallback)
     trainer.remove_callback(ProgressCallback)
@@ -322,6 +333,7 @@ def fine_tune(
         seconds=time.perf_counter() - started,
         stopped_by_user=events.stopped_by_user,
         nan_step=events.nan_step,
+        lease_lost=events.lease_lost,
     )
 
 

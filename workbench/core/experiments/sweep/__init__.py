@@ -7,11 +7,15 @@ machines sharing a database -- run one sweep together, which is Optuna's own dis
 mode. What this module adds on top of Optuna:
 
 - **Every point once.** Grid points (and the points of trials cut short) are enqueued as
-  WAITING trials and claimed one at a time. On SQLite, Python's driver reads a trial's
-  state and writes it in two transactions, so two processes can both claim the same
-  WAITING trial; claims therefore go through a file lock beside the database. On a
-  server database Optuna's ``SELECT ... FOR UPDATE`` makes a claim atomic, and a point
-  enqueued twice by two workers at once is run by the lower-numbered trial only.
+  WAITING trials and claimed one at a time, under the study's lock: a file lock beside a
+  SQLite database, an advisory lock on PostgreSQL (``coordination``), which also keeps
+  workers that start together on a fresh database from creating its tables at once. On
+  other server databases Optuna's ``SELECT ... FOR UPDATE`` makes a claim atomic, and a
+  point enqueued twice by two workers at once is run by the lower-numbered trial only.
+- **One writer per run folder.** A worker writes into its trial's folder only while it
+  holds the trial's lease (``lease``): a live worker taken for dead (paused, or its
+  heartbeat late) stops at its next step and writes nothing more, so the worker that
+  continues the folder is its only writer.
 - **Cut short is not lost.** Ctrl-C stops the run at a step with a checkpoint and marks
   the trial ``stopped``; a worker killed outright stops sending heartbeats and its trial
   is failed as stale (Optuna's heartbeat). Either way the point is enqueued again, and
@@ -26,7 +30,8 @@ and the other commands do not need it installed.
 
 The modules: ``plan`` (the plan and its objective), ``space`` (--grid/--search),
 ``events`` (a sweep's own events and their wording), ``study`` (reading Optuna's trials),
-``coordination`` (the SQLite claim lock, heartbeats) and ``worker`` (the claim protocol).
+``coordination`` (opening the study, its lock), ``lease`` (a trial's heartbeat and its
+right to write) and ``worker`` (the claim protocol).
 """
 
 from __future__ import annotations

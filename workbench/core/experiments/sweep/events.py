@@ -25,7 +25,8 @@ class TrialStarted:
 
 @dataclass(frozen=True)
 class TrialEnded:
-    """A trial's outcome (``finished``, ``stopped``, ``failed``) and the best so far."""
+    """A trial's outcome (``finished``, ``stopped``, ``failed``, ``lost``: its worker lost
+    the run folder's lease) and the best so far."""
 
     number: int
     position: int
@@ -62,7 +63,8 @@ def sweep_lines(event: SweepEvent) -> list[str]:
     if event.outcome == "finished":
         return [f"{head}  → run {run}  val BLEU {event.value:.2f}{best}"]
     why = f": {event.reason}" if event.reason else ""
-    return [f"{head}  → run {run}  {event.outcome}{why}{best}"]
+    warning = "warning: " if event.outcome == "lost" else ""  # its run went on elsewhere
+    return [f"{warning}{head}  → run {run}  {event.outcome}{why}{best}"]
 
 
 # --------------------------------------------------------------------------- the study's trials

@@ -11,10 +11,11 @@ from workbench.core import DISTRIBUTION
 from workbench.errors import WorkbenchError
 
 #: How a trial was cut short: Ctrl-C (``stopped`` at a step with a checkpoint), Ctrl-C
-#: twice (``interrupted``), a mistake the user fixes before the rerun (``error``), or its
-#: worker died (``killed``: failed by the heartbeat check). Their points are run again; a
-#: trial that ``failed`` (a NaN loss, no score) is final.
-CUT_SHORT = ("stopped", "interrupted", "error", "killed")
+#: twice (``interrupted``), a mistake the user fixes before the rerun (``error``), its
+#: worker died (``killed``: failed by the heartbeat check), or its worker lost the run
+#: folder's lease while it ran (``lost``: paused, or too slow to beat in time). Their
+#: points are run again; a trial that ``failed`` (a NaN loss, no score) is final.
+CUT_SHORT = ("stopped", "interrupted", "error", "killed", "lost")
 
 OPTUNA_MISSING = f"workbench sweep needs Optuna: pip install '{DISTRIBUTION}[sweep]'"
 
@@ -50,7 +51,7 @@ class SweepResult:
     """What a worker leaves: its status, every trial of the study, the best one."""
 
     status: str  # "finished" (every point settled) or "stopped"
-    storage_url: str
+    storage_url: str  # its password hidden: a result is there to be shown
     trials: list[TrialRow]
     best: TrialRow | None
     published: str | None  # where the best trial's model was copied

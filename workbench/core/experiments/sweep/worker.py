@@ -1,5 +1,6 @@
 """A sweep's worker: claims points from the study one at a time (see the package's
-"every point once"), trains each as a normal run, and tells the study how it ended."""
+"every point once"), trains each as a normal run while it holds the trial's lease (one
+writer per run folder, ``lease``), and tells the study how it ended."""
 
 from __future__ import annotations
 
@@ -14,8 +15,9 @@ from typing import Any
 
 from workbench.core.config import build_config
 from workbench.core.events import Event
-from workbench.core.experiments.sweep.coordination import Heartbeat, open_study, study_lock
+from workbench.core.experiments.sweep.coordination import open_study, study_lock
 from workbench.core.experiments.sweep.events import SweepEvent, SweepNote, TrialEnded, TrialStarted
+from workbench.core.experiments.sweep.lease import TrialLease
 from workbench.core.experiments.sweep.plan import GRACE_FACTOR, SweepPlan, TrialFailed, trial_value
 from workbench.core.experiments.sweep.space import point_key, point_text
 from workbench.core.experiments.sweep.study import (
@@ -36,14 +38,14 @@ from workbench.core.run_folder import (
     read_summary,
 )
 from workbench.core.train.checkpoints import last_complete_checkpoint, publish_model
-from workbench.errors import WorkbenchError
+from workbench.errors import WorkbenchError, without_passwords
 
 
 @dataclass
 class _Claim:
     trial: Any  # optuna.Trial
     trial_id: int
-    heartbeat: Heartbeat
+    lease: TrialLease
     resume_dir: Path | None
 
 
@@ -114,12 +116,17 @@ class SweepWorker:
         return None
 
     def _is_duplicate(self, frozen: Any) -> bool:
-        """Another trial of the same point is done, or under way with a lower number."""
-        key = frozen.user_attrs.get("point")
+        """Another trial of the same point is done, or under way with a lower number, or
+        under way in the run folder this one would continue (which has one writer)."""
+        key, folder = frozen.user_attrs.get("point"), frozen.user_attrs.get("resume")
         for other in self._trials():
-            if other.number == frozen.number or other.user_attrs.get("point") != key:
+            if other.number == frozen.number:
                 continue
             status = trial_status(other)
+            if folder and status == "running" and other.user_attrs.get("run_dir") == folder:
+                return True
+            if other.user_attrs.get("point") != key:
+                continue
             if status in ("finished", "failed") or (
                 status in ("running", "waiting") and other.number < frozen.number
             ):
@@ -137,12 +144,10 @@ class SweepWorker:
                 frozen, trial_id = popped
                 trial = self.optuna.trial.Trial(self.study, trial_id)
                 resume = frozen.user_attrs.get("resume")
-                return _Claim(
-                    trial,
-                    trial_id,
-                    Heartbeat(self.storage, trial_id, self.plan.heartbeat),
-                    Path(resume) if resume and _resumable(Path(resume)) else None,
-                )
+                resume_dir = Path(resume) if resume and _resumable(Path(resume)) else None
+                if resume_dir is not None:  # the folder's lease passes to this trial, here
+                    self.storage.set_trial_user_attr(trial_id, "run_dir", str(resume_dir))
+                return _Claim(trial, trial_id, self._lease(trial_id), resume_dir)
             trials = self._trials()
             taken = [t for t in trials if is_settled(t)]
             if self.plan.space.mode == "search" and len(taken) < self.plan.trials:
@@ -150,14 +155,16 @@ class SweepWorker:
                 trial_id = self.storage.get_trial_id_from_study_id_trial_number(
                     self.study_id, trial.number
                 )
-                return _Claim(
-                    trial, trial_id, Heartbeat(self.storage, trial_id, self.plan.heartbeat), None
-                )
+                return _Claim(trial, trial_id, self._lease(trial_id), None)
             running = [t for t in trials if trial_status(t) == "running"]
         if running:
             self._say_waiting(running)
             return "wait"
         return "done"
+
+    def _lease(self, trial_id: int) -> TrialLease:
+        grace = self.plan.heartbeat * GRACE_FACTOR
+        return TrialLease(self.storage, trial_id, self.plan.heartbeat, grace)
 
     def _say_waiting(self, running: list[Any]) -> None:
         numbers = {t.number for t in running}
@@ -204,7 +211,7 @@ class SweepWorker:
 
     def run_trial(self, claim: _Claim) -> str:
         """Train one point; tell the study how it ended. Returns the outcome."""
-        from workbench.core.train.run_training import run_training  # torch and transformers: here
+        from workbench.core.train.run_training import LOST, run_training  # torch: imported here
 
         trial = claim.trial
         run_dir: Path | None = None
@@ -235,9 +242,16 @@ class SweepWorker:
             )
             # Not published per trial: <output>/best_model becomes the best trial's model
             # at the end, under the study's lock (see result()).
-            result = run_training(config, self.on_event, self.stop, run_dir=run_dir, publish=False)
+            result = run_training(
+                config, self.on_event, self.stop, run_dir=run_dir, publish=False, lease=claim.lease
+            )
             outcome, value, reason = "stopped", None, None
-            if result.status == "finished":
+            if result.status == LOST:
+                step = result.summary.global_step
+                at = f" at step {step}" if step is not None else ""
+                outcome = "lost"
+                reason = f"{claim.lease.lost}; this worker stopped{at} and wrote nothing more"
+            elif result.status == "finished":
                 try:
                     value, outcome = trial_value(result.summary), "finished"
                 except TrialFailed as err:
@@ -252,7 +266,8 @@ class SweepWorker:
             _remove_if_empty(run_dir)  # refused before the run began: nothing to keep
             raise
         except Exception as err:  # this point's trouble: the next one may train
-            outcome, value, reason = "failed", None, f"{type(err).__name__}: {err}"
+            text = without_passwords(f"{type(err).__name__}: {err}")  # a driver's message
+            outcome, value, reason = "failed", None, text
             _remove_if_empty(run_dir)
         self._tell(claim, value, outcome, reason)
         done, total = self._counts()
@@ -273,7 +288,7 @@ class SweepWorker:
 
     def _tell(self, claim: _Claim, value: float | None, outcome: str, reason: str | None) -> None:
         """Record the outcome; the study keeps the first word on a trial."""
-        claim.heartbeat.stop()
+        claim.lease.stop()
         trial, states = claim.trial, self.optuna.trial.TrialState
         with contextlib.suppress(Exception):
             trial.set_user_attr("outcome", outcome)
@@ -331,7 +346,7 @@ class SweepWorker:
                 published = str(published_dir)
         with contextlib.suppress(Exception):
             self.storage.remove_session()
-        return SweepResult(status, self.plan.storage_url, rows, best, published)
+        return SweepResult(status, without_passwords(self.plan.storage_url), rows, best, published)
 
 
 def _remove_if_empty(folder: Path | None) -> None:
