@@ -60,6 +60,18 @@ SIZES = {
     "bounded corpus_score": (10000, 100000),
 }
 QUICK_SIZES = {arm: (120,) for arm in SIZES}
+TEXT_NOTE = (
+    "Text (`make_systems`): the 4,354 Chinese HSK sentences in a seeded order, repeated to "
+    'the size, as references; "before" drops or replaces 40% of each reference\'s '
+    'characters, "after" 12%. The arms: `sacrebleu` is `PairedTest(..., "bs")()`, '
+    "`bounded` `resampling.paired_bootstrap`, `old workbench` / `workbench` the workbench's "
+    "`score_before_after` before and after the bounded bootstrap (the old one is PairedTest "
+    "and the same draws again for the interval of the change), `corpus_score` / `bounded "
+    "corpus_score` one system's BLEU and chrF with their interval. The bounded arms hold "
+    "the statistics of every sentence (float32, and float64 for the sums: 64 MiB for two "
+    "systems at 100,000), one block of draws (four arrays of 2**21 entries, 64 MiB) and "
+    "one block's reference n-grams (2,048 sentences), whatever the number of resamples."
+)
 #: Characters a perturbed sentence may take instead of its own: frequent in the HSK text.
 FILLER = "的一是不了人我在有他这中大来上个们到说"
 
@@ -309,6 +321,8 @@ def write_report(path: Path, rows: list[dict[str, Any]], context: dict[str, Any]
         "the other arms of its size): the wall time of the one scoring call, and its peak "
         "RSS (`VmHWM`) above the RSS it started from, once the text was built, the libraries "
         "imported and the peak reset through `/proc/self/clear_refs`: what the call needed.",
+        "",
+        TEXT_NOTE,
         "",
         "| arm | sentences | time (s), median | extra peak memory (MiB), median | each run |",
         "| --- | --- | --- | --- | --- |",

@@ -55,6 +55,7 @@ def test_every_arm_gives_its_counterparts_numbers_and_the_report_says_so(bench, 
     assert (tmp_path / "BOOTSTRAP.md").read_text(encoding="utf-8") == text
     assert "| sacrebleu | 90 | 0.2 | 1 | 0.1 s, 1 MiB; 0.3 s, 1 MiB; 0.2 s, 1 MiB |" in text
     assert "- bounded = sacrebleu at 90 sentences: identical" in text
+    assert bench.TEXT_NOTE in text  # what was measured, on what text
     assert "DIFFERENT" not in text
 
 
