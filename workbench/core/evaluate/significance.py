@@ -1,8 +1,9 @@
 """sacreBLEU's paired bootstrap and approximate randomisation: a set's before/after scores
 with 95% intervals (:func:`score_before_after`), and several systems against a baseline
 (:func:`score_systems`, :func:`randomisation_p`). Everything statistical is sacreBLEU's own;
-see :mod:`workbench.core.scores` for why the interval of a difference is read off the same
-resamples."""
+the bootstrap's resampling is redone in bounded memory by :mod:`.resampling`, with
+sacreBLEU's draws and numbers. See :mod:`workbench.core.scores` for why the interval of a
+difference is read off the same resamples."""
 
 from __future__ import annotations
 
@@ -13,6 +14,7 @@ from typing import TYPE_CHECKING, Any
 from workbench.core.scores import N_BOOTSTRAP, N_PERMUTATIONS, SetScores
 
 if TYPE_CHECKING:
+    from sacrebleu.metrics.base import Score
     from sacrebleu.significance import Result
 
 
@@ -50,6 +52,14 @@ def _p_value(result: Result) -> float:
     return round(result.p_value, 6)
 
 
+def _length_ratio(score: Score) -> float:
+    """Hypothesis length / reference length, as BLEU's brevity penalty counts them."""
+    from sacrebleu.metrics.bleu import BLEUScore
+
+    assert isinstance(score, BLEUScore), "not a BLEU score"
+    return round(score.sys_len / max(1, score.ref_len), 3)
+
+
 def _percentiles(differences: Any) -> list[float]:
     """The 2.5th and 97.5th percentile, indexed as sacreBLEU's ``estimate_ci`` does."""
     import numpy as np
@@ -69,43 +79,20 @@ def score_before_after(
     n_bootstrap: int = N_BOOTSTRAP,
 ) -> SetScores:
     """Score both sides on one set with sacreBLEU's paired bootstrap (before = baseline)."""
-    import numpy as np
     from sacrebleu.metrics import BLEU, CHRF
-    from sacrebleu.significance import PairedTest
 
-    refs = [list(references)]
-    metrics = {"BLEU": BLEU(tokenize=tokenize), "chrF": CHRF()}
-    test = PairedTest(
-        [("before", list(before)), ("after", list(after))],
-        metrics,
-        refs,
-        test_type="bs",
-        n_samples=n_bootstrap,
+    from workbench.core.evaluate.resampling import paired_bootstrap
+
+    test = paired_bootstrap(
+        [("before", before), ("after", after)],
+        {"BLEU": BLEU(tokenize=tokenize), "chrF": CHRF()},
+        [list(references)],
+        n_bootstrap,
     )
-    signatures, table = test()
-    # PairedTest seeds a fresh generator per system with its seed (SACREBLEU_SEED,
-    # default 12345) and draws the sentence indices first: the same draw here gives the
-    # resamples its p-value was computed on.
-    n = len(references)
-    # As PairedTest seeds its test (a seed of 0 or SACREBLEU_SEED=none means unseeded, and
-    # then these resamples are other ones than the p-value's).
-    seed = test._seed if test._seed else None
-    draws = np.random.default_rng(seed).choice(n, size=(n_bootstrap, n), replace=True)
     out: dict[str, Any] = {}
-    for key, metric in test.metrics.items():
+    for key in test.signatures:  # named by sacreBLEU: "BLEU", "chrF2"
         short = "bleu" if key == "BLEU" else "chrf"
-        base, system = _results(table, key)
-        stats_before = np.array(
-            metric._extract_corpus_statistics(list(before), refs), dtype="float32"
-        )
-        stats_after = np.array(
-            metric._extract_corpus_statistics(list(after), refs), dtype="float32"
-        )
-        differences = [
-            metric._compute_score_from_stats(stats_after[idx].sum(0)).score
-            - metric._compute_score_from_stats(stats_before[idx].sum(0)).score
-            for idx in draws
-        ]
+        base, system = _results(test.table, key)
         out.update(
             {
                 f"{short}_before": round(base.score, 2),
@@ -113,7 +100,8 @@ def score_before_after(
                 f"{short}_before_ci": _interval(base),
                 f"{short}_after_ci": _interval(system),
                 f"{short}_delta": round(system.score - base.score, 2) + 0.0,
-                f"{short}_delta_ci": _percentiles(differences),
+                # The resamples the p-value was computed on, after minus before.
+                f"{short}_delta_ci": _percentiles(test.differences[key][0]),
                 # sacreBLEU gives a zero difference its smallest p ("a zero difference should
                 # not be attributed to chance"); for a reader equal scores are no difference.
                 f"{short}_p": 1.0 if system.score == base.score else _p_value(system),
@@ -122,9 +110,9 @@ def score_before_after(
     return SetScores(
         role=role,
         name=name,
-        size=n,
+        size=len(references),
         n_bootstrap=n_bootstrap,
-        bleu_signature=str(signatures["BLEU"].format()),
+        bleu_signature=str(test.signatures["BLEU"].format()),
         **out,
     )
 
@@ -151,23 +139,18 @@ def score_systems(
     """Several systems on one set with sacreBLEU's paired bootstrap; the first is the
     baseline every p-value is against."""
     from sacrebleu.metrics import BLEU, CHRF
-    from sacrebleu.significance import PairedTest
 
-    refs = [list(references)]
-    bleu = BLEU(tokenize=tokenize)
-    test = PairedTest(
-        [(name, list(hyps)) for name, hyps in systems],
-        {"BLEU": bleu, "chrF": CHRF()},
-        refs,
-        test_type="bs",
-        n_samples=n_bootstrap,
+    from workbench.core.evaluate.resampling import paired_bootstrap
+
+    test = paired_bootstrap(
+        systems, {"BLEU": BLEU(tokenize=tokenize), "chrF": CHRF()}, [list(references)], n_bootstrap
     )
-    _, table = test()
-    bleu_key, chrf_key = test.metrics  # named by sacreBLEU: "BLEU", "chrF2"
-    bleu_results, chrf_results = _results(table, bleu_key), _results(table, chrf_key)
+    bleu_key, chrf_key = test.signatures  # named by sacreBLEU: "BLEU", "chrF2"
+    bleu_results, chrf_results = _results(test.table, bleu_key), _results(test.table, chrf_key)
     out = {}
-    for (name, hyps), b, c in zip(systems, bleu_results, chrf_results, strict=True):
-        plain = bleu.corpus_score(list(hyps), refs)
+    for (name, _), b, c, corpus in zip(
+        systems, bleu_results, chrf_results, test.scores[bleu_key], strict=True
+    ):
         out[name] = SystemScore(
             bleu=round(b.score, 2),
             bleu_ci=_interval(b),
@@ -176,7 +159,7 @@ def score_systems(
             bleu_p=1.0
             if b.p_value is None or b.score == bleu_results[0].score
             else round(b.p_value, 6),
-            length_ratio=round(plain.sys_len / max(1, plain.ref_len), 3),
+            length_ratio=_length_ratio(corpus),
         )
     return out
 
