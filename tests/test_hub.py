@@ -338,6 +338,31 @@ def test_a_misbehaving_server_is_named_with_the_fix(hub_server, tmp_path, fault,
     assert not (tmp_path / "translation_output").exists()
 
 
+# --- a public mirror under load, or one that dies half-way ---------------------------------
+
+
+@pytest.mark.slow
+def test_train_finishes_against_a_mirror_under_load(hub_server, tmp_path):
+    """Every 4th file request 429 (Retry-After: 1), every 7th 503: the sample's range reads,
+    the test split and the model's files are all retried, and each retry is a line."""
+    hub_server.reset()
+    hub_server.faults.every = {4: 429, 7: 503}
+    hub_server.faults.retry_after = "1"
+    try:
+        proc = run_cli(*TRAIN, cwd=tmp_path, env=hub_env(hub_server, tmp_path))
+        log = hub_server.requests()
+    finally:
+        hub_server.reset()
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    assert "[done]" in proc.stdout
+    faulted = [r for r in log if r.status in (429, 503)]
+    for kind in (f"/{OPUS_MODEL}/resolve/", f"/datasets/{WMT_DATASET}/resolve/"):
+        assert {r.status for r in faulted if kind in r.path} == {429, 503}, kind
+    retried = [line for line in proc.stdout.splitlines() if line.startswith("  hub: HTTP ")]
+    assert len(retried) == len(faulted)
+    assert any("HTTP 429 from" in line and "try 2 of 6" in line for line in retried)
+
+
 def test_a_missing_dataset_is_named_with_the_fix(hub_server, tmp_path):
     hub_server.reset()
     proc = run_cli(*TRAIN, "--data", "wmt/wmt99", cwd=tmp_path, env=hub_env(hub_server, tmp_path))
@@ -403,7 +428,7 @@ def test_a_proxy_password_is_never_shown(served_hub, monkeypatch):
     """A proxy URL with credentials is named when it does not answer, its password hidden."""
     from huggingface_hub.utils import close_session
 
-    from workbench.core.data.hub import ensure_hub_reachable
+    from workbench.core.data.hub_requests import ensure_hub_reachable
     from workbench.errors import HubUnreachableError
 
     port = closed_port()
@@ -426,7 +451,7 @@ def test_reachability_honours_the_proxy_variables(served_hub, monkeypatch):
     bypasses it, and a working proxy carries the request."""
     from huggingface_hub.utils import close_session
 
-    from workbench.core.data.hub import ensure_hub_reachable
+    from workbench.core.data.hub_requests import ensure_hub_reachable
     from workbench.errors import HubUnreachableError
 
     dead = f"http://127.0.0.1:{closed_port()}"

@@ -10,7 +10,8 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypedDict
 
-from workbench.core.data.hub import ensure_hub_reachable, explain
+from workbench.core.data.hub import HubRetriesExhausted, explain
+from workbench.core.data.hub_requests import ensure_hub_reachable
 from workbench.core.data.parquet_reads import list_split_files, read_all, read_sample
 from workbench.core.data.sample_cache import (
     cache_file,
@@ -52,6 +53,8 @@ def _explained(what: str, revision: str | None) -> Iterator[None]:
     """Turn the Hub client's many exception types into one sentence with the fix."""
     try:
         yield
+    except HubRetriesExhausted as err:
+        raise err.about(what) from None
     except WorkbenchError:
         raise
     except Exception as err:
