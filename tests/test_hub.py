@@ -341,6 +341,30 @@ def test_a_misbehaving_server_is_named_with_the_fix(hub_server, tmp_path, fault,
 # --- a public mirror under load, or one that dies half-way ---------------------------------
 
 
+def train_file_reads(log) -> list:
+    """Answered reads of the sample's train files (footers and row groups)."""
+    return [r for r in log if "/zh-en/train-" in r.path and r.status == 206]
+
+
+def is_footer(server, request) -> bool:
+    """pyarrow's footer read: the file's last 64 KiB (the whole of the look-alike's)."""
+    folder = server.repos[("dataset", WMT_DATASET)].folder
+    size = (folder / request.path.split("/resolve/", 1)[1].split("/", 1)[1]).stat().st_size
+    return request.range == f"bytes={max(0, size - 2**16)}-{size - 1}"
+
+
+def sample_progress(out: str) -> tuple[int, int, int]:
+    """(row groups in hand, of how many, kept from an earlier try) of the last progress line."""
+    import re
+
+    found = re.findall(
+        r"sample: (\d+)/(\d+) row groups, .*?(?:\((\d+) kept from an earlier try\))?$", out, re.M
+    )
+    assert found, out[-3000:]
+    done, total, kept = found[-1]
+    return int(done), int(total), int(kept or 0)
+
+
 @pytest.mark.slow
 def test_train_finishes_against_a_mirror_under_load(hub_server, tmp_path):
     """Every 4th file request 429 (Retry-After: 1), every 7th 503: the sample's range reads,
@@ -361,6 +385,48 @@ def test_train_finishes_against_a_mirror_under_load(hub_server, tmp_path):
     retried = [line for line in proc.stdout.splitlines() if line.startswith("  hub: HTTP ")]
     assert len(retried) == len(faulted)
     assert any("HTTP 429 from" in line and "try 2 of 6" in line for line in retried)
+    done, total, _ = sample_progress(proc.stdout)
+    assert done == total > 0
+
+
+@pytest.mark.slow
+def test_a_mirror_that_dies_half_way_then_a_healthy_one_fetches_only_the_rest(
+    hub_server, tmp_path, first_run
+):
+    """With the retries' real delays (1 s, doubling): one line, exit 3, no traceback, no
+    run folder. The same command on a healthy mirror then reads only the row groups that
+    had not arrived, and draws the sample an uninterrupted run drew."""
+    hub_server.reset()
+    hub_server.faults.drop_after = 3 + 3  # the sample's 3 footers and 3 row groups
+    env = hub_env(hub_server, tmp_path, WORKBENCH_HUB_RETRY_DELAY="")
+    try:
+        # timeout: the "within 3 minutes" bound; it fails by raising, nothing is timed.
+        failed = run_cli(*TRAIN, cwd=tmp_path, env=env, timeout=180)
+        first = train_file_reads(hub_server.requests())
+    finally:
+        hub_server.reset()
+    assert failed.returncode == 3, failed.stderr[-3000:]
+    line = error_line(failed)
+    assert "cannot fetch dataset 'wmt/wmt19' config 'zh-en': the connection to" in line
+    assert "dropped or timed out on all 6 tries" in line and "/datasets/wmt/wmt19/" in line
+    assert "Traceback" not in failed.stderr
+    assert not (tmp_path / "translation_output").exists()
+    arrived = len(first) - sum(is_footer(hub_server, r) for r in first)
+    assert arrived >= 3
+
+    again = run_cli(*TRAIN, cwd=tmp_path, env=hub_env(hub_server, tmp_path))
+    assert again.returncode == 0, again.stderr[-3000:]
+    reads = train_file_reads(hub_server.requests())
+    done, total, kept = sample_progress(again.stdout)
+    assert done == total and kept == arrived
+    assert not any(is_footer(hub_server, r) for r in reads)
+    assert len(reads) == total - arrived
+    # The sample, row for row and in order, is the uninterrupted first run's.
+    home, *_ = first_run
+    name = "wmt--wmt19-zh-en-en-zh-n40-seed42-cap8@*.jsonl"
+    resumed = next((tmp_path / "sample-cache" / "samples").glob(name))
+    whole = next((home / "sample-cache" / "samples").glob(name))
+    assert resumed.read_bytes() == whole.read_bytes()
 
 
 def test_a_missing_dataset_is_named_with_the_fix(hub_server, tmp_path):

@@ -23,7 +23,7 @@ from workbench.core.data.hub_requests import (
 )
 from workbench.core.data.hub_sample import load_hub_sample
 from workbench.core.data.sample_cache import find_cached_sample
-from workbench.core.events import HubRetry
+from workbench.core.events import HubRetry, SampleProgress
 from workbench.errors import HubUnreachableError, WorkbenchError
 
 #: 200 pairs of the look-alike's WMT19: 3 files, 9 row groups of 10 rows from each.
@@ -40,7 +40,9 @@ def draw(server, tmp_path, name: str, **kwargs):
     """The sample drawn into its own cache folder, and every event it sent."""
     events: list = []
     with reporting_retries(events.append):
-        rows = load_hub_sample(*SAMPLE, n=N, seed=0, cache_dir=tmp_path / name, **kwargs)
+        rows = load_hub_sample(
+            *SAMPLE, n=N, seed=0, cache_dir=tmp_path / name, on_event=events.append, **kwargs
+        )
     return rows, events
 
 
@@ -98,6 +100,11 @@ def test_429_and_503_are_retried_and_the_sample_is_the_same(served_hub, tmp_path
     retries = [e for e in events if isinstance(e, HubRetry)]
     assert sorted(e.reason for e in retries) == sorted(f"HTTP {r.status}" for r in faulted)
     assert all(e.tries == 6 and e.url.startswith(served_hub.url) for e in retries)
+    progress = [e for e in events if isinstance(e, SampleProgress)]
+    last = progress[-1]
+    assert last.row_groups == last.row_groups_total == 27
+    assert last.bytes == last.bytes_total > 0
+    assert [e.row_groups for e in progress] == sorted(e.row_groups for e in progress)
 
 
 def test_retry_after_is_waited_out(served_hub, tmp_path):

@@ -113,7 +113,7 @@ def run_training(
     fan_out(on_event)(Phase("data", config.data))
     # rank 0 fills the sample cache; the others read it
     with distributed.main_first(), reporting_retries(on_event):
-        data = prepare_data(config)
+        data = prepare_data(config, on_event=on_event)
     if data.revision and config.data_revision != data.revision:
         # Pinned in config.json: a resume, or a rerun with this config, reads the same rows.
         config = dataclasses.replace(config, data_revision=data.revision)
