@@ -195,6 +195,14 @@ class HubServer:
             self.file_requests += 1
             return self.file_requests
 
+    def is_footer_read(self, request: Request) -> bool:
+        """True for pyarrow's first read of a dataset's parquet file: its last 64 KiB,
+        where the footer is (the whole of the look-alike's small files)."""
+        repo_path, rest = request.path.split("/resolve/", 1)
+        folder = self.repos[("dataset", repo_path.removeprefix("/datasets/"))].folder
+        size = (folder / rest.split("/", 1)[1].split("?")[0]).stat().st_size
+        return request.range == f"bytes={max(0, size - 2**16)}-{size - 1}"
+
     def dead(self) -> bool:
         """True once ``drop_after`` or ``hang_after`` file requests were answered."""
         limits = [n for n in (self.faults.drop_after, self.faults.hang_after) if n is not None]

@@ -346,13 +346,6 @@ def train_file_reads(log) -> list:
     return [r for r in log if "/zh-en/train-" in r.path and r.status == 206]
 
 
-def is_footer(server, request) -> bool:
-    """pyarrow's footer read: the file's last 64 KiB (the whole of the look-alike's)."""
-    folder = server.repos[("dataset", WMT_DATASET)].folder
-    size = (folder / request.path.split("/resolve/", 1)[1].split("/", 1)[1]).stat().st_size
-    return request.range == f"bytes={max(0, size - 2**16)}-{size - 1}"
-
-
 def sample_progress(out: str) -> tuple[int, int, int]:
     """(row groups in hand, of how many, kept from an earlier try) of the last progress line."""
     import re
@@ -411,7 +404,7 @@ def test_a_mirror_that_dies_half_way_then_a_healthy_one_fetches_only_the_rest(
     assert "dropped or timed out on all 6 tries" in line and "/datasets/wmt/wmt19/" in line
     assert "Traceback" not in failed.stderr
     assert not (tmp_path / "translation_output").exists()
-    arrived = len(first) - sum(is_footer(hub_server, r) for r in first)
+    arrived = len(first) - sum(hub_server.is_footer_read(r) for r in first)
     assert arrived >= 3
 
     again = run_cli(*TRAIN, cwd=tmp_path, env=hub_env(hub_server, tmp_path))
@@ -419,7 +412,7 @@ def test_a_mirror_that_dies_half_way_then_a_healthy_one_fetches_only_the_rest(
     reads = train_file_reads(hub_server.requests())
     done, total, kept = sample_progress(again.stdout)
     assert done == total and kept == arrived
-    assert not any(is_footer(hub_server, r) for r in reads)
+    assert not any(hub_server.is_footer_read(r) for r in reads)
     assert len(reads) == total - arrived
     # The sample, row for row and in order, is the uninterrupted first run's.
     home, *_ = first_run

@@ -466,13 +466,6 @@ def train_reads(server) -> list:
     return [r for r in server.requests() if "/zh-en/train-" in r.path and r.status == 206]
 
 
-def is_footer(server, request) -> bool:
-    """pyarrow's footer read: the file's last 64 KiB (the whole of a small file)."""
-    folder = server.repos[("dataset", "wmt/wmt19")].folder
-    size = (folder / request.path.split("/resolve/", 1)[1].split("/", 1)[1]).stat().st_size
-    return request.range == f"bytes={max(0, size - 2**16)}-{size - 1}"
-
-
 def kept_row_groups(cache: Path) -> list[Path]:
     return sorted((cache / "partial").rglob("g*.json"))
 
@@ -495,7 +488,7 @@ def test_a_sample_cut_off_half_way_resumes_with_what_is_missing(
         load_hub_sample(cache_dir=cache, **HUB_SAMPLE)
     assert find_cached_sample(cache, "wmt/wmt19", "zh-en", "en", "zh", 200, 0) is None
     first = train_reads(served_hub)
-    assert sum(is_footer(served_hub, r) for r in first) == 3
+    assert sum(served_hub.is_footer_read(r) for r in first) == 3
     arrived = len(first) - 3
     assert len(kept_row_groups(cache)) == arrived >= 12
 
@@ -504,7 +497,7 @@ def test_a_sample_cut_off_half_way_resumes_with_what_is_missing(
     rows = load_hub_sample(cache_dir=cache, on_event=events.append, **HUB_SAMPLE)
     assert rows == whole_sample  # the same rows, in the same order
     again = train_reads(served_hub)
-    assert not any(is_footer(served_hub, r) for r in again)  # kept from the first try
+    assert not any(served_hub.is_footer_read(r) for r in again)  # kept from the first try
     assert len(again) == ROW_GROUPS - arrived  # each row group fetched once in all
     assert events[0] == SampleProgress(
         arrived, ROW_GROUPS, events[0].bytes, events[-1].bytes, arrived
@@ -535,7 +528,7 @@ def test_another_seed_plans_from_the_kept_footers(served_hub, tmp_path):
     served_hub.reset()
     load_hub_sample(cache_dir=cache, **{**HUB_SAMPLE, "seed": 1})
     reads = train_reads(served_hub)
-    assert reads and not any(is_footer(served_hub, r) for r in reads)
+    assert reads and not any(served_hub.is_footer_read(r) for r in reads)
 
 
 #: Draws HUB_SAMPLE into the cache folder given, in a process of its own.
@@ -584,5 +577,5 @@ def test_a_sample_killed_half_way_resumes_with_what_is_missing(served_hub, tmp_p
     served_hub.reset()
     assert load_hub_sample(cache_dir=cache, **HUB_SAMPLE) == whole_sample
     again = train_reads(served_hub)
-    assert not any(is_footer(served_hub, r) for r in again)
+    assert not any(served_hub.is_footer_read(r) for r in again)
     assert len(again) == ROW_GROUPS - len(kept)
