@@ -422,6 +422,64 @@ def test_a_mirror_that_dies_half_way_then_a_healthy_one_fetches_only_the_rest(
     assert resumed.read_bytes() == whole.read_bytes()
 
 
+@pytest.mark.slow
+def test_ctrl_c_twice_while_the_sample_is_read_stops_its_retries_and_the_rerun_resumes(
+    hub_server, tmp_path
+):
+    """The sample's 3 reading threads wait on a mirror that stopped answering. The first
+    Ctrl-C asks the run to stop after a training step, as always; the second aborts: no
+    thread tries again (each held request is the only one of its thread), the command
+    says "interrupted" (exit 130), and the rerun reads only the row groups that had not
+    arrived."""
+    import signal
+    import threading
+    import time
+
+    hub_server.reset()
+    hub_server.faults.hang_after = 3 + 3  # the 3 footers and 3 row groups, then silence
+    env = {**os.environ, "HF_HUB_OFFLINE": "1", "PYTHONUNBUFFERED": "1"}
+    env.update(hub_env(hub_server, tmp_path, HF_HUB_DOWNLOAD_TIMEOUT="2"))
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "workbench", *TRAIN],
+        cwd=tmp_path,
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    out: list[str] = []
+    reader = threading.Thread(target=lambda: out.extend(proc.stdout or []), daemon=True)
+    reader.start()
+    deadline = time.monotonic() + 120  # bounds on waiting, not measurements
+
+    def wait_until(done) -> None:
+        while not done():
+            assert proc.poll() is None and time.monotonic() < deadline, "".join(out)
+            time.sleep(0.05)
+
+    try:
+        wait_until(lambda: sum(r.status == 0 for r in hub_server.requests()) >= 3)
+        proc.send_signal(signal.SIGINT)
+        wait_until(lambda: any("press Ctrl-C again" in line for line in out))
+        proc.send_signal(signal.SIGINT)
+        err = proc.stderr.read() if proc.stderr else ""
+        proc.wait(timeout=120)
+        log = hub_server.requests()
+    finally:
+        proc.kill()
+        hub_server.reset()
+    assert proc.returncode == 130, err[-3000:]
+    assert "workbench: interrupted" in err and "Traceback" not in err
+    assert sum(r.status == 0 for r in log) == 3  # held, timed out, not tried again
+    arrived = len(train_file_reads(log)) - 3
+
+    again = run_cli(*TRAIN, cwd=tmp_path, env=hub_env(hub_server, tmp_path))
+    assert again.returncode == 0, again.stderr[-3000:]
+    done, total, kept = sample_progress(again.stdout)
+    assert kept == arrived >= 3 and done == total
+    assert len(train_file_reads(hub_server.requests())) == total - arrived
+
+
 def test_a_missing_dataset_is_named_with_the_fix(hub_server, tmp_path):
     hub_server.reset()
     proc = run_cli(*TRAIN, "--data", "wmt/wmt99", cwd=tmp_path, env=hub_env(hub_server, tmp_path))

@@ -1,4 +1,5 @@
-"""Retrying Hub requests that fail in ways that pass (workbench/core/data/hub_requests.py).
+"""Retrying Hub requests that fail in ways that pass (workbench/core/data/hub_requests.py,
+retry_policy.py).
 
 Against the Hub look-alike on 127.0.0.1 (tests/hub_server.py) made to misbehave as a
 loaded public mirror does: every n-th file request answered 429 or 503, bodies cut off
@@ -15,13 +16,9 @@ from email.utils import formatdate
 import pytest
 
 from tests.hub_server import OPUS_MODEL, WMT_DATASET
-from workbench.core.data.hub_requests import (
-    RetryPolicy,
-    ensure_hub_reachable,
-    reporting_retries,
-    retry_after,
-)
+from workbench.core.data.hub_requests import ensure_hub_reachable, reporting_retries
 from workbench.core.data.hub_sample import load_hub_sample
+from workbench.core.data.retry_policy import RetryPolicy, retry_after
 from workbench.core.data.sample_cache import find_cached_sample
 from workbench.core.events import HubRetry, SampleProgress
 from workbench.errors import HubUnreachableError, WorkbenchError

@@ -3,47 +3,40 @@
 Every Hub access in the core goes through :func:`ensure_hub_reachable` first, so that an
 offline machine fails in about a second with the fix (``HF_ENDPOINT``, offline mode,
 ``--preset demo``) instead of a retry loop and a traceback. The check is one HTTP request
-through huggingface_hub's own client, so it takes the route the downloads will take:
-``HTTPS_PROXY``/``HTTP_PROXY``/``ALL_PROXY`` and ``NO_PROXY`` (read by httpx from the
-environment), the same certificates. A raw socket to the endpoint would fail behind a
-proxy although the downloads would work.
+through huggingface_hub's own client, so it takes the route the downloads will take
+(``HTTPS_PROXY``/``HTTP_PROXY``/``ALL_PROXY`` and ``NO_PROXY``, read by httpx, the same
+certificates); a raw socket would fail behind a proxy although the downloads would work.
 
-Then requests that fail in a way that usually passes are tried again. Public mirrors
-(``HF_ENDPOINT=https://hf-mirror.com``) answer some requests with 429 or 503 under load
-and drop connections, and a 50,000-pair WMT19 sample is ~6,300 requests: without retries
-one bad answer ends the run. huggingface_hub (2.4, read from its source) retries some
-requests, unevenly: ``HfFileSystem``'s range reads and listings go through its
-``http_backoff`` (5 retries 1-8 s apart, not configurable, any ``Retry-After`` waited out
-however long); a download's ``GET`` is retried on 408 and 429 and on a few connection
-errors, not on 5xx (a run stopped on one 503 of ``target.spm``); ``HfApi.dataset_info``
-and the check are not retried at all.
+Public mirrors answer some requests with 429 or 503 under load and drop connections, and
+a 50,000-pair WMT19 sample is ~6,300 requests: without retries one bad answer ends the
+run. huggingface_hub (2.4, read from its source) retries unevenly: ``HfFileSystem``'s
+range reads and listings through ``http_backoff`` (5 retries 1-8 s apart, fixed, any
+``Retry-After`` waited out however long); a download's ``GET`` on 408 and 429 and a few
+connection errors, not on 5xx (a run stopped on one 503 of ``target.spm``);
+``HfApi.dataset_info`` and the check not at all.
 
 So every request is retried in one place under all of them: the ``send`` of
-huggingface_hub's shared HTTP client (installed with its ``set_client_factory`` by the
-check), which downloads, listings, range reads and the check go through, behind a proxy
-too. HTTP 429 and 5xx, a dropped connection and a read timeout are retried with
-exponential backoff and jitter, ``Retry-After`` honoured, bounded in tries and in total
-time (:class:`RetryPolicy`, read from the environment, so tests make it fast). A refused
+huggingface_hub's shared HTTP client (installed by the check with ``set_client_factory``),
+behind a proxy too. HTTP 429 and 5xx, a dropped connection and a read timeout are retried
+with exponential backoff and jitter, ``Retry-After`` honoured, bounded in tries and in
+total time (:mod:`~workbench.core.data.retry_policy`, from the environment, so tests
+make it fast). A refused
 connection is not retried: nothing listens there. When the tries run out,
 :class:`~workbench.core.data.hub.HubRetriesExhausted` is raised: neither huggingface_hub's
-own retry loops nor transformers' "optional file" handling catch it, so tries never
-multiply and a failing server is never taken for a missing file.
-
-A body streamed to the caller (a model's weights) can still break after ``send`` has
-returned. huggingface_hub resumes some of those; :func:`retrying` retries the whole load
-for the rest, and the download resumes from its ``.incomplete`` file.
+retry loops nor transformers' "optional file" handling catch it, so tries never multiply
+and a failing server is never taken for a missing file. A body streamed to the caller (a
+model's weights) can still break after ``send`` returned: huggingface_hub resumes some of
+those, and :func:`retrying` retries the whole load for the rest (the download resumes
+from its ``.incomplete`` file).
 """
 
 from __future__ import annotations
 
-import os
-import random
 import threading
 import time
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
-from email.utils import parsedate_to_datetime
 from typing import Any, TypeVar
 
 from workbench.core.data.hub import (
@@ -58,8 +51,9 @@ from workbench.core.data.hub import (
     request_url,
     retries_exhausted,
 )
+from workbench.core.data.retry_policy import RetryPolicy, retried_status, retry_after
 from workbench.core.events import EventSink, HubRetry
-from workbench.errors import WorkbenchError, without_passwords
+from workbench.errors import without_passwords
 
 T = TypeVar("T")
 
@@ -82,88 +76,9 @@ IDEMPOTENT = ("GET", "HEAD", "OPTIONS")
 #: whether anything answers, and a 503 is an answer (the requests after it retry).
 ANY_ANSWER = "workbench_any_answer"
 
-#: The longest wait between two tries that the backoff itself chooses.
-MAX_DELAY = 30.0
-
 #: Seconds the reachability check waits for an answer (a TLS handshake through a proxy
 #: included); a refused connection fails at once.
 REACH_TIMEOUT = 5.0
-
-
-def retried_status(status: int) -> bool:
-    """True for the answers that usually pass: 408, 429 and 5xx (not 501 or 505, which
-    say the server will never do it)."""
-    return status in (408, 429) or (status >= 500 and status not in (501, 505))
-
-
-def _number(name: str, default: float, minimum: float, whole: bool = False) -> float:
-    raw = os.environ.get(name, "").strip()
-    if not raw:
-        return default
-    try:
-        value = int(raw) if whole else float(raw)
-    except ValueError:
-        value = minimum - 1
-    if not value >= minimum:  # NaN too
-        kind = "a whole number" if whole else "a number of seconds"
-        raise WorkbenchError(
-            f"{name} must be {kind} of at least {minimum:g}, not '{raw}'; "
-            f"unset it for the default {default:g}"
-        )
-    return value
-
-
-@dataclass(frozen=True)
-class RetryPolicy:
-    """How often and how long a failing Hub request is tried."""
-
-    tries: int = 6  # the first try and 5 retries
-    base_delay: float = 1.0  # seconds before the first retry; doubled each time
-    total_seconds: float = 120.0  # the most one request may take over all its tries
-
-    @classmethod
-    def from_environment(cls) -> RetryPolicy:
-        """``WORKBENCH_HUB_TRIES``, ``WORKBENCH_HUB_RETRY_DELAY`` and
-        ``WORKBENCH_HUB_RETRY_SECONDS``, each defaulting to the field's value."""
-        default = cls()
-        return cls(
-            tries=int(_number("WORKBENCH_HUB_TRIES", default.tries, 1, whole=True)),
-            base_delay=_number("WORKBENCH_HUB_RETRY_DELAY", default.base_delay, 0),
-            total_seconds=_number("WORKBENCH_HUB_RETRY_SECONDS", default.total_seconds, 0),
-        )
-
-    def wait(self, attempt: int, retry_after: float | None = None) -> float:
-        """Seconds to wait after try ``attempt`` (from 1) failed.
-
-        Exponential with "equal jitter": between half and all of the doubled delay, so the
-        8 reading threads that one 503 burst hit do not all come back at the same moment.
-        A server's ``Retry-After`` is a minimum.
-        """
-        ceiling = min(MAX_DELAY, self.base_delay * 2 ** (attempt - 1))
-        jittered = ceiling / 2 + _JITTER.uniform(0, ceiling / 2)
-        return max(jittered, retry_after or 0.0)
-
-
-_JITTER = random.Random()
-
-
-def retry_after(headers: Mapping[str, str]) -> float | None:
-    """Seconds the server asked to wait: ``Retry-After`` (seconds or an HTTP date), else
-    the IETF ``RateLimit`` header huggingface.co sends with a 429."""
-    value = (headers.get("Retry-After") or "").strip()
-    if value:
-        try:
-            return max(0.0, float(value))
-        except ValueError:
-            pass
-        try:
-            return max(0.0, parsedate_to_datetime(value).timestamp() - time.time())
-        except (TypeError, ValueError):
-            return None
-    from huggingface_hub.utils import parse_ratelimit_headers
-
-    info = parse_ratelimit_headers(headers)
-    return float(info.reset_in_seconds) if info is not None and info.remaining == 0 else None
 
 
 # --- who hears about retries -------------------------------------------------------------
@@ -227,6 +142,40 @@ class _Failure:
 _load = threading.local()
 
 
+class RetriesAbandoned(Exception):
+    """A request stopped retrying because the work it served was stopped (another
+    thread's request failed for good, or Ctrl-C): not a failure of its own."""
+
+
+#: The stop flags of work in progress, by the URL prefix of the requests it makes.
+_stops: dict[int, tuple[str, threading.Event]] = {}
+_stops_lock = threading.Lock()
+
+
+@contextmanager
+def stopping_with(stop: threading.Event, url_prefix: str | None) -> Iterator[None]:
+    """While inside, requests for URLs under ``url_prefix`` stop retrying (and waiting to)
+    once ``stop`` is set, whichever thread makes them (pyarrow reads on threads of its
+    own): the threads reading one sample neither go on trying a dead mirror after one has
+    given up, nor hold a Ctrl-C for their remaining tries."""
+    if not url_prefix:
+        yield
+        return
+    key = id(stop)
+    with _stops_lock:
+        _stops[key] = (without_passwords(url_prefix), stop)
+    try:
+        yield
+    finally:
+        with _stops_lock:
+            _stops.pop(key, None)
+
+
+def _stop_for(url: str) -> threading.Event | None:
+    with _stops_lock:
+        return next((stop for prefix, stop in _stops.values() if url.startswith(prefix)), None)
+
+
 class _Tries:
     """The tries of one request under one policy: when to wait, when to give up."""
 
@@ -237,7 +186,11 @@ class _Tries:
         self.attempt = 0
 
     def failed(self, failure: _Failure) -> None:
-        """Wait before the next try, or raise :class:`HubRetriesExhausted`."""
+        """Wait before the next try, or raise :class:`HubRetriesExhausted` (or
+        :class:`RetriesAbandoned` once the work is stopped)."""
+        stop = _stop_for(self.url)
+        if stop is not None and stop.is_set():
+            raise RetriesAbandoned(self.url)
         elapsed = time.monotonic() - self.start
         wait = self.policy.wait(self.attempt, failure.retry_after)
         if self.attempt >= self.policy.tries or elapsed + wait > self.policy.total_seconds:
@@ -248,7 +201,10 @@ class _Tries:
                 _load.gave_up = error
             raise error
         _report(HubRetry(self.url, failure.reason, self.attempt, self.policy.tries, wait))
-        time.sleep(wait)
+        if stop is None:
+            time.sleep(wait)
+        elif stop.wait(wait):
+            raise RetriesAbandoned(self.url)
 
 
 def _with_timeouts(request: Any) -> None:

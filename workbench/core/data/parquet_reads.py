@@ -3,14 +3,17 @@ groups of a sample (see :mod:`workbench.core.data.sample_plan`), or every row of
 
 from __future__ import annotations
 
+import os
 import threading
 from collections.abc import Iterator
+from concurrent.futures import FIRST_EXCEPTION, Future, ThreadPoolExecutor, wait
 from contextlib import ExitStack, contextmanager
 from typing import Any
 
 import numpy as np
 
 from workbench.core.data.hub import damaged_file, range_ignored
+from workbench.core.data.hub_requests import RetriesAbandoned, stopping_with
 from workbench.core.data.sample_cache import PartialSample
 from workbench.core.data.sample_plan import HubPair, plan_sample
 from workbench.core.events import EventSink, SampleProgress
@@ -204,17 +207,14 @@ class _SampleReads:
         languages: tuple[str, str],
         kept: PartialSample | None,
     ) -> None:
-        self.stack, self.fs, self.files, self.languages, self.kept = (
-            stack,
-            fs,
-            files,
-            languages,
-            kept,
-        )
+        self.stack, self.fs, self.files = stack, fs, files
+        self.languages, self.kept = languages, kept
         self.stop = threading.Event()
         self.metadata: list[Any] = [kept.footer(path) if kept else None for path in files]
         self.found: dict[tuple[int, int], list[HubPair]] = {}
         self.progress: _Progress | None = None
+        self.failure: BaseException | None = None  # the first, which stopped the others
+        self._lock = threading.Lock()
         self._handles: dict[int, tuple[Any, str]] = {}  # each file used by one thread at a time
 
     def _open(self, f: int) -> tuple[Any, str]:
@@ -262,9 +262,38 @@ class _SampleReads:
     def _stopping_others(self) -> Iterator[None]:
         try:
             yield
-        except BaseException:
+        except BaseException as err:
+            with self._lock:
+                if self.failure is None and not isinstance(err, RetriesAbandoned):
+                    self.failure = err
             self.stop.set()
             raise
+
+
+def _url_prefix(fs: Any, files: list[str]) -> str | None:
+    """What the URLs of ``files`` on the Hub begin with (None off the Hub)."""
+    url = getattr(fs, "url", None)
+    if not callable(url) or not files:
+        return None
+    try:
+        urls = [str(url(path)) for path in files]
+    except Exception:  # only to stop retries early: never fail because of it
+        return None
+    common = os.path.commonprefix(urls)  # noqa: RUF071 (characters, not path parts, wanted)
+    return common[: common.rfind("/") + 1]
+
+
+def _wait_for(jobs: list[Future[None]]) -> None:
+    """Wait for ``jobs``, raising the first failure as soon as it happens.
+
+    In short waits, so that Ctrl-C is seen at once: the signal may land on a reading
+    thread, and a main thread blocked in one long wait would not wake up for it.
+    """
+    pending = set(jobs)
+    while pending:
+        done, pending = wait(pending, timeout=0.2, return_when=FIRST_EXCEPTION)
+        for job in done:
+            job.result()
 
 
 def read_sample(
@@ -284,15 +313,14 @@ def read_sample(
     ``kept``, each file's footer and each row group is kept as it arrives and what an
     earlier try kept is not fetched again: the rows, and their order, are the same.
     """
-    from concurrent.futures import ThreadPoolExecutor
-
     with ExitStack() as stack:
         reads = _SampleReads(stack, fs, files, (source_lang, target_lang), kept)
+        stack.enter_context(stopping_with(reads.stop, _url_prefix(fs, files)))
         pool = stack.enter_context(
             ThreadPoolExecutor(max_workers=min(READ_THREADS, len(files) or 1))
         )
         try:
-            list(pool.map(reads.footer, range(len(files))))
+            _wait_for([pool.submit(reads.footer, f) for f in range(len(files))])
             metadata = reads.metadata
             sizes = [[m.row_group(g).num_rows for g in range(m.num_row_groups)] for m in metadata]
             plan = plan_sample(sizes, n, seed)
@@ -303,12 +331,12 @@ def read_sample(
                 set(reads.found),
                 on_event,
             )
-            jobs = [pool.submit(reads.row_groups, f, groups) for f, groups in missing.items()]
-            for job in jobs:
-                job.result()
-        except BaseException:
-            reads.stop.set()
+            _wait_for([pool.submit(reads.row_groups, f, groups) for f, groups in missing.items()])
+        except BaseException as err:
+            reads.stop.set()  # Ctrl-C: the other threads end their current request only
             pool.shutdown(wait=True, cancel_futures=True)
+            if isinstance(err, RetriesAbandoned) and reads.failure is not None:
+                raise reads.failure from None  # what stopped this thread's retries
             raise
     pairs = [pair for key in sorted(plan) for pair in reads.found[key]]
     # The plan is ordered by file; shuffle so a later [:k] is not one domain either.
