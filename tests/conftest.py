@@ -391,6 +391,9 @@ def hub_env(server, home: Path, **extra: str) -> dict[str, str]:
         "WORKBENCH_CACHE": str(home / "sample-cache"),
         "HF_HUB_DISABLE_TELEMETRY": "1",
         "OMP_NUM_THREADS": "1",
+        # Retries (workbench/core/data/hub_requests.py) 10 ms apart, not 1 s: a test of a
+        # failing server fails in a second. A test of the delays sets its own.
+        "WORKBENCH_HUB_RETRY_DELAY": "0.01",
     }
     proxies = {name: DEAD_PROXY for name in PROXY_VARIABLES[:-1]}
     proxies["NO_PROXY"] = "127.0.0.1"
@@ -414,6 +417,7 @@ def served_hub(hub_server, monkeypatch: pytest.MonkeyPatch):
     from huggingface_hub.utils import close_session
 
     monkeypatch.setenv("HF_ENDPOINT", hub_server.url)
+    monkeypatch.setenv("WORKBENCH_HUB_RETRY_DELAY", "0.01")  # as hub_env
     monkeypatch.delenv("HF_HUB_OFFLINE", raising=False)
     monkeypatch.setattr(constants, "HF_HUB_OFFLINE", False)
     monkeypatch.setattr(constants, "ENDPOINT", hub_server.url)

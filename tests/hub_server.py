@@ -15,8 +15,11 @@ huggingface_hub 1.x/2.x, transformers 5 and ``HfFileSystem`` call (read from the
   the clients probe optional files (``tokenizer.json``, ``added_tokens.json``...) and must
   be told "no such file", not "no such repo".
 
-Every request is logged (method, path, status, body bytes, range) for the tests to read,
-and :class:`Faults` makes the server misbehave on demand the ways real mirrors do.
+Every request is logged (method, path, status, body bytes, range) for the tests to read;
+one closed unanswered is logged with status 0, one cut mid-body with minus its status.
+:class:`Faults` makes the server misbehave on demand the ways real mirrors do: a wrong
+``Range`` answer, damaged files, 401/5xx, and a mirror under load (every n-th file request
+429 or 503, connections reset mid-body) or one that dies half-way.
 :class:`ForwardingProxy` is a plain HTTP proxy that logs what passes through it.
 """
 
@@ -27,6 +30,7 @@ import http.client
 import json
 import re
 import threading
+import time
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
@@ -49,6 +53,20 @@ class Faults:
     gated: set[str] = field(default_factory=set)  # repo ids answered 401 GatedRepo
     truncate: dict[str, int] = field(default_factory=dict)  # path suffix -> bytes served
     corrupt: set[str] = field(default_factory=set)  # path suffixes whose footer is garbled
+    # A mirror under load: {4: 429, 7: 503} answers every 4th file request (``/resolve/``)
+    # with 429 and every 7th with 503 (the first that divides wins); a 429 says Retry-After.
+    every: dict[int, int] = field(default_factory=dict)
+    retry_after: str = "1"
+    # Every n-th file GET sends its headers and half its body, then resets the connection.
+    cut_every: int | None = None
+    # Every n-th file request waits this long before it is answered (a read timeout).
+    stall_every: int | None = None
+    stall_seconds: float = 2.0
+    # A mirror that dies: once this many file requests were answered, every request's
+    # connection is closed without an answer...
+    drop_after: int | None = None
+    # ...or held unanswered until the test resets the server (a kill -9 lands mid-download).
+    hang_after: int | None = None
 
 
 @dataclass(frozen=True)
@@ -85,6 +103,17 @@ def git_blob_sha(data: bytes) -> str:
     return hashlib.sha1(b"blob %d\0" % len(data) + data).hexdigest()
 
 
+class QuietServer(ThreadingHTTPServer):
+    """A client that gave up on a request (a retry after a read timeout, a killed
+    process) is expected here: its broken connection is not printed as a traceback."""
+
+    def handle_error(self, request: Any, client_address: Any) -> None:
+        import sys
+
+        if not isinstance(sys.exc_info()[1], ConnectionError):
+            super().handle_error(request, client_address)
+
+
 class HubServer:
     """The server; start with :meth:`start`, point ``HF_ENDPOINT`` at :attr:`url`."""
 
@@ -92,6 +121,9 @@ class HubServer:
         self.repos: dict[tuple[str, str], Repo] = {}
         self.faults = Faults()
         self.log: list[Request] = []
+        self.file_requests = 0  # answered ``/resolve/`` requests since the last reset
+        self.generation = 0  # resets so far
+        self.released = threading.Event()  # lets go of the requests ``hang_after`` holds
         self._lock = threading.Lock()
         self._httpd: ThreadingHTTPServer | None = None
 
@@ -113,7 +145,7 @@ class HubServer:
         class Handler(HubHandler):
             hub = server
 
-        self._httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self._httpd = QuietServer(("127.0.0.1", 0), Handler)
         self._httpd.daemon_threads = True
         threading.Thread(target=self._httpd.serve_forever, daemon=True).start()
         return self
@@ -140,16 +172,42 @@ class HubServer:
         with self._lock:
             self.faults = Faults()
             self.log.clear()
+            self.file_requests = 0
+            self.generation += 1
+        self.released.set()  # requests held by ``hang_after`` end unanswered
+        self.released = threading.Event()
 
-    def record(self, request: Request) -> None:
-        """Append to the log (called by the handler threads)."""
+    def record(self, request: Request, generation: int) -> None:
+        """Append to the log (called by the handler threads), unless the request came
+        before the last reset: a stalled answer must not land in the next test's log."""
         with self._lock:
-            self.log.append(request)
+            if generation == self.generation:
+                self.log.append(request)
 
     def requests(self) -> list[Request]:
         """A copy of the log so far."""
         with self._lock:
             return list(self.log)
+
+    def count_file_request(self) -> int:
+        """Count one answered file request; its number, from 1."""
+        with self._lock:
+            self.file_requests += 1
+            return self.file_requests
+
+    def is_footer_read(self, request: Request) -> bool:
+        """True for pyarrow's first read of a dataset's parquet file: its last 64 KiB,
+        where the footer is (the whole of the look-alike's small files)."""
+        repo_path, rest = request.path.split("/resolve/", 1)
+        folder = self.repos[("dataset", repo_path.removeprefix("/datasets/"))].folder
+        size = (folder / rest.split("/", 1)[1].split("?")[0]).stat().st_size
+        return request.range == f"bytes={max(0, size - 2**16)}-{size - 1}"
+
+    def dead(self) -> bool:
+        """True once ``drop_after`` or ``hang_after`` file requests were answered."""
+        limits = [n for n in (self.faults.drop_after, self.faults.hang_after) if n is not None]
+        with self._lock:
+            return bool(limits) and self.file_requests >= min(limits)
 
 
 class HubHandler(BaseHTTPRequestHandler):
@@ -157,6 +215,7 @@ class HubHandler(BaseHTTPRequestHandler):
 
     hub: HubServer
     protocol_version = "HTTP/1.1"  # keep-alive, as httpx expects
+    generation = 0  # the server's, when this request arrived
 
     def log_message(self, format: str, *args: Any) -> None:
         pass  # the request log is self.hub.log
@@ -173,7 +232,10 @@ class HubHandler(BaseHTTPRequestHandler):
         # Logged before the answer goes out: a test that reads the log as soon as its
         # request returns must find the request there (logging after raced, under load).
         sent = 0 if self.command == "HEAD" else len(body)
-        self.hub.record(Request(self.command, self.path, status, sent, self.headers.get("Range")))
+        self.hub.record(
+            Request(self.command, self.path, status, sent, self.headers.get("Range")),
+            self.generation,
+        )
         self.send_response(status)
         head = {"Content-Type": content_type, "Content-Length": str(len(body)), **(headers or {})}
         for key, value in head.items():
@@ -207,8 +269,38 @@ class HubHandler(BaseHTTPRequestHandler):
 
     # --- routing -----------------------------------------------------------------------
 
+    def _unanswered(self) -> None:
+        """Close the connection without an answer (after holding it, for ``hang_after``)."""
+        self.hub.record(
+            Request(self.command, self.path, 0, 0, self.headers.get("Range")), self.generation
+        )
+        if self.hub.faults.hang_after is not None:
+            self.hub.released.wait(120)
+        self.close_connection = True
+
+    def _cut(self, status: int, body: bytes, headers: dict[str, str]) -> None:
+        """Send the headers and half the body, then reset the connection (RST)."""
+        import socket
+        import struct
+
+        self.hub.record(
+            Request(self.command, self.path, -status, len(body) // 2, None), self.generation
+        )
+        self.send_response(status)
+        for key, value in {**headers, "Content-Length": str(len(body))}.items():
+            self.send_header(key, value)
+        self.end_headers()
+        self.wfile.write(body[: len(body) // 2])
+        self.wfile.flush()
+        self.connection.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
+        self.close_connection = True
+
     def _route(self) -> None:
+        self.generation = self.hub.generation
         faults = self.hub.faults
+        if self.hub.dead():
+            self._unanswered()
+            return
         if faults.status:
             self._error(faults.status, None, f"HTTP {faults.status} injected by the test")
             return
@@ -353,6 +445,15 @@ class HubHandler(BaseHTTPRequestHandler):
         return data
 
     def _file(self, repo: Repo, name: str) -> None:
+        faults = self.hub.faults
+        number = self.hub.count_file_request()
+        if faults.stall_every and number % faults.stall_every == 0:
+            time.sleep(faults.stall_seconds)
+        for every, status in faults.every.items():
+            if number % every == 0:
+                extra = {"Retry-After": faults.retry_after} if status == 429 else {}
+                self._error(status, None, f"HTTP {status} injected (file request {number})", extra)
+                return
         path = repo.files().get(name)
         commit = {"X-Repo-Commit": repo.sha}
         if path is None:
@@ -375,9 +476,16 @@ class HubHandler(BaseHTTPRequestHandler):
                 self._send(416, b"", {**headers, "Content-Range": f"bytes */{len(data)}"})
                 return
             headers["Content-Range"] = f"bytes {start}-{end}/{len(data)}"
-            self._send(206, data[start : end + 1], headers, "application/octet-stream")
+            self._answer(206, data[start : end + 1], headers, number)
             return
-        self._send(200, data, headers, "application/octet-stream")
+        self._answer(200, data, headers, number)
+
+    def _answer(self, status: int, body: bytes, headers: dict[str, str], number: int) -> None:
+        cut = self.hub.faults.cut_every
+        if cut and self.command == "GET" and number % cut == 0 and len(body) > 1:
+            self._cut(status, body, {**headers, "Content-Type": "application/octet-stream"})
+            return
+        self._send(status, body, headers, "application/octet-stream")
 
 
 class ForwardingProxy:

@@ -11,11 +11,13 @@ from tests.conftest import scores_block, small, wait_for
 from workbench.cli.headless import HeadlessPrinter
 from workbench.core.events import (
     EvalDone,
+    HubRetry,
     JsonlRecorder,
     Note,
     Phase,
     RunDone,
     Sample,
+    SampleProgress,
     TrainStep,
     event_from_record,
     read_events,
@@ -34,8 +36,13 @@ SUMMARY = {
     "test": scores_block("test", (0.5, 3.0), (4.0, 9.0)),
     "validation": scores_block("validation", (0.4, 2.0), (3.5, 8.0)),
 }
+MIRROR_FILE = (
+    "https://hf-mirror.com/datasets/wmt/wmt19/resolve/0a1b/zh-en/train-00000-of-00013.parquet"
+)
 EVENTS = [
     Phase("data", "hsk"),
+    SampleProgress(3, 6, 2_560, 4_800_000, kept=2),
+    HubRetry(MIRROR_FILE, "HTTP 503", attempt=1, tries=6, wait_seconds=1.5),
     Note("run folder: out/runs/x"),
     Note("vocabulary capped", "warning"),
     Note("loss became nan at step 3", "error"),
@@ -52,8 +59,10 @@ EVENTS = [
 def test_each_event_reads_as_one_plain_line_or_block():
     text = EventText()
     lines = [line for event in EVENTS for line in text.lines(event)]
-    assert lines[:4] == [
+    assert lines[:6] == [
         "[data] hsk",
+        "  sample: 3/6 row groups, 2.5 KiB of 4.6 MiB (2 kept from an earlier try)",
+        f"  hub: HTTP 503 from {MIRROR_FILE}; try 2 of 6 in 1.5 s",
         "  run folder: out/runs/x",
         "  warning: vocabulary capped",
         "  error: loss became nan at step 3",

@@ -338,6 +338,148 @@ def test_a_misbehaving_server_is_named_with_the_fix(hub_server, tmp_path, fault,
     assert not (tmp_path / "translation_output").exists()
 
 
+# --- a public mirror under load, or one that dies half-way ---------------------------------
+
+
+def train_file_reads(log) -> list:
+    """Answered reads of the sample's train files (footers and row groups)."""
+    return [r for r in log if "/zh-en/train-" in r.path and r.status == 206]
+
+
+def sample_progress(out: str) -> tuple[int, int, int]:
+    """(row groups in hand, of how many, kept from an earlier try) of the last progress line."""
+    import re
+
+    found = re.findall(
+        r"sample: (\d+)/(\d+) row groups, .*?(?:\((\d+) kept from an earlier try\))?$", out, re.M
+    )
+    assert found, out[-3000:]
+    done, total, kept = found[-1]
+    return int(done), int(total), int(kept or 0)
+
+
+@pytest.mark.slow
+def test_train_finishes_against_a_mirror_under_load(hub_server, tmp_path):
+    """Every 4th file request 429 (Retry-After: 1), every 7th 503: the sample's range reads,
+    the test split and the model's files are all retried, and each retry is a line."""
+    hub_server.reset()
+    hub_server.faults.every = {4: 429, 7: 503}
+    hub_server.faults.retry_after = "1"
+    try:
+        proc = run_cli(*TRAIN, cwd=tmp_path, env=hub_env(hub_server, tmp_path))
+        log = hub_server.requests()
+    finally:
+        hub_server.reset()
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    assert "[done]" in proc.stdout
+    faulted = [r for r in log if r.status in (429, 503)]
+    for kind in (f"/{OPUS_MODEL}/resolve/", f"/datasets/{WMT_DATASET}/resolve/"):
+        assert {r.status for r in faulted if kind in r.path} == {429, 503}, kind
+    retried = [line for line in proc.stdout.splitlines() if line.startswith("  hub: HTTP ")]
+    assert len(retried) == len(faulted)
+    assert any("HTTP 429 from" in line and "try 2 of 6" in line for line in retried)
+    done, total, _ = sample_progress(proc.stdout)
+    assert done == total > 0
+
+
+@pytest.mark.slow
+def test_a_mirror_that_dies_half_way_then_a_healthy_one_fetches_only_the_rest(
+    hub_server, tmp_path, first_run
+):
+    """With the retries' real delays (1 s, doubling): one line, exit 3, no traceback, no
+    run folder. The same command on a healthy mirror then reads only the row groups that
+    had not arrived, and draws the sample an uninterrupted run drew."""
+    hub_server.reset()
+    hub_server.faults.drop_after = 3 + 3  # the sample's 3 footers and 3 row groups
+    env = hub_env(hub_server, tmp_path, WORKBENCH_HUB_RETRY_DELAY="")
+    try:
+        # timeout: the "within 3 minutes" bound; it fails by raising, nothing is timed.
+        failed = run_cli(*TRAIN, cwd=tmp_path, env=env, timeout=180)
+        first = train_file_reads(hub_server.requests())
+    finally:
+        hub_server.reset()
+    assert failed.returncode == 3, failed.stderr[-3000:]
+    line = error_line(failed)
+    assert "cannot fetch dataset 'wmt/wmt19' config 'zh-en': the connection to" in line
+    assert "dropped or timed out on all 6 tries" in line and "/datasets/wmt/wmt19/" in line
+    assert "Traceback" not in failed.stderr
+    assert not (tmp_path / "translation_output").exists()
+    arrived = len(first) - sum(hub_server.is_footer_read(r) for r in first)
+    assert arrived >= 3
+
+    again = run_cli(*TRAIN, cwd=tmp_path, env=hub_env(hub_server, tmp_path))
+    assert again.returncode == 0, again.stderr[-3000:]
+    reads = train_file_reads(hub_server.requests())
+    done, total, kept = sample_progress(again.stdout)
+    assert done == total and kept == arrived
+    assert not any(hub_server.is_footer_read(r) for r in reads)
+    assert len(reads) == total - arrived
+    # The sample, row for row and in order, is the uninterrupted first run's.
+    home, *_ = first_run
+    name = "wmt--wmt19-zh-en-en-zh-n40-seed42-cap8@*.jsonl"
+    resumed = next((tmp_path / "sample-cache" / "samples").glob(name))
+    whole = next((home / "sample-cache" / "samples").glob(name))
+    assert resumed.read_bytes() == whole.read_bytes()
+
+
+@pytest.mark.slow
+def test_ctrl_c_twice_while_the_sample_is_read_stops_its_retries_and_the_rerun_resumes(
+    hub_server, tmp_path
+):
+    """The sample's 3 reading threads wait on a mirror that stopped answering. The first
+    Ctrl-C asks the run to stop after a training step, as always; the second aborts: no
+    thread tries again (each held request is the only one of its thread), the command
+    says "interrupted" (exit 130), and the rerun reads only the row groups that had not
+    arrived."""
+    import signal
+    import threading
+    import time
+
+    hub_server.reset()
+    hub_server.faults.hang_after = 3 + 3  # the 3 footers and 3 row groups, then silence
+    env = {**os.environ, "HF_HUB_OFFLINE": "1", "PYTHONUNBUFFERED": "1"}
+    env.update(hub_env(hub_server, tmp_path, HF_HUB_DOWNLOAD_TIMEOUT="2"))
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "workbench", *TRAIN],
+        cwd=tmp_path,
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    out: list[str] = []
+    reader = threading.Thread(target=lambda: out.extend(proc.stdout or []), daemon=True)
+    reader.start()
+    deadline = time.monotonic() + 120  # bounds on waiting, not measurements
+
+    def wait_until(done) -> None:
+        while not done():
+            assert proc.poll() is None and time.monotonic() < deadline, "".join(out)
+            time.sleep(0.05)
+
+    try:
+        wait_until(lambda: sum(r.status == 0 for r in hub_server.requests()) >= 3)
+        proc.send_signal(signal.SIGINT)
+        wait_until(lambda: any("press Ctrl-C again" in line for line in out))
+        proc.send_signal(signal.SIGINT)
+        err = proc.stderr.read() if proc.stderr else ""
+        proc.wait(timeout=120)
+        log = hub_server.requests()
+    finally:
+        proc.kill()
+        hub_server.reset()
+    assert proc.returncode == 130, err[-3000:]
+    assert "workbench: interrupted" in err and "Traceback" not in err
+    assert sum(r.status == 0 for r in log) == 3  # held, timed out, not tried again
+    arrived = len(train_file_reads(log)) - 3
+
+    again = run_cli(*TRAIN, cwd=tmp_path, env=hub_env(hub_server, tmp_path))
+    assert again.returncode == 0, again.stderr[-3000:]
+    done, total, kept = sample_progress(again.stdout)
+    assert kept == arrived >= 3 and done == total
+    assert len(train_file_reads(hub_server.requests())) == total - arrived
+
+
 def test_a_missing_dataset_is_named_with_the_fix(hub_server, tmp_path):
     hub_server.reset()
     proc = run_cli(*TRAIN, "--data", "wmt/wmt99", cwd=tmp_path, env=hub_env(hub_server, tmp_path))
@@ -403,7 +545,7 @@ def test_a_proxy_password_is_never_shown(served_hub, monkeypatch):
     """A proxy URL with credentials is named when it does not answer, its password hidden."""
     from huggingface_hub.utils import close_session
 
-    from workbench.core.data.hub import ensure_hub_reachable
+    from workbench.core.data.hub_requests import ensure_hub_reachable
     from workbench.errors import HubUnreachableError
 
     port = closed_port()
@@ -426,7 +568,7 @@ def test_reachability_honours_the_proxy_variables(served_hub, monkeypatch):
     bypasses it, and a working proxy carries the request."""
     from huggingface_hub.utils import close_session
 
-    from workbench.core.data.hub import ensure_hub_reachable
+    from workbench.core.data.hub_requests import ensure_hub_reachable
     from workbench.errors import HubUnreachableError
 
     dead = f"http://127.0.0.1:{closed_port()}"

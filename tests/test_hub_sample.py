@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import collections
 import os
+import textwrap
 from pathlib import Path
 from typing import Any
 
@@ -22,6 +23,7 @@ from fsspec.spec import AbstractBufferedFile
 from workbench.core.data.hub_sample import load_hub_sample, load_hub_split
 from workbench.core.data.sample_cache import find_cached_sample, find_cached_split
 from workbench.core.data.sample_plan import MAX_ROWS_PER_GROUP, allocate, plan_sample, spread
+from workbench.core.events import SampleProgress
 from workbench.errors import HubUnreachableError, WorkbenchError
 
 SHA = "0123456789abcdef0123456789abcdef01234567"
@@ -447,3 +449,133 @@ def test_opus_preset_tests_on_the_datasets_own_split_at_the_samples_commit(
     preflight(config)  # both cached: no Hub needed
     assert prepare_data(config).test == data.test
     assert served_hub.requests() == []
+
+
+# --- a sample stopped half-way resumes ------------------------------------------------------
+
+#: 200 pairs of the look-alike's WMT19 (tests/hub_server.py): 3 files of ~1,440 rows in
+#: 10-row groups, 9 row groups from each.
+HUB_SAMPLE = dict(
+    repo="wmt/wmt19", config="zh-en", source_lang="en", target_lang="zh", n=200, seed=0
+)
+ROW_GROUPS = 27
+
+
+def train_reads(server) -> list:
+    """Answered range reads of the look-alike's train files, footers and row groups."""
+    return [r for r in server.requests() if "/zh-en/train-" in r.path and r.status == 206]
+
+
+def kept_row_groups(cache: Path) -> list[Path]:
+    return sorted((cache / "partial").rglob("g*.json"))
+
+
+@pytest.fixture
+def whole_sample(served_hub, tmp_path):
+    """The sample drawn in one go, to compare a resumed one with."""
+    rows = load_hub_sample(cache_dir=tmp_path / "whole", **HUB_SAMPLE)
+    served_hub.reset()
+    return rows
+
+
+def test_a_sample_cut_off_half_way_resumes_with_what_is_missing(
+    served_hub, tmp_path, monkeypatch, whole_sample
+):
+    monkeypatch.setenv("WORKBENCH_HUB_TRIES", "2")
+    cache = tmp_path / "cache"
+    served_hub.faults.drop_after = 3 + 12  # the 3 footers, 12 row groups, then silence
+    with pytest.raises(HubUnreachableError, match="dropped or timed out on all 2 tries"):
+        load_hub_sample(cache_dir=cache, **HUB_SAMPLE)
+    assert find_cached_sample(cache, "wmt/wmt19", "zh-en", "en", "zh", 200, 0) is None
+    first = train_reads(served_hub)
+    assert sum(served_hub.is_footer_read(r) for r in first) == 3
+    arrived = len(first) - 3
+    assert len(kept_row_groups(cache)) == arrived >= 12
+
+    served_hub.reset()
+    events: list = []
+    rows = load_hub_sample(cache_dir=cache, on_event=events.append, **HUB_SAMPLE)
+    assert rows == whole_sample  # the same rows, in the same order
+    again = train_reads(served_hub)
+    assert not any(served_hub.is_footer_read(r) for r in again)  # kept from the first try
+    assert len(again) == ROW_GROUPS - arrived  # each row group fetched once in all
+    assert events[0] == SampleProgress(
+        arrived, ROW_GROUPS, events[0].bytes, events[-1].bytes, arrived
+    )
+    assert events[-1].row_groups == ROW_GROUPS
+    assert kept_row_groups(cache) == []  # in the cache file now
+    served_hub.reset()
+    assert load_hub_sample(cache_dir=cache, **HUB_SAMPLE) == rows
+    assert train_reads(served_hub) == []
+
+
+def test_a_damaged_kept_row_group_is_fetched_again(served_hub, tmp_path, monkeypatch, whole_sample):
+    monkeypatch.setenv("WORKBENCH_HUB_TRIES", "1")
+    cache = tmp_path / "cache"
+    served_hub.faults.drop_after = 3 + 6
+    with pytest.raises(HubUnreachableError):
+        load_hub_sample(cache_dir=cache, **HUB_SAMPLE)
+    kept = kept_row_groups(cache)
+    kept[0].write_text('{"offsets": [1, 2', encoding="utf-8")  # as a disk error might leave it
+    served_hub.reset()
+    assert load_hub_sample(cache_dir=cache, **HUB_SAMPLE) == whole_sample
+    assert len(train_reads(served_hub)) == ROW_GROUPS - len(kept) + 1
+
+
+def test_another_seed_plans_from_the_kept_footers(served_hub, tmp_path):
+    cache = tmp_path / "cache"
+    load_hub_sample(cache_dir=cache, **HUB_SAMPLE)
+    served_hub.reset()
+    load_hub_sample(cache_dir=cache, **{**HUB_SAMPLE, "seed": 1})
+    reads = train_reads(served_hub)
+    assert reads and not any(served_hub.is_footer_read(r) for r in reads)
+
+
+#: Draws HUB_SAMPLE into the cache folder given, in a process of its own.
+DRAW = textwrap.dedent("""
+    import sys
+    from pathlib import Path
+    from workbench.core.data.hub_sample import load_hub_sample
+
+    load_hub_sample("wmt/wmt19", "zh-en", "en", "zh", n=200, seed=0, cache_dir=Path(sys.argv[1]))
+""")
+
+
+def test_a_sample_killed_half_way_resumes_with_what_is_missing(served_hub, tmp_path, whole_sample):
+    """``kill -9`` while row groups arrive: nothing is flushed or cleaned up by the process,
+    and the rerun still fetches only what had not arrived."""
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    from tests.conftest import hub_env
+
+    cache = tmp_path / "cache"
+    served_hub.faults.hang_after = 3 + 12  # then every request is held unanswered
+    proc = subprocess.Popen(
+        [sys.executable, "-c", DRAW, str(cache)],
+        env={**os.environ, **hub_env(served_hub, tmp_path)},
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+    )
+    try:
+        deadline = time.monotonic() + 120  # a bound on waiting, not a measurement
+        while not any(r.status == 0 for r in served_hub.requests()):
+            assert proc.poll() is None, proc.stderr.read().decode() if proc.stderr else ""
+            assert time.monotonic() < deadline, "the sample never reached the held request"
+            time.sleep(0.05)
+        proc.send_signal(signal.SIGKILL)
+    finally:
+        proc.wait(timeout=60)
+    assert proc.returncode == -signal.SIGKILL
+    arrived = len(train_reads(served_hub)) - 3
+    kept = kept_row_groups(cache)
+    assert 12 <= len(kept) <= arrived  # a group whose write the kill cut short is not there
+    assert find_cached_sample(cache, "wmt/wmt19", "zh-en", "en", "zh", 200, 0) is None
+
+    served_hub.reset()
+    assert load_hub_sample(cache_dir=cache, **HUB_SAMPLE) == whole_sample
+    again = train_reads(served_hub)
+    assert not any(served_hub.is_footer_read(r) for r in again)
+    assert len(again) == ROW_GROUPS - len(kept)

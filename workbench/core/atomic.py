@@ -11,6 +11,7 @@ import json
 import os
 import shutil
 import tempfile
+import threading
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -22,11 +23,16 @@ from workbench.errors import WorkbenchError
 def write_text(path: Path, text: str) -> None:
     """Write a text file atomically: a temporary sibling, flushed, then renamed into place.
 
-    The temporary name carries the process id, so two processes writing the same file (two
-    runs caching one Hub sample) never write into each other's temporary file."""
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    with tmp.open("w", encoding="utf-8") as fh:
-        fh.write(text)
+    The temporary name carries the process and thread ids, so two processes (two runs
+    caching one Hub sample) or two threads never write into each other's temporary file."""
+    write_bytes(path, text.encode("utf-8"))
+
+
+def write_bytes(path: Path, data: bytes) -> None:
+    """Write a binary file atomically (see :func:`write_text`)."""
+    tmp = path.with_name(f".{path.name}.{os.getpid()}-{threading.get_ident()}.tmp")
+    with tmp.open("wb") as fh:
+        fh.write(data)
         fh.flush()
         os.fsync(fh.fileno())
     tmp.replace(path)

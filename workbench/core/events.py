@@ -94,7 +94,31 @@ class RunDone:
     summary: RunSummary = field(default_factory=RunSummary)
 
 
-Event = Phase | Note | TrainStep | EvalDone | Sample | RunDone
+@dataclass(frozen=True)
+class SampleProgress:
+    """Row groups of a Hub data sample in hand so far, of those it needs, and their bytes
+    (``kept``: found in the partial cache an interrupted earlier try left)."""
+
+    row_groups: int
+    row_groups_total: int
+    bytes: int
+    bytes_total: int
+    kept: int = 0
+
+
+@dataclass(frozen=True)
+class HubRetry:
+    """A Hub request failed in a way that usually passes (HTTP 429 or 5xx, a dropped
+    connection, a read timeout) and is tried again after ``wait_seconds``."""
+
+    url: str
+    reason: str  # "HTTP 503", "connection dropped (RemoteProtocolError: ...)"
+    attempt: int  # the try that failed, from 1
+    tries: int  # the most tries a request gets
+    wait_seconds: float
+
+
+Event = Phase | Note | TrainStep | EvalDone | Sample | RunDone | SampleProgress | HubRetry
 EventSink = Callable[[Event], None]
 
 
@@ -109,7 +133,8 @@ def event_to_record(event: Event) -> dict[str, Any]:
 
 #: Event classes by the name the recorder writes in the ``event`` field.
 EVENT_TYPES: dict[str, type[Any]] = {
-    cls.__name__: cls for cls in (Phase, Note, TrainStep, EvalDone, Sample, RunDone)
+    cls.__name__: cls
+    for cls in (Phase, Note, TrainStep, EvalDone, Sample, RunDone, SampleProgress, HubRetry)
 }
 
 

@@ -1,18 +1,12 @@
-"""Reaching the Hugging Face Hub, and saying plainly what went wrong when it fails.
+"""Where the Hugging Face Hub is, and saying plainly what went wrong when it fails.
 
-Every Hub access in the core goes through :func:`ensure_hub_reachable` first, so that an
-offline machine fails in about a second with the fix (``HF_ENDPOINT``, offline mode,
-``--preset demo``) instead of a retry loop and a traceback. The check is one HTTP request
-through huggingface_hub's own client, so it takes the route the downloads will take:
-``HTTPS_PROXY``/``HTTP_PROXY``/``ALL_PROXY`` and ``NO_PROXY`` (read by httpx from the
-environment), the same certificates. A raw socket to the endpoint would fail behind a
-proxy although the downloads would work.
-
-When a request fails, :func:`explain` turns the client's exception chain (transformers
-wraps huggingface_hub's errors in ``OSError``) into one sentence naming what answered and
-how, the URL and the fix. "Unreachable" is said only when nothing answered; a server that
-answered 401, 404 or 503, ignored a ``Range`` header or sent a damaged file gets its own
-sentence, because each has a different fix.
+How requests are made (the reachability check, the retries) is
+:mod:`workbench.core.data.hub_requests`. When a request fails, :func:`explain` turns the
+client's exception chain (transformers wraps huggingface_hub's errors in ``OSError``) into
+one sentence naming what answered and how, the URL and the fix. "Unreachable" is said
+only when nothing answered; a server that answered 401, 404 or 503, ignored a ``Range``
+header, sent a damaged file or failed on every try gets its own sentence, because each
+has a different fix.
 """
 
 from __future__ import annotations
@@ -23,10 +17,6 @@ from urllib.parse import urlsplit
 from workbench.errors import HubUnreachableError, WorkbenchError
 
 DEFAULT_ENDPOINT = "https://huggingface.co"
-
-#: Seconds the reachability check waits for an answer (a TLS handshake through a proxy
-#: included); a refused connection fails at once.
-REACH_TIMEOUT = 5.0
 
 #: httpx exception names that mean "no HTTP answer at all" (httpx 0.x and huggingface_hub
 #: 2.x's httpx2 name them alike; matched by name so either works).
@@ -82,6 +72,11 @@ def proxy_for(url: str) -> tuple[str, str] | None:
     return None
 
 
+def _server() -> str:
+    """``the mirror URL`` when HF_ENDPOINT names one, else ``the Hub``."""
+    return f"the mirror {hub_endpoint()}" if os.environ.get("HF_ENDPOINT") else "the Hub"
+
+
 def unreachable(what: str, reason: str) -> HubUnreachableError:
     """The one-line error for a Hub resource that cannot be fetched because nothing answered."""
     return HubUnreachableError(
@@ -96,14 +91,15 @@ def offline(what: str) -> HubUnreachableError:
     return unreachable(what, "HF_HUB_OFFLINE is set and it is not in the local cache")
 
 
-def _one_line(text: str, limit: int = 160) -> str:
+def one_line(text: str, limit: int = 160) -> str:
+    """``text`` on one line, cut to ``limit`` characters: a reason quoted in a sentence."""
     line = " ".join(str(text).split())
     return line if len(line) <= limit else line[: limit - 1] + "…"
 
 
 def no_answer(what: str, url: str, err: BaseException) -> HubUnreachableError:
     """Nothing answered a request to ``url``: name the proxy when one was in the way."""
-    reason = _one_line(str(err) or type(err).__name__, 100)
+    reason = one_line(str(err) or type(err).__name__, 100)
     proxy = proxy_for(url)
     host = urlsplit(url).hostname or url
     if proxy is not None:
@@ -149,12 +145,17 @@ def http_error(
         )
     if status == 416:
         return damaged_file(url, "HTTP 416: the file is shorter than its listing says")
+    if status == 429:  # retried first (hub_requests); here only if a request was not
+        return WorkbenchError(
+            f"{_server()} is rate-limiting the requests for {what} ({answer}); wait a few "
+            "minutes and run again, or set HF_ENDPOINT to another mirror"
+        )
     if status >= 500:
         return WorkbenchError(
             f"the Hub's server failed on {what} ({answer}, a server error); try again later, "
             "or set HF_ENDPOINT to another mirror"
         )
-    detail = f": {_one_line(message, 100)}" if message else ""
+    detail = f": {one_line(message, 100)}" if message else ""
     return WorkbenchError(
         f"cannot fetch {what} ({answer}{detail}); check that HF_ENDPOINT points at the "
         "Hub or a Hub mirror"
@@ -174,12 +175,80 @@ def range_ignored(url: str, asked: int, got: int) -> WorkbenchError:
 def damaged_file(url: str, detail: str) -> WorkbenchError:
     """A file that arrived but is not what it should be (truncated, corrupt)."""
     return WorkbenchError(
-        f"{url} is damaged ({_one_line(detail, 120)}); the server holds a truncated or "
+        f"{url} is damaged ({one_line(detail, 120)}); the server holds a truncated or "
         "corrupt copy: re-sync it on the mirror, or set HF_ENDPOINT to another one"
     )
 
 
-def _chain(err: BaseException) -> list[BaseException]:
+class HubRetriesExhausted(WorkbenchError):
+    """A Hub request failed on every try in a way that usually passes (HTTP 429 or 5xx, a
+    dropped connection, a read timeout): the sentence names the URL, the last failure and
+    the tries, and :meth:`about` names what was being fetched once a caller knows it."""
+
+    def __init__(
+        self,
+        url: str,
+        status: int | None,
+        reason: str,
+        tries: int,
+        seconds: float,
+        retry_after: float | None = None,
+        what: str = "a file from the Hub",
+    ) -> None:
+        self.url, self.status, self.reason = url, status, reason
+        self.tries, self.seconds, self.retry_after = tries, seconds, retry_after
+        super().__init__(self._sentence(what))
+
+    def about(self, what: str) -> HubRetriesExhausted:
+        """The same failure, said of ``what`` (``model 'x'``, ``dataset 'y'``)."""
+        return type(self)(
+            self.url, self.status, self.reason, self.tries, self.seconds, self.retry_after, what
+        )
+
+    def _sentence(self, what: str) -> str:
+        tries = "its only try" if self.tries == 1 else f"all {self.tries} tries"
+        tried = f"{tries} in {self.seconds:.0f} s"
+        another = "set HF_ENDPOINT to another mirror"
+        if self.status == 429:
+            asked = f"; it last asked to wait {self.retry_after:.0f} s" if self.retry_after else ""
+            return (
+                f"{_server()} is rate-limiting the requests for {what} ({self.url} answered HTTP "
+                f"429 Too Many Requests to {tried}{asked}); wait a few minutes and run "
+                f"again (what has arrived is kept), or {another}"
+            )
+        if self.status and self.status >= 500:
+            return (
+                f"the Hub's server failed on {what} ({self.url} answered HTTP {self.status}, "
+                f"a server error, to {tried}); try again later, or {another}"
+            )
+        if self.status:
+            return (
+                f"cannot fetch {what} ({self.url} answered HTTP {self.status} to {tried}); "
+                f"try again later, or {another}"
+            )
+        parts = urlsplit(self.url)
+        port = parts.port or (443 if parts.scheme == "https" else 80)
+        return (
+            f"cannot fetch {what}: the connection to {parts.hostname}:{port} was dropped or "
+            f"timed out on {tried} ({self.url}; last: {self.reason}); the server or the "
+            f"network is failing: try again later, or {another}"
+        )
+
+
+class HubDroppedEveryTry(HubRetriesExhausted, HubUnreachableError):
+    """No try got a whole answer (each was dropped or timed out): exit 3, as when nothing
+    answered at all; a server that answered with an error status exits 2."""
+
+
+def retries_exhausted(
+    url: str, status: int | None, reason: str, tries: int, seconds: float, wait: float | None
+) -> HubRetriesExhausted:
+    """The error for a request whose every try failed; ``status`` None: no answer."""
+    kind = HubRetriesExhausted if status else HubDroppedEveryTry
+    return kind(url, status, reason, tries, seconds, wait)
+
+
+def exception_chain(err: BaseException) -> list[BaseException]:
     """``err`` and the exceptions it was raised from, outermost first."""
     found: list[BaseException] = []
     current: BaseException | None = err
@@ -189,7 +258,8 @@ def _chain(err: BaseException) -> list[BaseException]:
     return found
 
 
-def _request_url(err: BaseException) -> str | None:
+def request_url(err: BaseException) -> str | None:
+    """The URL of the request an httpx error was raised for, if it has one."""
     try:
         request = getattr(err, "request", None)  # httpx raises if it was never set
     except RuntimeError:
@@ -206,7 +276,9 @@ def explain(
     Looks through the exception chain for, in order: our own error, an HTTP answer (its
     status and ``X-Error-Code``), offline mode, and a request that got no answer.
     """
-    for e in _chain(err):
+    for e in exception_chain(err):
+        if isinstance(e, HubRetriesExhausted):
+            return e.about(what)
         if isinstance(e, WorkbenchError):
             return e
         response = getattr(e, "response", None)
@@ -225,22 +297,5 @@ def explain(
         if "OfflineModeIsEnabled" in names:
             return offline(what)
         if names & set(_NO_ANSWER):
-            return no_answer(what, _request_url(e) or hub_endpoint(), e)
+            return no_answer(what, request_url(e) or hub_endpoint(), e)
     return None
-
-
-def ensure_hub_reachable(what: str, timeout: float = REACH_TIMEOUT) -> None:
-    """Raise :class:`HubUnreachableError` unless the Hub (or the mirror) answers over HTTP.
-
-    Any HTTP answer counts: whether the repo exists, is gated or the server is failing is
-    for the requests that follow to say, each with its own message.
-    """
-    if offline_mode():
-        raise offline(what)
-    from huggingface_hub.utils import get_session
-
-    endpoint = hub_endpoint()
-    try:
-        get_session().head(f"{endpoint}/", timeout=timeout, follow_redirects=False)
-    except Exception as err:
-        raise explain(err, what) or no_answer(what, f"{endpoint}/", err) from None

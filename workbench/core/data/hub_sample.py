@@ -7,12 +7,15 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypedDict
 
-from workbench.core.data.hub import ensure_hub_reachable, explain
+from workbench.core.data.hub import HubRetriesExhausted, explain
+from workbench.core.data.hub_requests import ensure_hub_reachable
 from workbench.core.data.parquet_reads import list_split_files, read_all, read_sample
 from workbench.core.data.sample_cache import (
+    PartialSample,
     cache_file,
     default_cache_dir,
     find_cached,
@@ -22,6 +25,7 @@ from workbench.core.data.sample_cache import (
     write_cached,
 )
 from workbench.core.data.sample_plan import HubPair, HubRows
+from workbench.core.events import EventSink
 from workbench.errors import WorkbenchError
 
 if TYPE_CHECKING:
@@ -52,6 +56,8 @@ def _explained(what: str, revision: str | None) -> Iterator[None]:
     """Turn the Hub client's many exception types into one sentence with the fix."""
     try:
         yield
+    except HubRetriesExhausted as err:
+        raise err.about(what) from None
     except WorkbenchError:
         raise
     except Exception as err:
@@ -76,19 +82,28 @@ def _explained(what: str, revision: str | None) -> Iterator[None]:
         raise  # not about the Hub: a bug to see with its traceback
 
 
+@dataclass(frozen=True)
+class SplitFiles:
+    """The parquet files of one split at one commit, and where their pieces are kept."""
+
+    fs: Any
+    files: list[str]
+    kept: PartialSample | None  # None unless the commit is pinned
+
+
 def _load_rows(
     repo: str,
     config: str | None,
     split: str,
     stem: str,
-    read: Callable[[Any, list[str]], list[HubPair]],
+    read: Callable[[SplitFiles], list[HubPair]],
     no_split_fix: str,
     cache_dir: Path | None = None,
     fs: Any = None,
     root: str | None = None,
     revision: str | None = None,
 ) -> HubRows:
-    """The rows cached under ``stem``, or ``read(fs, files)`` of ``split`` at one commit.
+    """The rows cached under ``stem``, or ``read`` of ``split``'s files at one commit.
 
     With the real Hub (``fs`` None) the revision is resolved to its commit first, and the
     cache is asked again for that commit (a branch name's rows may be there already).
@@ -104,16 +119,20 @@ def _load_rows(
             cached = find_cached(cache_dir, stem, revision)
             if cached:
                 return read_cached(cached)
-        files = list_split_files(fs, root or repo, config, split)
+        root = root or repo
+        files = list_split_files(fs, root, config, split)
         if not files:
             raise WorkbenchError(f"{what} has no '{split}' split; {no_split_fix}")
-        pairs = read(fs, files)
+        kept = PartialSample(cache_dir, repo, revision, root) if revision else None
+        pairs = read(SplitFiles(fs, files, kept))
     if not pairs:
         raise WorkbenchError(
             f"{what} split '{split}' gave no rows with both languages; "
             "check --source-lang and --target-lang"
         )
     write_cached(cache_file(cache_dir, stem, revision), pairs)
+    if kept is not None:
+        kept.forget_rows()  # all in the cache file now
     return HubRows(pairs, revision)
 
 
@@ -134,15 +153,22 @@ def load_hub_sample(
     target_lang: str,
     n: int,
     seed: int,
+    on_event: EventSink | None = None,
     **location: Unpack[HubLocation],
 ) -> HubRows:
-    """``n`` random pairs of ``repo``'s train split, from the local cache when present."""
+    """``n`` random pairs of ``repo``'s train split, from the local cache when present.
+
+    What arrives is kept row group by row group, so a read stopped half-way resumes;
+    ``on_event`` hears how many row groups and bytes are in hand.
+    """
     return _load_rows(
         repo,
         config,
         "train",
         sample_stem(repo, config, source_lang, target_lang, n, seed),
-        lambda fs, files: read_sample(fs, files, n, seed, source_lang, target_lang),
+        lambda split: read_sample(
+            split.fs, split.files, n, seed, source_lang, target_lang, split.kept, on_event
+        ),
         "check the name and --data-config",
         **location,
     )
@@ -162,7 +188,7 @@ def load_hub_split(
         config,
         split,
         split_stem(repo, config, split, source_lang, target_lang),
-        lambda fs, files: read_all(fs, files, source_lang, target_lang),
+        lambda split: read_all(split.fs, split.files, source_lang, target_lang),
         "pass --test-data FILE or set test_split = none",
         **location,
     )

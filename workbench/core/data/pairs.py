@@ -25,6 +25,7 @@ from typing import Any
 
 from workbench.core.config import RunConfig
 from workbench.core.data.local_files import LOCAL_SUFFIXES, moses_files, read_local_rows
+from workbench.core.events import EventSink
 from workbench.core.presets import HSK_DATA
 from workbench.errors import WorkbenchError
 
@@ -159,9 +160,10 @@ def is_hub_dataset(config: RunConfig) -> bool:
 
 
 def load_raw_pairs(
-    config: RunConfig, cache_dir: Path | None = None
+    config: RunConfig, cache_dir: Path | None = None, on_event: EventSink | None = None
 ) -> tuple[list[Pair], str, str | None]:
-    """The uncleaned pairs named by ``config.data``, their origin and the Hub revision."""
+    """The uncleaned pairs named by ``config.data``, their origin and the Hub revision
+    (``on_event`` hears a Hub sample's progress)."""
     data = config.data
     if data == HSK_DATA:
         return (
@@ -187,6 +189,7 @@ def load_raw_pairs(
         config.data_target_lang,
         n=config.samples,
         seed=config.seed,
+        on_event=on_event,
         cache_dir=cache_dir,
         revision=config.data_revision,
     )
@@ -225,13 +228,15 @@ def _external_test_set(
     return None
 
 
-def prepare_data(config: RunConfig, cache_dir: Path | None = None) -> SplitData:
+def prepare_data(
+    config: RunConfig, cache_dir: Path | None = None, on_event: EventSink | None = None
+) -> SplitData:
     """Load and clean the pairs, hold out the test set, subsample, split the rest.
 
     A test set from outside (a Hub split or ``--test-data``) is cleaned the same way, and
     training pairs whose source is in it are dropped, so no sentence is on both sides.
     """
-    raw, origin, revision = load_raw_pairs(config, cache_dir)
+    raw, origin, revision = load_raw_pairs(config, cache_dir, on_event)
     pairs, dropped = clean_pairs(raw)
     if not pairs:
         raise WorkbenchError(f"no usable pairs in {origin} after dropping empty rows")

@@ -1,5 +1,6 @@
 """The local cache of Hub rows: one JSONL file per (what was read, commit), so a rerun
-needs no network at all."""
+needs no network at all; and while a sample is being read, the row groups that have
+arrived (:class:`PartialSample`), so an interrupted one resumes."""
 
 from __future__ import annotations
 
@@ -7,9 +8,10 @@ import glob
 import json
 import os
 from pathlib import Path
+from typing import Any
 from urllib.parse import quote, unquote
 
-from workbench.core.atomic import write_text
+from workbench.core.atomic import write_bytes, write_text
 from workbench.core.data.sample_plan import MAX_ROWS_PER_GROUP, HubPair, HubRows
 
 #: The revision part of a cache file's name when the rows came from a plain filesystem.
@@ -100,3 +102,91 @@ def write_cached(path: Path, pairs: list[HubPair]) -> None:
             for p in pairs
         ),
     )
+
+
+class PartialSample:
+    """The row groups of a sample that have arrived, so that a run stopped half-way (a
+    mirror that fails, Ctrl-C, ``kill -9``) fetches only the rest when run again.
+
+    Keyed by dataset commit, file and row group: ``partial/<repo>@<sha>/<file>/`` holds
+    ``footer.parquet`` (the file's parquet metadata, so the plan is made again without
+    asking for it) and ``g<row group>.<src>-<tgt>.json`` (the rows the sample takes from
+    that group, with their offsets). Each is written atomically, so a file that is there
+    is whole; one that cannot be read is fetched again. Only a pinned commit gets one: at
+    a branch or on a plain filesystem the bytes under a name may change.
+    """
+
+    def __init__(self, cache_dir: Path, repo: str, revision: str, root: str) -> None:
+        self.folder = (
+            cache_dir / "partial" / f"{repo.replace('/', '--')}@{quote(revision, safe='')}"
+        )
+        self.root = root.rstrip("/") + "/"
+        self._used: list[Path] = []
+
+    def _file_dir(self, path: str) -> Path:
+        return self.folder / quote(path.removeprefix(self.root), safe="")
+
+    def _group_file(self, path: str, group: int, languages: tuple[str, str]) -> Path:
+        return self._file_dir(path) / f"g{group:06d}.{languages[0]}-{languages[1]}.json"
+
+    def footer(self, path: str) -> Any | None:
+        """The parquet metadata kept for ``path`` (a ``pyarrow`` ``FileMetaData``), or None."""
+        import pyarrow as pa
+        import pyarrow.parquet as pq
+
+        footer = self._file_dir(path) / "footer.parquet"
+        if not footer.is_file():
+            return None
+        try:
+            return pq.read_metadata(footer)
+        except (OSError, pa.ArrowException):
+            return None
+
+    def keep_footer(self, path: str, metadata: Any) -> None:
+        """Keep the parquet metadata of ``path``."""
+        import io
+
+        buffer = io.BytesIO()
+        metadata.write_metadata_file(buffer)
+        folder = self._file_dir(path)
+        folder.mkdir(parents=True, exist_ok=True)
+        write_bytes(folder / "footer.parquet", buffer.getvalue())
+
+    def rows(
+        self, path: str, group: int, offsets: list[int], languages: tuple[str, str]
+    ) -> list[HubPair] | None:
+        """The rows at ``offsets`` of row group ``group`` of ``path``, if they were kept."""
+        where = self._group_file(path, group, languages)
+        try:
+            kept = json.loads(where.read_text(encoding="utf-8"))
+            by_offset = {
+                int(o): HubPair(*pair)
+                for o, pair in zip(kept["offsets"], kept["pairs"], strict=True)
+            }
+            found = [by_offset[o] for o in offsets]
+        except (OSError, ValueError, KeyError, TypeError):
+            return None
+        self._used.append(where)
+        return found
+
+    def keep_rows(
+        self,
+        path: str,
+        group: int,
+        offsets: list[int],
+        pairs: list[HubPair],
+        languages: tuple[str, str],
+    ) -> None:
+        """Keep the rows read from row group ``group`` of ``path``, as soon as they arrive."""
+        where = self._group_file(path, group, languages)
+        where.parent.mkdir(parents=True, exist_ok=True)
+        record = {"offsets": offsets, "pairs": [list(p) for p in pairs]}
+        write_text(where, json.dumps(record, ensure_ascii=False))
+        self._used.append(where)
+
+    def forget_rows(self) -> None:
+        """Remove the row groups this sample used, once the whole sample is cached (the
+        footers stay: another seed's sample of the same commit plans from them)."""
+        for path in self._used:
+            path.unlink(missing_ok=True)
+        self._used.clear()

@@ -11,7 +11,7 @@ import importlib.util
 from pathlib import Path
 
 from workbench.core.config import RunConfig
-from workbench.core.data.hub import ensure_hub_reachable
+from workbench.core.data.hub_requests import ensure_hub_reachable
 from workbench.core.data.pairs import is_hub_dataset, looks_like_local_path
 from workbench.core.data.sample_cache import (
     cached_revision,

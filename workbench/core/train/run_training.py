@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING, Any
 
 from workbench.core.atomic import write_json
 from workbench.core.config import RunConfig
+from workbench.core.data.hub_requests import reporting_retries
 from workbench.core.data.pairs import SplitData, prepare_data
 from workbench.core.evaluate.before_after import (
     HeldOutSets,
@@ -129,8 +130,9 @@ def run_training(
 
     # ---- data
     fan_out(on_event)(Phase("data", config.data))
-    with distributed.main_first():  # rank 0 fills the sample cache; the others read it
-        data = prepare_data(config)
+    # rank 0 fills the sample cache; the others read it
+    with distributed.main_first(), reporting_retries(on_event):
+        data = prepare_data(config, on_event=on_event)
     if data.revision and config.data_revision != data.revision:
         # Pinned in config.json: a resume, or a rerun with this config, reads the same rows.
         config = dataclasses.replace(config, data_revision=data.revision)
@@ -150,7 +152,8 @@ def run_training(
     quiet_libraries()
     device = pick_device()
     precision = resolve_precision(config, device)
-    with distributed.main_first():  # languages, label and lengths: before the run folder
+    # languages, label and lengths: before the run folder
+    with distributed.main_first(), reporting_retries(on_event):
         check_run_model(config)
     run_dir = resume_dir or _new_run(output_root, config, precision, main, run_dir)
     recorder = JsonlRecorder(run_dir / METRICS_FILE) if main else None
@@ -167,7 +170,7 @@ def run_training(
     if not holds(lease):
         return _lost(run_dir)
     emit(Phase("model", config.model))
-    with distributed.main_first():
+    with distributed.main_first(), reporting_retries(emit):
         model, tokenizer, direction = load_run_model(config, data, run_dir, emit)
     configure_generation(model, config)
     model.to(device)

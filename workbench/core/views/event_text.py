@@ -3,8 +3,18 @@ the TUI's log."""
 
 from __future__ import annotations
 
-from workbench.core.events import EvalDone, Event, Note, Phase, RunDone, Sample, TrainStep
-from workbench.core.views.numbers import MISSING, format_seconds, number
+from workbench.core.events import (
+    EvalDone,
+    Event,
+    HubRetry,
+    Note,
+    Phase,
+    RunDone,
+    Sample,
+    SampleProgress,
+    TrainStep,
+)
+from workbench.core.views.numbers import MISSING, format_bytes, format_seconds, number
 from workbench.core.views.score_text import headline, interval_line, older_run_line
 
 #: What each set is for, said under its scores at the end of a run.
@@ -48,6 +58,13 @@ class EventText:
             return [self._eval(event)]
         if isinstance(event, Sample):
             return self._sample(event)
+        if isinstance(event, SampleProgress):
+            return [sample_progress_line(event)]
+        if isinstance(event, HubRetry):
+            return [
+                f"  hub: {event.reason} from {event.url}; try {event.attempt + 1} of "
+                f"{event.tries} in {event.wait_seconds:.1f} s"
+            ]
         return self._done(event)
 
     def _eval(self, event: EvalDone) -> str:
@@ -97,3 +114,12 @@ class EventText:
             f"  training {seconds}; best model: {s.best_model or MISSING}",
             f"  run folder: {event.run_dir} (config.json, metrics.jsonl, summary.json)",
         ]
+
+
+def sample_progress_line(event: SampleProgress) -> str:
+    """``  sample: 4/6 row groups, 12.3 KiB of 18.0 KiB (2 kept from an earlier try)``."""
+    kept = f" ({event.kept:,} kept from an earlier try)" if event.kept else ""
+    return (
+        f"  sample: {event.row_groups:,}/{event.row_groups_total:,} row groups, "
+        f"{format_bytes(event.bytes)} of {format_bytes(event.bytes_total)}{kept}"
+    )

@@ -39,3 +39,14 @@ def format_seconds(seconds: float | None) -> str:
     if hours:
         return f"{hours}h{minutes:02d}m{secs:02d}s"
     return f"{minutes}m{secs:02d}s" if minutes else f"{secs}s"
+
+
+def format_bytes(count: int) -> str:
+    """``512 B`` / ``12.3 KiB`` / ``1,073.2 MiB`` / ``1.05 GiB``."""
+    if count < 1024:
+        return f"{count} B"
+    if count < 1024**2:
+        return f"{count / 1024:.1f} KiB"
+    if count < 10 * 1024**3:
+        return f"{count / 1024**2:,.1f} MiB"
+    return f"{count / 1024**3:,.2f} GiB"

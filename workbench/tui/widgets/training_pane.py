@@ -18,7 +18,7 @@ from textual.containers import Horizontal, Vertical
 from textual.widgets import Button, Input, Label, Log, ProgressBar, Static
 
 from workbench.core.config import RunConfig, build_config
-from workbench.core.events import EvalDone, Phase, RunDone, TrainStep
+from workbench.core.events import EvalDone, Phase, RunDone, SampleProgress, TrainStep
 from workbench.core.views.event_text import EventText
 from workbench.core.views.numbers import format_seconds
 from workbench.tui.messages import ForwardsWorkerFailures, RunEvent, RunFinished, checked
@@ -170,6 +170,13 @@ class TrainingPane(ForwardsWorkerFailures, Vertical):
             self.write_log(line)
         if isinstance(event, Phase):
             self.query_one("#train-status", Static).update(event.name)
+        elif isinstance(event, SampleProgress):
+            self.query_one("#train-progress", ProgressBar).update(
+                total=event.row_groups_total or None, progress=event.row_groups
+            )
+            self.query_one("#train-status", Static).update(
+                f"data · {event.row_groups:,}/{event.row_groups_total:,} row groups"
+            )
         elif isinstance(event, TrainStep):
             self._train_step(event)
         elif isinstance(event, EvalDone):
