@@ -45,6 +45,9 @@ def test_no_planted_secret_reaches_any_output_or_file(hub_server, tmp_path):
         env["HF_ENDPOINT"] = endpoint
         out = tmp_path / "out"
         outputs = []
+        # A busy mirror for the first run, so that retry lines (which name URLs) are printed.
+        hub_server.faults.every = {4: 429, 7: 503}
+        hub_server.faults.retry_after = "0"  # no waiting: the lines are what is tested
         for args in (
             ("train", "--headless", "--preset", "opus-en-zh", "--model", OPUS_MODEL, *SHRUNK),
             ("train", "--headless", "--preset", "opus-en-zh", "--model", OPUS_MODEL, *SHRUNK,
@@ -53,6 +56,8 @@ def test_no_planted_secret_reaches_any_output_or_file(hub_server, tmp_path):
             proc = run_cli(*args, "--output-dir", str(out), cwd=tmp_path, env=env)
             assert proc.returncode == 0, proc.stderr[-2000:]
             outputs.append(proc)
+            hub_server.reset()
+        assert "hub: HTTP 429 from http://mirror:***@" in outputs[0].stdout
         assert proxy.requests(), "the downloads went through the proxy"
         runs = sorted(p for p in (out / "runs").iterdir() if p.is_dir())
         for args in (
@@ -74,6 +79,7 @@ def test_no_planted_secret_reaches_any_output_or_file(hub_server, tmp_path):
         assert proc.returncode != 0 and "mirror:***@" in proc.stderr + proc.stdout
         outputs.append(proc)
     finally:
+        hub_server.reset()
         proxy.stop()
     printed = [leaks(p.stdout + p.stderr) for p in outputs]
     assert printed == [[]] * len(outputs)
