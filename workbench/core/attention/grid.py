@@ -17,6 +17,7 @@ from typing import Literal, NamedTuple
 
 import numpy as np
 
+from workbench.core.model.family import FAMILIES
 from workbench.core.views.wide import has_cjk
 from workbench.errors import WorkbenchError
 
@@ -243,10 +244,10 @@ def group_label(tokens: list[str], group: list[int]) -> str:
     return bare
 
 
-#: Language codes as tokens: Marian ``>>cmn_Hans<<``, NLLB ``zho_Hans``, M2M100 ``__zh__``,
-#: mBART-50 ``zh_CN``.
+#: Language codes as tokens, in every family's shape (Marian ``>>cmn_Hans<<``, NLLB
+#: ``zho_Hans``, M2M100 ``__zh__``, mBART-50 ``zh_CN``), as the family seam defines them.
 _CODE_TOKEN = re.compile(
-    r"^(>>[A-Za-z_]+<<|[a-z]{3}_[A-Z][a-z]{3}|__[a-z]{2,3}__|[a-z]{2}_[A-Z]{2})$"
+    "|".join(f"(?:{f.code_pattern})" for f in FAMILIES if f.code_pattern is not None)
 )
 
 
