@@ -179,11 +179,15 @@ def test_a_server_error_on_every_try_is_one_line_with_the_url_and_the_tries(
     assert f"{served_hub.url}/datasets/wmt/wmt19/resolve/" in message
     assert "answered HTTP 503, a server error, to all 3 tries" in message
     assert "another mirror" in message
-    # huggingface_hub's own retries (HfFileSystem's http_backoff) did not multiply ours.
+    # huggingface_hub's own retries (HfFileSystem's http_backoff) did not multiply ours:
+    # the file the message names had exactly the 3 tries, and no file had more. The shards
+    # are read on several threads and the first to run out of tries stops the others, so
+    # a shard still in flight may have had fewer.
     per_url = collections.Counter(r.path for r in file_requests(served_hub))
-    assert per_url and set(per_url.values()) == {3}, [
-        (r.method, r.path[-40:], r.status, r.range) for r in served_hub.requests()
-    ]
+    named = [path for path in per_url if f"{served_hub.url}{path}" in message]
+    tries = [(r.method, r.path[-40:], r.status, r.range) for r in served_hub.requests()]
+    assert len(named) == 1 and per_url[named[0]] == 3, tries
+    assert max(per_url.values()) == 3, tries
     assert find_cached_sample(tmp_path, *SAMPLE, N, 0) is None  # nothing looks complete
 
 
