@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from workbench.cli.main import build_parser
-from workbench.cli.train import NOT_FLAGS, config_from_args
+from workbench.cli.train import NOT_FLAGS, config_from_args, setting_flag
 from workbench.core.config import RunConfig, build_config, setting_type
 from workbench.core.settings import SETTING_GROUPS
 from workbench.errors import WorkbenchError
@@ -55,7 +55,7 @@ def test_the_excluded_settings_are_the_ones_named_here():
 def test_every_setting_is_its_kebab_case_flag_with_its_help(command, monkeypatch, capsys):
     text = help_of(command, monkeypatch, capsys)
     for f in SETTINGS:
-        assert has_flag(text, kebab(f.name)), f.name
+        assert has_flag(text, setting_flag(f)), f.name
         assert f.metadata["help"] in text, f.name
     assert has_flag(text, "--preset") and has_flag(text, "--config") and has_flag(text, "--set")
 
@@ -65,7 +65,7 @@ def test_each_setting_is_shown_in_its_group(monkeypatch, capsys):
     for name, description in SETTING_GROUPS.items():
         assert description in groups[f"{name} settings"]
     for f in SETTINGS:
-        assert has_flag(groups[f"{f.metadata['group']} settings"], kebab(f.name)), f.name
+        assert has_flag(groups[f"{f.metadata['group']} settings"], setting_flag(f)), f.name
 
 
 def test_help_shows_the_type_and_the_presets_defaults(monkeypatch, capsys):
@@ -80,8 +80,14 @@ def test_help_shows_the_type_and_the_presets_defaults(monkeypatch, capsys):
 @pytest.mark.parametrize("f", SETTINGS, ids=lambda f: f.name)
 def test_every_flag_sets_its_own_setting(f):
     value = None if setting_type(f.name)[0] == "bool" else "7"
-    args = build_parser().parse_args(["train", kebab(f.name), *([value] if value else [])])
-    assert getattr(args, f.name) == (value or True)
+    args = build_parser().parse_args(["train", setting_flag(f), *([value] if value else [])])
+    # A switch on by default (clean) is set off by its --no- flag.
+    assert getattr(args, f.name) == (value or f.default is not True)
+
+
+def test_a_switch_on_by_default_is_turned_off_by_its_no_flag():
+    assert config_of("--no-clean").clean is False
+    assert config_of().clean is True
 
 
 @pytest.mark.parametrize(

@@ -43,6 +43,12 @@ def flag_name(name: str) -> str:
     return "--" + name.replace("_", "-")
 
 
+def setting_flag(f: Field[Any]) -> str:
+    """A setting's own flag: its name in kebab case, or ``--no-clean`` for a switch that
+    is on by default (the flag a user gives is the one that changes something)."""
+    return ("--no-" + f.name.replace("_", "-")) if f.default is True else flag_name(f.name)
+
+
 def default_text(name: str) -> str:
     """``default: 2e-05; demo: 0.0007``: the default preset's value, then each other
     preset's where it differs."""
@@ -76,14 +82,15 @@ def add_run_options(parser: argparse.ArgumentParser) -> None:
     }
     for f in flag_settings():
         group = groups[f.metadata["group"]]
-        names = (flag_name(f.name), *f.metadata["aliases"])
+        names = (setting_flag(f), *f.metadata["aliases"])
         kind, _ = setting_type(f.name)
         text = f.metadata["help"]
         options: dict[str, Any]
         if kind == "bool":
             # store_const, not store_true: a flag not given stays None and leaves the
-            # preset's or the TOML file's value alone.
-            options = {"action": "store_const", "const": True}
+            # preset's or the TOML file's value alone. A setting on by default is
+            # switched off by its --no- flag (--no-clean).
+            options = {"action": "store_const", "const": f.default is not True}
         else:
             # Kept as typed: build_config coerces and checks it, so a bad value is the
             # config's one sentence, not argparse's usage message.

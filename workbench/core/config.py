@@ -24,7 +24,9 @@ from workbench.core.languages import (
 from workbench.core.presets import DEFAULT_PRESET, PRESETS, SCRATCH_MODEL
 from workbench.core.settings import (
     AUTO_TOKENIZER,
+    AVERAGE_CHOICES,
     BLEU_TOKENIZERS,
+    CLEANING_RULES,
     LR_SCHEDULERS,
     REPORT_TARGETS,
     setting,
@@ -112,12 +114,53 @@ class RunConfig:
     max_target_length: int = setting(
         128, group="data", help="target tokens kept (at most the model's positions)"
     )
+    clean: bool = setting(
+        True,
+        group="data",
+        help="clean the pairs before the split, counting each rule (--no-clean keeps all)",
+    )
+    clean_skip: str | None = setting(
+        None,
+        group="data",
+        help=f"cleaning rules left off, comma-separated: {', '.join(CLEANING_RULES)}",
+    )
+    clean_min_script_share: float = setting(
+        0.5,
+        group="data",
+        help="share of a side's letters that must be in its language's script (Han for zh)",
+    )
+    clean_max_length_ratio: float = setting(
+        9.0,
+        group="data",
+        help="longest side over shortest, in words (characters for zh, ja, th)",
+    )
+    drop_long: bool = setting(
+        False,
+        group="data",
+        help="drop pairs longer than the max lengths (default: counted, then truncated)",
+    )
     batch_size: int = setting(16, group="training", help="training batch per device")
     eval_batch_size: int = setting(16, group="decoding", help="evaluation batch per device")
     learning_rate: float = setting(
         2e-5, group="training", help="peak learning rate", aliases=("--lr",)
     )
     epochs: float = setting(3.0, group="training", help="training epochs (a fraction allowed)")
+    early_stopping: int = setting(
+        0,
+        group="training",
+        help="stop after this many epochs without a validation BLEU gain (0 = every epoch)",
+    )
+    average_checkpoints: int = setting(
+        0,
+        group="training",
+        help="average the weights of this many epoch checkpoints; kept only when better "
+        "on validation (0 = off)",
+    )
+    average: str = setting(
+        "best",
+        group="training",
+        help=f"which checkpoints are averaged: {' or '.join(AVERAGE_CHOICES)} epochs",
+    )
     warmup_ratio: float = setting(0.0, group="training", help="share of steps warming up")
     lr_scheduler: str = setting(
         "linear", group="training", help=f"transformers schedule: {', '.join(LR_SCHEDULERS)}"
@@ -188,6 +231,16 @@ class RunConfig:
     def data_target_lang(self) -> str:
         """The target language as data names it (``zh`` for ``zho_Hant`` or ``zh_CN``)."""
         return base_language(self.target_lang) or self.target_lang
+
+    def skipped_rules(self) -> tuple[str, ...]:
+        """The cleaning rules ``clean_skip`` leaves off, as named there."""
+        return tuple(r.strip() for r in (self.clean_skip or "").split(",") if r.strip())
+
+    def cleaning_rules(self) -> tuple[str, ...]:
+        """The cleaning rules this run applies, in order (none with ``--no-clean``)."""
+        if not self.clean:
+            return ()
+        return tuple(r for r in CLEANING_RULES if r not in self.skipped_rules())
 
     def languages(self) -> dict[str, str | None]:
         """The run's direction as the translating front ends take it (the base model of
@@ -319,6 +372,32 @@ def validate(c: RunConfig) -> None:
     _check(
         math.isfinite(c.epochs) and 0 < c.epochs <= 1000,
         f"epochs must be in (0, 1000], got {c.epochs}",
+    )
+    _check(
+        c.early_stopping >= 0,
+        f"early_stopping must be >= 0 epochs (0 = off), got {c.early_stopping}",
+    )
+    _check(
+        c.average_checkpoints >= 0 and c.average_checkpoints != 1,
+        f"average_checkpoints must be 0 (off) or at least 2, got {c.average_checkpoints}",
+    )
+    _check(
+        c.average in AVERAGE_CHOICES,
+        f"average '{c.average}' is not a choice; use {' or '.join(AVERAGE_CHOICES)}",
+    )
+    for rule in c.skipped_rules():
+        _check(
+            rule in CLEANING_RULES,
+            f"clean_skip names '{rule}', which is no cleaning rule; use any of: "
+            f"{', '.join(CLEANING_RULES)}",
+        )
+    _check(
+        0 <= c.clean_min_script_share <= 1,
+        f"clean_min_script_share must be in [0, 1], got {c.clean_min_script_share}",
+    )
+    _check(
+        c.clean_max_length_ratio >= 1,
+        f"clean_max_length_ratio must be >= 1, got {c.clean_max_length_ratio}",
     )
     _check(0 <= c.warmup_ratio < 1, f"warmup_ratio must be in [0, 1), got {c.warmup_ratio}")
     _check(0 <= c.weight_decay < 1, f"weight_decay must be in [0, 1), got {c.weight_decay}")

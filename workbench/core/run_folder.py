@@ -174,6 +174,18 @@ class RunSummary:
     run_best_model: str | None = None  # the run's own copy
     samples: list[dict[str, Any]] | None = None  # Sample fields, per test sentence shown
     epochs: list[dict[str, Any]] | None = None  # the Trainer's per-epoch evaluation logs
+    #: What cleaning dropped before the split: each rule's count and its settings.
+    cleaning: dict[str, Any] | None = None
+    #: The model authors' published score on the test set, and whether "before" is near it.
+    baseline: dict[str, Any] | None = None
+    #: When and why training stopped before its last epoch (``--early-stopping``).
+    early_stopping: dict[str, Any] | None = None
+    #: The averaged checkpoints' validation score against the best one's, and the choice.
+    averaging: dict[str, Any] | None = None
+    #: Test BLEU and chrF before/after per source-length bucket.
+    by_length: list[dict[str, Any]] | None = None
+    #: The test sentences whose sentence chrF rose and fell most.
+    most_changed: dict[str, Any] | None = None
     # Runs made before test sets existed scored one validation set, with no intervals.
     bleu_before: float | None = None
     bleu_after: float | None = None
@@ -217,7 +229,7 @@ class RunSummary:
         for f in fields(cls):
             if f.name in ("test", "validation"):
                 values[f.name] = SetScores.from_dict(data.get(f.name))
-            elif f.name in ("samples", "epochs"):
+            elif str(f.type) == "list[dict[str, Any]] | None":
                 values[f.name] = rows(f.name)
             else:
                 values[f.name] = of_type(f.name, *_FIELD_TYPES[str(f.type)])

@@ -39,6 +39,22 @@ REPORT_TARGETS = ("none", "tensorboard")
 #: The transformers learning-rate schedules a run may use.
 LR_SCHEDULERS = ("linear", "cosine", "constant", "constant_with_warmup", "inverse_sqrt")
 
+#: The cleaning rules, in the order they are applied and counted
+#: (:mod:`workbench.core.data.cleaning` says what each drops).
+CLEANING_RULES = (
+    "empty",
+    "placeholder",
+    "copy",
+    "script",
+    "ratio",
+    "long",
+    "duplicate",
+    "repeated source",
+    "in test set",
+)
+#: Which epoch checkpoints ``average_checkpoints`` averages.
+AVERAGE_CHOICES = ("best", "last")
+
 #: The groups a setting belongs to (``workbench train --help`` shows one section each).
 SETTING_GROUPS = {
     "data": "what the model is trained and tested on: sampling, split and lengths",
