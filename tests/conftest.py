@@ -268,13 +268,20 @@ def finished_run(tmp_path_factory: pytest.TempPathFactory) -> FinishedRun:
     return FinishedRun(result, events, handed)
 
 
+def cleaned_hsk_pairs() -> list:
+    """The HSK pairs as the demo cleans them, in the corpus's order."""
+    from workbench.core.config import build_config
+    from workbench.core.data.cleaning import CleaningSettings, clean_pairs
+    from workbench.core.data.pairs import load_hsk_pairs
+
+    pairs, _ = clean_pairs(load_hsk_pairs(), CleaningSettings.of(build_config("demo")))
+    return pairs
+
+
 @pytest.fixture(scope="session")
 def hsk_pairs():
     """The first 300 cleaned HSK pairs."""
-    from workbench.core.data.pairs import clean_pairs, load_hsk_pairs
-
-    pairs, _ = clean_pairs(load_hsk_pairs())
-    return pairs[:300]
+    return cleaned_hsk_pairs()[:300]
 
 
 @pytest.fixture(scope="session")

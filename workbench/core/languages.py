@@ -86,6 +86,27 @@ def base_language(code: str | None) -> str | None:
     return stem if stem in LANGUAGES else _BY_ISO3.get(stem, stem)
 
 
+#: Scripts written without spaces between words: their length is counted in characters.
+UNSPACED_SCRIPTS = frozenset({"Hans", "Hant", "Jpan", "Thai"})
+
+
+def script_of(lang: str | None) -> str | None:
+    """The usual script of a language in any family's code (``Hans`` for ``zho_Hant``'s
+    base ``zh``; a code's own script wins: ``zho_Hant`` -> ``Hant``), or None."""
+    if not lang:
+        return None
+    own = re.search(r"_([A-Z][a-z]{3})(?:<<)?$", lang.strip())
+    if own:
+        return own.group(1)
+    entry = LANGUAGES.get(base_language(lang) or "")
+    return entry[1] if entry else None
+
+
+def written_without_spaces(lang: str | None) -> bool:
+    """True for languages whose words are not separated by spaces (zh, ja, th)."""
+    return script_of(lang) in UNSPACED_SCRIPTS
+
+
 #: sacreBLEU tokenizers that need an extra package, and where to get it.
 _MECAB = {
     "ja": ("ja-mecab", "MeCab", "sacrebleu[ja]"),

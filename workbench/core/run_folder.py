@@ -108,6 +108,7 @@ def saved_config(run_dir: Path, preset: str) -> RunConfig:
     # Precision.to_dict() of the machine that started the run: a record, not a setting (a
     # resumed run resolves its own, on the device it now runs on).
     saved.pop("precision", None)
+    saved.pop("cleaning", None)  # what cleaning dropped: a record too
     return build_config(saved.pop("preset", preset), overrides=saved)
 
 
