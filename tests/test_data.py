@@ -67,7 +67,10 @@ def test_a_rule_left_off_keeps_its_pairs_and_no_clean_keeps_all_but_test_overlap
     assert off.rules == ("in test set",)
     kept, report = clean_pairs(raw, off, test=[Pair("A dog!", "别的")])
     assert kept == raw[:2] and report.counts == {"in test set": 1}
-    assert report.line().startswith("cleaning is off (--no-clean) except in test set 1")
+    assert report.lines() == [
+        "cleaning: off (--no-clean), but pairs in the test set leave training:",
+        "  in test set 1",
+    ]
 
 
 def test_the_long_rule_counts_by_tokens_and_drops_only_when_asked():
@@ -80,7 +83,7 @@ def test_the_long_rule_counts_by_tokens_and_drops_only_when_asked():
         raw, CleaningSettings.of(build_config("demo", overrides=short)), count
     )
     assert kept == raw and report.counts == {"long": 2} and report.total == 0
-    assert "long 2 (kept, truncated; --drop-long drops them)" in report.line()
+    assert "long 2 (kept, truncated; --drop-long drops them)" in report.lines()[1]
     dropping = build_config("demo", overrides={**short, "drop_long": True})
     kept, report = clean_pairs(raw, CleaningSettings.of(dropping), count)
     assert kept == [] and report.total == 2

@@ -194,3 +194,9 @@ def test_a_run_from_before_test_sets_is_not_resumed(tmp_path: Path):
     ):
         run_training(config, resume=True)
     assert sorted(p.name for p in run.iterdir()) == ["checkpoints", "config.json"]
+    # A run from before the cleaning rules: today's rules would split its data anew.
+    before_cleaning = {k: v for k, v in build_config("demo").to_dict().items() if k != "clean"}
+    (run / "config.json").write_text(json.dumps(before_cleaning), encoding="utf-8")
+    with pytest.raises(WorkbenchError, match="cleaned its data by other rules"):
+        run_training(config, resume=True)
+    assert sorted(p.name for p in run.iterdir()) == ["checkpoints", "config.json"]

@@ -136,26 +136,28 @@ class CleaningReport:
         """Pairs taken out (long pairs that were kept do not count)."""
         return sum(1 for d in self.dropped if not d.kept)
 
-    def line(self) -> str:
-        """The run's cleaning line: every applied rule with its count, zeros too."""
+    def lines(self) -> list[str]:
+        """The run's cleaning lines: the total, then every applied rule's count, zeros too."""
         s = self.settings
         if not s.rules:
-            return "cleaning: off (--no-clean and clean_skip 'in test set'): every pair kept"
+            return ["cleaning: off (--no-clean, clean_skip 'in test set'): every pair kept"]
         parts = []
         for rule in s.rules:
             if rule == "long" and not self.long_measured:
-                parts.append("long not counted (no tokenizer before the model is built)")
+                parts.append("long not counted (the model is built from the data)")
                 continue
             count = f"{rule} {self.counts.get(rule, 0):,}"
             if rule == "long" and not s.drop_long:
                 count += " (kept, truncated; --drop-long drops them)"
             parts.append(count)
-        head = (
-            "cleaning is off (--no-clean) except"
-            if s.rules == (TEST_RULE,)
-            else "cleaning before the split:"
-        )
-        return f"{head} {' · '.join(parts)}; {self.total:,} of {self.pairs_in:,} pairs dropped"
+        if s.rules == (TEST_RULE,):
+            head = "cleaning: off (--no-clean), but pairs in the test set leave training:"
+        else:
+            head = (
+                f"cleaning: {self.total:,} of {self.pairs_in:,} pairs dropped before the "
+                "split (dropped_pairs.jsonl lists them):"
+            )
+        return [head, "  " + " · ".join(parts)]
 
     def to_dict(self) -> dict[str, Any]:
         """The record in config.json and summary.json."""

@@ -261,7 +261,10 @@ def prepare_data(
             raise WorkbenchError(f"the test set {external[1]} has no usable pairs")
     pairs, report = clean_pairs(raw, settings, count_tokens, test)
     if not pairs:
-        raise WorkbenchError(f"no usable pairs in {origin} after cleaning: {report.line()}")
+        raise WorkbenchError(
+            f"no usable pairs in {origin} after cleaning ({' '.join(report.lines())}); "
+            "check the file's columns and languages, or pass --no-clean"
+        )
     notes: list[str] = []
     if config.samples and len(pairs) > config.samples:
         pairs = random.Random(config.seed).sample(pairs, config.samples)

@@ -311,7 +311,7 @@ def _run_lines(run_dir: Path, data: SplitData, config: RunConfig) -> list[str]:
     """The run's first lines: where it writes, what it trains and tests on, the batch."""
     lines = [
         f"run folder: {run_dir}",
-        data.cleaning.line(),
+        *data.cleaning.lines(),
         f"data: {len(data.train)} train / {len(data.validation)} validation "
         f"({data.validation_name}) from {data.origin}",
         f"test set: {len(data.test)} pairs ({data.test_name}), scored before and after "
