@@ -66,7 +66,7 @@ def test_translate_missing_model_path(tmp_path: Path):
 TINY_RUN = """
 samples = 450
 epochs = 6
-learning_rate = 3e-3
+learning_rate = 5e-3
 batch_size = 32
 logging_steps = 5
 max_new_tokens = 24
