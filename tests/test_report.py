@@ -321,3 +321,33 @@ def test_the_lab_studies_run_for_a_run_appear_in_its_report(
         assert "The measured cache equals the formula at every t." in text
         assert "masked decoder self-attention" in text
     assert decoding["findings"] in texts[REPORT_MD].replace("\\", "")
+
+
+def test_the_published_score_and_the_warning_stand_beside_before():
+    from workbench.core.report.model import AttentionFigure, RunReport
+    from workbench.core.report.render import render_html, render_markdown
+
+    warning = "before BLEU 0.30 is 21.70 below the published 22.0 on newstest2018; <cause>"
+    baseline = {
+        "bleu": 22.0,
+        "chrf": 21.19,
+        "source": "Helsinki-NLP opus-2020-07-17",
+        "url": "https://example.org/scores.txt",
+        "test_set": "newstest2018",
+        "before_bleu": 0.3,
+        "difference": -21.7,
+        "warning": warning,
+    }
+    report = RunReport(
+        Path("runs/x"), {}, {}, RunSummary(baseline=baseline), [], [], [], "", AttentionFigure()
+    )
+    row = (
+        "0.30 · published 22.0 (Helsinki-NLP opus-2020-07-17, newstest2018): -21.70 "
+        "(figure from https://example.org/scores.txt)"
+    )
+    markdown, page = render_markdown(report), render_html(report)
+    assert f"| BLEU before vs published, newstest2018 | {escape_markdown(row)} |" in markdown
+    assert f"| Before far from published | {escape_markdown(warning)} |" in markdown
+    assert html.escape(row) in page and html.escape(warning) in page
+    nothing = RunReport(Path("runs/x"), {}, {}, RunSummary(), [], [], [], "", AttentionFigure())
+    assert "published" not in render_markdown(nothing)

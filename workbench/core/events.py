@@ -71,6 +71,9 @@ class EvalDone:
     split: Split = "validation"  # per-epoch evaluations are always of validation
     set_name: str = ""  # where the set comes from, e.g. "newstest2018"
     size: int = 0  # sentences scored
+    #: The model's authors' BLEU on this set, and the release it belongs to ("before" only).
+    published_bleu: float | None = None
+    published_source: str = ""
 
 
 @dataclass(frozen=True)

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from workbench.core.presets import SCRATCH_MODEL
 from workbench.core.report.model import RunReport
+from workbench.core.run_folder import RunSummary
 from workbench.core.scores import SetScores
 from workbench.core.settings import setting_value
 from workbench.core.views.numbers import MISSING, number
@@ -13,6 +14,7 @@ from workbench.core.views.score_text import (
     delta_text,
     format_p,
     older_run_line,
+    published_text,
     with_ci,
 )
 
@@ -50,6 +52,8 @@ def key_facts(report: RunReport) -> list[tuple[str, str]]:
         scores = s.scores(role)
         if scores is not None:
             rows.append((f"BLEU before → after, {scores.label}", before_after(scores, "bleu")))
+        if role == "test":
+            rows += baseline_rows(s)
     if s.test is None and (old := older_run_line(s)):
         rows.append(("BLEU before → after", old))
     rows += [
@@ -64,6 +68,31 @@ def key_facts(report: RunReport) -> list[tuple[str, str]]:
         ("Training", f"{number(s.global_step)} steps in {number(s.train_seconds, 1)} s"),
         ("Best checkpoint", s.best_checkpoint or MISSING),
     ]
+    return rows
+
+
+def baseline_rows(summary: RunSummary) -> list[tuple[str, str]]:
+    """The test set's "before" beside the model's published score, with where the figure
+    is from, and the warning when they are far apart (none where nothing is published)."""
+    b = summary.baseline or {}
+    values = [
+        v
+        for key in ("bleu", "before_bleu", "difference")
+        if isinstance(v := b.get(key), int | float)
+    ]
+    if len(values) != 3:  # a hand-edited or partial summary: nothing to show
+        return []
+    bleu, before, difference = values
+    test_set = str(b.get("test_set", "?"))
+    rows = [
+        (
+            f"BLEU before vs published, {test_set}",
+            f"{before:.2f} · {published_text(bleu, str(b.get('source', '?')), test_set)}: "
+            f"{difference:+.2f} (figure from {b.get('url', '?')})",
+        )
+    ]
+    if b.get("warning"):
+        rows.append(("Before far from published", str(b["warning"])))
     return rows
 
 

@@ -187,10 +187,11 @@ def run_training(
     held_out = HeldOutSets.of(data, config)
     before: dict[str, list[str]] = {}
     before_scores: dict[str, dict[str, float]] = {}
+    baseline: dict[str, Any] | None = None  # the test set's published score, where there is one
     if main:
         translator = Translator(model, tokenizer, direction, config.max_source_length)
         before = translate_before(held_out, translator, run_dir, emit)
-        before_scores = score_before(held_out, before, emit)
+        before_scores, baseline = score_before(held_out, before, emit, translator)
     distributed.barrier()
 
     # ---- train
@@ -234,6 +235,7 @@ def run_training(
         decoding=vars(held_out.options),
         precision=precision.to_dict(),
         before=before_scores,
+        baseline=baseline,
         train_seconds=round(outcome.seconds, 1),
         global_step=trainer.state.global_step,
         run_dir=str(run_dir),

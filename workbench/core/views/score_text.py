@@ -43,6 +43,12 @@ def before_after(s: SetScores, metric: str) -> str:
     )
 
 
+def published_text(bleu: float, source: str, test_set: str) -> str:
+    """``published 22.0 (Helsinki-NLP opus-2020-07-17, newstest2018)``: the model's
+    authors' BLEU on the test set, written beside "before"."""
+    return f"published {bleu:.1f} ({source}, {test_set})"
+
+
 def headline(s: SetScores) -> str:
     """``test (newstest2018, 3,981): BLEU 0.02 → 11.40 (+11.38, 95% CI …, p < 0.001) ·
     chrF …``: the line users hand in."""
