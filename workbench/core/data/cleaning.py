@@ -26,7 +26,7 @@ counts add up to what was dropped. The rules, in order:
 from __future__ import annotations
 
 import unicodedata
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any, Protocol, TypeVar
 
@@ -123,8 +123,6 @@ class CleaningReport:
     dropped: list[Dropped] = field(default_factory=list)
     #: False when no tokenizer was at hand (a model built from the data has none yet).
     long_measured: bool = False
-    #: Test sources longer than max_source_length tokens (truncated when translated).
-    test_long: int | None = None
 
     def take(self, rule: str, pair: _PairLike, kept: bool = False) -> None:
         """Count ``pair`` under ``rule``."""
@@ -171,7 +169,6 @@ class CleaningReport:
             "drop_long": s.drop_long,
             "min_script_share": s.min_script_share,
             "max_length_ratio": s.max_length_ratio,
-            "test_long_sources": self.test_long,
         }
 
 
@@ -272,12 +269,3 @@ def drop_test_overlap(pairs: list[P], test: Iterable[_PairLike], report: Cleanin
         else:
             kept.append(pair)
     return kept
-
-
-def count_long_sources(
-    test: Sequence[_PairLike], s: CleaningSettings, count_tokens: TokenCounter
-) -> int:
-    """Test sources longer than ``max_source_length`` tokens: they are truncated when
-    translated, before and after alike, which lowers both scores."""
-    lengths, _ = count_tokens([p.source for p in test], [])
-    return sum(1 for n in lengths if n > s.max_source_length)

@@ -31,7 +31,6 @@ from workbench.core.data.cleaning import (
     CleaningSettings,
     TokenCounter,
     clean_pairs,
-    count_long_sources,
     drop_test_overlap,
 )
 from workbench.core.data.local_files import LOCAL_SUFFIXES, moses_files, read_local_rows
@@ -285,8 +284,6 @@ def prepare_data(
         train = drop_test_overlap(train, test, report)
         validation = drop_test_overlap(validation, test, report)
         test_name = f"{config.test_fraction:.0%} held out, seed {config.seed}"
-    if count_tokens is not None:
-        report.test_long = count_long_sources(test, settings, count_tokens)
     return SplitData(
         train, validation, test, report, origin, held_out, test_name, revision, tuple(notes)
     )
