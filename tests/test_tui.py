@@ -235,6 +235,16 @@ def saved_run(tmp_path: Path, summary: dict[str, object]) -> Path:
     return run
 
 
+def saved_test_run(tmp_path: Path) -> Path:
+    """A finished run with test scores and no samples: its rows are a test's to write."""
+    return saved_run(tmp_path, {
+        "status": "finished",
+        "test": scores_block("test", (0.5, 9.5), (1.0, 20.0)),
+        "bleu_tokenize": "zh",
+        "samples": [],
+    })  # fmt: skip
+
+
 async def samples_shown(pilot: Any, app: WorkbenchApp) -> SamplesPane:
     """The Samples pane once it has rows of the saved run."""
     await show_pane(pilot, "samples")
@@ -266,12 +276,7 @@ async def test_app_opens_on_a_saved_run(tmp_path: Path):
 async def test_a_torn_translations_file_shows_the_rest_with_a_note(tmp_path: Path):
     """A killed writer leaves a half line at the end of test_translations.jsonl: the
     Samples pane shows every whole row and says one line was skipped."""
-    run = saved_run(tmp_path, {
-        "status": "finished",
-        "test": scores_block("test", (0.5, 9.5), (1.0, 20.0)),
-        "bleu_tokenize": "zh",
-        "samples": [],
-    })  # fmt: skip
+    run = saved_test_run(tmp_path)
     rows = [sample_row(f"tea {i}") for i in range(3)]
     torn = json.dumps(rows[0])[:17]
     (run / "test_translations.jsonl").write_text(
@@ -300,17 +305,12 @@ def scored_row(source: str, reference: str, before: str, after: str) -> dict[str
 
 
 async def test_o_orders_the_samples_by_their_sentence_chrf_change(tmp_path: Path):
-    run = saved_run(tmp_path, {
-        "status": "finished",
-        "test": scores_block("test", (0.5, 9.5), (1.0, 20.0)),
-        "bleu_tokenize": "zh",
-        "samples": [],
-    })  # fmt: skip
+    run = saved_test_run(tmp_path)
     rows = [
         scored_row("Some tea.", "一些茶。", "茶", "一些茶"),  # rises a little
         scored_row("I am well.", "我很好。", "我很好。", "好"),  # falls most
         scored_row("I like tea.", "我喜欢喝茶。", "狗", "我喜欢喝茶。"),  # rises most
-        sample_row("A row without chrF."),  # written by a run before chrF was kept
+        sample_row("A row without chrF."),  # as an older run wrote them
     ]
     (run / "test_translations.jsonl").write_text(
         "".join(json.dumps(r, ensure_ascii=False) + "\n" for r in rows), encoding="utf-8"
