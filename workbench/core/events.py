@@ -78,7 +78,7 @@ class EvalDone:
 
 @dataclass(frozen=True)
 class Sample:
-    """One before/after translation of a test-set source."""
+    """One before/after translation of a test-set source, with its sentence BLEU and chrF."""
 
     source: str
     reference: str
@@ -86,6 +86,8 @@ class Sample:
     after: str
     bleu_before: float
     bleu_after: float
+    chrf_before: float
+    chrf_after: float
 
 
 @dataclass(frozen=True)

@@ -3,10 +3,10 @@
 Users say ``en`` and ``zh``; each model family names languages its own way (Marian
 ``>>cmn_Hans<<``, NLLB ``zho_Hans``, M2M100 ``__zh__``, mBART-50 ``zh_CN``). This module
 holds what needs no model: the ISO 639-1 codes the workbench knows with their ISO 639-3
-names and script, the base language of any family's code, the sacreBLEU tokenizer for a
-target language, and :class:`Direction`, the resolved answer for one model that every
-front end decodes with. Matching a language to one model's codes is
-:mod:`workbench.core.model.family`'s job.
+names and script, the base language of any family's code, whether it is written without
+spaces, the sacreBLEU tokenizer for a target language, and :class:`Direction`, the
+resolved answer for one model that every front end decodes with. Matching a language to
+one model's codes is :mod:`workbench.core.model.family`'s job.
 """
 
 from __future__ import annotations

@@ -3,8 +3,8 @@
 Both held-out sets (validation, which chose the best epoch, and test, which chose nothing)
 are translated once before training with the model as loaded, and once after with the
 best model as saved, with the same decoding options, in fp32 with TF32 off. Rank 0 does
-it alone. Every sentence's pair of translations is kept with its sentence BLEU in
-``<set>_translations.jsonl``, which the TUI's Samples pane reads. Where the model's
+it alone. Every sentence's pair of translations is kept with its sentence BLEU and chrF
+in ``<set>_translations.jsonl``, which the TUI's Samples pane reads. Where the model's
 authors published a score on the test set, "before" is shown beside it
 (:mod:`.baselines`).
 """
@@ -27,7 +27,12 @@ from workbench.core.evaluate.baselines import (
     count_long,
     published_score,
 )
-from workbench.core.evaluate.metrics import corpus_bleu, corpus_chrf, sentence_bleu
+from workbench.core.evaluate.metrics import (
+    corpus_bleu,
+    corpus_chrf,
+    sentence_bleu,
+    sentence_chrf,
+)
 from workbench.core.evaluate.significance import score_before_after
 from workbench.core.events import EvalDone, EventSink, Note, Phase, Sample, Split
 from workbench.core.run_folder import read_json_dict, translations_file
@@ -209,7 +214,8 @@ def score_after(
 def score_rows(
     sets: HeldOutSets, before: dict[str, list[str]], after: dict[str, list[str]]
 ) -> dict[str, list[Sample]]:
-    """Every sentence of each set with its before/after translation and sentence BLEU.
+    """Every sentence of each set with its before/after translation, sentence BLEU and
+    sentence chrF.
 
     Scored once here and written by :func:`write_translations`, so that the TUI's Samples
     pane only reads them.
@@ -223,6 +229,8 @@ def score_rows(
                 after=a,
                 bleu_before=round(sentence_bleu(b, pair.target, sets.bleu_tokenize), 2),
                 bleu_after=round(sentence_bleu(a, pair.target, sets.bleu_tokenize), 2),
+                chrf_before=round(sentence_chrf(b, pair.target), 2),
+                chrf_after=round(sentence_chrf(a, pair.target), 2),
             )
             for pair, b, a in zip(pairs, before[split], after[split], strict=True)
         ]

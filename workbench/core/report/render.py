@@ -16,8 +16,12 @@ from workbench.core import __version__
 from workbench.core.report.cells import (
     BEFORE_AFTER_HEADER,
     CONSOLE_HEADER,
+    NO_BREAKDOWN,
     SAMPLE_HEADER,
     before_after_rows,
+    breakdown_note,
+    by_length_table,
+    changed_tables,
     console_rows,
     decoding_note,
     epoch_table,
@@ -35,6 +39,7 @@ from workbench.core.views.document import (
     html_table,
     md_table,
 )
+from workbench.core.views.score_text import CHANGED_HEADER
 from workbench.core.views.svg import inline_svg
 
 
@@ -67,6 +72,15 @@ def render_markdown(report: RunReport) -> str:
     out += ["## Sample translations before and after (test set)", ""]
     samples = sample_rows(report)
     out += md_table(SAMPLE_HEADER, samples) if samples else ["No samples (the run did not finish)."]
+    out += ["", "## Where the gain comes from (test set)", ""]
+    header, rows = by_length_table(report)
+    if rows:
+        out += [escape_markdown(breakdown_note(report)), "", *md_table(header, rows)]
+    else:
+        out.append(NO_BREAKDOWN)
+    for title, changed, none in changed_tables(report):
+        out += ["", f"### {title}", ""]
+        out += md_table(CHANGED_HEADER, changed) if changed else [none]
     out += [
         "",
         "## Translations tried in the console",
@@ -179,6 +193,18 @@ def render_html(report: RunReport) -> str:
         if samples
         else "<p>No samples (the run did not finish).</p>"
     )
+    body.append("<h2>Where the gain comes from (test set)</h2>")
+    header, rows = by_length_table(report)
+    body += (
+        [f'<p class="caption">{escape_html(breakdown_note(report))}</p>', html_table(header, rows)]
+        if rows
+        else [f"<p>{escape_html(NO_BREAKDOWN)}</p>"]
+    )
+    for title, changed, none in changed_tables(report):
+        body.append(f"<h3>{escape_html(title)}</h3>")
+        body.append(
+            html_table(CHANGED_HEADER, changed) if changed else f"<p>{escape_html(none)}</p>"
+        )
     body += [
         "<h2>Translations tried in the console</h2>",
         f'<p class="caption">{escape_html(report.console_note)}</p>',

@@ -34,6 +34,7 @@ from workbench.core.evaluate.before_after import (
     translate_before,
     write_translations,
 )
+from workbench.core.evaluate.breakdown import gain_breakdown
 from workbench.core.events import (
     EventSink,
     JsonlRecorder,
@@ -275,6 +276,7 @@ def run_training(
         run_best_model=str(best_dir),
         samples=[vars(s) for s in samples],
         epochs=evaluation_history(trainer),
+        **gain_breakdown(rows["test"], config.bleu_tokenize, config.source_lang),
     )
     summary.write(run_dir)
     emit(RunDone("finished", str(run_dir), summary))
