@@ -74,8 +74,9 @@ class SplitData:
 
     @property
     def dropped(self) -> dict[str, int]:
-        """Pairs taken out, per cleaning rule."""
-        return dict(self.cleaning.counts)
+        """Pairs taken out (or, for ``long``, counted), per cleaning rule, in rule order."""
+        counts = self.cleaning.counts
+        return {rule: counts[rule] for rule in self.cleaning.settings.rules if rule in counts}
 
 
 #: How many more pairs a Hub sample draws than ``samples`` asks for, so that ``samples``
