@@ -62,6 +62,7 @@ from workbench.core.train.checkpoints import (
     run_to_resume,
     save_best_model,
 )
+from workbench.core.train.early_stop import report_early_stopping
 from workbench.core.train.preflight import preflight
 from workbench.core.train.run_model import (
     Precision,
@@ -241,6 +242,8 @@ def run_training(
             return _lost(run_dir, trainer.state.global_step)
         return _end_early(emit, trainer, outcome, summary_with, settings, run_dir, published)
 
+    stopping = report_early_stopping(trainer, config, emit)
+
     # ---- after: the best model as saved, on the same sets with the same decoding
     best_dir = run_dir / BEST_MODEL
     if not holds(lease):
@@ -270,6 +273,7 @@ def run_training(
         run_best_model=str(best_dir),
         samples=[vars(s) for s in samples],
         epochs=evaluation_history(trainer),
+        early_stopping=stopping,
     )
     summary.write(run_dir)
     emit(RunDone("finished", str(run_dir), summary))

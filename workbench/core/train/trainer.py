@@ -35,6 +35,7 @@ from workbench.core.run_folder import CHECKPOINTS_FOLDER, RunLease, holds
 from workbench.core.train import loss as token_loss
 from workbench.core.train.callbacks import EventCallback, TrainingOutcome
 from workbench.core.train.checkpoints import move_staged_checkpoint, staging_folder
+from workbench.core.train.early_stop import early_stopping_callback
 from workbench.core.train.run_model import Precision
 from workbench.errors import WorkbenchError
 
@@ -193,6 +194,9 @@ def training_arguments(config: RunConfig, run_dir: Path, precision: Precision) -
         save_strategy="epoch",
         save_total_limit=2,
         load_best_model_at_end=True,
+        # The early-stopping count (stateful_callbacks in trainer_state.json) goes on after
+        # a resume instead of starting again at 0.
+        restore_callback_states_from_checkpoint=True,
         metric_for_best_model="bleu",
         greater_is_better=True,
         predict_with_generate=True,
@@ -293,6 +297,8 @@ def build_trainer(
         callbacks=callbacks,
     )
     trainer.lease = lease
+    if config.early_stopping:
+        trainer.add_callback(early_stopping_callback(config.early_stopping))
     # Our events replace the Trainer's own dict printing and tqdm bars.
     trainer.remove_callback(PrinterCallback)
     trainer.remove_callback(ProgressCallback)
