@@ -24,14 +24,14 @@ STILL = 1e-12  # a learning rate that leaves the tiny model's weights as they ar
 
 @pytest.mark.slow
 def test_a_30_epoch_run_with_patience_2_stops_after_epoch_3_and_says_so(tmp_path: Path, hsk_pairs):
-    """The acceptance run, as a user types it, on a small file."""
+    """The acceptance run, as a user types it, on a small file, with averaging on too."""
     (tmp_path / "tiny.toml").write_text(tiny_toml(learning_rate=STILL), encoding="utf-8")
     (tmp_path / "pairs.tsv").write_text(
         "en\tzh\n" + "".join(f"{p.source}\t{p.target}\n" for p in hsk_pairs[:150]),
         encoding="utf-8",
     )
     flags = ("--data", "pairs.tsv", "--epochs", "30", "--early-stopping", "2")
-    result = run_cli(*TINY_DEMO_ARGS, *flags, cwd=tmp_path)
+    result = run_cli(*TINY_DEMO_ARGS, *flags, "--average-checkpoints", "3", cwd=tmp_path)
     assert result.returncode == 0, result.stderr[-3000:]
     out = result.stdout
     assert re.search(
@@ -41,6 +41,13 @@ def test_a_30_epoch_run_with_patience_2_stops_after_epoch_3_and_says_so(tmp_path
         re.M,
     ), out
     assert "epoch 4" not in out
+    # Averaging the 3 best of 3 equal checkpoints gains nothing: the best one is kept.
+    assert re.search(
+        r"^  averaging the 3 best checkpoints \(epochs 1, 2, 3\): validation BLEU "
+        r"(\d+\.\d\d) → \1 \(\+0\.00, p = 1\.000\), chrF .*; the best checkpoint is kept",
+        out,
+        re.M,
+    ), out
     (run,) = (tmp_path / "translation_output" / "runs").iterdir()
     summary = json.loads((run / "summary.json").read_text(encoding="utf-8"))
     assert summary["status"] == "finished"
@@ -54,19 +61,24 @@ def test_a_30_epoch_run_with_patience_2_stops_after_epoch_3_and_says_so(tmp_path
     }
     assert [e["epoch"] for e in summary["epochs"]] == [1.0, 2.0, 3.0]
     assert summary["best_checkpoint"].endswith("checkpoint-8")  # 8 steps an epoch
+    averaging = summary["averaging"]
+    assert averaging["kept"] == "best" and averaging["epochs"] == [1.0, 2.0, 3.0]
+    assert averaging["validation"]["best"] == averaging["validation"]["averaged"]
 
 
 @pytest.mark.slow
 def test_a_resumed_run_goes_on_counting_epochs_without_gain(tmp_path: Path):
     """Stopped during epoch 3 (one epoch without gain counted), resumed: it stops after
     epoch 3, as the run would have without the stop. A count started again at 0 would
-    run to epoch 4."""
+    run to epoch 4. The checkpoints averaging needs survive the stop and the resume."""
     config = small(
         tmp_path,
         epochs=30.0,
         learning_rate=STILL,
         logging_steps=1,
         early_stopping=2,
+        average_checkpoints=3,
+        average="last",
     )
     stop = threading.Event()
 
@@ -94,9 +106,20 @@ def test_a_resumed_run_goes_on_counting_epochs_without_gain(tmp_path: Path):
         and n.endswith("stopped after epoch 3 of 30")
         for n in notes
     ), notes
+    # The stop's mid-epoch checkpoint is gone; the three epochs averaged are there.
+    assert sorted(p.name for p in checkpoints.iterdir()) == [
+        "checkpoint-18",
+        "checkpoint-27",
+        "checkpoint-9",
+    ]
+    assert second.summary.averaging["checkpoints"] == [
+        "checkpoint-9",
+        "checkpoint-18",
+        "checkpoint-27",
+    ]
     # --resume still skips a checkpoint that is not whole for the one before it.
     (checkpoints / "checkpoint-27" / "optimizer.pt").unlink()
-    assert last_complete_checkpoint(first.run_dir) == checkpoints / "checkpoint-9"  # the best
+    assert last_complete_checkpoint(first.run_dir) == checkpoints / "checkpoint-18"
 
 
 @pytest.mark.slow
@@ -135,14 +158,15 @@ def test_the_line_when_the_patience_never_ran_out():
     )
 
 
-async def test_the_training_pane_shows_the_patience(tmp_path: Path):
+async def test_the_training_pane_shows_the_patience_and_the_averaging(tmp_path: Path):
     from textual.widgets import Static
 
     from tests.conftest import show_pane
     from workbench.tui.app import WorkbenchApp
 
-    app = WorkbenchApp(small(tmp_path, early_stopping=2))
+    app = WorkbenchApp(small(tmp_path, early_stopping=2, average_checkpoints=3, average="last"))
     async with app.run_test(size=(200, 30)) as pilot:
         await show_pane(pilot, "training")
         line = str(app.query_one("#train-config", Static).render())
         assert "early stopping: patience 2" in line
+        assert "averaging the last 3 checkpoints" in line

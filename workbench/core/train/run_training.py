@@ -55,6 +55,7 @@ from workbench.core.run_folder import (
     saved_config,
 )
 from workbench.core.train import distributed
+from workbench.core.train.averaging import average_checkpoints
 from workbench.core.train.checkpoints import (
     keep_best_so_far,
     last_complete_checkpoint,
@@ -244,12 +245,13 @@ def run_training(
 
     stopping = report_early_stopping(trainer, config, emit)
 
-    # ---- after: the best model as saved, on the same sets with the same decoding
+    # ---- after: the best model as saved (or the average, if better), the same decoding
     best_dir = run_dir / BEST_MODEL
     if not holds(lease):
         return _lost(run_dir, trainer.state.global_step)
     save_best_model(trainer, best_dir, settings)
-    after = translate_after(held_out, best_dir, device, emit)
+    averaging = average_checkpoints(trainer.state, config, held_out, best_dir, device, emit, lease)
+    after = translate_after(held_out, best_dir, device, emit, averaging.translations)
     scores = score_after(
         held_out, before, after, trainer.state.global_step, float(trainer.state.epoch or 0), emit
     )
@@ -274,6 +276,7 @@ def run_training(
         samples=[vars(s) for s in samples],
         epochs=evaluation_history(trainer),
         early_stopping=stopping,
+        averaging=averaging.record,
     )
     summary.write(run_dir)
     emit(RunDone("finished", str(run_dir), summary))

@@ -76,6 +76,11 @@ class TrainingPane(ForwardsWorkerFailures, Vertical):
             + f" · max len {c.max_source_length}/{c.max_target_length} · beams {c.num_beams}"
             + f" · BLEU tokenize={c.bleu_tokenize}"
             + (f" · early stopping: patience {c.early_stopping}" if c.early_stopping else "")
+            + (
+                f" · averaging the {c.average} {c.average_checkpoints} checkpoints"
+                if c.average_checkpoints
+                else ""
+            )
             + f" · out {c.output_dir}"
         )
 
