@@ -268,13 +268,45 @@ def finished_run(tmp_path_factory: pytest.TempPathFactory) -> FinishedRun:
     return FinishedRun(result, events, handed)
 
 
+def cleaned_hsk_pairs() -> list:
+    """The HSK pairs as the demo cleans them, in the corpus's order."""
+    from workbench.core.config import build_config
+    from workbench.core.data.cleaning import CleaningSettings, clean_pairs
+    from workbench.core.data.pairs import load_hsk_pairs
+
+    pairs, _ = clean_pairs(load_hsk_pairs(), CleaningSettings.of(build_config("demo")))
+    return pairs
+
+
+#: What write_planted_tsv plants among clean pairs, by the rule that should drop it.
+PLANTED = {"copy": 10, "script": 8, "empty": 6, "ratio": 5, "duplicate": 7}
+
+
+def write_planted_tsv(path: Path, clean: int = 300) -> Path:
+    """``clean`` HSK pairs and, shuffled in, the noise of PLANTED: copied targets, English
+    "Chinese" references, empty targets, one-word sources of whole paragraphs and pairs
+    repeated."""
+    import random
+
+    pairs = cleaned_hsk_pairs()
+    rows = [(p.source, p.target) for p in pairs[:clean]]
+    extra = pairs[clean : clean + 100]
+    planted = [(p.source, p.source) for p in extra[:10]]
+    planted += [(p.source, "This reference is not Chinese at all.") for p in extra[10:18]]
+    planted += [(p.source, "") for p in extra[18:24]]
+    planted += [("Yes.", "".join(q.target for q in extra[24 + i : 30 + i])) for i in range(5)]
+    planted += rows[:7]
+    assert len(planted) == sum(PLANTED.values())
+    mixed = rows + planted
+    random.Random(1).shuffle(mixed)
+    path.write_text("en\tzh\n" + "".join(f"{s}\t{t}\n" for s, t in mixed), encoding="utf-8")
+    return path
+
+
 @pytest.fixture(scope="session")
 def hsk_pairs():
     """The first 300 cleaned HSK pairs."""
-    from workbench.core.data.pairs import clean_pairs, load_hsk_pairs
-
-    pairs, _ = clean_pairs(load_hsk_pairs())
-    return pairs[:300]
+    return cleaned_hsk_pairs()[:300]
 
 
 @pytest.fixture(scope="session")

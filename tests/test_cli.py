@@ -66,7 +66,7 @@ def test_translate_missing_model_path(tmp_path: Path):
 TINY_RUN = """
 samples = 450
 epochs = 6
-learning_rate = 3e-3
+learning_rate = 5e-3
 batch_size = 32
 logging_steps = 5
 max_new_tokens = 24
@@ -185,9 +185,9 @@ def test_tui_without_a_terminal_points_to_headless(tmp_path: Path):
 @pytest.mark.slow
 def test_a_30_pair_file_trains_with_the_demo_preset(tmp_path: Path):
     """The scratch vocabularies shrink to what 24 training pairs support, with one line."""
-    from workbench.core.data.pairs import clean_pairs, load_hsk_pairs
+    from tests.conftest import cleaned_hsk_pairs
 
-    pairs, _ = clean_pairs(load_hsk_pairs())
+    pairs = cleaned_hsk_pairs()
     (tmp_path / "pairs.tsv").write_text(
         "en\tzh\n" + "".join(f"{p.source}\t{p.target}\n" for p in pairs[:30]), encoding="utf-8"
     )

@@ -9,23 +9,30 @@ fresh training would give it, without a minute of training.
 
 from __future__ import annotations
 
+import json
 import re
 import shutil
 from pathlib import Path
 
 import pytest
+import sacrebleu
 
 from tests.fixtures.record_tiny_run import COMPARE_RUNS, COMPARE_TARGET
 from workbench.cli import main
+from workbench.core.evaluate.breakdown import gain_breakdown
+from workbench.core.evaluate.metrics import sentence_chrf
 from workbench.core.evaluate.significance import randomisation_p
+from workbench.core.events import Sample
 from workbench.core.experiments.compare.build import (
     ComparedRun,
     Difference,
     build_comparison,
     differences,
 )
+from workbench.core.experiments.compare.cells import by_length_header, by_length_rows
 from workbench.core.experiments.compare.render import render_html, render_markdown, render_text
 from workbench.core.experiments.table import RunRow
+from workbench.core.run_folder import read_jsonl
 from workbench.core.views.score_text import format_p
 
 
@@ -136,3 +143,43 @@ def test_the_markdown_and_the_page_say_why_there_is_no_paired_test(three_runs):
     assert not comparison.paired and comparison.test_label is None
     assert "No paired test of B against A" in render_markdown(comparison)
     assert "No paired test of B against A" in render_html(comparison)
+
+
+def test_each_run_shows_its_test_set_by_source_length_and_a_run_without_it_dashes(tmp_path):
+    """A and B recorded the breakdown (computed here from their own translations, as a run
+    computes it); C's summary has none, as a run made before it was recorded."""
+    root = tmp_path / "out"
+    for name in COMPARE_RUNS:
+        shutil.copytree(COMPARE_TARGET / name, root / "runs" / name)
+    a, b, c = COMPARE_RUNS
+    for name in (a, b):
+        folder = root / "runs" / name
+        rows = [
+            Sample(
+                **row,
+                chrf_before=round(sentence_chrf(row["before"], row["reference"]), 2),
+                chrf_after=round(sentence_chrf(row["after"], row["reference"]), 2),
+            )
+            for row in read_jsonl(folder / "test_translations.jsonl")
+        ]
+        summary = json.loads((folder / "summary.json").read_text(encoding="utf-8"))
+        summary.update(gain_breakdown(rows, summary["bleu_tokenize"], "en"))
+        (folder / "summary.json").write_text(json.dumps(summary), encoding="utf-8")
+    comparison = build_comparison([a, b, c], root)
+    table = by_length_rows(comparison)
+    assert by_length_header(comparison)[:2] == ["Run", "Source length (words)"]
+    assert [row[0] for row in table] == ["A", "B", "C"]  # HSK sentences: one bucket each
+    for row, run in zip(table[:2], comparison.runs[:2], strict=True):
+        test = run.row.test
+        refs = [[r["reference"] for r in run.test_rows]]
+        after = sacrebleu.corpus_bleu([r["after"] for r in run.test_rows], refs, tokenize="zh")
+        assert test.bleu_after == round(after.score, 2)  # the headline is sacreBLEU's
+        assert row[1:3] == ["1–10", f"{len(run.test_rows)}"]
+        assert row[3].startswith(f"{test.bleu_before:.2f} → {test.bleu_after:.2f} (")
+    assert table[2] == ["C", "—", "—", "—", "—"]
+    text = render_text(comparison)
+    assert "Test set by source length. Corpus BLEU and chrF" in text
+    assert re.search(r"\n  C +— +— +— +—\n", text)
+    md = render_markdown(comparison)
+    assert "## Test set by source length" in md and "| C | — | — | — | — |" in md
+    assert "<h2>Test set by source length</h2>" in render_html(comparison)

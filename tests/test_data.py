@@ -9,11 +9,11 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import TINY_DEMO_ARGS, run_cli, tiny_toml
+from tests.conftest import TINY_DEMO_ARGS, cleaned_hsk_pairs, run_cli, tiny_toml
 from workbench.core.config import build_config
+from workbench.core.data.cleaning import CleaningSettings, clean_pairs
 from workbench.core.data.pairs import (
     Pair,
-    clean_pairs,
     is_hub_dataset,
     load_hsk_pairs,
     looks_like_local_path,
@@ -30,24 +30,82 @@ def test_hsk_corpus_is_shipped_and_has_metadata():
     assert {"hsk_level", "topic"} <= set(pairs[0].meta)
 
 
-def test_clean_drops_placeholders_empties_and_repeated_sources():
+def test_each_rule_drops_what_it_names_and_the_first_failed_rule_counts():
+    settings = CleaningSettings.of(build_config("demo"))
     raw = [
-        Pair("a", "甲"),
-        Pair("placeholder", "x"),
-        Pair(" ", "乙"),
-        Pair("a", "丙"),
-        Pair("b ", " 乙 "),
+        Pair("a cat", "一只猫"),
+        Pair("placeholder", "人是活动的主体。"),
+        Pair("", "乙"),
+        Pair("Hello, World!", "hello world"),  # a copy, whatever the case and punctuation
+        Pair("I like tea.", "I like tea very much."),  # a Latin "Chinese" reference
+        Pair("这是中文。", "这是中文句子。"),  # a Han "English" source
+        Pair("Yes.", "是的，" * 20),  # 1 word against 60 characters
+        Pair("a cat", "一只猫"),  # the same pair again
+        Pair("A cat!", "猫"),  # the same source, normalised, with another target
+        Pair("Thank you, 2019.", "谢谢，2019。"),  # digits are no letters: kept
     ]
-    kept, dropped = clean_pairs(raw)
-    assert kept == [Pair("a", "甲"), Pair("b", "乙")]
-    assert dropped == {"empty": 1, "placeholder": 1, "duplicate": 1}
+    kept, report = clean_pairs(raw, settings)
+    assert kept == [Pair("a cat", "一只猫"), Pair("Thank you, 2019.", "谢谢，2019。")]
+    assert report.counts == {
+        "empty": 1,
+        "placeholder": 1,
+        "copy": 1,
+        "script": 2,
+        "ratio": 1,
+        "duplicate": 1,
+        "repeated source": 1,
+    }
+    assert report.total == 8 and len(report.dropped) == 8
+    assert [d.rule for d in report.dropped][:3] == ["placeholder", "empty", "copy"]
+
+
+def test_a_rule_left_off_keeps_its_pairs_and_no_clean_keeps_all_but_test_overlaps():
+    raw = [Pair("Hello", "hello"), Pair("a cat", "一只猫"), Pair("a dog", "一只狗")]
+    skip = build_config("demo", overrides={"clean_skip": "copy,script"})
+    assert clean_pairs(raw, CleaningSettings.of(skip))[0] == raw
+    off = CleaningSettings.of(build_config("demo", overrides={"clean": False}))
+    assert off.rules == ("in test set",)
+    kept, report = clean_pairs(raw, off, test=[Pair("A dog!", "别的")])
+    assert kept == raw[:2] and report.counts == {"in test set": 1}
+    assert report.lines() == [
+        "cleaning: off (--no-clean), but pairs in the test set leave training:",
+        "  in test set 1",
+    ]
+
+
+def test_the_long_rule_counts_by_tokens_and_drops_only_when_asked():
+    def count(sources, targets):  # one token per word, as a tokenizer would count them
+        return [len(s.split()) for s in sources], [len(t) for t in targets]
+
+    raw = [Pair("one two three four five", "一二"), Pair("one", "一二三四五六")]
+    short = {"max_source_length": 4, "max_target_length": 5, "clean_max_length_ratio": 10}
+    kept, report = clean_pairs(
+        raw, CleaningSettings.of(build_config("demo", overrides=short)), count
+    )
+    assert kept == raw and report.counts == {"long": 2} and report.total == 0
+    assert "long 2 (kept, truncated; --drop-long drops them)" in report.lines()[1]
+    dropping = build_config("demo", overrides={**short, "drop_long": True})
+    kept, report = clean_pairs(raw, CleaningSettings.of(dropping), count)
+    assert kept == [] and report.total == 2
+
+
+def test_a_near_copy_of_a_test_pair_leaves_train_and_validation(tmp_path: Path):
+    data_file = _tsv(tmp_path / "pairs.tsv", range(100))
+    test_file = tmp_path / "held.tsv"
+    test_file.write_text("en\tzh\nS5!\t别的\nother\t句7\n", encoding="utf-8")
+    config = build_config("demo", overrides={"data": str(data_file), "test_data": str(test_file)})
+    data = prepare_data(config)
+    assert data.dropped["in test set"] == 2  # s5 by its source, s7 by its target
+    assert {"s5", "s7"}.isdisjoint(p.source for p in data.train + data.validation)
 
 
 def test_demo_data_is_clean_and_split_8_1_1_with_no_sentence_in_two_splits():
     data = prepare_data(build_config("demo"))
     n = len(data.train) + len(data.validation) + len(data.test)
     assert data.dropped["placeholder"] == 65
-    assert len(data.validation) == len(data.test) == round(n * 0.1) == 425
+    # 424 held out each; then a training pair left as a near-copy of a test pair
+    assert len(data.test) == len(data.validation) == 424
+    assert data.dropped["in test set"] == 1
     sources = [p.source for p in data.train + data.validation + data.test]
     assert len(set(sources)) == n  # no sentence on two sides of a split
     assert not any(s.lower() == "placeholder" for s in sources)
@@ -86,7 +144,7 @@ def test_test_data_file_is_the_test_set_and_never_trained_on(tmp_path: Path):
     data = prepare_data(config)
     assert [p.source for p in data.test] == [f"s{i}" for i in range(90, 120)]
     assert data.test_name == "held.tsv"
-    assert data.dropped["in the test set"] == 10
+    assert data.dropped["in test set"] == 10
     seen = {p.source for p in data.train + data.validation}
     assert not seen & {p.source for p in data.test}
     assert len(data.train) + len(data.validation) == 90 and len(data.validation) == 9
@@ -221,7 +279,7 @@ def test_bare_moses_prefix_in_the_working_folder_is_local(tmp_path, monkeypatch)
     assert not is_hub_dataset(config)
     data = prepare_data(config)
     assert [p.source for p in data.test] == [f"s{i}" for i in range(25, 35)]
-    assert data.test_name == "held" and data.dropped["in the test set"] == 5
+    assert data.test_name == "held" and data.dropped["in test set"] == 5
 
 
 def test_moses_line_count_mismatch_is_one_line_with_both_counts(tmp_path: Path):
@@ -286,7 +344,7 @@ def test_source_target_and_src_tgt_columns_need_no_flags(tmp_path: Path):
 @pytest.mark.slow
 def test_train_headless_reads_a_bare_moses_prefix(tmp_path: Path):
     """``--data corpus`` with corpus.en/corpus.zh in the working folder trains, offline."""
-    pairs, _ = clean_pairs(load_hsk_pairs())
+    pairs = cleaned_hsk_pairs()
     _moses(tmp_path / "corpus", [p.source for p in pairs[:60]], [p.target for p in pairs[:60]])
     (tmp_path / "tiny.toml").write_text(tiny_toml(epochs=1.0), encoding="utf-8")
     result = run_cli(*TINY_DEMO_ARGS, "--data", "corpus", cwd=tmp_path)

@@ -51,7 +51,7 @@ EVENTS = [
     TrainStep(4, 10, 0.4, None, None, None, None, None),
     EvalDone(5, 1.0, 1.5, 6.0, loss=4.2),
     EvalDone(10, 2.0, 3.0, 9.0, stage="after", split="test", set_name="newstest", size=18),
-    Sample("I like tea.", "我喜欢茶。", "我", "我喜欢茶。", 1.0, 100.0),
+    Sample("I like tea.", "我喜欢茶。", "我", "我喜欢茶。", 1.0, 100.0, 8.2, 100.0),
     RunDone("finished", "out/runs/x", RunSummary.from_dict(SUMMARY)),
 ]
 

@@ -285,6 +285,7 @@ def test_the_nllb_preset_runs_shrunk_through_the_hub(hub_server, tmp_path):
     )  # fmt: skip
     assert proc.returncode == 0, proc.stderr[-2000:]
     assert "languages: en → zh (nllb: codes eng_Latn → zho_Hans)" in proc.stdout
+    assert "· published" not in proc.stdout  # its card has no newstest2018 score
     best = tmp_path / "out" / "best_model"
     assert json.loads((best / "workbench.json").read_text())["target_code"] == "zho_Hans"
     translated = run_cli("translate", "--model", str(best), "I like tea.", cwd=tmp_path, env=env)
@@ -308,3 +309,8 @@ def test_the_en_de_preset_runs_shrunk_through_the_hub(hub_server, tmp_path):
     summary = json.loads(next((tmp_path / "out" / "runs").glob("*/summary.json")).read_text())
     assert summary["bleu_tokenize"] == "13a"
     assert "tok:13a" in summary["test"]["bleu_signature"]
+    # Its card's newstest2013 score beside "before"; a model without labels has no label cause.
+    assert " · published 26.9 (Helsinki-NLP opus-2020-02-26, newstest2013)" in proc.stdout
+    baseline = summary["baseline"]
+    assert (baseline["bleu"], baseline["chrf"], baseline["bleu_tokenize"]) == (26.9, 55.3, "13a")
+    assert baseline["warning"] and "label" not in baseline["warning"]

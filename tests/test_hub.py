@@ -137,6 +137,24 @@ def test_first_run_downloads_the_model_and_samples_the_dataset(first_run, hub_se
         )
     )
     assert summary["data_revision"] == sha
+    # The tiny random model is far from what opus-mt-en-zh's authors published: said beside
+    # "before", with the cause this run shows (8 new tokens) and those it rules out.
+    before_test = next(line for line in out.splitlines() if "before fine-tuning, test" in line)
+    assert before_test.endswith(" · published 22.0 (Helsinki-NLP opus-2020-07-17, newstest2018)")
+    warning = out.split(before_test + "\n", 1)[1].splitlines()[0]
+    assert warning.startswith("  warning: before BLEU ") and "below the published 22.0" in warning
+    assert "likely cause: " in warning and "--max-new-tokens" in warning
+    assert "Ruled out: the BLEU tokenizer (zh, as published), the Marian label (>>cmn_Hans<<)" in (
+        warning
+    )
+    baseline = summary["baseline"]
+    assert (baseline["bleu"], baseline["source"], baseline["test_set"]) == (
+        22.0,
+        "Helsinki-NLP opus-2020-07-17",
+        "newstest2018",
+    )
+    assert baseline["before_bleu"] == summary["before"]["test"]["bleu"]
+    assert f"  warning: {baseline['warning']}" == warning
     paths = {r.path for r in log}
     assert "/" in paths  # the reachability check
     assert any("/tree/" in path and "cursor=" in path for path in paths)  # pages followed
@@ -167,10 +185,21 @@ def test_a_second_run_asks_the_hub_nothing_and_runs_offline(first_run, hub_serve
     again = run_cli(*TRAIN, cwd=home, env=hub_env(hub_server, home))
     assert again.returncode == 0, again.stderr[-3000:]
     assert repo_requests(hub_server) == []
-    offline = run_cli(*TRAIN, cwd=home, env=hub_env(hub_server, home, HF_HUB_OFFLINE="1"))
+    # Offline, and scored with 13a as a student might: the warning names the tokenizer first.
+    offline = run_cli(
+        *TRAIN,
+        "--bleu-tokenize",
+        "13a",
+        cwd=home,
+        env=hub_env(hub_server, home, HF_HUB_OFFLINE="1"),
+    )
     assert offline.returncode == 0, offline.stderr[-3000:]
     assert hub_server.requests() == []
     assert offline.stdout.count("before fine-tuning,") == 2
+    assert (
+        "likely causes, most likely first: the BLEU tokenizer is 13a, the published score used "
+        "zh (13a scores unsegmented Chinese near 0): --bleu-tokenize zh; "
+    ) in offline.stdout
 
 
 @pytest.mark.slow

@@ -12,6 +12,8 @@ from pathlib import Path
 import pytest
 
 from tests.conftest import FinishedRun, run_cli, tiny_config, wait_for
+from tests.fixtures.record_tiny_run import RUN_NAME
+from tests.fixtures.record_tiny_run import TARGET as RECORDED_RUN
 from workbench.cli import main
 from workbench.core.attention.figures import heatmap_svg
 from workbench.core.report.build import build_report, create_report
@@ -321,3 +323,72 @@ def test_the_lab_studies_run_for_a_run_appear_in_its_report(
         assert "The measured cache equals the formula at every t." in text
         assert "masked decoder self-attention" in text
     assert decoding["findings"] in texts[REPORT_MD].replace("\\", "")
+
+
+def test_the_published_score_and_the_warning_stand_beside_before():
+    from workbench.core.report.model import AttentionFigure, RunReport
+    from workbench.core.report.render import render_html, render_markdown
+
+    warning = "before BLEU 0.30 is 21.70 below the published 22.0 on newstest2018; <cause>"
+    baseline = {
+        "bleu": 22.0,
+        "chrf": 21.19,
+        "source": "Helsinki-NLP opus-2020-07-17",
+        "url": "https://example.org/scores.txt",
+        "test_set": "newstest2018",
+        "before_bleu": 0.3,
+        "difference": -21.7,
+        "warning": warning,
+    }
+    report = RunReport(
+        Path("runs/x"), {}, {}, RunSummary(baseline=baseline), [], [], [], "", AttentionFigure()
+    )
+    row = (
+        "0.30 · published 22.0 (Helsinki-NLP opus-2020-07-17, newstest2018): -21.70 "
+        "(figure from https://example.org/scores.txt)"
+    )
+    markdown, page = render_markdown(report), render_html(report)
+    assert f"| BLEU before vs published, newstest2018 | {escape_markdown(row)} |" in markdown
+    assert f"| Before far from published | {escape_markdown(warning)} |" in markdown
+    assert html.escape(row) in page and html.escape(warning) in page
+    nothing = RunReport(Path("runs/x"), {}, {}, RunSummary(), [], [], [], "", AttentionFigure())
+    assert "published" not in render_markdown(nothing)
+
+
+def test_the_report_says_where_the_gain_comes_from_and_reads_runs_without_it(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+):
+    monkeypatch.chdir(tmp_path)  # the recorded files name out/... relative paths
+    run = tmp_path / "out" / "runs" / RUN_NAME
+    shutil.copytree(RECORDED_RUN, run)
+    summary = summary_of(run)
+    _, paths = create_report(run)
+    texts = {p.name: p.read_text(encoding="utf-8") for p in paths}
+    md, page = texts[REPORT_MD], texts[REPORT_HTML]
+    (bucket,) = summary["by_length"]  # the 18 short HSK sentences: one bucket, 1-10 words
+    test = summary["test"]
+    assert (bucket["sentences"], bucket["bleu_after"]) == (test["size"], test["bleu_after"])
+    bleu = f"{bucket['bleu_before']:.2f} → {bucket['bleu_after']:.2f} (+0.81)"
+    chrf = f"{bucket['chrf_before']:.2f} → {bucket['chrf_after']:.2f} (+2.53)"
+    assert "## Where the gain comes from (test set)" in md
+    assert "| Source length (words) | Sentences | BLEU before → after | chrF before → after |" in md
+    assert f"| 1–10 | 18 | {bleu} | {chrf} |" in md
+    assert f'<td>1–10</td><td class="num">18</td><td>{bleu}</td>' in page
+    assert "test (10% held out, seed 42, 18): its sentences grouped by" in md
+    top = summary["most_changed"]["rose"][0]  # rose most: the first row under its heading
+    rose = md.split("### Test sentences whose sentence chrF rose most", 1)[1]
+    first_row = rose.split("\n")[4]
+    assert first_row.startswith(f"| {escape_markdown(top['source'])} |")
+    assert first_row.endswith(f"| {top['chrf_after']:.2f} | +{top['change']:.2f} |")
+    assert html.escape(top["source"]) in page and f"+{top['change']:.2f}" in page
+    fell = md.split("### Test sentences whose sentence chrF fell most", 1)[1]
+    assert fell.split("\n")[2] == "None: no test sentence's chrF fell."
+
+    for key in ("by_length", "most_changed"):  # a run that recorded neither
+        summary.pop(key)
+    (run / "summary.json").write_text(json.dumps(summary), encoding="utf-8")
+    _, paths = create_report(run)
+    texts = {p.name: p.read_text(encoding="utf-8") for p in paths}
+    for text in (texts[REPORT_MD], texts[REPORT_HTML]):
+        assert "summary holds no scores by source length" in text
+        assert "chrF rose most" not in text

@@ -10,7 +10,9 @@ from pathlib import Path
 import pytest
 
 from tests.conftest import FinishedRun, small
+from workbench.core.evaluate.metrics import sentence_chrf
 from workbench.core.events import EvalDone, Note, Phase, RunDone, Sample, TrainStep
+from workbench.core.run_folder import read_jsonl
 from workbench.core.train.checkpoints import last_complete_checkpoint
 from workbench.core.train.run_training import run_training
 
@@ -77,6 +79,30 @@ def test_events_and_outputs(finished_run: FinishedRun):
         :5
     ]  # the five samples are test sentences
     assert (Path(summary["best_model"]) / "workbench.json").is_file()
+
+
+@pytest.mark.slow
+def test_a_finished_run_records_where_its_gain_comes_from(finished_run: FinishedRun):
+    """summary.json's by_length and most_changed are the test set's, scored as the
+    headline is: HSK sentences are short, so one bucket holds all 18 with its numbers."""
+    run_dir = finished_run.result.run_dir
+    summary = json.loads((run_dir / "summary.json").read_text())
+    (bucket,) = summary["by_length"]
+    assert (bucket["unit"], bucket["low"], bucket["high"], bucket["sentences"]) == (
+        "words",
+        1,
+        10,
+        18,
+    )
+    for key in ("bleu_before", "bleu_after", "chrf_before", "chrf_after"):
+        assert bucket[key] == summary["test"][key]
+    rows = read_jsonl(run_dir / "test_translations.jsonl")
+    for row in rows:
+        assert row["chrf_after"] == round(sentence_chrf(row["after"], row["reference"]), 2)
+    changes = sorted(round(r["chrf_after"] - r["chrf_before"], 2) for r in rows)
+    rose, fell = summary["most_changed"]["rose"], summary["most_changed"]["fell"]
+    assert [c["change"] for c in rose] == [c for c in reversed(changes) if c > 0][:5]
+    assert [c["change"] for c in fell] == [c for c in changes if c < 0][:5]
 
 
 @pytest.mark.slow
@@ -192,5 +218,11 @@ def test_a_run_from_before_test_sets_is_not_resumed(tmp_path: Path):
         WorkbenchError,
         match="20261129-120000-demo' was started by an earlier workbench without a test set",
     ):
+        run_training(config, resume=True)
+    assert sorted(p.name for p in run.iterdir()) == ["checkpoints", "config.json"]
+    # A run from before the cleaning rules: today's rules would split its data anew.
+    before_cleaning = {k: v for k, v in build_config("demo").to_dict().items() if k != "clean"}
+    (run / "config.json").write_text(json.dumps(before_cleaning), encoding="utf-8")
+    with pytest.raises(WorkbenchError, match="cleaned its data by other rules"):
         run_training(config, resume=True)
     assert sorted(p.name for p in run.iterdir()) == ["checkpoints", "config.json"]

@@ -19,6 +19,7 @@ from tests.conftest import (
     start_training,
     wait_for,
 )
+from workbench.core.evaluate.metrics import sentence_bleu, sentence_chrf
 from workbench.tui.app import WorkbenchApp
 from workbench.tui.widgets.attention_pane import AttentionPane
 from workbench.tui.widgets.charts import SeriesChart, clean_series, integer_ticks
@@ -234,6 +235,16 @@ def saved_run(tmp_path: Path, summary: dict[str, object]) -> Path:
     return run
 
 
+def saved_test_run(tmp_path: Path) -> Path:
+    """A finished run with test scores and no samples: its rows are a test's to write."""
+    return saved_run(tmp_path, {
+        "status": "finished",
+        "test": scores_block("test", (0.5, 9.5), (1.0, 20.0)),
+        "bleu_tokenize": "zh",
+        "samples": [],
+    })  # fmt: skip
+
+
 async def samples_shown(pilot: Any, app: WorkbenchApp) -> SamplesPane:
     """The Samples pane once it has rows of the saved run."""
     await show_pane(pilot, "samples")
@@ -265,12 +276,7 @@ async def test_app_opens_on_a_saved_run(tmp_path: Path):
 async def test_a_torn_translations_file_shows_the_rest_with_a_note(tmp_path: Path):
     """A killed writer leaves a half line at the end of test_translations.jsonl: the
     Samples pane shows every whole row and says one line was skipped."""
-    run = saved_run(tmp_path, {
-        "status": "finished",
-        "test": scores_block("test", (0.5, 9.5), (1.0, 20.0)),
-        "bleu_tokenize": "zh",
-        "samples": [],
-    })  # fmt: skip
+    run = saved_test_run(tmp_path)
     rows = [sample_row(f"tea {i}") for i in range(3)]
     torn = json.dumps(rows[0])[:17]
     (run / "test_translations.jsonl").write_text(
@@ -282,6 +288,59 @@ async def test_a_torn_translations_file_shows_the_rest_with_a_note(tmp_path: Pat
         assert samples.query_one("#samples-table").row_count == 3
         header = str(samples.query_one("#samples-summary").render())
         assert "note: 1 unreadable line of test_translations.jsonl skipped" in header
+
+
+def scored_row(source: str, reference: str, before: str, after: str) -> dict[str, object]:
+    """A translations-file row with real sentence BLEU and chrF, as score_rows writes it."""
+    return {
+        "source": source,
+        "reference": reference,
+        "before": before,
+        "after": after,
+        "bleu_before": round(sentence_bleu(before, reference, "zh"), 2),
+        "bleu_after": round(sentence_bleu(after, reference, "zh"), 2),
+        "chrf_before": round(sentence_chrf(before, reference), 2),
+        "chrf_after": round(sentence_chrf(after, reference), 2),
+    }
+
+
+async def test_o_orders_the_samples_by_their_sentence_chrf_change(tmp_path: Path):
+    run = saved_test_run(tmp_path)
+    rows = [
+        scored_row("Some tea.", "一些茶。", "茶", "一些茶"),  # rises a little
+        scored_row("I am well.", "我很好。", "我很好。", "好"),  # falls most
+        scored_row("I like tea.", "我喜欢喝茶。", "狗", "我喜欢喝茶。"),  # rises most
+        sample_row("A row without chrF."),  # as an older run wrote them
+    ]
+    (run / "test_translations.jsonl").write_text(
+        "".join(json.dumps(r, ensure_ascii=False) + "\n" for r in rows), encoding="utf-8"
+    )
+    changes = [round(r["chrf_after"] - r["chrf_before"], 2) for r in rows[:3]]
+    assert changes[2] > changes[0] > 0 > changes[1]
+    app = WorkbenchApp(small(tmp_path))
+    async with app.run_test(size=(80, 24)) as pilot:
+        samples = await samples_shown(pilot, app)
+        table = samples.query_one("#samples-table", DataTable)
+
+        def sources() -> list[str]:
+            return [table.get_row_at(n)[0].plain for n in range(table.row_count)]
+
+        def labels() -> list[str]:
+            return [str(column.label) for column in table.columns.values()]
+
+        assert sources() == [r["source"] for r in rows]  # test order
+        assert table.get_row_at(2)[5] == f"{changes[2]:+.1f}"
+        assert table.get_row_at(3)[4:] == ["—", "—"]  # no chrF: a dash, never 0.0
+        await pilot.press("o")
+        assert sources() == ["I like tea.", "Some tea.", "I am well.", "A row without chrF."]
+        assert labels()[-1] == "Δ ▼" and samples.selected_source() == "I like tea."
+        detail = str(samples.query_one("#samples-detail", Static).render())
+        assert f"chrF {rows[2]['chrf_before']:.1f}→100.0 ({changes[2]:+.1f})" in detail
+        await pilot.press("o")
+        assert sources() == ["I am well.", "Some tea.", "I like tea.", "A row without chrF."]
+        assert labels()[-1] == "Δ ▲"
+        await pilot.press("o")
+        assert sources() == [r["source"] for r in rows] and labels()[-1] == "Δ"
 
 
 @pytest.mark.parametrize("bad", ["nope", "/dev/null/x"])

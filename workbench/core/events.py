@@ -71,11 +71,14 @@ class EvalDone:
     split: Split = "validation"  # per-epoch evaluations are always of validation
     set_name: str = ""  # where the set comes from, e.g. "newstest2018"
     size: int = 0  # sentences scored
+    #: The model's authors' BLEU on this set, and the release it belongs to ("before" only).
+    published_bleu: float | None = None
+    published_source: str = ""
 
 
 @dataclass(frozen=True)
 class Sample:
-    """One before/after translation of a test-set source."""
+    """One before/after translation of a test-set source, with its sentence BLEU and chrF."""
 
     source: str
     reference: str
@@ -83,6 +86,8 @@ class Sample:
     after: str
     bleu_before: float
     bleu_after: float
+    chrf_before: float
+    chrf_after: float
 
 
 @dataclass(frozen=True)

@@ -3,10 +3,10 @@
 Users say ``en`` and ``zh``; each model family names languages its own way (Marian
 ``>>cmn_Hans<<``, NLLB ``zho_Hans``, M2M100 ``__zh__``, mBART-50 ``zh_CN``). This module
 holds what needs no model: the ISO 639-1 codes the workbench knows with their ISO 639-3
-names and script, the base language of any family's code, the sacreBLEU tokenizer for a
-target language, and :class:`Direction`, the resolved answer for one model that every
-front end decodes with. Matching a language to one model's codes is
-:mod:`workbench.core.model.family`'s job.
+names and script, the base language of any family's code, whether it is written without
+spaces, the sacreBLEU tokenizer for a target language, and :class:`Direction`, the
+resolved answer for one model that every front end decodes with. Matching a language to
+one model's codes is :mod:`workbench.core.model.family`'s job.
 """
 
 from __future__ import annotations
@@ -84,6 +84,27 @@ def base_language(code: str | None) -> str | None:
         return None
     stem = found.group(1).lower()
     return stem if stem in LANGUAGES else _BY_ISO3.get(stem, stem)
+
+
+#: Scripts written without spaces between words: their length is counted in characters.
+UNSPACED_SCRIPTS = frozenset({"Hans", "Hant", "Jpan", "Thai"})
+
+
+def script_of(lang: str | None) -> str | None:
+    """The usual script of a language in any family's code (``Hans`` for ``zho_Hant``'s
+    base ``zh``; a code's own script wins: ``zho_Hant`` -> ``Hant``), or None."""
+    if not lang:
+        return None
+    own = re.search(r"_([A-Z][a-z]{3})(?:<<)?$", lang.strip())
+    if own:
+        return own.group(1)
+    entry = LANGUAGES.get(base_language(lang) or "")
+    return entry[1] if entry else None
+
+
+def written_without_spaces(lang: str | None) -> bool:
+    """True for languages whose words are not separated by spaces (zh, ja, th)."""
+    return script_of(lang) in UNSPACED_SCRIPTS
 
 
 #: sacreBLEU tokenizers that need an extra package, and where to get it.

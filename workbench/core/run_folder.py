@@ -105,9 +105,17 @@ def saved_config(run_dir: Path, preset: str) -> RunConfig:
             "set, so it cannot be resumed without training on today's test pairs; start "
             "a new run without --resume"
         )
+    if "clean" not in saved:
+        # It cleaned by the earlier rules: today's cleaning would split the pairs anew.
+        raise WorkbenchError(
+            f"run '{run_dir.name}' was started by an earlier workbench that cleaned its "
+            "data by other rules, so resuming it would train on another split; start a "
+            "new run without --resume"
+        )
     # Precision.to_dict() of the machine that started the run: a record, not a setting (a
     # resumed run resolves its own, on the device it now runs on).
     saved.pop("precision", None)
+    saved.pop("cleaning", None)  # what cleaning dropped: a record too
     return build_config(saved.pop("preset", preset), overrides=saved)
 
 

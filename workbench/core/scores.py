@@ -7,9 +7,10 @@ each side's 95% interval and the p-value of "after differs from before". The int
 the *difference* is read off the very same resamples (same seed, same sentence draws),
 because PairedTest computes those paired differences but does not return them.
 
-This module holds the record (:class:`SetScores`) that a run's summary stores; computing
-it is :mod:`workbench.core.evaluate.significance`, and its one wording for every front end
-:mod:`workbench.core.views.score_text`.
+This module holds the records that a run's summary stores: :class:`SetScores`, and where
+the gain comes from (:class:`LengthBucket`, :class:`ChangedSentence`). Computing them is
+:mod:`workbench.core.evaluate.significance` and :mod:`workbench.core.evaluate.breakdown`,
+and their one wording for every front end :mod:`workbench.core.views.score_text`.
 """
 
 from __future__ import annotations
@@ -17,12 +18,15 @@ from __future__ import annotations
 import dataclasses
 import math
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Literal
 
 #: Bootstrap resamples for intervals and the paired test (sacreBLEU's default for -bs).
 N_BOOTSTRAP = 1000
 #: Shuffles for approximate randomisation (sacreBLEU's default for --paired-ar).
 N_PERMUTATIONS = 10000
+#: How a source sentence's length is counted: characters for a language written without
+#: spaces (zh, ja, th), else words.
+LengthUnit = Literal["words", "characters"]
 
 
 @dataclass(frozen=True)
@@ -80,3 +84,102 @@ def finite_or_none(value: Any) -> float | None:
     except (TypeError, ValueError):
         return None
     return number if math.isfinite(number) else None
+
+
+def score_change(before: float, after: float) -> float:
+    """After minus before, to the two decimals the scores are stored with."""
+    return round(after - before, 2)
+
+
+def _record_values(cls: type, data: Any) -> dict[str, Any] | None:
+    """The fields of a frozen record from a summary's JSON object, or None when one is
+    missing or of the wrong type (a hand-edited file)."""
+    if not isinstance(data, dict):
+        return None
+    values = {}
+    for f in dataclasses.fields(cls):
+        value = data.get(f.name)
+        number = isinstance(value, int | float) and not isinstance(value, bool)
+        fits = {
+            "str": isinstance(value, str),
+            "LengthUnit": value in ("words", "characters"),
+            "int": number and isinstance(value, int),
+            "int | None": value is None or (number and isinstance(value, int)),
+            "float": number,
+        }[str(f.type)]
+        if not fits:
+            return None
+        values[f.name] = value
+    return values
+
+
+@dataclass(frozen=True)
+class LengthBucket:
+    """Corpus BLEU and chrF before and after on the test sentences of one source-length
+    range (``low`` to ``high`` words or characters; ``high`` None: no upper bound)."""
+
+    unit: LengthUnit
+    low: int
+    high: int | None
+    sentences: int
+    bleu_before: float
+    bleu_after: float
+    chrf_before: float
+    chrf_after: float
+
+    def to_dict(self) -> dict[str, Any]:
+        """Plain dict for summary.json."""
+        return dataclasses.asdict(self)
+
+    @classmethod
+    def from_dict(cls, data: Any) -> LengthBucket | None:
+        """A bucket stored in a summary's ``by_length``, or None when it is ill-formed."""
+        values = _record_values(cls, data)
+        return cls(**values) if values is not None else None
+
+
+@dataclass(frozen=True)
+class ChangedSentence:
+    """One test sentence with its sentence chrF before and after fine-tuning."""
+
+    source: str
+    reference: str
+    before: str
+    after: str
+    chrf_before: float
+    chrf_after: float
+    change: float  # after minus before (:func:`score_change`)
+
+    def to_dict(self) -> dict[str, Any]:
+        """Plain dict for summary.json."""
+        return dataclasses.asdict(self)
+
+    @classmethod
+    def from_dict(cls, data: Any) -> ChangedSentence | None:
+        """A sentence stored in a summary's ``most_changed``, or None when it is ill-formed."""
+        values = _record_values(cls, data)
+        return cls(**values) if values is not None else None
+
+
+def length_buckets(stored: list[dict[str, Any]] | None) -> list[LengthBucket] | None:
+    """A summary's ``by_length`` read back; None when the run recorded none."""
+    if not stored:
+        return None
+    buckets = [b for b in map(LengthBucket.from_dict, stored) if b is not None]
+    return buckets or None
+
+
+def changed_sentences(
+    stored: dict[str, Any] | None,
+) -> tuple[list[ChangedSentence], list[ChangedSentence]] | None:
+    """A summary's ``most_changed`` read back as (rose most, fell most); None when the run
+    recorded none."""
+    if stored is None:
+        return None
+
+    def side(key: str) -> list[ChangedSentence]:
+        rows = stored.get(key)
+        found = map(ChangedSentence.from_dict, rows if isinstance(rows, list) else [])
+        return [c for c in found if c is not None]
+
+    return side("rose"), side("fell")

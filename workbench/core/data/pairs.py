@@ -18,12 +18,21 @@ to choose anything:
 
 from __future__ import annotations
 
+import dataclasses
+import math
 import random
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from workbench.core.config import RunConfig
+from workbench.core.data.cleaning import (
+    CleaningReport,
+    CleaningSettings,
+    TokenCounter,
+    clean_pairs,
+    drop_test_overlap,
+)
 from workbench.core.data.local_files import LOCAL_SUFFIXES, moses_files, read_local_rows
 from workbench.core.events import EventSink
 from workbench.core.presets import HSK_DATA
@@ -53,36 +62,32 @@ class SplitData:
     train: list[Pair]
     validation: list[Pair]
     test: list[Pair]
-    dropped: dict[str, int]
+    cleaning: CleaningReport
     origin: str
     #: Where each held-out set comes from, e.g. "10% held out, seed 42", "newstest2018".
     validation_name: str = ""
     test_name: str = ""
     #: The Hub dataset commit the pairs were read at (None for local data).
     revision: str | None = None
+    #: What the run should be told about the data besides the counts (a short sample).
+    notes: tuple[str, ...] = ()
+
+    @property
+    def dropped(self) -> dict[str, int]:
+        """Pairs taken out, per cleaning rule."""
+        return dict(self.cleaning.counts)
 
 
-def clean_pairs(pairs: list[Pair]) -> tuple[list[Pair], dict[str, int]]:
-    """Drop empty pairs, the corpus's literal 'placeholder' rows and repeated sources.
+#: How many more pairs a Hub sample draws than ``samples`` asks for, so that ``samples``
+#: is the number left after cleaning (the draw costs only a few more row-group reads).
+SAMPLE_MARGIN = 0.1
 
-    Repeated sources are dropped (first kept) so that one English sentence cannot sit in
-    both train and validation, which would inflate held-out BLEU.
-    """
-    kept: list[Pair] = []
-    seen: set[str] = set()
-    dropped = {"empty": 0, "placeholder": 0, "duplicate": 0}
-    for pair in pairs:
-        src, tgt = pair.source.strip(), pair.target.strip()
-        if not src or not tgt:
-            dropped["empty"] += 1
-        elif src.lower() == "placeholder" or tgt.lower() == "placeholder":
-            dropped["placeholder"] += 1
-        elif src in seen:
-            dropped["duplicate"] += 1
-        else:
-            seen.add(src)
-            kept.append(Pair(src, tgt, pair.meta))
-    return kept, dropped
+
+def sample_draw_size(config: RunConfig) -> int:
+    """The pairs a Hub sample draws: ``samples`` and a margin for what cleaning drops."""
+    if not config.samples or not config.clean:
+        return config.samples
+    return config.samples + math.ceil(config.samples * SAMPLE_MARGIN)
 
 
 def split_pairs(
@@ -187,7 +192,7 @@ def load_raw_pairs(
         config.data_config,
         config.data_source_lang,
         config.data_target_lang,
-        n=config.samples,
+        n=sample_draw_size(config),
         seed=config.seed,
         on_event=on_event,
         cache_dir=cache_dir,
@@ -229,29 +234,45 @@ def _external_test_set(
 
 
 def prepare_data(
-    config: RunConfig, cache_dir: Path | None = None, on_event: EventSink | None = None
+    config: RunConfig,
+    cache_dir: Path | None = None,
+    on_event: EventSink | None = None,
+    count_tokens: TokenCounter | None = None,
 ) -> SplitData:
     """Load and clean the pairs, hold out the test set, subsample, split the rest.
 
-    A test set from outside (a Hub split or ``--test-data``) is cleaned the same way, and
-    training pairs whose source is in it are dropped, so no sentence is on both sides.
+    Cleaning (:mod:`.cleaning`) runs before the split, so junk never lands in a held-out
+    set; ``count_tokens`` (the model's tokenizer) lets it count the pairs past the maximum
+    lengths. An outside test set (a Hub split or ``--test-data``) is only stripped of
+    empty and repeated pairs: it is the set published scores are measured on. Pairs of
+    the training data whose source or target is in the test set are dropped.
     """
-    raw, origin, revision = load_raw_pairs(config, cache_dir, on_event)
-    pairs, dropped = clean_pairs(raw)
-    if not pairs:
-        raise WorkbenchError(f"no usable pairs in {origin} after dropping empty rows")
-    held_out = f"{config.validation_fraction:.0%} held out, seed {config.seed}"
+    loaded, origin, revision = load_raw_pairs(config, cache_dir, on_event)
+    raw = [Pair(p.source.strip(), p.target.strip(), p.meta) for p in loaded]
+    settings = CleaningSettings.of(config)
     external = _external_test_set(config, revision, cache_dir)
+    test: list[Pair] = []
     if external is not None:
-        test, _ = clean_pairs(external[0])
+        test_rules = tuple(r for r in ("empty", "duplicate") if r in settings.rules)
+        stripped = [Pair(p.source.strip(), p.target.strip()) for p in external[0]]
+        test, _ = clean_pairs(stripped, dataclasses.replace(settings, rules=test_rules))
         if not test:
             raise WorkbenchError(f"the test set {external[1]} has no usable pairs")
-        test_sources = {p.source for p in test}
-        kept = [p for p in pairs if p.source not in test_sources]
-        dropped["in the test set"] = len(pairs) - len(kept)
-        pairs = kept
+    pairs, report = clean_pairs(raw, settings, count_tokens, test)
+    if not pairs:
+        raise WorkbenchError(
+            f"no usable pairs in {origin} after cleaning ({' '.join(report.lines())}); "
+            "check the file's columns and languages, or pass --no-clean"
+        )
+    notes: list[str] = []
     if config.samples and len(pairs) > config.samples:
         pairs = random.Random(config.seed).sample(pairs, config.samples)
+    elif config.samples and is_hub_dataset(config) and len(pairs) < config.samples:
+        notes.append(
+            f"{len(pairs):,} pairs left after cleaning {report.pairs_in:,} drawn, fewer than "
+            f"the {config.samples:,} asked for; pass a larger --samples to draw more"
+        )
+    held_out = f"{config.validation_fraction:.0%} held out, seed {config.seed}"
     if external is not None:
         train, validation, _ = split_pairs(pairs, config.seed, config.validation_fraction)
         test_name = external[1]
@@ -259,5 +280,10 @@ def prepare_data(
         train, validation, test = split_pairs(
             pairs, config.seed, config.validation_fraction, config.test_fraction
         )
+        # A test share of the same data: its near-copies leave train and validation now.
+        train = drop_test_overlap(train, test, report)
+        validation = drop_test_overlap(validation, test, report)
         test_name = f"{config.test_fraction:.0%} held out, seed {config.seed}"
-    return SplitData(train, validation, test, dropped, origin, held_out, test_name, revision)
+    return SplitData(
+        train, validation, test, report, origin, held_out, test_name, revision, tuple(notes)
+    )

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from workbench.core.data.cleaning import TokenCounter
 from workbench.core.data.pairs import Pair
 from workbench.core.languages import Direction
 
@@ -42,3 +43,17 @@ def tokenize_pairs(
             "labels": targets["input_ids"],
         }
     )
+
+
+def token_counter(tokenizer: Any, direction: Direction) -> TokenCounter:
+    """Token lengths as training counts them (the direction's prefix on each source), for
+    the cleaning's ``long`` rule."""
+
+    def count(sources: list[str], targets: list[str]) -> tuple[list[int], list[int]]:
+        source_ids = (
+            tokenizer([direction.source_text(s) for s in sources])["input_ids"] if sources else []
+        )
+        target_ids = tokenizer(text_target=targets)["input_ids"] if targets else []
+        return [len(ids) for ids in source_ids], [len(ids) for ids in target_ids]
+
+    return count

@@ -3,8 +3,10 @@
 Both held-out sets (validation, which chose the best epoch, and test, which chose nothing)
 are translated once before training with the model as loaded, and once after with the
 best model as saved, with the same decoding options, in fp32 with TF32 off. Rank 0 does
-it alone. Every sentence's pair of translations is kept with its sentence BLEU in
-``<set>_translations.jsonl``, which the TUI's Samples pane reads.
+it alone. Every sentence's pair of translations is kept with its sentence BLEU and chrF
+in ``<set>_translations.jsonl``, which the TUI's Samples pane reads. Where the model's
+authors published a score on the test set, "before" is shown beside it
+(:mod:`.baselines`).
 """
 
 from __future__ import annotations
@@ -13,14 +15,26 @@ import hashlib
 import json
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from workbench.core.atomic import write_json
 from workbench.core.config import RunConfig
 from workbench.core.data.pairs import Pair, SplitData
 from workbench.core.decoding import DecodeOptions
-from workbench.core.evaluate.metrics import corpus_bleu, corpus_chrf, sentence_bleu
+from workbench.core.evaluate.baselines import (
+    PublishedScore,
+    compare_with_published,
+    count_long,
+    published_score,
+)
+from workbench.core.evaluate.metrics import (
+    corpus_bleu,
+    corpus_chrf,
+    sentence_bleu,
+    sentence_chrf,
+)
 from workbench.core.evaluate.significance import score_before_after
-from workbench.core.events import EvalDone, EventSink, Phase, Sample, Split
+from workbench.core.events import EvalDone, EventSink, Note, Phase, Sample, Split
 from workbench.core.run_folder import read_json_dict, translations_file
 from workbench.core.scores import SetScores
 from workbench.core.translate.translator import Translator
@@ -38,6 +52,8 @@ class HeldOutSets:
     options: DecodeOptions
     batch_size: int
     bleu_tokenize: str
+    #: What the model's authors scored on the test set, where they published it.
+    published: PublishedScore | None = None
 
     @classmethod
     def of(cls, data: SplitData, config: RunConfig) -> HeldOutSets:
@@ -50,6 +66,9 @@ class HeldOutSets:
             ),
             batch_size=config.eval_batch_size,
             bleu_tokenize=config.bleu_tokenize,
+            published=published_score(
+                config.model, data.test_name, config.data_source_lang, config.data_target_lang
+            ),
         )
 
     def translate(self, translator: Translator, split: Split) -> list[str]:
@@ -97,14 +116,22 @@ def translate_before(
 
 
 def score_before(
-    sets: HeldOutSets, before: dict[str, list[str]], emit: EventSink
-) -> dict[str, dict[str, float]]:
-    """Corpus BLEU and chrF of the "before" translations, one event per set."""
+    sets: HeldOutSets, before: dict[str, list[str]], emit: EventSink, translator: Translator
+) -> tuple[dict[str, dict[str, float]], dict[str, Any] | None]:
+    """Corpus BLEU and chrF of the "before" translations, one event per set, and the test
+    set's "before" beside its published score (``summary.json``'s ``baseline``; None where
+    none is published).
+
+    A "before" far from the published score gets one warning that names the likely
+    causes (:func:`~.baselines.compare_with_published`).
+    """
     scores: dict[str, dict[str, float]] = {}
+    baseline: dict[str, Any] | None = None
     for split, pairs in sets.pairs.items():
         references = sets.references(split)
         bleu = corpus_bleu(before[split], references, sets.bleu_tokenize)
         chrf = corpus_chrf(before[split], references)
+        published = sets.published if split == "test" else None
         emit(
             EvalDone(
                 step=0,
@@ -115,10 +142,19 @@ def score_before(
                 split=split,
                 set_name=sets.names[split],
                 size=len(pairs),
+                published_bleu=published.bleu if published else None,
+                published_source=published.source if published else "",
             )
         )
         scores[split] = {"bleu": round(bleu, 2), "chrf": round(chrf, 2)}
-    return scores
+        if published is not None:
+            lengths = count_long(pairs, translator, sets.options.max_new_tokens)
+            baseline = compare_with_published(
+                published, bleu, sets.bleu_tokenize, translator.target_label, lengths
+            )
+            if baseline["warning"]:
+                emit(Note(baseline["warning"], "warning"))
+    return scores, baseline
 
 
 def translate_after(
@@ -185,7 +221,8 @@ def score_after(
 def score_rows(
     sets: HeldOutSets, before: dict[str, list[str]], after: dict[str, list[str]]
 ) -> dict[str, list[Sample]]:
-    """Every sentence of each set with its before/after translation and sentence BLEU.
+    """Every sentence of each set with its before/after translation, sentence BLEU and
+    sentence chrF.
 
     Scored once here and written by :func:`write_translations`, so that the TUI's Samples
     pane only reads them.
@@ -199,6 +236,8 @@ def score_rows(
                 after=a,
                 bleu_before=round(sentence_bleu(b, pair.target, sets.bleu_tokenize), 2),
                 bleu_after=round(sentence_bleu(a, pair.target, sets.bleu_tokenize), 2),
+                chrf_before=round(sentence_chrf(b, pair.target), 2),
+                chrf_after=round(sentence_chrf(a, pair.target), 2),
             )
             for pair, b, a in zip(pairs, before[split], after[split], strict=True)
         ]

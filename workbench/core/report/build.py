@@ -18,6 +18,7 @@ from typing import Any
 from workbench.core.atomic import write_documents
 from workbench.core.attention.figures import heatmap_svg
 from workbench.core.config import DEFAULT_OUTPUT_DIR
+from workbench.core.data.dropped_pairs import read_dropped_pairs
 from workbench.core.report.model import (
     FIGURE_FILES,
     REPORT_HTML,
@@ -217,6 +218,7 @@ def build_report(
     root = Path(output_root) if output_root is not None else output_root_of(run_dir)
     settings = read_json_dict(run_dir / RUN_CONFIG_FILE) or {}
     settings.pop("precision", None)  # recorded by the run, shown from the summary
+    settings.pop("cleaning", None)
     events = read_jsonl(run_dir / METRICS_FILE)
     console, console_note = console_for_run(
         read_jsonl(root / HISTORY_FILE), run_dir, summary, root, events
@@ -243,6 +245,7 @@ def build_report(
         console_note=console_note,
         attention=attention,
         generated=time.strftime("%Y-%m-%d %H:%M"),
+        dropped=read_dropped_pairs(run_dir),
     )
     if report.status != "finished":
         report.notes.append(

@@ -5,14 +5,20 @@ from __future__ import annotations
 
 from workbench.core.presets import SCRATCH_MODEL
 from workbench.core.report.model import RunReport
-from workbench.core.scores import SetScores
+from workbench.core.run_folder import RunSummary
+from workbench.core.scores import SetScores, changed_sentences, length_buckets
 from workbench.core.settings import setting_value
 from workbench.core.views.numbers import MISSING, number
 from workbench.core.views.score_text import (
+    BY_LENGTH_COLUMNS,
     before_after,
+    by_length_cells,
+    changed_cells,
     delta_text,
     format_p,
+    length_header,
     older_run_line,
+    published_text,
     with_ci,
 )
 
@@ -50,6 +56,8 @@ def key_facts(report: RunReport) -> list[tuple[str, str]]:
         scores = s.scores(role)
         if scores is not None:
             rows.append((f"BLEU before → after, {scores.label}", before_after(scores, "bleu")))
+        if role == "test":
+            rows += baseline_rows(s)
     if s.test is None and (old := older_run_line(s)):
         rows.append(("BLEU before → after", old))
     rows += [
@@ -64,6 +72,31 @@ def key_facts(report: RunReport) -> list[tuple[str, str]]:
         ("Training", f"{number(s.global_step)} steps in {number(s.train_seconds, 1)} s"),
         ("Best checkpoint", s.best_checkpoint or MISSING),
     ]
+    return rows
+
+
+def baseline_rows(summary: RunSummary) -> list[tuple[str, str]]:
+    """The test set's "before" beside the model's published score, with where the figure
+    is from, and the warning when they are far apart (none where nothing is published)."""
+    b = summary.baseline or {}
+    values = [
+        v
+        for key in ("bleu", "before_bleu", "difference")
+        if isinstance(v := b.get(key), int | float)
+    ]
+    if len(values) != 3:  # a hand-edited or partial summary: nothing to show
+        return []
+    bleu, before, difference = values
+    test_set = str(b.get("test_set", "?"))
+    rows = [
+        (
+            f"BLEU before vs published, {test_set}",
+            f"{before:.2f} · {published_text(bleu, str(b.get('source', '?')), test_set)}: "
+            f"{difference:+.2f} (figure from {b.get('url', '?')})",
+        )
+    ]
+    if b.get("warning"):
+        rows.append(("Before far from published", str(b["warning"])))
     return rows
 
 
@@ -139,6 +172,52 @@ def sample_rows(report: RunReport) -> list[list[str]]:
 
 
 SAMPLE_HEADER = ["Source", "Reference", "Before", "After", "BLEU before", "BLEU after"]
+#: Where the run's summary holds no by-length scores (a run that did not finish).
+NO_BREAKDOWN = (
+    "This run's summary holds no scores by source length (a run records them when it finishes)."
+)
+
+
+def by_length_table(report: RunReport) -> tuple[list[str], list[list[str]]]:
+    """Header and rows of the test set's scores by source length ([] when not recorded)."""
+    buckets = length_buckets(report.summary.by_length)
+    if not buckets:
+        return [], []
+    return [length_header(buckets[0].unit), *BY_LENGTH_COLUMNS], [
+        by_length_cells(b) for b in buckets
+    ]
+
+
+def breakdown_note(report: RunReport) -> str:
+    """Which set the breakdown is of, and how it is scored."""
+    test = report.summary.test
+    buckets = length_buckets(report.summary.by_length) or []
+    unit = buckets[0].unit if buckets else "words"
+    return (
+        f"{test.label if test is not None else 'test'}: its sentences grouped by the length "
+        f"of their source in {unit}, each group scored before → after fine-tuning as the "
+        f"headline is (sacreBLEU corpus BLEU with tokenizer "
+        f"{report.summary.bleu_tokenize or '?'}, and chrF; the change in brackets). Below, "
+        "the test sentences whose sentence chrF rose and fell most."
+    )
+
+
+def changed_tables(report: RunReport) -> list[tuple[str, list[list[str]], str]]:
+    """(title, rows, what to say when there are none) of the test sentences whose chrF
+    rose most, then fell most ([] when not recorded)."""
+    changed = changed_sentences(report.summary.most_changed)
+    if changed is None:
+        return []
+    return [
+        (
+            f"Test sentences whose sentence chrF {way} most",
+            [changed_cells(c) for c in sentences],
+            f"None: no test sentence's chrF {way}.",
+        )
+        for way, sentences in zip(("rose", "fell"), changed, strict=True)
+    ]
+
+
 CONSOLE_HEADER = ["Time", "Model", "Source", "Translation", JUDGEMENT]
 
 

@@ -10,6 +10,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from workbench.core.data.cleaning import Dropped
 from workbench.core.run_folder import RunSummary
 from workbench.core.translate.history import ConsoleLine
 
@@ -65,6 +66,8 @@ class RunReport:
     #: The Lab studies run for this run (workbench lab): file name -> its JSON.
     lab: dict[str, dict[str, Any]] = field(default_factory=dict)
     generated: str = ""
+    #: The pairs cleaning dropped before the split (dropped_pairs.jsonl).
+    dropped: list[Dropped] = field(default_factory=list)
 
     @property
     def name(self) -> str:

@@ -16,8 +16,12 @@ from workbench.core import __version__
 from workbench.core.report.cells import (
     BEFORE_AFTER_HEADER,
     CONSOLE_HEADER,
+    NO_BREAKDOWN,
     SAMPLE_HEADER,
     before_after_rows,
+    breakdown_note,
+    by_length_table,
+    changed_tables,
     console_rows,
     decoding_note,
     epoch_table,
@@ -25,7 +29,8 @@ from workbench.core.report.cells import (
     sample_rows,
     settings_rows,
 )
-from workbench.core.report.lab_blocks import lab_blocks
+from workbench.core.report.cleaning_blocks import cleaning_blocks
+from workbench.core.report.lab_blocks import Block, lab_blocks
 from workbench.core.report.model import FIGURE_FILES, RunReport
 from workbench.core.views.document import (
     escape_html,
@@ -34,6 +39,7 @@ from workbench.core.views.document import (
     html_table,
     md_table,
 )
+from workbench.core.views.score_text import CHANGED_HEADER
 from workbench.core.views.svg import inline_svg
 
 
@@ -47,6 +53,9 @@ def render_markdown(report: RunReport) -> str:
         out.append("")
     out += ["## Summary", ""]
     out += md_table(["", ""], [[k, v] for k, v in key_facts(report)])
+    cleaning = cleaning_blocks(report)
+    if cleaning:
+        out += ["", "## Data cleaning", "", *_markdown_blocks(cleaning)[:-1]]
     out += ["", "## BLEU before vs after fine-tuning", ""]
     out += md_table(BEFORE_AFTER_HEADER, before_after_rows(report))
     out += ["", escape_markdown(decoding_note(report)), ""]
@@ -63,6 +72,15 @@ def render_markdown(report: RunReport) -> str:
     out += ["## Sample translations before and after (test set)", ""]
     samples = sample_rows(report)
     out += md_table(SAMPLE_HEADER, samples) if samples else ["No samples (the run did not finish)."]
+    out += ["", "## Where the gain comes from (test set)", ""]
+    header, rows = by_length_table(report)
+    if rows:
+        out += [escape_markdown(breakdown_note(report)), "", *md_table(header, rows)]
+    else:
+        out.append(NO_BREAKDOWN)
+    for title, changed, none in changed_tables(report):
+        out += ["", f"### {title}", ""]
+        out += md_table(CHANGED_HEADER, changed) if changed else [none]
     out += [
         "",
         "## Translations tried in the console",
@@ -91,20 +109,40 @@ def render_markdown(report: RunReport) -> str:
     blocks = lab_blocks(report)
     if blocks:
         out += ["## The Lab: the assignment's questions, measured", ""]
-        for block in blocks:
-            if block[0] == "h3":
-                out += [f"### {escape_markdown(block[1])}", ""]
-            elif block[0] == "p":
-                out += [escape_markdown(block[1]), ""]
-            else:
-                out += [*md_table(block[1], block[2]), ""]
+        out += _markdown_blocks(blocks)
     out += ["## Settings", ""]
     out += md_table(["Setting", "Value", "Preset default (where changed)"], settings_rows(report))
     out.append("")
     return "\n".join(out)
 
 
+def _markdown_blocks(blocks: list[Block]) -> list[str]:
+    """Headings, paragraphs and tables as markdown lines, each followed by a blank one."""
+    out: list[str] = []
+    for block in blocks:
+        if block[0] == "h3":
+            out += [f"### {escape_markdown(block[1])}", ""]
+        elif block[0] == "p":
+            out += [escape_markdown(block[1]), ""]
+        else:
+            out += [*md_table(block[1], block[2]), ""]
+    return out
+
+
 # --------------------------------------------------------------------------- HTML
+
+
+def _html_blocks(blocks: list[Block]) -> list[str]:
+    """Headings, paragraphs and tables as HTML elements."""
+    out: list[str] = []
+    for block in blocks:
+        if block[0] == "h3":
+            out.append(f"<h3>{escape_html(block[1])}</h3>")
+        elif block[0] == "p":
+            out.append(f"<p>{escape_html(block[1])}</p>")
+        else:
+            out.append(html_table(block[1], block[2]))
+    return out
 
 
 def _figure(report: RunReport, key: str, caption: str, cls: str = "") -> str:
@@ -129,6 +167,9 @@ def render_html(report: RunReport) -> str:
     ]
     body += [f'<p class="note"><strong>Note:</strong> {escape_html(n)}</p>' for n in report.notes]
     body += ["<h2>Summary</h2>", html_table(["", ""], [[k, v] for k, v in key_facts(report)])]
+    cleaning = cleaning_blocks(report)
+    if cleaning:
+        body += ["<h2>Data cleaning</h2>", *_html_blocks(cleaning)]
     body += [
         "<h2>BLEU before vs after fine-tuning</h2>",
         html_table(BEFORE_AFTER_HEADER, before_after_rows(report)),
@@ -152,6 +193,18 @@ def render_html(report: RunReport) -> str:
         if samples
         else "<p>No samples (the run did not finish).</p>"
     )
+    body.append("<h2>Where the gain comes from (test set)</h2>")
+    header, rows = by_length_table(report)
+    body += (
+        [f'<p class="caption">{escape_html(breakdown_note(report))}</p>', html_table(header, rows)]
+        if rows
+        else [f"<p>{escape_html(NO_BREAKDOWN)}</p>"]
+    )
+    for title, changed, none in changed_tables(report):
+        body.append(f"<h3>{escape_html(title)}</h3>")
+        body.append(
+            html_table(CHANGED_HEADER, changed) if changed else f"<p>{escape_html(none)}</p>"
+        )
     body += [
         "<h2>Translations tried in the console</h2>",
         f'<p class="caption">{escape_html(report.console_note)}</p>',
@@ -179,13 +232,7 @@ def render_html(report: RunReport) -> str:
     blocks = lab_blocks(report)
     if blocks:
         body.append("<h2>The Lab: the assignment's questions, measured</h2>")
-        for block in blocks:
-            if block[0] == "h3":
-                body.append(f"<h3>{escape_html(block[1])}</h3>")
-            elif block[0] == "p":
-                body.append(f"<p>{escape_html(block[1])}</p>")
-            else:
-                body.append(html_table(block[1], block[2]))
+        body += _html_blocks(blocks)
     body += [
         "<h2>Settings</h2>",
         html_table(

@@ -12,7 +12,7 @@ from pathlib import Path
 
 from workbench.core.config import RunConfig
 from workbench.core.data.hub_requests import ensure_hub_reachable
-from workbench.core.data.pairs import is_hub_dataset, looks_like_local_path
+from workbench.core.data.pairs import is_hub_dataset, looks_like_local_path, sample_draw_size
 from workbench.core.data.sample_cache import (
     cached_revision,
     default_cache_dir,
@@ -45,7 +45,7 @@ def preflight(config: RunConfig) -> None:
             *args,
             config.data_source_lang,
             config.data_target_lang,
-            config.samples,
+            sample_draw_size(config),
             config.seed,
             config.data_revision,
         )

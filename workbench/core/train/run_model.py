@@ -13,7 +13,9 @@ from typing import Any, Literal
 
 from workbench.core.atomic import write_json
 from workbench.core.config import RunConfig
+from workbench.core.data.cleaning import TokenCounter
 from workbench.core.data.pairs import SplitData
+from workbench.core.data.tokenize import token_counter
 from workbench.core.decoding import SETTINGS_FILE
 from workbench.core.events import EventSink, Note
 from workbench.core.languages import Direction
@@ -52,15 +54,20 @@ def run_direction(config: RunConfig, tokenizer: Any, model_config: Any) -> Direc
     return direction
 
 
-def check_run_model(config: RunConfig) -> Direction | None:
+def check_run_model(config: RunConfig) -> TokenCounter | None:
     """Resolve the direction of a configured model from its tokenizer and config alone
-    (no weights yet); None for a scratch model, whose vocabulary does not exist yet."""
+    (no weights yet), and return how that tokenizer counts a pair's tokens (for the
+    cleaning's ``long`` rule); None for a scratch model, whose vocabulary is built from
+    the cleaned training split."""
     if config.is_scratch:
         return None
+    from workbench.core.model.family import apply_direction
     from workbench.core.model.load import load_tokenizer_and_config
 
     tokenizer, model_config = load_tokenizer_and_config(config.model)
-    return run_direction(config, tokenizer, model_config)
+    direction = run_direction(config, tokenizer, model_config)
+    apply_direction(tokenizer, direction)
+    return token_counter(tokenizer, direction)
 
 
 def load_run_model(

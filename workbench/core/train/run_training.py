@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING, Any
 
 from workbench.core.atomic import write_json
 from workbench.core.config import RunConfig
+from workbench.core.data.dropped_pairs import write_dropped_pairs
 from workbench.core.data.hub_requests import reporting_retries
 from workbench.core.data.pairs import SplitData, prepare_data
 from workbench.core.evaluate.before_after import (
@@ -33,6 +34,7 @@ from workbench.core.evaluate.before_after import (
     translate_before,
     write_translations,
 )
+from workbench.core.evaluate.breakdown import gain_breakdown
 from workbench.core.events import (
     EventSink,
     JsonlRecorder,
@@ -130,16 +132,18 @@ def run_training(
     if not main:  # one set of lines and files: rank 0's
         on_event = None
 
-    # ---- data
+    # ---- languages, label and lengths (tokenizer and config only), then the data
+    with distributed.main_first(), reporting_retries(on_event):
+        count_tokens = check_run_model(config)
     fan_out(on_event)(Phase("data", config.data))
     # rank 0 fills the sample cache; the others read it
     with distributed.main_first(), reporting_retries(on_event):
-        data = prepare_data(config, on_event=on_event)
+        data = prepare_data(config, on_event=on_event, count_tokens=count_tokens)
     if data.revision and config.data_revision != data.revision:
         # Pinned in config.json: a resume, or a rerun with this config, reads the same rows.
         config = dataclasses.replace(config, data_revision=data.revision)
 
-    # Only now, with every check passed, torch and transformers are imported.
+    # Only now, with every check passed, torch and transformers are imported for training.
     from transformers import set_seed
 
     from workbench.core.model.load import pick_device, quiet_libraries
@@ -154,10 +158,7 @@ def run_training(
     quiet_libraries()
     device = pick_device()
     precision = resolve_precision(config, device)
-    # languages, label and lengths: before the run folder
-    with distributed.main_first(), reporting_retries(on_event):
-        check_run_model(config)
-    run_dir = resume_dir or _new_run(output_root, config, precision, main, run_dir)
+    run_dir = resume_dir or _new_run(output_root, config, precision, main, run_dir, data)
     recorder = JsonlRecorder(run_dir / METRICS_FILE) if main else None
     emit = fan_out(while_held(recorder, lease) if recorder else None, on_event)
     checkpoint: Path | None = None
@@ -166,6 +167,8 @@ def run_training(
         emit(Note(f"resuming {run_dir.name} from {checkpoint.name if checkpoint else 'start'}"))
     for line in _run_lines(run_dir, data, config):
         emit(Note(line))
+    for line in data.notes:
+        emit(Note(line, "warning"))
     set_seed(config.seed)
 
     # ---- model
@@ -187,10 +190,11 @@ def run_training(
     held_out = HeldOutSets.of(data, config)
     before: dict[str, list[str]] = {}
     before_scores: dict[str, dict[str, float]] = {}
+    baseline: dict[str, Any] | None = None  # the test set's published score, where there is one
     if main:
         translator = Translator(model, tokenizer, direction, config.max_source_length)
         before = translate_before(held_out, translator, run_dir, emit)
-        before_scores = score_before(held_out, before, emit)
+        before_scores, baseline = score_before(held_out, before, emit, translator)
     distributed.barrier()
 
     # ---- train
@@ -229,10 +233,12 @@ def run_training(
         train_pairs=len(data.train),
         validation_pairs=len(data.validation),
         test_pairs=len(data.test),
+        cleaning=data.cleaning.to_dict(),
         bleu_tokenize=config.bleu_tokenize,
         decoding=vars(held_out.options),
         precision=precision.to_dict(),
         before=before_scores,
+        baseline=baseline,
         train_seconds=round(outcome.seconds, 1),
         global_step=trainer.state.global_step,
         run_dir=str(run_dir),
@@ -277,6 +283,7 @@ def run_training(
         epochs=evaluation_history(trainer),
         early_stopping=stopping,
         averaging=averaging.record,
+        **gain_breakdown(rows["test"], config.bleu_tokenize, config.source_lang),
     )
     summary.write(run_dir)
     emit(RunDone("finished", str(run_dir), summary))
@@ -297,26 +304,27 @@ def _new_run(
     config: RunConfig,
     precision: Precision,
     main: bool,
-    folder: Path | None = None,
+    folder: Path | None,
+    data: SplitData,
 ) -> Path:
     """A fresh run folder (made by rank 0, shared with the others, or ``folder`` when the
-    caller made it) with its config.json."""
+    caller made it) with its config.json and the pairs cleaning dropped."""
     made = (folder or new_run_dir(output_root, config.preset)) if main else None
     run_dir = distributed.from_main(made)
     if main:
-        write_json(
-            run_dir / RUN_CONFIG_FILE, {**config.to_dict(), "precision": precision.to_dict()}
-        )
+        record = {"precision": precision.to_dict(), "cleaning": data.cleaning.to_dict()}
+        write_json(run_dir / RUN_CONFIG_FILE, {**config.to_dict(), **record})
+        write_dropped_pairs(run_dir, data.cleaning)
     return run_dir
 
 
 def _run_lines(run_dir: Path, data: SplitData, config: RunConfig) -> list[str]:
     """The run's first lines: where it writes, what it trains and tests on, the batch."""
-    dropped = ", ".join(f"{v} {k}" for k, v in data.dropped.items() if v) or "nothing"
     lines = [
         f"run folder: {run_dir}",
+        *data.cleaning.lines(),
         f"data: {len(data.train)} train / {len(data.validation)} validation "
-        f"({data.validation_name}) from {data.origin} (dropped {dropped})",
+        f"({data.validation_name}) from {data.origin}",
         f"test set: {len(data.test)} pairs ({data.test_name}), scored before and after "
         "fine-tuning only, never used to choose anything",
     ]

@@ -15,7 +15,12 @@ from workbench.core.events import (
     TrainStep,
 )
 from workbench.core.views.numbers import MISSING, format_bytes, format_seconds, number
-from workbench.core.views.score_text import headline, interval_line, older_run_line
+from workbench.core.views.score_text import (
+    headline,
+    interval_line,
+    older_run_line,
+    published_text,
+)
 
 #: What each set is for, said under its scores at the end of a run.
 SET_ROLES = (
@@ -71,7 +76,16 @@ class EventText:
         where = f"{event.split} ({event.set_name}, {event.size:,})"
         if event.stage == "before":
             self.before[event.split] = (event.bleu, event.chrf)
-            return f"  before fine-tuning, {where}: BLEU {event.bleu:.2f}   chrF {event.chrf:.2f}"
+            published = (
+                ""
+                if event.published_bleu is None
+                else " · "
+                + published_text(event.published_bleu, event.published_source, event.set_name)
+            )
+            return (
+                f"  before fine-tuning, {where}: BLEU {event.bleu:.2f}   "
+                f"chrF {event.chrf:.2f}{published}"
+            )
         if event.stage == "after":
             bleu0, chrf0 = self.before.get(event.split, (None, None))
             diff = "" if bleu0 is None else f" ({event.bleu - bleu0:+.2f})"

@@ -24,6 +24,14 @@ def number(value: Any, digits: int = 2, *, spec: str | None = None, missing: str
     return str(value)
 
 
+def signed(value: Any, digits: int = 2) -> str:
+    """``+1.25`` / ``-0.50``: a change with its sign, or :data:`MISSING` when ``value`` is
+    not a number."""
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        return MISSING
+    return f"{value:+.{digits}f}"
+
+
 def percent(value: Any) -> str:
     """``42%``, or :data:`MISSING` when ``value`` is not a number."""
     return f"{value:.0%}" if isinstance(value, int | float) else MISSING

@@ -1,13 +1,20 @@
 """A set's scores as text: the one way every front end and document writes a before ->
-after score, its interval and its p-value (headless lines, the TUI, the report, compare)."""
+after score, its interval and its p-value (headless lines, the TUI, the report, compare),
+and where the gain comes from (scores by source length, the sentences that changed most)."""
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 
 from workbench.core.run_folder import RunSummary
-from workbench.core.scores import SetScores
-from workbench.core.views.numbers import MISSING, number
+from workbench.core.scores import (
+    ChangedSentence,
+    LengthBucket,
+    LengthUnit,
+    SetScores,
+    score_change,
+)
+from workbench.core.views.numbers import MISSING, number, signed
 
 
 def format_p(p: float, n_bootstrap: int) -> str:
@@ -43,6 +50,12 @@ def before_after(s: SetScores, metric: str) -> str:
     )
 
 
+def published_text(bleu: float, source: str, test_set: str) -> str:
+    """``published 22.0 (Helsinki-NLP opus-2020-07-17, newstest2018)``: the model's
+    authors' BLEU on the test set, written beside "before"."""
+    return f"published {bleu:.1f} ({source}, {test_set})"
+
+
 def headline(s: SetScores) -> str:
     """``test (newstest2018, 3,981): BLEU 0.02 → 11.40 (+11.38, 95% CI …, p < 0.001) ·
     chrF …``: the line users hand in."""
@@ -76,3 +89,50 @@ def older_run_line(summary: RunSummary) -> str | None:
         f"validation (an older run: no test set, no intervals): BLEU "
         f"{bleu_before} → {bleu_after} · chrF {chrf_before} → {chrf_after}"
     )
+
+
+def change_text(before: float, after: float) -> str:
+    """``3.10 → 5.20 (+2.10)``: a score without an interval, before and after."""
+    return f"{before:.2f} → {after:.2f} ({signed(score_change(before, after))})"
+
+
+def length_range(bucket: LengthBucket, with_unit: bool = False) -> str:
+    """``1–10``, ``41+``; ``1–10 words`` ``with_unit``."""
+    text = f"{bucket.low}–{bucket.high}" if bucket.high is not None else f"{bucket.low}+"
+    return f"{text} {bucket.unit}" if with_unit else text
+
+
+def length_header(unit: LengthUnit | None) -> str:
+    """``Source length (words)``: the by-length table's first column."""
+    return f"Source length ({unit})" if unit else "Source length"
+
+
+#: The by-length table after its first column (:func:`length_header`).
+BY_LENGTH_COLUMNS = ["Sentences", "BLEU before → after", "chrF before → after"]
+
+
+def by_length_cells(bucket: LengthBucket, with_unit: bool = False) -> list[str]:
+    """One bucket as the by-length table shows it (the report, compare)."""
+    return [
+        length_range(bucket, with_unit),
+        number(bucket.sentences),
+        change_text(bucket.bleu_before, bucket.bleu_after),
+        change_text(bucket.chrf_before, bucket.chrf_after),
+    ]
+
+
+#: The most-changed sentences' table.
+CHANGED_HEADER = ["Source", "Reference", "Before", "After", "chrF before", "chrF after", "Change"]
+
+
+def changed_cells(sentence: ChangedSentence) -> list[str]:
+    """One of the sentences that changed most, as :data:`CHANGED_HEADER` says."""
+    return [
+        sentence.source,
+        sentence.reference,
+        sentence.before,
+        sentence.after,
+        number(sentence.chrf_before),
+        number(sentence.chrf_after),
+        signed(sentence.change),
+    ]

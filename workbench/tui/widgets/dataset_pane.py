@@ -1,4 +1,5 @@
-"""Dataset pane: the cleaned train/validation pairs, counts, a length histogram, a filter.
+"""Dataset pane: the cleaned pairs of each split, counts, a length histogram, a filter, and
+(``x``) the pairs cleaning dropped, each with the rule that dropped it.
 
 Data loads on a worker so the app paints at once; the table shows one page of matches at
 a time (``PAGE`` rows), so a 50,000-pair sample never renders in full. The source and
@@ -27,7 +28,8 @@ from workbench.tui.messages import ForwardsWorkerFailures
 from workbench.tui.widgets.charts import integer_ticks
 
 PAGE = 200
-#: The table's columns and the fixed widths of all but source and target (None).
+#: The table's columns and the fixed widths of all but source and target (None); the
+#: first is the split, or the cleaning rule while the dropped pairs are shown.
 COLUMNS: tuple[tuple[str, int | None], ...] = (
     ("split", 5),
     ("source", None),
@@ -39,6 +41,8 @@ COLUMNS: tuple[tuple[str, int | None], ...] = (
 SCROLLBAR = 2
 #: Rows measured for the columns' needs: enough for a percentile, cheap at 50,000 pairs.
 MEASURED_ROWS = 2000
+#: The first column while the dropped pairs are shown: the rule (``repeated source``).
+RULE_COLUMN = ("dropped by", 15)
 #: Histogram bars at most: one per length while the lengths span no more than this.
 MAX_BINS = 30
 
@@ -91,6 +95,7 @@ class DatasetPane(ForwardsWorkerFailures, Vertical):
         Binding("/", "focus_filter", "Filter"),
         Binding("]", "next_page", "Next page"),
         Binding("[", "previous_page", "Prev page"),
+        Binding("x", "toggle_dropped", "Dropped pairs"),
     ]
 
     @dataclass
@@ -104,6 +109,10 @@ class DatasetPane(ForwardsWorkerFailures, Vertical):
         super().__init__(**kwargs)
         self.config = config
         self.rows: list[tuple[str, Pair]] = []
+        self.kept_rows: list[tuple[str, Pair]] = []
+        #: The pairs cleaning took out, each with its rule ("long (kept)" when only counted).
+        self.dropped_rows: list[tuple[str, Pair]] = []
+        self.showing_dropped = False
         self.matches: list[tuple[str, Pair]] = []
         self.page = 0
         # Cells nine in ten sources and targets need; a guess until the data is read.
@@ -127,16 +136,20 @@ class DatasetPane(ForwardsWorkerFailures, Vertical):
     def on_resize(self) -> None:
         self.call_after_refresh(self.fit_columns)
 
+    def _columns(self) -> tuple[tuple[str, int | None], ...]:
+        return (RULE_COLUMN, *COLUMNS[1:]) if self.showing_dropped else COLUMNS
+
     def _column_widths(self, table_width: int) -> tuple[int, ...]:
-        padding = 2 * self.query_one(DataTable).cell_padding * len(COLUMNS)
-        fixed = sum(width or 0 for _, width in COLUMNS)
+        columns = self._columns()
+        padding = 2 * self.query_one(DataTable).cell_padding * len(columns)
+        fixed = sum(width or 0 for _, width in columns)
         source, target = share_width(table_width - fixed - padding - SCROLLBAR, *self.needs)
-        return tuple(width or (source if label == "source" else target) for label, width in COLUMNS)
+        return tuple(width or (source if label == "source" else target) for label, width in columns)
 
     def _set_columns(self, widths: tuple[int, ...]) -> None:
         table = self.query_one(DataTable)
         table.clear(columns=True)
-        for (label, _), width in zip(COLUMNS, widths, strict=True):
+        for (label, _), width in zip(self._columns(), widths, strict=True):
             table.add_column(label, width=width)
         self.widths = widths
 
@@ -182,22 +195,27 @@ class DatasetPane(ForwardsWorkerFailures, Vertical):
             return
         summary = self.query_one("#dataset-summary", Static)
         data = message.data
-        self.rows = (
+        self.kept_rows = (
             [("train", p) for p in data.train]
             + [("valid", p) for p in data.validation]
             + [("test", p) for p in data.test]
         )
-        dropped = ", ".join(f"{v} {k}" for k, v in data.dropped.items() if v) or "nothing"
+        self.dropped_rows = [
+            (f"{d.rule} (kept)" if d.kept else d.rule, Pair(d.source, d.target))
+            for d in data.cleaning.dropped
+        ]
+        self.rows = self.dropped_rows if self.showing_dropped else self.kept_rows
+        counts = ", ".join(f"{v} {k}" for k, v in data.dropped.items() if v) or "nothing"
+        dropped = f"dropped {counts}; x shows them" if data.cleaning.dropped else "dropped nothing"
         levels = sorted({p.meta.get("hsk_level") for _, p in self.rows if p.meta.get("hsk_level")})
         topics = {p.meta.get("topic") for _, p in self.rows if p.meta.get("topic")}
         extra = f" · HSK levels {levels[0]}–{levels[-1]} · {len(topics)} topics" if levels else ""
-        summary.update(
-            Text(
-                f"{data.origin}: {len(data.train):,} train / {len(data.validation):,} validation "
-                f"({data.validation_name}) / {len(data.test):,} test ({data.test_name}) "
-                f"(dropped {dropped}){extra}"
-            )
+        text = (
+            f"{data.origin}: {len(data.train):,} train / {len(data.validation):,} validation "
+            f"({data.validation_name}) / {len(data.test):,} test ({data.test_name}) "
+            f"({dropped}){extra}"
         )
+        summary.update(Text(text))
         measured = [p for _, p in self.rows[:: max(1, len(self.rows) // MEASURED_ROWS)]]
         self.needs = (
             text_need([p.source for p in measured]),
@@ -228,12 +246,16 @@ class DatasetPane(ForwardsWorkerFailures, Vertical):
         self.apply_filter(event.value)
 
     def apply_filter(self, text: str) -> None:
-        """Keep rows whose source or target contains ``text`` (case-insensitive)."""
+        """Keep rows whose source or target contains ``text`` (case-insensitive); among the
+        dropped pairs, the rule's name matches too (``copy``)."""
         needle = text.strip().lower()
         self.matches = [
             (split, p)
             for split, p in self.rows
-            if not needle or needle in p.source.lower() or needle in p.target.lower()
+            if not needle
+            or needle in p.source.lower()
+            or needle in p.target.lower()
+            or (self.showing_dropped and needle in split.lower())
         ]
         self.page = 0
         self._show_page()
@@ -248,6 +270,16 @@ class DatasetPane(ForwardsWorkerFailures, Vertical):
             table.add_row(split, Text(pair.source), Text(pair.target), src_len, tgt_len)
         pages = max(1, -(-len(self.matches) // PAGE))
         table.border_subtitle = f"{len(self.matches):,} rows · page {self.page + 1}/{pages}"
+
+    def action_toggle_dropped(self) -> None:
+        """Show the pairs cleaning dropped, with their rule; again for the kept ones."""
+        self.showing_dropped = not self.showing_dropped
+        self.rows = self.dropped_rows if self.showing_dropped else self.kept_rows
+        table = self.query_one(DataTable)
+        self._set_columns(self._column_widths(table.size.width or self.app.size.width))
+        self.apply_filter(self.query_one("#dataset-filter", Input).value)
+        what = "dropped by cleaning" if self.showing_dropped else "kept"
+        table.border_title = f"pairs {what} (x: switch)"
 
     def action_focus_filter(self) -> None:
         self.query_one("#dataset-filter", Input).focus()

@@ -1,14 +1,17 @@
-"""Samples pane: source, reference, before, after and per-sentence BLEU, from a run.
+"""Samples pane: source, reference, before, after and per-sentence chrF, from a run.
 
 Filled from the run that just finished, or, when the app opens on an output folder that
 already holds a finished run, from that run's files. The rows are test-set sentences; the
 header gives the test and validation scores with their intervals, each naming its set.
-Enter opens the selected source in the Attention pane.
+``o`` orders the rows by the change of their sentence chrF (rose most first, fell most
+first, back to test order): where the gain comes from, sentence by sentence. Enter opens
+the selected source in the Attention pane.
 """
 
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 from rich.text import Text
 from textual import on
@@ -18,18 +21,62 @@ from textual.containers import Vertical
 from textual.widgets import DataTable, Static
 
 from workbench.core.run_folder import RunSummary, read_jsonl_counted, translations_file
+from workbench.core.scores import score_change
+from workbench.core.views.numbers import MISSING, number, signed
 from workbench.core.views.score_text import headline, older_run_line
 from workbench.tui.messages import ShowAttention
 
 MAX_ROWS = 500
 #: What a row of a run's translations file holds; a row without them is skipped and counted.
 SAMPLE_KEYS = {"source", "reference", "before", "after", "bleu_before", "bleu_after"}
+#: The change column's label in each order ``o`` cycles through: test order, chrF rose
+#: most first (▼, largest first), chrF fell most first (▲, smallest first).
+CHANGE_LABELS = ("Δ", "Δ ▼", "Δ ▲")
+#: Columns of fixed width: the sentence chrF before→after and its change.
+SCORE_WIDTH, CHANGE_WIDTH = 10, 6
+
+
+def chrf_change(row: dict[str, Any]) -> float | None:
+    """A row's sentence chrF after minus before, or None when the row has no chrF."""
+    before, after = row.get("chrf_before"), row.get("chrf_after")
+    for value in (before, after):
+        if isinstance(value, bool) or not isinstance(value, int | float):
+            return None
+    return score_change(before, after)
+
+
+def before_to_after(row: dict[str, Any], metric: str) -> str:
+    """``1.2→5.0``: a row's sentence score before and after, or a dash when it has none."""
+    before, after = row.get(f"{metric}_before"), row.get(f"{metric}_after")
+    if before is None or after is None:
+        return MISSING
+    return f"{number(before, 1)}→{number(after, 1)}"
+
+
+def in_order(rows: list[dict[str, Any]], order: int) -> list[dict[str, Any]]:
+    """``rows`` in test order (0), by chrF change largest rise first (1) or largest fall
+    first (2); rows without chrF last, ties in test order."""
+    if order == 0:
+        return list(rows)
+    sign = -1 if order == 1 else 1
+    scored = [r for r in rows if chrf_change(r) is not None]
+    unscored = [r for r in rows if chrf_change(r) is None]
+    return sorted(scored, key=lambda r: sign * (chrf_change(r) or 0.0)) + unscored
 
 
 class SamplesPane(Vertical):
     """Before/after translations of test-set sentences."""
 
-    BINDINGS = [Binding("enter", "open_attention", "Attention", show=True)]
+    BINDINGS = [
+        Binding("enter", "open_attention", "Attention", show=True),
+        Binding("o", "next_order", "Order", show=True),
+    ]
+
+    def __init__(self, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self.rows: list[dict[str, Any]] = []  # in test order, the five samples first
+        self.shown: list[dict[str, Any]] = []  # the table's rows, in its order
+        self.order = 0  # index into CHANGE_LABELS
 
     def compose(self) -> ComposeResult:
         yield Static("No finished run yet: start one in the Training pane.", id="samples-summary")
@@ -37,52 +84,69 @@ class SamplesPane(Vertical):
         yield Static("", id="samples-detail")
 
     def on_mount(self) -> None:
-        # Fixed shares of the width so all five columns show at 80 columns; the
-        # highlighted row is shown in full below the table.
+        self._add_columns()
+
+    def _add_columns(self) -> None:
+        # Fixed shares of the width so every column shows at 80 columns; the highlighted
+        # row is shown in full below the table.
         width = max(70, self.app.size.width - 4)
-        shares = (("source", 0.30), ("reference", 0.19), ("before", 0.19), ("after", 0.19))
+        text = width - SCORE_WIDTH - CHANGE_WIDTH - 2 * 6  # each column pads one cell a side
+        shares = (("source", 0.37), ("reference", 0.21), ("before", 0.21), ("after", 0.21))
         table = self.query_one(DataTable)
         for label, share in shares:
-            table.add_column(label, width=int(width * share) - 2)
-        table.add_column("BLEU b→a", width=10)
+            table.add_column(label, width=int(text * share))
+        table.add_column("chrF b→a", width=SCORE_WIDTH)
+        table.add_column(CHANGE_LABELS[self.order], width=CHANGE_WIDTH)
+
+    def _fill(self) -> None:
+        """The table from ``rows`` in the current order (the cursor back on the first)."""
+        table = self.query_one(DataTable)
+        table.clear(columns=True)
+        self._add_columns()
+        self.shown = in_order(self.rows, self.order)[:MAX_ROWS]
+        for row in self.shown:
+            table.add_row(
+                Text(row["source"]),
+                Text(row["reference"]),
+                Text(row["before"]),
+                Text(row["after"]),
+                before_to_after(row, "chrf"),
+                signed(chrf_change(row), 1),
+            )
 
     @on(DataTable.RowHighlighted, "#samples-table")
     def _row_highlighted(self, event: DataTable.RowHighlighted) -> None:
-        cells = event.data_table.get_row_at(event.cursor_row)
-        names = ("source", "reference", "before", "after", "BLEU")
+        if not 0 <= event.cursor_row < len(self.shown):
+            return
+        row = self.shown[event.cursor_row]
+        change = chrf_change(row)
         text = Text()
-        for name, cell in zip(names, cells, strict=True):
+        for name in ("source", "reference", "before", "after"):
             text.append(f"{name:>9}: ", style="bold")
-            text.append_text(cell if isinstance(cell, Text) else Text(str(cell)))
-            text.append("\n")
+            text.append(str(row[name]) + "\n")
+        text.append(f"{'scores':>9}: ", style="bold")
+        text.append(
+            f"BLEU {before_to_after(row, 'bleu')} · chrF {before_to_after(row, 'chrf')}"
+            + (f" ({signed(change, 1)})" if change is not None else "")
+        )
         self.query_one("#samples-detail", Static).update(text)
 
     def show_run(self, run_dir: str, summary: RunSummary) -> None:
         """Fill from a summary: the five samples first, then the other test rows."""
-        table = self.query_one(DataTable)
-        table.clear()
         samples = list(summary.samples or [])
         seen = {s["source"] for s in samples}
         # A run made before test sets existed scored (and sampled) its validation set.
         rows = "test" if summary.test is not None else "validation"
         records, skipped = read_jsonl_counted(Path(run_dir) / translations_file(rows))
         for row in records:
-            if len(samples) >= MAX_ROWS:
-                break
             if not set(row) >= SAMPLE_KEYS:
                 skipped += 1
                 continue
             if row["source"] in seen:
                 continue
             samples.append(row)  # scored once, by the run
-        for s in samples:
-            table.add_row(
-                Text(s["source"]),
-                Text(s["reference"]),
-                Text(s["before"]),
-                Text(s["after"]),
-                f"{s['bleu_before']:.1f}→{s['bleu_after']:.1f}",
-            )
+        self.rows = samples
+        self._fill()
         lines = [
             headline(scores)
             for role in ("test", "validation")
@@ -90,21 +154,25 @@ class SamplesPane(Vertical):
         ]
         if not lines:
             lines = [older_run_line(summary) or "this run has no before/after scores"]
-        lines.append(f"rows: {rows} sentences · {Path(run_dir).name} · Enter: attention")
+        lines.append(f"rows: {rows} sentences · {Path(run_dir).name} · o: order · Enter: attention")
         if skipped:
             lines.append(
                 f"note: {skipped} unreadable line{'s' if skipped > 1 else ''} of "
                 f"{translations_file(rows)} skipped (a writer cut short?)"
             )
+        if samples and all(chrf_change(r) is None for r in samples):
+            lines.append("note: this run's rows have no sentence chrF to order them by")
         self.query_one("#samples-summary", Static).update(Text("\n".join(lines)))
+
+    def action_next_order(self) -> None:
+        """Test order → chrF rose most first → chrF fell most first → test order."""
+        self.order = (self.order + 1) % len(CHANGE_LABELS)
+        self._fill()
 
     def selected_source(self) -> str | None:
         """The source sentence of the highlighted row."""
-        table = self.query_one(DataTable)
-        if table.row_count == 0:
-            return None
-        cell = table.get_row_at(table.cursor_row)[0]
-        return cell.plain if isinstance(cell, Text) else str(cell)
+        row = self.query_one(DataTable).cursor_row
+        return str(self.shown[row]["source"]) if 0 <= row < len(self.shown) else None
 
     @on(DataTable.RowSelected, "#samples-table")
     def _row_selected(self) -> None:

@@ -31,7 +31,7 @@ from workbench.core.run_folder import (
     read_summary,
     translations_file,
 )
-from workbench.core.scores import SetScores
+from workbench.core.scores import LengthBucket, SetScores, length_buckets
 from workbench.errors import WorkbenchError
 
 #: Settings that say where a run wrote, not how it trained.
@@ -63,6 +63,7 @@ class ComparedRun:
     train_loss: list[tuple[float, float]]
     test_rows: list[dict[str, Any]]  # test_translations.jsonl
     bleu_tokenize: str | None
+    by_length: list[LengthBucket] | None = None  # None: the run recorded none
 
     @property
     def run_id(self) -> str:
@@ -150,6 +151,7 @@ def read_run(letter: str, run_dir: Path) -> ComparedRun:
         train_loss=train_loss_points(events),
         test_rows=read_jsonl(run_dir / translations_file("test")),
         bleu_tokenize=tokenize if isinstance(tokenize, str) else None,
+        by_length=length_buckets(summary.by_length),
     )
 
 

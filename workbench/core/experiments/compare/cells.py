@@ -8,7 +8,14 @@ from workbench.core.experiments.table import after_cells, training_cells
 from workbench.core.scores import N_BOOTSTRAP, N_PERMUTATIONS
 from workbench.core.settings import setting_value
 from workbench.core.views.numbers import MISSING
-from workbench.core.views.score_text import delta_text, format_p, with_ci
+from workbench.core.views.score_text import (
+    BY_LENGTH_COLUMNS,
+    by_length_cells,
+    delta_text,
+    format_p,
+    length_header,
+    with_ci,
+)
 from workbench.core.views.svg import Series, line_chart_svg
 
 COMPARE_MD = "compare.md"
@@ -192,6 +199,31 @@ def not_paired_lines(comparison: Comparison) -> list[str]:
         + "; ".join(own_score(run) for run in unpaired)
         + ".",
     ]
+
+
+BY_LENGTH_CAPTION = (
+    "Corpus BLEU and chrF of each run's own test sentences by the length of their source, "
+    "before → after fine-tuning (change), as each run's summary holds them; "
+    f"{MISSING}: the run recorded none."
+)
+
+
+def by_length_header(comparison: Comparison) -> list[str]:
+    """``Run, Source length (words), …``; the unit in the cells when the runs differ in it."""
+    units = {b.unit for run in comparison.runs for b in run.by_length or []}
+    return ["Run", length_header(units.pop() if len(units) == 1 else None), *BY_LENGTH_COLUMNS]
+
+
+def by_length_rows(comparison: Comparison) -> list[list[str]]:
+    """Each run's test scores per source-length bucket (one row of dashes for a run that
+    recorded none)."""
+    mixed = len({b.unit for run in comparison.runs for b in run.by_length or []}) > 1
+    rows = []
+    for run in comparison.runs:
+        if not run.by_length:
+            rows.append([run.letter, *(MISSING for _ in range(1 + len(BY_LENGTH_COLUMNS)))])
+        rows += [[run.letter, *by_length_cells(b, with_unit=mixed)] for b in run.by_length or []]
+    return rows
 
 
 DIFFERENCE_HEADER = ["Source", "Reference", "A", "chrF A", "Other run", "chrF other"]

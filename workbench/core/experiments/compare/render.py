@@ -15,6 +15,7 @@ from workbench.core import __version__
 from workbench.core.atomic import write_documents
 from workbench.core.experiments.compare.build import Comparison
 from workbench.core.experiments.compare.cells import (
+    BY_LENGTH_CAPTION,
     COMPARE_HTML,
     COMPARE_MD,
     DIFFERENCE_HEADER,
@@ -22,6 +23,8 @@ from workbench.core.experiments.compare.cells import (
     FIGURE_TITLES,
     RUN_HEADER,
     TEST_HEADER,
+    by_length_header,
+    by_length_rows,
     curves,
     difference_sections,
     draw_figures,
@@ -74,6 +77,14 @@ def test_lines(comparison: Comparison) -> list[str]:
     return out + not_paired_lines(comparison)
 
 
+def by_length_lines(comparison: Comparison) -> list[str]:
+    """Each run's test scores by source length, with the caption."""
+    return [
+        f"Test set by source length. {BY_LENGTH_CAPTION}",
+        *_columns(by_length_header(comparison), by_length_rows(comparison)),
+    ]
+
+
 def render_text(comparison: Comparison, width: int = 72) -> str:
     """The comparison for a terminal or a pipe: runs, settings, curves, tests, sentences."""
     out = [f"Comparing {len(comparison.runs)} runs; A is the baseline of every test."]
@@ -86,7 +97,7 @@ def render_text(comparison: Comparison, width: int = 72) -> str:
             "",
             line_chart_text(series, title=FIGURE_TITLES[key][0], x_label="epoch", width=width),
         ]
-    out += ["", *test_lines(comparison)]
+    out += ["", *test_lines(comparison), "", *by_length_lines(comparison)]
     for letter, title, rows in difference_sections(comparison):
         out += ["", f"{title}:"]
         if not rows:
@@ -142,6 +153,8 @@ def render_markdown(comparison: Comparison) -> str:
             *md_table(TEST_HEADER, test_rows(comparison)),
         ]
     out += [line for text in not_paired_lines(comparison) for line in ("", escape_markdown(text))]
+    out += ["", "## Test set by source length", "", escape_markdown(BY_LENGTH_CAPTION), ""]
+    out += md_table(by_length_header(comparison), by_length_rows(comparison))
     for _, title, rows in difference_sections(comparison):
         out += ["", f"## {title}", ""]
         out += md_table(DIFFERENCE_HEADER, rows) if rows else ["None."]
@@ -187,6 +200,11 @@ def render_html(comparison: Comparison) -> str:
             html_table(TEST_HEADER, test_rows(comparison)),
         ]
     body += [f"<p>{escape_html(text)}</p>" for text in not_paired_lines(comparison)]
+    body += [
+        "<h2>Test set by source length</h2>",
+        f'<p class="caption">{escape_html(BY_LENGTH_CAPTION)}</p>',
+        html_table(by_length_header(comparison), by_length_rows(comparison)),
+    ]
     for _, heading, rows in difference_sections(comparison):
         body += [
             f"<h2>{escape_html(heading)}</h2>",

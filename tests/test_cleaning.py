@@ -1,0 +1,124 @@
+"""Cleaning a user's file before the split, as a new user meets it: the run's first lines,
+what the run folder records, the report, and the Dataset pane's dropped pairs."""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import (
+    PLANTED,
+    TINY_DEMO_ARGS,
+    run_cli,
+    small,
+    tiny_toml,
+    wait_for,
+    write_planted_tsv,
+)
+from workbench.core.data.scripts import length_units, script_share
+
+
+def test_script_share_counts_letters_only_and_knows_full_width_forms():
+    assert script_share("我喜欢 iPhone。", "zh") == pytest.approx(3 / 9)
+    assert script_share("２０１９！", "zh") is None  # no letters: says nothing
+    assert script_share("Ｈｅｌｌｏ", "en") == 1.0  # full-width Latin is Latin
+    assert script_share("Привет", "ru") == 1.0 and script_share("Привет", "en") == 0.0
+    assert script_share("anything", "xx") is None  # a script not known here
+    assert length_units("你好， 世界。", "zh") == 6 and length_units("Hello, world.", "en") == 2
+
+
+@pytest.mark.slow
+def test_a_planted_file_is_counted_rule_by_rule_and_the_report_shows_why(tmp_path: Path):
+    write_planted_tsv(tmp_path / "planted.tsv")
+    (tmp_path / "tiny.toml").write_text(tiny_toml(epochs=1.0, samples=0), encoding="utf-8")
+    result = run_cli(*TINY_DEMO_ARGS, "--data", "planted.tsv", cwd=tmp_path)
+    assert result.returncode == 0, result.stderr[-3000:]
+    lines = result.stdout.splitlines()
+    at = next(i for i, line in enumerate(lines) if "cleaning:" in line)
+    total = sum(PLANTED.values())
+    assert f"cleaning: {total} of {300 + total} pairs dropped before the split" in lines[at]
+    counts = {rule.strip(): int(n) for rule, n in re.findall(r"([a-z ]+) (\d+)", lines[at + 1])}
+    assert {rule: n for rule, n in counts.items() if n} == PLANTED, lines[at + 1]
+    assert "long not counted" in lines[at + 1]  # the demo's model is built from the data
+
+    run = next((tmp_path / "translation_output" / "runs").iterdir())
+    recorded = json.loads((run / "config.json").read_text(encoding="utf-8"))["cleaning"]
+    summary = json.loads((run / "summary.json").read_text(encoding="utf-8"))["cleaning"]
+    assert recorded == summary and summary["dropped"] == total
+    assert {r: n for r, n in summary["counts"].items() if n} == PLANTED
+    dropped = [json.loads(x) for x in (run / "dropped_pairs.jsonl").read_text().splitlines()]
+    assert len(dropped) == total
+    assert {d["rule"] for d in dropped if d["target"] == ""} == {"empty"}
+
+    report = run_cli("report", cwd=tmp_path)
+    assert report.returncode == 0, report.stderr[-2000:]
+    text = (run / "report.md").read_text(encoding="utf-8")
+    section = text[text.index("## Data cleaning") :]
+    section = section[: section.index("\n## ", 5)]
+    assert f"{total} of {300 + total} pairs were dropped" in section
+    assert "| copy | the target is a copy of the source | 10 |" in section
+    assert "This reference is not Chinese at all." in section  # an example of script
+    html = (run / "report.html").read_text(encoding="utf-8")
+    assert "<h2>Data cleaning</h2>" in html and "a side is not mostly in" in html
+
+
+def test_no_clean_keeps_the_noise_and_says_so(tmp_path: Path):
+    from workbench.core.config import build_config
+    from workbench.core.data.pairs import prepare_data
+
+    path = write_planted_tsv(tmp_path / "planted.tsv")
+    data = prepare_data(build_config("demo", overrides={"data": str(path), "clean": False}))
+    assert data.cleaning.total == data.dropped.get("in test set", 0)
+    kept = len(data.train) + len(data.validation) + len(data.test) + data.cleaning.total
+    assert kept == 300 + sum(PLANTED.values())
+    assert data.cleaning.lines()[0].startswith("cleaning: off (--no-clean)")
+
+
+async def test_the_dataset_pane_shows_the_dropped_pairs_with_their_rule(tmp_path: Path):
+    from textual.widgets import Input
+
+    from workbench.tui.app import WorkbenchApp
+    from workbench.tui.widgets.dataset_pane import DatasetPane
+
+    config = small(tmp_path, data=str(write_planted_tsv(tmp_path / "planted.tsv")), samples=0)
+    app = WorkbenchApp(config)
+    async with app.run_test(size=(80, 24)) as pilot:
+        dataset = app.query_one(DatasetPane)
+        await wait_for(pilot, lambda: bool(dataset.rows), what="the dataset loaded")
+        summary = str(dataset.query_one("#dataset-summary").render())
+        assert "10 copy" in summary and "x shows them" in summary
+        await pilot.press("x")
+        await wait_for(pilot, lambda: dataset.showing_dropped, what="x shows the dropped pairs")
+        assert sorted({rule for rule, _ in dataset.matches}) == sorted(PLANTED)
+        assert len(dataset.matches) == sum(PLANTED.values())
+        await pilot.press("/", *"copy", "escape")
+        await wait_for(pilot, lambda: dataset.query_one("#dataset-filter", Input).value == "copy")
+        await wait_for(pilot, lambda: len(dataset.matches) == PLANTED["copy"], what="filter copy")
+        assert all(p.source == p.target for _, p in dataset.matches)
+        await pilot.press("x")
+        await wait_for(pilot, lambda: not dataset.showing_dropped, what="x: the kept pairs again")
+
+
+def test_the_long_rule_counts_with_the_models_own_tokenizer(tiny_model_dir: Path):
+    from transformers import AutoTokenizer
+
+    from workbench.core.config import build_config
+    from workbench.core.data.cleaning import CleaningSettings, clean_pairs
+    from workbench.core.data.pairs import Pair
+    from workbench.core.data.tokenize import token_counter
+    from workbench.core.languages import Direction
+
+    tokenizer = AutoTokenizer.from_pretrained(tiny_model_dir)
+    count = token_counter(tokenizer, Direction())
+    pairs = [Pair("I like tea.", "我喜欢茶。"), Pair("I like tea. " * 12, "我喜欢茶。" * 12)]
+    sources, targets = count([p.source for p in pairs], [p.target for p in pairs])
+    assert sources == [len(tokenizer(p.source).input_ids) for p in pairs]
+    assert targets == [len(tokenizer(text_target=p.target).input_ids) for p in pairs]
+    bound = {"max_source_length": sources[0] + 2, "max_target_length": 200}
+    settings = CleaningSettings.of(build_config("demo", overrides=bound))
+    kept, report = clean_pairs(pairs, settings, count)
+    assert kept == pairs and report.counts == {"long": 1} and report.long_measured
+    assert report.dropped[0].kept and report.dropped[0].source == pairs[1].source

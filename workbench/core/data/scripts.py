@@ -1,0 +1,68 @@
+"""What a sentence is written in and how long it is, as the cleaning rules measure it.
+
+A Chinese reference that is mostly Latin letters is a mis-aligned or untranslated line;
+an English source that is mostly Han characters is one too. Which script a letter belongs
+to is read from its Unicode name (``CJK UNIFIED IDEOGRAPH-4E2D``, ``LATIN SMALL LETTER
+A``), which covers every block of a script, full-width forms included, without a table of
+code-point ranges to keep up to date. Only letters count: digits, punctuation and spaces
+say nothing about the language.
+"""
+
+from __future__ import annotations
+
+import unicodedata
+from functools import lru_cache
+
+from workbench.core.languages import script_of, written_without_spaces
+
+_HAN = ("CJK UNIFIED IDEOGRAPH", "CJK COMPATIBILITY IDEOGRAPH")
+#: ISO 15924 script code -> the words in the Unicode names of its letters.
+SCRIPT_NAMES: dict[str, tuple[str, ...]] = {
+    "Hans": _HAN,
+    "Hant": _HAN,
+    "Jpan": (*_HAN, "HIRAGANA", "KATAKANA"),
+    "Hang": ("HANGUL", *_HAN),
+    "Latn": ("LATIN",),
+    "Cyrl": ("CYRILLIC",),
+    "Arab": ("ARABIC",),
+    "Grek": ("GREEK",),
+    "Hebr": ("HEBREW",),
+    "Deva": ("DEVANAGARI",),
+    "Beng": ("BENGALI",),
+    "Taml": ("TAMIL",),
+    "Thai": ("THAI",),
+}
+
+
+@lru_cache(maxsize=65536)
+def _letter_in(char: str, script: str) -> bool | None:
+    """Whether a character is a letter of ``script`` (None: not a letter at all)."""
+    if not unicodedata.category(char).startswith("L"):
+        return None
+    name = unicodedata.name(char, "")
+    return any(word in name for word in SCRIPT_NAMES[script])
+
+
+def script_share(text: str, lang: str | None) -> float | None:
+    """The share of ``text``'s letters written in ``lang``'s script, or None when the
+    language's script is not known here or the text has no letters (``2019``, ``!``)."""
+    script = script_of(lang)
+    if script not in SCRIPT_NAMES:
+        return None
+    verdicts = [v for v in (_letter_in(ch, script) for ch in text) if v is not None]
+    if not verdicts:
+        return None
+    return sum(verdicts) / len(verdicts)
+
+
+def length_units(text: str, lang: str | None) -> int:
+    """A sentence's length: its words, or its characters (spaces aside) for a language
+    written without spaces, so that ``你好，世界。`` is 6 long, not 1."""
+    if written_without_spaces(lang):
+        return sum(1 for ch in text if not ch.isspace())
+    return len(text.split())
+
+
+def unit_name(lang: str | None) -> str:
+    """What :func:`length_units` counts for ``lang``: ``words`` or ``characters``."""
+    return "characters" if written_without_spaces(lang) else "words"
