@@ -64,6 +64,12 @@ def test_a_30_epoch_run_with_patience_2_stops_after_epoch_3_and_says_so(tmp_path
     averaging = summary["averaging"]
     assert averaging["kept"] == "best" and averaging["epochs"] == [1.0, 2.0, 3.0]
     assert averaging["validation"]["best"] == averaging["validation"]["averaged"]
+    # The report says both as the run did.
+    assert run_cli("report", cwd=tmp_path).returncode == 0
+    report = (run / "report.md").read_text(encoding="utf-8")
+    assert "| Early stopping | early stopping: validation BLEU has not risen for 2" in report
+    assert "| Checkpoint averaging (validation) | averaging the 3 best checkpoints" in report
+    assert "against the best checkpoint (epoch 1); the best checkpoint is kept" in report
 
 
 @pytest.mark.slow

@@ -34,9 +34,8 @@ from workbench.core.evaluate.before_after import HeldOutSets, translate_after
 from workbench.core.evaluate.significance import score_systems
 from workbench.core.events import EventSink, Note
 from workbench.core.run_folder import CHECKPOINTS_FOLDER, RunLease, holds
-from workbench.core.scores import N_BOOTSTRAP
 from workbench.core.train.checkpoints import is_complete_checkpoint
-from workbench.core.views.score_text import format_p
+from workbench.core.views.training_text import averaging_text
 
 if TYPE_CHECKING:
     import torch
@@ -165,10 +164,6 @@ class Averaging:
     translations: dict[str, list[str]] = field(default_factory=dict)
 
 
-def _epochs(checkpoints: list[EpochCheckpoint]) -> str:
-    return ", ".join(f"{round(c.epoch, 2):g}" for c in sorted(checkpoints, key=lambda c: c.step))
-
-
 def average_checkpoints(
     state: Any,
     config: RunConfig,
@@ -201,8 +196,9 @@ def average_checkpoints(
     elif best is None:
         skipped = "the best epoch's checkpoint is not there"
     if skipped or best is None:
-        emit(Note(f"checkpoint averaging skipped: {skipped}", "warning"))
-        return Averaging({**record, "kept": "best", "skipped": skipped})
+        record.update(kept="best", skipped=skipped)
+        emit(Note(averaging_text(record), "warning"))
+        return Averaging(record)
     if len(chosen) < k:
         emit(
             Note(
@@ -216,8 +212,9 @@ def average_checkpoints(
     try:
         write_averaged_model(best_dir, [c.path for c in chosen], averaged_dir)
     except ValueError as err:  # checkpoints that do not fit together: the run stays as it is
-        emit(Note(f"checkpoint averaging skipped: {err}", "warning"))
-        return Averaging({**record, "kept": "best", "skipped": str(err)})
+        record.update(kept="best", skipped=str(err))
+        emit(Note(averaging_text(record), "warning"))
+        return Averaging(record)
 
     validation = dataclasses.replace(
         held_out,
@@ -235,6 +232,7 @@ def average_checkpoints(
     kept = after.bleu > before.bleu
     record.update(
         best_checkpoint=best.path.name,
+        best_epoch=best.epoch,
         validation={
             "best": {"bleu": before.bleu, "chrf": before.chrf},
             "averaged": {"bleu": after.bleu, "chrf": after.chrf},
@@ -242,22 +240,11 @@ def average_checkpoints(
         p_value=after.bleu_p,
         kept="averaged" if kept else "best",
     )
-    what = f"last {len(chosen)}" if which == "last" else f"{len(chosen)} best"
-    emit(
-        Note(
-            f"averaging the {what} checkpoints (epochs {_epochs(chosen)}): validation BLEU "
-            f"{before.bleu:.2f} → {after.bleu:.2f} ({after.bleu - before.bleu:+.2f}, "
-            f"{format_p(after.bleu_p, N_BOOTSTRAP)}), chrF {before.chrf:.2f} → "
-            f"{after.chrf:.2f}, against the best checkpoint (epoch {round(best.epoch, 2):g}); "
-            + (
-                "the average is kept"
-                if kept
-                else f"the best checkpoint is kept (the average stays in {averaged_dir})"
-            )
-        )
-    )
     if not kept:
-        return Averaging({**record, "model": str(averaged_dir)}, {"validation": of_best})
+        record["model"] = str(averaged_dir)
+    emit(Note(averaging_text(record)))
+    if not kept:
+        return Averaging(record, {"validation": of_best})
     if not holds(lease):
         return Averaging()
     replace_folder(averaged_dir, best_dir)

@@ -18,6 +18,7 @@ from typing import Any
 
 from workbench.core.config import RunConfig
 from workbench.core.events import EventSink, Note
+from workbench.core.views.training_text import early_stopping_text
 
 
 def early_stopping_callback(patience: int) -> Any:
@@ -25,11 +26,6 @@ def early_stopping_callback(patience: int) -> Any:
     from transformers import EarlyStoppingCallback
 
     return EarlyStoppingCallback(early_stopping_patience=patience)
-
-
-def _epoch(value: float) -> str:
-    """``4`` for a whole epoch, ``2.5`` for the end of a fractional run."""
-    return f"{round(value, 2):g}"
 
 
 @dataclass(frozen=True)
@@ -44,18 +40,8 @@ class EarlyStopping:
     stopped: bool  # the patience ran out before the last planned epoch
 
     def line(self) -> str:
-        """The one line a run prints about it."""
-        best = f"epoch {_epoch(self.best_epoch)} ({self.best_bleu:.2f})"
-        if self.stopped:
-            return (
-                f"early stopping: validation BLEU has not risen for {self.patience} "
-                f"epoch{'s' if self.patience != 1 else ''} since {best}; stopped after "
-                f"epoch {_epoch(self.stopped_after_epoch)} of {_epoch(self.epochs_planned)}"
-            )
-        return (
-            f"early stopping (patience {self.patience}) did not trigger: all "
-            f"{_epoch(self.epochs_planned)} epochs ran; the best was {best}"
-        )
+        """The one line a run prints about it (the report says it the same way)."""
+        return early_stopping_text(self.to_dict())
 
     def to_dict(self) -> dict[str, Any]:
         """The summary's record."""
