@@ -44,6 +44,7 @@ CHAIN = (
 LOOSE = (
     "atomic",
     "config",
+    "config_build",
     "decoding",
     "events",
     "languages",

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from workbench.core.config import build_config
+from workbench.core.config_build import build_config
 from workbench.core.data.pairs import KNOWN_TEST_SETS, Pair, SplitData
 from workbench.core.decoding import DecodeOptions
 from workbench.core.evaluate.baselines import (

@@ -10,7 +10,8 @@ import pytest
 
 from workbench.cli.main import build_parser
 from workbench.cli.train import NOT_FLAGS, config_from_args, setting_flag
-from workbench.core.config import RunConfig, build_config, setting_type
+from workbench.core.config import RunConfig
+from workbench.core.config_build import build_config, setting_type
 from workbench.core.settings import SETTING_GROUPS
 from workbench.errors import WorkbenchError
 

@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from tests.conftest import tiny_config
-from workbench.core.config import build_config
+from workbench.core.config_build import build_config
 from workbench.core.presets import PRESETS
 from workbench.core.settings import load_toml
 from workbench.errors import WorkbenchError

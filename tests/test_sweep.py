@@ -34,7 +34,7 @@ from tests.sweep_workers import (
     writers,
 )
 from workbench.cli import main
-from workbench.core.config import build_config
+from workbench.core.config_build import build_config
 from workbench.core.experiments.sweep import (
     OPTUNA_MISSING,
     TrialFailed,

@@ -50,7 +50,7 @@ def reference_dataset(
 
 def workbench_config(out_dir: Path) -> RunConfig:
     """The opus-en-zh preset (batch 16/16, lr 2e-5, lengths 128, greedy per-epoch eval)."""
-    from workbench.core.config import build_config
+    from workbench.core.config_build import build_config
 
     # No target label: the test vocabulary has none, and the reference adds none either.
     return build_config(

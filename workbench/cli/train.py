@@ -21,7 +21,8 @@ from pathlib import Path
 from typing import Any
 
 from workbench.cli.options import Flag, add_command
-from workbench.core.config import RunConfig, build_config, preset_values, setting_type
+from workbench.core.config import RunConfig
+from workbench.core.config_build import build_config, preset_values, setting_type
 from workbench.core.presets import DEFAULT_PRESET, PRESET_NOTES, PRESETS
 from workbench.core.settings import SETTING_GROUPS, load_toml, setting_value
 from workbench.errors import WorkbenchError

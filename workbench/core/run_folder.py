@@ -11,7 +11,8 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from workbench.core.atomic import write_json
-from workbench.core.config import RunConfig, build_config
+from workbench.core.config import RunConfig
+from workbench.core.config_build import build_config
 from workbench.core.scores import SetScores, finite_or_none
 from workbench.errors import WorkbenchError
 

@@ -17,7 +17,8 @@ from textual.app import ComposeResult
 from textual.containers import Horizontal, Vertical
 from textual.widgets import Button, Input, Label, Log, ProgressBar, Static
 
-from workbench.core.config import RunConfig, build_config
+from workbench.core.config import RunConfig
+from workbench.core.config_build import build_config
 from workbench.core.events import EvalDone, Phase, RunDone, SampleProgress, TrainStep
 from workbench.core.views.event_text import EventText
 from workbench.core.views.numbers import format_seconds

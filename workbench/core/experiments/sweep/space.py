@@ -15,7 +15,8 @@ import re
 from dataclasses import dataclass
 from typing import Any, Literal
 
-from workbench.core.config import FIELD_NAMES, RunConfig, build_config
+from workbench.core.config import RunConfig
+from workbench.core.config_build import FIELD_NAMES, build_config
 from workbench.core.settings import setting_value
 from workbench.errors import WorkbenchError
 

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from workbench.core.config import build_config
+from workbench.core.config_build import build_config
 from workbench.core.events import Event
 from workbench.core.experiments.sweep.coordination import open_study, study_lock
 from workbench.core.experiments.sweep.events import SweepEvent, SweepNote, TrialEnded, TrialStarted

@@ -1,0 +1,221 @@
+"""Building a :class:`~workbench.core.config.RunConfig` from a preset, a TOML file and
+flags (later wins), every value coerced to its field's type, and :func:`validate`, which
+checks every value so that a typo fails in milliseconds rather than after a model
+download.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import fields
+from pathlib import Path
+from typing import Any
+
+from workbench.core.config import RunConfig
+from workbench.core.decoding import AUTO_LABEL, LENGTH_CEILING, check_beams, check_new_tokens
+from workbench.core.presets import DEFAULT_PRESET, PRESETS
+from workbench.core.settings import (
+    AVERAGE_CHOICES,
+    BLEU_TOKENIZERS,
+    CLEANING_RULES,
+    LR_SCHEDULERS,
+    REPORT_TARGETS,
+)
+from workbench.errors import WorkbenchError
+
+FIELD_NAMES = tuple(f.name for f in fields(RunConfig))
+
+
+def preset_values(name: str) -> dict[str, Any]:
+    """A setting's value in each preset, by preset name (as the preset writes it)."""
+    default = next(f.default for f in fields(RunConfig) if f.name == name)
+    return {preset: values.get(name, default) for preset, values in PRESETS.items()}
+
+
+_TYPES = {f.name: str(f.type) for f in fields(RunConfig)}  # "int", "str | None", ...
+
+
+def setting_type(name: str) -> tuple[str, bool]:
+    """A setting's base type (``bool``, ``int``, ``float`` or ``str``) and whether it may
+    be none."""
+    return _TYPES[name].replace(" | None", ""), "None" in _TYPES[name]
+
+
+def _coerce(name: str, value: Any) -> Any:
+    """Convert a TOML/CLI value to the field's type, or raise a one-line error."""
+    base, optional = setting_type(name)
+    if value is None or (optional and isinstance(value, str) and value.lower() in ("", "none")):
+        if optional:
+            return None
+        raise WorkbenchError(f"config '{name}' cannot be empty")
+    try:
+        if base == "bool":
+            if isinstance(value, bool):
+                return value
+            text = str(value).strip().lower()
+            if text in ("1", "true", "yes", "on"):
+                return True
+            if text in ("0", "false", "no", "off"):
+                return False
+            raise ValueError
+        if base == "int":
+            if isinstance(value, bool):
+                raise ValueError
+            if isinstance(value, float) and not value.is_integer():
+                raise ValueError
+            return int(str(value).replace("_", "")) if isinstance(value, str) else int(value)
+        if base == "float":
+            if isinstance(value, bool):
+                raise ValueError
+            return float(value)
+        return str(value)
+    except (TypeError, ValueError):
+        raise WorkbenchError(
+            f"config '{name}' must be {base.replace('str', 'text')}, got {value!r}"
+        ) from None
+
+
+def build_config(
+    preset: str = DEFAULT_PRESET,
+    toml_values: dict[str, Any] | None = None,
+    overrides: dict[str, Any] | None = None,
+) -> RunConfig:
+    """Preset, then TOML, then flags; every value coerced and the result validated."""
+    if preset not in PRESETS:
+        raise WorkbenchError(f"unknown preset '{preset}'; choose one of: {', '.join(PRESETS)}")
+    values: dict[str, Any] = {"preset": preset, **PRESETS[preset]}
+    for source in (toml_values or {}, overrides or {}):
+        for key, value in source.items():
+            name = key.replace("-", "_")
+            if name not in FIELD_NAMES:
+                raise WorkbenchError(
+                    f"unknown config key '{key}'; valid keys: {', '.join(FIELD_NAMES)}"
+                )
+            if name == "preset" and value != preset:
+                raise WorkbenchError("set the preset with --preset, not inside the config file")
+            values[name] = _coerce(name, value)
+    config = RunConfig(**values)
+    validate(config)
+    return config
+
+
+def _check(ok: bool, message: str) -> None:
+    if not ok:
+        raise WorkbenchError(message)
+
+
+def validate(c: RunConfig) -> None:
+    """Raise WorkbenchError with the value and the fix for the first bad field."""
+    _check(bool(c.model.strip()), "model is empty; pass a Hub id, a local folder or 'scratch'")
+    _check(bool(c.data.strip()), "data is empty; pass a Hub id, a local file or 'hsk'")
+    _check(c.samples >= 0, f"samples must be >= 0 (0 = all), got {c.samples}")
+    _check(
+        0 < c.validation_fraction < 1,
+        f"validation_fraction must be between 0 and 1, got {c.validation_fraction}",
+    )
+    _check(0 < c.test_fraction < 1, f"test_fraction must be between 0 and 1, got {c.test_fraction}")
+    _check(
+        c.validation_fraction + c.test_fraction < 1,
+        f"validation_fraction + test_fraction must leave pairs to train on, got "
+        f"{c.validation_fraction} + {c.test_fraction}",
+    )
+    for name in ("max_source_length", "max_target_length"):
+        value = getattr(c, name)
+        _check(
+            1 <= value <= LENGTH_CEILING,
+            f"{name} must be between 1 and {LENGTH_CEILING}, got {value}",
+        )
+    check_new_tokens(c.max_new_tokens)
+    for name in ("num_beams", "eval_num_beams"):
+        check_beams(getattr(c, name), name)
+    for name in ("batch_size", "eval_batch_size", "logging_steps"):
+        value = getattr(c, name)
+        _check(value >= 1, f"{name} must be a positive whole number, got {value}")
+    _check(
+        math.isfinite(c.learning_rate) and 0 < c.learning_rate <= 1,
+        f"learning rate must be in (0, 1], got {c.learning_rate}; 2e-5 is typical for fine-tuning",
+    )
+    _check(
+        math.isfinite(c.epochs) and 0 < c.epochs <= 1000,
+        f"epochs must be in (0, 1000], got {c.epochs}",
+    )
+    _check(
+        c.early_stopping >= 0,
+        f"early_stopping must be >= 0 epochs (0 = off), got {c.early_stopping}",
+    )
+    _check(
+        c.average_checkpoints >= 0 and c.average_checkpoints != 1,
+        f"average_checkpoints must be 0 (off) or at least 2, got {c.average_checkpoints}",
+    )
+    _check(
+        c.average in AVERAGE_CHOICES,
+        f"average '{c.average}' is not a choice; use {' or '.join(AVERAGE_CHOICES)}",
+    )
+    for rule in c.skipped_rules():
+        _check(
+            rule in CLEANING_RULES,
+            f"clean_skip names '{rule}', which is no cleaning rule; use any of: "
+            f"{', '.join(CLEANING_RULES)}",
+        )
+    _check(
+        0 <= c.clean_min_script_share <= 1,
+        f"clean_min_script_share must be in [0, 1], got {c.clean_min_script_share}",
+    )
+    _check(
+        c.clean_max_length_ratio >= 1,
+        f"clean_max_length_ratio must be >= 1, got {c.clean_max_length_ratio}",
+    )
+    _check(0 <= c.warmup_ratio < 1, f"warmup_ratio must be in [0, 1), got {c.warmup_ratio}")
+    _check(0 <= c.weight_decay < 1, f"weight_decay must be in [0, 1), got {c.weight_decay}")
+    _check(
+        0 <= c.label_smoothing < 1, f"label_smoothing must be in [0, 1), got {c.label_smoothing}"
+    )
+    _check(c.no_repeat_ngram_size >= 0, "no_repeat_ngram_size must be >= 0")
+    _check(c.num_samples_shown >= 0, "num_samples_shown must be >= 0")
+    _check(0 <= c.seed < 2**32, f"seed must be in [0, 2**32), got {c.seed}")
+    _check(
+        c.ddp_timeout >= 1, f"ddp_timeout must be a positive number of seconds, got {c.ddp_timeout}"
+    )
+    _check(
+        not (c.fp16 and c.bf16),
+        "fp16 and bf16 cannot both be on; choose one (bf16 where the GPU supports it)",
+    )
+    _check(
+        c.bleu_tokenize in BLEU_TOKENIZERS,
+        f"bleu_tokenize '{c.bleu_tokenize}' is not a sacreBLEU tokenizer; "
+        f"use one of: {', '.join(BLEU_TOKENIZERS)}",
+    )
+    _check(
+        c.report_to in REPORT_TARGETS,
+        f"report_to '{c.report_to}' is not supported; use one of: {', '.join(REPORT_TARGETS)}",
+    )
+    _check(
+        c.lr_scheduler in LR_SCHEDULERS,
+        f"lr_scheduler '{c.lr_scheduler}' is not supported; use one of: {', '.join(LR_SCHEDULERS)}",
+    )
+    if c.target_label not in (None, AUTO_LABEL):
+        _check(
+            c.target_label.startswith(">>") and c.target_label.endswith("<<"),
+            f"target_label '{c.target_label}' should look like '>>cmn_Hans<<', or be auto "
+            "or none (NLLB, M2M100 and mBART-50 take --target-lang zho_Hans and the like)",
+        )
+    if c.is_scratch:
+        _check(
+            c.scratch_d_model % c.scratch_heads == 0,
+            f"scratch_d_model ({c.scratch_d_model}) must be divisible by scratch_heads "
+            f"({c.scratch_heads})",
+        )
+        for name in ("scratch_d_model", "scratch_layers", "scratch_heads", "scratch_ffn_dim"):
+            _check(getattr(c, name) >= 1, f"{name} must be positive, got {getattr(c, name)}")
+        _check(0 <= c.scratch_dropout < 1, "scratch_dropout must be in [0, 1)")
+        for name in ("scratch_source_vocab", "scratch_target_vocab"):
+            _check(
+                100 <= getattr(c, name) <= 64_000,
+                f"{name} must be 100..64000, got {getattr(c, name)}",
+            )
+    _check(bool(c.output_dir.strip()), "output_dir is empty; pass a folder")
+    out = Path(c.output_dir).expanduser()
+    _check(
+        not out.exists() or out.is_dir(),
+        f"output dir '{out}' exists and is not a folder; pass a folder with --output-dir",
+    )
