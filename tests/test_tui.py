@@ -28,6 +28,8 @@ from workbench.tui.widgets.samples_pane import SamplesPane
 from workbench.tui.widgets.training_pane import TrainingPane
 from workbench.tui.widgets.translate_pane import TranslatePane
 
+RECORDED_RUN = Path(__file__).parent / "fixtures" / "tiny_run"
+
 
 def test_chart_series_drop_non_finite_and_downsample():
     xs = list(range(1000))
@@ -111,6 +113,26 @@ async def test_dataset_columns_share_the_width_and_counts_are_whole(
         histogram = str(dataset.query_one("#dataset-hist").render())
         counts = re.findall(r"([\d.]+)┤", histogram)
         assert counts and all(label.isdigit() for label in counts), counts
+
+
+async def test_training_shows_a_killed_run_and_all_samples(tmp_path: Path):
+    """The newest run is shown as it ended, even one killed mid-line; 0 samples reads all."""
+    run = tmp_path / "out" / "runs" / "20260101-000000-demo"
+    run.mkdir(parents=True)
+    recorded = (RECORDED_RUN / "metrics.jsonl").read_text(encoding="utf-8").splitlines()
+    steps = [line for line in recorded if '"TrainStep"' in line][:5]
+    (run / "metrics.jsonl").write_text("\n".join([*steps, '{"event": "TrainSt']), "utf-8")
+    app = WorkbenchApp(small(tmp_path, samples=0))
+    async with app.run_test(size=(100, 30)) as pilot:
+        await show_pane(pilot, "training")
+        training = app.query_one(TrainingPane)
+        await wait_for(pilot, lambda: training.last_status == "killed", what="the replay")
+        assert training.query_one("#loss-chart", SeriesChart).point_count("loss") == 5
+        assert str(training.query_one("#train-run", Static).render()) == (
+            "last run 20260101-000000-demo: killed"
+        )
+        assert training.query_one("#set-samples", Input).value == "all"
+        assert training.edited_config().samples == 0
 
 
 async def test_invalid_setting_is_refused_without_starting(tmp_path: Path):

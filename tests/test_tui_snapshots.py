@@ -2,9 +2,9 @@
 
 The app opens on an output folder that holds a real tiny run, recorded once into
 ``tests/fixtures/tiny_run`` (see ``record_tiny_run.py``), and a tiny model built by the
-``tiny_model_dir`` fixture as its best model. The Training pane replays the run's
-``metrics.jsonl`` through its normal ``RunEvent`` path; the Samples pane shows the run's
-test sentences; Translate and Attention run the tiny model for real (deterministic on CPU).
+``tiny_model_dir`` fixture as its best model. The Training pane shows the run's
+``metrics.jsonl`` replayed, as on opening any output folder; the Samples pane shows the
+run's test sentences; Translate and Attention run the tiny model for real (deterministic on CPU).
 
 What would change between runs is fixed at its source, not masked: paths are relative
 (the test works in its tmp folder), the translation clock ticks a fixed 21 ms, the replay
@@ -24,11 +24,7 @@ from textual.widgets import DataTable, Input, Log, Static
 
 from tests.conftest import show_pane, wait_for
 from tests.fixtures.record_tiny_run import FILES, RUN_NAME, copy_recorded_runs, recorded_config
-from workbench.core.events import (
-    read_events,
-)
 from workbench.tui.app import WorkbenchApp
-from workbench.tui.messages import RunEvent
 from workbench.tui.widgets.attention_pane import AttentionPane
 from workbench.tui.widgets.charts import SeriesChart
 from workbench.tui.widgets.dataset_pane import DatasetPane
@@ -107,23 +103,16 @@ async def dataset_at_work(pilot: Pilot) -> None:
 
 
 async def training_replayed(pilot: Pilot) -> None:
-    """The recorded run's events, posted as the training worker posts them."""
+    """The recorded run as the app shows it on opening: replayed from its metrics.jsonl."""
     await show_pane(pilot, "training")
     app = pilot.app
     training = app.query_one(TrainingPane)
-    events = read_events(RECORDED_RUN / "metrics.jsonl")
-    for event in events:
-        training.post_message(RunEvent(event))
-    samples = app.query_one(SamplesPane).query_one(DataTable)
     log = training.query_one(Log)
-    await wait_for(pilot, lambda: training.last_status == "finished", what="the run finished")
-    await wait_for(
-        pilot,
-        lambda: any("Run finished" in (n.title or "") for n in app._notifications),
-        what="the run-finished toast",
-    )
-    assert samples.row_count == 18
+    await wait_for(pilot, lambda: training.last_status == "finished", what="the run replayed")
     assert str(training.query_one("#train-status", Static).render()) == "finished"
+    assert str(training.query_one("#train-run", Static).render()) == (
+        f"last run {RUN_NAME}: finished · best epoch 1"
+    )
     assert app.query_one("#loss-chart", SeriesChart).point_count("loss") == 28
     assert app.query_one("#bleu-chart", SeriesChart).point_count("BLEU") == 7  # before + 6
     assert log.lines[-1] == (

@@ -104,8 +104,9 @@ class WorkbenchApp(ForwardsWorkerFailures, App[int]):
         self.call_after_refresh(self._mount_hidden_panes)
 
     async def _mount_hidden_panes(self) -> None:
+        training = TrainingPane(self.config)
         hidden = {
-            "training": TrainingPane(self.config),
+            "training": training,
             "samples": SamplesPane(),
             "translate": TranslatePane(
                 self.tuned_model,
@@ -119,8 +120,11 @@ class WorkbenchApp(ForwardsWorkerFailures, App[int]):
         }
         for name, pane in hidden.items():
             await self.query_one(f"TabPane#{name}", TabPane).mount(pane)
-        from workbench.core.run_folder import latest_finished_run
+        from workbench.core.run_folder import latest_finished_run, run_folders
 
+        newest = run_folders(self.output_root)
+        if newest:
+            training.show_run(newest[0])
         found = latest_finished_run(self.output_root)
         if found:
             run_dir, summary = found
