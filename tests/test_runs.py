@@ -108,7 +108,7 @@ def test_missing_scores_print_as_a_dash_never_zero():
     HeadlessPrinter(out)(RunDone("finished", "out/runs/x", RunSummary(status="finished")))
     text = out.getvalue()
     assert "test: BLEU — · chrF — (not in the summary)" in text
-    assert "training —; best model: —" in text
+    assert "training —; best epoch — (by validation BLEU); best model: —" in text
     assert "0.00" not in text
 
     out = io.StringIO()
@@ -123,7 +123,7 @@ def test_the_full_summary_still_prints_its_headline():
     HeadlessPrinter(out)(RunDone("finished", "out/runs/x", finished()))
     text = out.getvalue()
     assert "test (10% held out, seed 42, 18): BLEU 0.50 → 9.50" in text
-    assert "training 12s; best model: out/best_model" in text
+    assert "training 12s; best epoch 1 (by validation BLEU); best model: out/best_model" in text
     assert "—" not in text
 
 

@@ -14,6 +14,7 @@ from workbench.core.events import (
     SampleProgress,
     TrainStep,
 )
+from workbench.core.run_folder import best_epoch
 from workbench.core.views.numbers import MISSING, format_bytes, format_seconds, number
 from workbench.core.views.score_text import (
     headline,
@@ -123,9 +124,11 @@ class EventText:
             missing = f"test: BLEU {MISSING} · chrF {MISSING} (not in the summary)"
             lines.append(f"  {older_run_line(s) or missing}")
         seconds = MISSING if s.train_seconds is None else format_seconds(s.train_seconds)
+        best = best_epoch(s)
         return [
             *lines,
-            f"  training {seconds}; best model: {s.best_model or MISSING}",
+            f"  training {seconds}; best epoch {MISSING if best is None else f'{best:g}'} "
+            f"(by validation BLEU); best model: {s.best_model or MISSING}",
             f"  run folder: {event.run_dir} (config.json, metrics.jsonl, summary.json)",
         ]
 

@@ -32,8 +32,7 @@ from workbench.core.events import (
     TrainStep,
     event_from_record,
 )
-from workbench.core.experiments.table import best_epoch
-from workbench.core.run_folder import METRICS_FILE, read_jsonl, read_summary
+from workbench.core.run_folder import METRICS_FILE, best_epoch, read_jsonl, read_summary
 from workbench.core.views.event_text import EventText
 from workbench.core.views.numbers import format_seconds
 from workbench.tui.messages import ForwardsWorkerFailures, RunEvent, RunFinished, checked
