@@ -9,7 +9,6 @@ from __future__ import annotations
 import asyncio
 import dataclasses
 import signal
-import time
 from pathlib import Path
 from typing import TypeVar
 
@@ -187,24 +186,37 @@ class WorkbenchApp(ForwardsWorkerFailures, App[int]):
         self.set_focus(None)
 
     def action_screenshot(self) -> None:
-        """Save the screen as SVG into the newest run folder (the output folder before any)."""
+        """Save the screen as SVG (and PNG, with a converter) into the newest run folder
+        (the output folder before any); the report shows it with its pane and time."""
+        from workbench.core.report.screenshots import screenshot_name, write_png
         from workbench.core.run_folder import run_folders
 
         folders = run_folders(self.output_root)
         target = folders[0] if folders else self.output_root
-        name = (
-            f"screenshot-{self.query_one(TabbedContent).active}-"
-            f"{time.strftime('%Y%m%d-%H%M%S')}.svg"
-        )
+        name = screenshot_name(self.query_one(TabbedContent).active)
         try:
             target.mkdir(parents=True, exist_ok=True)
-            path = self.save_screenshot(filename=name, path=str(target))
+            path = Path(self.save_screenshot(filename=name, path=str(target)))
         except OSError as err:
             self.notify(
                 f"cannot save a screenshot in {target}: {err}", severity="error", markup=False
             )
             return
-        self.notify(path, title="Screenshot saved", markup=False)  # paths are not markup
+        png = write_png(path)
+        # File names on lines of their own: a toast breaks a long path mid-name.
+        self.notify(
+            "\n".join([name, *([f"and {png.name}"] if png else []), f"in {self.shown(target)}"]),
+            title="Screenshot saved",
+            markup=False,  # paths are not markup
+        )
+
+    def shown(self, folder: Path) -> str:
+        """A folder as a notification names it: relative to the output folder if inside."""
+        try:
+            inside = folder.relative_to(self.output_root)
+        except ValueError:
+            return str(folder)
+        return str(inside) if inside.parts else "the output folder"
 
     def action_report(self) -> None:
         """Write the newest finished run's report; the heatmap shows the Attention sentence."""
@@ -217,11 +229,14 @@ class WorkbenchApp(ForwardsWorkerFailures, App[int]):
     def write_report(self, sentence: str | None) -> None:
         """Build and write the report off the main thread (it loads the model)."""
         from workbench.core.report.build import create_report
-        from workbench.core.report.model import REPORT_HTML
+        from workbench.core.report.model import REPORT_HTML, REPORT_MD
 
         report, _ = create_report(None, self.output_root, sentence)
         self.call_from_thread(
-            self.notify, str(report.run_dir / REPORT_HTML), title="Report written", markup=False
+            self.notify,
+            f"{REPORT_HTML} and {REPORT_MD}\nin {self.shown(report.run_dir)}",
+            title="Report written",
+            markup=False,
         )
 
     def _use_run(self, run_dir: str, summary: RunSummary) -> None:
