@@ -404,3 +404,15 @@ async def test_quit_during_training_stops_with_a_checkpoint(tmp_path: Path):
     summary = json.loads((runs[0] / "summary.json").read_text())
     assert summary["status"] == "stopped"
     assert list((runs[0] / "checkpoints").glob("checkpoint-*"))
+
+
+async def test_keys_left_out_of_the_footer_are_in_the_palette(tmp_path: Path):
+    from textual.widgets import Footer
+
+    app = WorkbenchApp(small(tmp_path))
+    async with app.run_test(size=(80, 24)) as pilot:
+        titles = {command.title for command in app.get_system_commands(app.screen)}
+        assert {"Screenshot", "Report", "Quit"} <= titles
+        assert app.query_one(Footer).compact  # narrow: no spaces between the keys
+        await pilot.resize_terminal(120, 36)
+        await wait_for(pilot, lambda: not app.query_one(Footer).compact, what="a wide footer")

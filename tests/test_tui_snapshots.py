@@ -14,6 +14,8 @@ taken, and no cursor blinks.
 
 from __future__ import annotations
 
+import html
+import re
 import shutil
 from collections.abc import Awaitable, Callable
 from pathlib import Path
@@ -200,6 +202,50 @@ PANES: dict[str, Callable[[Pilot], Awaitable[None]]] = {
 }
 
 
+#: A cell's width in a Textual SVG screenshot (Rich's 0.61 × the 20 px font).
+SVG_CELL = 12.2
+SVG_TEXT = re.compile(r'<text class="[^"]*" x="([\d.]+)" y="([\d.]+)"[^>]*>(.*?)</text>')
+#: Panes whose table headers are checked whole: the Translate history scrolls sideways.
+HEADERS_WHOLE = [name for name in PANES if name != "translate"]
+
+
+def screen_rows(svg: str) -> list[str]:
+    """The text of a Textual SVG screenshot, one string per terminal row; each run of
+    text is placed at the cell its x position names (a Chinese character takes two)."""
+    rows: dict[float, list[tuple[float, str]]] = {}
+    for x, y, text in SVG_TEXT.findall(svg):
+        rows.setdefault(float(y), []).append((float(x), html.unescape(text)))
+    lines = []
+    for y in sorted(rows):
+        line = ""
+        for x, text in sorted(rows[y]):
+            line = line.ljust(round(x / SVG_CELL)) + text
+        lines.append(line.replace("\xa0", " "))
+    return lines
+
+
+def assert_nothing_cut(app: WorkbenchApp, pane: str, rows: list[str]) -> None:
+    """The title, every key the footer shows, and (where checked) every column header of
+    the pane's tables stand whole in the screen's text."""
+    assert f"{app.title} — {app.sub_title}" in rows[0]
+    footer = rows[-1]
+    shown: dict[str, str] = {}
+    for active in app.screen.active_bindings.values():
+        binding = active.binding
+        if binding.show:  # the footer shows each action once, by its first key
+            shown.setdefault(
+                binding.action, f"{app.get_key_display(binding)} {binding.description}"
+            )
+    assert shown, "no keys in the footer"
+    for key in shown.values():
+        assert key in footer, f"{key!r} cut in the footer {footer!r}"
+    if pane in HEADERS_WHOLE:
+        screen = "\n".join(rows)
+        for table in app.query_one(f"TabPane#{pane}").query(DataTable):
+            for column in table.columns.values():
+                assert str(column.label) in screen, f"header {column.label} cut"
+
+
 @pytest.mark.parametrize("pane", list(PANES))
 @pytest.mark.parametrize("size", list(SIZES))
 def test_pane_snapshot(snap_compare, app: WorkbenchApp, size: str, pane: str):
@@ -207,5 +253,7 @@ def test_pane_snapshot(snap_compare, app: WorkbenchApp, size: str, pane: str):
         await settle(pilot)
         await PANES[pane](pilot)
         await still(pilot)
+        # The frame the snapshot takes next, read as text.
+        assert_nothing_cut(pilot.app, pane, screen_rows(pilot.app.export_screenshot()))
 
     assert snap_compare(app, run_before=run_before, terminal_size=SIZES[size])

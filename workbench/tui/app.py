@@ -9,12 +9,14 @@ from __future__ import annotations
 import asyncio
 import dataclasses
 import signal
+from collections.abc import Iterable
 from pathlib import Path
 from typing import TypeVar
 
-from textual import on, work
-from textual.app import App, ComposeResult
+from textual import events, on, work
+from textual.app import App, ComposeResult, SystemCommand
 from textual.binding import Binding
+from textual.screen import Screen
 from textual.widget import Widget
 from textual.widgets import Footer, Header, Input, TabbedContent, TabPane, Tabs
 
@@ -43,6 +45,9 @@ PANES = ("dataset", "training", "samples", "translate", "attention", "lab", "run
 #: and the Runs pane came, so those have only their digits.
 F_KEY_PANES = PANES[:5]
 QUIT_WAIT_SECONDS = 4.0
+#: Below this width the footer drops the spaces between its keys, so that every pane's
+#: keys fit in 80 columns.
+COMPACT_FOOTER_BELOW = 100
 
 
 class WorkbenchApp(ForwardsWorkerFailures, App[int]):
@@ -69,10 +74,12 @@ class WorkbenchApp(ForwardsWorkerFailures, App[int]):
         Binding("x", "training('stop')", "Stop"),
         Binding("r", "training('resume')", "Resume"),
         # Hand-in: an SVG of the screen into the newest run folder; the run report.
+        # F6 stays in the footer; F7 and q are in the command palette (Ctrl-P), which
+        # keeps the footer within 80 columns in every pane.
         Binding("f6,ctrl+s", "screenshot", "Screenshot", priority=True),
-        Binding("f7,ctrl+r", "report", "Report", priority=True),
+        Binding("f7,ctrl+r", "report", "Report", show=False, priority=True),
         Binding("escape", "leave_input", "Leave field", show=False),
-        Binding("q", "quit", "Quit"),
+        Binding("q", "quit", "Quit", show=False),
         Binding("ctrl+c", "quit", "Quit", show=False, priority=True),
     ]
 
@@ -95,6 +102,23 @@ class WorkbenchApp(ForwardsWorkerFailures, App[int]):
             for i, name in enumerate(PANES[1:], 2):
                 yield TabPane(f"{i} {name.title()}", id=name)
         yield Footer()
+
+    def on_resize(self, event: events.Resize) -> None:
+        self.query_one(Footer).compact = event.size.width < COMPACT_FOOTER_BELOW
+
+    def get_system_commands(self, screen: Screen) -> Iterable[SystemCommand]:
+        """The palette (Ctrl-P) also holds the keys the footer leaves out for room."""
+        yield from super().get_system_commands(screen)
+        yield SystemCommand(
+            "Screenshot",
+            "Save the screen as SVG into the newest run folder (F6)",
+            self.action_screenshot,
+        )
+        yield SystemCommand(
+            "Report",
+            "Write the newest finished run's report.md and report.html (F7)",
+            self.action_report,
+        )
 
     def on_mount(self) -> None:
         self.call_after_refresh(self._focus_pane, "dataset")
