@@ -257,3 +257,13 @@ def test_pane_snapshot(snap_compare, app: WorkbenchApp, size: str, pane: str):
         assert_nothing_cut(pilot.app, pane, screen_rows(pilot.app.export_screenshot()))
 
     assert snap_compare(app, run_before=run_before, terminal_size=SIZES[size])
+
+
+@pytest.mark.parametrize("pane", list(PANES))
+async def test_nothing_is_cut_at_100x30(app: WorkbenchApp, pane: str):
+    """The other common terminal size, read as text without a snapshot of its own."""
+    async with app.run_test(size=(100, 30)) as pilot:
+        await settle(pilot)
+        await PANES[pane](pilot)
+        await still(pilot)
+        assert_nothing_cut(app, pane, screen_rows(app.export_screenshot()))
