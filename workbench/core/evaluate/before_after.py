@@ -158,17 +158,24 @@ def score_before(
 
 
 def translate_after(
-    sets: HeldOutSets, best_dir: Path, device: str, emit: EventSink
+    sets: HeldOutSets,
+    best_dir: Path,
+    device: str,
+    emit: EventSink,
+    done: dict[str, list[str]] | None = None,
 ) -> dict[str, list[str]]:
     """Both sets translated by the best model, loaded from disk as ``workbench translate``
-    loads it.
+    loads it; a set in ``done`` was already translated by this very model, so is not again
+    (checkpoint averaging decodes validation to choose the model).
 
     Not the Trainer's model: accelerate leaves that one wrapped in bf16/fp16 autocast, so
     on a GPU it would decode at another precision than "before".
     """
     translator = Translator.from_pretrained(str(best_dir), device=device, backend="transformers")
-    after: dict[str, list[str]] = {}
+    after: dict[str, list[str]] = dict(done or {})
     for split, pairs in sets.pairs.items():
+        if split in after:
+            continue
         emit(Phase("after", f"translating {len(pairs)} {split} sentences with {best_dir}"))
         after[split] = sets.translate(translator, split)
     return after

@@ -21,6 +21,7 @@ from workbench.core.views.score_text import (
     published_text,
     with_ci,
 )
+from workbench.core.views.training_text import averaging_text, early_stopping_text
 
 JUDGEMENT = "Judgement (one line)"
 
@@ -58,6 +59,10 @@ def key_facts(report: RunReport) -> list[tuple[str, str]]:
             rows.append((f"BLEU before → after, {scores.label}", before_after(scores, "bleu")))
         if role == "test":
             rows += baseline_rows(s)
+    if s.early_stopping:
+        rows.append(("Early stopping", early_stopping_text(s.early_stopping)))
+    if s.averaging:
+        rows.append(("Checkpoint averaging (validation)", averaging_text(s.averaging)))
     if s.test is None and (old := older_run_line(s)):
         rows.append(("BLEU before → after", old))
     rows += [

@@ -57,6 +57,7 @@ from workbench.core.run_folder import (
     saved_config,
 )
 from workbench.core.train import distributed
+from workbench.core.train.averaging import average_checkpoints
 from workbench.core.train.checkpoints import (
     keep_best_so_far,
     last_complete_checkpoint,
@@ -64,6 +65,7 @@ from workbench.core.train.checkpoints import (
     run_to_resume,
     save_best_model,
 )
+from workbench.core.train.early_stop import report_early_stopping
 from workbench.core.train.preflight import preflight
 from workbench.core.train.run_model import (
     Precision,
@@ -247,12 +249,15 @@ def run_training(
             return _lost(run_dir, trainer.state.global_step)
         return _end_early(emit, trainer, outcome, summary_with, settings, run_dir, published)
 
-    # ---- after: the best model as saved, on the same sets with the same decoding
+    stopping = report_early_stopping(trainer, config, emit)
+
+    # ---- after: the best model as saved (or the average, if better), the same decoding
     best_dir = run_dir / BEST_MODEL
     if not holds(lease):
         return _lost(run_dir, trainer.state.global_step)
     save_best_model(trainer, best_dir, settings)
-    after = translate_after(held_out, best_dir, device, emit)
+    averaging = average_checkpoints(trainer.state, config, held_out, best_dir, device, emit, lease)
+    after = translate_after(held_out, best_dir, device, emit, averaging.translations)
     scores = score_after(
         held_out, before, after, trainer.state.global_step, float(trainer.state.epoch or 0), emit
     )
@@ -276,6 +281,8 @@ def run_training(
         run_best_model=str(best_dir),
         samples=[vars(s) for s in samples],
         epochs=evaluation_history(trainer),
+        early_stopping=stopping,
+        averaging=averaging.record,
         **gain_breakdown(rows["test"], config.bleu_tokenize, config.source_lang),
     )
     summary.write(run_dir)

@@ -33,8 +33,10 @@ from workbench.core.evaluate.metrics import make_compute_metrics
 from workbench.core.languages import Direction
 from workbench.core.run_folder import CHECKPOINTS_FOLDER, RunLease, holds
 from workbench.core.train import loss as token_loss
+from workbench.core.train.averaging import keep_for_averaging
 from workbench.core.train.callbacks import EventCallback, TrainingOutcome
 from workbench.core.train.checkpoints import move_staged_checkpoint, staging_folder
+from workbench.core.train.early_stop import early_stopping_callback
 from workbench.core.train.run_model import Precision
 from workbench.errors import WorkbenchError
 
@@ -75,6 +77,9 @@ class WorkbenchTrainer(Seq2SeqTrainer):
       disk mid-save leaves a folder that looks like a checkpoint and is not. Here the
       Trainer writes into a hidden staging folder; the files are flushed and the finished
       folder is renamed into place (rank 0 only, after every rank has written).
+    - **Checkpoints kept**: the last (to resume from) and the best, as
+      ``save_total_limit=2`` keeps them; with ``averaging``, also the ones
+      :func:`~workbench.core.train.averaging.keep_for_averaging` will average.
     - **One writer.** With a ``lease`` (a sweep's trial), a save starts and is renamed
       into place only while the lease is held: a worker taken for dead leaves the
       checkpoints to the worker that continues its run (the staging folder it was writing
@@ -82,6 +87,7 @@ class WorkbenchTrainer(Seq2SeqTrainer):
     """
 
     lease: RunLease | None = None  # build_trainer sets it
+    averaging: tuple[int, str] | None = None  # (k, "best" or "last"): build_trainer sets it
 
     def _get_train_sampler(self, train_dataset: Any = None) -> Any:
         # A datasets.Dataset (build_trainer's tokenized pairs); Trainer annotates torch's.
@@ -167,12 +173,15 @@ class WorkbenchTrainer(Seq2SeqTrainer):
             # trainer_state.json names the best checkpoint: point it at the real place.
             self.state.save_to_json(str(staging / name / "trainer_state.json"))
             move_staged_checkpoint(staging, name)
-            rotate_checkpoints(
-                str(root),
-                self.args.save_total_limit,
-                self.state.best_model_checkpoint,
-                use_mtime=True,
-            )
+            if self.averaging is not None:  # the checkpoints to average are kept too
+                keep_for_averaging(root, self.state, *self.averaging)
+            else:
+                rotate_checkpoints(
+                    str(root),
+                    self.args.save_total_limit,
+                    self.state.best_model_checkpoint,
+                    use_mtime=True,
+                )
         self.accelerator.wait_for_everyone()
 
 
@@ -191,8 +200,11 @@ def training_arguments(config: RunConfig, run_dir: Path, precision: Precision) -
         label_smoothing_factor=config.label_smoothing,
         eval_strategy="epoch",
         save_strategy="epoch",
-        save_total_limit=2,
+        save_total_limit=2,  # the last and the best; averaging keeps more (WorkbenchTrainer)
         load_best_model_at_end=True,
+        # The early-stopping count (stateful_callbacks in trainer_state.json) goes on after
+        # a resume instead of starting again at 0.
+        restore_callback_states_from_checkpoint=True,
         metric_for_best_model="bleu",
         greater_is_better=True,
         predict_with_generate=True,
@@ -293,6 +305,10 @@ def build_trainer(
         callbacks=callbacks,
     )
     trainer.lease = lease
+    if config.average_checkpoints:
+        trainer.averaging = (config.average_checkpoints, config.average)
+    if config.early_stopping:
+        trainer.add_callback(early_stopping_callback(config.early_stopping))
     # Our events replace the Trainer's own dict printing and tqdm bars.
     trainer.remove_callback(PrinterCallback)
     trainer.remove_callback(ProgressCallback)

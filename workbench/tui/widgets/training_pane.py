@@ -108,7 +108,14 @@ class TrainingPane(ForwardsWorkerFailures, Vertical):
             f"{c.preset}: {c.model} on {c.data}"
             + (f" ({c.data_config})" if c.data_config else "")
             + f" · max len {c.max_source_length}/{c.max_target_length} · beams {c.num_beams}"
-            + f" · BLEU tokenize={c.bleu_tokenize} · out {c.output_dir}"
+            + f" · BLEU tokenize={c.bleu_tokenize}"
+            + (f" · early stopping: patience {c.early_stopping}" if c.early_stopping else "")
+            + (
+                f" · averaging the {c.average} {c.average_checkpoints} checkpoints"
+                if c.average_checkpoints
+                else ""
+            )
+            + f" · out {c.output_dir}"
         )
 
     def edited_config(self) -> RunConfig:
