@@ -147,3 +147,15 @@ def test_an_older_runs_numbers_are_labelled_as_such():
     assert older_run_line(no_chrf) == (
         "validation (an older run: no test set, no intervals): BLEU 0.02 → 11.67 · chrF — → —"
     )  # never 0.00
+
+
+def test_the_closing_lines_say_when_the_model_is_an_average():
+    import dataclasses
+
+    out = io.StringIO()
+    averaged = dataclasses.replace(finished(), averaging={"kept": "averaged", "epochs": [1.0]})
+    HeadlessPrinter(out)(RunDone("finished", "out/runs/x", averaged))
+    assert (
+        "training 12s; best epoch 1, model averaged over checkpoints (by validation BLEU); "
+        "best model: out/best_model" in out.getvalue()
+    )

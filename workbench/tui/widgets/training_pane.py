@@ -32,8 +32,14 @@ from workbench.core.events import (
     TrainStep,
     event_from_record,
 )
-from workbench.core.run_folder import METRICS_FILE, best_epoch, read_jsonl, read_summary
-from workbench.core.views.event_text import EventText
+from workbench.core.run_folder import (
+    METRICS_FILE,
+    RunSummary,
+    best_epoch,
+    read_jsonl,
+    read_summary,
+)
+from workbench.core.views.event_text import EventText, best_epoch_text
 from workbench.core.views.numbers import format_seconds
 from workbench.tui.messages import ForwardsWorkerFailures, RunEvent, RunFinished, checked
 from workbench.tui.widgets.charts import SeriesChart
@@ -221,9 +227,7 @@ class TrainingPane(ForwardsWorkerFailures, Vertical):
         self.query_one("#train-status", Static).update(status)
         if status == "finished":
             self.query_one("#train-progress", ProgressBar).update(total=1, progress=1)
-        self.query_one("#train-run", Static).update(
-            Text(run_line(run_dir.name, status, best_epoch(summary) if summary else None))
-        )
+        self.query_one("#train-run", Static).update(Text(run_line(run_dir.name, status, summary)))
 
     @on(RunEvent)
     def _run_event(self, message: RunEvent) -> None:
@@ -235,7 +239,7 @@ class TrainingPane(ForwardsWorkerFailures, Vertical):
             self.last_status = event.status
             self._set_buttons()
             self.query_one("#train-run", Static).update(
-                Text(run_line(Path(event.run_dir).name, event.status, best_epoch(event.summary)))
+                Text(run_line(Path(event.run_dir).name, event.status, event.summary))
             )
             self.post_message(RunFinished(event.status, event.run_dir, event.summary))
 
@@ -279,8 +283,8 @@ class TrainingPane(ForwardsWorkerFailures, Vertical):
             chart.add_point("chrF", e.epoch, e.chrf)
 
 
-def run_line(name: str, status: str, best: float | None) -> str:
+def run_line(name: str, status: str, summary: RunSummary | None) -> str:
     """``last run 20260101-000000-demo: finished · best epoch 1``."""
-    best_text = f" · best epoch {best:g}" if best is not None else ""
+    best = f" · {best_epoch_text(summary)}" if summary and best_epoch(summary) is not None else ""
     resume = " (r resumes it)" if status == "stopped" else ""
-    return f"last run {name}: {status}{best_text}{resume}"
+    return f"last run {name}: {status}{best}{resume}"
