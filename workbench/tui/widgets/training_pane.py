@@ -219,7 +219,18 @@ class TrainingPane(ForwardsWorkerFailures, Vertical):
         self.text = EventText()
         events = recorded_events(run_dir / METRICS_FILE)
         for event in events:
-            self._show(event)
+            self._show(event, charts=False)
+        # Each chart drawn once: a point at a time, a long run's hundreds of logging steps
+        # would redraw the chart hundreds of times on the main thread.
+        loss, bleu, chrf = [], [], []
+        for event in events:
+            if isinstance(event, TrainStep) and event.loss is not None:
+                loss.append((float(event.step), event.loss))
+            elif isinstance(event, EvalDone) and self._charted(event):
+                bleu += [(event.epoch, event.bleu)] if event.bleu is not None else []
+                chrf += [(event.epoch, event.chrf)] if event.chrf is not None else []
+        self.query_one("#loss-chart", SeriesChart).set_series({"loss": loss})
+        self.query_one("#bleu-chart", SeriesChart).set_series({"BLEU": bleu, "chrF": chrf})
         summary = read_summary(run_dir)
         # A run without a summary was killed before it could write one.
         status = summary.status if summary and summary.status else "killed"
@@ -243,8 +254,9 @@ class TrainingPane(ForwardsWorkerFailures, Vertical):
             )
             self.post_message(RunFinished(event.status, event.run_dir, event.summary))
 
-    def _show(self, event: Event) -> None:
-        """Draw one event: the log line, the status, the progress bar, a chart point."""
+    def _show(self, event: Event, charts: bool = True) -> None:
+        """Draw one event: the log line, the status, the progress bar, a chart point
+        (unless ``charts`` is off: a replay draws its charts at once)."""
         # The log says what `train --headless` prints, in the same words.
         for line in self.text.lines(event):
             self.write_log(line)
@@ -258,13 +270,15 @@ class TrainingPane(ForwardsWorkerFailures, Vertical):
                 f"data · {event.row_groups:,}/{event.row_groups_total:,} row groups"
             )
         elif isinstance(event, TrainStep):
-            self._train_step(event)
-        elif isinstance(event, EvalDone):
-            self._eval(event)
+            self._train_step(event, charts)
+        elif isinstance(event, EvalDone) and charts and self._charted(event):
+            chart = self.query_one("#bleu-chart", SeriesChart)
+            chart.add_point("BLEU", event.epoch, event.bleu)
+            chart.add_point("chrF", event.epoch, event.chrf)
         elif isinstance(event, RunDone):
             self.query_one("#train-status", Static).update(event.status)
 
-    def _train_step(self, e: TrainStep) -> None:
+    def _train_step(self, e: TrainStep, charts: bool = True) -> None:
         bar = self.query_one("#train-progress", ProgressBar)
         bar.update(total=e.max_steps or None, progress=e.step)
         status = (
@@ -273,14 +287,13 @@ class TrainingPane(ForwardsWorkerFailures, Vertical):
             f"ETA {format_seconds(e.eta_seconds)}"
         )
         self.query_one("#train-status", Static).update(status)
-        self.query_one("#loss-chart", SeriesChart).add_point("loss", e.step, e.loss)
+        if charts:
+            self.query_one("#loss-chart", SeriesChart).add_point("loss", e.step, e.loss)
 
-    def _eval(self, e: EvalDone) -> None:
+    @staticmethod
+    def _charted(e: EvalDone) -> bool:
         # The chart follows the validation set: the test set is scored before and after only.
-        if e.stage in ("before", "epoch") and e.split == "validation":
-            chart = self.query_one("#bleu-chart", SeriesChart)
-            chart.add_point("BLEU", e.epoch, e.bleu)
-            chart.add_point("chrF", e.epoch, e.chrf)
+        return e.stage in ("before", "epoch") and e.split == "validation"
 
 
 def run_line(name: str, status: str, summary: RunSummary | None) -> str:
