@@ -211,3 +211,20 @@ def test_a_30_pair_file_trains_with_the_demo_preset(tmp_path: Path):
         result.stdout,
     )
     assert re.search(r"^  test \(10% held out, seed 42, 3\): BLEU", result.stdout, re.M)
+
+
+def test_a_run_without_a_terminal_says_the_console_was_skipped(tmp_path: Path):
+    """Piped, the run cannot open the console: it says so in its last line, with the fix;
+    the closing lines name the best epoch."""
+    from tests.conftest import tiny_toml
+    from workbench.cli.train import console_skipped_line
+
+    (tmp_path / "tiny.toml").write_text(tiny_toml(epochs=1), encoding="utf-8")
+    args = [a for a in TINY_DEMO_ARGS if a != "--no-interact"]
+    result = run_cli(*args, cwd=tmp_path, input="")
+    assert result.returncode == 0, result.stderr[-3000:]
+    lines = result.stdout.splitlines()
+    assert lines[-1] == console_skipped_line("translation_output/best_model")
+    assert "; best epoch 1 (by validation BLEU); best model: translation_output/best_model" in (
+        result.stdout
+    )

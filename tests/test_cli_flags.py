@@ -131,3 +131,27 @@ def test_a_bad_value_is_the_configs_one_sentence():
         config_of("--batch-size", "lots")
     with pytest.raises(WorkbenchError, match="learning rate must be in"):
         config_of("--learning-rate", "-5")
+
+
+def test_help_says_what_a_run_does_and_which_presets_need_the_hub(monkeypatch, capsys):
+    flat = " ".join(help_of("train", monkeypatch, capsys).split())
+    assert (
+        "Without flags, the opus-en-zh preset: Helsinki-NLP/opus-mt-en-zh on 50,000 pairs of "
+        "wmt/wmt19, batch 16, lr 2e-05, 3 epochs, max length 128/128." in flat
+    )
+    assert "Every preset but demo downloads its model and data from the Hugging Face Hub" in flat
+    assert "demo is the one that runs offline" in flat and "offline: demo" not in flat
+    assert "`workbench presets NAME` prints every value a run of NAME will use" in flat
+
+
+def test_presets_name_prints_the_values_a_run_uses(capsys):
+    from workbench.cli.main import main
+
+    assert main(["presets", "opus-en-zh"]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert lines[1] == (
+        "# the values `workbench train --preset opus-en-zh` uses; a --config file and flags "
+        "override them"
+    )
+    for line in ("batch_size = 16", "learning_rate = 2e-05", "epochs = 3.0"):
+        assert line in lines

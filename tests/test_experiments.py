@@ -11,8 +11,8 @@ from tests.conftest import scores_block
 from workbench.cli import main
 from workbench.core.atomic import write_json
 from workbench.core.config_build import build_config
-from workbench.core.experiments.table import best_epoch, list_runs, run_line
-from workbench.core.run_folder import RUN_CONFIG_FILE, RunSummary
+from workbench.core.experiments.table import list_runs, run_line
+from workbench.core.run_folder import RUN_CONFIG_FILE, RunSummary, best_epoch
 from workbench.core.scores import SetScores
 
 

@@ -6,6 +6,7 @@ import html
 import json
 import math
 import shutil
+import time
 import xml.etree.ElementTree as ET
 from pathlib import Path
 
@@ -295,10 +296,27 @@ async def test_tui_keys_save_a_screenshot_and_write_the_report(tiny_run: Path, t
         shots = list(run.glob("screenshot-translate-*.svg"))
         assert len(shots) == 1
         assert ET.parse(shots[0]).getroot().tag == f"{SVG}svg"
+        # The toast names the file, not a path that would wrap (no PNG without cairosvg).
+        saved = next(n for n in app._notifications if n.title == "Screenshot saved")
+        assert saved.message == f"{shots[0].name}\nin runs/{run.name}"
         await pilot.press("f7")
         await wait_for(pilot, (run / REPORT_HTML).exists, timeout=120)
         assert field.value == "sr" and app.is_running
-    assert (run / REPORT_MD).is_file()
+    caption = "Translate pane, "
+    assert f"]({shots[0].name})" in (run / REPORT_MD).read_text(encoding="utf-8")
+    assert f'<figcaption class="caption">{caption}' in (run / REPORT_HTML).read_text("utf-8")
+
+
+def test_f6_writes_a_png_beside_the_svg_when_cairosvg_is_installed(tmp_path: Path):
+    pytest.importorskip("cairosvg")
+    from workbench.core.report.screenshots import write_png
+
+    svg = tmp_path / "screenshot-training-20261201-173405.svg"
+    shot = Path(__file__).parent / "__snapshots__" / "test_tui_snapshots"
+    shutil.copyfile(shot / "test_pane_snapshot[80x24-training].svg", svg)
+    png = write_png(svg)
+    assert png == svg.with_suffix(".png")
+    assert png.read_bytes().startswith(b"\x89PNG")
 
 
 @pytest.mark.slow
@@ -392,3 +410,30 @@ def test_the_report_says_where_the_gain_comes_from_and_reads_runs_without_it(
     for text in (texts[REPORT_MD], texts[REPORT_HTML]):
         assert "summary holds no scores by source length" in text
         assert "chrF rose most" not in text
+
+
+def test_the_reports_show_the_f6_screenshots_with_pane_and_time(tmp_path: Path):
+    """A screenshot the TUI saved (a Textual SVG export) is inline in report.html, without
+    its web-font URLs, and linked from report.md, captioned with its pane and time."""
+    from workbench.core.report.render import NO_SCREENSHOTS, render_html, render_markdown
+    from workbench.core.report.screenshots import screenshot_name
+
+    run = tmp_path / "runs" / RUN_NAME
+    shutil.copytree(RECORDED_RUN, run)
+    before = render_markdown(build_report(run, with_attention=False))
+    assert NO_SCREENSHOTS in before
+    shot = Path(__file__).parent / "__snapshots__" / "test_tui_snapshots"
+    exported = (shot / "test_pane_snapshot[80x24-training].svg").read_text(encoding="utf-8")
+    name = screenshot_name("training", time.mktime((2026, 12, 1, 17, 34, 5, 0, 0, -1)))
+    assert name == "screenshot-training-20261201-173405.svg"
+    (run / name).write_text(exported, encoding="utf-8")
+    (run / "screenshot-notes.svg").write_text("<svg/>", encoding="utf-8")  # not F6's: left out
+    report = build_report(run, with_attention=False)
+    caption = "Training pane, 2026-12-01 17:34:05"
+    markdown, page = render_markdown(report), render_html(report)
+    assert f"![{caption}]({name})" in markdown and NO_SCREENSHOTS not in markdown
+    assert f'<figcaption class="caption">{caption}</figcaption>' in page
+    assert page.count("<svg") == 3  # loss, BLEU and the screenshot (no heatmap asked for)
+    assert "last&#160;run&#160;20260101-000000-demo:" in page  # its text, inline
+    assert "https://" not in page and "http://" not in page and "@font-face" not in page
+    assert "Fira Code" in exported and "https://" in exported  # what was dropped

@@ -108,7 +108,7 @@ def test_missing_scores_print_as_a_dash_never_zero():
     HeadlessPrinter(out)(RunDone("finished", "out/runs/x", RunSummary(status="finished")))
     text = out.getvalue()
     assert "test: BLEU — · chrF — (not in the summary)" in text
-    assert "training —; best model: —" in text
+    assert "training —; best epoch — (by validation BLEU); best model: —" in text
     assert "0.00" not in text
 
     out = io.StringIO()
@@ -123,7 +123,7 @@ def test_the_full_summary_still_prints_its_headline():
     HeadlessPrinter(out)(RunDone("finished", "out/runs/x", finished()))
     text = out.getvalue()
     assert "test (10% held out, seed 42, 18): BLEU 0.50 → 9.50" in text
-    assert "training 12s; best model: out/best_model" in text
+    assert "training 12s; best epoch 1 (by validation BLEU); best model: out/best_model" in text
     assert "—" not in text
 
 
@@ -147,3 +147,15 @@ def test_an_older_runs_numbers_are_labelled_as_such():
     assert older_run_line(no_chrf) == (
         "validation (an older run: no test set, no intervals): BLEU 0.02 → 11.67 · chrF — → —"
     )  # never 0.00
+
+
+def test_the_closing_lines_say_when_the_model_is_an_average():
+    import dataclasses
+
+    out = io.StringIO()
+    averaged = dataclasses.replace(finished(), averaging={"kept": "averaged", "epochs": [1.0]})
+    HeadlessPrinter(out)(RunDone("finished", "out/runs/x", averaged))
+    assert (
+        "training 12s; best epoch 1, model averaged over checkpoints (by validation BLEU); "
+        "best model: out/best_model" in out.getvalue()
+    )

@@ -28,6 +28,8 @@ from workbench.tui.widgets.samples_pane import SamplesPane
 from workbench.tui.widgets.training_pane import TrainingPane
 from workbench.tui.widgets.translate_pane import TranslatePane
 
+RECORDED_RUN = Path(__file__).parent / "fixtures" / "tiny_run"
+
 
 def test_chart_series_drop_non_finite_and_downsample():
     xs = list(range(1000))
@@ -111,6 +113,26 @@ async def test_dataset_columns_share_the_width_and_counts_are_whole(
         histogram = str(dataset.query_one("#dataset-hist").render())
         counts = re.findall(r"([\d.]+)┤", histogram)
         assert counts and all(label.isdigit() for label in counts), counts
+
+
+async def test_training_shows_a_killed_run_and_all_samples(tmp_path: Path):
+    """The newest run is shown as it ended, even one killed mid-line; 0 samples reads all."""
+    run = tmp_path / "out" / "runs" / "20260101-000000-demo"
+    run.mkdir(parents=True)
+    recorded = (RECORDED_RUN / "metrics.jsonl").read_text(encoding="utf-8").splitlines()
+    steps = [line for line in recorded if '"TrainStep"' in line][:5]
+    (run / "metrics.jsonl").write_text("\n".join([*steps, '{"event": "TrainSt']), "utf-8")
+    app = WorkbenchApp(small(tmp_path, samples=0))
+    async with app.run_test(size=(100, 30)) as pilot:
+        await show_pane(pilot, "training")
+        training = app.query_one(TrainingPane)
+        await wait_for(pilot, lambda: training.last_status == "killed", what="the replay")
+        assert training.query_one("#loss-chart", SeriesChart).point_count("loss") == 5
+        assert str(training.query_one("#train-run", Static).render()) == (
+            "last run 20260101-000000-demo: killed"
+        )
+        assert training.query_one("#set-samples", Input).value == "all"
+        assert training.edited_config().samples == 0
 
 
 async def test_invalid_setting_is_refused_without_starting(tmp_path: Path):
@@ -382,3 +404,15 @@ async def test_quit_during_training_stops_with_a_checkpoint(tmp_path: Path):
     summary = json.loads((runs[0] / "summary.json").read_text())
     assert summary["status"] == "stopped"
     assert list((runs[0] / "checkpoints").glob("checkpoint-*"))
+
+
+async def test_keys_left_out_of_the_footer_are_in_the_palette(tmp_path: Path):
+    from textual.widgets import Footer
+
+    app = WorkbenchApp(small(tmp_path))
+    async with app.run_test(size=(80, 24)) as pilot:
+        titles = {command.title for command in app.get_system_commands(app.screen)}
+        assert {"Screenshot", "Report", "Quit"} <= titles
+        assert app.query_one(Footer).compact  # narrow: no spaces between the keys
+        await pilot.resize_terminal(120, 36)
+        await wait_for(pilot, lambda: not app.query_one(Footer).compact, what="a wide footer")

@@ -47,8 +47,12 @@ async def test_marked_runs_are_compared_with_curves_and_the_paired_test(runs_app
     async with runs_app.run_test(size=(130, 40)) as pilot:
         pane = await open_runs(pilot)
         newest, oldest = table_text(pane)
-        assert newest[1] == RUN_NAMES[1] and "learning_rate=0.001" in newest[7]
-        assert oldest[1] == RUN_NAMES[0] and newest[2] == "finished"
+        assert newest[1] == RUN_NAMES[1] and newest[2] == "finished"
+        assert oldest[1] == RUN_NAMES[0]
+        # The changed settings give way in the table and stand in full under it.
+        detail = str(pane.query_one("#runs-detail", Static).render())
+        assert detail.startswith(f"{RUN_NAMES[1]}: 6 epochs, best 4 · changed from preset: ")
+        assert " learning_rate=0.001 " in detail
         # c with fewer than two marks says what to do, and nothing runs.
         await pilot.press("c")
         assert pane.comparison is None
@@ -113,3 +117,14 @@ async def test_an_output_folder_without_runs_says_how_to_make_one(tmp_path, monk
             pilot, lambda: "no runs under" in str(summary.render()), what="the no-runs line"
         )
         assert "workbench sweep" in str(summary.render())
+
+
+def test_columns_give_way_whole_so_no_score_is_cut():
+    """At 80 columns two-digit scores with intervals (``11.13 (9.42–12.87)``) keep their
+    width: the changed settings give way first, then epochs, then the best epoch."""
+    from workbench.tui.widgets.runs_pane import shown_columns
+
+    widths = [1, 20, 8, 6, 4, 18, 18, 44]  # as wide as their widest cells
+    assert shown_columns(widths, 200) == list(range(8))
+    assert shown_columns(widths, 98) == [0, 1, 2, 3, 4, 5, 6]
+    assert shown_columns(widths, 78) == [0, 1, 2, 5, 6]

@@ -2,9 +2,9 @@
 
 The app opens on an output folder that holds a real tiny run, recorded once into
 ``tests/fixtures/tiny_run`` (see ``record_tiny_run.py``), and a tiny model built by the
-``tiny_model_dir`` fixture as its best model. The Training pane replays the run's
-``metrics.jsonl`` through its normal ``RunEvent`` path; the Samples pane shows the run's
-test sentences; Translate and Attention run the tiny model for real (deterministic on CPU).
+``tiny_model_dir`` fixture as its best model. The Training pane shows the run's
+``metrics.jsonl`` replayed, as on opening any output folder; the Samples pane shows the
+run's test sentences; Translate and Attention run the tiny model for real (deterministic on CPU).
 
 What would change between runs is fixed at its source, not masked: paths are relative
 (the test works in its tmp folder), the translation clock ticks a fixed 21 ms, the replay
@@ -14,6 +14,8 @@ taken, and no cursor blinks.
 
 from __future__ import annotations
 
+import html
+import re
 import shutil
 from collections.abc import Awaitable, Callable
 from pathlib import Path
@@ -24,11 +26,7 @@ from textual.widgets import DataTable, Input, Log, Static
 
 from tests.conftest import show_pane, wait_for
 from tests.fixtures.record_tiny_run import FILES, RUN_NAME, copy_recorded_runs, recorded_config
-from workbench.core.events import (
-    read_events,
-)
 from workbench.tui.app import WorkbenchApp
-from workbench.tui.messages import RunEvent
 from workbench.tui.widgets.attention_pane import AttentionPane
 from workbench.tui.widgets.charts import SeriesChart
 from workbench.tui.widgets.dataset_pane import DatasetPane
@@ -107,23 +105,16 @@ async def dataset_at_work(pilot: Pilot) -> None:
 
 
 async def training_replayed(pilot: Pilot) -> None:
-    """The recorded run's events, posted as the training worker posts them."""
+    """The recorded run as the app shows it on opening: replayed from its metrics.jsonl."""
     await show_pane(pilot, "training")
     app = pilot.app
     training = app.query_one(TrainingPane)
-    events = read_events(RECORDED_RUN / "metrics.jsonl")
-    for event in events:
-        training.post_message(RunEvent(event))
-    samples = app.query_one(SamplesPane).query_one(DataTable)
     log = training.query_one(Log)
-    await wait_for(pilot, lambda: training.last_status == "finished", what="the run finished")
-    await wait_for(
-        pilot,
-        lambda: any("Run finished" in (n.title or "") for n in app._notifications),
-        what="the run-finished toast",
-    )
-    assert samples.row_count == 18
+    await wait_for(pilot, lambda: training.last_status == "finished", what="the run replayed")
     assert str(training.query_one("#train-status", Static).render()) == "finished"
+    assert str(training.query_one("#train-run", Static).render()) == (
+        f"last run {RUN_NAME}: finished · best epoch 1"
+    )
     assert app.query_one("#loss-chart", SeriesChart).point_count("loss") == 28
     assert app.query_one("#bleu-chart", SeriesChart).point_count("BLEU") == 7  # before + 6
     assert log.lines[-1] == (
@@ -211,6 +202,50 @@ PANES: dict[str, Callable[[Pilot], Awaitable[None]]] = {
 }
 
 
+#: A cell's width in a Textual SVG screenshot (Rich's 0.61 × the 20 px font).
+SVG_CELL = 12.2
+SVG_TEXT = re.compile(r'<text class="[^"]*" x="([\d.]+)" y="([\d.]+)"[^>]*>(.*?)</text>')
+#: Panes whose table headers are checked whole: the Translate history scrolls sideways.
+HEADERS_WHOLE = [name for name in PANES if name != "translate"]
+
+
+def screen_rows(svg: str) -> list[str]:
+    """The text of a Textual SVG screenshot, one string per terminal row; each run of
+    text is placed at the cell its x position names (a Chinese character takes two)."""
+    rows: dict[float, list[tuple[float, str]]] = {}
+    for x, y, text in SVG_TEXT.findall(svg):
+        rows.setdefault(float(y), []).append((float(x), html.unescape(text)))
+    lines = []
+    for y in sorted(rows):
+        line = ""
+        for x, text in sorted(rows[y]):
+            line = line.ljust(round(x / SVG_CELL)) + text
+        lines.append(line.replace("\xa0", " "))
+    return lines
+
+
+def assert_nothing_cut(app: WorkbenchApp, pane: str, rows: list[str]) -> None:
+    """The title, every key the footer shows, and (where checked) every column header of
+    the pane's tables stand whole in the screen's text."""
+    assert f"{app.title} — {app.sub_title}" in rows[0]
+    footer = rows[-1]
+    shown: dict[str, str] = {}
+    for active in app.screen.active_bindings.values():
+        binding = active.binding
+        if binding.show:  # the footer shows each action once, by its first key
+            shown.setdefault(
+                binding.action, f"{app.get_key_display(binding)} {binding.description}"
+            )
+    assert shown, "no keys in the footer"
+    for key in shown.values():
+        assert key in footer, f"{key!r} cut in the footer {footer!r}"
+    if pane in HEADERS_WHOLE:
+        screen = "\n".join(rows)
+        for table in app.query_one(f"TabPane#{pane}").query(DataTable):
+            for column in table.columns.values():
+                assert str(column.label) in screen, f"header {column.label} cut"
+
+
 @pytest.mark.parametrize("pane", list(PANES))
 @pytest.mark.parametrize("size", list(SIZES))
 def test_pane_snapshot(snap_compare, app: WorkbenchApp, size: str, pane: str):
@@ -218,5 +253,17 @@ def test_pane_snapshot(snap_compare, app: WorkbenchApp, size: str, pane: str):
         await settle(pilot)
         await PANES[pane](pilot)
         await still(pilot)
+        # The frame the snapshot takes next, read as text.
+        assert_nothing_cut(pilot.app, pane, screen_rows(pilot.app.export_screenshot()))
 
     assert snap_compare(app, run_before=run_before, terminal_size=SIZES[size])
+
+
+@pytest.mark.parametrize("pane", list(PANES))
+async def test_nothing_is_cut_at_100x30(app: WorkbenchApp, pane: str):
+    """The other common terminal size, read as text without a snapshot of its own."""
+    async with app.run_test(size=(100, 30)) as pilot:
+        await settle(pilot)
+        await PANES[pane](pilot)
+        await still(pilot)
+        assert_nothing_cut(app, pane, screen_rows(app.export_screenshot()))

@@ -65,9 +65,11 @@ def add_run_options(parser: argparse.ArgumentParser) -> None:
         "--preset",
         default=DEFAULT_PRESET,
         choices=sorted(PRESETS),
-        help=f"starting settings (default: {DEFAULT_PRESET}; offline: demo); "
-        f"the defaults below are {DEFAULT_PRESET}'s, then other "
-        "presets' where they differ",
+        help=f"starting settings (default: {DEFAULT_PRESET}). Every preset but demo "
+        "downloads its model and data from the Hugging Face Hub, or a mirror set by "
+        "HF_ENDPOINT, and fails without one; demo is the one that runs offline. "
+        "`workbench presets NAME` prints every value a run of NAME will use; the "
+        f"defaults below are {DEFAULT_PRESET}'s, then other presets' where they differ",
     )
     parser.add_argument("--config", metavar="FILE", help="TOML file of settings")
     parser.add_argument(
@@ -137,10 +139,26 @@ TRAIN_SWITCHES: tuple[Flag, ...] = (
 )
 
 
+def train_description() -> str:
+    """``train --help``'s opening: what a run without flags does, and where to see the rest."""
+    c = build_config(DEFAULT_PRESET)
+    return (
+        f"Fine-tune a model. Without flags, the {DEFAULT_PRESET} preset: {c.model} on "
+        f"{c.samples:,} pairs of {c.data}, batch {c.batch_size}, "
+        f"lr {setting_value(c.learning_rate)}, {c.epochs:g} epochs, "
+        f"max length {c.max_source_length}/{c.max_target_length}. "
+        "`workbench presets NAME` prints every value a run of a preset uses."
+    )
+
+
 def add_parsers(sub: Any) -> None:
     """Register ``train``, ``tui`` and ``presets`` on the CLI's subparsers."""
     train = add_command(
-        sub, "train", help="fine-tune a model (plain lines with --headless)", flags=TRAIN_SWITCHES
+        sub,
+        "train",
+        help="fine-tune a model (plain lines with --headless)",
+        description=train_description(),
+        flags=TRAIN_SWITCHES,
     )
     add_run_options(train)
     add_run_options(add_command(sub, "tui", help="the full-screen workbench (Textual)"))
@@ -171,6 +189,8 @@ def run_train(args: argparse.Namespace) -> int:
     if result.status != "finished":
         return 130 if result.status == "stopped" else 1
     interactive = sys.stdin.isatty() and sys.stdout.isatty()
+    if not args.no_interact and not interactive and main:
+        printer.line(console_skipped_line(str(result.summary.best_model)))
     if not args.no_interact and interactive and main:
         signal.signal(signal.SIGINT, signal.default_int_handler)
         from workbench.core.run_folder import HISTORY_FILE
@@ -180,6 +200,14 @@ def run_train(args: argparse.Namespace) -> int:
         translator = Translator.from_pretrained(model_dir)
         return run_console(translator, model_dir, Path(config.output_dir) / HISTORY_FILE)
     return 0
+
+
+def console_skipped_line(model_dir: str) -> str:
+    """What a run without a terminal says instead of opening the translation console."""
+    return (
+        "translation console skipped (no terminal); open it with "
+        f"`workbench interact --model {model_dir}`"
+    )
 
 
 def stop_on_signals(say: Callable[[str], None] | None) -> threading.Event:
@@ -220,6 +248,10 @@ def run_presets(args: argparse.Namespace) -> int:
     if args.name:
         config = build_config(args.name)
         print(f"# {args.name}: {PRESET_NOTES.get(args.name, '')}")
+        print(
+            f"# the values `workbench train --preset {args.name}` uses; a --config file "
+            "and flags override them"
+        )
         for key, value in config.to_dict().items():
             print(f"{key} = {value!r}")
         return 0

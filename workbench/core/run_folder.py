@@ -258,6 +258,17 @@ _FIELD_TYPES: dict[str, tuple[type, ...]] = {
 }
 
 
+def best_epoch(summary: RunSummary) -> float | None:
+    """The epoch whose validation BLEU chose the best model (the first of equal ones, as
+    the Trainer keeps the first best)."""
+    logs = [e for e in summary.epochs or [] if isinstance(e.get("eval_bleu"), int | float)]
+    if not logs:
+        return None
+    best = max(logs, key=lambda e: e["eval_bleu"])  # max returns the first of ties
+    epoch = best.get("epoch")
+    return float(epoch) if isinstance(epoch, int | float) else None
+
+
 def read_summary(run_dir: Path) -> RunSummary | None:
     """A run's summary.json, or None when missing, unreadable or not a JSON object."""
     data = read_json_dict(run_dir / SUMMARY_FILE)

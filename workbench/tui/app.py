@@ -9,13 +9,14 @@ from __future__ import annotations
 import asyncio
 import dataclasses
 import signal
-import time
+from collections.abc import Iterable
 from pathlib import Path
 from typing import TypeVar
 
-from textual import on, work
-from textual.app import App, ComposeResult
+from textual import events, on, work
+from textual.app import App, ComposeResult, SystemCommand
 from textual.binding import Binding
+from textual.screen import Screen
 from textual.widget import Widget
 from textual.widgets import Footer, Header, Input, TabbedContent, TabPane, Tabs
 
@@ -44,6 +45,9 @@ PANES = ("dataset", "training", "samples", "translate", "attention", "lab", "run
 #: and the Runs pane came, so those have only their digits.
 F_KEY_PANES = PANES[:5]
 QUIT_WAIT_SECONDS = 4.0
+#: Below this width the footer drops the spaces between its keys, so that every pane's
+#: keys fit in 80 columns.
+COMPACT_FOOTER_BELOW = 100
 
 
 class WorkbenchApp(ForwardsWorkerFailures, App[int]):
@@ -70,10 +74,12 @@ class WorkbenchApp(ForwardsWorkerFailures, App[int]):
         Binding("x", "training('stop')", "Stop"),
         Binding("r", "training('resume')", "Resume"),
         # Hand-in: an SVG of the screen into the newest run folder; the run report.
+        # F6 stays in the footer; F7 and q are in the command palette (Ctrl-P), which
+        # keeps the footer within 80 columns in every pane.
         Binding("f6,ctrl+s", "screenshot", "Screenshot", priority=True),
-        Binding("f7,ctrl+r", "report", "Report", priority=True),
+        Binding("f7,ctrl+r", "report", "Report", show=False, priority=True),
         Binding("escape", "leave_input", "Leave field", show=False),
-        Binding("q", "quit", "Quit"),
+        Binding("q", "quit", "Quit", show=False),
         Binding("ctrl+c", "quit", "Quit", show=False, priority=True),
     ]
 
@@ -97,6 +103,23 @@ class WorkbenchApp(ForwardsWorkerFailures, App[int]):
                 yield TabPane(f"{i} {name.title()}", id=name)
         yield Footer()
 
+    def on_resize(self, event: events.Resize) -> None:
+        self.query_one(Footer).compact = event.size.width < COMPACT_FOOTER_BELOW
+
+    def get_system_commands(self, screen: Screen) -> Iterable[SystemCommand]:
+        """The palette (Ctrl-P) also holds the keys the footer leaves out for room."""
+        yield from super().get_system_commands(screen)
+        yield SystemCommand(
+            "Screenshot",
+            "Save the screen as SVG into the newest run folder (F6)",
+            self.action_screenshot,
+        )
+        yield SystemCommand(
+            "Report",
+            "Write the newest finished run's report.md and report.html (F7)",
+            self.action_report,
+        )
+
     def on_mount(self) -> None:
         self.call_after_refresh(self._focus_pane, "dataset")
         self._catch_hangups()
@@ -104,8 +127,9 @@ class WorkbenchApp(ForwardsWorkerFailures, App[int]):
         self.call_after_refresh(self._mount_hidden_panes)
 
     async def _mount_hidden_panes(self) -> None:
+        training = TrainingPane(self.config)
         hidden = {
-            "training": TrainingPane(self.config),
+            "training": training,
             "samples": SamplesPane(),
             "translate": TranslatePane(
                 self.tuned_model,
@@ -119,8 +143,11 @@ class WorkbenchApp(ForwardsWorkerFailures, App[int]):
         }
         for name, pane in hidden.items():
             await self.query_one(f"TabPane#{name}", TabPane).mount(pane)
-        from workbench.core.run_folder import latest_finished_run
+        from workbench.core.run_folder import latest_finished_run, run_folders
 
+        newest = run_folders(self.output_root)
+        if newest:
+            training.show_run(newest[0])
         found = latest_finished_run(self.output_root)
         if found:
             run_dir, summary = found
@@ -183,24 +210,37 @@ class WorkbenchApp(ForwardsWorkerFailures, App[int]):
         self.set_focus(None)
 
     def action_screenshot(self) -> None:
-        """Save the screen as SVG into the newest run folder (the output folder before any)."""
+        """Save the screen as SVG (and PNG, with a converter) into the newest run folder
+        (the output folder before any); the report shows it with its pane and time."""
+        from workbench.core.report.screenshots import screenshot_name, write_png
         from workbench.core.run_folder import run_folders
 
         folders = run_folders(self.output_root)
         target = folders[0] if folders else self.output_root
-        name = (
-            f"screenshot-{self.query_one(TabbedContent).active}-"
-            f"{time.strftime('%Y%m%d-%H%M%S')}.svg"
-        )
+        name = screenshot_name(self.query_one(TabbedContent).active)
         try:
             target.mkdir(parents=True, exist_ok=True)
-            path = self.save_screenshot(filename=name, path=str(target))
+            path = Path(self.save_screenshot(filename=name, path=str(target)))
         except OSError as err:
             self.notify(
                 f"cannot save a screenshot in {target}: {err}", severity="error", markup=False
             )
             return
-        self.notify(path, title="Screenshot saved", markup=False)  # paths are not markup
+        png = write_png(path)
+        # File names on lines of their own: a toast breaks a long path mid-name.
+        self.notify(
+            "\n".join([name, *([f"and {png.name}"] if png else []), f"in {self.shown(target)}"]),
+            title="Screenshot saved",
+            markup=False,  # paths are not markup
+        )
+
+    def shown(self, folder: Path) -> str:
+        """A folder as a notification names it: relative to the output folder if inside."""
+        try:
+            inside = folder.relative_to(self.output_root)
+        except ValueError:
+            return str(folder)
+        return str(inside) if inside.parts else "the output folder"
 
     def action_report(self) -> None:
         """Write the newest finished run's report; the heatmap shows the Attention sentence."""
@@ -213,11 +253,14 @@ class WorkbenchApp(ForwardsWorkerFailures, App[int]):
     def write_report(self, sentence: str | None) -> None:
         """Build and write the report off the main thread (it loads the model)."""
         from workbench.core.report.build import create_report
-        from workbench.core.report.model import REPORT_HTML
+        from workbench.core.report.model import REPORT_HTML, REPORT_MD
 
         report, _ = create_report(None, self.output_root, sentence)
         self.call_from_thread(
-            self.notify, str(report.run_dir / REPORT_HTML), title="Report written", markup=False
+            self.notify,
+            f"{REPORT_HTML} and {REPORT_MD}\nin {self.shown(report.run_dir)}",
+            title="Report written",
+            markup=False,
         )
 
     def _use_run(self, run_dir: str, summary: RunSummary) -> None:

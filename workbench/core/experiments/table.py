@@ -15,6 +15,7 @@ from typing import Any
 from workbench.core.run_folder import (
     RUN_CONFIG_FILE,
     RunSummary,
+    best_epoch,
     preset_defaults,
     read_json_dict,
     read_summary,
@@ -55,17 +56,6 @@ class RunRow:
             scores = getattr(self, role)
             out[role] = scores.to_dict() if scores is not None else None
         return out
-
-
-def best_epoch(summary: RunSummary) -> float | None:
-    """The epoch whose validation BLEU chose the best model (the first of equal ones, as
-    the Trainer keeps the first best)."""
-    logs = [e for e in summary.epochs or [] if isinstance(e.get("eval_bleu"), int | float)]
-    if not logs:
-        return None
-    best = max(logs, key=lambda e: e["eval_bleu"])  # max returns the first of ties
-    epoch = best.get("epoch")
-    return float(epoch) if isinstance(epoch, int | float) else None
 
 
 def run_row(

@@ -28,6 +28,7 @@ from workbench.core.report.model import (
     RunReport,
 )
 from workbench.core.report.render import render_html, render_markdown
+from workbench.core.report.screenshots import read_screenshots
 from workbench.core.run_folder import (
     BEST_MODEL,
     HISTORY_FILE,
@@ -246,6 +247,7 @@ def build_report(
         attention=attention,
         generated=time.strftime("%Y-%m-%d %H:%M"),
         dropped=read_dropped_pairs(run_dir),
+        screenshots=read_screenshots(run_dir),
     )
     if report.status != "finished":
         report.notes.append(

@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from workbench.core.data.cleaning import Dropped
+from workbench.core.report.screenshots import Screenshot
 from workbench.core.run_folder import RunSummary
 from workbench.core.translate.history import ConsoleLine
 
@@ -68,6 +69,8 @@ class RunReport:
     generated: str = ""
     #: The pairs cleaning dropped before the split (dropped_pairs.jsonl).
     dropped: list[Dropped] = field(default_factory=list)
+    #: The TUI's F6 screenshots in the run folder, oldest first.
+    screenshots: list[Screenshot] = field(default_factory=list)
 
     @property
     def name(self) -> str:

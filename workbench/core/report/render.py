@@ -32,6 +32,7 @@ from workbench.core.report.cells import (
 from workbench.core.report.cleaning_blocks import cleaning_blocks
 from workbench.core.report.lab_blocks import Block, lab_blocks
 from workbench.core.report.model import FIGURE_FILES, RunReport
+from workbench.core.report.screenshots import offline_svg
 from workbench.core.views.document import (
     escape_html,
     escape_markdown,
@@ -41,6 +42,12 @@ from workbench.core.views.document import (
 )
 from workbench.core.views.score_text import CHANGED_HEADER
 from workbench.core.views.svg import inline_svg
+
+#: Where the Screenshots section has none to show.
+NO_SCREENSHOTS = (
+    "No screenshots yet: press F6 in `workbench tui` to save one of the pane on screen "
+    "into the run folder, then report again."
+)
 
 
 def render_markdown(report: RunReport) -> str:
@@ -106,6 +113,17 @@ def render_markdown(report: RunReport) -> str:
         ]
     else:
         out += [f"No heatmap: {escape_markdown(att.missing)}.", ""]
+    out += ["## Screenshots", ""]
+    for shot in report.screenshots:
+        png = f" ([PNG]({shot.png}))" if shot.png else ""
+        out += [
+            f"![{escape_markdown(shot.caption)}]({shot.file})",
+            "",
+            f"*{shot.caption}*{png}",
+            "",
+        ]
+    if not report.screenshots:
+        out += [NO_SCREENSHOTS, ""]
     blocks = lab_blocks(report)
     if blocks:
         out += ["## The Lab: the assignment's questions, measured", ""]
@@ -229,6 +247,12 @@ def render_html(report: RunReport) -> str:
         )
     else:
         body.append(f"<p>No heatmap: {escape_html(att.missing)}.</p>")
+    body.append("<h2>Screenshots</h2>")
+    body += [
+        f'<figure class="screenshot">\n{inline_svg(offline_svg(shot.svg))}\n'
+        f'<figcaption class="caption">{escape_html(shot.caption)}</figcaption></figure>'
+        for shot in report.screenshots
+    ] or [f"<p>{escape_html(NO_SCREENSHOTS)}</p>"]
     blocks = lab_blocks(report)
     if blocks:
         body.append("<h2>The Lab: the assignment's questions, measured</h2>")

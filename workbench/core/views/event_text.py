@@ -14,6 +14,7 @@ from workbench.core.events import (
     SampleProgress,
     TrainStep,
 )
+from workbench.core.run_folder import RunSummary, best_epoch
 from workbench.core.views.numbers import MISSING, format_bytes, format_seconds, number
 from workbench.core.views.score_text import (
     headline,
@@ -125,9 +126,20 @@ class EventText:
         seconds = MISSING if s.train_seconds is None else format_seconds(s.train_seconds)
         return [
             *lines,
-            f"  training {seconds}; best model: {s.best_model or MISSING}",
+            f"  training {seconds}; {best_epoch_text(s)} (by validation BLEU); "
+            f"best model: {s.best_model or MISSING}",
             f"  run folder: {event.run_dir} (config.json, metrics.jsonl, summary.json)",
         ]
+
+
+def best_epoch_text(summary: RunSummary) -> str:
+    """``best epoch 4``, and whether the published model is instead an average of
+    checkpoints (``--average-checkpoints``)."""
+    best = best_epoch(summary)
+    averaged = (summary.averaging or {}).get("kept") == "averaged"
+    return f"best epoch {MISSING if best is None else f'{best:g}'}" + (
+        ", model averaged over checkpoints" if averaged else ""
+    )
 
 
 def sample_progress_line(event: SampleProgress) -> str:

@@ -40,25 +40,50 @@ if TYPE_CHECKING:
 
 #: Seconds between two readings of the runs folder (a few small JSON files per run).
 REFRESH_SECONDS = 5.0
-#: The scores before the changed settings: those are long, and at 80 columns they would
-#: push the scores off screen.
+#: Each column's label and the order in which it gives way when the pane is too narrow for
+#: all of them (0: never). Every column is as wide as its widest cell, so no number is
+#: cut; the detail line under the table shows the highlighted run's hidden columns too.
+#: The scores come before the changed settings, which are long.
 COLUMNS = (
-    ("", 1),
-    ("run", 20),
-    ("status", 9),
-    ("epochs", 6),
-    ("best", 4),
-    ("val BLEU after", 17),
-    ("test BLEU after", 17),
-    ("changed from preset", 40),
+    ("", 0),
+    ("run", 0),
+    ("status", 0),
+    ("epochs", 2),
+    ("best", 3),
+    ("val BLEU after", 0),
+    ("test BLEU after", 0),
+    ("changed from preset", 1),
 )
+#: A DataTable cell's padding on each side (its default).
+CELL_PADDING = 1
+#: A vertical scrollbar's width, kept free so that a growing table never hides a column.
+SCROLLBAR = 2
 HELP = "space: mark · c: compare the marked runs (the first is A) · Enter: open in Samples"
+COMPARE_HINT = "Mark two or more runs with space, then press c."
 
 
 def row_cells(row: RunRow, mark: str) -> tuple[str, ...]:
     """One table row: the mark, who the run is, what it scored and changed."""
     epochs, _, _, best = training_cells(row)
     return (mark, row.run_id, row.status, epochs, best, *after_cells(row), changes_text(row))
+
+
+def shown_columns(widths: list[int], room: int) -> list[int]:
+    """The columns (indices) that fit in ``room`` cells whole, dropping those that give
+    way first (``COLUMNS``) until the rest fit."""
+    shown = list(range(len(widths)))
+    yielding = sorted((rank, i) for i, (_, rank) in enumerate(COLUMNS) if rank)
+    for _, column in yielding:
+        if sum(widths[i] + 2 * CELL_PADDING for i in shown) <= room:
+            break
+        shown.remove(column)
+    return shown
+
+
+def detail_line(row: RunRow) -> str:
+    """The highlighted run in full: ``B 2026…-demo: 6 epochs, best 4 · learning_rate=0.001``."""
+    epochs, _, _, best = training_cells(row)
+    return f"{row.run_id}: {epochs} epochs, best {best} · changed from preset: {changes_text(row)}"
 
 
 class RunsPane(ForwardsWorkerFailures, Vertical):
@@ -89,18 +114,23 @@ class RunsPane(ForwardsWorkerFailures, Vertical):
 
     def compose(self) -> ComposeResult:
         yield Static("", id="runs-summary")
-        yield DataTable(id="runs-table", cursor_type="row", zebra_stripes=True)
+        yield DataTable(
+            id="runs-table", cursor_type="row", zebra_stripes=True, cell_padding=CELL_PADDING
+        )
+        yield Static("", id="runs-detail")
         with Horizontal(id="runs-body"):
             yield SeriesChart("validation BLEU per epoch", "epoch", id="runs-chart")
             with ScrollableContainer(id="runs-compare-scroll"):
-                yield Static("Mark two or more runs with space, then press c.", id="runs-compare")
+                # A hint wraps to the panel's width; a comparison keeps its own (tables).
+                yield Static(COMPARE_HINT, id="runs-compare", classes="-hint")
 
     def on_mount(self) -> None:
-        table = self.query_one(DataTable)
-        for label, width in COLUMNS:
-            table.add_column(label, width=width)
         self.refresh_runs()
         self.set_interval(REFRESH_SECONDS, self.refresh_runs)
+
+    def on_resize(self) -> None:
+        if self.rows is not None:
+            self._fill_table()
 
     def refresh_runs(self) -> None:
         """Re-read the runs folder; the table is rebuilt only when something changed."""
@@ -124,12 +154,24 @@ class RunsPane(ForwardsWorkerFailures, Vertical):
         table = self.query_one(DataTable)
         current = current or self.highlighted()
         rows = self.rows or []
-        table.clear()
-        for row in rows:
-            mark = LETTERS[self.marked.index(row.run_id)] if row.run_id in self.marked else ""
-            table.add_row(*(Text(cell) for cell in row_cells(row, mark)), key=row.run_id)
+        cells = [
+            row_cells(
+                row, LETTERS[self.marked.index(row.run_id)] if row.run_id in self.marked else ""
+            )
+            for row in rows
+        ]
+        widths = [
+            max([len(label), *(len(r[i]) for r in cells)]) for i, (label, _) in enumerate(COLUMNS)
+        ]
+        shown = shown_columns(widths, (self.size.width or self.app.size.width) - SCROLLBAR)
+        table.clear(columns=True)
+        for i in shown:
+            table.add_column(COLUMNS[i][0], width=widths[i])
+        for row, row_text in zip(rows, cells, strict=True):
+            table.add_row(*(Text(row_text[i]) for i in shown), key=row.run_id)
         if current is not None and current.run_id in {r.run_id for r in rows}:
             table.move_cursor(row=table.get_row_index(current.run_id))
+        self._show_detail()
         where = self.output_root / "runs"
         count = f"{len(rows)} run{'s' if len(rows) != 1 else ''} under {where}"
         seconds = format_seconds(REFRESH_SECONDS)
@@ -141,6 +183,12 @@ class RunsPane(ForwardsWorkerFailures, Vertical):
                 "`workbench train --headless` / `workbench sweep` in another terminal"
             )
         )
+
+    @on(DataTable.RowHighlighted, "#runs-table")
+    def _show_detail(self) -> None:
+        row = self.highlighted()
+        # One line (app.tcss), so the table keeps its height; an ellipsis says there is more.
+        self.query_one("#runs-detail", Static).update(Text(detail_line(row) if row else ""))
 
     def highlighted(self) -> RunRow | None:
         """The run under the cursor."""
@@ -171,9 +219,7 @@ class RunsPane(ForwardsWorkerFailures, Vertical):
             self.app.notify("mark two or more runs with space first", title="Compare")
             return
         self.requested = list(self.marked)
-        self.query_one("#runs-compare", Static).update(
-            Text(f"comparing {', '.join(self.marked)}: running the paired tests…")
-        )
+        self._compare_text(f"comparing {', '.join(self.marked)}: running the paired tests…")
         self.compare(self.requested)
 
     @work(thread=True, exit_on_error=False, group="compare")
@@ -195,13 +241,19 @@ class RunsPane(ForwardsWorkerFailures, Vertical):
         if message.run_ids != self.requested:
             return  # an earlier request that finished late: a newer one is on its way
         if message.comparison is None:
-            self.query_one("#runs-compare", Static).update(Text(message.error))
+            self._compare_text(message.error)
             return
         self.comparison = comparison = message.comparison
         self.query_one("#runs-chart", SeriesChart).set_series(dict(curves(comparison)["bleu"]))
         lines = [f"{run.letter}  {run.run_id}" for run in comparison.runs]
         lines += ["", *settings_lines(comparison), "", *test_lines(comparison)]
-        self.query_one("#runs-compare", Static).update(Text("\n".join(lines)))
+        self._compare_text("\n".join(lines), hint=False)
+
+    def _compare_text(self, text: str, hint: bool = True) -> None:
+        """Show a hint or message (wrapped to the panel) or a comparison (as wide as it is)."""
+        panel = self.query_one("#runs-compare", Static)
+        panel.set_class(hint, "-hint")
+        panel.update(Text(text))
 
     def action_open_run(self) -> None:
         """Open the highlighted run in the Samples pane."""

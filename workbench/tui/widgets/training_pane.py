@@ -1,5 +1,9 @@
 """Training pane: settings, Start/Stop/Resume, live log, progress and charts.
 
+When the app opens, the pane shows the output folder's newest run as it ended
+(:meth:`TrainingPane.show_run`): its ``metrics.jsonl`` replayed into the charts and the
+log, its status and best epoch -- a finished run is not an empty pane.
+
 The run is :func:`workbench.core.train.run_training.run_training` on a thread worker -- the same
 function ``train --headless`` calls. The worker never touches widgets: the core's event
 sink posts :class:`RunEvent` messages (thread-safe) and this pane draws them. Stop sets
@@ -9,6 +13,7 @@ the core's ``threading.Event``: the trainer ends after the current step with a c
 from __future__ import annotations
 
 import threading
+from pathlib import Path
 from typing import Any
 
 from rich.text import Text
@@ -19,8 +24,23 @@ from textual.widgets import Button, Input, Label, Log, ProgressBar, Static
 
 from workbench.core.config import RunConfig
 from workbench.core.config_build import build_config
-from workbench.core.events import EvalDone, Phase, RunDone, SampleProgress, TrainStep
-from workbench.core.views.event_text import EventText
+from workbench.core.events import (
+    EvalDone,
+    Event,
+    Phase,
+    RunDone,
+    SampleProgress,
+    TrainStep,
+    event_from_record,
+)
+from workbench.core.run_folder import (
+    METRICS_FILE,
+    RunSummary,
+    best_epoch,
+    read_jsonl,
+    read_summary,
+)
+from workbench.core.views.event_text import EventText, best_epoch_text
 from workbench.core.views.numbers import format_seconds
 from workbench.tui.messages import ForwardsWorkerFailures, RunEvent, RunFinished, checked
 from workbench.tui.widgets.charts import SeriesChart
@@ -33,6 +53,25 @@ EDITABLE = (
     ("samples", "samples"),
 )
 LOG_LINES = 1000
+#: How the samples setting shows 0, which means every pair, not none.
+ALL_SAMPLES = "all"
+
+
+def setting_text(field: str, value: float) -> str:
+    """A setting as its field shows it: ``0.003``, ``16``, and ``all`` for 0 samples."""
+    return ALL_SAMPLES if field == "samples" and value == 0 else f"{value:g}"
+
+
+def recorded_events(path: Path) -> list[Event]:
+    """The events of a run's ``metrics.jsonl`` that still read (a killed run's torn last
+    line, or a record of another workbench version, is skipped rather than fatal)."""
+    events = []
+    for record in read_jsonl(path):
+        try:
+            events.append(event_from_record(record))
+        except (TypeError, ValueError, KeyError):
+            continue
+    return events
 
 
 class TrainingPane(ForwardsWorkerFailures, Vertical):
@@ -51,7 +90,7 @@ class TrainingPane(ForwardsWorkerFailures, Vertical):
             for field, label in EDITABLE:
                 yield Label(f"{label}:")
                 yield Input(
-                    f"{getattr(self.config, field):g}",
+                    setting_text(field, getattr(self.config, field)),
                     id=f"set-{field}",
                     classes="setting",
                     compact=True,
@@ -64,6 +103,7 @@ class TrainingPane(ForwardsWorkerFailures, Vertical):
             yield ProgressBar(total=1, id="train-progress", show_eta=False)
             yield Static("idle", id="train-status")
         yield Static(self._settings_line(self.config), id="train-config")
+        yield Static("no run yet in this output folder", id="train-run")
         with Horizontal(id="train-charts"):
             yield SeriesChart("training loss", "step", id="loss-chart")
             yield SeriesChart("validation BLEU / chrF", "epoch", id="bleu-chart")
@@ -90,7 +130,8 @@ class TrainingPane(ForwardsWorkerFailures, Vertical):
         values: dict[str, Any] = self.config.to_dict()
         preset = values.pop("preset")
         for field, _ in EDITABLE:
-            values[field] = self.query_one(f"#set-{field}", Input).value
+            text = self.query_one(f"#set-{field}", Input).value.strip()
+            values[field] = 0 if field == "samples" and text.lower() == ALL_SAMPLES else text
         return build_config(preset, overrides=values)
 
     # ------------------------------------------------------------------ actions
@@ -169,10 +210,54 @@ class TrainingPane(ForwardsWorkerFailures, Vertical):
         """Append a line to the bounded log."""
         self.query_one(Log).write_line(line)
 
+    def show_run(self, run_dir: Path) -> None:
+        """Show a run that has ended as it ended: charts and log replayed from its
+        ``metrics.jsonl``, its status, and its best epoch."""
+        if self.running:
+            return
+        for chart in self.query(SeriesChart):
+            chart.clear_series()
+        self.text = EventText()
+        events = recorded_events(run_dir / METRICS_FILE)
+        for event in events:
+            self._show(event, charts=False)
+        # Each chart drawn once: a point at a time, a long run's hundreds of logging steps
+        # would redraw the chart hundreds of times on the main thread.
+        loss, bleu, chrf = [], [], []
+        for event in events:
+            if isinstance(event, TrainStep) and event.loss is not None:
+                loss.append((float(event.step), event.loss))
+            elif isinstance(event, EvalDone) and self._charted(event):
+                bleu += [(event.epoch, event.bleu)] if event.bleu is not None else []
+                chrf += [(event.epoch, event.chrf)] if event.chrf is not None else []
+        self.query_one("#loss-chart", SeriesChart).set_series({"loss": loss})
+        self.query_one("#bleu-chart", SeriesChart).set_series({"BLEU": bleu, "chrF": chrf})
+        summary = read_summary(run_dir)
+        # A run without a summary was killed before it could write one.
+        status = summary.status if summary and summary.status else "killed"
+        self.last_status = status
+        self.query_one("#train-status", Static).update(status)
+        if status == "finished":
+            self.query_one("#train-progress", ProgressBar).update(total=1, progress=1)
+        self.query_one("#train-run", Static).update(Text(run_line(run_dir.name, status, summary)))
+
     @on(RunEvent)
     def _run_event(self, message: RunEvent) -> None:
         message.stop()
         event = message.event
+        self._show(event)
+        if isinstance(event, RunDone):
+            self.running = False
+            self.last_status = event.status
+            self._set_buttons()
+            self.query_one("#train-run", Static).update(
+                Text(run_line(Path(event.run_dir).name, event.status, event.summary))
+            )
+            self.post_message(RunFinished(event.status, event.run_dir, event.summary))
+
+    def _show(self, event: Event, charts: bool = True) -> None:
+        """Draw one event: the log line, the status, the progress bar, a chart point
+        (unless ``charts`` is off: a replay draws its charts at once)."""
         # The log says what `train --headless` prints, in the same words.
         for line in self.text.lines(event):
             self.write_log(line)
@@ -186,17 +271,15 @@ class TrainingPane(ForwardsWorkerFailures, Vertical):
                 f"data · {event.row_groups:,}/{event.row_groups_total:,} row groups"
             )
         elif isinstance(event, TrainStep):
-            self._train_step(event)
-        elif isinstance(event, EvalDone):
-            self._eval(event)
+            self._train_step(event, charts)
+        elif isinstance(event, EvalDone) and charts and self._charted(event):
+            chart = self.query_one("#bleu-chart", SeriesChart)
+            chart.add_point("BLEU", event.epoch, event.bleu)
+            chart.add_point("chrF", event.epoch, event.chrf)
         elif isinstance(event, RunDone):
-            self.running = False
-            self.last_status = event.status
-            self._set_buttons()
             self.query_one("#train-status", Static).update(event.status)
-            self.post_message(RunFinished(event.status, event.run_dir, event.summary))
 
-    def _train_step(self, e: TrainStep) -> None:
+    def _train_step(self, e: TrainStep, charts: bool = True) -> None:
         bar = self.query_one("#train-progress", ProgressBar)
         bar.update(total=e.max_steps or None, progress=e.step)
         status = (
@@ -205,11 +288,17 @@ class TrainingPane(ForwardsWorkerFailures, Vertical):
             f"ETA {format_seconds(e.eta_seconds)}"
         )
         self.query_one("#train-status", Static).update(status)
-        self.query_one("#loss-chart", SeriesChart).add_point("loss", e.step, e.loss)
+        if charts:
+            self.query_one("#loss-chart", SeriesChart).add_point("loss", e.step, e.loss)
 
-    def _eval(self, e: EvalDone) -> None:
+    @staticmethod
+    def _charted(e: EvalDone) -> bool:
         # The chart follows the validation set: the test set is scored before and after only.
-        if e.stage in ("before", "epoch") and e.split == "validation":
-            chart = self.query_one("#bleu-chart", SeriesChart)
-            chart.add_point("BLEU", e.epoch, e.bleu)
-            chart.add_point("chrF", e.epoch, e.chrf)
+        return e.stage in ("before", "epoch") and e.split == "validation"
+
+
+def run_line(name: str, status: str, summary: RunSummary | None) -> str:
+    """``last run 20260101-000000-demo: finished · best epoch 1``."""
+    best = f" · {best_epoch_text(summary)}" if summary and best_epoch(summary) is not None else ""
+    resume = " (r resumes it)" if status == "stopped" else ""
+    return f"last run {name}: {status}{best}{resume}"
