@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from rich.text import Text
-from textual import on, work
+from textual import events, on, work
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical
@@ -38,7 +38,9 @@ from workbench.tui.messages import ForwardsWorkerFailures, ShowAttention, checke
 CHOICES = [("fine-tuned", "tuned"), ("base", "base"), ("both", "both")]
 WAITING = "translating…"
 LOADING = "translating… (loading the model)"
-HINT = f"Enter: translate · ↑↓: row · {JUDGE_USAGE} · Esc: keys"
+#: What the keys do, under the input: while typing, and after Escape (in the history).
+TYPING_HINT = f"Enter: translate · ↑↓: row · {JUDGE_USAGE} · Esc: keys"
+KEYS_HINT = "g o e: judge good / omission / error · /: type again · 1-7: panes"
 #: Fixed columns (cells); source and translation share the rest, the translation more.
 MODEL_WIDTH, MS_WIDTH, JUDGED_WIDTH = 9, 5, 8
 SOURCE_SHARE = 0.4
@@ -86,7 +88,7 @@ class TranslatePane(ForwardsWorkerFailures, Vertical):
         Binding("g", "judge('good')", "Good"),
         Binding("o", "judge('omission')", "Omission"),
         Binding("e", "judge('error')", "Error"),
-        Binding("slash", "focus_input", "Type"),
+        Binding("slash", "focus_input", "Type", show=False),
         Binding("ctrl+l", "clear", "Clear", show=False),
     ]
 
@@ -166,7 +168,7 @@ class TranslatePane(ForwardsWorkerFailures, Vertical):
                 compact=True,
             )
         yield Input(placeholder="Type an English sentence and press Enter", id="translate-input")
-        yield Static(Text(HINT), id="translate-hint")
+        yield Static(Text(TYPING_HINT), id="translate-hint")
         yield DataTable(id="translate-history", cursor_type="row", zebra_stripes=True)
         yield Static("", id="translate-detail")
 
@@ -361,6 +363,11 @@ class TranslatePane(ForwardsWorkerFailures, Vertical):
             if entry.judgement is not None:
                 detail.append("\njudged: ", style="bold").append(entry.judgement.text())
         self.query_one("#translate-detail", Static).update(detail)
+
+    @on(events.DescendantFocus)
+    def _say_keys(self, event: events.DescendantFocus) -> None:
+        typing = isinstance(event.widget, Input)
+        self.query_one("#translate-hint", Static).update(Text(TYPING_HINT if typing else KEYS_HINT))
 
     def action_move(self, delta: int) -> None:
         """↑/↓ while typing: move the highlight without leaving the input."""
