@@ -14,6 +14,7 @@ import pytest
 from textual.widgets import DataTable, Input, Static
 
 from tests.conftest import FinishedRun, small, wait_for
+from workbench.cli import main
 from workbench.cli.translate import run_console
 from workbench.core.decoding import DecodeOptions
 from workbench.core.report.build import create_report
@@ -122,6 +123,9 @@ async def test_judgements_in_the_pane_and_in_interact_reach_the_report(
     assert "| 2× |" in md  # "I like tea." twice, listed once
     assert "Some tea." not in md.split("## Translations tried in the console")[1].split("##")[0]
     assert "the 2 judged of 3 distinct lines" in md
+    assert main(["report", str(run_dir), "--console", "all", "--sentence", "I like tea."]) == 0
+    md = (run_dir / REPORT_MD).read_text(encoding="utf-8")
+    assert "| Some tea. |" in md and "Listed: all 3 distinct lines" in md
 
 
 async def test_a_long_sentence_from_translate_pages_with_a_key_in_the_footer(
