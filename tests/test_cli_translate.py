@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import io
 import json
+import shutil
 from pathlib import Path
 
 from tests.conftest import ODD_INPUT, run_cli
@@ -102,3 +103,48 @@ def test_interact_command_takes_odd_bytes(tiny_model_dir: Path, tmp_path: Path):
     assert result.returncode == 0, result.stderr[-2000:]
     out = result.stdout.decode("utf-8")
     assert out.count("zh> ") == len(ODD_INPUT) + 2 and "Traceback" not in out
+
+
+def test_interact_notices_odd_input_and_judges_the_last_translation(
+    tiny_model_dir: Path, tmp_path: Path
+):
+    model = tmp_path / "out" / "best_model"
+    shutil.copytree(tiny_model_dir, model)  # the history goes beside it
+    lines = [
+        ":judge good",  # nothing translated yet
+        "I love pizza 🍕😀!",
+        "我喜欢喝茶。",
+        ":judge nonsense",
+        ':judge omission dropped "yesterday"',
+        ":q",
+    ]
+    result = run_cli(
+        "interact",
+        "--model",
+        str(model),
+        "--max-new-tokens",
+        "8",
+        cwd=tmp_path,
+        input="\n".join(lines) + "\n",
+    )
+    assert result.returncode == 0, result.stderr[-2000:]
+    out = result.stdout
+    assert "Judge the last translation: :judge good|omission|error [note]" in out
+    assert "nothing to judge yet: translate a sentence first" in out
+    unknown = [n for n in out.splitlines() if "the model cannot represent part of the input" in n]
+    assert len(unknown) == 2  # the emoji (named), the Han run (as one unknown piece)
+    assert "🍕 😀)" in unknown[0] and "unknown token" in unknown[0]
+    assert "note: the input looks like zh already (the target language)" in out
+    assert "'nonsense' is not a verdict: type :judge good|omission|error [note]" in out
+    assert 'judged: has omissions — dropped "yesterday"' in out
+    history = tmp_path / "out" / "console_history.jsonl"
+    records = [json.loads(r) for r in history.read_text(encoding="utf-8").splitlines()]
+    pizza, tea, judgement = records
+    assert any("🍕 😀" in n for n in pizza["notices"])
+    assert any("looks like zh already" in n for n in tea["notices"])
+    assert judgement == {
+        "time": judgement["time"],
+        "judges": tea["id"],
+        "verdict": "omission",
+        "note": 'dropped "yesterday"',
+    }

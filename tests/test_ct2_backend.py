@@ -342,9 +342,9 @@ async def test_tui_translate_pane_names_the_ct2_backend(exported: Path, tmp_path
         await pilot.press("enter")
         table = pane.query_one("#translate-history", DataTable)
         for _ in range(200):
-            if table.row_count:
+            if not pane.pending:
                 break
             await pilot.pause(0.05)
-        assert table.get_row_at(0)[0] == "tuned (ct2)"
+        assert table.get_row_at(0)[0] == "tuned/ct2"
         messages = [n.message for n in app._notifications]
         assert any(m.startswith("fine-tuned model: ctranslate2 int8") for m in messages)

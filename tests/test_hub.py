@@ -307,8 +307,8 @@ async def test_tui_base_model_translates_with_the_runs_label(
         pane.query_one("#translate-input").value = "I like tea."
         pane.query_one("#translate-input").focus()
         await pilot.press("enter")
-        table = pane.query_one("#translate-history", DataTable)
-        await wait_for(pilot, lambda: table.row_count == 1)
+        await wait_for(pilot, lambda: pane.pending == 0, what="translated")
+        assert pane.query_one("#translate-history", DataTable).row_count == 1
     assert generated == [label_ids(hub_server)[">>cmn_Hans<<"]]
 
 

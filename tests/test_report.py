@@ -437,3 +437,38 @@ def test_the_reports_show_the_f6_screenshots_with_pane_and_time(tmp_path: Path):
     assert "last&#160;run&#160;20260101-000000-demo:" in page  # its text, inline
     assert "https://" not in page and "http://" not in page and "@font-face" not in page
     assert "Fira Code" in exported and "https://" in exported  # what was dropped
+
+
+def test_judged_lines_are_listed_once_with_their_judgement(tmp_path: Path):
+    from workbench.core.translate.history import append_judgement, fold_judgements
+    from workbench.core.translate.judgements import Judgement
+
+    out = tmp_path / "out"
+    run = out / "runs" / "20260101-000000-demo"
+    run.mkdir(parents=True)
+    path = out / "console_history.jsonl"
+    model = str(run / "best_model")
+    ids = [
+        append_history(path, model, Translation(source, text))
+        for source, text in [("a", "甲"), ("b", "乙"), ("a", "甲"), ("c", "丙")]
+    ]
+    append_judgement(path, ids[1], Judgement("error"))
+    append_judgement(path, ids[1], Judgement("omission", 'dropped "yesterday"'))  # newer wins
+    append_judgement(path, ids[2], Judgement("good"))
+    history = [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines()]
+    assert len(fold_judgements(history)) == 4  # the judgements fold in; no line is lost
+    summary = RunSummary(status="finished")
+
+    lines, note = console_for_run(history, run, summary, out)  # auto: the judged ones
+    assert [(c.source, c.count, c.judgement) for c in lines] == [
+        ("b", 1, 'has omissions — dropped "yesterday"'),
+        ("a", 2, "good"),
+    ]
+    assert "the 2 judged of 3 distinct lines (1 repeated line shown once)" in note
+    lines, note = console_for_run(history, run, summary, out, choice="all")
+    assert [(c.source, c.count) for c in lines] == [("b", 1), ("a", 2), ("c", 1)]
+    assert note.endswith("Listed: all 3 distinct lines (1 repeated line shown once).")
+    unjudged = [r for r in history if "judges" not in r]
+    lines, note = console_for_run(unjudged, run, summary, out, choice="judged")
+    assert lines == [] and "None of them is judged yet" in note
+    assert [c.source for c in console_for_run(unjudged, run, summary, out)[0]] == ["b", "a", "c"]

@@ -184,15 +184,14 @@ async def test_training_run_fills_charts_samples_and_translate(
         translate.query_one("#translate-input").value = "I like tea."
         translate.query_one("#translate-input").focus()
         await pilot.press("enter")
-        table = translate.query_one("#translate-history")
-        await wait_for(pilot, lambda: table.row_count == 1, timeout=60)
+        await wait_for(pilot, lambda: translate.pending == 0, timeout=60)
         history = tmp_path / "out" / "console_history.jsonl"
         assert (
             json.loads(history.read_text(encoding="utf-8").splitlines()[0])["source"]
             == "I like tea."
         )
 
-        await pilot.press("ctrl+t")  # open the last sentence in the Attention pane
+        await pilot.press("ctrl+t")  # open the highlighted sentence in the Attention pane
         attention = app.query_one(AttentionPane)
         await wait_for(pilot, lambda: attention.result is not None, timeout=60)
         assert app.query_one("#panes").active == "attention"
@@ -386,7 +385,9 @@ async def test_translate_with_a_missing_model_keeps_the_app_up(tmp_path: Path, b
 
         await wait_for(pilot, lambda: bool(errors()), what="the missing-model message")
         assert f"model folder '{tmp_path / bad}' does not exist; train one first" in errors()[0]
-        assert translate.query_one("#translate-history").row_count == 0
+        table = translate.query_one("#translate-history")
+        assert table.row_count == 1 and str(table.get_row_at(0)[2]) == "not translated"
+        assert translate.pending == 0
         assert app.is_running
 
 

@@ -45,9 +45,8 @@ async def test_panes_show_what_workbench_translate_and_attention_print(
         field.value = SENTENCE
         field.focus()
         await pilot.press("enter")
-        table = translate.query_one("#translate-history")
-        await wait_for(pilot, lambda: table.row_count == 1)
-        pane_translation = str(table.get_row_at(0)[2])
+        await wait_for(pilot, lambda: translate.pending == 0)
+        pane_translation = next(iter(translate.entries.values())).translation
 
         await pilot.press("ctrl+t")  # the same sentence in the Attention pane
         attention = app.query_one(AttentionPane)

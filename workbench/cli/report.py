@@ -10,6 +10,7 @@ import argparse
 from typing import Any
 
 from workbench.cli.options import Flag, add_command
+from workbench.core.translate.judgements import CONSOLE_CHOICES
 
 HELP = "write report.md and report.html for a run (hand-in ready)"
 DESCRIPTION = (
@@ -35,6 +36,15 @@ FLAGS: tuple[Flag, ...] = (
         },
     ),
     (
+        "--console",
+        {
+            "choices": CONSOLE_CHOICES,
+            "default": "auto",
+            "help": "console lines to list, each once with a count: judged, all, or auto "
+            "(default: the judged ones when any, else all)",
+        },
+    ),
+    (
         "--output-dir",
         {
             "default": None,
@@ -55,7 +65,7 @@ def run(args: argparse.Namespace) -> int:
     """Find the run, build the report, write it, print the paths."""
     from workbench.core.report.build import create_report
 
-    report, written = create_report(args.run_dir, args.output_dir, args.sentence)
+    report, written = create_report(args.run_dir, args.output_dir, args.sentence, args.console)
     for note in report.notes:
         print(f"note: {note}")
     if report.attention.missing:

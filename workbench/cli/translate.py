@@ -23,8 +23,10 @@ from workbench.cli.options import (
 from workbench.core.config import DEFAULT_OUTPUT_DIR
 from workbench.core.decoding import DecodeOptions
 from workbench.core.run_folder import HISTORY_FILE
-from workbench.core.translate.history import append_history
+from workbench.core.translate.history import append_history, append_judgement
+from workbench.core.translate.judgements import JUDGE_USAGE, is_judge_command, parse_judgement
 from workbench.core.translate.translator import Translator
+from workbench.errors import WorkbenchError
 
 QUIT_WORDS = {":q", ":quit", "quit", "exit", ":exit"}
 
@@ -84,6 +86,8 @@ def run_console(
     for notice in translator.notices:
         print(f"  note: {notice}", file=stdout)
     print(f"History: {history}", file=stdout)
+    print(f"Judge the last translation: {JUDGE_USAGE}", file=stdout)
+    last_id: str | None = None
     while True:
         if interactive:
             try:
@@ -106,6 +110,9 @@ def run_console(
             return 0
         if not line.strip():
             continue
+        if is_judge_command(line):
+            print(judge_last(history, last_id, line), file=stdout)
+            continue
         try:
             item = translator.translate(line, options)
         except Exception as err:  # one bad line must never end the session
@@ -115,7 +122,19 @@ def run_console(
             print(f"  note: {notice}", file=stdout)
         print(f"zh> {item.text}   ({item.seconds * 1000:.0f} ms)", file=stdout)
         stdout.flush()
-        append_history(history, model_name, item, translator)
+        last_id = append_history(history, model_name, item, translator)
+
+
+def judge_last(history: Path, line_id: str | None, command: str) -> str:
+    """Record ``:judge …`` for the last translation; what to print."""
+    if line_id is None:
+        return "  nothing to judge yet: translate a sentence first"
+    try:
+        judgement = parse_judgement(command)
+    except WorkbenchError as err:
+        return f"  {err}"
+    append_judgement(history, line_id, judgement)
+    return f"  judged: {judgement.text()}"
 
 
 def iter_input_lines(texts: list[str], stdin: TextIO | None = None) -> Iterable[str]:

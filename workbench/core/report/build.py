@@ -208,8 +208,10 @@ def build_report(
     sentence: str | None = None,
     output_root: Path | None = None,
     with_attention: bool = True,
+    console_choice: str = "auto",
 ) -> RunReport:
-    """Read a run folder, its console history and its model into a :class:`RunReport`."""
+    """Read a run folder, its console history and its model into a :class:`RunReport`;
+    ``console_choice`` (:data:`CONSOLE_CHOICES`) says which console lines it lists."""
     run_dir = Path(run_dir)
     summary = read_summary(run_dir)
     if summary is None:
@@ -222,7 +224,7 @@ def build_report(
     settings.pop("cleaning", None)
     events = read_jsonl(run_dir / METRICS_FILE)
     console, console_note = console_for_run(
-        read_jsonl(root / HISTORY_FILE), run_dir, summary, root, events
+        read_jsonl(root / HISTORY_FILE), run_dir, summary, root, events, console_choice
     )
     samples = summary.samples or []
     chosen = (
@@ -322,6 +324,7 @@ def create_report(
     run_dir: str | Path | None,
     output_root: str | Path | None = None,
     sentence: str | None = None,
+    console_choice: str = "auto",
 ) -> tuple[RunReport, list[Path]]:
     """Find the run (default: the newest finished one), build its report and write it.
 
@@ -331,6 +334,9 @@ def create_report(
     root = Path(output_root).expanduser() if output_root is not None else None
     run = resolve_run_dir(run_dir, root if root is not None else DEFAULT_OUTPUT_DIR)
     report = build_report(
-        run, sentence=sentence, output_root=root if root is not None else output_root_of(run)
+        run,
+        sentence=sentence,
+        output_root=root if root is not None else output_root_of(run),
+        console_choice=console_choice,
     )
     return report, write_report(report)

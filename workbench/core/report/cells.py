@@ -223,13 +223,21 @@ def changed_tables(report: RunReport) -> list[tuple[str, list[list[str]], str]]:
     ]
 
 
-CONSOLE_HEADER = ["Time", "Model", "Source", "Translation", JUDGEMENT]
+CONSOLE_HEADER = ["Time", "Model", "Source", "Translation", "Tried", JUDGEMENT]
 
 
 def console_rows(report: RunReport) -> list[list[str]]:
-    """The console translations (the judgement column is left empty to fill in)."""
+    """The console translations, each once with how often it was tried, and the judgement
+    made in the tool (empty to fill in where none was)."""
     return [
-        [c.time.replace("T", " "), c.role or c.model, c.source, c.translation, ""]
+        [
+            c.time.replace("T", " "),
+            c.role or c.model,
+            c.source,
+            c.translation,
+            f"{c.count}×",
+            c.judgement,
+        ]
         for c in report.console
     ]
 

@@ -7,6 +7,10 @@ Lines name the model folder they used, and the TUI and the console use the *publ
 ``translation_output/best_model``, which every finished run replaces. So a line made with
 it belongs to a run when it was written after that run published its model and before the
 next finished run did. Newer lines also name their run, and match it exactly.
+
+A judgement (:mod:`.judgements`) is appended as a record of its own that names the line it
+judges by its ``id``; the reader folds it into that line. The file is only ever appended
+to, so no judgement can cost a line, whichever front end writes at the same time.
 """
 
 from __future__ import annotations
@@ -14,7 +18,8 @@ from __future__ import annotations
 import json
 import os
 import time
-from dataclasses import dataclass
+import uuid
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -27,22 +32,31 @@ from workbench.core.run_folder import (
     is_finished,
     run_folders,
 )
+from workbench.core.translate.judgements import JUDGE_USAGE, Judgement
 
 if TYPE_CHECKING:
     from workbench.core.translate.translator import Translation, Translator
 
 
+def _append(path: Path, record: dict[str, Any]) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with path.open("a", encoding="utf-8", errors="replace") as fh:
+        fh.write(json.dumps(record, ensure_ascii=False) + "\n")
+        fh.flush()
+
+
 def append_history(
     path: Path, model: str, item: Translation, translator: Translator | None = None
-) -> None:
-    """Append one translation to the JSONL history (created on first use).
+) -> str:
+    """Append one translation to the JSONL history (created on first use); its id.
 
     The record names the run that trained the model as well as the model folder:
     ``best_model/`` is replaced by every newer run, and the run report must know which
-    run a line really belongs to.
+    run a line really belongs to. A judgement names the line by the id returned.
     """
-    path.parent.mkdir(parents=True, exist_ok=True)
+    line_id = uuid.uuid4().hex[:12]
     record = {
+        "id": line_id,
         "time": time.strftime("%Y-%m-%dT%H:%M:%S"),
         "model": model,
         "run_dir": translator.run_dir if translator else None,
@@ -52,9 +66,33 @@ def append_history(
         "seconds": round(item.seconds, 3),
         "notices": item.notices,
     }
-    with path.open("a", encoding="utf-8", errors="replace") as fh:
-        fh.write(json.dumps(record, ensure_ascii=False) + "\n")
-        fh.flush()
+    _append(path, record)
+    return line_id
+
+
+def append_judgement(path: Path, line_id: str, judgement: Judgement) -> None:
+    """Record a judgement of the history line ``line_id`` (a later one replaces it)."""
+    _append(
+        path,
+        {
+            "time": time.strftime("%Y-%m-%dT%H:%M:%S"),
+            "judges": line_id,
+            "verdict": judgement.verdict,
+            "note": judgement.note,
+        },
+    )
+
+
+def fold_judgements(records: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The translation records, each with its newest judgement (``verdict``, ``note``)."""
+    lines = [dict(r) for r in records if "judges" not in r]
+    by_id = {str(r["id"]): r for r in lines if r.get("id")}
+    for record in records:
+        line = by_id.get(str(record.get("judges")))
+        if line is not None:
+            line["verdict"] = str(record.get("verdict", ""))
+            line["note"] = str(record.get("note", ""))
+    return lines
 
 
 #: More console lines than this and the report lists the newest ones (and says so).
@@ -70,6 +108,8 @@ class ConsoleLine:
     role: str  # "fine-tuned", "base", or "" when it could not be matched to this run
     source: str
     translation: str
+    judgement: str = ""  # the verdict and note in words (Judgement.text), or ""
+    count: int = 1  # how often the same line was translated with the same model
 
 
 def _parts(path: str | Path) -> tuple[str, ...]:
@@ -114,13 +154,16 @@ def console_for_run(
     summary: RunSummary,
     output_root: Path,
     events: list[dict[str, Any]] | None = None,
+    choice: str = "auto",
 ) -> tuple[list[ConsoleLine], str]:
     """The history lines made with this run's models, and a sentence saying which.
 
     This run's own folders (``best_model``, ``initial_model``) match at any time; the
     published model and a Hub base model only between this run's finish and the next
     finished run's. When nothing matches, every line is listed and the note says so.
+    Then :func:`choose_lines` keeps the judged ones or all (``choice``), each once.
     """
+    history = fold_judgements(history)
     own: dict[str, list[Path | str | None]] = {
         "fine-tuned": [run_dir / BEST_MODEL, summary.run_best_model],
         "base": [run_dir / INITIAL_MODEL],
@@ -177,17 +220,50 @@ def console_for_run(
             "finished), so all are listed with the model each one used."
         )
         lines = [_console_line(record, "") for record in history]
+    lines, chosen = choose_lines(lines, choice)
+    note += f" {chosen}"
     if len(lines) > MAX_CONSOLE_LINES:
         note += f" The newest {MAX_CONSOLE_LINES} of {len(lines)} are shown."
         lines = lines[-MAX_CONSOLE_LINES:]
     return lines, note
 
 
+def choose_lines(lines: list[ConsoleLine], choice: str = "auto") -> tuple[list[ConsoleLine], str]:
+    """Each distinct line once (newest time, newest judgement, how often), the judged ones
+    only for ``judged`` (and for ``auto`` when any is judged), and a sentence saying so."""
+    groups: dict[tuple[str, str, str, str], ConsoleLine] = {}
+    for line in lines:
+        key = (line.role, line.model if not line.role else "", line.source, line.translation)
+        seen = groups.pop(key, None)  # re-inserted: the groups stay in order of last use
+        count = seen.count + 1 if seen else 1
+        judgement = line.judgement or (seen.judgement if seen else "")
+        groups[key] = replace(line, count=count, judgement=judgement)
+    distinct = list(groups.values())
+    judged = [line for line in distinct if line.judgement]
+    repeated = len(lines) - len(distinct)
+    plural = "s" if repeated != 1 else ""
+    twice = f" ({repeated} repeated line{plural} shown once)" if repeated else ""
+    if choice == "judged" or (choice == "auto" and judged):
+        if not judged:
+            return [], (
+                "None of them is judged yet: judge translations with "
+                f"`{JUDGE_USAGE}` in `workbench interact` or the TUI's Translate pane, "
+                "or report with `--console all`."
+            )
+        return judged, (
+            f"Listed: the {len(judged)} judged of {len(distinct)} distinct lines{twice}; "
+            "`--console all` lists all."
+        )
+    return distinct, f"Listed: all {len(distinct)} distinct lines{twice}."
+
+
 def _console_line(record: dict[str, Any], role: str) -> ConsoleLine:
+    verdict = str(record.get("verdict") or "")
     return ConsoleLine(
         time=str(record.get("time", "")),
         model=str(record.get("model", "")),
         role=role,
         source=str(record.get("source", "")),
         translation=str(record.get("translation", "")),
+        judgement=Judgement(verdict, str(record.get("note") or "")).text() if verdict else "",
     )

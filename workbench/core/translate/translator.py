@@ -26,6 +26,7 @@ from workbench.core.decoding import (
     length_bound,
 )
 from workbench.core.languages import Direction
+from workbench.core.translate.input_notices import input_notices
 
 _SENTENCE_END = re.compile(r"(?<=[.!?。！？；;])\s*")
 
@@ -329,9 +330,12 @@ class Translator:
         cleaned = clean_input(text)
         if not cleaned:
             return Translation(text, "", 0.0, ["empty input: nothing to translate"])
-        pieces, notices = self.split_long(cleaned)
+        notices = input_notices(self.tokenizer, self.direction, cleaned)
+        pieces, length_notices = self.split_long(cleaned)
         parts = self.generate(pieces, options or self.default_options())
-        return Translation(text, _join(parts), time.perf_counter() - started, notices)
+        return Translation(
+            text, _join(parts), time.perf_counter() - started, notices + length_notices
+        )
 
 
 def _join(parts: list[str]) -> str:

@@ -73,7 +73,8 @@ def html_table(
     judgement: bool = False,
     numeric: bool = True,
 ) -> str:
-    """A table of escaped cells; numbers right-aligned; an empty last cell to fill in.
+    """A table of escaped cells; numbers right-aligned; ``judgement``: the last cell
+    editable, to fill in or correct.
 
     An all-empty header makes a key/value table: no header row, the first column as
     row headings.
@@ -92,7 +93,9 @@ def html_table(
             if keyed and m == 0:
                 cells.append(f'<th scope="row">{escape_html(cell)}</th>')
             elif judgement and m == len(row) - 1:
-                cells.append('<td class="judgement" contenteditable="true"></td>')
+                cells.append(
+                    f'<td class="judgement" contenteditable="true">{escape_html(cell)}</td>'
+                )
             elif numeric and cell and _NUMERIC.match(cell):
                 cells.append(f'<td class="num">{escape_html(cell)}</td>')
             else:

@@ -2,8 +2,10 @@
 
 Extraction runs on a worker with the loader and decoding of ``workbench attention``
 (:func:`workbench.core.attention.extract.load_attention_model`), so pane and command show the
-same translation and the same weights. Changing the layer, head or word merging only
-re-renders the stored weights, which is instant.
+same translation and the same weights. Changing the layer, head, word merging or the
+page of a long sentence's columns only re-renders the stored weights, which is instant.
+A sentence sent from another pane (Ctrl-T in Translate, Enter in Samples) leaves the
+focus on the heatmap, so its keys work, and show in the footer, at once.
 """
 
 from __future__ import annotations
@@ -33,6 +35,7 @@ class AttentionPane(ForwardsWorkerFailures, Vertical):
         Binding("h", "head(1)", "Head"),
         Binding("m", "mean", "Mean"),
         Binding("w", "words", "Words"),
+        Binding("p", "next_page", "Page"),
     ]
 
     @dataclass
@@ -50,6 +53,8 @@ class AttentionPane(ForwardsWorkerFailures, Vertical):
         self.layer_index: int | None = None  # None: the default view chosen by the core
         self.head_index: int | None = None  # None: mean over heads
         self.merge_words = False  # pieces, as `workbench attention` without --words
+        self.page = 1  # of the source columns, when they do not fit the width
+        self.pages = 1
 
     def compose(self) -> ComposeResult:
         yield Input(
@@ -76,6 +81,8 @@ class AttentionPane(ForwardsWorkerFailures, Vertical):
         """Fill the input with ``sentence`` and extract its attention."""
         self.query_one("#attention-input", Input).value = sentence
         self.extract(sentence)
+        # After the app has focused the pane's input: the view keys work at once.
+        self.call_after_refresh(self.query_one("#attention-view").focus)
 
     @on(Input.Submitted, "#attention-input")
     def _submitted(self, event: Input.Submitted) -> None:
@@ -103,10 +110,12 @@ class AttentionPane(ForwardsWorkerFailures, Vertical):
             self.query_one("#attention-status", Static).update(Text(message.error, style="red"))
             return
         self.result = message.result
+        self.page = 1
         self.render_view()
 
     def render_view(self) -> None:
         """Draw the stored weights with the current layer/head/words choice."""
+        from workbench.core.attention.heatmap import plan
         from workbench.terminal import render_rich
 
         if self.result is None:
@@ -114,13 +123,26 @@ class AttentionPane(ForwardsWorkerFailures, Vertical):
         rows, cols, matrix, title = self.result.view(
             layer=self.layer_index, head=self.head_index, words=self.merge_words
         )
-        self.query_one("#attention-status", Static).update(
-            Text(f"{title} · translation: {self.result.translation}")
-        )
         width = max(40, self.size.width - 2)
-        self.query_one("#attention-heatmap", Static).update(
-            render_rich(rows, cols, matrix, width=width)
+        self.pages = len(plan(rows, cols, width).pages)
+        self.page = min(self.page, self.pages)
+        paging = f" · p: page {self.page % self.pages + 1}/{self.pages}" if self.pages > 1 else ""
+        self.query_one("#attention-status", Static).update(
+            Text(f"{title} · translation: {self.result.translation}{paging}")
         )
+        self.query_one("#attention-heatmap", Static).update(
+            render_rich(rows, cols, matrix, width=width, page=self.page if self.pages > 1 else None)
+        )
+        self.refresh_bindings()
+
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        # The page key only where there is another page to show.
+        return self.pages > 1 if action == "next_page" else True
+
+    def action_next_page(self) -> None:
+        """The next page of a long sentence's source columns (after the last, the first)."""
+        self.page = self.page % self.pages + 1
+        self.render_view()
 
     def action_layer(self, delta: int) -> None:
         if self.result is None:
