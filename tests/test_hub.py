@@ -336,8 +336,12 @@ async def test_tui_base_model_translates_with_the_runs_label(
             ["train-00002-of-00003.parquet is damaged", "not a readable parquet file", "re-sync"],
         ),
         (
-            {"status": 503},
-            ["/api/datasets/wmt/wmt19 answered HTTP 503", "server error", "try again later"],
+            {"status": 503},  # the model's tokenizer and config are read first
+            [
+                "/api/models/Helsinki-NLP/opus-mt-en-zh answered HTTP 503",
+                "server error",
+                "try again later",
+            ],
         ),
         (
             {"gated": {WMT_DATASET}},
@@ -368,6 +372,15 @@ def test_a_misbehaving_server_is_named_with_the_fix(hub_server, tmp_path, fault,
 
 
 # --- a public mirror under load, or one that dies half-way ---------------------------------
+
+
+def with_the_model_cached(first_run, home: Path) -> None:
+    """The first run's Hugging Face cache (the model) copied under ``home``: a run reads
+    the model's tokenizer and config before its data, so a test of a failing sample
+    download starts with the model in hand, as a user's second attempt would."""
+    import shutil
+
+    shutil.copytree(first_run[0] / "hf", home / "hf", symlinks=True)
 
 
 def train_file_reads(log) -> list:
@@ -418,6 +431,7 @@ def test_a_mirror_that_dies_half_way_then_a_healthy_one_fetches_only_the_rest(
     """With the retries' real delays (1 s, doubling): one line, exit 3, no traceback, no
     run folder. The same command on a healthy mirror then reads only the row groups that
     had not arrived, and draws the sample an uninterrupted run drew."""
+    with_the_model_cached(first_run, tmp_path)
     hub_server.reset()
     hub_server.faults.drop_after = 3 + 3  # the sample's 3 footers and 3 row groups
     env = hub_env(hub_server, tmp_path, WORKBENCH_HUB_RETRY_DELAY="")
@@ -445,7 +459,7 @@ def test_a_mirror_that_dies_half_way_then_a_healthy_one_fetches_only_the_rest(
     assert len(reads) == total - arrived
     # The sample, row for row and in order, is the uninterrupted first run's.
     home, *_ = first_run
-    name = "wmt--wmt19-zh-en-en-zh-n40-seed42-cap8@*.jsonl"
+    name = "wmt--wmt19-zh-en-en-zh-n44-seed42-cap8@*.jsonl"  # 40 and 10% for cleaning
     resumed = next((tmp_path / "sample-cache" / "samples").glob(name))
     whole = next((home / "sample-cache" / "samples").glob(name))
     assert resumed.read_bytes() == whole.read_bytes()
@@ -453,7 +467,7 @@ def test_a_mirror_that_dies_half_way_then_a_healthy_one_fetches_only_the_rest(
 
 @pytest.mark.slow
 def test_ctrl_c_twice_while_the_sample_is_read_stops_its_retries_and_the_rerun_resumes(
-    hub_server, tmp_path
+    hub_server, tmp_path, first_run
 ):
     """The sample's 3 reading threads wait on a mirror that stopped answering. The first
     Ctrl-C asks the run to stop after a training step, as always; the second aborts: no
@@ -464,6 +478,7 @@ def test_ctrl_c_twice_while_the_sample_is_read_stops_its_retries_and_the_rerun_r
     import threading
     import time
 
+    with_the_model_cached(first_run, tmp_path)
     hub_server.reset()
     hub_server.faults.hang_after = 3 + 3  # the 3 footers and 3 row groups, then silence
     env = {**os.environ, "HF_HUB_OFFLINE": "1", "PYTHONUNBUFFERED": "1"}

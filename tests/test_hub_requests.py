@@ -267,3 +267,21 @@ def test_a_429_that_was_not_retried_still_says_rate_limiting(monkeypatch):
     message = str(http_error("model 'x'", 429, "https://huggingface.co/api/models/x"))
     assert message.startswith("the Hub is rate-limiting the requests for model 'x'")
     assert "wait a few minutes" in message and "check that HF_ENDPOINT" not in message
+
+
+def test_a_half_filled_model_cache_fetches_what_it_lacks(served_hub, tmp_path, monkeypatch):
+    """A download stopped after config.json leaves a cache whose tokenizer cannot load
+    (transformers raises TypeError on the missing vocab.json): the next run fetches the
+    missing files instead of failing with a traceback."""
+    from huggingface_hub import constants
+
+    from workbench.core.model.load import load_tokenizer_and_config
+
+    monkeypatch.setattr(constants, "HF_HUB_CACHE", str(tmp_path / "hub"))
+    load_tokenizer_and_config(OPUS_MODEL)
+    (vocab,) = (tmp_path / "hub").glob("models--*/snapshots/*/vocab.json")
+    vocab.unlink()
+    served_hub.reset()
+    tokenizer, config = load_tokenizer_and_config(OPUS_MODEL)
+    assert tokenizer("I like tea.").input_ids and config.model_type == "marian"
+    assert any(r.path.endswith("/vocab.json") for r in file_requests(served_hub))

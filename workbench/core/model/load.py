@@ -99,7 +99,9 @@ def _from_folder_or_hub(name: str, load: Callable[..., T]) -> T:
             raise WorkbenchError(f"cannot load the model in '{path}': {err}") from None
     try:  # Hub id: the local cache first, so offline use works after one download.
         return load(name, local_files_only=True)
-    except OSError:
+    except (OSError, TypeError):
+        # A cache a stopped download left half-filled (config.json there, vocab.json not)
+        # fails inside the tokenizer with a TypeError (a None path): fetch what is missing.
         pass
     what = f"model '{name}'"
     ensure_hub_reachable(what)  # and every request from here on is retried when it fails
