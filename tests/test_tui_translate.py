@@ -23,7 +23,8 @@ from workbench.core.translate.translator import Translator
 from workbench.core.views.document import escape_markdown
 from workbench.tui.app import WorkbenchApp
 from workbench.tui.widgets.attention_pane import AttentionPane
-from workbench.tui.widgets.translate_pane import LOADING, TranslatePane
+from workbench.tui.widgets.translate_pane import TranslatePane
+from workbench.tui.widgets.translate_rows import LOADING
 
 FIRST = "I like to drink tea with my friends every morning."
 SECOND = "My brother is a doctor."

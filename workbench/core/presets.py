@@ -21,7 +21,7 @@ PRESET_NOTES: dict[str, str] = {
     "larger: batch 8 (not 16), since weights, gradients and AdamW's moments alone take "
     "9.6 GB in fp32; lr 1e-5 (not 2e-5); 2 epochs; the same 128-token lengths",
     "opus-en-de": "opus-mt-en-de on WMT14 de-en: a single-pair Marian (no label), BLEU 13a",
-    "demo": "fully offline: HSK pairs and a small Marian built here (about 12 minutes on "
+    "demo": "fully offline: HSK pairs and a small Marian built here (5 to 8 minutes on "
     "a 2-core CPU)",
 }
 #: The preset a run starts from when none is named.

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import threading
 from collections import deque
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -27,54 +27,27 @@ from textual.message import Message
 from textual.widgets import DataTable, Input, Label, Select, Static
 
 from workbench.core.translate.judgements import (
-    JUDGE_USAGE,
     Judgement,
     is_judge_command,
     parse_judgement,
 )
 from workbench.errors import WorkbenchError
 from workbench.tui.messages import ForwardsWorkerFailures, ShowAttention, checked
-
-CHOICES = [("fine-tuned", "tuned"), ("base", "base"), ("both", "both")]
-WAITING = "translating…"
-LOADING = "translating… (loading the model)"
-#: What the keys do, under the input: while typing, and after Escape (in the history).
-TYPING_HINT = f"Enter: translate · ↑↓: row · {JUDGE_USAGE} · Esc: keys"
-KEYS_HINT = "g o e: judge good / omission / error · /: type again · 1-7: panes"
-#: Fixed columns (cells); source and translation share the rest, the translation more.
-MODEL_WIDTH, MS_WIDTH, JUDGED_WIDTH = 9, 5, 8
-SOURCE_SHARE = 0.4
-
-
-@dataclass
-class Entry:
-    """One row of the history: a sentence sent to one model, and what came back."""
-
-    key: str  # the row key
-    model: str  # "tuned" or "base"
-    source: str
-    translation: str = ""
-    notices: list[str] = field(default_factory=list)
-    line_id: str | None = None  # its line in the console history, once translated
-    judgement: Judgement | None = None
-    failed: bool = False
-
-
-@dataclass(frozen=True)
-class Job:
-    """A queued translation: which row, which sentence, which model, which overrides."""
-
-    key: str
-    text: str
-    model: str
-    overrides: tuple[int | None, int | None]
-
-
-def cut(text: str, width: int) -> Text:
-    """``text`` on one line, cut to ``width`` cells with "…" (the detail line has it all)."""
-    shown = Text(" ".join(text.split()))
-    shown.truncate(width, overflow="ellipsis")
-    return shown
+from workbench.tui.widgets.translate_rows import (
+    CHOICES,
+    JUDGED_WIDTH,
+    KEYS_HINT,
+    LOADING,
+    MODEL_WIDTH,
+    MS_WIDTH,
+    SOURCE_SHARE,
+    TYPING_HINT,
+    WAITING,
+    Entry,
+    Job,
+    cut,
+    detail_text,
+)
 
 
 class TranslatePane(ForwardsWorkerFailures, Vertical):
@@ -353,16 +326,9 @@ class TranslatePane(ForwardsWorkerFailures, Vertical):
     def _show_detail(self) -> None:
         """The highlighted row in full: source, translation, notices, judgement."""
         entry = self.highlighted()
-        detail = Text()
-        if entry is not None:
-            detail.append("source: ", style="bold").append(entry.source)
-            translation = entry.translation or ("" if entry.failed else WAITING)
-            detail.append("\n→ ", style="bold").append(translation)
-            for notice in entry.notices:
-                detail.append("\nnote: ", style="bold yellow").append(notice)
-            if entry.judgement is not None:
-                detail.append("\njudged: ", style="bold").append(entry.judgement.text())
-        self.query_one("#translate-detail", Static).update(detail)
+        self.query_one("#translate-detail", Static).update(
+            detail_text(entry) if entry is not None else Text()
+        )
 
     @on(events.DescendantFocus)
     def _say_keys(self, event: events.DescendantFocus) -> None:
