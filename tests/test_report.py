@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import html
+import importlib.util
 import json
 import math
 import shutil
@@ -298,7 +299,11 @@ async def test_tui_keys_save_a_screenshot_and_write_the_report(tiny_run: Path, t
         assert ET.parse(shots[0]).getroot().tag == f"{SVG}svg"
         # The toast names the file, not a path that would wrap (no PNG without cairosvg).
         saved = next(n for n in app._notifications if n.title == "Screenshot saved")
-        assert saved.message == f"{shots[0].name}\nin runs/{run.name}"
+        # With cairosvg (the png extra, in the test extra) a PNG is written beside it.
+        pngs = sorted(run.glob("screenshot-*.png"))
+        assert len(pngs) == (importlib.util.find_spec("cairosvg") is not None)
+        also = f"\nand {pngs[0].name}" if pngs else ""
+        assert saved.message == f"{shots[0].name}{also}\nin runs/{run.name}"
         await pilot.press("f7")
         await wait_for(pilot, (run / REPORT_HTML).exists, timeout=120)
         assert field.value == "sr" and app.is_running
