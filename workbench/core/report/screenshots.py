@@ -75,7 +75,7 @@ def write_png(svg_file: Path) -> Path | None:
     """A PNG beside ``svg_file`` when cairosvg (and its cairo library) is installed, else
     None: the PNG is a convenience, never a reason for F6 to fail."""
     try:
-        import cairosvg  # type: ignore[import-not-found, unused-ignore]
+        import cairosvg
     except (ImportError, OSError):  # OSError: the package without libcairo
         return None
     png = svg_file.with_suffix(".png")
