@@ -30,6 +30,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any, Protocol, TypeVar
 
+from workbench.core.config import RunConfig
 from workbench.core.data.scripts import length_units, script_share
 
 #: The rule that keeps the test score honest: on even with cleaning off.
@@ -82,8 +83,8 @@ class CleaningSettings:
     drop_long: bool = False
 
     @classmethod
-    def of(cls, config: Any) -> CleaningSettings:
-        """The settings of a :class:`~workbench.core.config.RunConfig`."""
+    def of(cls, config: RunConfig) -> CleaningSettings:
+        """The settings of a run's configuration."""
         rules = config.cleaning_rules()
         if not config.clean and TEST_RULE not in config.skipped_rules():
             rules = (TEST_RULE,)

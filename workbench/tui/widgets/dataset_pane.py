@@ -24,6 +24,7 @@ from textual_plotext import PlotextPlot
 
 from workbench.core.config import RunConfig
 from workbench.core.data.pairs import Pair, SplitData
+from workbench.core.data.scripts import length_units
 from workbench.tui.messages import ForwardsWorkerFailures
 from workbench.tui.widgets.charts import integer_ticks
 
@@ -80,12 +81,10 @@ def length_bins(lengths: list[int]) -> tuple[list[int], list[int]]:
     return starts, counts
 
 
-def pair_lengths(pair: Pair) -> tuple[int, int]:
-    """Source length in words and target length in characters (CJK has no spaces)."""
-    target = pair.target
-    cjk = sum(1 for ch in target if "\u3400" <= ch <= "\u9fff")
-    tgt_len = len(target.replace(" ", "")) if cjk else len(target.split())
-    return len(pair.source.split()), tgt_len
+def pair_lengths(pair: Pair, source_lang: str, target_lang: str) -> tuple[int, int]:
+    """Source and target lengths as cleaning counts them: words, or characters for a
+    language written without spaces (Chinese)."""
+    return length_units(pair.source, source_lang), length_units(pair.target, target_lang)
 
 
 class DatasetPane(ForwardsWorkerFailures, Vertical):
@@ -227,7 +226,7 @@ class DatasetPane(ForwardsWorkerFailures, Vertical):
 
     def _draw_histogram(self) -> None:
         plot = self.query_one("#dataset-hist", PlotextPlot)
-        lengths = [pair_lengths(p)[1] for _, p in self.rows]
+        lengths = [self._lengths(p)[1] for _, p in self.rows]
         plt = plot.plt
         plt.clear_data()
         plt.clear_figure()
@@ -265,11 +264,14 @@ class DatasetPane(ForwardsWorkerFailures, Vertical):
         table.clear()
         start = self.page * PAGE
         for split, pair in self.matches[start : start + PAGE]:
-            src_len, tgt_len = pair_lengths(pair)
+            src_len, tgt_len = self._lengths(pair)
             # Text() so that user data is never parsed as Rich markup.
             table.add_row(split, Text(pair.source), Text(pair.target), src_len, tgt_len)
         pages = max(1, -(-len(self.matches) // PAGE))
         table.border_subtitle = f"{len(self.matches):,} rows · page {self.page + 1}/{pages}"
+
+    def _lengths(self, pair: Pair) -> tuple[int, int]:
+        return pair_lengths(pair, self.config.data_source_lang, self.config.data_target_lang)
 
     def action_toggle_dropped(self) -> None:
         """Show the pairs cleaning dropped, with their rule; again for the kept ones."""
