@@ -30,6 +30,7 @@ README = PACKAGE.parent / "README.md"
 #: The core's packages, bottom first: each may import the ones before it, never after.
 CHAIN = (
     "views",
+    "live",
     "data",
     "model",
     "translate",

@@ -20,8 +20,8 @@ from workbench.core.events import (
     SampleProgress,
     TrainStep,
     event_from_record,
-    read_events,
 )
+from workbench.core.live.follow import read_run_events
 from workbench.core.run_folder import RunSummary
 from workbench.core.views.event_text import EventText
 from workbench.core.views.numbers import format_seconds
@@ -116,8 +116,8 @@ def test_replay_reads_back_what_the_recorder_writes(tmp_path: Path):
     recorder = JsonlRecorder(tmp_path / "metrics.jsonl")
     for event in events:
         recorder(event)
-    assert read_events(tmp_path / "metrics.jsonl") == events
-    recorded = read_events(Path(__file__).parent / "fixtures" / "tiny_run" / "metrics.jsonl")
+    assert read_run_events(tmp_path / "metrics.jsonl") == events
+    recorded = read_run_events(Path(__file__).parent / "fixtures" / "tiny_run" / "metrics.jsonl")
     assert isinstance(recorded[-1], RunDone) and recorded[-1].status == "finished"
     with pytest.raises(TypeError, match="fields"):
         event_from_record({"event": "Phase", "time": 0.0, "name": "x", "colour": "red"})

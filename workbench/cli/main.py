@@ -17,8 +17,10 @@ from workbench.cli import (
     compare,
     export,
     lab,
+    logs,
     report,
     runs,
+    stop,
     sweep,
     train,
     translate,
@@ -37,6 +39,8 @@ COMMANDS: dict[str, Callable[[argparse.Namespace], int]] = {
     "export": export.run,
     "lab": lab.run,
     "runs": runs.run,
+    "logs": logs.run,
+    "stop": stop.run,
     "compare": compare.run,
     "sweep": sweep.run,
 }
@@ -57,6 +61,8 @@ def build_parser() -> argparse.ArgumentParser:
     export.add_parser(sub)  # cheap: ctranslate2 is imported inside its run()
     lab.add_parser(sub)  # cheap: each study imports torch inside its run
     runs.add_parser(sub)
+    logs.add_parser(sub)
+    stop.add_parser(sub)
     compare.add_parser(sub)
     sweep.add_parser(sub)  # cheap: optuna and torch are imported inside its run()
     return parser
@@ -71,6 +77,7 @@ def main(argv: list[str] | None = None) -> int:
             stream.reconfigure(errors="replace")
     parser = build_parser()
     args = parser.parse_args(argv)
+    args.argv = list(sys.argv[1:] if argv is None else argv)  # what --detach passes on
     if not args.command:
         parser.print_help()
         return 0

@@ -136,6 +136,19 @@ TRAIN_SWITCHES: tuple[Flag, ...] = (
         "--no-interact",
         {"action": "store_true", "help": "do not open the translation console after training"},
     ),
+    (
+        "--detach",
+        {
+            "action": "store_true",
+            "help": "run in the background, in a process of its own that outlives this "
+            "terminal (its lines go to train.log in the run folder); prints the run folder "
+            "and the commands to follow and stop it",
+        },
+    ),
+    # What --detach starts: the run's own folder, made by the caller, and no printing
+    # (its standard output is the run's train.log, which the run writes itself).
+    ("--run-dir", {"help": argparse.SUPPRESS}),
+    ("--detached", {"action": "store_true", "help": argparse.SUPPRESS}),
 )
 
 
@@ -173,6 +186,10 @@ def add_parsers(sub: Any) -> None:
 def run_train(args: argparse.Namespace) -> int:
     """Run a fine-tuning job with the headless printer; Ctrl-C/SIGTERM stop cleanly."""
     config = config_from_args(args)
+    if args.detach:
+        from workbench.cli.detach import run_detached
+
+        return run_detached(args, config)
     from workbench.cli.headless import HeadlessPrinter
     from workbench.cli.translate import run_console
     from workbench.core.train import distributed
@@ -181,14 +198,17 @@ def run_train(args: argparse.Namespace) -> int:
     # Under torchrun / accelerate launch every rank runs this; only rank 0 speaks
     # (run_training drops the other ranks' events itself).
     main = distributed.is_main()
-    printer = HeadlessPrinter()
+    printer = HeadlessPrinter(quiet=args.detached)
     if not args.headless and main:
         printer.line("(plain output; the full-screen view is `workbench tui`)")
-    stop = stop_on_signals(printer.line if main else None)
-    result = run_training(config, printer, stop, resume=args.resume)
+    stop = stop_on_signals(printer.line if main else None, printer.lose_terminal)
+    run_dir = Path(args.run_dir) if args.run_dir else None
+    # A given folder with a config.json is continued as it is: that is the resume.
+    resume = args.resume and run_dir is None
+    result = run_training(config, printer, stop, resume=resume, run_dir=run_dir)
     if result.status != "finished":
         return 130 if result.status == "stopped" else 1
-    interactive = sys.stdin.isatty() and sys.stdout.isatty()
+    interactive = sys.stdin.isatty() and sys.stdout.isatty() and not printer.terminal_gone
     if not args.no_interact and not interactive and main:
         printer.line(console_skipped_line(str(result.summary.best_model)))
     if not args.no_interact and interactive and main:
@@ -210,10 +230,23 @@ def console_skipped_line(model_dir: str) -> str:
     )
 
 
-def stop_on_signals(say: Callable[[str], None] | None) -> threading.Event:
+def stop_on_signals(
+    say: Callable[[str], None] | None, hang_up: Callable[[], None] | None = None
+) -> threading.Event:
     """An Event that Ctrl-C or SIGTERM sets (the run stops after the step, with a
-    checkpoint); a second Ctrl-C raises KeyboardInterrupt, to abort at once."""
+    checkpoint); a second Ctrl-C raises KeyboardInterrupt, to abort at once.
+
+    SIGHUP -- the terminal went away: an SSH link dropped, ``tmux kill-session`` -- does
+    not stop the run: ``hang_up`` lets go of the terminal and the run goes on to its end,
+    its lines in the run folder's ``train.log``.
+    """
     stop = threading.Event()
+
+    def terminal_closed(signum: int, frame: Any) -> None:
+        if hang_up is not None:
+            hang_up()
+
+    signal.signal(signal.SIGHUP, terminal_closed)
 
     def request_stop(signum: int, frame: Any) -> None:
         if stop.is_set():  # a second Ctrl-C means "now"
@@ -240,7 +273,11 @@ def run_tui(args: argparse.Namespace) -> int:
         )
     from workbench.tui.app import WorkbenchApp
 
-    return WorkbenchApp(config).run() or 0
+    app = WorkbenchApp(config)
+    code = app.run() or 0
+    for line in app.farewell:
+        print(line)
+    return code
 
 
 def run_presets(args: argparse.Namespace) -> int:

@@ -164,12 +164,6 @@ def event_from_record(record: dict[str, Any]) -> Event:
     return cls(**fields)
 
 
-def read_events(path: Path) -> list[Event]:
-    """Every event recorded in a ``metrics.jsonl`` file, in order."""
-    lines = path.read_text(encoding="utf-8").splitlines()
-    return [event_from_record(json.loads(line)) for line in lines if line.strip()]
-
-
 class JsonlRecorder:
     """Append numeric events to a JSONL file as they happen (flushed per line)."""
 
@@ -179,6 +173,11 @@ class JsonlRecorder:
         self.path = path
         path.parent.mkdir(parents=True, exist_ok=True)
         self._lock = threading.Lock()
+        # A killed writer can leave a torn last line: end it, so that this writer's first
+        # record is a line of its own and not glued to the torn one.
+        with path.open("ab") as fh:
+            if fh.tell() and _last_byte(path) != b"\n":
+                fh.write(b"\n")
 
     def __call__(self, event: Event) -> None:
         if not isinstance(event, self.KINDS):
@@ -186,6 +185,12 @@ class JsonlRecorder:
         line = json.dumps(event_to_record(event), ensure_ascii=False, allow_nan=False, default=str)
         with self._lock, self.path.open("a", encoding="utf-8") as fh:
             fh.write(line + "\n")
+
+
+def _last_byte(path: Path) -> bytes:
+    with path.open("rb") as fh:
+        fh.seek(-1, 2)
+        return fh.read(1)
 
 
 def fan_out(*sinks: EventSink | None) -> EventSink:

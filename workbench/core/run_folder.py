@@ -120,6 +120,20 @@ def saved_config(run_dir: Path, preset: str) -> RunConfig:
     return build_config(saved.pop("preset", preset), overrides=saved)
 
 
+def started_settings(run_dir: Path, fallback: RunConfig) -> RunConfig:
+    """The settings a run was started with (its config.json) to show them, or
+    ``fallback`` where they do not read (a run too old, or killed before writing them)."""
+    saved = read_json_dict(run_dir / RUN_CONFIG_FILE)
+    if saved is None:
+        return fallback
+    for record in ("precision", "cleaning"):  # what the run recorded, not settings
+        saved.pop(record, None)
+    try:
+        return build_config(str(saved.pop("preset", fallback.preset)), overrides=saved)
+    except WorkbenchError:
+        return fallback
+
+
 def preset_defaults(settings: dict[str, Any]) -> dict[str, Any]:
     """The settings of the preset a run's config.json names ({} for an unknown one), to
     show what the run changed."""

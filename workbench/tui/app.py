@@ -23,6 +23,7 @@ from textual.widgets import Footer, Header, Input, TabbedContent, TabPane, Tabs
 from workbench.core.config import RunConfig
 from workbench.core.run_folder import BEST_MODEL, HISTORY_FILE, RunSummary
 from workbench.core.views.score_text import headline
+from workbench.errors import WorkbenchError
 from workbench.tui.messages import (
     ForwardsWorkerFailures,
     OpenRun,
@@ -40,6 +41,22 @@ from workbench.tui.widgets.training_pane import TrainingPane
 from workbench.tui.widgets.translate_pane import TranslatePane
 
 W = TypeVar("W", bound=Widget)
+
+
+def continue_detached(run_dir: Path, preset: str, output_dir: str) -> list[str]:
+    """Continue a stopped run in a detached process; the lines that find it again."""
+    from workbench.core.live.detach import start_detached, wait_until_held
+
+    process = start_detached(["--preset", preset, "--output-dir", output_dir], run_dir)
+    wait_until_held(process, run_dir)
+    return [
+        f"{run_dir.name} goes on training in the background (pid {process.pid}).",
+        f"  follow it: workbench logs {run_dir.name} --follow --output-dir {output_dir}",
+        f"  watch it:  workbench tui --output-dir {output_dir}",
+        f"  stop it:   workbench stop {run_dir.name} --output-dir {output_dir}",
+    ]
+
+
 PANES = ("dataset", "training", "samples", "translate", "attention", "lab", "runs")
 #: Panes with an F-key of their own: F6 and F7 were Screenshot and Report before the Lab
 #: and the Runs pane came, so those have only their digits.
@@ -86,6 +103,11 @@ class WorkbenchApp(ForwardsWorkerFailures, App[int]):
     def __init__(self, config: RunConfig) -> None:
         super().__init__()
         self.config = config
+        #: Lines to print once the app has left the screen (where a handed-over run is).
+        self.farewell: list[str] = []
+        #: The terminal went away while this app's run trained: the process lives on.
+        self.keeps_training = False
+        self.handing_over = False
         self.output_root = Path(config.output_dir).expanduser()
         tuned = self.output_root / BEST_MODEL
         self.tuned_model = str(tuned)
@@ -143,11 +165,13 @@ class WorkbenchApp(ForwardsWorkerFailures, App[int]):
         }
         for name, pane in hidden.items():
             await self.query_one(f"TabPane#{name}", TabPane).mount(pane)
+        from workbench.core.live.liveness import live_runs
         from workbench.core.run_folder import latest_finished_run, run_folders
 
-        newest = run_folders(self.output_root)
-        if newest:
-            training.show_run(newest[0])
+        # A live run first (another terminal's, a detached one, a sweep trial): attached.
+        shown = [run for run, _ in live_runs(self.output_root)] or run_folders(self.output_root)
+        if shown:
+            training.show_run(shown[0])
         found = latest_finished_run(self.output_root)
         if found:
             run_dir, summary = found
@@ -273,11 +297,16 @@ class WorkbenchApp(ForwardsWorkerFailures, App[int]):
     @on(OpenRun)
     def _open_run(self, message: OpenRun) -> None:
         """A run chosen in the Runs pane: its results in Samples, its model in the others."""
-        from workbench.core.run_folder import read_summary
+        from workbench.core.live.liveness import run_liveness
 
-        summary = read_summary(Path(message.run_dir))
-        if summary is None or summary.status != "finished":
-            status = summary.status if summary else "running or killed"
+        live = run_liveness(Path(message.run_dir))
+        summary = live.summary
+        if live.live:  # followed in the Training pane as it goes
+            self.query_one(TrainingPane).show_run(Path(message.run_dir))
+            self.action_show_pane("training")
+            return
+        if summary is None or live.status != "finished":
+            status = live.status
             self.notify(
                 f"{Path(message.run_dir).name} has no results to show (status: "
                 f"{status}); open a finished run",
@@ -343,10 +372,36 @@ class WorkbenchApp(ForwardsWorkerFailures, App[int]):
         if self.is_headless:
             return
         loop = asyncio.get_running_loop()
-        for sig in (signal.SIGTERM, signal.SIGHUP):
-            loop.add_signal_handler(sig, lambda: self.call_later(self.action_quit))
+        loop.add_signal_handler(signal.SIGTERM, lambda: self.call_later(self.stop_and_quit))
+        loop.add_signal_handler(signal.SIGHUP, self.terminal_closed)
+
+    def terminal_closed(self) -> None:
+        """SIGHUP: the terminal is gone. A run of this app's trains on to its end, in this
+        process (its lines in the run's train.log; any TUI attaches to it); the UI ends."""
+        from workbench.core.live.detach import let_go_of_terminal
+
+        let_go_of_terminal()
+        training = self._mounted(TrainingPane)
+        self.keeps_training = training is not None and training.running
+        self.exit(0)
 
     async def action_quit(self) -> None:
+        """Quit; with this app's run training, ask first (stop, background, or stay)."""
+        training = self._mounted(TrainingPane)
+        if training is None or not training.running or self.handing_over:
+            self.exit(0)
+            return
+        from workbench.tui.widgets.quit_dialog import BACKGROUND, STOP, QuitDialog
+
+        async def answered(answer: str | None) -> None:
+            if answer == STOP:
+                await self.stop_and_quit()
+            elif answer == BACKGROUND:
+                await self.hand_over_and_quit(training)
+
+        self.push_screen(QuitDialog(training.run_name()), answered)
+
+    async def stop_and_quit(self) -> None:
         """Stop training with a checkpoint, wait a moment for it, then exit."""
         training = self._mounted(TrainingPane)
         if training is not None and training.running:
@@ -356,4 +411,23 @@ class WorkbenchApp(ForwardsWorkerFailures, App[int]):
             while training.running and waited < QUIT_WAIT_SECONDS:
                 await asyncio.sleep(0.1)
                 waited += 0.1
+        self.exit(0)
+
+    async def hand_over_and_quit(self, training: TrainingPane) -> None:
+        """Stop the run with a checkpoint, have a detached process continue it from there
+        (bit for bit, as ``--resume`` does), then exit; the lines to find it are printed
+        once the screen is restored."""
+        self.handing_over = True
+        training.action_stop()
+        self.notify("handing the run over: stopping at the next step with a checkpoint…")
+        while training.running:
+            await asyncio.sleep(0.1)
+        run_dir = training.last_run_dir
+        if training.last_status == "stopped" and run_dir is not None:
+            try:
+                self.farewell = await asyncio.to_thread(
+                    continue_detached, run_dir, self.config.preset, self.config.output_dir
+                )
+            except WorkbenchError as err:
+                self.farewell = [f"workbench: error: {err}"]
         self.exit(0)

@@ -12,13 +12,16 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from workbench.core.events import TrainStep
+from workbench.core.live.follow import read_run_events
+from workbench.core.live.liveness import run_liveness
 from workbench.core.run_folder import (
+    METRICS_FILE,
     RUN_CONFIG_FILE,
     RunSummary,
     best_epoch,
     preset_defaults,
     read_json_dict,
-    read_summary,
     run_folders,
 )
 from workbench.core.scores import SetScores
@@ -48,6 +51,10 @@ class RunRow:
     validation: SetScores | None = None
     test: SetScores | None = None
     legacy: str | None = None  # the line of a run made before test sets existed
+    #: A live run's last logged step of its total, and who writes it.
+    step: int | None = None
+    max_steps: int | None = None
+    writer: str | None = None
 
     def to_dict(self) -> dict[str, Any]:
         """JSON for ``workbench runs --json``."""
@@ -65,8 +72,10 @@ def run_row(
     that has read the folder's config.json or summary already passes them in."""
     if settings is None:
         settings = read_json_dict(run_dir / RUN_CONFIG_FILE) or {}
+    live = run_liveness(run_dir)
     if summary is None:
-        summary = read_summary(run_dir) or RunSummary()
+        summary = live.summary or RunSummary()
+    step = latest_step(run_dir) if live.live else None
     defaults = preset_defaults(settings)
     changed = {
         key: value
@@ -78,7 +87,7 @@ def run_row(
         run_id=run_dir.name,
         run_dir=str(run_dir),
         preset=str(settings.get("preset") or summary.preset or MISSING),
-        status=summary.status or "running or killed",
+        status=live.status,
         changed=changed,
         epochs=float(epochs) if isinstance(epochs, int | float) else None,
         steps=summary.global_step,
@@ -87,7 +96,23 @@ def run_row(
         validation=summary.validation,
         test=summary.test,
         legacy=older_run_line(summary) if summary.test is None else None,
+        step=step.step if step else None,
+        max_steps=step.max_steps if step else None,
+        writer=live.record.who() if live.record and live.live else None,
     )
+
+
+def latest_step(run_dir: Path) -> TrainStep | None:
+    """The last training step a run logged (its progress while it lives)."""
+    steps = [e for e in read_run_events(run_dir / METRICS_FILE) if isinstance(e, TrainStep)]
+    return steps[-1] if steps else None
+
+
+def status_text(row: RunRow) -> str:
+    """``finished``, or a live run's ``running 42%`` (of its training steps)."""
+    if row.step is None or not row.max_steps:
+        return row.status
+    return f"{row.status} {100 * row.step // row.max_steps}%"
 
 
 def list_runs(output_root: Path) -> list[RunRow]:
@@ -147,6 +172,6 @@ def run_line(row: RunRow) -> str:
     )
     changes = changes_text(row)
     return (
-        f"{row.run_id}  {row.preset}  {row.status}  {epochs} epochs / {steps} steps in "
+        f"{row.run_id}  {row.preset}  {status_text(row)}  {epochs} epochs / {steps} steps in "
         f"{seconds}  best epoch {best}  {scores}  {changes}"
     )

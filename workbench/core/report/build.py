@@ -13,12 +13,15 @@ from __future__ import annotations
 
 import time
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 from workbench.core.atomic import write_documents
 from workbench.core.attention.figures import heatmap_svg
 from workbench.core.config import DEFAULT_OUTPUT_DIR
 from workbench.core.data.dropped_pairs import read_dropped_pairs
+from workbench.core.events import EvalDone, Event, TrainStep
+from workbench.core.live.follow import read_run_events
+from workbench.core.live.liveness import run_liveness
 from workbench.core.report.model import (
     FIGURE_FILES,
     REPORT_HTML,
@@ -75,9 +78,15 @@ def resolve_run_dir(run_dir: str | Path | None, output_root: str | Path) -> Path
         )
     if (path / RUNS_FOLDER).is_dir() and not (path / SUMMARY_FILE).exists():
         return resolve_run_dir(None, path)  # the output folder itself: its newest run
+    live = run_liveness(path)
+    if live.live:
+        raise WorkbenchError(
+            f"run {path.name} is {live.status} ({live.why()}); report on it once it has "
+            f"finished (`workbench logs {path.name} --follow` shows it going)"
+        )
     if not (path / SUMMARY_FILE).is_file():
         raise WorkbenchError(
-            f"{path} has no summary.json: the run is still going or stopped before its "
+            f"{path} has no summary.json: the run is {live.status} and stopped before its "
             "first summary; report on a finished run (workbench report without a folder "
             "takes the newest one)"
         )
@@ -87,56 +96,51 @@ def resolve_run_dir(run_dir: str | Path | None, output_root: str | Path) -> Path
 # --------------------------------------------------------------------------- reading the run
 
 
-def _by_step(records: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    """One record per step, the last one written (a resumed run logs its steps again)."""
-    kept: dict[int, dict[str, Any]] = {}
-    for record in records:
-        step = record.get("step")
-        if isinstance(step, int):
-            kept[step] = record
+StepEvent = TypeVar("StepEvent", TrainStep, EvalDone)
+
+
+def _by_step(events: list[StepEvent]) -> list[StepEvent]:
+    """One event per step, the last one written (a resumed run logs its steps again)."""
+    kept = {event.step: event for event in events}
     return [kept[s] for s in sorted(kept)]
 
 
-def epoch_rows(summary: RunSummary, events: list[dict[str, Any]]) -> list[EpochRow]:
+def epoch_rows(summary: RunSummary, events: list[Event]) -> list[EpochRow]:
     """Per-epoch evaluations with the mean training loss of the steps since the last one.
 
     A finished run's summary holds the Trainer's evaluation log; a stopped run has only
     the ``EvalDone`` events in ``metrics.jsonl``, which carry the same numbers.
     """
     evals = [
-        {
-            "epoch": e.get("epoch"),
-            "step": e.get("step"),
-            "loss": e.get("eval_loss"),
-            "bleu": e.get("eval_bleu"),
-            "chrf": e.get("eval_chrf"),
-        }
+        (e.get("epoch"), e.get("step"), e.get("eval_loss"), e.get("eval_bleu"), e.get("eval_chrf"))
         for e in summary.epochs or []
     ]
     if not evals:
-        evals = _by_step(
-            [e for e in events if e.get("event") == "EvalDone" and e.get("stage") == "epoch"]
-        )
-    steps = _by_step([e for e in events if e.get("event") == "TrainStep"])
+        evals = [
+            (e.epoch, e.step, e.loss, e.bleu, e.chrf)
+            for e in _by_step([e for e in events if isinstance(e, EvalDone) and e.stage == "epoch"])
+        ]
+    steps = _by_step([e for e in events if isinstance(e, TrainStep)])
     best_step = _checkpoint_step(summary.best_checkpoint)
     rows = []
     previous = -1
-    for e in evals:
-        step = e.get("step") if isinstance(e.get("step"), int) else None
-        window = [
-            finite_or_none(s.get("loss"))
+    for epoch, at, val_loss, bleu, chrf in evals:
+        step = at if isinstance(at, int) else None
+        losses = [
+            loss
             for s in steps
-            if step is not None and previous < s["step"] <= step
+            if step is not None and previous < s.step <= step
+            for loss in [finite_or_none(s.loss)]
+            if loss is not None
         ]
-        losses = [x for x in window if x is not None]
         rows.append(
             EpochRow(
-                epoch=finite_or_none(e.get("epoch")) or 0.0,
+                epoch=finite_or_none(epoch) or 0.0,
                 step=step,
                 train_loss=sum(losses) / len(losses) if losses else None,
-                val_loss=finite_or_none(e.get("loss")),
-                bleu=finite_or_none(e.get("bleu")),
-                chrf=finite_or_none(e.get("chrf")),
+                val_loss=finite_or_none(val_loss),
+                bleu=finite_or_none(bleu),
+                chrf=finite_or_none(chrf),
                 best=step is not None and step == best_step,
             )
         )
@@ -150,11 +154,11 @@ def _checkpoint_step(path: Any) -> int | None:
     return int(number) if number.isdigit() else None
 
 
-def train_loss_points(events: list[dict[str, Any]]) -> list[tuple[float, float]]:
+def train_loss_points(events: list[Event]) -> list[tuple[float, float]]:
     """(epoch, loss) of every logged training step with a finite loss."""
     points = []
-    for e in _by_step([e for e in events if e.get("event") == "TrainStep"]):
-        epoch, loss = finite_or_none(e.get("epoch")), finite_or_none(e.get("loss"))
+    for e in _by_step([e for e in events if isinstance(e, TrainStep)]):
+        epoch, loss = finite_or_none(e.epoch), finite_or_none(e.loss)
         if epoch is not None and loss is not None:
             points.append((epoch, loss))
     return points
@@ -222,9 +226,9 @@ def build_report(
     settings = read_json_dict(run_dir / RUN_CONFIG_FILE) or {}
     settings.pop("precision", None)  # recorded by the run, shown from the summary
     settings.pop("cleaning", None)
-    events = read_jsonl(run_dir / METRICS_FILE)
+    events = read_run_events(run_dir / METRICS_FILE)
     console, console_note = console_for_run(
-        read_jsonl(root / HISTORY_FILE), run_dir, summary, root, events, console_choice
+        read_jsonl(root / HISTORY_FILE), run_dir, summary, root, console_choice
     )
     samples = summary.samples or []
     chosen = (

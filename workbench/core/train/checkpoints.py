@@ -14,6 +14,8 @@ from typing import Any
 from workbench.core.atomic import fsync_tree, replace_folder, save_atomically, write_json
 from workbench.core.decoding import SETTINGS_FILE
 from workbench.core.events import EventSink, Note
+from workbench.core.live.liveness import run_liveness
+from workbench.core.live.writer import RunFolderBusy, busy_message
 from workbench.core.run_folder import (
     BEST_MODEL,
     CHECKPOINTS_FOLDER,
@@ -67,9 +69,18 @@ def last_complete_checkpoint(run_dir: Path, on_event: EventSink | None = None) -
 
 
 def find_resumable_run(output_root: Path) -> Path | None:
-    """The newest run folder that has not finished and has a complete checkpoint."""
+    """The newest run folder that has not finished and has a complete checkpoint.
+
+    A live run on the way there is refused (:class:`RunFolderBusy`): ``--resume`` means
+    the newest unfinished run, and that one has a writer already.
+    """
     for run in run_folders(output_root):
-        if not is_finished(run) and last_complete_checkpoint(run) is not None:
+        if is_finished(run):
+            continue
+        live = run_liveness(run)
+        if live.live:
+            raise RunFolderBusy(busy_message(run, live.record))
+        if last_complete_checkpoint(run) is not None:
             return run
     return None
 

@@ -45,6 +45,8 @@ from workbench.core.events import (
     while_held,
 )
 from workbench.core.languages import bleu_tokenizer_for
+from workbench.core.live.run_log import RunLog
+from workbench.core.live.writer import RunWriter
 from workbench.core.run_folder import (
     BEST_MODEL,
     METRICS_FILE,
@@ -107,6 +109,37 @@ def run_training(
 ) -> RunResult:
     """Fine-tune as configured and return the run's status, folder and summary.
 
+    The run holds its folder for its whole life (:class:`RunWriter`): a second writer is
+    refused with :class:`~workbench.core.live.writer.RunFolderBusy`, and the folder's record
+    says how the run ended -- also when it ends by an exception. See :func:`_train` for
+    the rest.
+    """
+    stop = stop or threading.Event()
+    writer = RunWriter(stop)
+    try:
+        result = _train(config, on_event, stop, resume, run_dir, publish, lease, writer)
+    except KeyboardInterrupt:  # a second Ctrl-C: aborted, its last complete checkpoint kept
+        writer.release("stopped", error="aborted without a checkpoint (Ctrl-C twice)")
+        raise
+    except BaseException as err:
+        writer.release("failed", error=f"{type(err).__name__}: {err}")
+        raise
+    writer.release(result.status)
+    return result
+
+
+def _train(
+    config: RunConfig,
+    on_event: EventSink | None,
+    stop: threading.Event,
+    resume: bool,
+    run_dir: Path | None,
+    publish: bool,
+    lease: RunLease | None,
+    writer: RunWriter,
+) -> RunResult:
+    """The run itself, once :func:`run_training` has set up its writer.
+
     Everything a user can get wrong (Hub access, paths, data files, output folder) is
     checked before the run folder is created, so a mistake leaves nothing behind.
     ``run_dir`` is for a caller that must know the folder before the run starts (a sweep
@@ -117,20 +150,24 @@ def run_training(
     ``lease`` is the right to write into ``run_dir`` (:class:`RunLease`): checked before
     every write, and at every training step, once the folder exists.
     """
-    stop = stop or threading.Event()
     output_root = Path(config.output_dir).expanduser()
     published = output_root / BEST_MODEL  # where publishing copies the run's best model
     check_writable(output_root)
+    main = distributed.is_main()
+    log = RunLog() if main else None  # the run's lines in its folder, whoever watches
+    # One set of lines and files: rank 0's.
+    on_event = fan_out(on_event, log) if main else None
+    writer.on_event = on_event
     resume_dir = run_to_resume(output_root) if resume else None
     if run_dir is not None and (run_dir / RUN_CONFIG_FILE).is_file():
         resume_dir = run_dir
+    held = resume_dir or run_dir
+    if main and held is not None:  # taken before minutes of set-up
+        _hold(writer, log, held)
     if resume_dir is not None:
         config = saved_config(resume_dir, config.preset)
     preflight(config)
     distributed.configure(config.ddp_timeout)  # before the first collective creates the group
-    main = distributed.is_main()
-    if not main:  # one set of lines and files: rank 0's
-        on_event = None
 
     # ---- languages, label and lengths (tokenizer and config only), then the data
     with distributed.main_first(), reporting_retries(on_event):
@@ -159,6 +196,8 @@ def run_training(
     device = pick_device()
     precision = resolve_precision(config, device)
     run_dir = resume_dir or _new_run(output_root, config, precision, main, run_dir, data)
+    if main:
+        _hold(writer, log, run_dir)
     recorder = JsonlRecorder(run_dir / METRICS_FILE) if main else None
     emit = fan_out(while_held(recorder, lease) if recorder else None, on_event)
     checkpoint: Path | None = None
@@ -291,6 +330,13 @@ def run_training(
 
 
 # --------------------------------------------------------------------------- the steps' details
+
+
+def _hold(writer: RunWriter, log: RunLog | None, run_dir: Path) -> None:
+    """Take the run folder for this process, and write the run's lines into it."""
+    writer.hold(run_dir)
+    if log is not None:
+        log.open(run_dir)
 
 
 def _lost(run_dir: Path, step: int | None = None) -> RunResult:

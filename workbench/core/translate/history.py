@@ -153,7 +153,6 @@ def console_for_run(
     run_dir: Path,
     summary: RunSummary,
     output_root: Path,
-    events: list[dict[str, Any]] | None = None,
     choice: str = "auto",
 ) -> tuple[list[ConsoleLine], str]:
     """The history lines made with this run's models, and a sentence saying which.
@@ -172,7 +171,7 @@ def console_for_run(
         "fine-tuned": [output_root / BEST_MODEL, summary.best_model],
         "base": [summary.base_model],
     }
-    start = finish_time(run_dir, events)
+    start = finish_time(run_dir)
     end = _next_publish(run_dir, output_root)
     matched: list[ConsoleLine] = []
     for record in history:

@@ -6,7 +6,9 @@ marks a row (the first marked is run A, the baseline of every test); ``c`` compa
 marked runs with :func:`workbench.core.experiments.compare.build.build_comparison` on a worker
 thread (the paired tests take seconds) and shows the overlaid validation BLEU curves,
 the settings that differ and the paired tests in ``workbench compare``'s own wording.
-Enter opens the highlighted run in the Samples pane.
+Enter opens the highlighted run: a finished one in the Samples pane, a live one in the
+Training pane, which follows it. Until runs are compared, the chart draws the
+highlighted run's validation BLEU per epoch, growing while the run is live.
 """
 
 from __future__ import annotations
@@ -23,14 +25,18 @@ from textual.containers import Horizontal, ScrollableContainer, Vertical
 from textual.message import Message
 from textual.widgets import DataTable, Static
 
+from workbench.core.events import EvalDone
 from workbench.core.experiments.table import (
     LETTERS,
     RunRow,
     after_cells,
     changes_text,
     list_runs,
+    status_text,
     training_cells,
 )
+from workbench.core.live.follow import read_run_events
+from workbench.core.run_folder import METRICS_FILE
 from workbench.core.views.numbers import format_seconds
 from workbench.tui.messages import ForwardsWorkerFailures, OpenRun
 from workbench.tui.widgets.charts import SeriesChart
@@ -38,8 +44,9 @@ from workbench.tui.widgets.charts import SeriesChart
 if TYPE_CHECKING:
     from workbench.core.experiments.compare.build import Comparison
 
-#: Seconds between two readings of the runs folder (a few small JSON files per run).
-REFRESH_SECONDS = 5.0
+#: Seconds between two readings of the runs folder (a few small JSON files per run, and
+#: a live run's metrics.jsonl for its progress and curve).
+REFRESH_SECONDS = 2.0
 #: Each column's label and the order in which it gives way when the pane is too narrow for
 #: all of them (0: never). Every column is as wide as its widest cell, so no number is
 #: cut; the detail line under the table shows the highlighted run's hidden columns too.
@@ -58,14 +65,17 @@ COLUMNS = (
 CELL_PADDING = 1
 #: A vertical scrollbar's width, kept free so that a growing table never hides a column.
 SCROLLBAR = 2
-HELP = "space: mark · c: compare the marked runs (the first is A) · Enter: open in Samples"
+HELP = (
+    "space: mark · c: compare the marked runs (the first is A) · Enter: open (a finished "
+    "run in Samples, a live one in Training)"
+)
 COMPARE_HINT = "Mark two or more runs with space, then press c."
 
 
 def row_cells(row: RunRow, mark: str) -> tuple[str, ...]:
     """One table row: the mark, who the run is, what it scored and changed."""
     epochs, _, _, best = training_cells(row)
-    return (mark, row.run_id, row.status, epochs, best, *after_cells(row), changes_text(row))
+    return (mark, row.run_id, status_text(row), epochs, best, *after_cells(row), changes_text(row))
 
 
 def shown_columns(widths: list[int], room: int) -> list[int]:
@@ -144,6 +154,8 @@ class RunsPane(ForwardsWorkerFailures, Vertical):
             return
         if rows == self.rows:
             return
+        if self.comparison is None:
+            self.call_after_refresh(self._show_curve)  # a live run's curve grows
         current = self.highlighted()  # before the rows change: the cursor stays on it
         self.rows = rows
         ids = {row.run_id for row in rows}
@@ -189,6 +201,24 @@ class RunsPane(ForwardsWorkerFailures, Vertical):
         row = self.highlighted()
         # One line (app.tcss), so the table keeps its height; an ellipsis says there is more.
         self.query_one("#runs-detail", Static).update(Text(detail_line(row) if row else ""))
+        if self.comparison is None:
+            self._show_curve()
+
+    def _show_curve(self) -> None:
+        """The highlighted run's validation BLEU per epoch (until runs are compared)."""
+        row = self.highlighted()
+        points: list[tuple[float, float]] = []
+        if row is not None:
+            events = read_run_events(Path(row.run_dir) / METRICS_FILE)
+            by_epoch = {
+                e.epoch: e.bleu  # a resumed run's repeated epoch: the last one counts
+                for e in events
+                if isinstance(e, EvalDone) and e.stage == "epoch" and e.split == "validation"
+            }
+            points = sorted(by_epoch.items())
+        self.query_one("#runs-chart", SeriesChart).set_series(
+            {row.run_id if row else "BLEU": points}
+        )
 
     def highlighted(self) -> RunRow | None:
         """The run under the cursor."""

@@ -8,6 +8,11 @@ The run is :func:`workbench.core.train.run_training.run_training` on a thread wo
 function ``train --headless`` calls. The worker never touches widgets: the core's event
 sink posts :class:`RunEvent` messages (thread-safe) and this pane draws them. Stop sets
 the core's ``threading.Event``: the trainer ends after the current step with a checkpoint.
+
+A run another process writes (headless, detached, another TUI, a sweep trial) is
+*attached*: replayed, then followed by polling its ``metrics.jsonl`` every
+:data:`FOLLOW_SECONDS` (:class:`~workbench.core.live.follow.MetricsFollower`), with its own
+settings; ``x`` leaves it a stop request, the only thing a viewer may write.
 """
 
 from __future__ import annotations
@@ -31,17 +36,20 @@ from workbench.core.events import (
     RunDone,
     SampleProgress,
     TrainStep,
-    event_from_record,
 )
+from workbench.core.live.follow import GrowingFile, MetricsFollower
+from workbench.core.live.liveness import Liveness, run_liveness
+from workbench.core.live.run_log import LOG_FILE
+from workbench.core.live.stop_request import request_stop
 from workbench.core.run_folder import (
     METRICS_FILE,
     RunSummary,
     best_epoch,
-    read_jsonl,
-    read_summary,
+    started_settings,
 )
 from workbench.core.views.event_text import EventText, best_epoch_text
 from workbench.core.views.numbers import format_seconds
+from workbench.errors import WorkbenchError
 from workbench.tui.messages import ForwardsWorkerFailures, RunEvent, RunFinished, checked
 from workbench.tui.widgets.charts import SeriesChart
 
@@ -55,23 +63,13 @@ EDITABLE = (
 LOG_LINES = 1000
 #: How the samples setting shows 0, which means every pair, not none.
 ALL_SAMPLES = "all"
+#: Seconds between two reads of an attached run's new events (the view lags by about this).
+FOLLOW_SECONDS = 1.0
 
 
 def setting_text(field: str, value: float) -> str:
     """A setting as its field shows it: ``0.003``, ``16``, and ``all`` for 0 samples."""
     return ALL_SAMPLES if field == "samples" and value == 0 else f"{value:g}"
-
-
-def recorded_events(path: Path) -> list[Event]:
-    """The events of a run's ``metrics.jsonl`` that still read (a killed run's torn last
-    line, or a record of another workbench version, is skipped rather than fatal)."""
-    events = []
-    for record in read_jsonl(path):
-        try:
-            events.append(event_from_record(record))
-        except (TypeError, ValueError, KeyError):
-            continue
-    return events
 
 
 class TrainingPane(ForwardsWorkerFailures, Vertical):
@@ -83,7 +81,18 @@ class TrainingPane(ForwardsWorkerFailures, Vertical):
         self.stop_flag = threading.Event()
         self.running = False
         self.last_status: str | None = None
+        self.last_run_dir: Path | None = None  # the folder of this pane's last own run
         self.text = EventText()
+        #: The run another process writes that this pane follows, and its reader.
+        self.attached: Path | None = None
+        self.follower: MetricsFollower | None = None
+        #: Set when this pane's own training thread has ended (the app waits for it when
+        #: its terminal went away mid-run).
+        self.training_done = threading.Event()
+        self.training_done.set()
+        #: A shown run's train.log, whose lines the log shows instead of the events'.
+        self.log_file: GrowingFile | None = None
+        self.lines_from_events = True
 
     def compose(self) -> ComposeResult:
         with Horizontal(id="train-settings"):
@@ -143,6 +152,9 @@ class TrainingPane(ForwardsWorkerFailures, Vertical):
         self._launch(resume=True)
 
     def action_stop(self) -> None:
+        if self.attached is not None and not self.running:
+            self._stop_attached(self.attached)
+            return
         if self.running and not self.stop_flag.is_set():
             self.stop_flag.set()
             self.write_log("stopping after this step (a checkpoint is written)…")
@@ -160,13 +172,35 @@ class TrainingPane(ForwardsWorkerFailures, Vertical):
     def _resume_pressed(self) -> None:
         self.action_resume()
 
+    def _stop_attached(self, run_dir: Path) -> None:
+        """Leave the attached run a stop request; its writer stops at the next step."""
+        try:
+            live = request_stop(run_dir, "a workbench tui")
+        except WorkbenchError as err:
+            self.app.notify(str(err), title="Stop", markup=False)
+            return
+        self.write_log(
+            f"stop requested: {run_dir.name} ({live.why()}) stops after its next step, "
+            "with a checkpoint"
+        )
+        self.query_one("#train-status", Static).update("stopping…")
+
     def _launch(self, resume: bool) -> None:
         if self.running:
             self.app.notify("a run is already in progress", severity="warning")
             return
+        if self.attached is not None and resume:
+            self.app.notify(
+                f"{self.attached.name} is still being trained by another process; press x "
+                "to stop it, then r to resume it here",
+                title="Resume",
+                markup=False,
+            )
+            return
         config = checked(self.app, "Invalid setting", self.edited_config)
         if config is None:
             return
+        self._detach()
         self.config = config
         self.query_one("#train-config", Static).update(self._settings_line(config))
         self.stop_flag = threading.Event()
@@ -176,7 +210,9 @@ class TrainingPane(ForwardsWorkerFailures, Vertical):
             chart.clear_series()
         self.query_one("#train-progress", ProgressBar).update(total=None, progress=0)
         self.text = EventText()  # a new run: no "before" scores yet
+        self.log_file, self.lines_from_events = None, True
         self.write_log(("resuming" if resume else "starting") + f" {config.preset} run")
+        self.training_done.clear()
         self.train(config, resume)
 
     def _set_buttons(self) -> None:
@@ -193,9 +229,16 @@ class TrainingPane(ForwardsWorkerFailures, Vertical):
         """The core run; events arrive back on the main thread as RunEvent messages."""
         from workbench.core.train.run_training import run_training
 
-        run_training(
-            config, lambda e: self.post_message(RunEvent(e)), self.stop_flag, resume=resume
-        )
+        try:
+            run_training(
+                config, lambda e: self.post_message(RunEvent(e)), self.stop_flag, resume=resume
+            )
+        finally:
+            self.training_done.set()
+
+    def run_name(self) -> str:
+        """This pane's run as the quit question names it."""
+        return f"the {self.config.preset} run"
 
     def worker_failed(self, error: BaseException) -> None:
         """Called by the app's single worker-failure handler for the training worker."""
@@ -211,14 +254,30 @@ class TrainingPane(ForwardsWorkerFailures, Vertical):
         self.query_one(Log).write_line(line)
 
     def show_run(self, run_dir: Path) -> None:
-        """Show a run that has ended as it ended: charts and log replayed from its
-        ``metrics.jsonl``, its status, and its best epoch."""
+        """Show a run: charts and log replayed from its ``metrics.jsonl``, its settings,
+        status and best epoch; a live one is then followed (attached)."""
         if self.running:
             return
+        self._detach()
         for chart in self.query(SeriesChart):
             chart.clear_series()
+        self.query_one(Log).clear()
         self.text = EventText()
-        events = recorded_events(run_dir / METRICS_FILE)
+        shown = started_settings(run_dir, self.config)
+        self.query_one("#train-config", Static).update(self._settings_line(shown))
+        for field, _ in EDITABLE:
+            self.query_one(f"#set-{field}", Input).value = setting_text(
+                field, getattr(shown, field)
+            )
+        # The log shows the run's train.log where it has one (every line headless prints,
+        # notes and warnings too); metrics.jsonl, the numbers, draws the rest.
+        self.log_file = GrowingFile(run_dir / LOG_FILE)
+        lines = self.log_file.read_new_text()
+        for line in lines[-LOG_LINES:]:
+            self.write_log(line)
+        self.lines_from_events = not self.log_file.path.is_file()
+        follower = MetricsFollower(run_dir / METRICS_FILE)
+        events = follower.read_new()
         for event in events:
             self._show(event, charts=False)
         # Each chart drawn once: a point at a time, a long run's hundreds of logging steps
@@ -232,14 +291,52 @@ class TrainingPane(ForwardsWorkerFailures, Vertical):
                 chrf += [(event.epoch, event.chrf)] if event.chrf is not None else []
         self.query_one("#loss-chart", SeriesChart).set_series({"loss": loss})
         self.query_one("#bleu-chart", SeriesChart).set_series({"BLEU": bleu, "chrF": chrf})
-        summary = read_summary(run_dir)
-        # A run without a summary was killed before it could write one.
-        status = summary.status if summary and summary.status else "killed"
-        self.last_status = status
-        self.query_one("#train-status", Static).update(status)
-        if status == "finished":
+        live = run_liveness(run_dir)
+        if live.live:
+            self.attached, self.follower = run_dir, follower
+            self.set_timer(FOLLOW_SECONDS, self._follow)
+        self._show_liveness(run_dir, live)
+
+    def _show_liveness(self, run_dir: Path, live: Liveness) -> None:
+        """The run's status line; a live run names its writer and how to stop it."""
+        self.last_status = live.status
+        if not live.live:
+            self.query_one("#train-status", Static).update(live.status)
+        if live.status == "finished":
             self.query_one("#train-progress", ProgressBar).update(total=1, progress=1)
-        self.query_one("#train-run", Static).update(Text(run_line(run_dir.name, status, summary)))
+        line = run_line(run_dir.name, live.status, live.summary)
+        if live.live:
+            line = f"watching {run_dir.name}: {live.status} · {live.why()} · x stops it"
+        self.query_one("#train-run", Static).update(Text(line))
+
+    def _follow(self) -> None:
+        """Draw what the attached run wrote since the last look; let go once it ends."""
+        run_dir, follower = self.attached, self.follower
+        if run_dir is None or follower is None:
+            return
+        self._follow_once(follower)
+        live = run_liveness(run_dir)
+        if live.live:
+            self.set_timer(FOLLOW_SECONDS, self._follow)
+            if live.status != self.last_status:
+                self._show_liveness(run_dir, live)
+            return
+        self._follow_once(follower)  # its last lines, written as it ended
+        self._detach()
+        self._show_liveness(run_dir, live)
+        summary = live.summary or RunSummary()
+        self.post_message(RunFinished(live.status, str(run_dir), summary))
+
+    def _follow_once(self, follower: MetricsFollower) -> None:
+        if self.log_file is not None:
+            for line in self.log_file.read_new_text():
+                self.write_log(line)
+        for event in follower.read_new():
+            self._show(event)
+
+    def _detach(self) -> None:
+        """Stop following the attached run (the run goes on; only this view stops)."""
+        self.attached = self.follower = None
 
     @on(RunEvent)
     def _run_event(self, message: RunEvent) -> None:
@@ -249,6 +346,7 @@ class TrainingPane(ForwardsWorkerFailures, Vertical):
         if isinstance(event, RunDone):
             self.running = False
             self.last_status = event.status
+            self.last_run_dir = Path(event.run_dir)
             self._set_buttons()
             self.query_one("#train-run", Static).update(
                 Text(run_line(Path(event.run_dir).name, event.status, event.summary))
@@ -258,9 +356,12 @@ class TrainingPane(ForwardsWorkerFailures, Vertical):
     def _show(self, event: Event, charts: bool = True) -> None:
         """Draw one event: the log line, the status, the progress bar, a chart point
         (unless ``charts`` is off: a replay draws its charts at once)."""
-        # The log says what `train --headless` prints, in the same words.
-        for line in self.text.lines(event):
-            self.write_log(line)
+        # The log says what `train --headless` prints, in the same words (unless the
+        # run's own train.log already said it).
+        lines = self.text.lines(event)
+        if self.lines_from_events:
+            for line in lines:
+                self.write_log(line)
         if isinstance(event, Phase):
             self.query_one("#train-status", Static).update(event.name)
         elif isinstance(event, SampleProgress):

@@ -18,6 +18,7 @@ from workbench.core.config import DEFAULT_OUTPUT_DIR
 from workbench.core.evaluate.metrics import sentence_chrf
 from workbench.core.evaluate.significance import randomisation_p, score_before_after
 from workbench.core.experiments.table import LETTERS, RunRow, run_row
+from workbench.core.live.follow import read_run_events
 from workbench.core.report.build import epoch_rows, output_root_of, train_loss_points
 from workbench.core.report.model import EpochRow
 from workbench.core.run_folder import (
@@ -141,7 +142,7 @@ def read_run(letter: str, run_dir: Path) -> ComparedRun:
     """One run folder read back (what a run killed early lacks stays empty)."""
     settings = read_json_dict(run_dir / RUN_CONFIG_FILE) or {}
     summary = read_summary(run_dir) or RunSummary()
-    events = read_jsonl(run_dir / METRICS_FILE)
+    events = read_run_events(run_dir / METRICS_FILE)
     tokenize = settings.get("bleu_tokenize")
     return ComparedRun(
         letter=letter,

@@ -30,6 +30,7 @@ from workbench.core.experiments.sweep.study import (
     trial_params,
     trial_status,
 )
+from workbench.core.live.writer import RunFolderBusy
 from workbench.core.run_folder import (
     BEST_MODEL,
     check_writable,
@@ -261,6 +262,8 @@ class SweepWorker:
         except KeyboardInterrupt:
             self._tell(claim, None, "interrupted", "interrupted (Ctrl-C twice)")
             raise
+        except RunFolderBusy as err:  # its earlier worker still writes it: the point waits
+            outcome, value, reason = "lost", None, str(err)
         except WorkbenchError as err:  # the user's to fix, for every point: stop here
             self._tell(claim, None, "error", str(err))
             _remove_if_empty(run_dir)  # refused before the run began: nothing to keep

@@ -1,0 +1,89 @@
+"""Starting a run in a process of its own, detached from any terminal.
+
+The process gets a new session (no terminal can send it SIGHUP), standard input from
+``/dev/null``, and its output appended to the run's ``train.log`` -- never a pipe, which
+fills and hangs the run once nobody reads it. The caller made the run folder already, so
+it can print where the run is at once; it waits only until the new process holds the
+folder (:class:`~workbench.core.live.writer.RunWriter`), a second or two.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+from workbench.core.live.liveness import Liveness, run_liveness
+from workbench.core.live.record import WriterRecord
+from workbench.core.live.run_log import LOG_FILE
+from workbench.errors import WorkbenchError
+
+#: How long to wait for the detached process to take its run folder.
+HOLD_WAIT_SECONDS = 25.0
+#: The train flags that make ``workbench train`` the detached process.
+DETACHED_FLAGS = ("--headless", "--no-interact", "--detached")
+
+
+def start_detached(train_args: list[str], run_dir: Path) -> subprocess.Popen[bytes]:
+    """``workbench train ARGS --run-dir RUN_DIR`` in a new session, output to its log."""
+    argv = [sys.executable, "-m", "workbench", "train", *train_args, *DETACHED_FLAGS]
+    argv += ["--run-dir", str(run_dir)]
+    with (run_dir / LOG_FILE).open("ab") as log:
+        return subprocess.Popen(
+            argv,
+            stdin=subprocess.DEVNULL,
+            stdout=log,
+            stderr=subprocess.STDOUT,
+            start_new_session=True,
+            close_fds=True,
+            env={**os.environ, "PYTHONUNBUFFERED": "1"},
+        )
+
+
+def wait_until_held(
+    process: subprocess.Popen[bytes], run_dir: Path, timeout: float = HOLD_WAIT_SECONDS
+) -> Liveness:
+    """Wait until ``process`` holds ``run_dir``; one line with its log's end if it fails."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        record = WriterRecord.read(run_dir)
+        if record is not None and record.pid == process.pid:
+            return run_liveness(run_dir)
+        if process.poll() is not None:
+            break
+        time.sleep(0.1)
+    code = process.poll()
+    tail = last_lines(run_dir / LOG_FILE, 1)
+    raise WorkbenchError(
+        "the detached run "
+        + (
+            f"exited with status {code}"
+            if code is not None
+            else f"did not start in {timeout:.0f} s"
+        )
+        + (f": {tail[0]}" if tail else "")
+        + f"; see {run_dir / LOG_FILE}"
+    )
+
+
+def last_lines(path: Path, count: int) -> list[str]:
+    """The last ``count`` non-empty lines of a text file ([] if missing)."""
+    try:
+        lines = path.read_text(encoding="utf-8", errors="replace").splitlines()
+    except OSError:
+        return []
+    return [line for line in lines if line.strip()][-count:]
+
+
+def let_go_of_terminal() -> None:
+    """The terminal is gone (SIGHUP, EIO): point standard input, output and error at
+    ``/dev/null``, so that no later write -- ours, a library's print or warning, a UI
+    driver's -- fails and ends the run."""
+    devnull = os.open(os.devnull, os.O_RDWR)
+    for fd in (0, 1, 2):
+        with contextlib.suppress(OSError):
+            os.dup2(devnull, fd)
+    os.close(devnull)

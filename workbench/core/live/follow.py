@@ -1,0 +1,80 @@
+"""The one typed reader of ``metrics.jsonl``, whole or as it grows.
+
+A writer appends one whole line per ``write()``, but a reader can still meet a line
+half-written (it reads while the writer writes) or torn for good (the writer was killed).
+So the reader parses only up to the last newline and keeps the rest for its next read;
+a line that does not parse, or an event of another workbench version, is skipped rather
+than fatal. A file that shrank or was replaced (another inode) is read again from the
+start. TensorBoard follows its event files the same way, by polling.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+
+from workbench.core.events import Event, event_from_record
+
+
+def event_of_line(line: bytes) -> Event | None:
+    """The event one ``metrics.jsonl`` line records, or None for a line that does not read."""
+    try:
+        record = json.loads(line.decode("utf-8", errors="replace"))
+        return event_from_record(record) if isinstance(record, dict) else None
+    except (ValueError, TypeError, KeyError):  # JSONDecodeError is a ValueError
+        return None
+
+
+class GrowingFile:
+    """The whole lines added to a file since the last read (a log, ``metrics.jsonl``)."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self.offset = 0  # bytes read, up to a newline
+        self.inode: int | None = None
+
+    def read_new_lines(self) -> list[bytes]:
+        """Lines (without their newline) completed since the last call; all, the first time."""
+        try:
+            with self.path.open("rb") as fh:
+                stat = os.fstat(fh.fileno())
+                if stat.st_ino != self.inode or stat.st_size < self.offset:
+                    self.inode, self.offset = stat.st_ino, 0  # replaced or truncated
+                fh.seek(self.offset)
+                data = fh.read()
+        except OSError:
+            return []
+        end = data.rfind(b"\n") + 1  # a line still being written waits for the next read
+        self.offset += end
+        return data[:end].splitlines()
+
+    def read_new_text(self) -> list[str]:
+        """:meth:`read_new_lines` as text."""
+        return [line.decode("utf-8", errors="replace") for line in self.read_new_lines()]
+
+
+class MetricsFollower:
+    """Reads the events added to a ``metrics.jsonl`` since its last read."""
+
+    def __init__(self, path: Path) -> None:
+        self.file = GrowingFile(path)
+        self.skipped = 0  # lines that did not read
+
+    def read_new(self) -> list[Event]:
+        """The events whole lines added since the last call recorded (all, the first time)."""
+        events = []
+        for line in self.file.read_new_lines():
+            if not line.strip():
+                continue
+            event = event_of_line(line)
+            if event is None:
+                self.skipped += 1
+            else:
+                events.append(event)
+        return events
+
+
+def read_run_events(path: Path) -> list[Event]:
+    """Every event a ``metrics.jsonl`` holds in whole lines that read (none if missing)."""
+    return MetricsFollower(path).read_new()

@@ -1,0 +1,108 @@
+"""What a run is doing now, read the same way by every front end.
+
+``running`` and ``stopping`` while its writer lives; ``finished``, ``stopped`` and
+``failed`` as its summary (or its writer's last record) says; ``killed`` when the writer
+is gone without saying how it ended (kill -9, the machine lost power, an OOM kill); and
+``stale`` for a writer on another host whose heartbeat is old -- the folder is on shared
+storage and only that host can tell whether it lives.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+from workbench.core.live.record import (
+    LIVE_STATES,
+    STALE_SECONDS,
+    WriterRecord,
+    now,
+    process_alive,
+    this_host,
+)
+from workbench.core.run_folder import RUNS_FOLDER, RunSummary, read_summary, run_folders
+from workbench.errors import WorkbenchError
+
+#: Every status a run can have, as front ends show it.
+STATUSES = ("running", "stopping", "finished", "stopped", "failed", "killed", "stale")
+#: The statuses of a run whose writer may still write (a stop request reaches it).
+LIVE_STATUSES = ("running", "stopping", "stale")
+#: How a writer's ending states read when the run left no summary.
+_ENDED = {"finished": "finished", "stopped": "stopped", "failed": "failed", "lost": "stopped"}
+
+
+@dataclass(frozen=True)
+class Liveness:
+    """A run's status now, with the writer's record and the summary it was read from."""
+
+    status: str
+    record: WriterRecord | None
+    summary: RunSummary | None
+
+    @property
+    def live(self) -> bool:
+        """Whether a writer may still be writing the folder."""
+        return self.status in LIVE_STATUSES
+
+    def why(self) -> str:
+        """What the status rests on, for a line that explains it."""
+        record = self.record
+        if self.status == "stale" and record is not None:
+            return (
+                f"{record.who()}, last heartbeat {now() - record.heartbeat:.0f} s ago; only "
+                "that host can tell whether it still runs"
+            )
+        if self.status == "killed":
+            return (
+                f"its writer ({record.who()}) is gone without a summary"
+                if record
+                else "no writer holds it and it has no summary"
+            )
+        return record.who() if record is not None else ""
+
+
+def run_liveness(run_dir: Path, at: float | None = None) -> Liveness:
+    """The status of the run in ``run_dir`` (see the module's docstring)."""
+    record = WriterRecord.read(run_dir)
+    summary = read_summary(run_dir)
+    if record is not None and record.state in LIVE_STATES:
+        if record.host == this_host():
+            alive = process_alive(record.pid, record.start_ticks)
+            return Liveness(record.state if alive else "killed", record, summary)
+        age = (at if at is not None else now()) - record.heartbeat
+        return Liveness("stale" if age > STALE_SECONDS else record.state, record, summary)
+    if record is not None:  # newer than a summary an earlier, resumed try left
+        return Liveness(_ENDED.get(record.state, "failed"), record, summary)
+    if summary is not None and summary.status in _ENDED:  # a run no writer record names
+        return Liveness(str(summary.status), record, summary)
+    return Liveness("killed", None, summary)
+
+
+def live_runs(output_root: Path) -> list[tuple[Path, Liveness]]:
+    """The runs under ``output_root`` whose writer may still write, newest first."""
+    found = ((run, run_liveness(run)) for run in run_folders(output_root))
+    return [(run, live) for run, live in found if live.live]
+
+
+def pick_run(output_root: Path, name: str | None, live_only: bool = False) -> Path:
+    """The run a command means: ``name`` (a run id under ``<output>/runs`` or a folder),
+    else the newest live run, else (unless ``live_only``) the newest run."""
+    runs = output_root / RUNS_FOLDER
+    if name:
+        for path in (runs / name, Path(name).expanduser()):
+            if path.is_dir() and path.parent.name == RUNS_FOLDER:
+                return path
+        raise WorkbenchError(
+            f"no run '{name}' under {runs}; give a run id as `workbench runs` lists them, "
+            "or a run folder"
+        )
+    live = live_runs(output_root)
+    if live:
+        return live[0][0]
+    folders = run_folders(output_root)
+    if folders and not live_only:
+        return folders[0]
+    raise WorkbenchError(
+        f"no {'live ' if live_only else ''}run under {runs}"
+        + ("; `workbench runs` lists them all" if folders else "")
+    )
