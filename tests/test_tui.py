@@ -24,6 +24,7 @@ from workbench.tui.app import WorkbenchApp
 from workbench.tui.widgets.attention_pane import AttentionPane
 from workbench.tui.widgets.charts import SeriesChart, clean_series, integer_ticks
 from workbench.tui.widgets.dataset_pane import SCROLLBAR, DatasetPane, length_bins
+from workbench.tui.widgets.quit_dialog import QuitDialog
 from workbench.tui.widgets.samples_pane import SamplesPane
 from workbench.tui.widgets.training_pane import TrainingPane
 from workbench.tui.widgets.translate_pane import TranslatePane
@@ -397,8 +398,10 @@ async def test_quit_during_training_stops_with_a_checkpoint(tmp_path: Path):
     loop = asyncio.get_running_loop()
     async with app.run_test(size=(100, 30)) as pilot:
         await start_training(pilot)
+        await pilot.press("q")  # it asks: stop with a checkpoint, background, or stay
+        await wait_for(pilot, lambda: isinstance(app.screen, QuitDialog), what="the question")
         started = loop.time()
-        await pilot.press("q")
+        await pilot.press("s")
         await wait_for(pilot, lambda: not app.is_running, timeout=10)
         assert loop.time() - started < 5
     runs = list((tmp_path / "out" / "runs").iterdir())

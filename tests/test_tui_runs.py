@@ -6,6 +6,8 @@ and a third folder written while the app is open, as a sweep in another terminal
 
 from __future__ import annotations
 
+import json
+import threading
 from pathlib import Path
 
 import pytest
@@ -14,11 +16,13 @@ from textual.widgets import DataTable, Static, TabbedContent
 from tests.conftest import show_pane, small, wait_for
 from tests.fixtures.record_tiny_run import RUN_NAMES, copy_recorded_runs
 from workbench.core.atomic import write_json
+from workbench.core.live.writer import RunWriter
 from workbench.core.run_folder import RUN_CONFIG_FILE
 from workbench.tui.app import WorkbenchApp
 from workbench.tui.widgets.charts import SeriesChart
 from workbench.tui.widgets.runs_pane import RunsPane
 from workbench.tui.widgets.samples_pane import SamplesPane
+from workbench.tui.widgets.training_pane import TrainingPane
 from workbench.tui.widgets.translate_pane import TranslatePane
 
 
@@ -53,6 +57,9 @@ async def test_marked_runs_are_compared_with_curves_and_the_paired_test(runs_app
         detail = str(pane.query_one("#runs-detail", Static).render())
         assert detail.startswith(f"{RUN_NAMES[1]}: 6 epochs, best 4 · changed from preset: ")
         assert " learning_rate=0.001 " in detail
+        # Until runs are compared, the chart draws the highlighted run's curve.
+        chart = pane.query_one("#runs-chart", SeriesChart)
+        await wait_for(pilot, lambda: chart.point_count(RUN_NAMES[1]) == 6, what="its curve")
         # c with fewer than two marks says what to do, and nothing runs.
         await pilot.press("c")
         assert pane.comparison is None
@@ -89,17 +96,36 @@ async def test_enter_opens_a_run_in_samples_and_new_runs_appear(runs_app):
         assert samples.query_one(DataTable).row_count == 18
         assert RUN_NAMES[0] in str(samples.query_one("#samples-summary", Static).render())
         assert runs_app.query_one(TranslatePane).models["tuned"] == str(own_model)
-        # A run that has only begun (a sweep's next trial) shows up with its status and
-        # cannot be opened in Samples: one clear line instead.
+        # A run that has only begun (a sweep's next trial, held by its writer) shows up
+        # as running, and Enter opens it in the Training pane, which follows it.
         started = Path("out/runs/20260103-000000-demo")
         started.mkdir()
+        writer = RunWriter(threading.Event())
+        writer.hold(started)
         write_json(started / RUN_CONFIG_FILE, {"preset": "demo", "epochs": 2.0})
         await show_pane(pilot, "runs")
         pane.refresh_runs()
         rows = table_text(pane)
-        assert len(rows) == 3 and rows[0][1:3] == [started.name, "running or killed"]
+        assert len(rows) == 3 and rows[0][1:3] == [started.name, "running"]
         # The cursor stayed on the run it was on, though a row came in above it.
         assert pane.highlighted().run_id == RUN_NAMES[0]
+        pane.query_one(DataTable).move_cursor(row=0)
+        await pilot.press("enter")
+        await wait_for(pilot, lambda: tabbed.active == "training", what="the Training pane")
+        training = runs_app.query_one(TrainingPane)
+        assert training.attached is not None and training.attached.run_dir == started
+        # Once its writer is gone without a summary, it is killed, and cannot be opened
+        # in Samples: one clear line instead.
+        writer.release("running")  # as a kill -9 leaves the record: "running", no writer
+        write_json(
+            started / "writer.json",
+            {**json.loads((started / "writer.json").read_text()), "pid": 2**22 + 1},
+        )
+        await wait_for(pilot, lambda: training.attached is None, what="the run let go")
+        assert training.last_status == "killed"
+        await show_pane(pilot, "runs")
+        pane.refresh_runs()
+        assert table_text(pane)[0][1:3] == [started.name, "killed"]
         pane.query_one(DataTable).move_cursor(row=0)
         await pilot.press("enter")
         await pilot.pause(0.2)

@@ -15,6 +15,8 @@ import os
 from pathlib import Path
 
 from workbench.core.events import Event, event_from_record
+from workbench.core.live.run_log import LOG_FILE
+from workbench.core.run_folder import METRICS_FILE
 
 
 def event_of_line(line: bytes) -> Event | None:
@@ -78,3 +80,21 @@ class MetricsFollower:
 def read_run_events(path: Path) -> list[Event]:
     """Every event a ``metrics.jsonl`` holds in whole lines that read (none if missing)."""
     return MetricsFollower(path).read_new()
+
+
+class RunReader:
+    """A run folder as it grows: the new lines of its ``train.log`` (what the run said)
+    and the new events of its ``metrics.jsonl`` (its numbers), since the last read."""
+
+    def __init__(self, run_dir: Path) -> None:
+        self.run_dir = run_dir
+        self.log = GrowingFile(run_dir / LOG_FILE)
+        self.metrics = MetricsFollower(run_dir / METRICS_FILE)
+
+    def has_log(self) -> bool:
+        """Whether the run writes a ``train.log`` (runs of earlier versions do not)."""
+        return self.log.path.is_file()
+
+    def read_new(self) -> tuple[list[str], list[Event]]:
+        """The log lines and the events added since the last call (all, the first time)."""
+        return self.log.read_new_text(), self.metrics.read_new()

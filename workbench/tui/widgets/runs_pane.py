@@ -65,10 +65,7 @@ COLUMNS = (
 CELL_PADDING = 1
 #: A vertical scrollbar's width, kept free so that a growing table never hides a column.
 SCROLLBAR = 2
-HELP = (
-    "space: mark · c: compare the marked runs (the first is A) · Enter: open (a finished "
-    "run in Samples, a live one in Training)"
-)
+HELP = "space: mark · c: compare the marked runs (the first is A) · Enter: open"
 COMPARE_HINT = "Mark two or more runs with space, then press c."
 
 

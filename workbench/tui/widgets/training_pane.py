@@ -37,12 +37,10 @@ from workbench.core.events import (
     SampleProgress,
     TrainStep,
 )
-from workbench.core.live.follow import GrowingFile, MetricsFollower
+from workbench.core.live.follow import RunReader
 from workbench.core.live.liveness import Liveness, run_liveness
-from workbench.core.live.run_log import LOG_FILE
 from workbench.core.live.stop_request import request_stop
 from workbench.core.run_folder import (
-    METRICS_FILE,
     RunSummary,
     best_epoch,
     started_settings,
@@ -83,15 +81,9 @@ class TrainingPane(ForwardsWorkerFailures, Vertical):
         self.last_status: str | None = None
         self.last_run_dir: Path | None = None  # the folder of this pane's last own run
         self.text = EventText()
-        #: The run another process writes that this pane follows, and its reader.
-        self.attached: Path | None = None
-        self.follower: MetricsFollower | None = None
-        #: Set when this pane's own training thread has ended (the app waits for it when
-        #: its terminal went away mid-run).
-        self.training_done = threading.Event()
-        self.training_done.set()
-        #: A shown run's train.log, whose lines the log shows instead of the events'.
-        self.log_file: GrowingFile | None = None
+        #: The run another process writes, which this pane follows (attached).
+        self.attached: RunReader | None = None
+        #: Whether the log shows the events' lines (a run with a train.log shows its own).
         self.lines_from_events = True
 
     def compose(self) -> ComposeResult:
@@ -117,6 +109,9 @@ class TrainingPane(ForwardsWorkerFailures, Vertical):
             yield SeriesChart("training loss", "step", id="loss-chart")
             yield SeriesChart("validation BLEU / chrF", "epoch", id="bleu-chart")
         yield Log(id="train-log", max_lines=LOG_LINES)
+
+    def on_mount(self) -> None:
+        self.set_interval(FOLLOW_SECONDS, self._follow)
 
     @staticmethod
     def _settings_line(c: RunConfig) -> Text:
@@ -153,7 +148,7 @@ class TrainingPane(ForwardsWorkerFailures, Vertical):
 
     def action_stop(self) -> None:
         if self.attached is not None and not self.running:
-            self._stop_attached(self.attached)
+            self._stop_attached(self.attached.run_dir)
             return
         if self.running and not self.stop_flag.is_set():
             self.stop_flag.set()
@@ -191,7 +186,7 @@ class TrainingPane(ForwardsWorkerFailures, Vertical):
             return
         if self.attached is not None and resume:
             self.app.notify(
-                f"{self.attached.name} is still being trained by another process; press x "
+                f"{self.attached.run_dir.name} is still being trained by another process; press x "
                 "to stop it, then r to resume it here",
                 title="Resume",
                 markup=False,
@@ -200,7 +195,7 @@ class TrainingPane(ForwardsWorkerFailures, Vertical):
         config = checked(self.app, "Invalid setting", self.edited_config)
         if config is None:
             return
-        self._detach()
+        self.attached = None  # this pane's own run from now on
         self.config = config
         self.query_one("#train-config", Static).update(self._settings_line(config))
         self.stop_flag = threading.Event()
@@ -210,9 +205,8 @@ class TrainingPane(ForwardsWorkerFailures, Vertical):
             chart.clear_series()
         self.query_one("#train-progress", ProgressBar).update(total=None, progress=0)
         self.text = EventText()  # a new run: no "before" scores yet
-        self.log_file, self.lines_from_events = None, True
+        self.lines_from_events = True
         self.write_log(("resuming" if resume else "starting") + f" {config.preset} run")
-        self.training_done.clear()
         self.train(config, resume)
 
     def _set_buttons(self) -> None:
@@ -229,12 +223,9 @@ class TrainingPane(ForwardsWorkerFailures, Vertical):
         """The core run; events arrive back on the main thread as RunEvent messages."""
         from workbench.core.train.run_training import run_training
 
-        try:
-            run_training(
-                config, lambda e: self.post_message(RunEvent(e)), self.stop_flag, resume=resume
-            )
-        finally:
-            self.training_done.set()
+        run_training(
+            config, lambda e: self.post_message(RunEvent(e)), self.stop_flag, resume=resume
+        )
 
     def run_name(self) -> str:
         """This pane's run as the quit question names it."""
@@ -258,7 +249,7 @@ class TrainingPane(ForwardsWorkerFailures, Vertical):
         status and best epoch; a live one is then followed (attached)."""
         if self.running:
             return
-        self._detach()
+        self.attached = None
         for chart in self.query(SeriesChart):
             chart.clear_series()
         self.query_one(Log).clear()
@@ -271,13 +262,11 @@ class TrainingPane(ForwardsWorkerFailures, Vertical):
             )
         # The log shows the run's train.log where it has one (every line headless prints,
         # notes and warnings too); metrics.jsonl, the numbers, draws the rest.
-        self.log_file = GrowingFile(run_dir / LOG_FILE)
-        lines = self.log_file.read_new_text()
+        reader = RunReader(run_dir)
+        lines, events = reader.read_new()
         for line in lines[-LOG_LINES:]:
             self.write_log(line)
-        self.lines_from_events = not self.log_file.path.is_file()
-        follower = MetricsFollower(run_dir / METRICS_FILE)
-        events = follower.read_new()
+        self.lines_from_events = not reader.has_log()
         for event in events:
             self._show(event, charts=False)
         # Each chart drawn once: a point at a time, a long run's hundreds of logging steps
@@ -293,8 +282,7 @@ class TrainingPane(ForwardsWorkerFailures, Vertical):
         self.query_one("#bleu-chart", SeriesChart).set_series({"BLEU": bleu, "chrF": chrf})
         live = run_liveness(run_dir)
         if live.live:
-            self.attached, self.follower = run_dir, follower
-            self.set_timer(FOLLOW_SECONDS, self._follow)
+            self.attached = reader  # followed by _follow, every FOLLOW_SECONDS
         self._show_liveness(run_dir, live)
 
     def _show_liveness(self, run_dir: Path, live: Liveness) -> None:
@@ -311,32 +299,27 @@ class TrainingPane(ForwardsWorkerFailures, Vertical):
 
     def _follow(self) -> None:
         """Draw what the attached run wrote since the last look; let go once it ends."""
-        run_dir, follower = self.attached, self.follower
-        if run_dir is None or follower is None:
+        reader = self.attached
+        if reader is None:
             return
-        self._follow_once(follower)
-        live = run_liveness(run_dir)
+        self._draw_new(reader)
+        live = run_liveness(reader.run_dir)
         if live.live:
-            self.set_timer(FOLLOW_SECONDS, self._follow)
             if live.status != self.last_status:
-                self._show_liveness(run_dir, live)
+                self._show_liveness(reader.run_dir, live)
             return
-        self._follow_once(follower)  # its last lines, written as it ended
-        self._detach()
-        self._show_liveness(run_dir, live)
+        self._draw_new(reader)  # its last lines, written as it ended
+        self.attached = None
+        self._show_liveness(reader.run_dir, live)
         summary = live.summary or RunSummary()
-        self.post_message(RunFinished(live.status, str(run_dir), summary))
+        self.post_message(RunFinished(live.status, str(reader.run_dir), summary))
 
-    def _follow_once(self, follower: MetricsFollower) -> None:
-        if self.log_file is not None:
-            for line in self.log_file.read_new_text():
-                self.write_log(line)
-        for event in follower.read_new():
+    def _draw_new(self, reader: RunReader) -> None:
+        lines, events = reader.read_new()
+        for line in lines:
+            self.write_log(line)
+        for event in events:
             self._show(event)
-
-    def _detach(self) -> None:
-        """Stop following the attached run (the run goes on; only this view stops)."""
-        self.attached = self.follower = None
 
     @on(RunEvent)
     def _run_event(self, message: RunEvent) -> None:
