@@ -56,6 +56,17 @@ def runs_json(work: Path) -> list[dict]:
     return json.loads(listed.stdout)
 
 
+def start_detached_run(work: Path) -> tuple[Path, WriterRecord]:
+    """A tiny run of LONG_TOML with ``--detach`` in ``work``: its folder and its writer."""
+    (work / "tiny.toml").write_text(LONG_TOML, encoding="utf-8")
+    started = run_cli(*TINY_DEMO_ARGS, "--detach", cwd=work)
+    assert started.returncode == 0, started.stderr
+    run = only_run(work)
+    record = WriterRecord.read(run)
+    assert record is not None
+    return run, record
+
+
 def in_a_terminal(argv: list[str], cwd: Path) -> tuple[subprocess.Popen[bytes], int]:
     """``argv`` with a new pseudo-terminal as its controlling terminal (as an SSH login
     gives one); returns the process and the terminal's master end."""
@@ -159,11 +170,7 @@ def test_a_detached_run_is_watched_refused_stopped_and_resumed(tmp_path: Path):
 
 @pytest.mark.slow
 def test_a_detached_run_killed_with_9_reads_killed(tmp_path: Path):
-    (tmp_path / "tiny.toml").write_text(LONG_TOML, encoding="utf-8")
-    assert run_cli(*TINY_DEMO_ARGS, "--detach", cwd=tmp_path).returncode == 0
-    run = only_run(tmp_path)
-    record = WriterRecord.read(run)
-    assert record is not None
+    run, record = start_detached_run(tmp_path)
     try:
         wait_until(lambda: len(train_steps(run)) >= 2, "two steps")
     finally:

@@ -86,6 +86,10 @@ class RunWriter:
         self.on_event = on_event
         self.run_dir: Path | None = None
         self.record: WriterRecord | None = None
+        self.before: WriterRecord | None = None
+        #: Whether the run has begun writing its folder; until then a failed try to
+        #: continue a run leaves the run's record as the run's last writer left it.
+        self.began = False
         self._fd: int | None = None
         self._done = threading.Event()
         self._thread: threading.Thread | None = None
@@ -103,6 +107,7 @@ class RunWriter:
             raise RunFolderBusy(busy_message(run_dir, WriterRecord.read(run_dir))) from None
         _HELD.add(fd)
         self._fd, self.run_dir = fd, run_dir
+        self.before = WriterRecord.read(run_dir)  # the last writer's, for a try that fails
         clear_stop_request(run_dir)  # meant for the writer before this one
         started = now()
         pid = os.getpid()
@@ -112,13 +117,21 @@ class RunWriter:
         self._thread.start()
 
     def release(self, state: str, error: str | None = None) -> None:
-        """Record how the run ended and let the folder go (nothing, if never held)."""
+        """Record how the run ended and let the folder go (nothing, if never held).
+
+        A try that fails before the run began writing (``--resume`` refused by a check,
+        an unreachable Hub) does not end the run: its earlier writer's record stays.
+        """
         if self._fd is None or self.run_dir is None:
             return
         self._done.set()
         if self._thread is not None:
             self._thread.join()
-        self._rewrite(state=state, error=error)
+        if state == "failed" and not self.began and self.before is not None:
+            with contextlib.suppress(OSError):
+                self.before.write(self.run_dir)
+        else:
+            self._rewrite(state=state, error=error)
         clear_stop_request(self.run_dir)
         _HELD.discard(self._fd)
         os.close(self._fd)  # the lock goes with the last descriptor

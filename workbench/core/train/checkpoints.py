@@ -68,26 +68,27 @@ def last_complete_checkpoint(run_dir: Path, on_event: EventSink | None = None) -
     return None
 
 
-def find_resumable_run(output_root: Path) -> Path | None:
+def find_resumable_run(output_root: Path, refuse_live: bool = True) -> Path | None:
     """The newest run folder that has not finished and has a complete checkpoint.
 
     A live run on the way there is refused (:class:`RunFolderBusy`): ``--resume`` means
-    the newest unfinished run, and that one has a writer already.
+    the newest unfinished run, and that one has a writer already. (Not for a distributed
+    run's other ranks, which find the folder held by their own rank 0.)
     """
     for run in run_folders(output_root):
         if is_finished(run):
             continue
-        live = run_liveness(run)
-        if live.live:
+        live = run_liveness(run) if refuse_live else None
+        if live is not None and live.live:
             raise RunFolderBusy(busy_message(run, live.record))
         if last_complete_checkpoint(run) is not None:
             return run
     return None
 
 
-def run_to_resume(output_root: Path) -> Path:
+def run_to_resume(output_root: Path, refuse_live: bool = True) -> Path:
     """The run ``--resume`` continues (:func:`find_resumable_run`), or one line with the fix."""
-    run = find_resumable_run(output_root)
+    run = find_resumable_run(output_root, refuse_live)
     if run is None:
         raise WorkbenchError(
             f"nothing to resume under '{output_root / RUNS_FOLDER}': no unfinished run "

@@ -158,7 +158,8 @@ def _train(
     # One set of lines and files: rank 0's.
     on_event = fan_out(on_event, log) if main else None
     writer.on_event = on_event
-    resume_dir = run_to_resume(output_root) if resume else None
+    # Rank 0 holds the run folder: the other ranks find it held, by their own job.
+    resume_dir = run_to_resume(output_root, refuse_live=main) if resume else None
     if run_dir is not None and (run_dir / RUN_CONFIG_FILE).is_file():
         resume_dir = run_dir
     held = resume_dir or run_dir
@@ -198,6 +199,7 @@ def _train(
     run_dir = resume_dir or _new_run(output_root, config, precision, main, run_dir, data)
     if main:
         _hold(writer, log, run_dir)
+        writer.began = True  # from here on, the run writes its folder
     recorder = JsonlRecorder(run_dir / METRICS_FILE) if main else None
     emit = fan_out(while_held(recorder, lease) if recorder else None, on_event)
     checkpoint: Path | None = None
