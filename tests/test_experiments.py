@@ -54,7 +54,7 @@ def output(tmp_path: Path) -> Path:
 
 def test_every_run_is_listed_newest_first_with_what_it_changed_and_scored(output: Path):
     rows = list_runs(output)
-    assert [r.status for r in rows] == ["running or killed", "stopped", "finished"]
+    assert [r.status for r in rows] == ["killed", "stopped", "finished"]
     killed, stopped, finished = rows
     assert finished.changed == {"epochs": 4} and stopped.changed == {"learning_rate": 5e-4}
     assert killed.changed == {}  # as its preset; output_dir and precision are not choices
@@ -85,7 +85,7 @@ def test_the_command_prints_lines_or_json_and_says_when_there_are_none(output: P
     assert len(lines) == 4 and lines[1].startswith("20260101-120000-demo")
     assert main(["runs", "--output-dir", str(output), "--json"]) == 0
     data = json.loads(capsys.readouterr().out)
-    assert [r["status"] for r in data] == ["running or killed", "stopped", "finished"]
+    assert [r["status"] for r in data] == ["killed", "stopped", "finished"]
     assert data[2]["test"]["bleu_after"] == 9.5 and data[0]["test"] is None
     assert main(["runs", "--output-dir", str(output / "nothing")]) == 0
     assert "no runs under" in capsys.readouterr().out

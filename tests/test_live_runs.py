@@ -33,7 +33,7 @@ from workbench.errors import WorkbenchError
 
 #: A process that holds ``sys.argv[1]`` as its writer until the file ``sys.argv[2]``
 #: exists; it prints ``held PID`` or the refusal, and (with a third argument) forks a
-#: child that sleeps, printing ``child PID``.
+#: child that prints ``child PID`` once it runs, then sleeps.
 HOLDER = textwrap.dedent(
     """
     import os, sys, threading, time
@@ -47,11 +47,10 @@ HOLDER = textwrap.dedent(
         sys.exit(3)
     print("held", os.getpid(), flush=True)
     if len(sys.argv) > 3:
-        child = os.fork()
-        if child == 0:
+        if os.fork() == 0:  # fork() returns here after the child's at-fork handlers ran
+            print("child", os.getpid(), flush=True)
             time.sleep(60)
             os._exit(0)
-        print("child", child, flush=True)
     while not Path(sys.argv[2]).exists():
         time.sleep(0.05)
     writer.release("finished")
@@ -100,7 +99,9 @@ def test_a_second_writer_is_refused_in_one_line_naming_the_holder(tmp_path: Path
         release.touch()
         holder.wait(timeout=30)
     assert run_liveness(run).status == "finished"
-    RunWriter(threading.Event()).hold(run)  # free again once the holder has let go
+    again = RunWriter(threading.Event())
+    again.hold(run)  # free again once the holder has let go
+    again.release("finished")
 
 
 def test_two_processes_racing_for_one_folder_get_one_writer(tmp_path: Path):
@@ -135,7 +136,9 @@ def test_a_writer_killed_with_9_reads_killed_and_frees_the_folder(tmp_path: Path
         os.kill(child, 0)  # the child is still alive
         live = run_liveness(run)
         assert live.status == "killed" and "gone without a summary" in live.why()
-        RunWriter(threading.Event()).hold(run)  # nobody holds it now
+        taken = RunWriter(threading.Event())
+        taken.hold(run)  # nobody holds it now
+        taken.release("finished")
     finally:
         os.kill(child, signal.SIGKILL)
 
@@ -205,12 +208,10 @@ def test_a_stop_request_stops_the_writer_and_a_dead_run_says_so(tmp_path: Path):
         request_stop(run, "a test")
     # A request left for an earlier writer is not obeyed by the next one.
     leave_stop_request(run, "a test")
-    again = threading.Event()
-    next_writer = RunWriter(again)
+    next_writer = RunWriter(threading.Event())
     next_writer.hold(run)
     try:
-        time.sleep(1.5)  # three polls
-        assert not again.is_set()
+        assert not (run / STOP_FILE).exists()  # taken away before its watch began
     finally:
         next_writer.release("finished")
 
@@ -258,4 +259,21 @@ def test_a_try_to_continue_a_run_that_fails_a_check_leaves_its_status(tmp_path: 
     assert WriterRecord.read(run) == WriterRecord(
         this_host(), me, start_ticks(me), 1.0, 2.0, "stopped"
     )
-    RunWriter(threading.Event()).hold(run)
+    again = RunWriter(threading.Event())
+    again.hold(run)  # the folder is free
+    again.release("stopped")
+
+
+def test_report_on_a_live_run_says_to_wait_for_it(tmp_path: Path):
+    from workbench.core.report.build import resolve_run_dir
+
+    run = run_folder(tmp_path)
+    RunSummary(status="stopped").write(run)  # an earlier try's, while a resume trains
+    writer = RunWriter(threading.Event())
+    writer.hold(run)
+    try:
+        with pytest.raises(WorkbenchError, match=r"is running \(pid \d+ on host .*once it has"):
+            resolve_run_dir(run, tmp_path / "out")
+    finally:
+        writer.release("finished")
+    assert resolve_run_dir(run, tmp_path / "out") == run

@@ -40,7 +40,7 @@ def run(args: argparse.Namespace) -> int:
 
     from workbench.core.live.follow import GrowingFile
     from workbench.core.live.liveness import pick_run, run_liveness
-    from workbench.core.live.run_log import LOG_FILE
+    from workbench.core.run_folder import LOG_FILE
 
     run_dir = pick_run(Path(args.output_dir).expanduser(), args.run)
     log = GrowingFile(run_dir / LOG_FILE)

@@ -188,6 +188,14 @@ def run_train(args: argparse.Namespace) -> int:
     config = config_from_args(args)
     if args.detach:
         from workbench.cli.detach import run_detached
+        from workbench.core.train import distributed
+
+        if distributed.is_distributed():
+            raise WorkbenchError(
+                "--detach starts one process of its own, so it cannot run under torchrun "
+                "or accelerate launch; detach the launcher instead (for example with "
+                "`nohup torchrun … &` or `systemd-run --user`)"
+            )
 
         return run_detached(args, config)
     from workbench.cli.headless import HeadlessPrinter
@@ -241,15 +249,18 @@ def stop_on_signals(
     its lines in the run folder's ``train.log``.
     """
     stop = threading.Event()
+    signals = [0]  # counted here: the flag may be set by a stop request too
 
     def terminal_closed(signum: int, frame: Any) -> None:
         if hang_up is not None:
             hang_up()
 
-    signal.signal(signal.SIGHUP, terminal_closed)
+    if signal.getsignal(signal.SIGHUP) is not signal.SIG_IGN:  # nohup ignores it already
+        signal.signal(signal.SIGHUP, terminal_closed)
 
     def request_stop(signum: int, frame: Any) -> None:
-        if stop.is_set():  # a second Ctrl-C means "now"
+        signals[0] += 1
+        if signals[0] > 1:  # a second Ctrl-C means "now"
             raise KeyboardInterrupt
         stop.set()
         if say is not None:
@@ -275,6 +286,8 @@ def run_tui(args: argparse.Namespace) -> int:
 
     app = WorkbenchApp(config)
     code = app.run() or 0
+    if app.keeps_training:  # the terminal went away: the run trains on, here, to its end
+        app.wait_for_training()
     for line in app.farewell:
         print(line)
     return code

@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from workbench.core.atomic import write_json
-from workbench.core.config import RunConfig
+from workbench.core.config import DEFAULT_OUTPUT_DIR, RunConfig
 from workbench.core.config_build import build_config
 from workbench.core.scores import SetScores, finite_or_none
 from workbench.errors import WorkbenchError
@@ -27,6 +27,8 @@ INITIAL_MODEL = "initial_model"
 RUN_CONFIG_FILE = "config.json"
 #: Every progress event as one JSON line, written as it happens.
 METRICS_FILE = "metrics.jsonl"
+#: The run's lines, as ``train --headless`` prints them, whoever started the run.
+LOG_FILE = "train.log"
 #: What a run did and scored (:class:`RunSummary`).
 SUMMARY_FILE = "summary.json"
 #: The Trainer's ``checkpoint-N`` folders.
@@ -75,6 +77,16 @@ def check_writable(folder: Path) -> None:
             f"output dir '{folder}' is not writable ({problem}); "
             "pass a writable folder with --output-dir"
         )
+
+
+def output_root_of(run_dir: Path) -> Path:
+    """The output folder a run folder lives in (``<root>/runs/<name>``), else its parent."""
+    return run_dir.parent.parent if run_dir.parent.name == RUNS_FOLDER else run_dir.parent
+
+
+def output_dir_flag(output_root: Path | str) -> str:
+    """`` --output-dir DIR`` for a command a line prints, or nothing for the default."""
+    return "" if str(output_root) == DEFAULT_OUTPUT_DIR else f" --output-dir {output_root}"
 
 
 def new_run_dir(output_root: Path, preset: str) -> Path:

@@ -6,9 +6,7 @@ models the Translate and Attention panes use, and one handler for worker failure
 
 from __future__ import annotations
 
-import asyncio
 import dataclasses
-import signal
 from collections.abc import Iterable
 from pathlib import Path
 from typing import TypeVar
@@ -23,7 +21,6 @@ from textual.widgets import Footer, Header, Input, TabbedContent, TabPane, Tabs
 from workbench.core.config import RunConfig
 from workbench.core.run_folder import BEST_MODEL, HISTORY_FILE, RunSummary
 from workbench.core.views.score_text import headline
-from workbench.errors import WorkbenchError
 from workbench.tui.messages import (
     ForwardsWorkerFailures,
     OpenRun,
@@ -31,6 +28,7 @@ from workbench.tui.messages import (
     ShowAttention,
     WorkerFailed,
 )
+from workbench.tui.quitting import QuitsAroundTraining
 from workbench.tui.widgets.attention_pane import AttentionPane
 from workbench.tui.widgets.dataset_pane import DatasetPane
 from workbench.tui.widgets.lab_pane import LabPane
@@ -43,31 +41,16 @@ from workbench.tui.widgets.translate_pane import TranslatePane
 W = TypeVar("W", bound=Widget)
 
 
-def continue_detached(run_dir: Path, preset: str, output_dir: str) -> list[str]:
-    """Continue a stopped run in a detached process; the lines that find it again."""
-    from workbench.core.live.detach import start_detached, wait_until_held
-
-    process = start_detached(["--preset", preset, "--output-dir", output_dir], run_dir)
-    wait_until_held(process, run_dir)
-    return [
-        f"{run_dir.name} goes on training in the background (pid {process.pid}).",
-        f"  follow it: workbench logs {run_dir.name} --follow --output-dir {output_dir}",
-        f"  watch it:  workbench tui --output-dir {output_dir}",
-        f"  stop it:   workbench stop {run_dir.name} --output-dir {output_dir}",
-    ]
-
-
 PANES = ("dataset", "training", "samples", "translate", "attention", "lab", "runs")
 #: Panes with an F-key of their own: F6 and F7 were Screenshot and Report before the Lab
 #: and the Runs pane came, so those have only their digits.
 F_KEY_PANES = PANES[:5]
-QUIT_WAIT_SECONDS = 4.0
 #: Below this width the footer drops the spaces between its keys, so that every pane's
 #: keys fit in 80 columns.
 COMPACT_FOOTER_BELOW = 100
 
 
-class WorkbenchApp(ForwardsWorkerFailures, App[int]):
+class WorkbenchApp(QuitsAroundTraining, ForwardsWorkerFailures, App[int]):
     """Dataset · Training · Samples · Translate · Attention · Lab · Runs."""
 
     CSS_PATH = "app.tcss"
@@ -108,6 +91,7 @@ class WorkbenchApp(ForwardsWorkerFailures, App[int]):
         #: The terminal went away while this app's run trained: the process lives on.
         self.keeps_training = False
         self.handing_over = False
+        self.training: TrainingPane | None = None  # mounted just after the first frame
         self.output_root = Path(config.output_dir).expanduser()
         tuned = self.output_root / BEST_MODEL
         self.tuned_model = str(tuned)
@@ -144,12 +128,12 @@ class WorkbenchApp(ForwardsWorkerFailures, App[int]):
 
     def on_mount(self) -> None:
         self.call_after_refresh(self._focus_pane, "dataset")
-        self._catch_hangups()
+        self.catch_hangups()
         self.sub_title = f"{self.config.preset} · {self.output_root}"
         self.call_after_refresh(self._mount_hidden_panes)
 
     async def _mount_hidden_panes(self) -> None:
-        training = TrainingPane(self.config)
+        training = self.training = TrainingPane(self.config)
         hidden = {
             "training": training,
             "samples": SamplesPane(),
@@ -359,75 +343,3 @@ class WorkbenchApp(ForwardsWorkerFailures, App[int]):
             severity="error",
             timeout=10,
         )
-
-    def _catch_hangups(self) -> None:
-        """SIGTERM (kill, a batch system) and SIGHUP (the SSH link dropped) quit cleanly.
-
-        Python's default for both ends the process at once: the terminal is left in raw
-        mode on the alternate screen and a running epoch is lost. Here they take the
-        same path as ``q``: stop training with a checkpoint, then exit, which restores
-        the terminal. Not installed under ``run_test`` (headless), which shares the test
-        process's signal handlers.
-        """
-        if self.is_headless:
-            return
-        loop = asyncio.get_running_loop()
-        loop.add_signal_handler(signal.SIGTERM, lambda: self.call_later(self.stop_and_quit))
-        loop.add_signal_handler(signal.SIGHUP, self.terminal_closed)
-
-    def terminal_closed(self) -> None:
-        """SIGHUP: the terminal is gone. A run of this app's trains on to its end, in this
-        process (its lines in the run's train.log; any TUI attaches to it); the UI ends."""
-        from workbench.core.live.detach import let_go_of_terminal
-
-        let_go_of_terminal()
-        training = self._mounted(TrainingPane)
-        self.keeps_training = training is not None and training.running
-        self.exit(0)
-
-    async def action_quit(self) -> None:
-        """Quit; with this app's run training, ask first (stop, background, or stay)."""
-        training = self._mounted(TrainingPane)
-        if training is None or not training.running or self.handing_over:
-            self.exit(0)
-            return
-        from workbench.tui.widgets.quit_dialog import BACKGROUND, STOP, QuitDialog
-
-        async def answered(answer: str | None) -> None:
-            if answer == STOP:
-                await self.stop_and_quit()
-            elif answer == BACKGROUND:
-                await self.hand_over_and_quit(training)
-
-        self.push_screen(QuitDialog(training.run_name()), answered)
-
-    async def stop_and_quit(self) -> None:
-        """Stop training with a checkpoint, wait a moment for it, then exit."""
-        training = self._mounted(TrainingPane)
-        if training is not None and training.running:
-            training.action_stop()
-            self.notify("stopping training with a checkpoint…")
-            waited = 0.0
-            while training.running and waited < QUIT_WAIT_SECONDS:
-                await asyncio.sleep(0.1)
-                waited += 0.1
-        self.exit(0)
-
-    async def hand_over_and_quit(self, training: TrainingPane) -> None:
-        """Stop the run with a checkpoint, have a detached process continue it from there
-        (bit for bit, as ``--resume`` does), then exit; the lines to find it are printed
-        once the screen is restored."""
-        self.handing_over = True
-        training.action_stop()
-        self.notify("handing the run over: stopping at the next step with a checkpoint…")
-        while training.running:
-            await asyncio.sleep(0.1)
-        run_dir = training.last_run_dir
-        if training.last_status == "stopped" and run_dir is not None:
-            try:
-                self.farewell = await asyncio.to_thread(
-                    continue_detached, run_dir, self.config.preset, self.config.output_dir
-                )
-            except WorkbenchError as err:
-                self.farewell = [f"workbench: error: {err}"]
-        self.exit(0)

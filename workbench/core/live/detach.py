@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import signal
 import subprocess
 import sys
 import time
@@ -18,7 +19,7 @@ from pathlib import Path
 
 from workbench.core.live.liveness import Liveness, run_liveness
 from workbench.core.live.record import WriterRecord
-from workbench.core.live.run_log import LOG_FILE
+from workbench.core.run_folder import LOG_FILE
 from workbench.errors import WorkbenchError
 
 #: How long to wait for the detached process to take its run folder.
@@ -39,8 +40,25 @@ def start_detached(train_args: list[str], run_dir: Path) -> subprocess.Popen[byt
             stderr=subprocess.STDOUT,
             start_new_session=True,
             close_fds=True,
-            env={**os.environ, "PYTHONUNBUFFERED": "1"},
+            # No progress bars: redrawn with carriage returns, they would fill the log.
+            env={
+                **os.environ,
+                "PYTHONUNBUFFERED": "1",
+                "HF_HUB_DISABLE_PROGRESS_BARS": "1",
+                "HF_DATASETS_DISABLE_PROGRESS_BARS": "1",
+            },
         )
+
+
+def continue_detached(run_dir: Path, preset: str, output_dir: str) -> subprocess.Popen[bytes]:
+    """Continue a stopped run (its config.json, its last checkpoint) in a detached process,
+    once this process has let go of its folder; returns when that process holds it."""
+    from workbench.core.live.stop_request import wait_until_ended
+
+    wait_until_ended(run_dir, HOLD_WAIT_SECONDS)  # the run's end is written just after
+    process = start_detached(["--preset", preset, "--output-dir", output_dir], run_dir)
+    wait_until_held(process, run_dir)
+    return process
 
 
 def wait_until_held(
@@ -56,6 +74,9 @@ def wait_until_held(
             break
         time.sleep(0.1)
     code = process.poll()
+    if code is None:  # not one run more on a retry: this one goes
+        with contextlib.suppress(OSError):
+            os.killpg(process.pid, signal.SIGTERM)
     tail = last_lines(run_dir / LOG_FILE, 1)
     raise WorkbenchError(
         "the detached run "
@@ -78,12 +99,12 @@ def last_lines(path: Path, count: int) -> list[str]:
     return [line for line in lines if line.strip()][-count:]
 
 
-def let_go_of_terminal() -> None:
-    """The terminal is gone (SIGHUP, EIO): point standard input, output and error at
-    ``/dev/null``, so that no later write -- ours, a library's print or warning, a UI
-    driver's -- fails and ends the run."""
+def let_go_of_terminal(fds: list[int] | tuple[int, ...] = (0, 1, 2)) -> None:
+    """The terminal is gone (SIGHUP, EIO): point the standard streams that were the
+    terminal (``fds``) at ``/dev/null``, so that no later write -- ours, a library's print
+    or warning, a UI driver's -- fails and ends the run."""
     devnull = os.open(os.devnull, os.O_RDWR)
-    for fd in (0, 1, 2):
+    for fd in fds:
         with contextlib.suppress(OSError):
             os.dup2(devnull, fd)
     os.close(devnull)

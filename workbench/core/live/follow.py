@@ -15,8 +15,7 @@ import os
 from pathlib import Path
 
 from workbench.core.events import Event, event_from_record
-from workbench.core.live.run_log import LOG_FILE
-from workbench.core.run_folder import METRICS_FILE
+from workbench.core.run_folder import LOG_FILE, METRICS_FILE
 
 
 def event_of_line(line: bytes) -> Event | None:
@@ -49,7 +48,7 @@ class GrowingFile:
             return []
         end = data.rfind(b"\n") + 1  # a line still being written waits for the next read
         self.offset += end
-        return data[:end].splitlines()
+        return data[: end - 1].split(b"\n") if end else []  # a carriage return is no line end
 
     def read_new_text(self) -> list[str]:
         """:meth:`read_new_lines` as text."""

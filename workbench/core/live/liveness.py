@@ -20,13 +20,22 @@ from workbench.core.live.record import (
     process_alive,
     this_host,
 )
-from workbench.core.run_folder import RUNS_FOLDER, RunSummary, read_summary, run_folders
+from workbench.core.run_folder import (
+    LOG_FILE,
+    RUNS_FOLDER,
+    SUMMARY_FILE,
+    RunSummary,
+    read_summary,
+    run_folders,
+)
 from workbench.errors import WorkbenchError
 
 #: Every status a run can have, as front ends show it.
 STATUSES = ("running", "stopping", "finished", "stopped", "failed", "killed", "stale")
 #: The statuses of a run whose writer may still write (a stop request reaches it).
 LIVE_STATUSES = ("running", "stopping", "stale")
+#: The statuses of a run whose writer is known to write: a stale one may be long dead.
+WRITING_STATUSES = ("running", "stopping")
 #: How a writer's ending states read when the run left no summary.
 _ENDED = {"finished": "finished", "stopped": "stopped", "failed": "failed", "lost": "stopped"}
 
@@ -41,8 +50,14 @@ class Liveness:
 
     @property
     def live(self) -> bool:
-        """Whether a writer may still be writing the folder."""
+        """Whether a writer may still be writing the folder (followed, stoppable)."""
         return self.status in LIVE_STATUSES
+
+    @property
+    def writing(self) -> bool:
+        """Whether a writer is known to write the folder now (a second one is refused;
+        a stale writer's lock decides, see :class:`~workbench.core.live.writer.RunWriter`)."""
+        return self.status in WRITING_STATUSES
 
     def why(self) -> str:
         """What the status rests on, for a line that explains it."""
@@ -58,6 +73,12 @@ class Liveness:
                 if record
                 else "no writer holds it and it has no summary"
             )
+        if self.status == "failed":
+            error = (record.error if record else None) or (
+                self.summary.error if self.summary else None
+            )
+            if error:
+                return error
         return record.who() if record is not None else ""
 
 
@@ -68,20 +89,40 @@ def run_liveness(run_dir: Path, at: float | None = None) -> Liveness:
     if record is not None and record.state in LIVE_STATES:
         if record.host == this_host():
             alive = process_alive(record.pid, record.start_ticks)
-            return Liveness(record.state if alive else "killed", record, summary)
+            if alive:
+                return Liveness(record.state, record, summary)
+            # Killed between writing its finished summary and letting go: finished.
+            done = _finished_since(run_dir, summary, record.started)
+            return Liveness("finished" if done else "killed", record, summary)
         age = (at if at is not None else now()) - record.heartbeat
         return Liveness("stale" if age > STALE_SECONDS else record.state, record, summary)
     if record is not None:  # newer than a summary an earlier, resumed try left
+        if _finished_since(run_dir, summary, record.started):
+            return Liveness("finished", record, summary)  # what failed came after it
         return Liveness(_ENDED.get(record.state, "failed"), record, summary)
     if summary is not None and summary.status in _ENDED:  # a run no writer record names
-        return Liveness(str(summary.status), record, summary)
+        return Liveness(_ENDED[str(summary.status)], record, summary)
+    if (run_dir / LOG_FILE).is_file():
+        # A try that failed before its run began takes its record away; its log says why.
+        return Liveness("failed", None, summary)
     return Liveness("killed", None, summary)
 
 
+def _finished_since(run_dir: Path, summary: RunSummary | None, since: float) -> bool:
+    """Whether the folder holds a finished summary written after ``since``."""
+    if summary is None or summary.status != "finished":
+        return False
+    try:
+        return (run_dir / SUMMARY_FILE).stat().st_mtime >= since
+    except OSError:
+        return False
+
+
 def live_runs(output_root: Path) -> list[tuple[Path, Liveness]]:
-    """The runs under ``output_root`` whose writer may still write, newest first."""
+    """The runs under ``output_root`` that a writer writes now, newest first (a stale
+    one, on another host, is left to be named)."""
     found = ((run, run_liveness(run)) for run in run_folders(output_root))
-    return [(run, live) for run, live in found if live.live]
+    return [(run, live) for run, live in found if live.writing]
 
 
 def pick_run(output_root: Path, name: str | None, live_only: bool = False) -> Path:

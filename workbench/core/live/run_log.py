@@ -8,14 +8,13 @@ come before the run has a folder (the data phase) are kept and written once it h
 
 from __future__ import annotations
 
+import contextlib
 import threading
 from pathlib import Path
 
 from workbench.core.events import Event
+from workbench.core.run_folder import LOG_FILE
 from workbench.core.views.event_text import EventText
-
-#: The run's lines, in the run folder.
-LOG_FILE = "train.log"
 
 
 class RunLog:
@@ -32,6 +31,8 @@ class RunLog:
         with self._lock:
             self.path = run_dir / LOG_FILE
             pending, self._pending = self._pending, []
+            with contextlib.suppress(OSError):
+                self.path.touch()  # from now on a viewer reads the run's lines here
         for line in pending:
             self.line(line)
 

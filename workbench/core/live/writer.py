@@ -25,17 +25,18 @@ import threading
 from dataclasses import replace
 from pathlib import Path
 
-from workbench.core.events import EventSink, Note
+from workbench.core.events import EventSink, Level, Note
 from workbench.core.live.record import (
     HEARTBEAT_SECONDS,
     LOCK_FILE,
+    RECORD_FILE,
     WriterRecord,
     now,
     start_ticks,
     this_host,
 )
 from workbench.core.live.stop_request import clear_stop_request, read_stop_request
-from workbench.core.run_folder import RUNS_FOLDER
+from workbench.core.run_folder import LOG_FILE, output_dir_flag, output_root_of
 from workbench.errors import WorkbenchError
 
 #: Seconds between two looks for a stop request: a stop is seen within about this long.
@@ -62,16 +63,12 @@ class RunFolderBusy(WorkbenchError):
 def busy_message(run_dir: Path, record: WriterRecord | None) -> str:
     """The one line that refuses a second writer: who holds the run, how to watch or stop it."""
     name = run_dir.name
-    output = run_dir.parent.parent if run_dir.parent.name == RUNS_FOLDER else None
-    where = (
-        f" --output-dir {output}"
-        if output is not None and str(output) != "translation_output"
-        else ""
-    )
+    where = output_dir_flag(output_root_of(run_dir))
     holder = record.who() if record is not None else "another process"
     return (
         f"run {name} is being trained by {holder}; watch it with `workbench logs {name} "
-        f"--follow{where}` or `workbench tui`, stop it with `workbench stop {name}{where}`"
+        f"--follow{where}` or `workbench tui{where}`, stop it with "
+        f"`workbench stop {name}{where}`"
     )
 
 
@@ -91,6 +88,7 @@ class RunWriter:
         #: continue a run leaves the run's record as the run's last writer left it.
         self.began = False
         self._fd: int | None = None
+        self._held = False
         self._done = threading.Event()
         self._thread: threading.Thread | None = None
         self._write_lock = threading.Lock()
@@ -99,14 +97,24 @@ class RunWriter:
         """Take ``run_dir`` for this process, or raise :class:`RunFolderBusy`."""
         if self.run_dir == run_dir:
             return
-        fd = os.open(run_dir / LOCK_FILE, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o644)
+        fd: int | None = os.open(run_dir / LOCK_FILE, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o644)
+        assert fd is not None
         try:
             fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except BlockingIOError:
             os.close(fd)
             raise RunFolderBusy(busy_message(run_dir, WriterRecord.read(run_dir))) from None
-        _HELD.add(fd)
-        self._fd, self.run_dir = fd, run_dir
+        except OSError as err:  # a file system without locks (Lustre without -o flock)
+            os.close(fd)
+            fd = None
+            self._say(
+                f"the file system of {run_dir} does not lock files ({err.strerror}), so a "
+                "second writer of this run would not be refused",
+                "warning",
+            )
+        if fd is not None:
+            _HELD.add(fd)
+        self._fd, self.run_dir, self._held = fd, run_dir, True
         self.before = WriterRecord.read(run_dir)  # the last writer's, for a try that fails
         clear_stop_request(run_dir)  # meant for the writer before this one
         started = now()
@@ -122,20 +130,32 @@ class RunWriter:
         A try that fails before the run began writing (``--resume`` refused by a check,
         an unreachable Hub) does not end the run: its earlier writer's record stays.
         """
-        if self._fd is None or self.run_dir is None:
+        if not self._held or self.run_dir is None:
             return
         self._done.set()
         if self._thread is not None:
             self._thread.join()
-        if state == "failed" and not self.began and self.before is not None:
+        if state == "failed" and not self.began:
             with contextlib.suppress(OSError):
-                self.before.write(self.run_dir)
+                if self.before is not None:
+                    self.before.write(self.run_dir)
+                else:  # the folder is as the caller made it, but for what the run said
+                    (self.run_dir / RECORD_FILE).unlink(missing_ok=True)
+                    (self.run_dir / LOCK_FILE).unlink(missing_ok=True)
+                    log = self.run_dir / LOG_FILE
+                    if log.is_file() and log.stat().st_size == 0:
+                        log.unlink()
         else:
             self._rewrite(state=state, error=error)
         clear_stop_request(self.run_dir)
-        _HELD.discard(self._fd)
-        os.close(self._fd)  # the lock goes with the last descriptor
-        self._fd = None
+        if self._fd is not None:
+            _HELD.discard(self._fd)
+            os.close(self._fd)  # the lock goes with the last descriptor
+        self._fd, self._held = None, False
+
+    def _say(self, text: str, level: Level = "info") -> None:
+        if self.on_event is not None:
+            self.on_event(Note(text, level))
 
     def _rewrite(self, **changes: object) -> None:
         if self.record is None or self.run_dir is None:
@@ -153,13 +173,7 @@ class RunWriter:
             request = read_stop_request(self.run_dir)
             if request is not None and not self.stop.is_set():
                 self.stop.set()
-                if self.on_event is not None:
-                    self.on_event(
-                        Note(
-                            f"stop requested ({request}); stopping after this step with a "
-                            "checkpoint"
-                        )
-                    )
+                self._say(f"stop requested ({request}); stopping after this step with a checkpoint")
             if self.stop.is_set() and self.record is not None and self.record.state == "running":
                 self._rewrite(state="stopping")
                 last_beat = now()

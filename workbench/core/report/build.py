@@ -41,6 +41,8 @@ from workbench.core.run_folder import (
     SUMMARY_FILE,
     RunSummary,
     latest_finished_run,
+    output_dir_flag,
+    output_root_of,
     preset_defaults,
     read_json_dict,
     read_jsonl,
@@ -52,11 +54,6 @@ from workbench.core.views.svg import Series, line_chart_svg
 from workbench.errors import WorkbenchError
 
 # --------------------------------------------------------------------------- finding the run
-
-
-def output_root_of(run_dir: Path) -> Path:
-    """The output folder a run folder lives in (``<root>/runs/<name>``), else its parent."""
-    return run_dir.parent.parent if run_dir.parent.name == RUNS_FOLDER else run_dir.parent
 
 
 def resolve_run_dir(run_dir: str | Path | None, output_root: str | Path) -> Path:
@@ -79,10 +76,11 @@ def resolve_run_dir(run_dir: str | Path | None, output_root: str | Path) -> Path
     if (path / RUNS_FOLDER).is_dir() and not (path / SUMMARY_FILE).exists():
         return resolve_run_dir(None, path)  # the output folder itself: its newest run
     live = run_liveness(path)
-    if live.live:
+    if live.writing:
         raise WorkbenchError(
             f"run {path.name} is {live.status} ({live.why()}); report on it once it has "
-            f"finished (`workbench logs {path.name} --follow` shows it going)"
+            f"finished (`workbench logs {path.name} --follow{output_dir_flag(root)}` shows "
+            "it going)"
         )
     if not (path / SUMMARY_FILE).is_file():
         raise WorkbenchError(

@@ -79,7 +79,7 @@ def find_resumable_run(output_root: Path, refuse_live: bool = True) -> Path | No
         if is_finished(run):
             continue
         live = run_liveness(run) if refuse_live else None
-        if live is not None and live.live:
+        if live is not None and live.writing:
             raise RunFolderBusy(busy_message(run, live.record))
         if last_complete_checkpoint(run) is not None:
             return run

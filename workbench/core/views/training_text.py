@@ -1,11 +1,15 @@
 """How a run's early stopping and checkpoint averaging are said, from their summary
-records: the line the run prints and the report's row are one wording."""
+records (the line the run prints and the report's row are one wording), and the
+Training pane's lines about a run: its settings, and how its last run ended."""
 
 from __future__ import annotations
 
 from typing import Any
 
+from workbench.core.config import RunConfig
+from workbench.core.run_folder import RunSummary, best_epoch
 from workbench.core.scores import N_BOOTSTRAP
+from workbench.core.views.event_text import best_epoch_text
 from workbench.core.views.score_text import format_p
 
 
@@ -65,3 +69,27 @@ def averaging_text(record: dict[str, Any]) -> str:
         f"{change}, against the best checkpoint (epoch {_epoch(record.get('best_epoch'))}); "
         f"{kept}"
     )
+
+
+def settings_line(c: RunConfig) -> str:
+    """A run's settings in one line, as the Training pane shows them above its charts."""
+    return (
+        f"{c.preset}: {c.model} on {c.data}"
+        + (f" ({c.data_config})" if c.data_config else "")
+        + f" · max len {c.max_source_length}/{c.max_target_length} · beams {c.num_beams}"
+        + f" · BLEU tokenize={c.bleu_tokenize}"
+        + (f" · early stopping: patience {c.early_stopping}" if c.early_stopping else "")
+        + (
+            f" · averaging the {c.average} {c.average_checkpoints} checkpoints"
+            if c.average_checkpoints
+            else ""
+        )
+        + f" · out {c.output_dir}"
+    )
+
+
+def last_run_line(name: str, status: str, summary: RunSummary | None) -> str:
+    """``last run 20260101-000000-demo: finished · best epoch 1``."""
+    best = f" · {best_epoch_text(summary)}" if summary and best_epoch(summary) is not None else ""
+    resume = " (r resumes it)" if status == "stopped" else ""
+    return f"last run {name}: {status}{best}{resume}"

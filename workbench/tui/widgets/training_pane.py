@@ -42,11 +42,11 @@ from workbench.core.live.liveness import Liveness, run_liveness
 from workbench.core.live.stop_request import request_stop
 from workbench.core.run_folder import (
     RunSummary,
-    best_epoch,
     started_settings,
 )
-from workbench.core.views.event_text import EventText, best_epoch_text
+from workbench.core.views.event_text import EventText
 from workbench.core.views.numbers import format_seconds
+from workbench.core.views.training_text import last_run_line, settings_line
 from workbench.errors import WorkbenchError
 from workbench.tui.messages import ForwardsWorkerFailures, RunEvent, RunFinished, checked
 from workbench.tui.widgets.charts import SeriesChart
@@ -83,6 +83,10 @@ class TrainingPane(ForwardsWorkerFailures, Vertical):
         self.text = EventText()
         #: The run another process writes, which this pane follows (attached).
         self.attached: RunReader | None = None
+        #: Clear while this pane's training thread runs (the app waits on it when its
+        #: terminal went away mid-run).
+        self.training_done = threading.Event()
+        self.training_done.set()
         #: Whether the log shows the events' lines (a run with a train.log shows its own).
         self.lines_from_events = True
 
@@ -103,7 +107,7 @@ class TrainingPane(ForwardsWorkerFailures, Vertical):
             # A total from the start: an indeterminate bar animates even when idle.
             yield ProgressBar(total=1, id="train-progress", show_eta=False)
             yield Static("idle", id="train-status")
-        yield Static(self._settings_line(self.config), id="train-config")
+        yield Static(Text(settings_line(self.config)), id="train-config")
         yield Static("no run yet in this output folder", id="train-run")
         with Horizontal(id="train-charts"):
             yield SeriesChart("training loss", "step", id="loss-chart")
@@ -112,22 +116,6 @@ class TrainingPane(ForwardsWorkerFailures, Vertical):
 
     def on_mount(self) -> None:
         self.set_interval(FOLLOW_SECONDS, self._follow)
-
-    @staticmethod
-    def _settings_line(c: RunConfig) -> Text:
-        return Text(
-            f"{c.preset}: {c.model} on {c.data}"
-            + (f" ({c.data_config})" if c.data_config else "")
-            + f" · max len {c.max_source_length}/{c.max_target_length} · beams {c.num_beams}"
-            + f" · BLEU tokenize={c.bleu_tokenize}"
-            + (f" · early stopping: patience {c.early_stopping}" if c.early_stopping else "")
-            + (
-                f" · averaging the {c.average} {c.average_checkpoints} checkpoints"
-                if c.average_checkpoints
-                else ""
-            )
-            + f" · out {c.output_dir}"
-        )
 
     def edited_config(self) -> RunConfig:
         """The pane's settings applied to the base config, validated like the CLI."""
@@ -192,12 +180,20 @@ class TrainingPane(ForwardsWorkerFailures, Vertical):
                 markup=False,
             )
             return
+        if self.attached is not None:  # its fields show the watched run's settings
+            self._let_go()
+            self.app.notify(
+                "stopped watching; the fields show this pane's settings again: press s "
+                "to start a run with them",
+                title="Start",
+            )
+            return
         config = checked(self.app, "Invalid setting", self.edited_config)
         if config is None:
             return
-        self.attached = None  # this pane's own run from now on
+        self.last_status = self.last_run_dir = None
         self.config = config
-        self.query_one("#train-config", Static).update(self._settings_line(config))
+        self.query_one("#train-config", Static).update(Text(settings_line(config)))
         self.stop_flag = threading.Event()
         self.running = True
         self._set_buttons()
@@ -223,9 +219,13 @@ class TrainingPane(ForwardsWorkerFailures, Vertical):
         """The core run; events arrive back on the main thread as RunEvent messages."""
         from workbench.core.train.run_training import run_training
 
-        run_training(
-            config, lambda e: self.post_message(RunEvent(e)), self.stop_flag, resume=resume
-        )
+        self.training_done.clear()
+        try:
+            run_training(
+                config, lambda e: self.post_message(RunEvent(e)), self.stop_flag, resume=resume
+            )
+        finally:
+            self.training_done.set()
 
     def run_name(self) -> str:
         """This pane's run as the quit question names it."""
@@ -234,6 +234,7 @@ class TrainingPane(ForwardsWorkerFailures, Vertical):
     def worker_failed(self, error: BaseException) -> None:
         """Called by the app's single worker-failure handler for the training worker."""
         self.running = False
+        self.last_status = "failed"
         self._set_buttons()
         self.query_one("#train-status", Static).update("failed")
         self.write_log(f"error: {error}")
@@ -249,17 +250,11 @@ class TrainingPane(ForwardsWorkerFailures, Vertical):
         status and best epoch; a live one is then followed (attached)."""
         if self.running:
             return
-        self.attached = None
+        self._let_go()
         for chart in self.query(SeriesChart):
             chart.clear_series()
         self.query_one(Log).clear()
         self.text = EventText()
-        shown = started_settings(run_dir, self.config)
-        self.query_one("#train-config", Static).update(self._settings_line(shown))
-        for field, _ in EDITABLE:
-            self.query_one(f"#set-{field}", Input).value = setting_text(
-                field, getattr(shown, field)
-            )
         # The log shows the run's train.log where it has one (every line headless prints,
         # notes and warnings too); metrics.jsonl, the numbers, draws the rest.
         reader = RunReader(run_dir)
@@ -283,7 +278,22 @@ class TrainingPane(ForwardsWorkerFailures, Vertical):
         live = run_liveness(run_dir)
         if live.live:
             self.attached = reader  # followed by _follow, every FOLLOW_SECONDS
+            self._show_settings(started_settings(run_dir, self.config))  # the run's own
         self._show_liveness(run_dir, live)
+
+    def _show_settings(self, shown: RunConfig) -> None:
+        """The settings line and fields: an attached run's, else this pane's own."""
+        self.query_one("#train-config", Static).update(Text(settings_line(shown)))
+        for field, _ in EDITABLE:
+            self.query_one(f"#set-{field}", Input).value = setting_text(
+                field, getattr(shown, field)
+            )
+
+    def _let_go(self) -> None:
+        """Stop following the attached run (it goes on); the fields are this pane's again."""
+        if self.attached is not None:
+            self.attached = None
+            self._show_settings(self.config)
 
     def _show_liveness(self, run_dir: Path, live: Liveness) -> None:
         """The run's status line; a live run names its writer and how to stop it."""
@@ -292,7 +302,7 @@ class TrainingPane(ForwardsWorkerFailures, Vertical):
             self.query_one("#train-status", Static).update(live.status)
         if live.status == "finished":
             self.query_one("#train-progress", ProgressBar).update(total=1, progress=1)
-        line = run_line(run_dir.name, live.status, live.summary)
+        line = last_run_line(run_dir.name, live.status, live.summary)
         if live.live:
             line = f"watching {run_dir.name}: {live.status} · {live.why()} · x stops it"
         self.query_one("#train-run", Static).update(Text(line))
@@ -309,12 +319,13 @@ class TrainingPane(ForwardsWorkerFailures, Vertical):
                 self._show_liveness(reader.run_dir, live)
             return
         self._draw_new(reader)  # its last lines, written as it ended
-        self.attached = None
+        self._let_go()
         self._show_liveness(reader.run_dir, live)
         summary = live.summary or RunSummary()
         self.post_message(RunFinished(live.status, str(reader.run_dir), summary))
 
     def _draw_new(self, reader: RunReader) -> None:
+        self.lines_from_events = self.lines_from_events and not reader.has_log()
         lines, events = reader.read_new()
         for line in lines:
             self.write_log(line)
@@ -332,7 +343,7 @@ class TrainingPane(ForwardsWorkerFailures, Vertical):
             self.last_run_dir = Path(event.run_dir)
             self._set_buttons()
             self.query_one("#train-run", Static).update(
-                Text(run_line(Path(event.run_dir).name, event.status, event.summary))
+                Text(last_run_line(Path(event.run_dir).name, event.status, event.summary))
             )
             self.post_message(RunFinished(event.status, event.run_dir, event.summary))
 
@@ -379,10 +390,3 @@ class TrainingPane(ForwardsWorkerFailures, Vertical):
     def _charted(e: EvalDone) -> bool:
         # The chart follows the validation set: the test set is scored before and after only.
         return e.stage in ("before", "epoch") and e.split == "validation"
-
-
-def run_line(name: str, status: str, summary: RunSummary | None) -> str:
-    """``last run 20260101-000000-demo: finished · best epoch 1``."""
-    best = f" · {best_epoch_text(summary)}" if summary and best_epoch(summary) is not None else ""
-    resume = " (r resumes it)" if status == "stopped" else ""
-    return f"last run {name}: {status}{best}{resume}"

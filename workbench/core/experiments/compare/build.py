@@ -19,7 +19,7 @@ from workbench.core.evaluate.metrics import sentence_chrf
 from workbench.core.evaluate.significance import randomisation_p, score_before_after
 from workbench.core.experiments.table import LETTERS, RunRow, run_row
 from workbench.core.live.follow import read_run_events
-from workbench.core.report.build import epoch_rows, output_root_of, train_loss_points
+from workbench.core.report.build import epoch_rows, train_loss_points
 from workbench.core.report.model import EpochRow
 from workbench.core.run_folder import (
     METRICS_FILE,
@@ -27,6 +27,7 @@ from workbench.core.run_folder import (
     RUNS_FOLDER,
     SUMMARY_FILE,
     RunSummary,
+    output_root_of,
     read_json_dict,
     read_jsonl,
     read_summary,

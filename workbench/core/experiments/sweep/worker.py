@@ -33,6 +33,7 @@ from workbench.core.experiments.sweep.study import (
 from workbench.core.live.writer import RunFolderBusy
 from workbench.core.run_folder import (
     BEST_MODEL,
+    LOG_FILE,
     check_writable,
     is_finished,
     new_run_dir,
@@ -353,10 +354,13 @@ class SweepWorker:
 
 
 def _remove_if_empty(folder: Path | None) -> None:
-    """Remove a run folder a trial made when the run never wrote into it."""
+    """Remove a run folder a trial made when the run never wrote into it but its lines
+    (the sweep's own line says why the trial ended)."""
     if folder is not None:
         with contextlib.suppress(OSError):
-            folder.rmdir()  # only succeeds when empty
+            if {p.name for p in folder.iterdir()} <= {LOG_FILE}:
+                (folder / LOG_FILE).unlink(missing_ok=True)
+                folder.rmdir()
 
 
 def _resumable(run_dir: Path) -> bool:

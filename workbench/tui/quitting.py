@@ -1,0 +1,132 @@
+"""How the app ends around a run that trains: the question on quit, the hand-over to a
+process of its own, SIGTERM, and a terminal that goes away.
+
+- ``q`` (or Ctrl-C) while this app's run trains asks (:class:`QuitDialog`): stop it with a
+  checkpoint, keep it training in the background, or stay. The background is a detached
+  process that continues the run from the checkpoint just written, bit for bit, as
+  ``--resume`` does; the app exits once that process holds the run folder, and prints how
+  to follow and stop it.
+- SIGTERM (kill, a batch system) stops training with a checkpoint, then exits.
+- SIGHUP (the SSH link dropped, ``tmux kill-session``): the UI ends, and the run trains
+  on to its end in this process; ``run_tui`` waits for it. Its lines go on into the run's
+  ``train.log``, and any ``workbench tui`` attaches to it.
+
+Python's default for both signals ends the process at once, leaving the terminal in raw
+mode on the alternate screen and losing a running epoch. The handlers are not installed
+under ``run_test`` (headless), which shares the test process's signal handlers.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import signal
+from typing import TYPE_CHECKING, Any
+
+from workbench.errors import WorkbenchError
+from workbench.tui.widgets.quit_dialog import BACKGROUND, STOP, QuitDialog
+from workbench.tui.widgets.training_pane import TrainingPane
+
+if TYPE_CHECKING:
+    from workbench.core.config import RunConfig
+
+#: The longest wait for a stop's checkpoint before the app exits (the thread goes on).
+QUIT_WAIT_SECONDS = 4.0
+
+
+class QuitsAroundTraining:
+    """The app's quitting, for a :class:`~textual.app.App` with a :class:`TrainingPane`."""
+
+    config: RunConfig
+    #: Lines to print once the app has left the screen (where a handed-over run is).
+    farewell: list[str]
+    #: The terminal went away while this app's run trained: the process lives on.
+    keeps_training: bool
+    handing_over: bool
+    training: TrainingPane | None
+
+    # App's, used here
+    is_headless: bool
+    screen: Any
+    exit: Any
+    notify: Any
+    call_later: Any
+    push_screen: Any
+
+    def catch_hangups(self) -> None:
+        """SIGTERM stops and quits; SIGHUP lets the UI go and the run train on."""
+        if self.is_headless:
+            return
+        loop = asyncio.get_running_loop()
+        loop.add_signal_handler(signal.SIGTERM, lambda: self.call_later(self.stop_and_quit))
+        loop.add_signal_handler(signal.SIGHUP, self.terminal_closed)
+
+    def terminal_closed(self) -> None:
+        """SIGHUP: the terminal is gone; no write to it may fail, and the UI ends."""
+        from workbench.core.live.detach import let_go_of_terminal
+
+        let_go_of_terminal()
+        self.keeps_training = self.training is not None and self.training.running
+        self.exit(0)
+
+    def wait_for_training(self) -> None:
+        """Block until this app's training thread has ended (after the UI has)."""
+        if self.training is not None:
+            self.training.training_done.wait()
+
+    async def action_quit(self) -> None:
+        """Quit; with this app's run training, ask first (stop, background, or stay)."""
+        if isinstance(self.screen, QuitDialog):
+            return  # asked already
+        if self.handing_over:
+            self.notify("handing the run over to a process of its own; a moment…")
+            return
+        training = self.training
+        if training is None or not training.running:
+            self.exit(0)
+            return
+
+        async def answered(answer: str | None) -> None:
+            if answer == STOP:
+                await self.stop_and_quit()
+            elif answer == BACKGROUND:
+                await self.hand_over_and_quit(training)
+
+        self.push_screen(QuitDialog(training.run_name()), answered)
+
+    async def stop_and_quit(self) -> None:
+        """Stop training with a checkpoint, wait a moment for it, then exit."""
+        training = self.training
+        if training is not None and training.running:
+            training.action_stop()
+            self.notify("stopping training with a checkpoint…")
+            waited = 0.0
+            while training.running and waited < QUIT_WAIT_SECONDS:
+                await asyncio.sleep(0.1)
+                waited += 0.1
+        self.exit(0)
+
+    async def hand_over_and_quit(self, training: TrainingPane) -> None:
+        """Stop the run with a checkpoint, have a detached process continue it, exit."""
+        from workbench.core.live.detach import continue_detached
+        from workbench.core.views.live_text import detached_lines
+
+        self.handing_over = True
+        training.action_stop()
+        self.notify("handing the run over: stopping at the next step with a checkpoint…")
+        while training.running:
+            await asyncio.sleep(0.1)
+        run_dir, status = training.last_run_dir, training.last_status
+        if status == "stopped" and run_dir is not None:
+            try:
+                process = await asyncio.to_thread(
+                    continue_detached, run_dir, self.config.preset, self.config.output_dir
+                )
+                self.farewell = detached_lines(run_dir, process.pid, self.config.output_dir)
+            except WorkbenchError as err:
+                self.farewell = [f"workbench: error: {err}"]
+        else:
+            self.farewell = [
+                f"the run {status or 'ended'} before it could be handed over"
+                + (f": {run_dir}" if run_dir else "")
+            ]
+        self.exit(0)
