@@ -122,7 +122,7 @@ async def test_non_finite_values_never_reach_the_charts(tmp_path: Path):
         )
         assert log.lines[-1] == "  epoch 1 done: BLEU nan  chrF nan  eval loss —  (validation)"
         assert str(pane.query_one("#train-status", Static).render()).startswith(
-            "epoch 0.50 · step 5/10"
+            "step 5/10 · epoch 0.50"
         )
         assert app.is_running
 

@@ -69,7 +69,7 @@ class Liveness:
             )
         if self.status == "killed":
             return (
-                f"its writer ({record.who()}) is gone without a summary"
+                f"its writer, {record.who()}, is gone without a summary"
                 if record
                 else "no writer holds it and it has no summary"
             )

@@ -378,7 +378,7 @@ class TrainingPane(ForwardsWorkerFailures, Vertical):
         bar = self.query_one("#train-progress", ProgressBar)
         bar.update(total=e.max_steps or None, progress=e.step)
         status = (
-            f"epoch {e.epoch:.2f} · step {e.step}/{e.max_steps} · "
+            f"step {e.step}/{e.max_steps} · epoch {e.epoch:.2f} · "
             f"{(e.samples_per_second or 0):.1f} samples/s · "
             f"ETA {format_seconds(e.eta_seconds)}"
         )
