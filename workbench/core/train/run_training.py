@@ -3,11 +3,13 @@
 ``run_training`` reads as the job does: data, model, the held-out sets scored *before*,
 fine-tuning with ``Seq2SeqTrainer``, the same sets scored *after* with the same decoding,
 the best model published, the summary written. The details live in their own modules:
-``runs`` (the run folder), ``preflight``, ``run_model``, ``trainer`` (the Trainer and its
-callback), ``evaluation`` (before/after) and ``checkpoints``. Progress goes to an event
-sink; a ``threading.Event`` stops training at the next step with a checkpoint; a lost
-``RunLease`` (a sweep's trial taken for dead) stops it at the next step with nothing more
-written, and the run returns ``lost``.
+``run_start`` (the run folder and its first lines), ``preflight``, ``run_model``,
+``trainer`` (the Trainer and its callback), ``evaluation`` (before/after) and
+``checkpoints``. Progress goes to an event sink and the run folder's ``train.log``; a
+``threading.Event`` (or a stop request left in the folder) stops training at the next
+step with a checkpoint; a lost ``RunLease`` (a sweep's trial taken for dead) stops it at
+the next step with nothing more written, and the run returns ``lost``. The run holds its
+folder for its whole life (``core/live/writer.py``).
 """
 
 from __future__ import annotations
@@ -19,11 +21,9 @@ from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from workbench.core.atomic import write_json
 from workbench.core.config import RunConfig
-from workbench.core.data.dropped_pairs import write_dropped_pairs
 from workbench.core.data.hub_requests import reporting_retries
-from workbench.core.data.pairs import SplitData, prepare_data
+from workbench.core.data.pairs import prepare_data
 from workbench.core.evaluate.before_after import (
     HeldOutSets,
     pick_samples,
@@ -44,7 +44,6 @@ from workbench.core.events import (
     fan_out,
     while_held,
 )
-from workbench.core.languages import bleu_tokenizer_for
 from workbench.core.live.run_log import RunLog
 from workbench.core.live.writer import RunWriter
 from workbench.core.run_folder import (
@@ -55,7 +54,6 @@ from workbench.core.run_folder import (
     RunSummary,
     check_writable,
     holds,
-    new_run_dir,
     saved_config,
 )
 from workbench.core.train import distributed
@@ -70,7 +68,6 @@ from workbench.core.train.checkpoints import (
 from workbench.core.train.early_stop import report_early_stopping
 from workbench.core.train.preflight import preflight
 from workbench.core.train.run_model import (
-    Precision,
     check_run_model,
     configure_generation,
     keep_initial_model,
@@ -78,6 +75,7 @@ from workbench.core.train.run_model import (
     model_settings,
     resolve_precision,
 )
+from workbench.core.train.run_start import model_line, new_run, run_lines
 from workbench.core.translate.translator import Translator
 
 if TYPE_CHECKING:  # trainer imports torch at its top: run_training imports it once it trains
@@ -196,7 +194,7 @@ def _train(
     quiet_libraries()
     device = pick_device()
     precision = resolve_precision(config, device)
-    run_dir = resume_dir or _new_run(output_root, config, precision, main, run_dir, data)
+    run_dir = resume_dir or new_run(output_root, config, precision, main, run_dir, data)
     if main:
         _hold(writer, log, run_dir)
         writer.began = True  # from here on, the run writes its folder
@@ -206,7 +204,7 @@ def _train(
     if resume_dir is not None:
         checkpoint = last_complete_checkpoint(run_dir, emit)
         emit(Note(f"resuming {run_dir.name} from {checkpoint.name if checkpoint else 'start'}"))
-    for line in _run_lines(run_dir, data, config):
+    for line in run_lines(run_dir, data, config):
         emit(Note(line))
     for line in data.notes:
         emit(Note(line, "warning"))
@@ -220,7 +218,7 @@ def _train(
         model, tokenizer, direction = load_run_model(config, data, run_dir, emit)
     configure_generation(model, config)
     model.to(device)
-    emit(Note(_model_line(model, precision)))
+    emit(Note(model_line(model, precision)))
     emit(Note(f"languages: {direction.describe()}"))
     settings = model_settings(config, direction, run_dir)
     if not holds(lease):
@@ -345,63 +343,6 @@ def _lost(run_dir: Path, step: int | None = None) -> RunResult:
     """A run whose lease was lost: nothing written, not even its summary (the caller, a
     sweep, says so in one line; another worker owns the folder now)."""
     return RunResult(LOST, run_dir, RunSummary(run_dir=str(run_dir), global_step=step))
-
-
-def _new_run(
-    output_root: Path,
-    config: RunConfig,
-    precision: Precision,
-    main: bool,
-    folder: Path | None,
-    data: SplitData,
-) -> Path:
-    """A fresh run folder (made by rank 0, shared with the others, or ``folder`` when the
-    caller made it) with its config.json and the pairs cleaning dropped."""
-    made = (folder or new_run_dir(output_root, config.preset)) if main else None
-    run_dir = distributed.from_main(made)
-    if main:
-        record = {"precision": precision.to_dict(), "cleaning": data.cleaning.to_dict()}
-        write_json(run_dir / RUN_CONFIG_FILE, {**config.to_dict(), **record})
-        write_dropped_pairs(run_dir, data.cleaning)
-    return run_dir
-
-
-def _run_lines(run_dir: Path, data: SplitData, config: RunConfig) -> list[str]:
-    """The run's first lines: where it writes, what it trains and tests on, the batch."""
-    lines = [
-        f"run folder: {run_dir}",
-        *data.cleaning.lines(),
-        f"data: {len(data.train)} train / {len(data.validation)} validation "
-        f"({data.validation_name}) from {data.origin}",
-        f"test set: {len(data.test)} pairs ({data.test_name}), scored before and after "
-        "fine-tuning only, never used to choose anything",
-    ]
-    tokenizer, fallback = bleu_tokenizer_for(config.target_lang)
-    if fallback and config.bleu_tokenize == tokenizer:  # char for ja or ko: say why
-        lines.append(fallback)
-    world = distributed.world_size()
-    lines.append(
-        f"effective batch size {config.batch_size * world}"
-        + (f" ({config.batch_size} per process x {world} processes)" if world > 1 else "")
-    )
-    if world > 1:
-        waits = distributed.process_group_timeout()
-        lines.append(
-            f"processes wait up to {waits:.0f} s for each other (ddp_timeout)"
-            if waits is not None
-            else f"ddp_timeout {config.ddp_timeout} s"
-        )
-    return lines
-
-
-def _model_line(model: Any, precision: Precision) -> str:
-    """What was loaded, how big, where, and at which precision it trains and decodes."""
-    n_params = sum(p.numel() for p in model.parameters())
-    return (
-        f"model: {type(model).__name__}, {n_params / 1e6:.1f}M parameters, on "
-        f"{precision.device}; training in {precision.training}, before/after decoded in "
-        f"{precision.decoding}"
-    )
 
 
 def _end_early(
