@@ -102,10 +102,17 @@ def run_liveness(run_dir: Path, at: float | None = None) -> Liveness:
         return Liveness(_ENDED.get(record.state, "failed"), record, summary)
     if summary is not None and summary.status in _ENDED:  # a run no writer record names
         return Liveness(_ENDED[str(summary.status)], record, summary)
-    if (run_dir / LOG_FILE).is_file():
+    if _said_something(run_dir / LOG_FILE):
         # A try that failed before its run began takes its record away; its log says why.
         return Liveness("failed", None, summary)
     return Liveness("killed", None, summary)
+
+
+def _said_something(log: Path) -> bool:
+    try:
+        return log.stat().st_size > 0
+    except OSError:
+        return False
 
 
 def _finished_since(run_dir: Path, summary: RunSummary | None, since: float) -> bool:
