@@ -20,6 +20,7 @@ from workbench.cli import (
     logs,
     report,
     runs,
+    serve,
     stop,
     sweep,
     train,
@@ -41,6 +42,7 @@ COMMANDS: dict[str, Callable[[argparse.Namespace], int]] = {
     "runs": runs.run,
     "logs": logs.run,
     "stop": stop.run,
+    "serve": serve.run,
     "compare": compare.run,
     "sweep": sweep.run,
 }
@@ -63,6 +65,7 @@ def build_parser() -> argparse.ArgumentParser:
     runs.add_parser(sub)
     logs.add_parser(sub)
     stop.add_parser(sub)
+    serve.add_parser(sub)
     compare.add_parser(sub)
     sweep.add_parser(sub)  # cheap: optuna and torch are imported inside its run()
     return parser

@@ -12,6 +12,7 @@ Only argparse and the config load at import; the run itself is
 from __future__ import annotations
 
 import argparse
+import os
 import signal
 import sys
 import threading
@@ -24,7 +25,7 @@ from workbench.cli.options import Flag, add_command
 from workbench.core.config import RunConfig
 from workbench.core.config_build import build_config, preset_values, setting_type
 from workbench.core.presets import DEFAULT_PRESET, PRESET_NOTES, PRESETS
-from workbench.core.settings import SETTING_GROUPS, load_toml, setting_value
+from workbench.core.settings import SETTING_GROUPS, flag_name, load_toml, setting_value
 from workbench.errors import WorkbenchError
 
 #: The run settings that are no flag of their own. The preset is the base that the TOML
@@ -37,11 +38,6 @@ METAVARS = {"int": "INT", "float": "FLOAT", "str": "TEXT"}
 def flag_settings() -> list[Field[Any]]:
     """The RunConfig fields that are flags, in field order."""
     return [f for f in fields(RunConfig) if f.name not in NOT_FLAGS]
-
-
-def flag_name(name: str) -> str:
-    """A setting's flag: ``learning_rate`` -> ``--learning-rate``."""
-    return "--" + name.replace("_", "-")
 
 
 def setting_flag(f: Field[Any]) -> str:
@@ -277,14 +273,16 @@ def stop_on_signals(
 def run_tui(args: argparse.Namespace) -> int:
     """Open the Textual app; without a terminal, say so and point to the headless run."""
     config = config_from_args(args)
-    if not (sys.stdin.isatty() and sys.stdout.isatty()):
+    served = os.environ.get("TEXTUAL_DRIVER", "").endswith(":WebDriver")  # workbench serve
+    if not served and not (sys.stdin.isatty() and sys.stdout.isatty()):
         raise WorkbenchError(
             "workbench tui needs an interactive terminal (stdin/stdout are not a TTY); "
             "use `workbench train --headless` for pipes, logs and batch jobs"
         )
     from workbench.tui.app import WorkbenchApp
 
-    app = WorkbenchApp(config)
+    # In a browser tab a run trains in a process of its own: the tab is only a viewer.
+    app = WorkbenchApp(config, detached_runs=args.argv[1:] if served else None)
     code = app.run() or 0
     if app.keeps_training:  # the terminal went away: the run trains on, here, to its end
         app.wait_for_training()

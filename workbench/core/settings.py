@@ -72,6 +72,11 @@ def setting(default: Any, *, group: str, help: str, aliases: tuple[str, ...] = (
     return field(default=default, metadata={"group": group, "help": help, "aliases": aliases})
 
 
+def flag_name(name: str) -> str:
+    """A setting's flag: ``learning_rate`` -> ``--learning-rate``."""
+    return "--" + name.replace("_", "-")
+
+
 def setting_value(value: Any) -> str:
     """A config value as the user would write it (``none`` for null)."""
     if value is None:

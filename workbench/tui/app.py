@@ -83,9 +83,12 @@ class WorkbenchApp(QuitsAroundTraining, ForwardsWorkerFailures, App[int]):
         Binding("ctrl+c", "quit", "Quit", show=False, priority=True),
     ]
 
-    def __init__(self, config: RunConfig) -> None:
+    def __init__(self, config: RunConfig, detached_runs: list[str] | None = None) -> None:
+        """``detached_runs``: the ``tui`` flags the app was started with, when its runs
+        train in processes of their own (a browser tab, which may close at any time)."""
         super().__init__()
         self.config = config
+        self.detached_runs = detached_runs
         #: Lines to print once the app has left the screen (where a handed-over run is).
         self.farewell: list[str] = []
         #: The terminal went away while this app's run trained: the process lives on.
@@ -133,7 +136,7 @@ class WorkbenchApp(QuitsAroundTraining, ForwardsWorkerFailures, App[int]):
         self.call_after_refresh(self._mount_hidden_panes)
 
     async def _mount_hidden_panes(self) -> None:
-        training = self.training = TrainingPane(self.config)
+        training = self.training = TrainingPane(self.config, detached_runs=self.detached_runs)
         hidden = {
             "training": training,
             "samples": SamplesPane(),

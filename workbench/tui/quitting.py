@@ -91,7 +91,7 @@ class QuitsAroundTraining:
             elif answer == BACKGROUND:
                 await self.hand_over_and_quit(training)
 
-        self.push_screen(QuitDialog(training.run_name()), answered)
+        self.push_screen(QuitDialog(f"the {training.config.preset} run"), answered)
 
     async def stop_and_quit(self) -> None:
         """Stop training with a checkpoint, wait a moment for it, then exit."""

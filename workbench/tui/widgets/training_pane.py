@@ -44,6 +44,7 @@ from workbench.core.run_folder import (
     RunSummary,
     started_settings,
 )
+from workbench.core.settings import flag_name
 from workbench.core.views.event_text import EventText
 from workbench.core.views.numbers import format_seconds
 from workbench.core.views.training_text import last_run_line, settings_line
@@ -73,9 +74,11 @@ def setting_text(field: str, value: float) -> str:
 class TrainingPane(ForwardsWorkerFailures, Vertical):
     """Start, watch and stop fine-tuning."""
 
-    def __init__(self, config: RunConfig, **kwargs) -> None:
+    def __init__(self, config: RunConfig, detached_runs: list[str] | None = None, **kwargs) -> None:
         super().__init__(**kwargs)
         self.config = config
+        #: The flags a detached run is started with, when Start starts one (a browser tab).
+        self.detached_runs = detached_runs
         self.stop_flag = threading.Event()
         self.running = False
         self.last_status: str | None = None
@@ -172,26 +175,23 @@ class TrainingPane(ForwardsWorkerFailures, Vertical):
         if self.running:
             self.app.notify("a run is already in progress", severity="warning")
             return
-        if self.attached is not None and resume:
-            self.app.notify(
-                f"{self.attached.run_dir.name} is still being trained by another process; press x "
-                "to stop it, then r to resume it here",
-                title="Resume",
-                markup=False,
-            )
-            return
         if self.attached is not None:  # its fields show the watched run's settings
+            name = self.attached.run_dir.name
             self._let_go()
             self.app.notify(
-                "stopped watching; the fields show this pane's settings again: press s "
-                "to start a run with them",
-                title="Start",
+                f"stopped watching {name}, which trains on (x in its view stops it); the "
+                "fields show this pane's own settings again",
+                markup=False,
             )
             return
         config = checked(self.app, "Invalid setting", self.edited_config)
         if config is None:
             return
         self.last_status = self.last_run_dir = None
+        if self.detached_runs is not None:
+            self.write_log(("resuming" if resume else "starting") + " a run in the background…")
+            self.start_detached(config, resume)
+            return
         self.config = config
         self.query_one("#train-config", Static).update(Text(settings_line(config)))
         self.stop_flag = threading.Event()
@@ -227,9 +227,15 @@ class TrainingPane(ForwardsWorkerFailures, Vertical):
         finally:
             self.training_done.set()
 
-    def run_name(self) -> str:
-        """This pane's run as the quit question names it."""
-        return f"the {self.config.preset} run"
+    @work(thread=True, exclusive=True, exit_on_error=False, group="training")
+    def start_detached(self, config: RunConfig, resume: bool) -> None:
+        """Start the run in a process of its own (it outlives this app), then follow it."""
+        from workbench.core.train.detached_run import start_detached_run
+
+        edited = [f"{flag_name(field)}={getattr(config, field)}" for field, _ in EDITABLE]
+        args = [*(self.detached_runs or []), *edited, *(["--resume"] if resume else [])]
+        run_dir, _ = start_detached_run(args, config, resume)
+        self.app.call_from_thread(self.show_run, run_dir)
 
     def worker_failed(self, error: BaseException) -> None:
         """Called by the app's single worker-failure handler for the training worker."""
