@@ -19,6 +19,7 @@ from pathlib import Path
 
 from workbench.core.live.liveness import Liveness, run_liveness
 from workbench.core.live.record import WriterRecord
+from workbench.core.live.stop_request import wait_until_ended
 from workbench.core.run_folder import LOG_FILE
 from workbench.errors import WorkbenchError
 
@@ -53,8 +54,6 @@ def start_detached(train_args: list[str], run_dir: Path) -> subprocess.Popen[byt
 def continue_detached(run_dir: Path, preset: str, output_dir: str) -> subprocess.Popen[bytes]:
     """Continue a stopped run (its config.json, its last checkpoint) in a detached process,
     once this process has let go of its folder; returns when that process holds it."""
-    from workbench.core.live.stop_request import wait_until_ended
-
     wait_until_ended(run_dir, HOLD_WAIT_SECONDS)  # the run's end is written just after
     process = start_detached(["--preset", preset, "--output-dir", output_dir], run_dir)
     wait_until_held(process, run_dir)
