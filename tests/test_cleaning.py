@@ -67,7 +67,7 @@ def test_a_planted_file_is_counted_rule_by_rule_and_the_report_shows_why(tmp_pat
 
 def test_no_clean_keeps_the_noise_and_says_so(tmp_path: Path):
     from workbench.core.config_build import build_config
-    from workbench.core.data.pairs import prepare_data
+    from workbench.core.data.prepared import prepare_data
 
     path = write_planted_tsv(tmp_path / "planted.tsv")
     data = prepare_data(build_config("demo", overrides={"data": str(path), "clean": False}))

@@ -17,10 +17,10 @@ from workbench.core.data.pairs import (
     is_hub_dataset,
     load_hsk_pairs,
     looks_like_local_path,
-    prepare_data,
     read_local_pairs,
     split_pairs,
 )
+from workbench.core.data.prepared import prepare_data
 from workbench.errors import WorkbenchError
 
 

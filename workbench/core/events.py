@@ -112,6 +112,19 @@ class SampleProgress:
 
 
 @dataclass(frozen=True)
+class DataProgress:
+    """Preparing a corpus: ``done`` of ``total`` pairs through ``stage`` (``reading``,
+    ``cleaning``, ``cleaning and tokenizing``, ``writing``; ``total`` 0 while a file is
+    read and its size in pairs is not known yet), at ``pairs_per_second``."""
+
+    stage: str
+    done: int
+    total: int
+    pairs_per_second: float
+    eta_seconds: float | None = None
+
+
+@dataclass(frozen=True)
 class HubRetry:
     """A Hub request failed in a way that usually passes (HTTP 429 or 5xx, a dropped
     connection, a read timeout) and is tried again after ``wait_seconds``."""
@@ -123,7 +136,17 @@ class HubRetry:
     wait_seconds: float
 
 
-Event = Phase | Note | TrainStep | EvalDone | Sample | RunDone | SampleProgress | HubRetry
+Event = (
+    Phase
+    | Note
+    | TrainStep
+    | EvalDone
+    | Sample
+    | RunDone
+    | SampleProgress
+    | DataProgress
+    | HubRetry
+)
 EventSink = Callable[[Event], None]
 
 
@@ -139,7 +162,17 @@ def event_to_record(event: Event) -> dict[str, Any]:
 #: Event classes by the name the recorder writes in the ``event`` field.
 EVENT_TYPES: dict[str, type[Any]] = {
     cls.__name__: cls
-    for cls in (Phase, Note, TrainStep, EvalDone, Sample, RunDone, SampleProgress, HubRetry)
+    for cls in (
+        Phase,
+        Note,
+        TrainStep,
+        EvalDone,
+        Sample,
+        RunDone,
+        SampleProgress,
+        DataProgress,
+        HubRetry,
+    )
 }
 
 

@@ -14,6 +14,7 @@ from __future__ import annotations
 import importlib.util
 import re
 from dataclasses import dataclass, field
+from functools import lru_cache
 from typing import Any
 
 #: The pair a run and a model without recorded languages default to.
@@ -90,6 +91,7 @@ def base_language(code: str | None) -> str | None:
 UNSPACED_SCRIPTS = frozenset({"Hans", "Hant", "Jpan", "Thai"})
 
 
+@lru_cache(maxsize=1024)
 def script_of(lang: str | None) -> str | None:
     """The usual script of a language in any family's code (``Hans`` for ``zho_Hant``'s
     base ``zh``; a code's own script wins: ``zho_Hant`` -> ``Hant``), or None."""

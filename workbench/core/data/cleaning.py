@@ -25,6 +25,7 @@ counts add up to what was dropped. The rules, in order:
 
 from __future__ import annotations
 
+import hashlib
 import unicodedata
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
@@ -62,11 +63,24 @@ class _PairLike(Protocol):
 P = TypeVar("P", bound=_PairLike)
 
 
+class _Dropping(dict[int, str | None]):
+    """A ``str.translate`` table that deletes punctuation, symbols and spaces, filled in
+    per character as text meets it (a character's verdict is looked up once)."""
+
+    def __missing__(self, code: int) -> str | None:
+        ch = chr(code)
+        keep = unicodedata.category(ch)[0] not in "PSZ" and ch.strip()
+        self[code] = None if not keep else ch
+        return self[code]
+
+
+_DROPPING = _Dropping()
+
+
 def normalised(text: str) -> str:
     """``text`` with case, spaces and punctuation taken out: the key two sentences are the
     same sentence by (``Hello, world!`` and ``hello world`` are one)."""
-    folded = unicodedata.normalize("NFKC", text).casefold()
-    return "".join(ch for ch in folded if unicodedata.category(ch)[0] not in "PSZ" and ch.strip())
+    return unicodedata.normalize("NFKC", text).casefold().translate(_DROPPING)
 
 
 @dataclass(frozen=True)
@@ -125,11 +139,6 @@ class CleaningReport:
     #: False when no tokenizer was at hand (a model built from the data has none yet).
     long_measured: bool = False
 
-    def take(self, rule: str, pair: _PairLike, kept: bool = False) -> None:
-        """Count ``pair`` under ``rule``."""
-        self.counts[rule] = self.counts.get(rule, 0) + 1
-        self.dropped.append(Dropped(rule, pair.source, pair.target, kept))
-
     @property
     def total(self) -> int:
         """Pairs taken out (long pairs that were kept do not count)."""
@@ -173,26 +182,166 @@ class CleaningReport:
         }
 
 
-def _first_failed(pair: _PairLike, s: CleaningSettings) -> str | None:
-    """The first of the per-pair rules ``pair`` fails, or None."""
-    src, tgt = pair.source, pair.target
+#: The rules judged on one pair alone, in order; a pair's code is 1 + the index of the
+#: first it fails (0: it passes them all), so a corpus's verdicts fit in one int8 column.
+PAIR_RULES = ("empty", "placeholder", "copy", "script", "ratio")
+#: The key of a sentence that normalises to nothing (``!!!``): never a repeat or a match.
+NO_KEY = 0
+
+
+def key_of(normalised_text: str) -> int:
+    """A 64-bit key for a normalised sentence (:data:`NO_KEY` for an empty one).
+
+    Repeats and test-set matches are found by these keys, so a corpus's sets hold 8-byte
+    numbers, not its sentences. blake2b, not ``hash()``: the keys must agree across the
+    worker processes that compute them. Two different sentences share a key with odds of
+    about n²/2⁶⁵ (2·10⁻⁵ for WMT19's 26M pairs).
+    """
+    if not normalised_text:
+        return NO_KEY
+    digest = hashlib.blake2b(normalised_text.encode(), digest_size=8).digest()
+    return int.from_bytes(digest, "little", signed=True) or 1
+
+
+def _first_failed(
+    source: str, target: str, s: CleaningSettings, source_key: str, target_key: str
+) -> str | None:
+    """The first of the per-pair rules the pair fails, or None (the keys: normalised)."""
     rules = s.rules
-    if "empty" in rules and (not src.strip() or not tgt.strip()):
+    if "empty" in rules and (not source.strip() or not target.strip()):
         return "empty"
-    if "placeholder" in rules and "placeholder" in (src.lower(), tgt.lower()):
+    if "placeholder" in rules and "placeholder" in (source.lower(), target.lower()):
         return "placeholder"
-    if "copy" in rules and src and normalised(src) == normalised(tgt):
+    if "copy" in rules and source and source_key == target_key:
         return "copy"
     if "script" in rules:
-        for text, lang in ((src, s.source_lang), (tgt, s.target_lang)):
+        for text, lang in ((source, s.source_lang), (target, s.target_lang)):
             share = script_share(text, lang)
             if share is not None and share < s.min_script_share:
                 return "script"
     if "ratio" in rules:
-        a, b = length_units(src, s.source_lang), length_units(tgt, s.target_lang)
+        a, b = length_units(source, s.source_lang), length_units(target, s.target_lang)
         if a and b and max(a, b) > s.max_length_ratio * min(a, b):
             return "ratio"
     return None
+
+
+def cleaning_columns(
+    sources: list[str], targets: list[str], settings: CleaningSettings
+) -> dict[str, list[int]]:
+    """What cleaning needs to know of each pair, pair by pair (so any number of processes
+    may compute it on their share): the per-pair rule it fails (``rule``, a code of
+    :data:`PAIR_RULES`), the keys of its normalised source and target, and of the exact
+    pair (``duplicate`` compares pairs as they are)."""
+    rule, source_keys, target_keys, pair_keys = [], [], [], []
+    for source, target in zip(sources, targets, strict=True):
+        norm_source, norm_target = normalised(source), normalised(target)
+        failed = _first_failed(source, target, settings, norm_source, norm_target)
+        rule.append(0 if failed is None else PAIR_RULES.index(failed) + 1)
+        source_keys.append(key_of(norm_source))
+        target_keys.append(key_of(norm_target))
+        pair_keys.append(key_of(f"{source}\x00{target}"))
+    return {
+        "rule": rule,
+        "source_key": source_keys,
+        "target_key": target_keys,
+        "pair_key": pair_keys,
+    }
+
+
+#: Token lengths (source, target) of the given rows, for the ``long`` rule.
+RowLengths = Callable[[list[int]], tuple[list[int], list[int]]]
+
+
+@dataclass
+class CleaningPass:
+    """The rules over a whole corpus, from its :func:`cleaning_columns`: the order-bound
+    part (the first of a repeated pair is the one kept), in one process, over numbers.
+
+    Rows are numbered as in the corpus read; :attr:`drops` lists what each rule took, in
+    the order cleaning met them, for :meth:`CleaningReport.add_drops` to fill in texts.
+    """
+
+    report: CleaningReport
+    drops: list[tuple[str, int, bool]] = field(default_factory=list)
+
+    def _take(self, rule: str, row: int, kept: bool = False) -> None:
+        counts = self.report.counts
+        counts[rule] = counts.get(rule, 0) + 1
+        self.drops.append((rule, row, kept))
+
+    def run(
+        self,
+        columns: dict[str, list[int]],
+        lengths: RowLengths | None = None,
+        test_keys: tuple[set[int], set[int]] = (set(), set()),
+    ) -> list[int]:
+        """The rows that pass, in order."""
+        s = self.report.settings
+        kept = []
+        for row, code in enumerate(columns["rule"]):
+            if code:
+                self._take(PAIR_RULES[code - 1], row)
+            else:
+                kept.append(row)
+        if "long" in s.rules and lengths is not None:
+            kept = self._long(kept, lengths)
+        source_keys, pair_keys = columns["source_key"], columns["pair_key"]
+        seen_pairs: set[int] = set()
+        seen_sources: set[int] = set()
+        unique = []
+        for row in kept:
+            key = source_keys[row]
+            if "duplicate" in s.rules and pair_keys[row] in seen_pairs:
+                self._take("duplicate", row)
+            elif "repeated source" in s.rules and key != NO_KEY and key in seen_sources:
+                self._take("repeated source", row)
+            else:
+                seen_pairs.add(pair_keys[row])
+                seen_sources.add(key)
+                unique.append(row)
+        return self.overlap(unique, columns, test_keys)
+
+    def _long(self, rows: list[int], lengths: RowLengths) -> list[int]:
+        s = self.report.settings
+        self.report.long_measured = True
+        source_lengths, target_lengths = lengths(rows)
+        kept = []
+        for row, n_source, n_target in zip(rows, source_lengths, target_lengths, strict=True):
+            if n_source > s.max_source_length or n_target > s.max_target_length:
+                self._take("long", row, kept=not s.drop_long)
+                if s.drop_long:
+                    continue
+            kept.append(row)
+        return kept
+
+    def overlap(
+        self, rows: list[int], columns: dict[str, list[int]], test_keys: tuple[set[int], set[int]]
+    ) -> list[int]:
+        """``rows`` without those whose normalised source or target is a test pair's."""
+        sources, targets = test_keys
+        if TEST_RULE not in self.report.settings.rules or not (sources or targets):
+            return rows
+        source_keys, target_keys = columns["source_key"], columns["target_key"]
+        kept = []
+        for row in rows:
+            if source_keys[row] in sources or target_keys[row] in targets:
+                self._take(TEST_RULE, row)
+            else:
+                kept.append(row)
+        return kept
+
+
+def test_keys_of(pairs: Iterable[_PairLike]) -> tuple[set[int], set[int]]:
+    """The keys of a test set's normalised sources and targets (empty ones left out)."""
+    sources = {key_of(normalised(p.source)) for p in pairs}
+    targets = {key_of(normalised(p.target)) for p in pairs}
+    return sources - {NO_KEY}, targets - {NO_KEY}
+
+
+def _drops_in_memory(report: CleaningReport, cleaning: CleaningPass, pairs: list[P]) -> None:
+    for rule, row, kept in cleaning.drops:
+        report.dropped.append(Dropped(rule, pairs[row].source, pairs[row].target, kept))
 
 
 def clean_pairs(
@@ -205,68 +354,32 @@ def clean_pairs(
 
     ``count_tokens`` measures the ``long`` rule; ``test`` is the test set when it is known
     before the split (a Hub split, a ``--test-data`` file); a test share held out of the
-    same data is checked after the split with :func:`drop_test_overlap`.
+    same data is checked after the split with :func:`drop_test_overlap`. For pairs in
+    memory; a corpus on disk goes through the same :class:`CleaningPass` in
+    :mod:`.prepared`.
     """
     report = CleaningReport(settings, pairs_in=len(pairs))
-    kept: list[P] = []
-    for pair in pairs:
-        rule = _first_failed(pair, settings)
-        if rule is None:
-            kept.append(pair)
-        else:
-            report.take(rule, pair)
-    if "long" in settings.rules and count_tokens is not None:
-        kept = _long_rule(kept, settings, count_tokens, report)
-    seen_pairs: set[tuple[str, str]] = set()
-    seen_sources: set[str] = set()
-    unique: list[P] = []
-    for pair in kept:
-        key = normalised(pair.source)
-        if "duplicate" in settings.rules and (pair.source, pair.target) in seen_pairs:
-            report.take("duplicate", pair)
-        elif "repeated source" in settings.rules and key and key in seen_sources:
-            report.take("repeated source", pair)
-        else:
-            seen_pairs.add((pair.source, pair.target))
-            seen_sources.add(key)
-            unique.append(pair)
-    return drop_test_overlap(unique, test, report), report
+    columns = cleaning_columns([p.source for p in pairs], [p.target for p in pairs], settings)
 
+    def lengths(rows: list[int]) -> tuple[list[int], list[int]]:
+        assert count_tokens is not None
+        return count_tokens([pairs[r].source for r in rows], [pairs[r].target for r in rows])
 
-def _long_rule(
-    pairs: list[P], s: CleaningSettings, count_tokens: TokenCounter, report: CleaningReport
-) -> list[P]:
-    """Count (and with ``drop_long`` drop) pairs past the maximum lengths."""
-    report.long_measured = True
-    source_lengths, target_lengths = count_tokens(
-        [p.source for p in pairs], [p.target for p in pairs]
-    )
-    kept: list[P] = []
-    for pair, n_source, n_target in zip(pairs, source_lengths, target_lengths, strict=True):
-        if n_source > s.max_source_length or n_target > s.max_target_length:
-            report.take("long", pair, kept=not s.drop_long)
-            if s.drop_long:
-                continue
-        kept.append(pair)
-    return kept
+    cleaning = CleaningPass(report)
+    kept = cleaning.run(columns, lengths if count_tokens else None, test_keys_of(test))
+    _drops_in_memory(report, cleaning, pairs)
+    return [pairs[r] for r in kept], report
 
 
 def drop_test_overlap(pairs: list[P], test: Iterable[_PairLike], report: CleaningReport) -> list[P]:
     """``pairs`` without those whose normalised source or target is a test pair's."""
-    if TEST_RULE not in report.settings.rules:
+    keys = test_keys_of(test)
+    if TEST_RULE not in report.settings.rules or not (keys[0] or keys[1]):
         return pairs
-    sources, targets = set(), set()
-    for pair in test:
-        sources.add(normalised(pair.source))
-        targets.add(normalised(pair.target))
-    sources.discard("")
-    targets.discard("")
-    if not sources and not targets:
-        return pairs
-    kept: list[P] = []
-    for pair in pairs:
-        if normalised(pair.source) in sources or normalised(pair.target) in targets:
-            report.take(TEST_RULE, pair)
-        else:
-            kept.append(pair)
-    return kept
+    columns = cleaning_columns(
+        [p.source for p in pairs], [p.target for p in pairs], report.settings
+    )
+    cleaning = CleaningPass(report)
+    kept = cleaning.overlap(list(range(len(pairs))), columns, keys)
+    _drops_in_memory(report, cleaning, pairs)
+    return [pairs[r] for r in kept]

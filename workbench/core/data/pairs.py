@@ -18,34 +18,21 @@ to choose anything:
 
 from __future__ import annotations
 
-import dataclasses
 import math
 import random
-from dataclasses import dataclass, field
+from collections.abc import Sequence
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TypeVar
 
 from workbench.core.config import RunConfig
-from workbench.core.data.cleaning import (
-    CleaningReport,
-    CleaningSettings,
-    TokenCounter,
-    clean_pairs,
-    drop_test_overlap,
-)
+from workbench.core.data.cleaning import CleaningReport
 from workbench.core.data.local_files import LOCAL_SUFFIXES, moses_files, read_local_rows
-from workbench.core.events import EventSink
+from workbench.core.data.pair import Pair
 from workbench.core.presets import HSK_DATA
 from workbench.errors import WorkbenchError
 
-
-@dataclass(frozen=True)
-class Pair:
-    """One source sentence, its reference translation, and optional metadata."""
-
-    source: str
-    target: str
-    meta: dict[str, Any] = field(default_factory=dict, compare=False, hash=False)
+T = TypeVar("T")
 
 
 #: Names of the Hub test splits the presets use, shown next to every test number.
@@ -59,7 +46,9 @@ KNOWN_TEST_SETS: dict[tuple[str, str | None, str], str] = {
 class SplitData:
     """Cleaned pairs split into train, validation and test, plus what cleaning removed."""
 
-    train: list[Pair]
+    #: A :class:`~.arrow_pairs.PairTable` (memory-mapped) once prepared; any sequence of
+    #: pairs will do for a caller that builds one itself.
+    train: Sequence[Pair]
     validation: list[Pair]
     test: list[Pair]
     cleaning: CleaningReport
@@ -92,8 +81,8 @@ def sample_draw_size(config: RunConfig) -> int:
 
 
 def split_pairs(
-    pairs: list[Pair], seed: int, validation_fraction: float, test_fraction: float = 0.0
-) -> tuple[list[Pair], list[Pair], list[Pair]]:
+    pairs: list[T], seed: int, validation_fraction: float, test_fraction: float = 0.0
+) -> tuple[list[T], list[T], list[T]]:
     """Seeded shuffle, then validation, test and train: ``(train, validation, test)``.
 
     Each held-out share is ``round(n * fraction)`` and at least one pair (a share of 0
@@ -165,45 +154,7 @@ def is_hub_dataset(config: RunConfig) -> bool:
     )
 
 
-def load_raw_pairs(
-    config: RunConfig, cache_dir: Path | None = None, on_event: EventSink | None = None
-) -> tuple[list[Pair], str, str | None]:
-    """The uncleaned pairs named by ``config.data``, their origin and the Hub revision
-    (``on_event`` hears a Hub sample's progress)."""
-    data = config.data
-    if data == HSK_DATA:
-        return (
-            load_hsk_pairs(config.data_source_lang, config.data_target_lang),
-            "HSK 3.0 sentences",
-            None,
-        )
-    if is_local_data(data, config.data_source_lang, config.data_target_lang):
-        path = Path(data).expanduser()
-        moses = moses_files(path, config.data_source_lang, config.data_target_lang)
-        origin = f"{moses[0]} + {moses[1].name}" if moses else str(path)
-        return (
-            read_local_pairs(path, config.data_source_lang, config.data_target_lang),
-            origin,
-            None,
-        )
-    from workbench.core.data.hub_sample import load_hub_sample
-
-    rows = load_hub_sample(
-        data,
-        config.data_config,
-        config.data_source_lang,
-        config.data_target_lang,
-        n=sample_draw_size(config),
-        seed=config.seed,
-        on_event=on_event,
-        cache_dir=cache_dir,
-        revision=config.data_revision,
-    )
-    origin = f"{data} ({config.data_config}), {len(rows.pairs)} random pairs"
-    return [Pair(p.source, p.target) for p in rows.pairs], origin, rows.revision
-
-
-def _external_test_set(
+def external_test_set(
     config: RunConfig, revision: str | None, cache_dir: Path | None
 ) -> tuple[list[Pair], str] | None:
     """The test pairs and their name when they come from outside the training data."""
@@ -232,59 +183,3 @@ def _external_test_set(
         name = KNOWN_TEST_SETS.get(key, f"{config.data} {config.test_split} split")
         return [Pair(p.source, p.target) for p in rows.pairs], name
     return None
-
-
-def prepare_data(
-    config: RunConfig,
-    cache_dir: Path | None = None,
-    on_event: EventSink | None = None,
-    count_tokens: TokenCounter | None = None,
-) -> SplitData:
-    """Load and clean the pairs, hold out the test set, subsample, split the rest.
-
-    Cleaning (:mod:`.cleaning`) runs before the split, so junk never lands in a held-out
-    set; ``count_tokens`` (the model's tokenizer) lets it count the pairs past the maximum
-    lengths. An outside test set (a Hub split or ``--test-data``) is only stripped of
-    empty and repeated pairs: it is the set published scores are measured on. Pairs of
-    the training data whose source or target is in the test set are dropped.
-    """
-    loaded, origin, revision = load_raw_pairs(config, cache_dir, on_event)
-    raw = [Pair(p.source.strip(), p.target.strip(), p.meta) for p in loaded]
-    settings = CleaningSettings.of(config)
-    external = _external_test_set(config, revision, cache_dir)
-    test: list[Pair] = []
-    if external is not None:
-        test_rules = tuple(r for r in ("empty", "duplicate") if r in settings.rules)
-        stripped = [Pair(p.source.strip(), p.target.strip()) for p in external[0]]
-        test, _ = clean_pairs(stripped, dataclasses.replace(settings, rules=test_rules))
-        if not test:
-            raise WorkbenchError(f"the test set {external[1]} has no usable pairs")
-    pairs, report = clean_pairs(raw, settings, count_tokens, test)
-    if not pairs:
-        raise WorkbenchError(
-            f"no usable pairs in {origin} after cleaning ({' '.join(report.lines())}); "
-            "check the file's columns and languages, or pass --no-clean"
-        )
-    notes: list[str] = []
-    if config.samples and len(pairs) > config.samples:
-        pairs = random.Random(config.seed).sample(pairs, config.samples)
-    elif config.samples and is_hub_dataset(config) and len(pairs) < config.samples:
-        notes.append(
-            f"{len(pairs):,} pairs left after cleaning {report.pairs_in:,} drawn, fewer than "
-            f"the {config.samples:,} asked for; pass a larger --samples to draw more"
-        )
-    held_out = f"{config.validation_fraction:.0%} held out, seed {config.seed}"
-    if external is not None:
-        train, validation, _ = split_pairs(pairs, config.seed, config.validation_fraction)
-        test_name = external[1]
-    else:
-        train, validation, test = split_pairs(
-            pairs, config.seed, config.validation_fraction, config.test_fraction
-        )
-        # A test share of the same data: its near-copies leave train and validation now.
-        train = drop_test_overlap(train, test, report)
-        validation = drop_test_overlap(validation, test, report)
-        test_name = f"{config.test_fraction:.0%} held out, seed {config.seed}"
-    return SplitData(
-        train, validation, test, report, origin, held_out, test_name, revision, tuple(notes)
-    )

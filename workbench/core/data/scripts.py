@@ -11,7 +11,7 @@ say nothing about the language.
 from __future__ import annotations
 
 import unicodedata
-from functools import lru_cache
+from functools import cache
 
 from workbench.core.languages import script_of, written_without_spaces
 
@@ -34,13 +34,28 @@ SCRIPT_NAMES: dict[str, tuple[str, ...]] = {
 }
 
 
-@lru_cache(maxsize=65536)
-def _letter_in(char: str, script: str) -> bool | None:
-    """Whether a character is a letter of ``script`` (None: not a letter at all)."""
-    if not unicodedata.category(char).startswith("L"):
-        return None
-    name = unicodedata.name(char, "")
-    return any(word in name for word in SCRIPT_NAMES[script])
+class _Verdicts(dict[int, str]):
+    """A ``str.translate`` table for one script: a letter of it becomes ``y``, another
+    letter ``n``, anything else nothing; filled in per character as text meets it."""
+
+    def __init__(self, script: str) -> None:
+        super().__init__()
+        self.words = SCRIPT_NAMES[script]
+
+    def __missing__(self, code: int) -> str:
+        char = chr(code)
+        if not unicodedata.category(char).startswith("L"):
+            verdict = ""
+        else:
+            name = unicodedata.name(char, "")
+            verdict = "y" if any(word in name for word in self.words) else "n"
+        self[code] = verdict
+        return verdict
+
+
+@cache
+def _verdicts(script: str) -> _Verdicts:
+    return _Verdicts(script)
 
 
 def script_share(text: str, lang: str | None) -> float | None:
@@ -49,10 +64,10 @@ def script_share(text: str, lang: str | None) -> float | None:
     script = script_of(lang)
     if script not in SCRIPT_NAMES:
         return None
-    verdicts = [v for v in (_letter_in(ch, script) for ch in text) if v is not None]
+    verdicts = text.translate(_verdicts(script))
     if not verdicts:
         return None
-    return sum(verdicts) / len(verdicts)
+    return verdicts.count("y") / len(verdicts)
 
 
 def length_units(text: str, lang: str | None) -> int:

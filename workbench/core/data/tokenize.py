@@ -2,19 +2,114 @@
 
 Padding happens per batch in ``DataCollatorForSeq2Seq``; padding every example to 128 in
 preprocessing (the reference recipe) makes a step on ~30-token sentences ~4x slower.
+
+One pass gives both what cleaning's ``long`` rule counts (the whole length, the
+direction's prefix included) and what training reads (the ids, truncated to the maximum
+lengths): a pair is tokenized once whole, and only the few that are too long a second
+time, truncated, by the tokenizer itself (where it keeps its special tokens is the
+family's business, not ours).
 """
 
 from __future__ import annotations
 
+import hashlib
+import json
+import tempfile
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
-from workbench.core.data.cleaning import TokenCounter
-from workbench.core.data.pairs import Pair
 from workbench.core.languages import Direction
+
+#: The token columns of a tokenized corpus, as the Trainer reads them, and ``length``
+#: (the source's tokens, as the length-grouped sampler needs them).
+TOKEN_COLUMNS = ("input_ids", "attention_mask", "labels")
+#: A probe whose ids go into the fingerprint: any change in how text becomes ids shows.
+_PROBE = ('Hello, world! 3.14 "quoted" text.', "你好，世界！三点一四。")
+
+
+@dataclass
+class PairTokenizer:
+    """A run's tokenizer with its direction and maximum lengths: what turns a pair into
+    training ids. Called as a :data:`~workbench.core.data.cleaning.TokenCounter`, it
+    gives the whole lengths the ``long`` rule counts."""
+
+    tokenizer: Any
+    direction: Direction
+    max_source_length: int
+    max_target_length: int
+
+    def __call__(self, sources: list[str], targets: list[str]) -> tuple[list[int], list[int]]:
+        encoded = self.encode(sources, targets)
+        return encoded["source_tokens"], encoded["target_tokens"]
+
+    def encode(self, sources: list[str], targets: list[str]) -> dict[str, list[Any]]:
+        """The pairs' training ids (truncated), and the sides' whole lengths in tokens."""
+        if not sources:
+            return {name: [] for name in (*TOKEN_COLUMNS, "source_tokens", "target_tokens")}
+        texts = [self.direction.source_text(s) for s in sources]
+        source = self.tokenizer(texts)
+        target = self.tokenizer(text_target=targets)
+        source_tokens = [len(ids) for ids in source["input_ids"]]
+        target_tokens = [len(ids) for ids in target["input_ids"]]
+        ids, mask, labels = source["input_ids"], source["attention_mask"], target["input_ids"]
+        long_sources = [i for i, n in enumerate(source_tokens) if n > self.max_source_length]
+        if long_sources:
+            cut = self.tokenizer(
+                [texts[i] for i in long_sources], max_length=self.max_source_length, truncation=True
+            )
+            for j, i in enumerate(long_sources):
+                ids[i], mask[i] = cut["input_ids"][j], cut["attention_mask"][j]
+        long_targets = [i for i, n in enumerate(target_tokens) if n > self.max_target_length]
+        if long_targets:
+            cut = self.tokenizer(
+                text_target=[targets[i] for i in long_targets],
+                max_length=self.max_target_length,
+                truncation=True,
+            )
+            for j, i in enumerate(long_targets):
+                labels[i] = cut["input_ids"][j]
+        return {
+            "input_ids": ids,
+            "attention_mask": mask,
+            "labels": labels,
+            "source_tokens": source_tokens,
+            "target_tokens": target_tokens,
+        }
+
+    def fingerprint(self) -> str:
+        """A digest of everything that decides the ids: the tokenizer's files as it saves
+        them, the direction's prefix and language codes, the lengths, and a probe's ids."""
+        digest = hashlib.sha256(tokenizer_files_digest(self.tokenizer).encode())
+        probe = self.encode([_PROBE[0]], [_PROBE[1]])
+        settings = [
+            type(self.tokenizer).__name__,
+            self.direction.source_text(""),
+            getattr(self.tokenizer, "src_lang", None),
+            getattr(self.tokenizer, "tgt_lang", None),
+            self.max_source_length,
+            self.max_target_length,
+            probe["input_ids"],
+            probe["labels"],
+        ]
+        digest.update(json.dumps(settings, ensure_ascii=False, default=str).encode())
+        return digest.hexdigest()
+
+
+def tokenizer_files_digest(tokenizer: Any) -> str:
+    """A digest of the tokenizer's files as it saves them (vocabularies, settings)."""
+    digest = hashlib.sha256()
+    with tempfile.TemporaryDirectory() as folder:
+        tokenizer.save_pretrained(folder)
+        for path in sorted(Path(folder).iterdir()):
+            digest.update(path.name.encode())
+            digest.update(hashlib.sha256(path.read_bytes()).digest())
+    return digest.hexdigest()
 
 
 def tokenize_pairs(
-    pairs: list[Pair],
+    pairs: list[Any],
     tokenizer: Any,
     direction: Direction,
     max_source_length: int,
@@ -28,32 +123,38 @@ def tokenize_pairs(
     """
     import datasets
 
-    sources = tokenizer(
-        [direction.source_text(p.source) for p in pairs],
-        max_length=max_source_length,
-        truncation=True,
+    encoded = PairTokenizer(tokenizer, direction, max_source_length, max_target_length).encode(
+        [p.source for p in pairs], [p.target for p in pairs]
     )
-    targets = tokenizer(
-        text_target=[p.target for p in pairs], max_length=max_target_length, truncation=True
-    )
-    return datasets.Dataset.from_dict(
-        {
-            "input_ids": sources["input_ids"],
-            "attention_mask": sources["attention_mask"],
-            "labels": targets["input_ids"],
-        }
-    )
+    return datasets.Dataset.from_dict({name: encoded[name] for name in TOKEN_COLUMNS})
 
 
-def token_counter(tokenizer: Any, direction: Direction) -> TokenCounter:
+def training_set(pairs: Sequence[Any], encoder: PairTokenizer) -> tuple[Any, list[int]]:
+    """The Trainer's dataset of ``pairs`` and each one's source length in tokens.
+
+    A prepared :class:`~.arrow_pairs.PairTable` already holds both, memory-mapped, when
+    the same tokenizer made them (its fingerprint says so); anything else is tokenized
+    now, in memory.
+    """
+    from workbench.core.data.arrow_pairs import PairTable
+
+    if (
+        isinstance(pairs, PairTable)
+        and pairs.tokenized
+        and pairs.fingerprint == encoder.fingerprint()
+    ):
+        return pairs.token_dataset(), pairs.column("length")
+    dataset = tokenize_pairs(
+        list(pairs),
+        encoder.tokenizer,
+        encoder.direction,
+        encoder.max_source_length,
+        encoder.max_target_length,
+    )
+    return dataset, [len(ids) for ids in dataset["input_ids"]]
+
+
+def token_counter(tokenizer: Any, direction: Direction) -> PairTokenizer:
     """Token lengths as training counts them (the direction's prefix on each source), for
-    the cleaning's ``long`` rule."""
-
-    def count(sources: list[str], targets: list[str]) -> tuple[list[int], list[int]]:
-        source_ids = (
-            tokenizer([direction.source_text(s) for s in sources])["input_ids"] if sources else []
-        )
-        target_ids = tokenizer(text_target=targets)["input_ids"] if targets else []
-        return [len(ids) for ids in source_ids], [len(ids) for ids in target_ids]
-
-    return count
+    the cleaning's ``long`` rule (no bound on the lengths: nothing is truncated)."""
+    return PairTokenizer(tokenizer, direction, 10**9, 10**9)

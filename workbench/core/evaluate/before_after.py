@@ -27,6 +27,12 @@ from workbench.core.evaluate.baselines import (
     count_long,
     published_score,
 )
+from workbench.core.evaluate.before_cache import (
+    cached_before,
+    decoding_key,
+    keep_before,
+    set_key,
+)
 from workbench.core.evaluate.metrics import (
     corpus_bleu,
     corpus_chrf,
@@ -93,13 +99,16 @@ def sources_fingerprint(pairs: list[Pair]) -> str:
 def translate_before(
     sets: HeldOutSets, translator: Translator, run_dir: Path, emit: EventSink
 ) -> dict[str, list[str]]:
-    """Both sets translated by the model before training (reused from before.json on resume).
+    """Both sets translated by the model before training: reused from before.json on
+    resume, else from the cache of "before" translations (:mod:`.before_cache`) when this
+    very model decoded these very sentences the same way before, else decoded now.
 
     Reused only for the very same sentences: a data file may have changed since.
     """
     saved = read_json_dict(run_dir / BEFORE_FILE) or {}
     fingerprints = {split: sources_fingerprint(pairs) for split, pairs in sets.pairs.items()}
     before: dict[str, list[str]] = {}
+    decoding: str | None = None
     for split, pairs in sets.pairs.items():
         done = saved.get(split)
         if (
@@ -109,8 +118,16 @@ def translate_before(
         ):
             before[split] = done
             continue
+        decoding = decoding or decoding_key(translator, sets.options, sets.batch_size)
+        key = set_key(decoding, fingerprints[split])
+        kept = cached_before(key, len(pairs))
+        if kept is not None:
+            emit(Note(f"before: {split} translations cached (same model, sentences, decoding)"))
+            before[split] = kept
+            continue
         emit(Phase("before", f"translating {len(pairs)} {split} sentences"))
         before[split] = sets.translate(translator, split)
+        keep_before(key, before[split])
     write_json(run_dir / BEFORE_FILE, {**before, "sources": fingerprints})
     return before
 

@@ -7,15 +7,16 @@ the settings a saved model needs to be decoded the same way everywhere (workbenc
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any, Literal
 
 from workbench.core.atomic import write_json
 from workbench.core.config import RunConfig
-from workbench.core.data.cleaning import TokenCounter
-from workbench.core.data.pairs import SplitData
-from workbench.core.data.tokenize import token_counter
+from workbench.core.data.arrow_pairs import PairTable
+from workbench.core.data.pairs import Pair, SplitData
+from workbench.core.data.tokenize import PairTokenizer
 from workbench.core.decoding import SETTINGS_FILE
 from workbench.core.events import EventSink, Note
 from workbench.core.languages import Direction
@@ -54,10 +55,11 @@ def run_direction(config: RunConfig, tokenizer: Any, model_config: Any) -> Direc
     return direction
 
 
-def check_run_model(config: RunConfig) -> TokenCounter | None:
+def check_run_model(config: RunConfig) -> PairTokenizer | None:
     """Resolve the direction of a configured model from its tokenizer and config alone
-    (no weights yet), and return how that tokenizer counts a pair's tokens (for the
-    cleaning's ``long`` rule); None for a scratch model, whose vocabulary is built from
+    (no weights yet), and return the tokenizer with the run's direction and lengths:
+    what prepares the training ids and counts a pair's tokens for the cleaning's ``long``
+    rule; None for a scratch model, whose vocabulary is built from
     the cleaned training split."""
     if config.is_scratch:
         return None
@@ -67,7 +69,7 @@ def check_run_model(config: RunConfig) -> TokenCounter | None:
     tokenizer, model_config = load_tokenizer_and_config(config.model)
     direction = run_direction(config, tokenizer, model_config)
     apply_direction(tokenizer, direction)
-    return token_counter(tokenizer, direction)
+    return PairTokenizer(tokenizer, direction, config.max_source_length, config.max_target_length)
 
 
 def load_run_model(
@@ -95,8 +97,8 @@ def load_run_model(
             )
         )
         model, tokenizer = build_scratch_model(
-            [p.source for p in data.train],
-            [p.target for p in data.train],
+            _column(data.train, "source"),
+            _column(data.train, "target"),
             run_dir / "scratch_tokenizer",
             config,
             reuse=not distributed.is_main(),
@@ -223,3 +225,10 @@ def resolve_precision(config: RunConfig, device: str) -> Precision:
         training="fp16" if config.fp16 else "bf16" if bf16 else "fp32",
         training_tf32=device == "cuda" and bf16_supported(),
     )
+
+
+def _column(pairs: Sequence[Pair], side: str) -> list[str]:
+    """One side of every pair: read as one column from a prepared table."""
+    if isinstance(pairs, PairTable):
+        return pairs.column(side)
+    return [getattr(p, side) for p in pairs]

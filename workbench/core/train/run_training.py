@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING, Any
 
 from workbench.core.config import RunConfig
 from workbench.core.data.hub_requests import reporting_retries
-from workbench.core.data.pairs import prepare_data
+from workbench.core.data.prepared import prepare_data
 from workbench.core.evaluate.before_after import (
     HeldOutSets,
     pick_samples,

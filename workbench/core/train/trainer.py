@@ -12,6 +12,7 @@ from __future__ import annotations
 import math
 import shutil
 import time
+from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -28,7 +29,7 @@ from transformers.trainer_utils import rotate_checkpoints
 
 from workbench.core.config import RunConfig
 from workbench.core.data.pairs import Pair
-from workbench.core.data.tokenize import tokenize_pairs
+from workbench.core.data.tokenize import PairTokenizer, training_set
 from workbench.core.evaluate.metrics import make_compute_metrics
 from workbench.core.languages import Direction
 from workbench.core.run_folder import CHECKPOINTS_FOLDER, RunLease, holds
@@ -87,6 +88,7 @@ class WorkbenchTrainer(Seq2SeqTrainer):
     """
 
     lease: RunLease | None = None  # build_trainer sets it
+    train_lengths: list[int] | None = None  # the source lengths: build_trainer sets them
     averaging: tuple[int, str] | None = None  # (k, "best" or "last"): build_trainer sets it
 
     def _get_train_sampler(self, train_dataset: Any = None) -> Any:
@@ -101,7 +103,7 @@ class WorkbenchTrainer(Seq2SeqTrainer):
             * self.args.gradient_accumulation_steps
             * self.args.world_size,
             dataset=dataset,
-            lengths=[len(ids) for ids in dataset["input_ids"]],
+            lengths=self.train_lengths or [len(ids) for ids in dataset["input_ids"]],
             seed=self.args.seed,
         )
 
@@ -267,7 +269,7 @@ def build_trainer(
     config: RunConfig,
     model: Any,
     tokenizer: Any,
-    train: list[Pair],
+    train: Sequence[Pair],
     validation: list[Pair],
     run_dir: Path,
     precision: Precision,
@@ -282,20 +284,17 @@ def build_trainer(
     benchmarks/speed.py times exactly what users run.
     """
 
-    def tokenized(pairs: list[Pair]) -> Any:
-        return tokenize_pairs(
-            pairs,
-            tokenizer,
-            direction or Direction(),
-            config.max_source_length,
-            config.max_target_length,
-        )
-
-    val_set, references = longest_first(tokenized(validation), [p.target for p in validation])
+    encoder = PairTokenizer(
+        tokenizer, direction or Direction(), config.max_source_length, config.max_target_length
+    )
+    train_set, train_lengths = training_set(train, encoder)
+    val_set, references = longest_first(
+        training_set(validation, encoder)[0], [p.target for p in validation]
+    )
     trainer = WorkbenchTrainer(
         model=model,
         args=training_arguments(config, run_dir, precision),
-        train_dataset=tokenized(train),
+        train_dataset=train_set,
         eval_dataset=val_set,
         data_collator=DecoderInputsCollator(tokenizer, model=model, label_pad_token_id=-100),
         processing_class=tokenizer,
@@ -305,6 +304,7 @@ def build_trainer(
         callbacks=callbacks,
     )
     trainer.lease = lease
+    trainer.train_lengths = train_lengths
     if config.average_checkpoints:
         trainer.averaging = (config.average_checkpoints, config.average)
     if config.early_stopping:

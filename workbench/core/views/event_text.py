@@ -4,6 +4,7 @@ the TUI's log."""
 from __future__ import annotations
 
 from workbench.core.events import (
+    DataProgress,
     EvalDone,
     Event,
     HubRetry,
@@ -66,6 +67,8 @@ class EventText:
             return self._sample(event)
         if isinstance(event, SampleProgress):
             return [sample_progress_line(event)]
+        if isinstance(event, DataProgress):
+            return [data_progress_line(event)]
         if isinstance(event, HubRetry):
             return [
                 f"  hub: {event.reason} from {event.url}; try {event.attempt + 1} of "
@@ -139,6 +142,16 @@ def best_epoch_text(summary: RunSummary) -> str:
     averaged = (summary.averaging or {}).get("kept") == "averaged"
     return f"best epoch {MISSING if best is None else f'{best:g}'}" + (
         ", model averaged over checkpoints" if averaged else ""
+    )
+
+
+def data_progress_line(event: DataProgress) -> str:
+    """``  data: cleaning and tokenizing 400,000/1,000,000 pairs · 21,300 pairs/s · ETA 28s``."""
+    of = f"/{event.total:,}" if event.total else ""
+    eta = f" · ETA {format_seconds(event.eta_seconds)}" if event.total else ""
+    return (
+        f"  data: {event.stage} {event.done:,}{of} pairs · "
+        f"{event.pairs_per_second:,.0f} pairs/s{eta}"
     )
 
 

@@ -1,8 +1,10 @@
 """Dataset pane: the cleaned pairs of each split, counts, a length histogram, a filter, and
 (``x``) the pairs cleaning dropped, each with the rule that dropped it.
 
-Data loads on a worker so the app paints at once; the table shows one page of matches at
-a time (``PAGE`` rows), so a 50,000-pair sample never renders in full. The source and
+Data loads on a worker so the app paints at once (from the prepared-data cache when a run
+prepared it); the table shows one page of matches at a time (``PAGE`` rows), and rows are
+found in Arrow (:class:`~workbench.core.data.pair_rows.PairRows`), so a million pairs are
+never all read into Python. The source and
 target columns share the table's width by what their text needs, counted in terminal
 cells (a Chinese character takes two), so that neither is cut to a few characters.
 """
@@ -23,6 +25,7 @@ from textual.widgets import DataTable, Input, Static
 from textual_plotext import PlotextPlot
 
 from workbench.core.config import RunConfig
+from workbench.core.data.pair_rows import PairRows
 from workbench.core.data.pairs import Pair, SplitData
 from workbench.core.data.scripts import length_units
 from workbench.tui.messages import ForwardsWorkerFailures
@@ -44,6 +47,8 @@ SCROLLBAR = 2
 MEASURED_ROWS = 2000
 #: The first column while the dropped pairs are shown: the rule (``repeated source``).
 RULE_COLUMN = ("dropped by", 15)
+#: Pairs the histogram counts at most (evenly spread over a larger set).
+HISTOGRAM_ROWS = 100_000
 #: Histogram bars at most: one per length while the lengths span no more than this.
 MAX_BINS = 30
 
@@ -107,12 +112,12 @@ class DatasetPane(ForwardsWorkerFailures, Vertical):
     def __init__(self, config: RunConfig, **kwargs) -> None:
         super().__init__(**kwargs)
         self.config = config
-        self.rows: list[tuple[str, Pair]] = []
-        self.kept_rows: list[tuple[str, Pair]] = []
-        #: The pairs cleaning took out, each with its rule ("long (kept)" when only counted).
-        self.dropped_rows: list[tuple[str, Pair]] = []
+        self.rows = PairRows([])
+        self.kept_rows = PairRows([])
+        #: The pairs cleaning took out, by rule ("long (kept)" when only counted).
+        self.dropped_rows = PairRows([])
         self.showing_dropped = False
-        self.matches: list[tuple[str, Pair]] = []
+        self.matches = PairRows([])
         self.page = 0
         # Cells nine in ten sources and targets need; a guess until the data is read.
         self.needs = (40, 24)
@@ -164,14 +169,32 @@ class DatasetPane(ForwardsWorkerFailures, Vertical):
         if table.row_count:
             table.move_cursor(row=min(row, table.row_count - 1))
 
+    @dataclass
+    class Preparing(Message):
+        """A line of progress while the data is prepared (not cached yet)."""
+
+        line: str
+
     @work(thread=True, exclusive=True, exit_on_error=False, group="dataset")
     def load(self) -> None:
-        """Read and split the data off the main thread."""
-        from workbench.core.data.pairs import prepare_data
+        """Read and split the data off the main thread, with the model's tokenizer where
+        it can be had, so that the data a run prepared (and cached) is the data shown."""
+        from workbench.core.data.prepared import prepare_data
+        from workbench.core.events import DataProgress, Event
+        from workbench.core.train.run_model import check_run_model
+        from workbench.core.views.event_text import data_progress_line
         from workbench.errors import WorkbenchError
 
+        def progress(event: Event) -> None:
+            if isinstance(event, DataProgress):
+                self.post_message(self.Preparing(data_progress_line(event).strip()))
+
         try:
-            data = prepare_data(self.config)
+            tokens = check_run_model(self.config)
+        except WorkbenchError:
+            tokens = None  # the model cannot be read now: the pairs can still be shown
+        try:
+            data = prepare_data(self.config, on_event=progress, count_tokens=tokens)
         except WorkbenchError as err:
             self.post_message(self.Loaded(None, str(err)))
             return
@@ -187,6 +210,10 @@ class DatasetPane(ForwardsWorkerFailures, Vertical):
             Text(f"Could not load the data: {error}", style="bold red")
         )
 
+    @on(Preparing)
+    def _preparing(self, message: Preparing) -> None:
+        self.query_one("#dataset-summary", Static).update(Text(f"Preparing the {message.line}"))
+
     @on(Loaded)
     def _loaded(self, message: Loaded) -> None:
         if message.error or message.data is None:
@@ -194,20 +221,20 @@ class DatasetPane(ForwardsWorkerFailures, Vertical):
             return
         summary = self.query_one("#dataset-summary", Static)
         data = message.data
-        self.kept_rows = (
-            [("train", p) for p in data.train]
-            + [("valid", p) for p in data.validation]
-            + [("test", p) for p in data.test]
+        self.kept_rows = PairRows(
+            [("train", data.train), ("valid", data.validation), ("test", data.test)]
         )
-        self.dropped_rows = [
-            (f"{d.rule} (kept)" if d.kept else d.rule, Pair(d.source, d.target))
-            for d in data.cleaning.dropped
-        ]
+        by_rule: dict[str, list[Pair]] = {}
+        for d in data.cleaning.dropped:
+            label = f"{d.rule} (kept)" if d.kept else d.rule
+            by_rule.setdefault(label, []).append(Pair(d.source, d.target))
+        self.dropped_rows = PairRows(list(by_rule.items()))
         self.rows = self.dropped_rows if self.showing_dropped else self.kept_rows
         counts = ", ".join(f"{v} {k}" for k, v in data.dropped.items() if v) or "nothing"
         dropped = f"dropped {counts}; x shows them" if data.cleaning.dropped else "dropped nothing"
-        levels = sorted({p.meta.get("hsk_level") for _, p in self.rows if p.meta.get("hsk_level")})
-        topics = {p.meta.get("topic") for _, p in self.rows if p.meta.get("topic")}
+        measured = [p for _, p in self.kept_rows.spread(MEASURED_ROWS * 10)]
+        levels = sorted({p.meta.get("hsk_level") for p in measured if p.meta.get("hsk_level")})
+        topics = {p.meta.get("topic") for p in measured if p.meta.get("topic")}
         extra = f" · HSK levels {levels[0]}–{levels[-1]} · {len(topics)} topics" if levels else ""
         text = (
             f"{data.origin}: {len(data.train):,} train / {len(data.validation):,} validation "
@@ -215,7 +242,7 @@ class DatasetPane(ForwardsWorkerFailures, Vertical):
             f"({dropped}){extra}"
         )
         summary.update(Text(text))
-        measured = [p for _, p in self.rows[:: max(1, len(self.rows) // MEASURED_ROWS)]]
+        measured = [p for _, p in self.rows.spread(MEASURED_ROWS)]
         self.needs = (
             text_need([p.source for p in measured]),
             text_need([p.target for p in measured]),
@@ -226,11 +253,13 @@ class DatasetPane(ForwardsWorkerFailures, Vertical):
 
     def _draw_histogram(self) -> None:
         plot = self.query_one("#dataset-hist", PlotextPlot)
-        lengths = [self._lengths(p)[1] for _, p in self.rows]
+        shown = self.rows.spread(HISTOGRAM_ROWS)
+        lengths = [self._lengths(p)[1] for _, p in shown]
         plt = plot.plt
         plt.clear_data()
         plt.clear_figure()
-        plt.title("target length")
+        of = f" ({len(shown):,} of {len(self.rows):,})" if len(shown) < len(self.rows) else ""
+        plt.title(f"target length{of}")
         starts, counts = length_bins(lengths)
         if starts:
             # Bars over whole-number bins with whole-number ticks: plt.hist labels counts
@@ -247,15 +276,7 @@ class DatasetPane(ForwardsWorkerFailures, Vertical):
     def apply_filter(self, text: str) -> None:
         """Keep rows whose source or target contains ``text`` (case-insensitive); among the
         dropped pairs, the rule's name matches too (``copy``)."""
-        needle = text.strip().lower()
-        self.matches = [
-            (split, p)
-            for split, p in self.rows
-            if not needle
-            or needle in p.source.lower()
-            or needle in p.target.lower()
-            or (self.showing_dropped and needle in split.lower())
-        ]
+        self.matches = self.rows.matching(text, labels_match=self.showing_dropped)
         self.page = 0
         self._show_page()
 

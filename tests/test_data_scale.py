@@ -1,0 +1,246 @@
+"""Data at scale: pairs read into Arrow, cleaned and tokenized in worker processes, split
+by row numbers, cached across runs; and TSV lines whose quotes are text."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import write_planted_tsv
+from workbench.core.config_build import build_config
+from workbench.core.data import pair_features
+from workbench.core.data.arrow_pairs import PairTable
+from workbench.core.data.pair_rows import PairRows
+from workbench.core.data.pairs import Pair
+from workbench.core.data.prepared import prepare_data, prepare_split
+from workbench.core.data.prepared_cache import TRAIN_FILE, prepared_root
+from workbench.core.data.tokenize import PairTokenizer, training_set
+from workbench.core.events import DataProgress, Note
+from workbench.core.languages import Direction
+from workbench.core.views.event_text import EventText
+from workbench.errors import WorkbenchError
+
+
+def digest(data) -> tuple[str, int, int, int]:
+    """What a run's data is: the three splits' pairs in order, the cleaning record and
+    the pairs it took out, the names; as a short sha256."""
+    h = hashlib.sha256()
+
+    def put(obj) -> None:
+        h.update(json.dumps(obj, ensure_ascii=False, sort_keys=True).encode())
+        h.update(b"\n")
+
+    for name in ("train", "validation", "test"):
+        put([[p.source, p.target] for p in getattr(data, name)])
+    put(data.cleaning.to_dict())
+    put([d.to_dict() for d in data.cleaning.dropped])
+    put([data.validation_name, data.test_name, list(data.notes)])
+    return h.hexdigest()[:16], len(data.train), len(data.validation), len(data.test)
+
+
+#: The digests the list-based preparation gave at commit e5f733f, before pairs went
+#: through Arrow (computed there with this file's ``digest``): the same pairs kept, in
+#: the same order, split the same way, the same pairs dropped by the same rules.
+PINNED = {
+    "demo": ("0f31aef9f43b4b7f", 3396, 424, 424),
+    "planted": ("8eac3d5021249f19", 240, 30, 30),
+    "planted_samples": ("f6449fb12f8e92d5", 160, 20, 20),
+    "planted_external": ("c1eb90d212fd2d43", 234, 26, 40),
+}
+
+
+def _planted_configs(folder: Path) -> dict:
+    tsv = write_planted_tsv(folder / "planted.tsv")
+    lines = tsv.read_text(encoding="utf-8").splitlines()
+    test = folder / "test.tsv"
+    test.write_text("\n".join(lines[:41]) + "\n", encoding="utf-8")
+    return {
+        "demo": build_config("demo"),
+        "planted": build_config(
+            "demo",
+            overrides={
+                "data": str(tsv),
+                "test_fraction": 0.1,
+                "validation_fraction": 0.1,
+                "seed": 7,
+            },
+        ),
+        "planted_samples": build_config(
+            "demo", overrides={"data": str(tsv), "samples": 200, "seed": 3}
+        ),
+        "planted_external": build_config(
+            "demo", overrides={"data": str(tsv), "test_data": str(test)}
+        ),
+    }
+
+
+def test_the_demo_and_local_files_keep_split_and_drop_the_same_pairs_as_before(tmp_path: Path):
+    configs = _planted_configs(tmp_path)
+    for name, config in configs.items():
+        assert digest(prepare_data(config)) == PINNED[name], name
+    # Again, from the cache: the same data.
+    for name, config in configs.items():
+        assert digest(prepare_data(config)) == PINNED[name], name
+
+
+def test_worker_processes_prepare_what_one_process_does(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, tiny_model_dir: Path
+):
+    from transformers import AutoTokenizer
+
+    tokenizer = AutoTokenizer.from_pretrained(tiny_model_dir)
+    config = _planted_configs(tmp_path)["planted"]
+    config = config.__class__(**{**vars(config), "max_source_length": 12, "max_target_length": 10})
+    tokens = PairTokenizer(tokenizer, Direction(), 12, 10)
+    monkeypatch.setenv("WORKBENCH_CACHE", str(tmp_path / "one"))
+    alone = prepare_split(config, count_tokens=tokens, num_proc=1)
+    monkeypatch.setattr(pair_features, "SHARD_ROWS", 37)
+    monkeypatch.setattr(pair_features, "PARALLEL_MIN", 0)
+    monkeypatch.setenv("WORKBENCH_CACHE", str(tmp_path / "two"))
+    events: list = []
+    workers = prepare_split(config, on_event=events.append, count_tokens=tokens, num_proc=2)
+    assert digest(workers) == digest(alone)
+    assert workers.train.column("input_ids") == alone.train.column("input_ids")
+    assert workers.cleaning.counts["long"] == alone.cleaning.counts["long"] > 0
+    assert not any(isinstance(e, Note) and "cached" in e.text for e in events)
+
+
+def test_prepared_ids_are_the_tokenizers_own_truncated_ids(tmp_path: Path, tiny_model_dir: Path):
+    """The ids training reads are what the tokenizer gives with truncation, the long rule
+    counts the whole lengths, and a prepared table is used as it is."""
+    from transformers import AutoTokenizer
+
+    tokenizer = AutoTokenizer.from_pretrained(tiny_model_dir)
+    tsv = write_planted_tsv(tmp_path / "planted.tsv")
+    config = build_config(
+        "demo", overrides={"data": str(tsv), "max_source_length": 12, "max_target_length": 10}
+    )
+    tokens = PairTokenizer(tokenizer, Direction(), 12, 10)
+    data = prepare_data(config, count_tokens=tokens)
+    assert isinstance(data.train, PairTable) and data.train.tokenized
+    pairs = list(data.train)
+    sources = tokenizer([p.source for p in pairs], max_length=12, truncation=True)
+    targets = tokenizer(text_target=[p.target for p in pairs], max_length=10, truncation=True)
+    assert data.train.column("input_ids") == sources["input_ids"]
+    assert data.train.column("attention_mask") == sources["attention_mask"]
+    assert data.train.column("labels") == targets["input_ids"]
+    assert data.train.column("length") == [len(ids) for ids in sources["input_ids"]]
+    whole = tokenizer([p.source for p in pairs])["input_ids"]
+    whole_targets = tokenizer(text_target=[p.target for p in pairs])["input_ids"]
+    long = sum(1 for s, t in zip(whole, whole_targets, strict=True) if len(s) > 12 or len(t) > 10)
+    kept_long = [d for d in data.cleaning.dropped if d.rule == "long"]
+    assert long > 0 and sum(1 for d in kept_long if d.kept) >= long  # train's long ones among them
+    dataset, lengths = training_set(data.train, tokens)
+    assert dataset.column_names == ["input_ids", "attention_mask", "labels"]
+    assert lengths == data.train.column("length")
+
+
+def test_a_second_run_is_served_from_the_cache_and_any_change_prepares_again(tmp_path: Path):
+    tsv = tmp_path / "pairs.tsv"
+    tsv.write_text(
+        "en\tzh\n" + "".join(f"Sentence {i} here.\t第{i}句。\n" for i in range(300)),
+        encoding="utf-8",
+    )
+    config = build_config("demo", overrides={"data": str(tsv)})
+    first: list = []
+    data = prepare_data(config, on_event=first.append)
+    assert not any(isinstance(e, Note) and "cached" in e.text for e in first)
+    second: list = []
+    again = prepare_data(config, on_event=second.append)
+    cached = [e.text for e in second if isinstance(e, Note)]
+    assert len(cached) == 1 and cached[0].startswith(
+        f"data: cached ({len(data.train):,} training pairs in {prepared_root()}"
+    )
+    assert digest(again) == digest(data)
+    entries = lambda: sorted(p.name for p in prepared_root().iterdir())  # noqa: E731
+    before = entries()
+    prepare_data(build_config("demo", overrides={"data": str(tsv), "seed": 5}))
+    prepare_data(build_config("demo", overrides={"data": str(tsv), "clean_skip": "copy"}))
+    assert len(entries()) == len(before) + 2
+    stat = tsv.stat()
+    os.utime(tsv, ns=(stat.st_atime_ns, stat.st_mtime_ns + 10**9))  # the file changed
+    changed: list = []
+    prepare_data(config, on_event=changed.append)
+    assert not any(isinstance(e, Note) and "cached" in e.text for e in changed)
+
+
+def test_a_torn_cache_entry_is_found_and_built_again(tmp_path: Path):
+    tsv = tmp_path / "pairs.tsv"
+    tsv.write_text(
+        "en\tzh\n" + "".join(f"Line {i} of it.\t第{i}行。\n" for i in range(100)),
+        encoding="utf-8",
+    )
+    config = build_config("demo", overrides={"data": str(tsv)})
+    whole = digest(prepare_data(config))
+    (entry,) = [
+        p
+        for p in prepared_root().iterdir()
+        if (p / TRAIN_FILE).is_file()
+        and str(tsv) in (p / "held_out.json").read_text(encoding="utf-8")
+    ]
+    train = entry / TRAIN_FILE
+    train.write_bytes(train.read_bytes()[:100])  # a disk that filled up
+    events: list = []
+    rebuilt = prepare_data(config, on_event=events.append)
+    notes = [e.text for e in events if isinstance(e, Note)]
+    assert notes == [f"data: the cached copy in {entry} was incomplete; preparing again"]
+    assert digest(rebuilt) == whole
+
+
+def test_tsv_quotes_are_text_and_each_line_is_one_pair(tmp_path: Path):
+    """Quotes at the start of a line, closed or not, are kept; no line joins another."""
+    lines = [f"Plain sentence {i}.\t平句{i}。" for i in range(201)]
+    lines[0] = '"Hello," she said.\t"你好，"她说。'
+    lines[101] = '"Unclosed quote starts this one.\t未闭合的引号。'
+    tsv = tmp_path / "quotes.tsv"
+    tsv.write_text("en\tzh\n" + "\n".join(lines) + "\n", encoding="utf-8")
+    data = prepare_data(build_config("demo", overrides={"data": str(tsv)}))
+    everything = list(data.train) + data.validation + data.test
+    assert data.cleaning.pairs_in == 201 and len(everything) == 201
+    sources = {p.source for p in everything}
+    assert '"Hello," she said.' in sources and '"Unclosed quote starts this one.' in sources
+    assert '"你好，"她说。' in {p.target for p in everything}
+
+
+def test_a_tsv_line_with_a_stray_tab_is_named_by_its_number(tmp_path: Path):
+    tsv = tmp_path / "bad.tsv"
+    tsv.write_text("en\tzh\nfine\t好\nnot\tfine\t额外\n", encoding="utf-8")
+    with pytest.raises(WorkbenchError, match=r"bad\.tsv' line 3 has 3 tab-separated fields"):
+        prepare_data(build_config("demo", overrides={"data": str(tsv)}))
+
+
+def test_progress_says_pairs_per_second_and_time_left():
+    text = EventText()
+    assert text.lines(
+        DataProgress("cleaning and tokenizing", 400_000, 1_000_000, 21_300.4, 28.2)
+    ) == ["  data: cleaning and tokenizing 400,000/1,000,000 pairs · 21,300 pairs/s · ETA 28s"]
+    assert text.lines(DataProgress("reading", 50_000, 0, 90_000.0)) == [
+        "  data: reading 50,000 pairs · 90,000 pairs/s"
+    ]
+
+
+def test_rows_are_found_in_a_table_as_in_a_list(tmp_path: Path):
+    tsv = tmp_path / "pairs.tsv"
+    tsv.write_text(
+        "en\tzh\n"
+        + "".join(f"Tea number {i}.\t第{i}杯茶。\n" for i in range(50))
+        + "".join(f"Coffee {i}.\t第{i}杯咖啡。\n" for i in range(50)),
+        encoding="utf-8",
+    )
+    data = prepare_data(build_config("demo", overrides={"data": str(tsv)}))
+    rows = PairRows([("train", data.train), ("valid", data.validation), ("test", data.test)])
+    listed = PairRows(
+        [("train", list(data.train)), ("valid", data.validation), ("test", data.test)]
+    )
+    assert len(rows) == 100 and list(rows) == list(listed)
+    for needle in ("tea", "咖啡", "COFFEE 1", "nothing like it"):
+        assert list(rows.matching(needle)) == list(listed.matching(needle)), needle
+    tea = rows.matching("TEA")
+    assert len(tea) == 50 and all("Tea" in p.source for _, p in tea)
+    assert rows[3] == listed[3] and rows[-1] == listed[-1] and rows[10:20] == listed[10:20]
+    assert len(rows.spread(7)) <= 7
+    assert Pair("Tea number 0.", "第0杯茶。") in [p for _, p in rows]

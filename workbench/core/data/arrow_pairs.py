@@ -1,0 +1,169 @@
+"""Sentence pairs as Arrow on disk: written as they are read, memory-mapped when used.
+
+A corpus of millions of pairs held as Python strings costs several times its size in
+memory; as Arrow columns in a file it costs the pages the operating system keeps mapped.
+Readers (:mod:`.local_files`, the HSK corpus, a Hub sample) yield pairs one at a time;
+:func:`write_pairs` strips them and writes them in batches; :class:`PairTable` reads them
+back as a sequence of :class:`~workbench.core.data.pairs.Pair`-like rows without loading
+them all.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from pathlib import Path
+from typing import Any, overload
+
+from workbench.core.data.pair import Pair
+
+#: Pairs per Arrow record batch: large enough for fast columns, small enough to bound the
+#: memory a batch takes while it is built.
+BATCH_ROWS = 50_000
+#: The text columns every table has; any other column is metadata (``hsk_level``, ...).
+TEXT_COLUMNS = ("source", "target")
+
+
+def write_pairs(
+    rows: Iterable[tuple[str, str] | tuple[str, str, dict[str, Any]]],
+    path: Path,
+    on_rows: Callable[[int], None] | None = None,
+) -> int:
+    """Write ``rows`` (source, target and optional metadata) to an Arrow stream file at
+    ``path``, both sides stripped; the number written. ``on_rows`` hears the running
+    count after each batch."""
+    import pyarrow as pa
+
+    writer: Any = None
+    columns: dict[str, list[Any]] = {}
+    count = 0
+
+    def flush() -> None:
+        nonlocal writer
+        if not columns.get("source"):
+            return
+        batch = pa.RecordBatch.from_pydict(columns)
+        if writer is None:
+            writer = pa.ipc.new_stream(str(path), batch.schema)
+        writer.write_batch(batch)
+        for values in columns.values():
+            values.clear()
+        if on_rows is not None:
+            on_rows(count)
+
+    try:
+        for row in rows:
+            if not columns:
+                columns = {"source": [], "target": []}
+                if len(row) == 3:
+                    columns.update({name: [] for name in row[2]})
+            columns["source"].append(row[0].strip())
+            columns["target"].append(row[1].strip())
+            if len(row) == 3:
+                for name, value in row[2].items():
+                    columns[name].append(value)
+            count += 1
+            if count % BATCH_ROWS == 0:
+                flush()
+        flush()
+        if writer is None:  # no rows: an empty table, so that a reader finds a file
+            schema = pa.schema([(name, pa.string()) for name in TEXT_COLUMNS])
+            writer = pa.ipc.new_stream(str(path), schema)
+    finally:
+        if writer is not None:
+            writer.close()
+    return count
+
+
+def open_table(path: Path, in_memory: bool = False) -> Any:
+    """The Arrow stream file at ``path`` as a ``datasets.Dataset``, memory-mapped (or read
+    whole, ``in_memory``, for a file about to be removed)."""
+    import datasets
+
+    return datasets.Dataset.from_file(str(path), in_memory=in_memory)
+
+
+class PairTable(Sequence[Any]):
+    """Pairs in an Arrow table, read on demand: ``len``, index, slice and iterate as a
+    list of :class:`~workbench.core.data.pairs.Pair`, and whole columns where a caller
+    needs all of one side (a scratch model's vocabulary).
+
+    ``tokenized`` tells whether the table also holds the training ids of
+    :mod:`.tokenize` (``input_ids``, ``attention_mask``, ``labels``, ``length``), and
+    ``fingerprint`` which tokenizer made them.
+    """
+
+    def __init__(self, dataset: Any, fingerprint: str | None = None) -> None:
+        self.dataset = dataset
+        self.fingerprint = fingerprint
+        names = dataset.column_names
+        self.tokenized = fingerprint is not None and "input_ids" in names
+        self._table = dataset.data.table  # a flat file: no indices mapping
+        self._meta = [n for n in names if n not in TEXT_COLUMNS and n not in _TOKEN_NAMES]
+
+    def __len__(self) -> int:
+        return int(self.dataset.num_rows)
+
+    @overload
+    def __getitem__(self, index: int) -> Any: ...
+    @overload
+    def __getitem__(self, index: slice) -> list[Any]: ...
+    def __getitem__(self, index: int | slice) -> Any:
+        if isinstance(index, slice):
+            rows = range(len(self))[index]
+            if rows.step == 1:
+                return self._pairs(self._table.slice(rows.start, len(rows)))
+            return self._pairs(self._table.take(list(rows))) if rows else []
+        if index < 0:
+            index += len(self)
+        if not 0 <= index < len(self):
+            raise IndexError(index)
+        return self._pairs(self._table.slice(index, 1))[0]
+
+    def __iter__(self) -> Iterator[Any]:
+        for start in range(0, len(self), BATCH_ROWS):
+            yield from self._pairs(self._table.slice(start, BATCH_ROWS))
+
+    def __add__(self, other: Sequence[Any]) -> list[Any]:
+        return [*self, *other]
+
+    def __radd__(self, other: Sequence[Any]) -> list[Any]:
+        return [*other, *self]
+
+    def __eq__(self, other: object) -> bool:
+        if isinstance(other, PairTable | list):
+            return len(self) == len(other) and list(self) == list(other)
+        return NotImplemented
+
+    __hash__ = None  # type: ignore[assignment]  # compared by contents, as a list is
+
+    def take(self, rows: Sequence[int]) -> list[Any]:
+        """The pairs at ``rows``, in that order."""
+        return self._pairs(self._table.take(list(rows))) if len(rows) else []
+
+    def column(self, name: str) -> list[Any]:
+        """One whole column as a list (``source``, ``target``, ``length``)."""
+        return list(self._table.column(name).to_pylist())
+
+    def sources(self) -> list[str]:
+        return self.column("source")
+
+    def targets(self) -> list[str]:
+        return self.column("target")
+
+    def token_dataset(self) -> Any:
+        """The training ids alone, as the Trainer reads them."""
+        return self.dataset.select_columns(["input_ids", "attention_mask", "labels"])
+
+    def _pairs(self, table: Any) -> list[Any]:
+        sources = table.column("source").to_pylist()
+        targets = table.column("target").to_pylist()
+        if not self._meta:
+            return [Pair(s, t) for s, t in zip(sources, targets, strict=True)]
+        meta = {name: table.column(name).to_pylist() for name in self._meta}
+        return [
+            Pair(s, t, {name: meta[name][i] for name in self._meta})
+            for i, (s, t) in enumerate(zip(sources, targets, strict=True))
+        ]
+
+
+_TOKEN_NAMES = ("input_ids", "attention_mask", "labels", "length")

@@ -1,0 +1,171 @@
+"""What cleaning and training need of every pair, computed in parallel over Arrow shards.
+
+Everything here depends on one pair alone (its per-pair rule, the keys of its normalised
+sides, its token ids and lengths), so the corpus is cut into shards and ``num_proc``
+processes compute them, each writing its shard's columns to its own Arrow file. The
+parent never holds the corpus: it maps the files back in order, and the one pass whose
+result depends on order (duplicates, repeats: :class:`~.cleaning.CleaningPass`) runs
+over the numbers alone.
+
+Workers are forked, so they share the tokenizer and the memory-mapped corpus with the
+parent instead of pickling them; a corpus of under :data:`PARALLEL_MIN` pairs (the demo's
+4,354) is done in this process, where starting workers would cost more than it saves.
+"""
+
+from __future__ import annotations
+
+import multiprocessing
+import os
+import signal
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from workbench.core.data.cleaning import CleaningSettings, cleaning_columns
+from workbench.core.data.tokenize import PairTokenizer
+
+#: Pairs per shard: a few seconds of work, so progress moves and memory stays bounded.
+SHARD_ROWS = 20_000
+#: Below this many pairs, no worker processes.
+PARALLEL_MIN = 40_000
+
+#: (pairs done, pairs in all) after each shard.
+OnShard = Callable[[int, int], None]
+
+
+def default_num_proc() -> int:
+    """The cores this process may run on."""
+    try:
+        return len(os.sched_getaffinity(0))
+    except AttributeError:  # not Linux
+        return os.cpu_count() or 1
+
+
+def read_stream(path: Path) -> Any:
+    """An Arrow stream file as a table over its memory-mapped bytes (no copy)."""
+    import pyarrow as pa
+
+    return pa.ipc.open_stream(pa.memory_map(str(path))).read_all()
+
+
+def feature_schema(tokenized: bool) -> Any:
+    import pyarrow as pa
+
+    fields = [
+        ("rule", pa.int8()),
+        ("source_key", pa.int64()),
+        ("target_key", pa.int64()),
+        ("pair_key", pa.int64()),
+    ]
+    if tokenized:
+        fields += [
+            ("input_ids", pa.list_(pa.int32())),
+            ("attention_mask", pa.list_(pa.int8())),
+            ("labels", pa.list_(pa.int32())),
+            ("source_tokens", pa.int32()),
+            ("target_tokens", pa.int32()),
+        ]
+    return pa.schema(fields)
+
+
+@dataclass(frozen=True)
+class FeatureJob:
+    """One corpus's features: where its pairs are, the rules, the tokenizer (if any)."""
+
+    corpus: Path
+    folder: Path
+    settings: CleaningSettings
+    tokenizer: PairTokenizer | None
+
+    def shard_file(self, index: int) -> Path:
+        return self.folder / f"features-{index:05d}.arrow"
+
+    def run_shard(self, index: int) -> int:
+        """Compute and write shard ``index``; its number of pairs."""
+        import pyarrow as pa
+
+        part = read_stream(self.corpus).slice(index * SHARD_ROWS, SHARD_ROWS)
+        sources = part.column("source").to_pylist()
+        targets = part.column("target").to_pylist()
+        columns: dict[str, list[Any]] = dict(cleaning_columns(sources, targets, self.settings))
+        if self.tokenizer is not None:
+            columns.update(self.tokenizer.encode(sources, targets))
+        schema = feature_schema(self.tokenizer is not None)
+        table = pa.Table.from_pydict(columns, schema=schema)
+        with pa.ipc.new_stream(str(self.shard_file(index)), schema) as writer:
+            writer.write_table(table)
+        return len(sources)
+
+
+_JOB: FeatureJob | None = None  # the job forked workers inherit
+
+
+def _run_inherited(index: int) -> int:
+    assert _JOB is not None
+    return _JOB.run_shard(index)
+
+
+def _worker_signals() -> None:
+    """A worker dies of SIGTERM (the pool's way to stop it) and leaves Ctrl-C to the
+    parent: the handlers a run installs (stop with a checkpoint) are the parent's."""
+    signal.signal(signal.SIGTERM, signal.SIG_DFL)
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    if hasattr(signal, "SIGHUP"):
+        signal.signal(signal.SIGHUP, signal.SIG_IGN)
+
+
+def compute_features(
+    job: FeatureJob, rows: int, num_proc: int, on_shard: OnShard | None = None
+) -> Any:
+    """The features of the corpus's ``rows`` pairs as one memory-mapped table, in order."""
+    import pyarrow as pa
+
+    global _JOB
+    shards = max(1, -(-rows // SHARD_ROWS))
+    done = 0
+    if rows < PARALLEL_MIN or num_proc <= 1 or shards == 1:
+        for index in range(shards):
+            done += job.run_shard(index)
+            if on_shard is not None:
+                on_shard(done, rows)
+    else:
+        _JOB = job
+        context = multiprocessing.get_context("fork")
+        pool = context.Pool(min(num_proc, shards), initializer=_worker_signals)
+        try:
+            for count in pool.imap_unordered(_run_inherited, range(shards)):
+                done += count
+                if on_shard is not None:
+                    on_shard(done, rows)
+            pool.close()
+        except BaseException:
+            pool.terminate()
+            raise
+        finally:
+            pool.join()
+            _JOB = None
+    tables = [read_stream(job.shard_file(index)) for index in range(shards)]
+    return pa.concat_tables(tables)
+
+
+class Rate:
+    """Pairs per second and the time left, for progress lines every ``every`` seconds."""
+
+    def __init__(self, every: float = 2.0) -> None:
+        self.started = time.monotonic()
+        self.every = every
+        self.last = -every
+
+    def due(self, done: int, total: int) -> bool:
+        now = time.monotonic() - self.started
+        if (total and done >= total) or now - self.last >= self.every:
+            self.last = now
+            return True
+        return False
+
+    def figures(self, done: int, total: int) -> tuple[float, float | None]:
+        seconds = max(1e-6, time.monotonic() - self.started)
+        rate = done / seconds
+        return rate, ((total - done) / rate if rate and total else None)

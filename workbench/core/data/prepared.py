@@ -1,0 +1,407 @@
+"""Preparing a run's data at the scale of millions of pairs: read into Arrow, cleaned and
+tokenized in parallel, split by row numbers, and cached for the next run.
+
+The steps and their order are those :mod:`.pairs` describes (clean before the split, the
+test set first, every rule counted); here they run over a corpus on disk:
+
+1. the pairs are written to Arrow as they are read (:mod:`.arrow_pairs`);
+2. every pair's rule verdict, keys and token ids are computed by ``num_proc`` processes
+   (:mod:`.pair_features`);
+3. the order-bound rules, the sample and the split run over row numbers and keys alone
+   (:class:`~.cleaning.CleaningPass`, :func:`~.pairs.split_pairs`);
+4. the training split is written with its ids and lengths, the held-out sets and what
+   cleaning took out beside it, as one entry of the cache (:mod:`.prepared_cache`).
+
+A second run with the same inputs opens that entry, memory-mapped, and says
+``data: cached (...)``.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import random
+import shutil
+from collections.abc import Iterable
+from importlib import metadata
+from pathlib import Path
+from typing import Any
+
+from workbench.core.config import RunConfig
+from workbench.core.data.arrow_pairs import BATCH_ROWS, PairTable, open_table, write_pairs
+from workbench.core.data.cleaning import (
+    NO_KEY,
+    CleaningPass,
+    CleaningReport,
+    CleaningSettings,
+    Dropped,
+    TokenCounter,
+    clean_pairs,
+    test_keys_of,
+)
+from workbench.core.data.dropped_pairs import read_dropped_pairs, write_dropped_pairs
+from workbench.core.data.local_files import moses_files, read_local_rows
+from workbench.core.data.pair_features import (
+    FeatureJob,
+    Rate,
+    compute_features,
+    default_num_proc,
+    read_stream,
+)
+from workbench.core.data.pairs import (
+    Pair,
+    SplitData,
+    external_test_set,
+    is_hub_dataset,
+    is_local_data,
+    load_hsk_pairs,
+    sample_draw_size,
+    split_pairs,
+)
+from workbench.core.data.prepared_cache import (
+    HELD_OUT_FILE,
+    TRAIN_FILE,
+    cache_key,
+    content_digest,
+    file_identity,
+    find_entry,
+    new_build_folder,
+    prepared_root,
+    publish_entry,
+)
+from workbench.core.data.tokenize import TOKEN_COLUMNS, PairTokenizer
+from workbench.core.events import DataProgress, EventSink, Note
+from workbench.core.presets import HSK_DATA
+from workbench.errors import WorkbenchError
+
+#: A row as read: source, target and (the HSK corpus) metadata.
+Row = tuple[str, str] | tuple[str, str, dict[str, Any]]
+
+
+@dataclasses.dataclass
+class Source:
+    """The pairs a run's ``data`` names: their rows (read lazily), where they come from,
+    the Hub revision, and what identifies them for the cache."""
+
+    rows: Iterable[Row]
+    origin: str
+    revision: str | None
+    identity: Any
+
+
+def read_source(config: RunConfig, cache_dir: Path | None, on_event: EventSink | None) -> Source:
+    """The uncleaned pairs named by ``config.data`` (``on_event`` hears a Hub sample's
+    progress)."""
+    data = config.data
+    src, tgt = config.data_source_lang, config.data_target_lang
+    if data == HSK_DATA:
+        pairs = load_hsk_pairs(src, tgt)
+        rows: list[Row] = [(p.source, p.target, p.meta) for p in pairs]
+        version = metadata.version("hsk-sentences-audio")
+        return Source(rows, "HSK 3.0 sentences", None, ["hsk", version, src, tgt])
+    if is_local_data(data, src, tgt):
+        path = Path(data).expanduser()
+        moses = moses_files(path, src, tgt)
+        origin = f"{moses[0]} + {moses[1].name}" if moses else str(path)
+        files = [f for f in (moses or (path,)) if f.exists()]
+        identity: list[Any] = [file_identity(f) for f in files] + [src, tgt]
+        return Source(read_local_rows(path, src, tgt), origin, None, identity)
+    from workbench.core.data.hub_sample import load_hub_sample
+
+    hub = load_hub_sample(
+        data,
+        config.data_config,
+        src,
+        tgt,
+        n=sample_draw_size(config),
+        seed=config.seed,
+        on_event=on_event,
+        cache_dir=cache_dir,
+        revision=config.data_revision,
+    )
+    origin = f"{data} ({config.data_config}), {len(hub.pairs)} random pairs"
+    rows = [(p.source, p.target) for p in hub.pairs]
+    identity = [data, config.data_config, hub.revision, content_digest(hub.pairs)]
+    return Source(rows, origin, hub.revision, identity)
+
+
+def prepare_data(
+    config: RunConfig,
+    cache_dir: Path | None = None,
+    on_event: EventSink | None = None,
+    count_tokens: TokenCounter | None = None,
+) -> SplitData:
+    """Load and clean the pairs, hold out the test set, subsample, split the rest.
+
+    Cleaning (:mod:`.cleaning`) runs before the split, so junk never lands in a held-out
+    set; ``count_tokens`` (the model's tokenizer) lets it count the pairs past the maximum
+    lengths. An outside test set (a Hub split or ``--test-data``) is only stripped of
+    empty and repeated pairs: it is the set published scores are measured on. Pairs of
+    the training data whose source or target is in the test set are dropped. The work
+    happens over Arrow files, in parallel, and is cached (:func:`prepare_split`).
+    """
+    return prepare_split(config, cache_dir, on_event, count_tokens)
+
+
+def prepare_split(
+    config: RunConfig,
+    cache_dir: Path | None = None,
+    on_event: EventSink | None = None,
+    count_tokens: TokenCounter | None = None,
+    num_proc: int | None = None,
+) -> SplitData:
+    """The run's cleaned and split pairs, from the cache when it has them.
+
+    ``count_tokens`` is the model's :class:`~.tokenize.PairTokenizer` (its ids are then
+    prepared too, and its fingerprint is part of the key); another counter only measures
+    the ``long`` rule, and such data is not cached.
+    """
+    emit = on_event or (lambda event: None)
+    settings = CleaningSettings.of(config)
+    source = read_source(config, cache_dir, on_event)
+    external = external_test_set(config, source.revision, cache_dir)
+    test: list[Pair] = []
+    if external is not None:
+        test_rules = tuple(r for r in ("empty", "duplicate") if r in settings.rules)
+        stripped = [Pair(p.source.strip(), p.target.strip()) for p in external[0]]
+        test, _ = clean_pairs(stripped, dataclasses.replace(settings, rules=test_rules))
+        if not test:
+            raise WorkbenchError(f"the test set {external[1]} has no usable pairs")
+    tokenizer = count_tokens if isinstance(count_tokens, PairTokenizer) else None
+    cacheable = count_tokens is None or tokenizer is not None
+    root = prepared_root()
+    key = None
+    if cacheable:
+        key = cache_key(
+            {
+                "data": source.identity,
+                "test": [external[1], content_digest(test)] if external else None,
+                "settings": dataclasses.asdict(settings),
+                "tokenizer": tokenizer.fingerprint() if tokenizer else None,
+                "split": [
+                    config.seed,
+                    config.samples,
+                    config.validation_fraction,
+                    config.test_fraction,
+                    is_hub_dataset(config),
+                ],
+            }
+        )
+        found, torn = find_entry(root, key)
+        if torn:
+            emit(Note(f"data: the cached copy in {root / key} was incomplete; preparing again"))
+        if found is not None:
+            data = load_entry(found)
+            emit(Note(f"data: cached ({len(data.train):,} training pairs in {found})"))
+            return data
+    building = new_build_folder(root)
+    try:
+        _build(
+            config,
+            source,
+            test,
+            external,
+            settings,
+            tokenizer,
+            count_tokens,
+            building,
+            emit,
+            num_proc,
+        )
+        if key is None:
+            return load_entry(building, keep=True)
+        return load_entry(publish_entry(building, root, key, {"origin": source.origin}))
+    except BaseException:
+        shutil.rmtree(building, ignore_errors=True)
+        raise
+
+
+def _build(
+    config: RunConfig,
+    source: Source,
+    test: list[Pair],
+    external: tuple[list[Pair], str] | None,
+    settings: CleaningSettings,
+    tokenizer: PairTokenizer | None,
+    count_tokens: TokenCounter | None,
+    folder: Path,
+    emit: EventSink,
+    num_proc: int | None,
+) -> None:
+    """Prepare the data into ``folder``: the steps of this module's docstring."""
+    corpus = folder / "corpus.arrow"
+    reading = Rate()
+
+    def on_rows(done: int) -> None:
+        if reading.due(done, 0):
+            emit(DataProgress("reading", done, 0, reading.figures(done, 0)[0]))
+
+    count = write_pairs(source.rows, corpus, on_rows)
+    stage = "cleaning and tokenizing" if tokenizer else "cleaning"
+    working = Rate()
+
+    def on_shard(done: int, total: int) -> None:
+        if total >= 2 * BATCH_ROWS and working.due(done, total):
+            emit(DataProgress(stage, done, total, *working.figures(done, total)))
+
+    job = FeatureJob(corpus, folder, settings, tokenizer)
+    features = compute_features(job, count, num_proc or default_num_proc(), on_shard)
+    raw = read_stream(corpus)
+    columns = {
+        name: features.column(name).to_pylist()
+        for name in ("rule", "source_key", "target_key", "pair_key")
+    }
+    report = CleaningReport(settings, pairs_in=count)
+    cleaning = CleaningPass(report)
+    lengths = None
+    if tokenizer is not None:
+        source_tokens = features.column("source_tokens").to_pylist()
+        target_tokens = features.column("target_tokens").to_pylist()
+
+        def lengths(rows: list[int]) -> tuple[list[int], list[int]]:
+            return [source_tokens[r] for r in rows], [target_tokens[r] for r in rows]
+
+    elif count_tokens is not None:
+        counter = count_tokens
+
+        def lengths(rows: list[int]) -> tuple[list[int], list[int]]:
+            pairs = _pairs_at(raw, rows)
+            return counter([p.source for p in pairs], [p.target for p in pairs])
+
+    kept = cleaning.run(columns, lengths, test_keys_of(test))
+    if not kept:
+        raise WorkbenchError(
+            f"no usable pairs in {source.origin} after cleaning ({' '.join(report.lines())}); "
+            "check the file's columns and languages, or pass --no-clean"
+        )
+    notes: list[str] = []
+    if config.samples and len(kept) > config.samples:
+        kept = random.Random(config.seed).sample(kept, config.samples)
+    elif config.samples and is_hub_dataset(config) and len(kept) < config.samples:
+        notes.append(
+            f"{len(kept):,} pairs left after cleaning {report.pairs_in:,} drawn, fewer than "
+            f"the {config.samples:,} asked for; pass a larger --samples to draw more"
+        )
+    held_out = f"{config.validation_fraction:.0%} held out, seed {config.seed}"
+    if external is not None:
+        train_rows, validation_rows, _ = split_pairs(kept, config.seed, config.validation_fraction)
+        test_name = external[1]
+    else:
+        train_rows, validation_rows, test_rows = split_pairs(
+            kept, config.seed, config.validation_fraction, config.test_fraction
+        )
+        # A test share of the same data: its near-copies leave train and validation now.
+        keys = (
+            {columns["source_key"][r] for r in test_rows} - {NO_KEY},
+            {columns["target_key"][r] for r in test_rows} - {NO_KEY},
+        )
+        train_rows = cleaning.overlap(train_rows, columns, keys)
+        validation_rows = cleaning.overlap(validation_rows, columns, keys)
+        test = _pairs_at(raw, test_rows)
+        test_name = f"{config.test_fraction:.0%} held out, seed {config.seed}"
+    dropped = _pairs_at(raw, [row for _, row, _ in cleaning.drops])
+    report.dropped = [
+        Dropped(rule, pair.source, pair.target, was_kept)
+        for (rule, _, was_kept), pair in zip(cleaning.drops, dropped, strict=True)
+    ]
+    write_dropped_pairs(folder, report)
+    _write_train(raw, features if tokenizer else None, train_rows, folder / TRAIN_FILE, emit)
+    held = {
+        "validation": [_pair_record(p) for p in _pairs_at(raw, validation_rows)],
+        "test": [_pair_record(p) for p in test],
+        "origin": source.origin,
+        "validation_name": held_out,
+        "test_name": test_name,
+        "revision": source.revision,
+        "notes": notes,
+        "cleaning": {
+            "pairs_in": report.pairs_in,
+            "counts": report.counts,
+            "long_measured": report.long_measured,
+        },
+        "fingerprint": tokenizer.fingerprint() if tokenizer else None,
+        "settings": dataclasses.asdict(settings),
+    }
+    (folder / HELD_OUT_FILE).write_text(json.dumps(held, ensure_ascii=False), encoding="utf-8")
+    corpus.unlink()
+    for shard in folder.glob("features-*.arrow"):
+        shard.unlink()
+
+
+def _pairs_at(table: Any, rows: list[int]) -> list[Pair]:
+    """The pairs at ``rows`` of a corpus table, in that order."""
+    if not rows:
+        return []
+    part = table.take(rows)
+    meta = [name for name in part.column_names if name not in ("source", "target")]
+    columns = {name: part.column(name).to_pylist() for name in part.column_names}
+    return [
+        Pair(s, t, {name: columns[name][i] for name in meta})
+        for i, (s, t) in enumerate(zip(columns["source"], columns["target"], strict=True))
+    ]
+
+
+def _pair_record(pair: Pair) -> list[Any]:
+    return [pair.source, pair.target, pair.meta] if pair.meta else [pair.source, pair.target]
+
+
+def _write_train(raw: Any, features: Any, rows: list[int], path: Path, emit: EventSink) -> None:
+    """The training split's rows, in order, with their ids and lengths when tokenized."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    writer: Any = None
+    rate = Rate()
+    try:
+        for start in range(0, max(1, len(rows)), BATCH_ROWS):
+            chunk = pa.array(rows[start : start + BATCH_ROWS], type=pa.int64())
+            part = raw.take(chunk)
+            if features is not None:
+                tokens = features.select(list(TOKEN_COLUMNS)).take(chunk)
+                for name in TOKEN_COLUMNS:
+                    part = part.append_column(name, tokens.column(name))
+                part = part.append_column(
+                    "length", pc.list_value_length(tokens.column("input_ids")).cast(pa.int32())
+                )
+            if writer is None:
+                writer = pa.ipc.new_stream(str(path), part.schema)
+            writer.write_table(part)
+            done = min(len(rows), start + BATCH_ROWS)
+            if len(rows) >= 4 * BATCH_ROWS and rate.due(done, len(rows)):
+                emit(DataProgress("writing", done, len(rows), *rate.figures(done, len(rows))))
+    finally:
+        if writer is not None:
+            writer.close()
+
+
+def load_entry(folder: Path, keep: bool = False) -> SplitData:
+    """The split data an entry holds, its training pairs memory-mapped (``keep``: an
+    entry that is not cached, read whole now so the folder can go)."""
+    held = json.loads((folder / HELD_OUT_FILE).read_text(encoding="utf-8"))
+    cleaning = held["cleaning"]
+    settings = held["settings"]
+    settings_report = CleaningReport(
+        settings=CleaningSettings(**{**settings, "rules": tuple(settings["rules"])}),
+        pairs_in=cleaning["pairs_in"],
+        counts=dict(cleaning["counts"]),
+        dropped=read_dropped_pairs(folder),
+        long_measured=cleaning["long_measured"],
+    )
+    dataset = open_table(folder / TRAIN_FILE, in_memory=keep)
+    if keep:
+        shutil.rmtree(folder, ignore_errors=True)
+    return SplitData(
+        PairTable(dataset, held["fingerprint"]),
+        [_pair(r) for r in held["validation"]],
+        [_pair(r) for r in held["test"]],
+        settings_report,
+        held["origin"],
+        held["validation_name"],
+        held["test_name"],
+        held["revision"],
+        tuple(held["notes"]),
+    )
+
+
+def _pair(record: list[Any]) -> Pair:
+    return Pair(record[0], record[1], record[2] if len(record) > 2 else {})

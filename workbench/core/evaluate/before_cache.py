@@ -1,0 +1,73 @@
+"""The "before" translations of a model as loaded, kept across runs.
+
+Every new run of the same model on the same held-out sets (a rerun, each trial of a
+sweep) would decode the same sentences with the same weights and the same options, and
+get the same translations: minutes of beam search on a CPU for the assignment's sets.
+They are kept under ``$WORKBENCH_CACHE/before``, one file per key, where the key is the
+digest of everything that decides them: every weight of the model (its bytes), the
+tokenizer's files, the direction, the decoding options and batch size, the device type,
+the torch and transformers versions, and the sources in order. A change to any of them
+is another key, so such a run decodes again.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+from importlib import metadata
+from pathlib import Path
+from typing import Any
+
+from workbench.core.atomic import write_json
+from workbench.core.data.tokenize import tokenizer_files_digest
+from workbench.core.model.fingerprint import weights_digest
+from workbench.core.run_folder import read_json_dict
+
+
+def before_root() -> Path:
+    """``$WORKBENCH_CACHE/before``, or ``~/.cache/workbench/before``."""
+    root = os.environ.get("WORKBENCH_CACHE") or Path.home() / ".cache" / "workbench"
+    return Path(root) / "before"
+
+
+def decoding_key(translator: Any, options: Any, batch_size: int) -> str:
+    """The part of the key the sets share: the model, tokenizer, direction and decoding
+    (see :func:`set_key` for one set's)."""
+    model = translator.model
+    parts = [
+        weights_digest(model),
+        tokenizer_files_digest(translator.tokenizer),
+        translator.direction.source_text(""),
+        getattr(translator.tokenizer, "src_lang", None),
+        getattr(translator.tokenizer, "tgt_lang", None),
+        translator.max_source_length,
+        vars(options),
+        batch_size,
+        next(model.parameters()).device.type,
+        metadata.version("torch"),
+        metadata.version("transformers"),
+    ]
+    text = json.dumps(parts, sort_keys=True, default=str)
+    return hashlib.sha256(text.encode()).hexdigest()
+
+
+def set_key(decoding: str, sources: str) -> str:
+    """One set's key: the shared part and the digest of its sources in order."""
+    return hashlib.sha256(f"{decoding}:{sources}".encode()).hexdigest()[:32]
+
+
+def cached_before(key: str, count: int) -> list[str] | None:
+    """The translations kept under ``key``, if there are ``count`` of them."""
+    saved = read_json_dict(before_root() / f"{key}.json") or {}
+    translations = saved.get("translations")
+    if isinstance(translations, list) and len(translations) == count:
+        return [str(t) for t in translations]
+    return None
+
+
+def keep_before(key: str, translations: list[str]) -> None:
+    """Keep one set's translations under ``key`` (atomically: a reader sees all or none)."""
+    root = before_root()
+    root.mkdir(parents=True, exist_ok=True)
+    write_json(root / f"{key}.json", {"translations": translations})
