@@ -31,8 +31,10 @@ REPO = Path(__file__).resolve().parents[1]
 
 @pytest.fixture(autouse=True)
 def _private_cache(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch):
-    """Keep sample caches out of the user's home."""
-    monkeypatch.setenv("WORKBENCH_CACHE", str(tmp_path_factory.getbasetemp() / "cache"))
+    """Keep caches (Hub samples, prepared data, "before" translations) out of the user's
+    home, one per test: a test's run prepares and decodes its own data, whatever ran
+    before it."""
+    monkeypatch.setenv("WORKBENCH_CACHE", str(tmp_path_factory.mktemp("cache")))
 
 
 def tiny_config(**overrides):
@@ -260,8 +262,8 @@ def finished_run(tmp_path_factory: pytest.TempPathFactory) -> FinishedRun:
 
     events: list[Any] = []
     with pytest.MonkeyPatch.context() as patch:
-        # The autouse _private_cache's folder: a session fixture is set up before it.
-        patch.setenv("WORKBENCH_CACHE", str(tmp_path_factory.getbasetemp() / "cache"))
+        # A cache of its own: a session fixture is set up before the autouse one.
+        patch.setenv("WORKBENCH_CACHE", str(tmp_path_factory.mktemp("finished_run_cache")))
         patch.setattr(trainer, "build_trainer", recording_build)
         result = run_training(small(tmp_path_factory.mktemp("finished_run")), events.append)
     assert result.status == "finished"

@@ -39,12 +39,12 @@ def boom(*args, **kwargs):
 async def test_a_failing_worker_is_shown_and_the_app_stays_up(
     tmp_path: Path, monkeypatch, tiny_model_dir: Path, worker: str
 ):
-    import workbench.core.data.pairs
+    import workbench.core.data.prepared
     import workbench.core.train.run_training
     from workbench.core.translate.translator import Translator
 
     target = {
-        "dataset": (workbench.core.data.pairs, "prepare_data"),
+        "dataset": (workbench.core.data.prepared, "prepare_data"),
         "training": (workbench.core.train.run_training, "run_training"),
         "translate": (Translator, "translate"),
     }[worker]

@@ -135,6 +135,11 @@ class RunConfig:
         group="data",
         help="drop pairs longer than the max lengths (default: counted, then truncated)",
     )
+    num_proc: int = setting(
+        0,
+        group="data",
+        help="processes that clean and tokenize the data (0 = one per core; same result)",
+    )
     batch_size: int = setting(16, group="training", help="training batch per device")
     eval_batch_size: int = setting(16, group="decoding", help="evaluation batch per device")
     learning_rate: float = setting(

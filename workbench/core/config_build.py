@@ -109,6 +109,7 @@ def validate(c: RunConfig) -> None:
     _check(bool(c.model.strip()), "model is empty; pass a Hub id, a local folder or 'scratch'")
     _check(bool(c.data.strip()), "data is empty; pass a Hub id, a local file or 'hsk'")
     _check(c.samples >= 0, f"samples must be >= 0 (0 = all), got {c.samples}")
+    _check(c.num_proc >= 0, f"num_proc must be >= 0 (0 = one per core), got {c.num_proc}")
     _check(
         0 < c.validation_fraction < 1,
         f"validation_fraction must be between 0 and 1, got {c.validation_fraction}",

@@ -22,8 +22,6 @@ import dataclasses
 import json
 import random
 import shutil
-from collections.abc import Iterable
-from importlib import metadata
 from pathlib import Path
 from typing import Any
 
@@ -40,7 +38,6 @@ from workbench.core.data.cleaning import (
     test_keys_of,
 )
 from workbench.core.data.dropped_pairs import read_dropped_pairs, write_dropped_pairs
-from workbench.core.data.local_files import moses_files, read_local_rows
 from workbench.core.data.pair_features import (
     FeatureJob,
     Rate,
@@ -53,9 +50,6 @@ from workbench.core.data.pairs import (
     SplitData,
     external_test_set,
     is_hub_dataset,
-    is_local_data,
-    load_hsk_pairs,
-    sample_draw_size,
     split_pairs,
 )
 from workbench.core.data.prepared_cache import (
@@ -63,66 +57,15 @@ from workbench.core.data.prepared_cache import (
     TRAIN_FILE,
     cache_key,
     content_digest,
-    file_identity,
     find_entry,
     new_build_folder,
     prepared_root,
     publish_entry,
 )
+from workbench.core.data.sources import Source, read_source
 from workbench.core.data.tokenize import TOKEN_COLUMNS, PairTokenizer
 from workbench.core.events import DataProgress, EventSink, Note
-from workbench.core.presets import HSK_DATA
 from workbench.errors import WorkbenchError
-
-#: A row as read: source, target and (the HSK corpus) metadata.
-Row = tuple[str, str] | tuple[str, str, dict[str, Any]]
-
-
-@dataclasses.dataclass
-class Source:
-    """The pairs a run's ``data`` names: their rows (read lazily), where they come from,
-    the Hub revision, and what identifies them for the cache."""
-
-    rows: Iterable[Row]
-    origin: str
-    revision: str | None
-    identity: Any
-
-
-def read_source(config: RunConfig, cache_dir: Path | None, on_event: EventSink | None) -> Source:
-    """The uncleaned pairs named by ``config.data`` (``on_event`` hears a Hub sample's
-    progress)."""
-    data = config.data
-    src, tgt = config.data_source_lang, config.data_target_lang
-    if data == HSK_DATA:
-        pairs = load_hsk_pairs(src, tgt)
-        rows: list[Row] = [(p.source, p.target, p.meta) for p in pairs]
-        version = metadata.version("hsk-sentences-audio")
-        return Source(rows, "HSK 3.0 sentences", None, ["hsk", version, src, tgt])
-    if is_local_data(data, src, tgt):
-        path = Path(data).expanduser()
-        moses = moses_files(path, src, tgt)
-        origin = f"{moses[0]} + {moses[1].name}" if moses else str(path)
-        files = [f for f in (moses or (path,)) if f.exists()]
-        identity: list[Any] = [file_identity(f) for f in files] + [src, tgt]
-        return Source(read_local_rows(path, src, tgt), origin, None, identity)
-    from workbench.core.data.hub_sample import load_hub_sample
-
-    hub = load_hub_sample(
-        data,
-        config.data_config,
-        src,
-        tgt,
-        n=sample_draw_size(config),
-        seed=config.seed,
-        on_event=on_event,
-        cache_dir=cache_dir,
-        revision=config.data_revision,
-    )
-    origin = f"{data} ({config.data_config}), {len(hub.pairs)} random pairs"
-    rows = [(p.source, p.target) for p in hub.pairs]
-    identity = [data, config.data_config, hub.revision, content_digest(hub.pairs)]
-    return Source(rows, origin, hub.revision, identity)
 
 
 def prepare_data(
@@ -171,13 +114,14 @@ def prepare_split(
     cacheable = count_tokens is None or tokenizer is not None
     root = prepared_root()
     key = None
+    fingerprint = tokenizer.fingerprint() if tokenizer else None
     if cacheable:
         key = cache_key(
             {
                 "data": source.identity,
                 "test": [external[1], content_digest(test)] if external else None,
                 "settings": dataclasses.asdict(settings),
-                "tokenizer": tokenizer.fingerprint() if tokenizer else None,
+                "tokenizer": fingerprint,
                 "split": [
                     config.seed,
                     config.samples,
@@ -203,6 +147,7 @@ def prepare_split(
             external,
             settings,
             tokenizer,
+            fingerprint,
             count_tokens,
             building,
             emit,
@@ -223,6 +168,7 @@ def _build(
     external: tuple[list[Pair], str] | None,
     settings: CleaningSettings,
     tokenizer: PairTokenizer | None,
+    fingerprint: str | None,
     count_tokens: TokenCounter | None,
     folder: Path,
     emit: EventSink,
@@ -245,7 +191,8 @@ def _build(
             emit(DataProgress(stage, done, total, *working.figures(done, total)))
 
     job = FeatureJob(corpus, folder, settings, tokenizer)
-    features = compute_features(job, count, num_proc or default_num_proc(), on_shard)
+    procs = num_proc or config.num_proc or default_num_proc()
+    features = compute_features(job, count, procs, on_shard)
     raw = read_stream(corpus)
     columns = {
         name: features.column(name).to_pylist()
@@ -319,7 +266,7 @@ def _build(
             "counts": report.counts,
             "long_measured": report.long_measured,
         },
-        "fingerprint": tokenizer.fingerprint() if tokenizer else None,
+        "fingerprint": fingerprint,
         "settings": dataclasses.asdict(settings),
     }
     (folder / HELD_OUT_FILE).write_text(json.dumps(held, ensure_ascii=False), encoding="utf-8")

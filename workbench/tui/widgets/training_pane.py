@@ -30,6 +30,7 @@ from textual.widgets import Button, Input, Label, Log, ProgressBar, Static
 from workbench.core.config import RunConfig
 from workbench.core.config_build import build_config
 from workbench.core.events import (
+    DataProgress,
     EvalDone,
     Event,
     Phase,
@@ -45,7 +46,7 @@ from workbench.core.run_folder import (
     started_settings,
 )
 from workbench.core.settings import flag_name
-from workbench.core.views.event_text import EventText
+from workbench.core.views.event_text import EventText, data_progress_line
 from workbench.core.views.numbers import format_seconds
 from workbench.core.views.training_text import last_run_line, settings_line
 from workbench.errors import WorkbenchError
@@ -371,6 +372,11 @@ class TrainingPane(ForwardsWorkerFailures, Vertical):
             self.query_one("#train-status", Static).update(
                 f"data · {event.row_groups:,}/{event.row_groups_total:,} row groups"
             )
+        elif isinstance(event, DataProgress):
+            self.query_one("#train-progress", ProgressBar).update(
+                total=event.total or None, progress=event.done
+            )
+            self.query_one("#train-status", Static).update(data_progress_line(event).strip())
         elif isinstance(event, TrainStep):
             self._train_step(event, charts)
         elif isinstance(event, EvalDone) and charts and self._charted(event):

@@ -1,0 +1,326 @@
+"""Seconds to the first training step and peak memory, at 50k to 5M pairs, against the
+anchor's preprocessing measured in the same run.
+
+Usage:
+    python benchmarks/data_scale.py                 # 50k, 200k, 1M and 5M pairs
+    python benchmarks/data_scale.py --sizes 1000000 # one size
+    python benchmarks/data_scale.py --quick         # 3,000 pairs: the code paths, seconds
+
+Per size, three arms, each in fresh processes, one after the other:
+
+- ``anchor``: ``run_translation.py``'s preprocessing: ``datasets`` reads the TSV
+  (``quoting=3``: without it the csv reader fails on an unclosed quote) and a batched
+  ``map`` tokenizes both sides with truncation in ``num_proc`` processes (the cores), with
+  the same tokenizer, into a fresh datasets cache. Timed from the command to the end of
+  the map.
+- ``cold``: ``workbench train --headless`` with an empty workbench cache, from the command
+  to its first training step (``step 1/…``): it reads, cleans, splits and tokenizes, and
+  decodes the held-out sets "before".
+- ``cached``: the same command again: the prepared data and the "before" translations
+  come from the cache.
+
+Peak memory is the largest sum over the arm's process tree (its process group) of each
+process's proportional set size (``Pss`` in ``/proc/PID/smaps_rollup``), sampled every
+0.2 s: forked workers share pages, which PSS counts once, where adding RSS would count
+them once per process.
+
+The corpus is synthetic but made of real sentences (:func:`make_corpus`): each pair
+joins 2 to 4 HSK pairs (about WMT19's 25 words a source), with 1% copied targets, 0.5%
+empty targets and 0.6% sources that start with a quote, a tenth of them unclosed. The
+model is a 1-layer MarianMT built here with SentencePiece vocabularies of 2,000 pieces a
+side, a Marian tokenizer like opus-mt-en-zh's. The test set is 300 other pairs
+(``--test-data``); validation is 500 pairs of the data.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import random
+import signal
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from pathlib import Path
+from typing import Any
+
+REPO = Path(__file__).resolve().parents[1]
+if str(REPO) not in sys.path:  # measure this checkout's workbench, not an installed one
+    sys.path.insert(0, str(REPO))
+
+SIZES = (50_000, 200_000, 1_000_000, 5_000_000)
+VALIDATION_PAIRS = 500
+TEST_PAIRS = 300
+
+ANCHOR = r"""
+import sys, tempfile
+import datasets
+from transformers import AutoTokenizer
+datasets.disable_progress_bars()
+path, model, procs = sys.argv[1], sys.argv[2], int(sys.argv[3])
+tokenizer = AutoTokenizer.from_pretrained(model)
+raw = datasets.load_dataset(
+    "csv", data_files={"train": path}, delimiter="\t", quoting=3,
+    cache_dir=tempfile.mkdtemp(prefix="anchor-cache-"),
+)["train"]
+def preprocess(batch):
+    inputs = tokenizer([s or "" for s in batch["en"]], max_length=128, truncation=True)
+    labels = tokenizer(text_target=[t or "" for t in batch["zh"]], max_length=128, truncation=True)
+    inputs["labels"] = labels["input_ids"]
+    return inputs
+done = raw.map(preprocess, batched=True, num_proc=procs, remove_columns=raw.column_names)
+print(f"anchor rows {len(done)}", flush=True)
+"""
+
+
+def hsk_pairs() -> list[tuple[str, str]]:
+    from hsk_sentences_audio import load_sentences
+
+    pairs = [(r["translation"]["en"].strip(), r["chinese"].strip()) for r in load_sentences()]
+    return [(s, t) for s, t in pairs if s and t and s.lower() != "placeholder"]
+
+
+def make_corpus(n: int, path: Path, seed: int = 0) -> Path:
+    """``n`` pairs as a TSV with an ``en<TAB>zh`` header (see the module's docstring)."""
+    rng = random.Random(seed)
+    pairs = hsk_pairs()
+    with path.open("w", encoding="utf-8") as out:
+        out.write("en\tzh\n")
+        for _ in range(n):
+            parts = [rng.choice(pairs) for _ in range(rng.choice((2, 3, 3, 4)))]
+            source, target = " ".join(p[0] for p in parts), "".join(p[1] for p in parts)
+            draw = rng.random()
+            if draw < 0.01:
+                target = source
+            elif draw < 0.015:
+                target = ""
+            elif draw < 0.02:
+                source = f'"{source}," she said.'
+            elif draw < 0.021:
+                source = f'"{source}'
+            out.write(f"{source}\t{target}\n")
+    return path
+
+
+def build_model(folder: Path) -> Path:
+    """The 1-layer MarianMT with 2,000-piece vocabularies, saved in ``folder/model``."""
+    from workbench.core.config_build import build_config
+    from workbench.core.model.scratch import build_scratch_model
+
+    pairs = hsk_pairs()
+    config = build_config(
+        "demo",
+        overrides={
+            "scratch_d_model": 32,
+            "scratch_layers": 1,
+            "scratch_heads": 2,
+            "scratch_ffn_dim": 64,
+            "scratch_source_vocab": 2000,
+            "scratch_target_vocab": 2000,
+        },
+    )
+    model, tokenizer = build_scratch_model(
+        [s for s, _ in pairs], [t for _, t in pairs], folder / "spm", config
+    )
+    out = folder / "model"
+    model.save_pretrained(out)
+    tokenizer.save_pretrained(out)
+    return out
+
+
+def tree_pss_kib(group: int) -> int:
+    """The summed PSS of the processes in process group ``group``."""
+    total = 0
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            if os.getpgid(int(entry)) != group:
+                continue
+            with open(f"/proc/{entry}/smaps_rollup", encoding="ascii") as rollup:
+                for line in rollup:
+                    if line.startswith("Pss:"):
+                        total += int(line.split()[1])
+                        break
+        except (OSError, ValueError):
+            continue
+    return total
+
+
+def timed(argv: list[str], env: dict[str, str], until: str | None) -> dict[str, Any]:
+    """Run ``argv`` in its own process group until it exits (or prints a line starting
+    with ``until``, when it is killed): seconds, peak PSS, and when each line came."""
+    started = time.perf_counter()
+    child = subprocess.Popen(
+        argv,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+        env=env,
+        start_new_session=True,
+    )
+    peak = 0
+
+    def sample() -> None:
+        nonlocal peak
+        while child.poll() is None:
+            peak = max(peak, tree_pss_kib(child.pid))
+            time.sleep(0.2)
+
+    sampler = threading.Thread(target=sample, daemon=True)
+    sampler.start()
+    lines: list[tuple[float, str]] = []
+    reached = until is None
+    assert child.stdout is not None
+    for line in child.stdout:
+        lines.append((time.perf_counter() - started, line.rstrip()))
+        if until is not None and line.strip().startswith(until):
+            reached = True
+            os.killpg(child.pid, signal.SIGKILL)
+            break
+    seconds = time.perf_counter() - started
+    child.wait()
+    sampler.join()
+    if not reached or (until is None and child.returncode):
+        tail = "\n".join(text for _, text in lines[-15:])
+        raise RuntimeError(f"{argv[0]} ended with {child.returncode} before {until!r}:\n{tail}")
+    return {"seconds": round(seconds, 1), "peak_mib": round(peak / 1024), "lines": lines}
+
+
+def phase_seconds(lines: list[tuple[float, str]], start: str, end: str) -> float | None:
+    """Seconds between the first line starting with ``start`` and the first with ``end``."""
+    begin = next((t for t, text in lines if text.strip().startswith(start)), None)
+    finish = next((t for t, text in lines if text.strip().startswith(end)), None)
+    return round(finish - begin, 1) if begin is not None and finish is not None else None
+
+
+def measure(n: int, work: Path, model: Path, test: Path, procs: int) -> list[dict[str, Any]]:
+    corpus = make_corpus(n, work / f"pairs-{n}.tsv")
+    env = {**os.environ, "HF_HUB_OFFLINE": "1", "HF_DATASETS_OFFLINE": "1"}
+    rows = []
+    anchor = timed(
+        [sys.executable, "-c", ANCHOR, str(corpus), str(model), str(procs)], env, until=None
+    )
+    rows.append({"n": n, "arm": "anchor", **anchor})
+    cache = Path(tempfile.mkdtemp(prefix="workbench-cache-", dir=work))
+    command = [
+        sys.executable,
+        "-m",
+        "workbench",
+        "train",
+        "--headless",
+        "--model",
+        str(model),
+        "--data",
+        str(corpus),
+        "--samples",
+        "0",
+        "--test-data",
+        str(test),
+        "--validation-fraction",
+        f"{VALIDATION_PAIRS / n:.6g}",
+        "--output-dir",
+        str(work / f"out-{n}"),
+    ]
+    for arm in ("cold", "cached"):
+        run = timed(command, {**env, "WORKBENCH_CACHE": str(cache)}, until="step ")
+        rows.append(
+            {
+                "n": n,
+                "arm": arm,
+                **run,
+                "data_seconds": phase_seconds(run["lines"], "[data]", "[model]"),
+                "before_seconds": phase_seconds(run["lines"], "[before]", "[train]") or 0.0,
+            }
+        )
+    for row in rows:
+        print(
+            f"{n:>9,} {row['arm']:>7}: {row['seconds']:7.1f} s, peak {row['peak_mib']:,} MiB",
+            flush=True,
+        )
+    corpus.unlink()
+    return rows
+
+
+def render_report(rows: list[dict[str, Any]], context: dict[str, Any]) -> str:
+    """DATA_SCALE.md from the measurements."""
+    by = {(r["n"], r["arm"]): r for r in rows}
+    lines = [
+        "# Data at scale: seconds to the first training step, and peak memory",
+        "",
+        "Measured by `python benchmarks/data_scale.py` (its docstring says how); "
+        f"{context['machine']}, {context['cores']} cores, `num_proc` {context['procs']}, "
+        f"{context['date']}. Ratios are against the anchor measured in the same run.",
+        "",
+        "| pairs | anchor: preprocessing | workbench cold: first step | × anchor | "
+        'of which data | of which "before" | workbench cached: first step | × anchor | '
+        "peak memory: anchor / cold / cached |",
+        "|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
+    ]
+    for n in sorted({r["n"] for r in rows}):
+        anchor, cold, cached = by[(n, "anchor")], by[(n, "cold")], by[(n, "cached")]
+        lines.append(
+            f"| {n:,} | {anchor['seconds']:.1f} s | {cold['seconds']:.1f} s | "
+            f"{cold['seconds'] / anchor['seconds']:.2f} | {cold['data_seconds']:.1f} s | "
+            f"{cold['before_seconds']:.1f} s | {cached['seconds']:.1f} s | "
+            f"{cached['seconds'] / anchor['seconds']:.2f} | {anchor['peak_mib']:,} / "
+            f"{cold['peak_mib']:,} / {cached['peak_mib']:,} MiB "
+            f"({cold['peak_mib'] / anchor['peak_mib']:.2f}×) |"
+        )
+    lines += [
+        "",
+        '"of which data" is from the `[data]` line to the `[model]` line (reading, '
+        'cleaning, tokenizing, splitting, writing the cache); "before" is the decoding of '
+        f"the {VALIDATION_PAIRS} validation and {TEST_PAIRS} test pairs by the model as "
+        "loaded, from the `[before]` line to `[train]` (0 when cached). The anchor does "
+        "neither cleaning nor decoding: it only reads and tokenizes.",
+        "",
+    ]
+    return "\n".join(lines)
+
+
+def write_report(path: Path, rows: list[dict[str, Any]], context: dict[str, Any]) -> str:
+    """Write DATA_SCALE.md and the rows beside it as JSON; the report's text."""
+    text = render_report(rows, context)
+    path.write_text(text, encoding="utf-8")
+    (path.with_suffix(".json")).write_text(
+        json.dumps([{k: v for k, v in r.items() if k != "lines"} for r in rows], indent=1),
+        encoding="utf-8",
+    )
+    return text
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n", 1)[0])
+    parser.add_argument("--sizes", type=int, nargs="+", default=list(SIZES))
+    parser.add_argument("--quick", action="store_true", help="3,000 pairs: the code paths")
+    parser.add_argument("--out", default=str(Path(__file__).parent / "DATA_SCALE.md"))
+    parser.add_argument("--work", default=None, help="a folder for corpora and caches")
+    args = parser.parse_args()
+    sizes = [3_000] if args.quick else args.sizes
+    from workbench.core.data.pair_features import default_num_proc
+
+    procs = default_num_proc()
+    with tempfile.TemporaryDirectory(prefix="data-scale-", dir=args.work) as folder:
+        work = Path(folder)
+        model = build_model(work)
+        test = make_corpus(TEST_PAIRS, work / "test.tsv", seed=99)
+        rows = [row for n in sizes for row in measure(n, work, model, test, procs)]
+    context = {
+        "machine": platform.platform(),
+        "cores": os.cpu_count(),
+        "procs": procs,
+        "date": time.strftime("%Y-%m-%d"),
+    }
+    if args.quick:  # the code paths, not figures to keep
+        print(render_report(rows, context))
+    else:
+        print(write_report(Path(args.out), rows, context))
+
+
+if __name__ == "__main__":
+    main()

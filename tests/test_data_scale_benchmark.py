@@ -1,0 +1,68 @@
+"""The data-scale benchmark's parts at toy size: correctness only, never timing."""
+
+from __future__ import annotations
+
+import importlib
+import os
+import sys
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import REPO
+
+
+@pytest.fixture(scope="module")
+def bench():
+    sys.path.insert(0, str(REPO / "benchmarks"))  # as benchmarks/data_scale.py runs
+    return importlib.import_module("data_scale")
+
+
+def test_the_corpus_is_real_sentences_with_the_noise_it_names(bench, tmp_path: Path):
+    path = bench.make_corpus(2_000, tmp_path / "pairs.tsv")
+    lines = path.read_text(encoding="utf-8").split("\n")
+    assert lines[0] == "en\tzh" and lines[-1] == "" and len(lines) == 2_002
+    rows = [line.split("\t") for line in lines[1:-1]]
+    assert all(len(row) == 2 for row in rows)  # one pair a line, quotes or not
+    assert sum(1 for s, t in rows if s == t) > 5  # copies
+    assert sum(1 for _, t in rows if not t) > 2  # empty targets
+    assert sum(1 for s, _ in rows if s.startswith('"')) > 5  # quotes, some unclosed
+    assert (
+        bench.make_corpus(50, tmp_path / "again.tsv").read_text(encoding="utf-8")
+        == "\n".join(lines[:51]) + "\n"
+    )  # seeded
+
+
+def test_the_report_gives_each_arm_against_the_anchor(bench):
+    lines = [(0.5, "[data] x"), (3.0, "[model] m"), (3.5, "[before] t"), (5.5, "[train]")]
+    assert bench.phase_seconds(lines, "[data]", "[model]") == 2.5
+    assert bench.phase_seconds(lines, "[before]", "[nothing]") is None
+    rows = [
+        {"n": 1000, "arm": "anchor", "seconds": 10.0, "peak_mib": 500},
+        {
+            "n": 1000,
+            "arm": "cold",
+            "seconds": 15.0,
+            "peak_mib": 750,
+            "data_seconds": 9.0,
+            "before_seconds": 2.0,
+        },
+        {
+            "n": 1000,
+            "arm": "cached",
+            "seconds": 2.0,
+            "peak_mib": 400,
+            "data_seconds": 0.5,
+            "before_seconds": 0.0,
+        },
+    ]
+    context = {"machine": "m", "cores": 2, "procs": 2, "date": "2026-12-02"}
+    text = bench.render_report(rows, context)
+    assert (
+        "| 1,000 | 10.0 s | 15.0 s | 1.50 | 9.0 s | 2.0 s | 2.0 s | 0.20 | "
+        "500 / 750 / 400 MiB (1.50×) |" in text
+    )
+
+
+def test_memory_is_summed_over_the_process_group(bench):
+    assert bench.tree_pss_kib(os.getpgid(0)) > 1_000  # this test process alone is more
