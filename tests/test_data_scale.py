@@ -244,3 +244,84 @@ def test_rows_are_found_in_a_table_as_in_a_list(tmp_path: Path):
     assert rows[3] == listed[3] and rows[-1] == listed[-1] and rows[10:20] == listed[10:20]
     assert len(rows.spread(7)) <= 7
     assert Pair("Tea number 0.", "第0杯茶。") in [p for _, p in rows]
+
+
+def _loop_verdicts(columns, settings, lengths, test_keys):
+    """The rules as a loop over the pairs in order: what CleaningPass must agree with."""
+    from workbench.core.data.cleaning import NO_KEY, PAIR_RULES, TEST_RULE
+
+    drops, kept = [], []
+    for row, code in enumerate(columns["rule"]):
+        (drops.append((PAIR_RULES[code - 1], row, False)) if code else kept.append(row))
+    if "long" in settings.rules and lengths is not None:
+        source_lengths, target_lengths = lengths(kept)
+        rows, kept = kept, []
+        for row, a, b in zip(rows, source_lengths, target_lengths, strict=True):
+            if a > settings.max_source_length or b > settings.max_target_length:
+                drops.append(("long", row, not settings.drop_long))
+                if settings.drop_long:
+                    continue
+            kept.append(row)
+    seen_pairs, seen_sources, unique = set(), set(), []
+    for row in kept:
+        key, pair = columns["source_key"][row], columns["pair_key"][row]
+        if "duplicate" in settings.rules and pair in seen_pairs:
+            drops.append(("duplicate", row, False))
+        elif "repeated source" in settings.rules and key != NO_KEY and key in seen_sources:
+            drops.append(("repeated source", row, False))
+        else:
+            seen_pairs.add(pair)
+            seen_sources.add(key)
+            unique.append(row)
+    sources, targets = test_keys
+    final = []
+    for row in unique:
+        hit = columns["source_key"][row] in sources or columns["target_key"][row] in targets
+        if TEST_RULE in settings.rules and hit:
+            drops.append((TEST_RULE, row, False))
+        else:
+            final.append(row)
+    return final, drops
+
+
+@pytest.mark.parametrize("skip", ["", "duplicate", "repeated source", "duplicate,repeated source"])
+@pytest.mark.parametrize("drop_long", [False, True])
+def test_the_array_pass_gives_the_loops_verdicts(skip: str, drop_long: bool):
+    """Random keys with many collisions (a pair's source key follows from its pair key, as
+    for real text), under each combination of the order-bound rules."""
+    import random
+
+    from workbench.core.data.cleaning import CleaningPass, CleaningReport, CleaningSettings
+
+    rng = random.Random(f"{skip}{drop_long}")
+    n = 3_000
+    pairs = [rng.randrange(400) for _ in range(n)]
+    source_of = {p: rng.choice([0, *range(1, 120)]) for p in range(400)}  # 0: NO_KEY
+    columns = {
+        "rule": [rng.choice([0] * 9 + [1, 3]) for _ in range(n)],
+        "pair_key": pairs,
+        "source_key": [source_of[p] for p in pairs],
+        "target_key": [rng.randrange(1, 300) for _ in range(n)],
+    }
+    lengths_of = [(rng.randrange(1, 20), rng.randrange(1, 20)) for _ in range(n)]
+
+    def lengths(rows):
+        return [lengths_of[r][0] for r in rows], [lengths_of[r][1] for r in rows]
+
+    config = build_config(
+        "demo",
+        overrides={
+            "clean_skip": skip or None,
+            "drop_long": drop_long,
+            "max_source_length": 15,
+            "max_target_length": 17,
+        },
+    )
+    settings = CleaningSettings.of(config)
+    test_keys = ({5, 17, 33}, {7, 250})
+    cleaning = CleaningPass(CleaningReport(settings))
+    kept = cleaning.run(columns, lengths, test_keys)
+    expected_kept, expected_drops = _loop_verdicts(columns, settings, lengths, test_keys)
+    assert kept == expected_kept
+    assert cleaning.drops == expected_drops
+    assert sum(cleaning.report.counts.values()) == len(expected_drops)

@@ -250,86 +250,112 @@ def cleaning_columns(
 
 
 #: Token lengths (source, target) of the given rows, for the ``long`` rule.
-RowLengths = Callable[[list[int]], tuple[list[int], list[int]]]
+RowLengths = Callable[[Any], tuple[Any, Any]]
 
 
 @dataclass
 class CleaningPass:
-    """The rules over a whole corpus, from its :func:`cleaning_columns`: the order-bound
-    part (the first of a repeated pair is the one kept), in one process, over numbers.
+    """The rules over a whole corpus, from its :func:`cleaning_columns`: the part whose
+    verdicts depend on order (the first of a repeated pair is the one kept), over arrays
+    of keys, never sentences.
+
+    The rules read as a loop over the pairs in order (keep a pair unless its exact pair,
+    or its normalised source, was kept before); here they run as array operations with
+    the same verdicts: the first pair with a given normalised source is always kept (no
+    kept pair can equal it: an equal pair has the same source), so a later pair with that
+    source is a ``duplicate`` when it equals that first pair and a ``repeated source``
+    otherwise; a pair whose source normalises to nothing is kept unless it equals an
+    earlier such pair. ``tests/test_data_scale.py`` checks this against the loop.
 
     Rows are numbered as in the corpus read; :attr:`drops` lists what each rule took, in
-    the order cleaning met them, for :meth:`CleaningReport.add_drops` to fill in texts.
+    the order the loop would meet them, for the caller to fill in texts.
     """
 
     report: CleaningReport
     drops: list[tuple[str, int, bool]] = field(default_factory=list)
 
-    def _take(self, rule: str, row: int, kept: bool = False) -> None:
+    def _take(self, rule: str, rows: Any, kept: bool = False) -> None:
+        if not len(rows):
+            return
         counts = self.report.counts
-        counts[rule] = counts.get(rule, 0) + 1
-        self.drops.append((rule, row, kept))
+        counts[rule] = counts.get(rule, 0) + len(rows)
+        self.drops.extend((rule, int(row), kept) for row in rows)
 
     def run(
         self,
-        columns: dict[str, list[int]],
+        columns: dict[str, Any],
         lengths: RowLengths | None = None,
         test_keys: tuple[set[int], set[int]] = (set(), set()),
     ) -> list[int]:
         """The rows that pass, in order."""
+        import numpy as np
+
         s = self.report.settings
-        kept = []
-        for row, code in enumerate(columns["rule"]):
-            if code:
-                self._take(PAIR_RULES[code - 1], row)
-            else:
-                kept.append(row)
+        codes = np.asarray(columns["rule"], dtype=np.int8)
+        for row in np.flatnonzero(codes):
+            self._take(PAIR_RULES[codes[row] - 1], [row])
+        kept = np.flatnonzero(codes == 0)
         if "long" in s.rules and lengths is not None:
             kept = self._long(kept, lengths)
-        source_keys, pair_keys = columns["source_key"], columns["pair_key"]
-        seen_pairs: set[int] = set()
-        seen_sources: set[int] = set()
-        unique = []
-        for row in kept:
-            key = source_keys[row]
-            if "duplicate" in s.rules and pair_keys[row] in seen_pairs:
-                self._take("duplicate", row)
-            elif "repeated source" in s.rules and key != NO_KEY and key in seen_sources:
-                self._take("repeated source", row)
+        source_keys = np.asarray(columns["source_key"], dtype=np.int64)[kept]
+        pair_keys = np.asarray(columns["pair_key"], dtype=np.int64)[kept]
+        duplicate = np.zeros(len(kept), dtype=bool)
+        repeated = np.zeros(len(kept), dtype=bool)
+        if "repeated source" in s.rules:
+            named = source_keys != NO_KEY
+            _, first, inverse = np.unique(source_keys, return_index=True, return_inverse=True)
+            later = named & (np.arange(len(kept)) != first[inverse])
+            if "duplicate" in s.rules:
+                same = pair_keys == pair_keys[first[inverse]]
+                duplicate, repeated = later & same, later & ~same
+                unnamed = np.flatnonzero(~named)
+                duplicate[unnamed] = _repeats(pair_keys[unnamed])
             else:
-                seen_pairs.add(pair_keys[row])
-                seen_sources.add(key)
-                unique.append(row)
-        return self.overlap(unique, columns, test_keys)
+                repeated = later
+        elif "duplicate" in s.rules:
+            duplicate = _repeats(pair_keys)
+        for position in np.flatnonzero(duplicate | repeated):
+            rule = "duplicate" if duplicate[position] else "repeated source"
+            self._take(rule, [kept[position]])
+        unique = kept[~(duplicate | repeated)]
+        return self.overlap(unique.tolist(), columns, test_keys)
 
-    def _long(self, rows: list[int], lengths: RowLengths) -> list[int]:
+    def _long(self, rows: Any, lengths: RowLengths) -> Any:
+        import numpy as np
+
         s = self.report.settings
         self.report.long_measured = True
-        source_lengths, target_lengths = lengths(rows)
-        kept = []
-        for row, n_source, n_target in zip(rows, source_lengths, target_lengths, strict=True):
-            if n_source > s.max_source_length or n_target > s.max_target_length:
-                self._take("long", row, kept=not s.drop_long)
-                if s.drop_long:
-                    continue
-            kept.append(row)
-        return kept
+        source_lengths, target_lengths = (np.asarray(n, dtype=np.int64) for n in lengths(rows))
+        over = (source_lengths > s.max_source_length) | (target_lengths > s.max_target_length)
+        self._take("long", rows[over], kept=not s.drop_long)
+        return rows[~over] if s.drop_long else rows
 
     def overlap(
-        self, rows: list[int], columns: dict[str, list[int]], test_keys: tuple[set[int], set[int]]
+        self, rows: list[int], columns: dict[str, Any], test_keys: tuple[set[int], set[int]]
     ) -> list[int]:
         """``rows`` without those whose normalised source or target is a test pair's."""
+        import numpy as np
+
         sources, targets = test_keys
         if TEST_RULE not in self.report.settings.rules or not (sources or targets):
             return rows
-        source_keys, target_keys = columns["source_key"], columns["target_key"]
-        kept = []
-        for row in rows:
-            if source_keys[row] in sources or target_keys[row] in targets:
-                self._take(TEST_RULE, row)
-            else:
-                kept.append(row)
-        return kept
+        at = np.asarray(rows, dtype=np.int64)
+        source_keys = np.asarray(columns["source_key"], dtype=np.int64)[at]
+        target_keys = np.asarray(columns["target_key"], dtype=np.int64)[at]
+        hit = np.isin(source_keys, np.fromiter(sources, np.int64, len(sources))) | np.isin(
+            target_keys, np.fromiter(targets, np.int64, len(targets))
+        )
+        self._take(TEST_RULE, at[hit])
+        return at[~hit].tolist()
+
+
+def _repeats(keys: Any) -> Any:
+    """True for each key that occurs earlier in ``keys``."""
+    import numpy as np
+
+    repeat = np.ones(len(keys), dtype=bool)
+    repeat[np.unique(keys, return_index=True)[1]] = False
+    return repeat
 
 
 def test_keys_of(pairs: Iterable[_PairLike]) -> tuple[set[int], set[int]]:

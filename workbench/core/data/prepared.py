@@ -195,24 +195,24 @@ def _build(
     features = compute_features(job, count, procs, on_shard)
     raw = read_stream(corpus)
     columns = {
-        name: features.column(name).to_pylist()
+        name: features.column(name).to_numpy()
         for name in ("rule", "source_key", "target_key", "pair_key")
     }
     report = CleaningReport(settings, pairs_in=count)
     cleaning = CleaningPass(report)
     lengths = None
     if tokenizer is not None:
-        source_tokens = features.column("source_tokens").to_pylist()
-        target_tokens = features.column("target_tokens").to_pylist()
+        source_tokens = features.column("source_tokens").to_numpy()
+        target_tokens = features.column("target_tokens").to_numpy()
 
-        def lengths(rows: list[int]) -> tuple[list[int], list[int]]:
-            return [source_tokens[r] for r in rows], [target_tokens[r] for r in rows]
+        def lengths(rows: Any) -> tuple[Any, Any]:
+            return source_tokens[rows], target_tokens[rows]
 
     elif count_tokens is not None:
         counter = count_tokens
 
-        def lengths(rows: list[int]) -> tuple[list[int], list[int]]:
-            pairs = _pairs_at(raw, rows)
+        def lengths(rows: Any) -> tuple[Any, Any]:
+            pairs = _pairs_at(raw, rows.tolist())
             return counter([p.source for p in pairs], [p.target for p in pairs])
 
     kept = cleaning.run(columns, lengths, test_keys_of(test))
@@ -239,8 +239,8 @@ def _build(
         )
         # A test share of the same data: its near-copies leave train and validation now.
         keys = (
-            {columns["source_key"][r] for r in test_rows} - {NO_KEY},
-            {columns["target_key"][r] for r in test_rows} - {NO_KEY},
+            set(columns["source_key"][test_rows].tolist()) - {NO_KEY},
+            set(columns["target_key"][test_rows].tolist()) - {NO_KEY},
         )
         train_rows = cleaning.overlap(train_rows, columns, keys)
         validation_rows = cleaning.overlap(validation_rows, columns, keys)
