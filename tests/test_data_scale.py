@@ -365,3 +365,27 @@ def test_a_run_killed_while_its_workers_prepare_leaves_nothing_the_next_run_trip
     assert not dead.exists()
     assert data.cleaning.pairs_in == 60_000 and len(data.train) > 40_000
     assert [p.name for p in root.iterdir()] != [] and not list(root.glob(".building-*"))
+
+
+def test_the_dataset_pane_browses_what_a_run_prepared_and_a_run_never_does(
+    tmp_path: Path, tiny_model_dir: Path
+):
+    from transformers import AutoTokenizer
+
+    tsv = write_planted_tsv(tmp_path / "planted.tsv")
+    config = build_config("demo", overrides={"data": str(tsv)})
+    tokens = PairTokenizer(AutoTokenizer.from_pretrained(tiny_model_dir), Direction(), 128, 128)
+    run = prepare_data(config, count_tokens=tokens)  # as a run with that model prepares
+    browsed: list = []
+    shown = prepare_split(config, on_event=browsed.append, browse=True)
+    assert any(isinstance(e, Note) and e.text.startswith("data: cached") for e in browsed)
+    assert list(shown.train) == list(run.train) and shown.cleaning.long_measured
+    plain: list = []
+    own = prepare_split(config, on_event=plain.append)  # a run without a tokenizer (scratch)
+    assert not any(isinstance(e, Note) and "cached" in e.text for e in plain)
+    assert list(own.train) == list(run.train) and not own.cleaning.long_measured
+    dropping = build_config("demo", overrides={"data": str(tsv), "drop_long": True})
+    prepare_data(dropping, count_tokens=tokens)
+    again: list = []
+    prepare_split(dropping, on_event=again.append, browse=True)  # the pairs may differ
+    assert not any(isinstance(e, Note) and "cached" in e.text for e in again)

@@ -44,7 +44,7 @@ async def test_a_failing_worker_is_shown_and_the_app_stays_up(
     from workbench.core.translate.translator import Translator
 
     target = {
-        "dataset": (workbench.core.data.prepared, "prepare_data"),
+        "dataset": (workbench.core.data.prepared, "prepare_split"),
         "training": (workbench.core.train.run_training, "run_training"),
         "translate": (Translator, "translate"),
     }[worker]

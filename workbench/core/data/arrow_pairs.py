@@ -74,12 +74,13 @@ def write_pairs(
     return count
 
 
-def open_table(path: Path, in_memory: bool = False) -> Any:
-    """The Arrow stream file at ``path`` as a ``datasets.Dataset``, memory-mapped (or read
-    whole, ``in_memory``, for a file about to be removed)."""
-    import datasets
+def read_table(path: Path, in_memory: bool = False) -> Any:
+    """The Arrow stream file at ``path`` as a pyarrow table over its memory-mapped bytes
+    (or read whole, ``in_memory``, for a file about to be removed)."""
+    import pyarrow as pa
 
-    return datasets.Dataset.from_file(str(path), in_memory=in_memory)
+    source = pa.OSFile(str(path)) if in_memory else pa.memory_map(str(path))
+    return pa.ipc.open_stream(source).read_all()
 
 
 class PairTable(Sequence[Any]):
@@ -89,19 +90,24 @@ class PairTable(Sequence[Any]):
 
     ``tokenized`` tells whether the table also holds the training ids of
     :mod:`.tokenize` (``input_ids``, ``attention_mask``, ``labels``, ``length``), and
-    ``fingerprint`` which tokenizer made them.
+    ``fingerprint`` which tokenizer made them. Only :meth:`token_dataset` needs
+    ``datasets`` (the Trainer reads a ``datasets.Dataset``): browsing the pairs does not
+    import it.
     """
 
-    def __init__(self, dataset: Any, fingerprint: str | None = None) -> None:
-        self.dataset = dataset
+    def __init__(
+        self, table: Any, fingerprint: str | None = None, path: Path | None = None
+    ) -> None:
+        self.table = table
         self.fingerprint = fingerprint
-        names = dataset.column_names
+        self.path = path  # the file the table maps, if it stays
+        names = table.column_names
         self.tokenized = fingerprint is not None and "input_ids" in names
-        self._table = dataset.data.table  # a flat file: no indices mapping
         self._meta = [n for n in names if n not in TEXT_COLUMNS and n not in _TOKEN_NAMES]
+        self._table = table
 
     def __len__(self) -> int:
-        return int(self.dataset.num_rows)
+        return int(self._table.num_rows)
 
     @overload
     def __getitem__(self, index: int) -> Any: ...
@@ -151,8 +157,15 @@ class PairTable(Sequence[Any]):
         return self.column("target")
 
     def token_dataset(self) -> Any:
-        """The training ids alone, as the Trainer reads them."""
-        return self.dataset.select_columns(["input_ids", "attention_mask", "labels"])
+        """The training ids alone, as the Trainer reads them (a ``datasets.Dataset``
+        over the same memory-mapped columns)."""
+        from datasets import Dataset
+        from datasets.table import InMemoryTable
+
+        names = ["input_ids", "attention_mask", "labels"]
+        if self.path is not None:
+            return Dataset.from_file(str(self.path)).select_columns(names)
+        return Dataset(InMemoryTable(self._table.select(names)))
 
     def _pairs(self, table: Any) -> list[Any]:
         sources = table.column("source").to_pylist()

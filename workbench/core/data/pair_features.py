@@ -23,6 +23,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from workbench.core.data.arrow_pairs import read_table
 from workbench.core.data.cleaning import CleaningSettings, cleaning_columns
 from workbench.core.data.tokenize import PairTokenizer
 
@@ -41,13 +42,6 @@ def default_num_proc() -> int:
         return len(os.sched_getaffinity(0))
     except AttributeError:  # not Linux
         return os.cpu_count() or 1
-
-
-def read_stream(path: Path) -> Any:
-    """An Arrow stream file as a table over its memory-mapped bytes (no copy)."""
-    import pyarrow as pa
-
-    return pa.ipc.open_stream(pa.memory_map(str(path))).read_all()
 
 
 def feature_schema(tokenized: bool) -> Any:
@@ -86,7 +80,7 @@ class FeatureJob:
         """Compute and write shard ``index``; its number of pairs."""
         import pyarrow as pa
 
-        part = read_stream(self.corpus).slice(index * SHARD_ROWS, SHARD_ROWS)
+        part = read_table(self.corpus).slice(index * SHARD_ROWS, SHARD_ROWS)
         sources = part.column("source").to_pylist()
         targets = part.column("target").to_pylist()
         columns: dict[str, list[Any]] = dict(cleaning_columns(sources, targets, self.settings))
@@ -146,7 +140,7 @@ def compute_features(
         finally:
             pool.join()
             _JOB = None
-    tables = [read_stream(job.shard_file(index)) for index in range(shards)]
+    tables = [read_table(job.shard_file(index)) for index in range(shards)]
     return pa.concat_tables(tables)
 
 

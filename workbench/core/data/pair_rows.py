@@ -27,6 +27,7 @@ class PairRows(Sequence[Row]):
     ) -> None:
         self.segments = list(segments)
         self.picks = list(picks) if picks is not None else [range(len(s)) for _, s in segments]
+        self._spread: dict[int, list[Row]] = {}
 
     def __len__(self) -> int:
         return sum(len(p) for p in self.picks)
@@ -86,15 +87,17 @@ class PairRows(Sequence[Row]):
         return PairRows(self.segments, picks)
 
     def spread(self, most: int) -> list[Row]:
-        """At most ``most`` rows, evenly spaced: enough to measure lengths and widths."""
-        step = max(1, -(-len(self) // most))
-        return self[::step]
+        """At most ``most`` rows, evenly spaced: enough to measure lengths and widths
+        (read once per size)."""
+        if most not in self._spread:
+            self._spread[most] = self[:: max(1, -(-len(self) // most))]
+        return self._spread[most]
 
 
 def _table_matches(table: PairTable, needle: str) -> list[int]:
     import pyarrow.compute as pc
 
-    arrow = table.dataset.data.table
+    arrow = table.table
     found = pc.or_(
         pc.match_substring(arrow.column("source"), needle, ignore_case=True),
         pc.match_substring(arrow.column("target"), needle, ignore_case=True),

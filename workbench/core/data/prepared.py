@@ -26,7 +26,7 @@ from pathlib import Path
 from typing import Any
 
 from workbench.core.config import RunConfig
-from workbench.core.data.arrow_pairs import BATCH_ROWS, PairTable, open_table, write_pairs
+from workbench.core.data.arrow_pairs import BATCH_ROWS, PairTable, read_table, write_pairs
 from workbench.core.data.cleaning import (
     NO_KEY,
     CleaningPass,
@@ -43,7 +43,6 @@ from workbench.core.data.pair_features import (
     Rate,
     compute_features,
     default_num_proc,
-    read_stream,
 )
 from workbench.core.data.pairs import (
     Pair,
@@ -61,6 +60,8 @@ from workbench.core.data.prepared_cache import (
     new_build_folder,
     prepared_root,
     publish_entry,
+    read_alias,
+    write_alias,
 )
 from workbench.core.data.sources import Source, read_source
 from workbench.core.data.tokenize import TOKEN_COLUMNS, PairTokenizer
@@ -92,12 +93,16 @@ def prepare_split(
     on_event: EventSink | None = None,
     count_tokens: TokenCounter | None = None,
     num_proc: int | None = None,
+    browse: bool = False,
 ) -> SplitData:
     """The run's cleaned and split pairs, from the cache when it has them.
 
     ``count_tokens`` is the model's :class:`~.tokenize.PairTokenizer` (its ids are then
     prepared too, and its fingerprint is part of the key); another counter only measures
-    the ``long`` rule, and such data is not cached.
+    the ``long`` rule, and such data is not cached. ``browse`` (the Dataset pane, with no
+    tokenizer) also takes the entry a run prepared of the same pairs with its model's
+    tokenizer, whose ``long`` counts that tokenizer measured; a run never does, so what
+    it prints never depends on what ran before it.
     """
     emit = on_event or (lambda event: None)
     settings = CleaningSettings.of(config)
@@ -115,29 +120,37 @@ def prepare_split(
     root = prepared_root()
     key = None
     fingerprint = tokenizer.fingerprint() if tokenizer else None
+    parts = {
+        "data": source.identity,
+        "test": [external[1], content_digest(test)] if external else None,
+        "settings": dataclasses.asdict(settings),
+        "tokenizer": fingerprint,
+        "split": [
+            config.seed,
+            config.samples,
+            config.validation_fraction,
+            config.test_fraction,
+            is_hub_dataset(config),
+        ],
+    }
+    # Without drop_long the tokenizer only counts: the pairs and the split are the same
+    # with or without it, so a browser may show what a run prepared.
+    browse_key = cache_key({**parts, "tokenizer": None}) if not settings.drop_long else None
     if cacheable:
-        key = cache_key(
-            {
-                "data": source.identity,
-                "test": [external[1], content_digest(test)] if external else None,
-                "settings": dataclasses.asdict(settings),
-                "tokenizer": fingerprint,
-                "split": [
-                    config.seed,
-                    config.samples,
-                    config.validation_fraction,
-                    config.test_fraction,
-                    is_hub_dataset(config),
-                ],
-            }
-        )
-        found, torn = find_entry(root, key)
-        if torn:
-            emit(Note(f"data: the cached copy in {root / key} was incomplete; preparing again"))
-        if found is not None:
-            data = load_entry(found)
-            emit(Note(f"data: cached ({len(data.train):,} training pairs in {found})"))
-            return data
+        key = cache_key(parts)
+        candidates = [key]
+        if browse and tokenizer is None and browse_key is not None:
+            candidates += [name for name in [read_alias(root, browse_key)] if name]
+        for name in candidates:
+            found, torn = find_entry(root, name)
+            if torn:
+                emit(
+                    Note(f"data: the cached copy in {root / name} was incomplete; preparing again")
+                )
+            if found is not None:
+                data = load_entry(found)
+                emit(Note(f"data: cached ({len(data.train):,} training pairs in {found})"))
+                return data
     building = new_build_folder(root)
     try:
         _build(
@@ -155,7 +168,10 @@ def prepare_split(
         )
         if key is None:
             return load_entry(building, keep=True)
-        return load_entry(publish_entry(building, root, key, {"origin": source.origin}))
+        entry = publish_entry(building, root, key, {"origin": source.origin})
+        if tokenizer is not None and browse_key is not None:
+            write_alias(root, browse_key, key)
+        return load_entry(entry)
     except BaseException:
         shutil.rmtree(building, ignore_errors=True)
         raise
@@ -193,7 +209,7 @@ def _build(
     job = FeatureJob(corpus, folder, settings, tokenizer)
     procs = num_proc or config.num_proc or default_num_proc()
     features = compute_features(job, count, procs, on_shard)
-    raw = read_stream(corpus)
+    raw = read_table(corpus)
     columns = {
         name: features.column(name).to_numpy()
         for name in ("rule", "source_key", "target_key", "pair_key")
@@ -334,11 +350,12 @@ def load_entry(folder: Path, keep: bool = False) -> SplitData:
         dropped=read_dropped_pairs(folder),
         long_measured=cleaning["long_measured"],
     )
-    dataset = open_table(folder / TRAIN_FILE, in_memory=keep)
+    path = folder / TRAIN_FILE
+    table = read_table(path, in_memory=keep)
     if keep:
         shutil.rmtree(folder, ignore_errors=True)
     return SplitData(
-        PairTable(dataset, held["fingerprint"]),
+        PairTable(table, held["fingerprint"], None if keep else path),
         [_pair(r) for r in held["validation"]],
         [_pair(r) for r in held["test"]],
         settings_report,

@@ -25,7 +25,7 @@ import shutil
 from pathlib import Path
 from typing import Any
 
-from workbench.core.atomic import fsync_tree, write_json
+from workbench.core.atomic import fsync_tree, write_json, write_text
 
 #: Bumped whenever preparing the same inputs would give other contents.
 PREPARED_VERSION = 1
@@ -125,3 +125,23 @@ def publish_entry(building: Path, root: Path, key: str, info: dict[str, Any]) ->
     except OSError:  # another process published it meanwhile
         shutil.rmtree(building, ignore_errors=True)
     return target
+
+
+#: Where aliases live: the key a tokenizer-less lookup computes -> the entry a run made.
+ALIASES = "aliases"
+
+
+def write_alias(root: Path, alias: str, key: str) -> None:
+    """Let a lookup by ``alias`` find the entry ``key`` (see :func:`read_alias`)."""
+    folder = root / ALIASES
+    folder.mkdir(parents=True, exist_ok=True)
+    write_text(folder / alias, key)
+
+
+def read_alias(root: Path, alias: str) -> str | None:
+    """The entry an alias names, or None."""
+    try:
+        name = (root / ALIASES / alias).read_text(encoding="utf-8").strip()
+    except OSError:
+        return None
+    return name if name and "/" not in name and not name.startswith(".") else None

@@ -40,9 +40,9 @@ def run_lines(run_dir: Path, data: SplitData, config: RunConfig) -> list[str]:
     lines = [
         f"run folder: {run_dir}",
         *data.cleaning.lines(),
-        f"data: {len(data.train)} train / {len(data.validation)} validation "
+        f"data: {len(data.train):,} train / {len(data.validation):,} validation "
         f"({data.validation_name}) from {data.origin}",
-        f"test set: {len(data.test)} pairs ({data.test_name}), scored before and after "
+        f"test set: {len(data.test):,} pairs ({data.test_name}), scored before and after "
         "fine-tuning only, never used to choose anything",
     ]
     tokenizer, fallback = bleu_tokenizer_for(config.target_lang)

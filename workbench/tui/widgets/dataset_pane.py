@@ -43,12 +43,13 @@ COLUMNS: tuple[tuple[str, int | None], ...] = (
 )
 #: Cells the table spends besides its columns: the vertical scrollbar.
 SCROLLBAR = 2
-#: Rows measured for the columns' needs: enough for a percentile, cheap at 50,000 pairs.
-MEASURED_ROWS = 2000
+#: Rows measured for the columns' needs and the HSK levels and topics: enough for a
+#: percentile, cheap at a million pairs.
+MEASURED_ROWS = 20_000
 #: The first column while the dropped pairs are shown: the rule (``repeated source``).
 RULE_COLUMN = ("dropped by", 15)
 #: Pairs the histogram counts at most (evenly spread over a larger set).
-HISTOGRAM_ROWS = 100_000
+HISTOGRAM_ROWS = 20_000
 #: Histogram bars at most: one per length while the lengths span no more than this.
 MAX_BINS = 30
 
@@ -177,11 +178,10 @@ class DatasetPane(ForwardsWorkerFailures, Vertical):
 
     @work(thread=True, exclusive=True, exit_on_error=False, group="dataset")
     def load(self) -> None:
-        """Read and split the data off the main thread, with the model's tokenizer where
-        it can be had, so that the data a run prepared (and cached) is the data shown."""
-        from workbench.core.data.prepared import prepare_data
+        """Read and split the data off the main thread: what a run of these settings
+        prepared and cached, when one did (no model or tokenizer is loaded for it)."""
+        from workbench.core.data.prepared import prepare_split
         from workbench.core.events import DataProgress, Event
-        from workbench.core.train.run_model import check_run_model
         from workbench.core.views.event_text import data_progress_line
         from workbench.errors import WorkbenchError
 
@@ -190,11 +190,7 @@ class DatasetPane(ForwardsWorkerFailures, Vertical):
                 self.post_message(self.Preparing(data_progress_line(event).strip()))
 
         try:
-            tokens = check_run_model(self.config)
-        except WorkbenchError:
-            tokens = None  # the model cannot be read now: the pairs can still be shown
-        try:
-            data = prepare_data(self.config, on_event=progress, count_tokens=tokens)
+            data = prepare_split(self.config, on_event=progress, browse=True)
         except WorkbenchError as err:
             self.post_message(self.Loaded(None, str(err)))
             return
@@ -232,9 +228,9 @@ class DatasetPane(ForwardsWorkerFailures, Vertical):
         self.rows = self.dropped_rows if self.showing_dropped else self.kept_rows
         counts = ", ".join(f"{v} {k}" for k, v in data.dropped.items() if v) or "nothing"
         dropped = f"dropped {counts}; x shows them" if data.cleaning.dropped else "dropped nothing"
-        measured = [p for _, p in self.kept_rows.spread(MEASURED_ROWS * 10)]
-        levels = sorted({p.meta.get("hsk_level") for p in measured if p.meta.get("hsk_level")})
-        topics = {p.meta.get("topic") for p in measured if p.meta.get("topic")}
+        spread = [p for _, p in self.kept_rows.spread(MEASURED_ROWS)]
+        levels = sorted({p.meta.get("hsk_level") for p in spread if p.meta.get("hsk_level")})
+        topics = {p.meta.get("topic") for p in spread if p.meta.get("topic")}
         extra = f" · HSK levels {levels[0]}–{levels[-1]} · {len(topics)} topics" if levels else ""
         text = (
             f"{data.origin}: {len(data.train):,} train / {len(data.validation):,} validation "
