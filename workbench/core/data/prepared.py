@@ -195,7 +195,7 @@ def _build(
     reading = Rate()
 
     def on_rows(done: int) -> None:
-        if reading.due(done, 0):
+        if done >= 2 * BATCH_ROWS and reading.due(done, 0):  # a small corpus: no lines
             emit(DataProgress("reading", done, 0, reading.figures(done, 0)[0]))
 
     count = write_pairs(source.rows, corpus, on_rows)
