@@ -33,6 +33,20 @@ if TYPE_CHECKING:
 QUIT_WAIT_SECONDS = 4.0
 
 
+class _Nowhere:
+    """Stands in for Textual's writer thread once the terminal is gone: what the app
+    would draw is dropped, and stopping it never waits."""
+
+    def write(self, text: str) -> None:
+        del text
+
+    def flush(self) -> None:
+        return
+
+    def stop(self) -> None:
+        return
+
+
 class QuitsAroundTraining:
     """The app's quitting, for a :class:`~textual.app.App` with a :class:`TrainingPane`."""
 
@@ -61,10 +75,19 @@ class QuitsAroundTraining:
         loop.add_signal_handler(signal.SIGHUP, self.terminal_closed)
 
     def terminal_closed(self) -> None:
-        """SIGHUP: the terminal is gone; no write to it may fail, and the UI ends."""
+        """SIGHUP: the terminal is gone; no write to it may fail, and the UI ends.
+
+        The driver's output goes nowhere from now on (:class:`_Nowhere`), so nothing
+        the shutdown writes can wait on Textual's writer thread and its bounded queue:
+        once, under load, the shutdown's last ``put`` into that queue blocked for good
+        after a SIGHUP, the queue full while the thread waited for items.
+        """
         from workbench.core.live.detach import let_go_of_terminal
 
         let_go_of_terminal()
+        driver = getattr(self, "_driver", None)
+        if driver is not None and hasattr(driver, "_writer_thread"):
+            driver._writer_thread = _Nowhere()
         self.keeps_training = self.training is not None and self.training.running
         self.exit(0)
 
