@@ -273,7 +273,8 @@ def finished_run(tmp_path_factory: pytest.TempPathFactory) -> FinishedRun:
 def cleaned_hsk_pairs() -> list:
     """The HSK pairs as the demo cleans them, in the corpus's order."""
     from workbench.core.config_build import build_config
-    from workbench.core.data.cleaning import CleaningSettings, clean_pairs
+    from workbench.core.data.cleaning import CleaningSettings
+    from workbench.core.data.cleaning_pass import clean_pairs
     from workbench.core.data.pairs import load_hsk_pairs
 
     pairs, _ = clean_pairs(load_hsk_pairs(), CleaningSettings.of(build_config("demo")))

@@ -139,12 +139,15 @@ def test_prepared_ids_are_the_tokenizers_own_truncated_ids(tmp_path: Path, tiny_
     assert lengths == data.train.column("length")
 
 
+def _numbered_tsv(path: Path, n: int) -> Path:
+    """``n`` distinct clean pairs."""
+    lines = "".join(f"Sentence {i} here.\t第{i}句。\n" for i in range(n))
+    path.write_text(f"en\tzh\n{lines}", encoding="utf-8")
+    return path
+
+
 def test_a_second_run_is_served_from_the_cache_and_any_change_prepares_again(tmp_path: Path):
-    tsv = tmp_path / "pairs.tsv"
-    tsv.write_text(
-        "en\tzh\n" + "".join(f"Sentence {i} here.\t第{i}句。\n" for i in range(300)),
-        encoding="utf-8",
-    )
+    tsv = _numbered_tsv(tmp_path / "pairs.tsv", 300)
     config = build_config("demo", overrides={"data": str(tsv)})
     first: list = []
     data = prepare_data(config, on_event=first.append)
@@ -169,11 +172,7 @@ def test_a_second_run_is_served_from_the_cache_and_any_change_prepares_again(tmp
 
 
 def test_a_torn_cache_entry_is_found_and_built_again(tmp_path: Path):
-    tsv = tmp_path / "pairs.tsv"
-    tsv.write_text(
-        "en\tzh\n" + "".join(f"Line {i} of it.\t第{i}行。\n" for i in range(100)),
-        encoding="utf-8",
-    )
+    tsv = _numbered_tsv(tmp_path / "pairs.tsv", 100)
     config = build_config("demo", overrides={"data": str(tsv)})
     whole = digest(prepare_data(config))
     (entry,) = [
@@ -291,7 +290,8 @@ def test_the_array_pass_gives_the_loops_verdicts(skip: str, drop_long: bool):
     for real text), under each combination of the order-bound rules."""
     import random
 
-    from workbench.core.data.cleaning import CleaningPass, CleaningReport, CleaningSettings
+    from workbench.core.data.cleaning import CleaningReport, CleaningSettings
+    from workbench.core.data.cleaning_pass import CleaningPass
 
     rng = random.Random(f"{skip}{drop_long}")
     n = 3_000

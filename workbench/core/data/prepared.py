@@ -29,14 +29,12 @@ from workbench.core.config import RunConfig
 from workbench.core.data.arrow_pairs import BATCH_ROWS, PairTable, read_table, write_pairs
 from workbench.core.data.cleaning import (
     NO_KEY,
-    CleaningPass,
     CleaningReport,
     CleaningSettings,
     Dropped,
     TokenCounter,
-    clean_pairs,
-    test_keys_of,
 )
+from workbench.core.data.cleaning_pass import CleaningPass, clean_pairs, test_keys_of
 from workbench.core.data.dropped_pairs import read_dropped_pairs, write_dropped_pairs
 from workbench.core.data.pair_features import (
     FeatureJob,

@@ -145,6 +145,15 @@ def best_epoch_text(summary: RunSummary) -> str:
     )
 
 
+def data_status(event: SampleProgress | DataProgress) -> tuple[int, int, str]:
+    """(done, total, status) for a progress bar while data is read: a Hub sample's row
+    groups, or the pairs being prepared in the headless line's words."""
+    if isinstance(event, SampleProgress):
+        done, total = event.row_groups, event.row_groups_total
+        return done, total, f"data · {done:,}/{total:,} row groups"
+    return event.done, event.total, data_progress_line(event).strip()
+
+
 def data_progress_line(event: DataProgress) -> str:
     """``  data: cleaning and tokenizing 400,000/1,000,000 pairs · 21,300 pairs/s · ETA 28s``."""
     of = f"/{event.total:,}" if event.total else ""

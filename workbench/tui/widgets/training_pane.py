@@ -46,7 +46,7 @@ from workbench.core.run_folder import (
     started_settings,
 )
 from workbench.core.settings import flag_name
-from workbench.core.views.event_text import EventText, data_progress_line
+from workbench.core.views.event_text import EventText, data_status
 from workbench.core.views.numbers import format_seconds
 from workbench.core.views.training_text import last_run_line, settings_line
 from workbench.errors import WorkbenchError
@@ -365,18 +365,11 @@ class TrainingPane(ForwardsWorkerFailures, Vertical):
                 self.write_log(line)
         if isinstance(event, Phase):
             self.query_one("#train-status", Static).update(event.name)
-        elif isinstance(event, SampleProgress):
-            self.query_one("#train-progress", ProgressBar).update(
-                total=event.row_groups_total or None, progress=event.row_groups
-            )
-            self.query_one("#train-status", Static).update(
-                f"data · {event.row_groups:,}/{event.row_groups_total:,} row groups"
-            )
-        elif isinstance(event, DataProgress):
-            self.query_one("#train-progress", ProgressBar).update(
-                total=event.total or None, progress=event.done
-            )
-            self.query_one("#train-status", Static).update(data_progress_line(event).strip())
+        elif isinstance(event, SampleProgress | DataProgress):
+            done, total, status = data_status(event)
+            bar = self.query_one("#train-progress", ProgressBar)
+            bar.update(total=total or None, progress=done)
+            self.query_one("#train-status", Static).update(status)
         elif isinstance(event, TrainStep):
             self._train_step(event, charts)
         elif isinstance(event, EvalDone) and charts and self._charted(event):
