@@ -83,11 +83,6 @@ def file_lines(path: Path) -> Generator[str, None, None]:
             ) from None
 
 
-def read_text(path: Path) -> str:
-    """The file's whole text, as :func:`file_lines` reads it (for small files)."""
-    return "".join(f"{line}\n" for line in file_lines(path))
-
-
 def _without_gz(name: str) -> str:
     """``pairs.tsv`` for ``pairs.tsv.gz``: the name that says the format."""
     return name[:-3] if name.lower().endswith(".gz") else name
