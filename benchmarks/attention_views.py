@@ -17,7 +17,7 @@ import numpy as np
 
 from workbench.core.attention.extract import forward_attention
 from workbench.core.attention.grid import AttentionMap
-from workbench.core.config_build import build_config
+from workbench.core.config.build import build_config
 from workbench.core.data.prepared import prepare_data
 from workbench.core.model.load import load_model_and_tokenizer
 

@@ -115,7 +115,7 @@ def console_latency(translators: dict[str, Any], runs: int, gap: float) -> dict[
 
 
 def validation_bleu(translators: dict[str, Any], model: str) -> dict[str, Any]:
-    from workbench.core.config_build import build_config
+    from workbench.core.config.build import build_config
     from workbench.core.data.prepared import prepare_data
     from workbench.core.evaluate.metrics import corpus_bleu
     from workbench.core.translate.translator import read_settings

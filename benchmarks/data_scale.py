@@ -108,7 +108,7 @@ def make_corpus(n: int, path: Path, seed: int = 0) -> Path:
 
 def build_model(folder: Path) -> Path:
     """The 1-layer MarianMT with 2,000-piece vocabularies, saved in ``folder/model``."""
-    from workbench.core.config_build import build_config
+    from workbench.core.config.build import build_config
     from workbench.core.model.scratch import build_scratch_model
 
     pairs = hsk_pairs()

@@ -27,7 +27,7 @@ os.environ.setdefault("HF_HUB_OFFLINE", "1")
 
 
 def demo_config(output_dir: str, epochs: float):
-    from workbench.core.config_build import build_config
+    from workbench.core.config.build import build_config
 
     return build_config("demo", overrides={"epochs": epochs, "output_dir": output_dir})
 

@@ -39,7 +39,7 @@ def _private_cache(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest
 
 def tiny_config(**overrides):
     """The demo preset shrunk to seconds: a 1-layer, 32-wide model."""
-    from workbench.core.config_build import build_config
+    from workbench.core.config.build import build_config
 
     values = {
         "scratch_d_model": 32,
@@ -272,7 +272,7 @@ def finished_run(tmp_path_factory: pytest.TempPathFactory) -> FinishedRun:
 
 def cleaned_hsk_pairs() -> list:
     """The HSK pairs as the demo cleans them, in the corpus's order."""
-    from workbench.core.config_build import build_config
+    from workbench.core.config.build import build_config
     from workbench.core.data.cleaning import CleaningSettings
     from workbench.core.data.cleaning_pass import clean_pairs
     from workbench.core.data.pairs import load_hsk_pairs

@@ -5,7 +5,8 @@ from __future__ import annotations
 
 import pytest
 
-from workbench.core.config_build import build_config
+from workbench.core.config.build import build_config
+from workbench.core.config.presets import PRESETS
 from workbench.core.data.pairs import KNOWN_TEST_SETS, Pair, SplitData
 from workbench.core.decoding import DecodeOptions
 from workbench.core.evaluate.baselines import (
@@ -17,7 +18,6 @@ from workbench.core.evaluate.baselines import (
 from workbench.core.evaluate.before_after import HeldOutSets, score_before
 from workbench.core.events import EvalDone, Note
 from workbench.core.languages import Direction
-from workbench.core.presets import PRESETS
 from workbench.core.translate.translator import Translator
 from workbench.core.views.event_text import EventText
 

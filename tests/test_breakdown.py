@@ -19,8 +19,8 @@ from workbench.core.evaluate.breakdown import (
 )
 from workbench.core.evaluate.significance import score_before_after
 from workbench.core.languages import written_without_spaces
-from workbench.core.run_folder import RunSummary
-from workbench.core.scores import changed_sentences, length_buckets
+from workbench.core.records.scores import changed_sentences, length_buckets
+from workbench.core.records.summary import RunSummary
 from workbench.core.views.score_text import by_length_cells, length_header, length_range
 
 

@@ -66,7 +66,7 @@ def test_a_planted_file_is_counted_rule_by_rule_and_the_report_shows_why(tmp_pat
 
 
 def test_no_clean_keeps_the_noise_and_says_so(tmp_path: Path):
-    from workbench.core.config_build import build_config
+    from workbench.core.config.build import build_config
     from workbench.core.data.prepared import prepare_data
 
     path = write_planted_tsv(tmp_path / "planted.tsv")
@@ -105,7 +105,7 @@ async def test_the_dataset_pane_shows_the_dropped_pairs_with_their_rule(tmp_path
 def test_the_long_rule_counts_with_the_models_own_tokenizer(tiny_model_dir: Path):
     from transformers import AutoTokenizer
 
-    from workbench.core.config_build import build_config
+    from workbench.core.config.build import build_config
     from workbench.core.data.cleaning import CleaningSettings
     from workbench.core.data.cleaning_pass import clean_pairs
     from workbench.core.data.pairs import Pair

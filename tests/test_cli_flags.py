@@ -10,9 +10,9 @@ import pytest
 
 from workbench.cli.main import build_parser
 from workbench.cli.train import NOT_FLAGS, config_from_args, setting_flag
-from workbench.core.config import RunConfig
-from workbench.core.config_build import build_config, setting_type
-from workbench.core.settings import SETTING_GROUPS
+from workbench.core.config.build import build_config, setting_type
+from workbench.core.config.run_config import RunConfig
+from workbench.core.config.settings import SETTING_GROUPS
 from workbench.errors import WorkbenchError
 
 #: The settings with no flag of their own: the preset is ``--preset``, the base the

@@ -32,7 +32,7 @@ from workbench.core.experiments.compare.build import (
 from workbench.core.experiments.compare.cells import by_length_header, by_length_rows
 from workbench.core.experiments.compare.render import render_html, render_markdown, render_text
 from workbench.core.experiments.table import RunRow
-from workbench.core.run_folder import read_jsonl
+from workbench.core.records.files import read_jsonl
 from workbench.core.views.score_text import format_p
 
 

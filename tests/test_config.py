@@ -7,9 +7,9 @@ from pathlib import Path
 import pytest
 
 from tests.conftest import tiny_config
-from workbench.core.config_build import build_config
-from workbench.core.presets import PRESETS
-from workbench.core.settings import load_toml
+from workbench.core.config.build import build_config
+from workbench.core.config.presets import PRESETS
+from workbench.core.config.settings import load_toml
 from workbench.errors import WorkbenchError
 
 

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from tests.conftest import TINY_DEMO_ARGS, cleaned_hsk_pairs, run_cli, tiny_toml
-from workbench.core.config_build import build_config
+from workbench.core.config.build import build_config
 from workbench.core.data.cleaning import CleaningSettings
 from workbench.core.data.cleaning_pass import clean_pairs
 from workbench.core.data.pairs import (

@@ -22,7 +22,7 @@ from workbench.core.events import (
     event_from_record,
 )
 from workbench.core.live.follow import read_run_events
-from workbench.core.run_folder import RunSummary
+from workbench.core.records.summary import RunSummary
 from workbench.core.views.event_text import EventText
 from workbench.core.views.numbers import format_seconds
 from workbench.tui.app import WorkbenchApp

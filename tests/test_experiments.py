@@ -10,10 +10,11 @@ import pytest
 from tests.conftest import scores_block
 from workbench.cli import main
 from workbench.core.atomic import write_json
-from workbench.core.config_build import build_config
+from workbench.core.config.build import build_config
 from workbench.core.experiments.table import list_runs, run_line
-from workbench.core.run_folder import RUN_CONFIG_FILE, RunSummary, best_epoch
-from workbench.core.scores import SetScores
+from workbench.core.records.scores import SetScores
+from workbench.core.records.summary import RunSummary, best_epoch
+from workbench.core.run_folder import RUN_CONFIG_FILE
 
 
 @pytest.fixture

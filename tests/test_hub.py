@@ -291,7 +291,7 @@ async def test_tui_base_model_translates_with_the_runs_label(
 ):
     from textual.widgets import DataTable, Select
 
-    from workbench.core.config_build import build_config
+    from workbench.core.config.build import build_config
     from workbench.tui.app import WorkbenchApp
     from workbench.tui.widgets.translate_pane import TranslatePane
 

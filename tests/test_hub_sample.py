@@ -417,7 +417,7 @@ def test_opus_preset_tests_on_the_datasets_own_split_at_the_samples_commit(
 ):
     """opus-en-zh: 9:1 train/validation of the sample; the test set is WMT19's validation
     split (newstest2018), read at the sample's commit, cached, and then needed offline."""
-    from workbench.core.config_build import build_config
+    from workbench.core.config.build import build_config
     from workbench.core.data.prepared import prepare_data
     from workbench.core.train.preflight import preflight
 

@@ -6,7 +6,7 @@ import importlib.util
 
 import pytest
 
-from workbench.core.config_build import build_config
+from workbench.core.config.build import build_config
 from workbench.core.languages import base_language, bleu_tokenizer_for
 
 

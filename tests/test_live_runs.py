@@ -28,7 +28,7 @@ from workbench.core.live.liveness import run_liveness
 from workbench.core.live.record import STALE_SECONDS, WriterRecord, start_ticks, this_host
 from workbench.core.live.stop_request import STOP_FILE, leave_stop_request, request_stop
 from workbench.core.live.writer import RunFolderBusy, RunWriter
-from workbench.core.run_folder import RunSummary
+from workbench.core.records.summary import RunSummary
 from workbench.errors import WorkbenchError
 
 #: A process that holds ``sys.argv[1]`` as its writer until the file ``sys.argv[2]``

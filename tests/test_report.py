@@ -18,9 +18,9 @@ from tests.fixtures.record_tiny_run import RUN_NAME
 from tests.fixtures.record_tiny_run import TARGET as RECORDED_RUN
 from workbench.cli import main
 from workbench.core.attention.figures import heatmap_svg
+from workbench.core.records.summary import RunSummary
 from workbench.core.report.build import build_report, create_report
 from workbench.core.report.model import FIGURE_FILES, REPORT_HTML, REPORT_MD
-from workbench.core.run_folder import RunSummary
 from workbench.core.translate.history import append_history, console_for_run, same_folder
 from workbench.core.translate.translator import Translation
 from workbench.core.views.document import escape_markdown

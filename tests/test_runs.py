@@ -8,8 +8,9 @@ from pathlib import Path
 
 from workbench.cli.headless import HeadlessPrinter
 from workbench.core.events import JsonlRecorder, RunDone
-from workbench.core.run_folder import RunSummary, is_finished, read_summary
-from workbench.core.scores import SetScores
+from workbench.core.records.scores import SetScores
+from workbench.core.records.summary import RunSummary, read_summary
+from workbench.core.run_folder import is_finished
 from workbench.core.views.numbers import number
 from workbench.core.views.score_text import older_run_line
 

@@ -8,7 +8,7 @@ from sacrebleu.metrics import BLEU, CHRF
 from sacrebleu.significance import PairedTest
 
 from workbench.core.evaluate.significance import score_before_after
-from workbench.core.scores import SetScores
+from workbench.core.records.scores import SetScores
 from workbench.core.views.score_text import format_p, headline
 
 REFS = [

@@ -34,7 +34,7 @@ from tests.sweep_workers import (
     writers,
 )
 from workbench.cli import main
-from workbench.core.config_build import build_config
+from workbench.core.config.build import build_config
 from workbench.core.experiments.sweep import (
     OPTUNA_MISSING,
     TrialFailed,
@@ -46,8 +46,8 @@ from workbench.core.experiments.sweep import (
     validation_bleu,
 )
 from workbench.core.experiments.sweep.space import default_name, parse_space, point_text
-from workbench.core.run_folder import RunSummary, read_summary
-from workbench.core.scores import SetScores
+from workbench.core.records.scores import SetScores
+from workbench.core.records.summary import RunSummary, read_summary
 from workbench.errors import WorkbenchError
 
 optuna = pytest.importorskip("optuna")

@@ -31,7 +31,7 @@ from tests.sweep_workers import (
     wait_for_checkpoints,
     writers,
 )
-from workbench.core.run_folder import read_summary
+from workbench.core.records.summary import read_summary
 
 #: The server's password: it must not be in any line or file the sweep leaves.
 PLANTED = "planted7Secret9pw"

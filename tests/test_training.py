@@ -12,7 +12,7 @@ import pytest
 from tests.conftest import FinishedRun, small
 from workbench.core.evaluate.metrics import sentence_chrf
 from workbench.core.events import EvalDone, Note, Phase, RunDone, Sample, TrainStep
-from workbench.core.run_folder import read_jsonl
+from workbench.core.records.files import read_jsonl
 from workbench.core.train.checkpoints import last_complete_checkpoint
 from workbench.core.train.run_training import run_training
 
@@ -199,7 +199,7 @@ def test_after_is_decoded_like_translate_even_with_bf16_autocast_in_training(tmp
 
 def test_a_run_from_before_test_sets_is_not_resumed(tmp_path: Path):
     """Its checkpoints trained on pairs that the 8:1:1 split now holds out as the test set."""
-    from workbench.core.config_build import build_config
+    from workbench.core.config.build import build_config
     from workbench.errors import WorkbenchError
 
     config = small(tmp_path)

@@ -20,7 +20,7 @@ if TYPE_CHECKING:
     import datasets
     from transformers import MarianMTModel, PreTrainedTokenizerBase, Seq2SeqTrainer
 
-    from workbench.core.config import RunConfig
+    from workbench.core.config.run_config import RunConfig
 
 MAX_LEN = 128  # the assignment's max source/target length
 BATCH = 16  # the assignment's batch size, training and evaluation
@@ -50,7 +50,7 @@ def reference_dataset(
 
 def workbench_config(out_dir: Path) -> RunConfig:
     """The opus-en-zh preset (batch 16/16, lr 2e-5, lengths 128, greedy per-epoch eval)."""
-    from workbench.core.config_build import build_config
+    from workbench.core.config.build import build_config
 
     # No target label: the test vocabulary has none, and the reference adds none either.
     return build_config(

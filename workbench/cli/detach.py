@@ -10,7 +10,7 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from workbench.core.config import RunConfig
+from workbench.core.config.run_config import RunConfig
 
 
 def run_detached(args: argparse.Namespace, config: RunConfig) -> int:

@@ -13,7 +13,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from workbench.core.config import DEFAULT_OUTPUT_DIR
+from workbench.core.config.run_config import DEFAULT_OUTPUT_DIR
 from workbench.core.decoding import AUTO_LABEL, BACKENDS, check_beams, check_new_tokens
 from workbench.core.run_folder import BEST_MODEL
 from workbench.errors import WorkbenchError

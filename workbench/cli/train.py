@@ -22,10 +22,10 @@ from pathlib import Path
 from typing import Any
 
 from workbench.cli.options import Flag, add_command
-from workbench.core.config import RunConfig
-from workbench.core.config_build import build_config, preset_values, setting_type
-from workbench.core.presets import DEFAULT_PRESET, PRESET_NOTES, PRESETS
-from workbench.core.settings import SETTING_GROUPS, flag_name, load_toml, setting_value
+from workbench.core.config.build import build_config, preset_values, setting_type
+from workbench.core.config.presets import DEFAULT_PRESET, PRESET_NOTES, PRESETS
+from workbench.core.config.run_config import RunConfig
+from workbench.core.config.settings import SETTING_GROUPS, flag_name, load_toml, setting_value
 from workbench.errors import WorkbenchError
 
 #: The run settings that are no flag of their own. The preset is the base that the TOML

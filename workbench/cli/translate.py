@@ -20,7 +20,7 @@ from workbench.cli.options import (
     check_model_options,
     language_choice,
 )
-from workbench.core.config import DEFAULT_OUTPUT_DIR
+from workbench.core.config.run_config import DEFAULT_OUTPUT_DIR
 from workbench.core.decoding import DecodeOptions
 from workbench.core.run_folder import HISTORY_FILE
 from workbench.core.translate.history import append_history, append_judgement

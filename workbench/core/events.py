@@ -19,13 +19,14 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
-from workbench.core.run_folder import RunLease, RunSummary, holds
+from workbench.core.records.status import EndStatus
+from workbench.core.records.summary import RunSummary
+from workbench.core.run_folder import RunLease, holds
 
 PhaseName = Literal["data", "model", "before", "train", "after"]
 Level = Literal["info", "warning", "error"]
 Stage = Literal["epoch", "before", "after"]
 Split = Literal["validation", "test"]
-Status = Literal["finished", "stopped", "failed"]
 
 
 @dataclass(frozen=True)
@@ -94,7 +95,7 @@ class Sample:
 class RunDone:
     """The run ended; ``status`` is ``finished``, ``stopped`` or ``failed``."""
 
-    status: Status
+    status: EndStatus
     run_dir: str
     summary: RunSummary = field(default_factory=RunSummary)
 

@@ -18,8 +18,9 @@ from textual.screen import Screen
 from textual.widget import Widget
 from textual.widgets import Footer, Header, Input, TabbedContent, TabPane, Tabs
 
-from workbench.core.config import RunConfig
-from workbench.core.run_folder import BEST_MODEL, HISTORY_FILE, RunSummary
+from workbench.core.config.run_config import RunConfig
+from workbench.core.records.summary import RunSummary
+from workbench.core.run_folder import BEST_MODEL, HISTORY_FILE
 from workbench.core.views.score_text import headline
 from workbench.tui.messages import (
     ForwardsWorkerFailures,

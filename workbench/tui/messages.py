@@ -11,7 +11,7 @@ from textual.message import Message
 from textual.worker import Worker, WorkerState
 
 from workbench.core.events import Event
-from workbench.core.run_folder import RunSummary
+from workbench.core.records.summary import RunSummary
 from workbench.errors import WorkbenchError
 
 T = TypeVar("T")

@@ -27,7 +27,7 @@ from workbench.tui.widgets.quit_dialog import BACKGROUND, STOP, QuitDialog
 from workbench.tui.widgets.training_pane import TrainingPane
 
 if TYPE_CHECKING:
-    from workbench.core.config import RunConfig
+    from workbench.core.config.run_config import RunConfig
 
 #: The longest wait for a stop's checkpoint before the app exits (the thread goes on).
 QUIT_WAIT_SECONDS = 4.0

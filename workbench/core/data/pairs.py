@@ -25,11 +25,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TypeVar
 
-from workbench.core.config import RunConfig
+from workbench.core.config.presets import HSK_DATA
+from workbench.core.config.run_config import RunConfig
 from workbench.core.data.cleaning import CleaningReport
 from workbench.core.data.local_files import LOCAL_SUFFIXES, moses_files, read_local_rows
 from workbench.core.data.pair import Pair
-from workbench.core.presets import HSK_DATA
 from workbench.errors import WorkbenchError
 
 T = TypeVar("T")

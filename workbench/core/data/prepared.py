@@ -25,7 +25,7 @@ import shutil
 from pathlib import Path
 from typing import Any
 
-from workbench.core.config import RunConfig
+from workbench.core.config.run_config import RunConfig
 from workbench.core.data.arrow_pairs import BATCH_ROWS, PairTable, read_table, write_pairs
 from workbench.core.data.cleaning import (
     NO_KEY,

@@ -9,12 +9,12 @@ from importlib import metadata
 from pathlib import Path
 from typing import Any
 
-from workbench.core.config import RunConfig
+from workbench.core.config.presets import HSK_DATA
+from workbench.core.config.run_config import RunConfig
 from workbench.core.data.local_files import moses_files, read_local_rows
 from workbench.core.data.pairs import is_local_data, load_hsk_pairs, sample_draw_size
 from workbench.core.data.prepared_cache import content_digest, file_identity
 from workbench.core.events import EventSink
-from workbench.core.presets import HSK_DATA
 
 #: A row as read: source, target and (the HSK corpus) metadata.
 Row = tuple[str, str] | tuple[str, str, dict[str, Any]]

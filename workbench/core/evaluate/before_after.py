@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from workbench.core.atomic import write_json
-from workbench.core.config import RunConfig
+from workbench.core.config.run_config import RunConfig
 from workbench.core.data.pairs import Pair, SplitData
 from workbench.core.decoding import DecodeOptions
 from workbench.core.evaluate.baselines import (
@@ -41,8 +41,9 @@ from workbench.core.evaluate.metrics import (
 )
 from workbench.core.evaluate.significance import score_before_after
 from workbench.core.events import EvalDone, EventSink, Note, Phase, Sample, Split
-from workbench.core.run_folder import read_json_dict, translations_file
-from workbench.core.scores import SetScores
+from workbench.core.records.files import read_json_dict
+from workbench.core.records.scores import SetScores
+from workbench.core.run_folder import translations_file
 from workbench.core.translate.translator import Translator
 
 #: The "before" translations, kept so that a resumed run does not decode them again.

@@ -22,7 +22,7 @@ from typing import Any
 from workbench.core.atomic import write_json
 from workbench.core.data.tokenize import tokenizer_files_digest
 from workbench.core.model.fingerprint import weights_digest
-from workbench.core.run_folder import read_json_dict
+from workbench.core.records.files import read_json_dict
 
 
 def before_root() -> Path:

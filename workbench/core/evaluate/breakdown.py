@@ -19,7 +19,7 @@ from typing import Any
 from workbench.core.evaluate.metrics import corpus_bleu, corpus_chrf
 from workbench.core.events import Sample
 from workbench.core.languages import written_without_spaces
-from workbench.core.scores import ChangedSentence, LengthBucket, LengthUnit, score_change
+from workbench.core.records.scores import ChangedSentence, LengthBucket, LengthUnit, score_change
 
 #: The upper bound of each source-length bucket but the last, which has none: 1-10,
 #: 11-20, 21-40 and 41+ words. A Chinese sentence holds about twice as many characters as

@@ -2,7 +2,7 @@
 with 95% intervals (:func:`score_before_after`), and several systems against a baseline
 (:func:`score_systems`, :func:`randomisation_p`). Everything statistical is sacreBLEU's own;
 the bootstrap's resampling is redone in bounded memory by :mod:`.resampling`, with
-sacreBLEU's draws and numbers. See :mod:`workbench.core.scores` for why the interval of a
+sacreBLEU's draws and numbers. See :mod:`workbench.core.records.scores` for why the interval of a
 difference is read off the same resamples."""
 
 from __future__ import annotations
@@ -11,7 +11,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from workbench.core.scores import N_BOOTSTRAP, N_PERMUTATIONS, SetScores
+from workbench.core.records.scores import N_BOOTSTRAP, N_PERMUTATIONS, SetScores
 
 if TYPE_CHECKING:
     from sacrebleu.metrics.base import Score

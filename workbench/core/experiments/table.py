@@ -12,20 +12,14 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from workbench.core.config.settings import setting_value
 from workbench.core.events import TrainStep
 from workbench.core.live.follow import read_run_events
 from workbench.core.live.liveness import run_liveness
-from workbench.core.run_folder import (
-    METRICS_FILE,
-    RUN_CONFIG_FILE,
-    RunSummary,
-    best_epoch,
-    preset_defaults,
-    read_json_dict,
-    run_folders,
-)
-from workbench.core.scores import SetScores
-from workbench.core.settings import setting_value
+from workbench.core.records.files import read_json_dict
+from workbench.core.records.scores import SetScores
+from workbench.core.records.summary import RunSummary, best_epoch
+from workbench.core.run_folder import METRICS_FILE, RUN_CONFIG_FILE, preset_defaults, run_folders
 from workbench.core.views.numbers import MISSING, format_seconds
 from workbench.core.views.score_text import older_run_line, with_ci
 

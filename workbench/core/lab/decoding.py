@@ -121,7 +121,8 @@ class DecodingStudy:
 
 def held_out_pairs(run_dir: Path, limit: int) -> list[tuple[str, str]]:
     """The first ``limit`` (source, reference) pairs of a run's test set, in its order."""
-    from workbench.core.run_folder import read_jsonl, translations_file
+    from workbench.core.records.files import read_jsonl
+    from workbench.core.run_folder import translations_file
 
     path = run_dir / translations_file("test")
     pairs = [

@@ -24,7 +24,7 @@ def decoding_text(study: DecodingStudy) -> str:
     """The table, the chart of BLEU against time, one sentence under every strategy, and
     what the figures show."""
     from workbench.core.lab.decoding import findings
-    from workbench.core.scores import N_BOOTSTRAP
+    from workbench.core.records.scores import N_BOOTSTRAP
     from workbench.core.views.score_text import format_p
 
     lines = [

@@ -20,31 +20,25 @@ from workbench.core.live.record import (
     process_alive,
     this_host,
 )
-from workbench.core.run_folder import (
-    LOG_FILE,
-    RUNS_FOLDER,
-    SUMMARY_FILE,
-    RunSummary,
-    read_summary,
-    run_folders,
-)
+from workbench.core.records.status import LIVE_STATUSES, WRITING_STATUSES, EndStatus, RunStatus
+from workbench.core.records.summary import SUMMARY_FILE, RunSummary, read_summary
+from workbench.core.run_folder import LOG_FILE, RUNS_FOLDER, run_folders
 from workbench.errors import WorkbenchError
 
-#: Every status a run can have, as front ends show it.
-STATUSES = ("running", "stopping", "finished", "stopped", "failed", "killed", "stale")
-#: The statuses of a run whose writer may still write (a stop request reaches it).
-LIVE_STATUSES = ("running", "stopping", "stale")
-#: The statuses of a run whose writer is known to write: a stale one may be long dead.
-WRITING_STATUSES = ("running", "stopping")
 #: How a writer's ending states read when the run left no summary.
-_ENDED = {"finished": "finished", "stopped": "stopped", "failed": "failed", "lost": "stopped"}
+_ENDED: dict[str, EndStatus] = {
+    "finished": "finished",
+    "stopped": "stopped",
+    "failed": "failed",
+    "lost": "stopped",
+}
 
 
 @dataclass(frozen=True)
 class Liveness:
     """A run's status now, with the writer's record and the summary it was read from."""
 
-    status: str
+    status: RunStatus
     record: WriterRecord | None
     summary: RunSummary | None
 
@@ -86,22 +80,24 @@ def run_liveness(run_dir: Path, at: float | None = None) -> Liveness:
     """The status of the run in ``run_dir`` (see the module's docstring)."""
     record = WriterRecord.read(run_dir)
     summary = read_summary(run_dir)
-    if record is not None and record.state in LIVE_STATES:
+    state = record.state if record is not None else None
+    live_state = next((s for s in LIVE_STATES if s == state), None)  # typed as a status
+    if record is not None and live_state is not None:
         if record.host == this_host():
             alive = process_alive(record.pid, record.start_ticks)
             if alive:
-                return Liveness(record.state, record, summary)
+                return Liveness(live_state, record, summary)
             # Killed between writing its finished summary and letting go: finished.
             done = _finished_since(run_dir, summary, record.started)
             return Liveness("finished" if done else "killed", record, summary)
         age = (at if at is not None else now()) - record.heartbeat
-        return Liveness("stale" if age > STALE_SECONDS else record.state, record, summary)
+        return Liveness("stale" if age > STALE_SECONDS else live_state, record, summary)
     if record is not None:  # newer than a summary an earlier, resumed try left
         if _finished_since(run_dir, summary, record.started):
             return Liveness("finished", record, summary)  # what failed came after it
         return Liveness(_ENDED.get(record.state, "failed"), record, summary)
-    if summary is not None and summary.status in _ENDED:  # a run no writer record names
-        return Liveness(_ENDED[str(summary.status)], record, summary)
+    if summary is not None and summary.status is not None:  # a run no writer record names
+        return Liveness(summary.status, record, summary)
     if _said_something(run_dir / LOG_FILE):
         # A try that failed before its run began takes its record away; its log says why.
         return Liveness("failed", None, summary)

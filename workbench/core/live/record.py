@@ -17,7 +17,8 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 
 from workbench.core.atomic import write_json
-from workbench.core.run_folder import read_json_dict
+from workbench.core.records.files import read_json_dict
+from workbench.core.records.status import RunStatus
 
 #: The file a writer holds with ``flock`` for its whole life.
 LOCK_FILE = "writer.lock"
@@ -29,7 +30,7 @@ HEARTBEAT_SECONDS = 15.0
 #: eight missed heartbeats, so a busy file server does not make a live run look dead.
 STALE_SECONDS = 120.0
 #: The writer's states while it lives; any other state in a record is how it ended.
-LIVE_STATES = ("running", "stopping")
+LIVE_STATES: tuple[RunStatus, ...] = ("running", "stopping")
 
 
 @dataclass(frozen=True)

@@ -16,7 +16,7 @@ from pathlib import Path
 from workbench.core.atomic import write_json
 from workbench.core.live.liveness import Liveness, run_liveness
 from workbench.core.live.record import now, this_host
-from workbench.core.run_folder import read_json_dict
+from workbench.core.records.files import read_json_dict
 from workbench.errors import WorkbenchError
 
 #: The request's file in the run folder.

@@ -17,11 +17,14 @@ from typing import Any, TypeVar
 
 from workbench.core.atomic import write_documents
 from workbench.core.attention.figures import heatmap_svg
-from workbench.core.config import DEFAULT_OUTPUT_DIR
+from workbench.core.config.run_config import DEFAULT_OUTPUT_DIR
 from workbench.core.data.dropped_pairs import read_dropped_pairs
 from workbench.core.events import EvalDone, Event, TrainStep
 from workbench.core.live.follow import read_run_events
 from workbench.core.live.liveness import run_liveness
+from workbench.core.records.files import read_json_dict, read_jsonl
+from workbench.core.records.scores import finite_or_none
+from workbench.core.records.summary import SUMMARY_FILE, RunSummary, read_summary
 from workbench.core.report.model import (
     FIGURE_FILES,
     REPORT_HTML,
@@ -38,17 +41,11 @@ from workbench.core.run_folder import (
     METRICS_FILE,
     RUN_CONFIG_FILE,
     RUNS_FOLDER,
-    SUMMARY_FILE,
-    RunSummary,
     latest_finished_run,
     output_dir_flag,
     output_root_of,
     preset_defaults,
-    read_json_dict,
-    read_jsonl,
-    read_summary,
 )
-from workbench.core.scores import finite_or_none
 from workbench.core.translate.history import console_for_run
 from workbench.core.views.svg import Series, line_chart_svg
 from workbench.errors import WorkbenchError

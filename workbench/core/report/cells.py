@@ -3,11 +3,11 @@ HTML (which escape them)."""
 
 from __future__ import annotations
 
-from workbench.core.presets import SCRATCH_MODEL
+from workbench.core.config.presets import SCRATCH_MODEL
+from workbench.core.config.settings import setting_value
+from workbench.core.records.scores import SetScores, changed_sentences, length_buckets
+from workbench.core.records.summary import RunSummary
 from workbench.core.report.model import RunReport
-from workbench.core.run_folder import RunSummary
-from workbench.core.scores import SetScores, changed_sentences, length_buckets
-from workbench.core.settings import setting_value
 from workbench.core.views.numbers import MISSING, number
 from workbench.core.views.score_text import (
     BY_LENGTH_COLUMNS,

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from workbench.core.records.scores import N_BOOTSTRAP
 from workbench.core.report.model import RunReport
-from workbench.core.scores import N_BOOTSTRAP
 from workbench.core.views.numbers import MISSING, number, percent
 from workbench.core.views.score_text import (
     format_p,

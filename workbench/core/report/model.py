@@ -11,8 +11,8 @@ from pathlib import Path
 from typing import Any
 
 from workbench.core.data.cleaning import Dropped
+from workbench.core.records.summary import RunSummary
 from workbench.core.report.screenshots import Screenshot
-from workbench.core.run_folder import RunSummary
 from workbench.core.translate.history import ConsoleLine
 
 REPORT_MD = "report.md"

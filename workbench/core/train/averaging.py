@@ -29,7 +29,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from workbench.core.atomic import replace_folder, save_atomically
-from workbench.core.config import RunConfig
+from workbench.core.config.run_config import RunConfig
 from workbench.core.evaluate.before_after import HeldOutSets, translate_after
 from workbench.core.evaluate.significance import score_systems
 from workbench.core.events import EventSink, Note

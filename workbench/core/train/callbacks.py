@@ -12,9 +12,10 @@ from dataclasses import dataclass
 
 from transformers import TrainerCallback
 
-from workbench.core.events import EvalDone, EventSink, Note, Status, TrainStep
+from workbench.core.events import EvalDone, EventSink, Note, TrainStep
+from workbench.core.records.scores import finite_or_none
+from workbench.core.records.status import EndStatus
 from workbench.core.run_folder import RunLease, holds
-from workbench.core.scores import finite_or_none
 from workbench.core.train import distributed
 
 
@@ -30,7 +31,7 @@ class TrainingOutcome:
     lease_lost: bool = False  # another writer took the run folder: nothing more is written
 
     @property
-    def status(self) -> Status:
+    def status(self) -> EndStatus:
         """``finished``, ``stopped`` (by the user, with a checkpoint) or ``failed`` (NaN);
         a run that lost its lease has none, as it writes no summary."""
         if self.nan_step is not None:

@@ -10,7 +10,7 @@ from __future__ import annotations
 import subprocess
 from pathlib import Path
 
-from workbench.core.config import RunConfig
+from workbench.core.config.run_config import RunConfig
 from workbench.core.live.detach import start_detached, wait_until_held
 from workbench.core.run_folder import LOG_FILE, new_run_dir
 from workbench.core.train.checkpoints import run_to_resume

@@ -10,7 +10,7 @@ from __future__ import annotations
 import importlib.util
 from pathlib import Path
 
-from workbench.core.config import RunConfig
+from workbench.core.config.run_config import RunConfig
 from workbench.core.data.hub_requests import ensure_hub_reachable
 from workbench.core.data.pairs import is_hub_dataset, looks_like_local_path, sample_draw_size
 from workbench.core.data.sample_cache import (

@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 from workbench.core.atomic import write_json
-from workbench.core.config import RunConfig
+from workbench.core.config.run_config import RunConfig
 from workbench.core.data.arrow_pairs import PairTable
 from workbench.core.data.pairs import Pair, SplitData
 from workbench.core.data.tokenize import PairTokenizer

@@ -7,7 +7,7 @@ from pathlib import Path
 from typing import Any
 
 from workbench.core.atomic import write_json
-from workbench.core.config import RunConfig
+from workbench.core.config.run_config import RunConfig
 from workbench.core.data.dropped_pairs import write_dropped_pairs
 from workbench.core.data.pairs import SplitData
 from workbench.core.languages import bleu_tokenizer_for

@@ -21,7 +21,7 @@ from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from workbench.core.config import RunConfig
+from workbench.core.config.run_config import RunConfig
 from workbench.core.data.hub_requests import reporting_retries
 from workbench.core.data.prepared import prepare_data
 from workbench.core.evaluate.before_after import (
@@ -46,12 +46,12 @@ from workbench.core.events import (
 )
 from workbench.core.live.run_log import RunLog
 from workbench.core.live.writer import RunWriter
+from workbench.core.records.summary import RunSummary
 from workbench.core.run_folder import (
     BEST_MODEL,
     METRICS_FILE,
     RUN_CONFIG_FILE,
     RunLease,
-    RunSummary,
     check_writable,
     holds,
     saved_config,

@@ -27,7 +27,7 @@ from transformers.trainer_callback import PrinterCallback, ProgressCallback
 from transformers.trainer_pt_utils import LengthGroupedSampler
 from transformers.trainer_utils import rotate_checkpoints
 
-from workbench.core.config import RunConfig
+from workbench.core.config.run_config import RunConfig
 from workbench.core.data.pairs import Pair
 from workbench.core.data.tokenize import PairTokenizer, training_set
 from workbench.core.evaluate.metrics import make_compute_metrics

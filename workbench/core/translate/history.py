@@ -23,11 +23,11 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from workbench.core.records.summary import RunSummary
 from workbench.core.run_folder import (
     BEST_MODEL,
     HISTORY_FILE,
     INITIAL_MODEL,
-    RunSummary,
     finish_time,
     is_finished,
     run_folders,

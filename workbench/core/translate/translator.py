@@ -43,8 +43,8 @@ class Translation:
 
 def preset_settings(model: str) -> dict[str, Any]:
     """The languages and label of the first preset whose model is the Hub id ``model``."""
-    from workbench.core.config import RunConfig
-    from workbench.core.presets import PRESETS
+    from workbench.core.config.presets import PRESETS
+    from workbench.core.config.run_config import RunConfig
 
     for name, values in PRESETS.items():
         config = RunConfig(preset=name, **values)
@@ -62,7 +62,7 @@ def read_settings(model_dir: str | Path) -> dict[str, Any]:
     run's "before" side did, instead of without the label the multi-target model needs.
     """
     from workbench.core.data.pairs import looks_like_local_path
-    from workbench.core.run_folder import read_json_dict
+    from workbench.core.records.files import read_json_dict
 
     saved = read_json_dict(Path(model_dir) / SETTINGS_FILE)
     if saved is not None:

@@ -15,7 +15,7 @@ from workbench.core.events import (
     SampleProgress,
     TrainStep,
 )
-from workbench.core.run_folder import RunSummary, best_epoch
+from workbench.core.records.summary import RunSummary, best_epoch
 from workbench.core.views.numbers import MISSING, format_bytes, format_seconds, number
 from workbench.core.views.score_text import (
     headline,

@@ -6,14 +6,14 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from workbench.core.run_folder import RunSummary
-from workbench.core.scores import (
+from workbench.core.records.scores import (
     ChangedSentence,
     LengthBucket,
     LengthUnit,
     SetScores,
     score_change,
 )
+from workbench.core.records.summary import RunSummary
 from workbench.core.views.numbers import MISSING, number, signed
 
 

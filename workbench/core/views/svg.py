@@ -18,7 +18,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from xml.sax.saxutils import escape, quoteattr
 
-from workbench.core.scores import finite_or_none
+from workbench.core.records.scores import finite_or_none
 from workbench.core.views.wide import is_wide
 
 #: Fonts that carry Chinese glyphs, most common first (Linux, macOS, Windows): the SVG

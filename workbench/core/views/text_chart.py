@@ -8,7 +8,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from workbench.core.scores import finite_or_none
+from workbench.core.records.scores import finite_or_none
 from workbench.core.views.svg import nice_ticks
 
 

@@ -6,9 +6,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from workbench.core.config import RunConfig
-from workbench.core.run_folder import RunSummary, best_epoch
-from workbench.core.scores import N_BOOTSTRAP
+from workbench.core.config.run_config import RunConfig
+from workbench.core.records.scores import N_BOOTSTRAP
+from workbench.core.records.summary import RunSummary, best_epoch
 from workbench.core.views.event_text import best_epoch_text
 from workbench.core.views.score_text import format_p
 

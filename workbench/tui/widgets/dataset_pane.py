@@ -24,7 +24,7 @@ from textual.message import Message
 from textual.widgets import DataTable, Input, Static
 from textual_plotext import PlotextPlot
 
-from workbench.core.config import RunConfig
+from workbench.core.config.run_config import RunConfig
 from workbench.core.data.pair_rows import PairRows
 from workbench.core.data.pairs import Pair, SplitData
 from workbench.core.data.scripts import length_units

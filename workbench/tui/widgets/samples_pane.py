@@ -20,8 +20,10 @@ from textual.binding import Binding
 from textual.containers import Vertical
 from textual.widgets import DataTable, Static
 
-from workbench.core.run_folder import RunSummary, read_jsonl_counted, translations_file
-from workbench.core.scores import score_change
+from workbench.core.records.files import read_jsonl_counted
+from workbench.core.records.scores import score_change
+from workbench.core.records.summary import RunSummary
+from workbench.core.run_folder import translations_file
 from workbench.core.views.numbers import MISSING, number, signed
 from workbench.core.views.score_text import headline, older_run_line
 from workbench.tui.messages import ShowAttention

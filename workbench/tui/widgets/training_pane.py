@@ -27,8 +27,9 @@ from textual.app import ComposeResult
 from textual.containers import Horizontal, Vertical
 from textual.widgets import Button, Input, Label, Log, ProgressBar, Static
 
-from workbench.core.config import RunConfig
-from workbench.core.config_build import build_config
+from workbench.core.config.build import build_config
+from workbench.core.config.run_config import RunConfig
+from workbench.core.config.settings import flag_name
 from workbench.core.events import (
     DataProgress,
     EvalDone,
@@ -41,11 +42,8 @@ from workbench.core.events import (
 from workbench.core.live.follow import RunReader
 from workbench.core.live.liveness import Liveness, run_liveness
 from workbench.core.live.stop_request import request_stop
-from workbench.core.run_folder import (
-    RunSummary,
-    started_settings,
-)
-from workbench.core.settings import flag_name
+from workbench.core.records.summary import RunSummary
+from workbench.core.run_folder import started_settings
 from workbench.core.views.event_text import EventText, data_status
 from workbench.core.views.numbers import format_seconds
 from workbench.core.views.training_text import last_run_line, settings_line

@@ -14,26 +14,23 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from workbench.core.config import DEFAULT_OUTPUT_DIR
+from workbench.core.config.run_config import DEFAULT_OUTPUT_DIR
 from workbench.core.evaluate.metrics import sentence_chrf
 from workbench.core.evaluate.significance import randomisation_p, score_before_after
 from workbench.core.experiments.table import LETTERS, RunRow, run_row
 from workbench.core.live.follow import read_run_events
+from workbench.core.records.files import read_json_dict, read_jsonl
+from workbench.core.records.scores import LengthBucket, SetScores, length_buckets
+from workbench.core.records.summary import SUMMARY_FILE, RunSummary, read_summary
 from workbench.core.report.build import epoch_rows, train_loss_points
 from workbench.core.report.model import EpochRow
 from workbench.core.run_folder import (
     METRICS_FILE,
     RUN_CONFIG_FILE,
     RUNS_FOLDER,
-    SUMMARY_FILE,
-    RunSummary,
     output_root_of,
-    read_json_dict,
-    read_jsonl,
-    read_summary,
     translations_file,
 )
-from workbench.core.scores import LengthBucket, SetScores, length_buckets
 from workbench.errors import WorkbenchError
 
 #: Settings that say where a run wrote, not how it trained.

@@ -7,10 +7,10 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
-from workbench.core.config import RunConfig
+from workbench.core.config.run_config import RunConfig
 from workbench.core.experiments.sweep.space import SweepSpace
-from workbench.core.run_folder import RunSummary
-from workbench.core.scores import SetScores, finite_or_none
+from workbench.core.records.scores import SetScores, finite_or_none
+from workbench.core.records.summary import RunSummary
 from workbench.errors import WorkbenchError
 
 #: Where the default study databases go, under the output folder.

@@ -15,9 +15,9 @@ import re
 from dataclasses import dataclass
 from typing import Any, Literal
 
-from workbench.core.config import RunConfig
-from workbench.core.config_build import FIELD_NAMES, build_config
-from workbench.core.settings import setting_value
+from workbench.core.config.build import FIELD_NAMES, build_config
+from workbench.core.config.run_config import RunConfig
+from workbench.core.config.settings import setting_value
 from workbench.errors import WorkbenchError
 
 #: Short names users type for the settings swept most (the flags of ``workbench train``).

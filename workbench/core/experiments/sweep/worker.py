@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from workbench.core.config_build import build_config
+from workbench.core.config.build import build_config
 from workbench.core.events import Event
 from workbench.core.experiments.sweep.coordination import open_study, study_lock
 from workbench.core.experiments.sweep.events import SweepEvent, SweepNote, TrialEnded, TrialStarted
@@ -31,14 +31,8 @@ from workbench.core.experiments.sweep.study import (
     trial_status,
 )
 from workbench.core.live.writer import RunFolderBusy
-from workbench.core.run_folder import (
-    BEST_MODEL,
-    LOG_FILE,
-    check_writable,
-    is_finished,
-    new_run_dir,
-    read_summary,
-)
+from workbench.core.records.summary import read_summary
+from workbench.core.run_folder import BEST_MODEL, LOG_FILE, check_writable, is_finished, new_run_dir
 from workbench.core.train.checkpoints import last_complete_checkpoint, publish_model
 from workbench.errors import WorkbenchError, without_passwords
 

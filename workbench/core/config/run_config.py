@@ -1,8 +1,8 @@
 """Run configuration: typed, preset-based, and validated before anything slow happens.
 
 A run is described by one frozen :class:`RunConfig`. It is built from a preset
-(:mod:`workbench.core.presets`), then a TOML file, then command-line flags (later wins),
-and checked, by :mod:`workbench.core.config_build`.
+(:mod:`workbench.core.config.presets`), then a TOML file, then command-line flags (later wins),
+and checked, by :mod:`workbench.core.config.build`.
 """
 
 from __future__ import annotations
@@ -11,15 +11,8 @@ import dataclasses
 from dataclasses import dataclass, field
 from typing import Any
 
-from workbench.core.decoding import AUTO_LABEL
-from workbench.core.languages import (
-    DEFAULT_SOURCE_LANG,
-    DEFAULT_TARGET_LANG,
-    base_language,
-    bleu_tokenizer_for,
-)
-from workbench.core.presets import DEFAULT_PRESET, SCRATCH_MODEL
-from workbench.core.settings import (
+from workbench.core.config.presets import DEFAULT_PRESET, SCRATCH_MODEL
+from workbench.core.config.settings import (
     AUTO_TOKENIZER,
     AVERAGE_CHOICES,
     BLEU_TOKENIZERS,
@@ -27,6 +20,13 @@ from workbench.core.settings import (
     LR_SCHEDULERS,
     REPORT_TARGETS,
     setting,
+)
+from workbench.core.decoding import AUTO_LABEL
+from workbench.core.languages import (
+    DEFAULT_SOURCE_LANG,
+    DEFAULT_TARGET_LANG,
+    base_language,
+    bleu_tokenizer_for,
 )
 
 #: Where runs, the published best model and the console history go by default.

@@ -1,4 +1,4 @@
-"""Building a :class:`~workbench.core.config.RunConfig` from a preset, a TOML file and
+"""Building a :class:`~workbench.core.config.run_config.RunConfig` from a preset, a TOML file and
 flags (later wins), every value coerced to its field's type, and :func:`validate`, which
 checks every value so that a typo fails in milliseconds rather than after a model
 download.
@@ -11,16 +11,16 @@ from dataclasses import fields
 from pathlib import Path
 from typing import Any
 
-from workbench.core.config import RunConfig
-from workbench.core.decoding import AUTO_LABEL, LENGTH_CEILING, check_beams, check_new_tokens
-from workbench.core.presets import DEFAULT_PRESET, PRESETS
-from workbench.core.settings import (
+from workbench.core.config.presets import DEFAULT_PRESET, PRESETS
+from workbench.core.config.run_config import RunConfig
+from workbench.core.config.settings import (
     AVERAGE_CHOICES,
     BLEU_TOKENIZERS,
     CLEANING_RULES,
     LR_SCHEDULERS,
     REPORT_TARGETS,
 )
+from workbench.core.decoding import AUTO_LABEL, LENGTH_CEILING, check_beams, check_new_tokens
 from workbench.errors import WorkbenchError
 
 FIELD_NAMES = tuple(f.name for f in fields(RunConfig))

@@ -1,7 +1,7 @@
 """What a setting is, before any run exists: its group, its help, the named choices it
 takes, how its value is written, and the TOML file that sets it.
 
-:class:`workbench.core.config.RunConfig` declares its fields with :func:`setting`;
+:class:`workbench.core.config.run_config.RunConfig` declares its fields with :func:`setting`;
 ``workbench train --help``, ``workbench presets`` and the sweep's tables write values
 with :func:`setting_value`.
 """

@@ -1,7 +1,7 @@
 """The named starting points of a run: the assignment (opus-en-zh), its en-de alternative
 and the offline demo, each as the settings it changes from :class:`RunConfig`'s defaults.
 
-Plain data with the reason next to each number; :func:`workbench.core.config_build.build_config`
+Plain data with the reason next to each number; :func:`workbench.core.config.build.build_config`
 turns a preset, a TOML file and flags into one checked ``RunConfig``."""
 
 from __future__ import annotations

@@ -1,0 +1,28 @@
+"""A run's status, as a closed set of names that mypy checks at every comparison.
+
+A run *ends* ``finished``, ``stopped`` or ``failed`` (:data:`EndStatus`, what
+``summary.json`` and the ``RunDone`` event record). Watched from outside, a run may also
+be ``running`` or ``stopping`` while its writer lives, ``killed`` when the writer is gone
+without saying how it ended, or ``stale`` when a writer on another host has an old
+heartbeat (:data:`RunStatus`, see :mod:`workbench.core.live.liveness`).
+"""
+
+from __future__ import annotations
+
+from typing import Literal, get_args
+
+EndStatus = Literal["finished", "stopped", "failed"]
+RunStatus = Literal["running", "stopping", "finished", "stopped", "failed", "killed", "stale"]
+
+#: Every status a run can have, as front ends show it.
+STATUSES: tuple[RunStatus, ...] = get_args(RunStatus)
+#: The statuses of a run whose writer may still write (a stop request reaches it).
+LIVE_STATUSES: tuple[RunStatus, ...] = ("running", "stopping", "stale")
+#: The statuses of a run whose writer is known to write: a stale one may be long dead.
+WRITING_STATUSES: tuple[RunStatus, ...] = ("running", "stopping")
+_END_STATUSES: tuple[EndStatus, ...] = get_args(EndStatus)
+
+
+def end_status(value: object) -> EndStatus | None:
+    """``value`` as an ending status, or None for anything else (a hand-edited file)."""
+    return next((s for s in _END_STATUSES if s == value), None)
