@@ -9,8 +9,8 @@
   imports only the loose modules (:data:`LOOSE`) and the packages below it, and a loose
   module imports only loose modules. ``views`` (every wording) imports no torch, and torch
   is imported only in the packages that run a model (:data:`TORCH_PACKAGES`).
-- Every core package says what it owns in its docstring, and the README's map of the code
-  names every core module.
+- Every core package says what it owns in its docstring, and docs/architecture.md's map of
+  the code names every core module.
 """
 
 from __future__ import annotations
@@ -25,7 +25,7 @@ import pytest
 import workbench
 
 PACKAGE = Path(workbench.__path__[0])
-README = PACKAGE.parent / "README.md"
+ARCHITECTURE = PACKAGE.parent / "docs" / "architecture.md"
 
 #: The core's packages, bottom first: each may import the ones before it, never after.
 CHAIN = (
@@ -286,8 +286,8 @@ def test_every_core_package_says_what_it_owns():
 
 
 def development_map() -> str:
-    """The README's map of the code: the first code block of its Development section."""
-    section = README.read_text(encoding="utf-8").split("## Development", 1)[1]
+    """The map of the code: the first code block of docs/architecture.md's code map."""
+    section = ARCHITECTURE.read_text(encoding="utf-8").split("## The code map", 1)[1]
     return section.split("```", 2)[1]
 
 

@@ -1,0 +1,18 @@
+# The checks of the README's test command, one target each, with the tools of the venv that
+# command sets up (.venv). `make test` runs the suite exactly as that command does
+# (tests/test_readme.py checks it); `make test-fast` leaves out the end-to-end runs.
+
+.PHONY: lint type test-fast test
+
+lint:
+	.venv/bin/ruff check .
+	.venv/bin/ruff format --check .
+
+type:
+	.venv/bin/mypy
+
+test-fast:
+	HF_HUB_OFFLINE=1 .venv/bin/python -m pytest -n 2 -m "not slow"
+
+test:
+	HF_HUB_OFFLINE=1 .venv/bin/python -m pytest -n 2
