@@ -13,12 +13,10 @@ from workbench.core.evaluate.breakdown import (
     LENGTH_EDGES,
     by_length,
     gain_breakdown,
-    length_unit,
     most_changed,
-    source_length,
 )
 from workbench.core.evaluate.significance import score_before_after
-from workbench.core.languages import written_without_spaces
+from workbench.core.languages import length_unit, length_units, written_without_spaces
 from workbench.core.records.scores import changed_sentences, length_buckets
 from workbench.core.records.summary import RunSummary
 from workbench.core.views.score_text import by_length_cells, length_header, length_range
@@ -85,7 +83,7 @@ def test_a_source_written_without_spaces_is_counted_in_characters():
     assert not any(written_without_spaces(c) for c in ("en", "de", "ko", None, "xx"))
     assert (length_unit("zh"), length_unit("eng_Latn")) == ("characters", "words")
     assert LENGTH_EDGES["characters"] == tuple(2 * e for e in LENGTH_EDGES["words"])
-    assert source_length("我 喜欢 茶。", "characters") == 5  # spaces are not characters
+    assert len(length_units("我 喜欢 茶。", "characters")) == 5  # spaces are not characters
     zh = [
         ("我喜欢茶。", "I like tea .", "I tea", "I like tea ."),  # 5 characters
         ("今" * 25, "it is today", "it", "it is today"),  # 25
@@ -126,7 +124,7 @@ def test_the_summary_keeps_both_and_reads_them_back():
     first = breakdown["by_length"][0]
     assert cells[:2] == ["1–10", "3"]
     assert cells[2].startswith(f"{first['bleu_before']:.2f} → {first['bleu_after']:.2f} (+")
-    # An older run has neither; a hand-edited entry of the wrong shape is dropped.
+    # A summary without them has neither; a hand-edited entry of the wrong shape is dropped.
     assert length_buckets(RunSummary().by_length) is None
     assert changed_sentences(RunSummary().most_changed) is None
     edited = RunSummary.from_dict(

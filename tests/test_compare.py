@@ -147,7 +147,7 @@ def test_the_markdown_and_the_page_say_why_there_is_no_paired_test(three_runs):
 
 def test_each_run_shows_its_test_set_by_source_length_and_a_run_without_it_dashes(tmp_path):
     """A and B recorded the breakdown (computed here from their own translations, as a run
-    computes it); C's summary has none, as a run made before it was recorded."""
+    computes it); C's summary has none (a hand-edited one)."""
     root = tmp_path / "out"
     for name in COMPARE_RUNS:
         shutil.copytree(COMPARE_TARGET / name, root / "runs" / name)

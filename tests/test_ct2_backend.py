@@ -310,12 +310,15 @@ def test_export_record_names_its_source(exported: Path):
     assert (info["model_type"], info["max_positions"]) == ("marian", 512)
 
 
-def test_an_export_without_model_facts_is_a_marian_one(tmp_path: Path):
-    """Exports made before the facts were recorded were all of MarianMT models."""
+def test_an_export_without_model_facts_is_refused_in_one_line(tmp_path: Path):
+    """A hand-made or damaged export that names no model type: refused with the fix, never
+    guessed (a guess decodes with another family's language codes)."""
     from workbench.core.translate.ct2 import EXPORT_INFO, export_model_facts
+    from workbench.errors import WorkbenchError
 
     (tmp_path / EXPORT_INFO).write_text(json.dumps({"quantization": "int8"}), "utf-8")
-    assert export_model_facts(tmp_path) == ("marian", 512)
+    with pytest.raises(WorkbenchError, match=r"names no model_type\); export it again with"):
+        export_model_facts(tmp_path)
     (tmp_path / EXPORT_INFO).write_text(
         json.dumps({"model_type": "t5", "max_positions": None}), "utf-8"
     )

@@ -1,4 +1,4 @@
-"""The decoding-strategy study (workbench.core.lab.decoding) on a tiny model and a test set."""
+"""The decoding-strategy study (workbench.core.lab.decoding_strategies) on a tiny model."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ import pytest
 
 from workbench.cli import main
 from workbench.core.decoding import DecodeOptions
-from workbench.core.lab.decoding import (
+from workbench.core.lab.decoding_strategies import (
     STRATEGIES,
     STUDY_FILE,
     Strategy,

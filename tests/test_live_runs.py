@@ -242,18 +242,19 @@ def test_the_reader_keeps_a_half_written_line_for_its_next_read(tmp_path: Path):
 
 
 def test_a_try_to_continue_a_run_that_fails_a_check_leaves_its_status(tmp_path: Path):
-    """A refused ``--resume`` (here: a run of an earlier version) is not the run failing:
-    the run stays ``stopped``, as its last writer left it, and its folder is free."""
+    """A refused ``--resume`` (here: a config.json with a value no run accepts) is not the
+    run failing: the run stays ``stopped``, as its last writer left it, and its folder is
+    free."""
     from tests.conftest import small
     from workbench.core.atomic import write_json
     from workbench.core.train.run_training import run_training
 
     run = run_folder(tmp_path)
-    write_json(run / "config.json", {"preset": "demo"})  # no test set: refused
+    write_json(run / "config.json", {"preset": "demo", "batch_size": 0})  # refused
     RunSummary(status="stopped").write(run)
     me = os.getpid()
     WriterRecord(this_host(), me, start_ticks(me), 1.0, 2.0, "stopped").write(run)
-    with pytest.raises(WorkbenchError, match="earlier workbench without a test set"):
+    with pytest.raises(WorkbenchError, match="batch_size must be a positive whole number"):
         run_training(small(tmp_path), run_dir=run)
     assert run_liveness(run).status == "stopped"
     assert WriterRecord.read(run) == WriterRecord(

@@ -195,34 +195,3 @@ def test_after_is_decoded_like_translate_even_with_bf16_autocast_in_training(tmp
     )
     assert printed.returncode == 0, printed.stderr
     assert printed.stdout.splitlines() == [r["after"] for r in rows]
-
-
-def test_a_run_from_before_test_sets_is_not_resumed(tmp_path: Path):
-    """Its checkpoints trained on pairs that the 8:1:1 split now holds out as the test set."""
-    from workbench.core.config.build import build_config
-    from workbench.errors import WorkbenchError
-
-    config = small(tmp_path)
-    run = Path(config.output_dir) / "runs" / "20261129-120000-demo"
-    checkpoint = run / "checkpoints" / "checkpoint-5"
-    checkpoint.mkdir(parents=True)
-    for name in ("model.safetensors", "trainer_state.json", "optimizer.pt"):
-        (checkpoint / name).write_bytes(b"{}")
-    old = {
-        k: v
-        for k, v in build_config("demo").to_dict().items()
-        if k not in ("test_fraction", "test_data", "test_split", "data_revision", "ddp_timeout")
-    }
-    (run / "config.json").write_text(json.dumps(old), encoding="utf-8")
-    with pytest.raises(
-        WorkbenchError,
-        match="20261129-120000-demo' was started by an earlier workbench without a test set",
-    ):
-        run_training(config, resume=True)
-    assert sorted(p.name for p in run.iterdir()) == ["checkpoints", "config.json"]
-    # A run from before the cleaning rules: today's rules would split its data anew.
-    before_cleaning = {k: v for k, v in build_config("demo").to_dict().items() if k != "clean"}
-    (run / "config.json").write_text(json.dumps(before_cleaning), encoding="utf-8")
-    with pytest.raises(WorkbenchError, match="cleaned its data by other rules"):
-        run_training(config, resume=True)
-    assert sorted(p.name for p in run.iterdir()) == ["checkpoints", "config.json"]

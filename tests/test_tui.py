@@ -332,7 +332,7 @@ async def test_o_orders_the_samples_by_their_sentence_chrf_change(tmp_path: Path
         scored_row("Some tea.", "一些茶。", "茶", "一些茶"),  # rises a little
         scored_row("I am well.", "我很好。", "我很好。", "好"),  # falls most
         scored_row("I like tea.", "我喜欢喝茶。", "狗", "我喜欢喝茶。"),  # rises most
-        sample_row("A row without chrF."),  # as an older run wrote them
+        sample_row("A row without chrF."),  # a hand-edited file's row
     ]
     (run / "test_translations.jsonl").write_text(
         "".join(json.dumps(r, ensure_ascii=False) + "\n" for r in rows), encoding="utf-8"

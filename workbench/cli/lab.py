@@ -7,14 +7,20 @@ so ``workbench --help`` stays light.
 from __future__ import annotations
 
 import argparse
-from typing import Any
+from typing import TYPE_CHECKING
 
 from workbench.cli.attention import pick, selector
 from workbench.cli.options import MODEL_FLAG, add_command, check_default_model
 from workbench.errors import WorkbenchError
 
+if TYPE_CHECKING:
+    from pathlib import Path
 
-def add_parser(subparsers: Any) -> None:
+    from workbench.cli.options import Subparsers
+    from workbench.core.attention.grid import AttentionGrid, Selector
+
+
+def add_parser(subparsers: Subparsers) -> None:
     """Register ``workbench lab`` and its studies on the CLI's subparsers."""
     lab = add_command(
         subparsers, "lab", help="measure decoding strategies, the KV cache and the three attentions"
@@ -114,8 +120,8 @@ def run_decoding(args: argparse.Namespace) -> int:
     import sys
     from pathlib import Path
 
-    from workbench.core.lab.decoding import DecodingStudy
-    from workbench.core.lab.study import StudyOptions, run_study
+    from workbench.core.lab.decoding_strategies import DecodingStudy
+    from workbench.core.lab.run_study import StudyOptions, run_study
     from workbench.core.lab.text import decoding_text
 
     def progress(name: str, done: int, total: int) -> None:
@@ -132,7 +138,7 @@ def run_decoding(args: argparse.Namespace) -> int:
 def run_cache(args: argparse.Namespace) -> int:
     """``workbench lab cache``: the timings table, the formula against the cache, a chart."""
     from workbench.core.lab.cache import DEFAULT_LENGTHS, CacheStudy
-    from workbench.core.lab.study import StudyOptions, run_study
+    from workbench.core.lab.run_study import StudyOptions, run_study
     from workbench.core.lab.text import cache_text
 
     options = StudyOptions(lengths=tuple(args.lengths or DEFAULT_LENGTHS), repeats=args.repeats)
@@ -149,7 +155,7 @@ def run_attention(args: argparse.Namespace) -> int:
 
     from workbench.core.attention.grid import DEFAULT_HEAD, DEFAULT_LAYER
     from workbench.core.lab.attention_kinds import AttentionKinds
-    from workbench.core.lab.study import StudyOptions, run_study
+    from workbench.core.lab.run_study import StudyOptions, run_study
     from workbench.core.lab.text import heads_text, kinds_lines
     from workbench.terminal import to_rich
 
@@ -159,7 +165,7 @@ def run_attention(args: argparse.Namespace) -> int:
     console = Console(highlight=False)
     colour = console.color_system is not None and not console.no_color
 
-    def choose(kmap: Any) -> tuple[Any, Any]:
+    def choose(kmap: AttentionGrid) -> tuple[Selector, Selector]:
         return (
             pick(args.layer, DEFAULT_LAYER, kmap.num_layers, "layer"),
             pick(args.head, DEFAULT_HEAD, kmap.num_heads, "head"),
@@ -177,7 +183,7 @@ def run_attention(args: argparse.Namespace) -> int:
     return 0
 
 
-def _saved(path: Any) -> None:
+def _saved(path: Path | None) -> None:
     if path is not None:
         print(f"saved {path}")
 

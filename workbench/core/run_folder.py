@@ -108,21 +108,6 @@ def saved_config(run_dir: Path, preset: str) -> RunConfig:
     ``preset`` is used when the file names none.
     """
     saved = json.loads((run_dir / RUN_CONFIG_FILE).read_text(encoding="utf-8"))
-    if "test_fraction" not in saved:
-        # Its checkpoints trained on pairs that today's split holds out as the test set,
-        # and a scratch model's vocabulary would be rebuilt from another training split.
-        raise WorkbenchError(
-            f"run '{run_dir.name}' was started by an earlier workbench without a test "
-            "set, so it cannot be resumed without training on today's test pairs; start "
-            "a new run without --resume"
-        )
-    if "clean" not in saved:
-        # It cleaned by the earlier rules: today's cleaning would split the pairs anew.
-        raise WorkbenchError(
-            f"run '{run_dir.name}' was started by an earlier workbench that cleaned its "
-            "data by other rules, so resuming it would train on another split; start a "
-            "new run without --resume"
-        )
     # Precision.to_dict() of the machine that started the run: a record, not a setting (a
     # resumed run resolves its own, on the device it now runs on).
     saved.pop("precision", None)

@@ -21,7 +21,7 @@ from workbench.core.records.scores import SetScores
 from workbench.core.records.summary import RunSummary, best_epoch
 from workbench.core.run_folder import METRICS_FILE, RUN_CONFIG_FILE, preset_defaults, run_folders
 from workbench.core.views.numbers import MISSING, format_seconds
-from workbench.core.views.score_text import older_run_line, with_ci
+from workbench.core.views.score_text import with_ci
 
 #: How compared runs are named, in the order they were given (A is the baseline).
 LETTERS = "ABCDEFGHIJKLMNOPQRSTUVWXYZ"
@@ -44,7 +44,6 @@ class RunRow:
     best_epoch: float | None = None
     validation: SetScores | None = None
     test: SetScores | None = None
-    legacy: str | None = None  # the line of a run made before test sets existed
     #: A live run's last logged step of its total, and who writes it.
     step: int | None = None
     max_steps: int | None = None
@@ -89,7 +88,6 @@ def run_row(
         best_epoch=best_epoch(summary),
         validation=summary.validation,
         test=summary.test,
-        legacy=older_run_line(summary) if summary.test is None else None,
         step=step.step if step else None,
         max_steps=step.max_steps if step else None,
         writer=live.record.who() if live.record and live.live else None,
@@ -159,11 +157,7 @@ RUN_LINE_HEADER = (
 def run_line(row: RunRow) -> str:
     """A run in one line: id, preset, status, training, best epoch, scores, changes."""
     epochs, steps, seconds, best = training_cells(row)
-    scores = (
-        row.legacy
-        if row.legacy
-        else f"{_scores('val', row.validation)}  {_scores('test', row.test)}"
-    )
+    scores = f"{_scores('val', row.validation)}  {_scores('test', row.test)}"
     changes = changes_text(row)
     return (
         f"{row.run_id}  {row.preset}  {status_text(row)}  {epochs} epochs / {steps} steps in "

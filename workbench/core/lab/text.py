@@ -15,7 +15,7 @@ if TYPE_CHECKING:
     from workbench.core.attention.heatmap import Line
     from workbench.core.lab.attention_kinds import AttentionKinds
     from workbench.core.lab.cache import CacheStudy
-    from workbench.core.lab.decoding import DecodingStudy
+    from workbench.core.lab.decoding_strategies import DecodingStudy
 
 # --------------------------------------------------------------------------- decoding
 
@@ -23,7 +23,7 @@ if TYPE_CHECKING:
 def decoding_text(study: DecodingStudy) -> str:
     """The table, the chart of BLEU against time, one sentence under every strategy, and
     what the figures show."""
-    from workbench.core.lab.decoding import findings
+    from workbench.core.lab.decoding_strategies import findings
     from workbench.core.records.scores import N_BOOTSTRAP
     from workbench.core.views.score_text import format_p
 
@@ -216,7 +216,7 @@ def heads_text(result: AttentionKinds) -> str:
 def study_text(result: DecodingStudy | CacheStudy | AttentionKinds) -> str | None:
     """A finished study as text; None for the attention kinds, which are drawn as maps."""
     from workbench.core.lab.cache import CacheStudy
-    from workbench.core.lab.decoding import DecodingStudy
+    from workbench.core.lab.decoding_strategies import DecodingStudy
 
     if isinstance(result, DecodingStudy):
         return decoding_text(result)

@@ -65,7 +65,7 @@ class SetScores:
 
     @classmethod
     def from_dict(cls, data: Any) -> SetScores | None:
-        """The scores stored in a summary block, or None (an older or a stopped run)."""
+        """The scores stored in a summary block, or None (a stopped or failed run)."""
         names = {f.name for f in dataclasses.fields(cls)}
         if not isinstance(data, dict) or not names <= set(data):
             return None

@@ -21,11 +21,11 @@ class RunSummary:
 
     Frozen: a run builds its summary once, when it ends, from what it knows then.
 
-    Any value may be missing (None): a stopped run has no after-scores, an older run lacks
-    the keys added since, a hand-edited file anything. Front ends show a missing value as
-    :data:`~workbench.core.views.numbers.MISSING`, never as 0.00. The file keeps its flat JSON
-    keys, so old runs still read; a missing value is left out of it (older runs wrote
-    ``null``), and :meth:`from_dict` reads both as None.
+    Any value may be missing (None): a stopped run has no after-scores, a failed one little
+    else, a hand-edited file anything. Front ends show a missing value as
+    :data:`~workbench.core.views.numbers.MISSING`, never as 0.00. A missing value is left
+    out of the file, and :meth:`from_dict` reads an absent, ``null`` or ill-typed value as
+    None and ignores keys no field has.
     """
 
     status: EndStatus | None = None
@@ -68,11 +68,6 @@ class RunSummary:
     by_length: list[dict[str, Any]] | None = None
     #: The test sentences whose sentence chrF rose and fell most.
     most_changed: dict[str, Any] | None = None
-    # Runs made before test sets existed scored one validation set, with no intervals.
-    bleu_before: float | None = None
-    bleu_after: float | None = None
-    chrf_before: float | None = None
-    chrf_after: float | None = None
 
     def scores(self, role: str) -> SetScores | None:
         """The ``test`` or ``validation`` scores, if the run has them."""

@@ -266,7 +266,7 @@ def read_lab_studies(run_dir: Path) -> dict[str, dict[str, Any]]:
     """The JSON of every Lab study saved in the run folder (``workbench lab ...``)."""
     from workbench.core.lab.attention_kinds import RESULT_FILE as ATTENTION_FILE
     from workbench.core.lab.cache import RESULT_FILE as CACHE_FILE
-    from workbench.core.lab.decoding import STUDY_FILE as DECODING_FILE
+    from workbench.core.lab.decoding_strategies import STUDY_FILE as DECODING_FILE
 
     found = {}
     for name in (DECODING_FILE, CACHE_FILE, ATTENTION_FILE):

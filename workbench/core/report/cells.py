@@ -17,7 +17,6 @@ from workbench.core.views.score_text import (
     delta_text,
     format_p,
     length_header,
-    older_run_line,
     published_text,
     with_ci,
 )
@@ -63,8 +62,6 @@ def key_facts(report: RunReport) -> list[tuple[str, str]]:
         rows.append(("Early stopping", early_stopping_text(s.early_stopping)))
     if s.averaging:
         rows.append(("Checkpoint averaging (validation)", averaging_text(s.averaging)))
-    if s.test is None and (old := older_run_line(s)):
-        rows.append(("BLEU before → after", old))
     rows += [
         ("BLEU tokenizer", s.bleu_tokenize or "?"),
         ("Before/after decoding", decode_text or "?"),
@@ -248,19 +245,16 @@ def decoding_note(report: RunReport) -> str:
     test = report.summary.test
     validation = report.summary.validation
     sets = ""
-    if test and validation:
+    if test:
         sets = (
             f"The test set ({test.name}, {test.size:,} pairs) was used for these "
             "before/after scores only, never to choose the epoch or the recipe: hand in "
-            f"its numbers. The validation set ({validation.name}, {validation.size:,} "
-            "pairs) chose the best epoch, so its after-score is optimistic. "
+            "its numbers. "
         )
-    if not sets:
-        return (
-            "This run was made before test sets existed: its before/after scores (in "
-            "the summary above) are on the validation set that also chose the best epoch, "
-            "without intervals. Per-epoch scores use "
-            f"{'greedy decoding' if beams == 1 else f'{beams} beams'}."
+    if validation:
+        sets += (
+            f"The validation set ({validation.name}, {validation.size:,} "
+            "pairs) chose the best epoch, so its after-score is optimistic. "
         )
     return (
         sets + "Intervals and p-values are sacreBLEU's paired bootstrap (1000 "

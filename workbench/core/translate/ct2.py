@@ -24,7 +24,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, NamedTuple
 
 from workbench.core import DISTRIBUTION
-from workbench.core.decoding import MAX_POSITIONS, SETTINGS_FILE, DecodeOptions
+from workbench.core.decoding import SETTINGS_FILE, DecodeOptions
 from workbench.core.languages import Direction
 from workbench.errors import WorkbenchError
 
@@ -105,11 +105,16 @@ class ModelFacts(NamedTuple):
 
 
 def export_model_facts(export_dir: Path) -> ModelFacts:
-    """The exported model's ``model_type`` and position bound, as its export recorded them.
-    Exports made before they were recorded were all of MarianMT models."""
+    """The exported model's ``model_type`` and position bound, as its export recorded them."""
     info = read_export_info(export_dir)
-    positions = info.get("max_positions", MAX_POSITIONS)
-    return ModelFacts(str(info.get("model_type", "marian")), int(positions) if positions else None)
+    if not isinstance(info.get("model_type"), str):
+        raise WorkbenchError(
+            f"the CTranslate2 export {export_dir} does not record which model it was made "
+            f"from ({EXPORT_INFO} names no model_type); export it again with "
+            "workbench export --ctranslate2"
+        )
+    positions = info.get("max_positions")
+    return ModelFacts(info["model_type"], int(positions) if positions else None)
 
 
 def read_vocabulary(export_dir: Path) -> list[str]:

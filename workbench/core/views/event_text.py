@@ -20,7 +20,6 @@ from workbench.core.views.numbers import MISSING, format_bytes, format_seconds, 
 from workbench.core.views.score_text import (
     headline,
     interval_line,
-    older_run_line,
     published_text,
 )
 
@@ -123,9 +122,8 @@ class EventText:
             scores = s.scores(role)
             if scores is not None:
                 lines += [f"  {headline(scores)}", f"    {interval_line(scores)}; {note}"]
-        if s.test is None:  # an older run's numbers, or the dash, never a made-up 0.00
-            missing = f"test: BLEU {MISSING} · chrF {MISSING} (not in the summary)"
-            lines.append(f"  {older_run_line(s) or missing}")
+        if s.test is None:  # the dash, never a made-up 0.00
+            lines.append(f"  test: BLEU {MISSING} · chrF {MISSING} (not in the summary)")
         seconds = MISSING if s.train_seconds is None else format_seconds(s.train_seconds)
         return [
             *lines,

@@ -13,7 +13,6 @@ from workbench.core.records.scores import (
     SetScores,
     score_change,
 )
-from workbench.core.records.summary import RunSummary
 from workbench.core.views.numbers import MISSING, number, signed
 
 
@@ -72,22 +71,6 @@ def interval_line(s: SetScores) -> str:
         f"95% CI before: BLEU {span(s.bleu_before_ci)}, chrF {span(s.chrf_before_ci)}; "
         f"after: BLEU {span(s.bleu_after_ci)}, chrF {span(s.chrf_after_ci)} "
         f"(sacreBLEU paired bootstrap, {s.n_bootstrap} resamples)"
-    )
-
-
-def older_run_line(summary: RunSummary) -> str | None:
-    """The before/after line of a run made before test sets existed, or None.
-
-    Those runs scored one held-out set, the one that also chose the best epoch, with
-    no intervals: said so, so that an old number is never read as a test-set number.
-    """
-    values = (summary.bleu_before, summary.bleu_after, summary.chrf_before, summary.chrf_after)
-    if all(v is None for v in values):
-        return None
-    bleu_before, bleu_after, chrf_before, chrf_after = (number(v) for v in values)
-    return (
-        f"validation (an older run: no test set, no intervals): BLEU "
-        f"{bleu_before} → {bleu_after} · chrF {chrf_before} → {chrf_after}"
     )
 
 

@@ -12,7 +12,7 @@ from __future__ import annotations
 import threading
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from rich.text import Text
 from textual import on, work
@@ -25,8 +25,14 @@ from textual.widgets import Button, Input, Label, ProgressBar, Static
 from workbench.errors import WorkbenchError
 from workbench.tui.messages import ForwardsWorkerFailures
 
+if TYPE_CHECKING:
+    from workbench.core.lab.attention_kinds import AttentionKinds
+    from workbench.core.lab.cache import CacheStudy
+    from workbench.core.lab.decoding_strategies import DecodingStudy
+    from workbench.core.lab.run_study import StudyKind
+
 #: The studies in button order, with what each measures (shown when chosen).
-STUDIES = {
+STUDIES: dict[StudyKind, str] = {
     "decoding": "greedy, beams and sampling on the run's test set: BLEU, intervals, time",
     "cache": "time per token with and without the KV cache, its size against the formula",
     "attention": "encoder self-, masked decoder self- and cross-attention of one sentence",
@@ -65,7 +71,7 @@ class LabPane(ForwardsWorkerFailures, Vertical):
         """A study ended: its result and text, where it was saved, or why it failed."""
 
         study: str
-        result: Any
+        result: DecodingStudy | CacheStudy | AttentionKinds | None
         text: str | None
         saved: Path | None
         error: str | None
@@ -73,10 +79,11 @@ class LabPane(ForwardsWorkerFailures, Vertical):
     def __init__(self, model: str, **kwargs: Any) -> None:
         super().__init__(**kwargs)
         self.model_name = model
-        self.study = "decoding"
+        self.study: StudyKind = "decoding"
         self.stop_flag = threading.Event()
         self.running = False
-        self.result: Any = None  # the last finished study's result
+        #: The last finished study's result.
+        self.result: DecodingStudy | CacheStudy | AttentionKinds | None = None
         self.shown: str | None = None  # which study ``result`` belongs to
         self.kind_index = 2  # cross-attention first: the one `workbench attention` shows
         self.saved: Path | None = None
@@ -116,10 +123,10 @@ class LabPane(ForwardsWorkerFailures, Vertical):
 
     def action_study(self, name: str) -> None:
         """Choose which study Run starts."""
-        if not self.running:
+        if not self.running and name in STUDIES:
             self._choose(name)
 
-    def _choose(self, name: str) -> None:
+    def _choose(self, name: StudyKind) -> None:
         self.study = name
         for button in self.query(".lab-study").results(Button):
             button.variant = "primary" if button.id == f"lab-{name}" else "default"
@@ -194,13 +201,13 @@ class LabPane(ForwardsWorkerFailures, Vertical):
     # ------------------------------------------------------------------ the worker
 
     @work(thread=True, exclusive=True, exit_on_error=False, group="lab")
-    def run_study(self, study: str, model: str, limit: int, sentence: str) -> None:
+    def run_study(self, study: StudyKind, model: str, limit: int, sentence: str) -> None:
         """Run one study as ``workbench lab`` does and post its result (never widgets)."""
 
         def progress(name: str, done: int, total: int) -> None:
             self.post_message(self.Progress(name, done, total))
 
-        from workbench.core.lab.study import StudyOptions, run_study
+        from workbench.core.lab.run_study import StudyOptions, run_study
         from workbench.core.lab.text import study_text
 
         try:
@@ -244,11 +251,12 @@ class LabPane(ForwardsWorkerFailures, Vertical):
 
     def _render_result(self) -> None:
         """Draw the finished study: its text, or the chosen attention kind and head table."""
+        from workbench.core.lab.attention_kinds import AttentionKinds
         from workbench.core.lab.text import heads_text, kinds_lines
         from workbench.terminal import to_rich
 
         where = f"saved {self.saved}" if self.saved is not None else "not saved (no run folder)"
-        if self.shown == "attention":
+        if isinstance(self.result, AttentionKinds):  # the attention study's
             width = max(40, self.size.width - 4)
             body = to_rich(kinds_lines(self.result, width, colour=True, only=self.kind_index))
             body.append("\n\n" + heads_text(self.result))

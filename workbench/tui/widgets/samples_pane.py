@@ -25,7 +25,7 @@ from workbench.core.records.scores import score_change
 from workbench.core.records.summary import RunSummary
 from workbench.core.run_folder import translations_file
 from workbench.core.views.numbers import MISSING, number, signed
-from workbench.core.views.score_text import headline, older_run_line
+from workbench.core.views.score_text import headline
 from workbench.tui.messages import ShowAttention
 
 MAX_ROWS = 500
@@ -38,12 +38,18 @@ CHANGE_LABELS = ("Δ", "Δ ▼", "Δ ▲")
 SCORE_WIDTH, CHANGE_WIDTH = 10, 6
 
 
+def sentence_score(value: object) -> float | None:
+    """A score read from a translations row: a number, or None (missing, null, a bool)."""
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        return None
+    return value
+
+
 def chrf_change(row: dict[str, Any]) -> float | None:
     """A row's sentence chrF after minus before, or None when the row has no chrF."""
-    before, after = row.get("chrf_before"), row.get("chrf_after")
-    for value in (before, after):
-        if isinstance(value, bool) or not isinstance(value, int | float):
-            return None
+    before, after = sentence_score(row.get("chrf_before")), sentence_score(row.get("chrf_after"))
+    if before is None or after is None:
+        return None
     return score_change(before, after)
 
 
@@ -137,8 +143,7 @@ class SamplesPane(Vertical):
         """Fill from a summary: the five samples first, then the other test rows."""
         samples = list(summary.samples or [])
         seen = {s["source"] for s in samples}
-        # A run made before test sets existed scored (and sampled) its validation set.
-        rows = "test" if summary.test is not None else "validation"
+        rows = "test"
         records, skipped = read_jsonl_counted(Path(run_dir) / translations_file(rows))
         for row in records:
             if not set(row) >= SAMPLE_KEYS:
@@ -155,7 +160,7 @@ class SamplesPane(Vertical):
             if (scores := summary.scores(role)) is not None
         ]
         if not lines:
-            lines = [older_run_line(summary) or "this run has no before/after scores"]
+            lines = ["this run has no before/after scores"]
         lines.append(f"rows: {rows} sentences · {Path(run_dir).name} · o: order · Enter: attention")
         if skipped:
             lines.append(

@@ -43,6 +43,14 @@ from workbench.core.experiments.sweep.events import (
     TrialStarted,
     sweep_lines,
 )
+from workbench.core.experiments.sweep.optuna_study import (
+    MOST_COMPARED,
+    OPTUNA_MISSING,
+    SweepResult,
+    TrialRow,
+    import_optuna,
+    runs_to_compare,
+)
 from workbench.core.experiments.sweep.plan import (
     DEFAULT_HEARTBEAT,
     DEFAULT_TRIALS,
@@ -53,14 +61,6 @@ from workbench.core.experiments.sweep.plan import (
     make_plan,
     trial_value,
     validation_bleu,
-)
-from workbench.core.experiments.sweep.study import (
-    MOST_COMPARED,
-    OPTUNA_MISSING,
-    SweepResult,
-    TrialRow,
-    import_optuna,
-    runs_to_compare,
 )
 from workbench.core.experiments.sweep.worker import SweepWorker, run_sweep
 

@@ -18,9 +18,7 @@ from workbench.core.events import Event
 from workbench.core.experiments.sweep.coordination import open_study, study_lock
 from workbench.core.experiments.sweep.events import SweepEvent, SweepNote, TrialEnded, TrialStarted
 from workbench.core.experiments.sweep.lease import TrialLease
-from workbench.core.experiments.sweep.plan import GRACE_FACTOR, SweepPlan, TrialFailed, trial_value
-from workbench.core.experiments.sweep.space import point_key, point_text
-from workbench.core.experiments.sweep.study import (
+from workbench.core.experiments.sweep.optuna_study import (
     CUT_SHORT,
     SweepResult,
     best_row,
@@ -30,6 +28,8 @@ from workbench.core.experiments.sweep.study import (
     trial_params,
     trial_status,
 )
+from workbench.core.experiments.sweep.plan import GRACE_FACTOR, SweepPlan, TrialFailed, trial_value
+from workbench.core.experiments.sweep.space import point_key, point_text
 from workbench.core.live.writer import RunFolderBusy
 from workbench.core.records.summary import read_summary
 from workbench.core.run_folder import BEST_MODEL, LOG_FILE, check_writable, is_finished, new_run_dir

@@ -19,8 +19,8 @@ from workbench.core.lab.attention_kinds import RESULT_FILE as ATTENTION_FILE
 from workbench.core.lab.attention_kinds import AttentionKinds
 from workbench.core.lab.cache import DEFAULT_LENGTHS, CacheStudy
 from workbench.core.lab.cache import RESULT_FILE as CACHE_FILE
-from workbench.core.lab.decoding import STUDY_FILE as DECODING_FILE
-from workbench.core.lab.decoding import DecodingStudy
+from workbench.core.lab.decoding_strategies import STUDY_FILE as DECODING_FILE
+from workbench.core.lab.decoding_strategies import DecodingStudy
 from workbench.errors import WorkbenchError
 
 StudyKind = Literal["decoding", "cache", "attention"]
@@ -80,7 +80,7 @@ def run_study(
     """Run the ``kind`` study of ``model`` and save it; a mistake is one sentence."""
     options = options or StudyOptions()
     if kind == "decoding":
-        from workbench.core.lab.decoding import decoding_study
+        from workbench.core.lab.decoding_strategies import decoding_study
 
         study = decoding_study(
             model, options.run_dir, options.limit, on_progress=on_progress, stop=stop

@@ -139,10 +139,13 @@ def held_out_pairs(run_dir: Path, limit: int) -> list[tuple[str, str]]:
 
 
 def repeats_itself(text: str, n: int = REPEAT_N) -> bool:
-    """Whether one n-gram occurs twice: of characters for Chinese-like text, else words."""
+    """Whether one n-gram occurs twice: of characters for text with wide (CJK) characters
+    in it, else words. The unit is read from the text itself, not from its language, so
+    Korean (wide) counts in characters here and Thai in words."""
+    from workbench.core.languages import length_units
     from workbench.core.views.wide import has_cjk
 
-    units = [c for c in text if not c.isspace()] if has_cjk(text) else text.split()
+    units = length_units(text, "characters" if has_cjk(text) else "words")
     grams = [tuple(units[i : i + n]) for i in range(len(units) - n + 1)]
     return len(grams) != len(set(grams))
 
