@@ -15,7 +15,7 @@ from workbench.core.lab.attention_kinds import (
     CROSS,
     DECODER,
     ENCODER,
-    RESULT_FILE,
+    STUDY_FILE,
     AttentionKinds,
     attention_kinds,
     row_entropy_bits,
@@ -33,7 +33,8 @@ def kinds(tiny_model_dir: Path) -> AttentionKinds:
 def test_decoder_self_attention_is_causal_and_rows_sum_to_one(kinds: AttentionKinds):
     weights = kinds.decoder.weights
     n = len(kinds.decoder.row_tokens)
-    assert weights.shape[2:] == (n, n) and n >= 2
+    assert weights.shape[2:] == (n, n)
+    assert n >= 2
     above = np.triu(np.ones((n, n), dtype=bool), k=1)
     for layer in range(weights.shape[0]):
         for head in range(weights.shape[1]):
@@ -85,7 +86,8 @@ def test_head_table_covers_every_head_within_the_entropy_bounds(kinds: Attention
         for h in rows:
             assert 0.0 <= h.entropy_bits <= h.uniform_bits + 1e-9 <= ceiling + 1e-9
             if kmap.kind == CROSS:
-                assert h.agreement is not None and 0.0 <= h.agreement <= 1.0
+                assert h.agreement is not None
+                assert 0.0 <= h.agreement <= 1.0
             else:
                 assert h.agreement is None
     assert [k.kind for k in kinds.kinds] == [ENCODER, DECODER, CROSS]
@@ -115,7 +117,8 @@ def test_cli_prints_three_titled_heatmaps_and_the_head_table(tiny_model_dir: Pat
     ]
     positions = [out.index(title) for title in titles]
     assert positions == sorted(positions)
-    assert "source:      I like tea." in out and "\x1b[" not in out  # no colour in a pipe
+    assert "source:      I like tea." in out
+    assert "\x1b[" not in out
     # Each map's legend names its own axes (the renderer's default names cross-attention's).
     assert out.count("shade = % of the row's attention") == 3
     from workbench.core.attention.extract import load_attention_model
@@ -124,7 +127,9 @@ def test_cli_prints_three_titled_heatmaps_and_the_head_table(tiny_model_dir: Pat
     kinds = attention_kinds(load_attention_model(str(tiny_model_dir)), SENTENCE)
     assert all(k.axes in out for k in kinds.kinds)
     assert "rows: translation, columns: source" not in out
-    assert "per head" in out and "agreement" in out and "closest to the mean view" in out
+    assert "per head" in out
+    assert "agreement" in out
+    assert "closest to the mean view" in out
     assert "saved" not in out  # the tiny model names no run folder
 
 
@@ -141,9 +146,15 @@ def test_cli_writes_the_json_into_the_models_run_folder(
         json.dumps({"target_label": None, "run_dir": str(run)}), encoding="utf-8"
     )
     assert main(["lab", "attention", "--model", str(model), SENTENCE]) == 0
-    assert f"saved {run / RESULT_FILE}" in capsys.readouterr().out
-    saved = json.loads((run / RESULT_FILE).read_text(encoding="utf-8"))
-    assert saved["sentence"] == SENTENCE and len(saved["kinds"]) == 3
+    assert f"saved {run / STUDY_FILE}" in capsys.readouterr().out
+    saved = json.loads((run / STUDY_FILE).read_text(encoding="utf-8"))
+    assert saved["sentence"] == SENTENCE
+    assert len(saved["kinds"]) == 3
+    study = AttentionKinds.from_dict(saved)  # read back typed: the same file again
+    assert study.to_dict() == saved
+    assert study.heads[0].layer == saved["heads"][0]["layer"] - 1
+    with pytest.raises(ValueError, match="has no 'masked decoder self-attention' map"):
+        AttentionKinds.from_dict({**saved, "kinds": saved["kinds"][::2]})
 
 
 def test_cli_empty_sentence_is_one_clear_line(tiny_model_dir: Path, capsys):

@@ -8,7 +8,8 @@ from pathlib import Path
 import pytest
 
 from workbench.core.lab.cache import (
-    RESULT_FILE,
+    STUDY_FILE,
+    CacheStudy,
     cache_study,
     cross_attention_floats,
     self_attention_floats,
@@ -53,7 +54,8 @@ def test_measured_cache_floats_equal_the_formula(study, tiny_model_dir: Path) ->
 
 def test_to_dict_is_json_with_the_derived_numbers(study) -> None:
     data = json.loads(json.dumps(study.to_dict()))
-    assert data["agrees"] is True and data["identical"] is True
+    assert data["agrees"] is True
+    assert data["identical"] is True
     assert data["sizes"][0]["self_formula"] == data["sizes"][0]["self_measured"]
     assert "speedup" in data["timings"][0]
 
@@ -90,8 +92,11 @@ def test_the_command_prints_the_tables_chart_and_saves_to_the_run(
     assert "formula: self-attention 2*L*t*d = 64*t floats" in out
     assert "formula and measured cache agree at every t" in out
     assert "ms per token against t" in out
-    saved = json.loads((run / RESULT_FILE).read_text(encoding="utf-8"))
+    saved = json.loads((run / STUDY_FILE).read_text(encoding="utf-8"))
     assert [row["new_tokens"] for row in saved["timings"]] == [2, 4]
+    study = CacheStudy.from_dict(saved)  # read back typed, derived values recomputed
+    assert [t.new_tokens for t in study.timings] == [2, 4]
+    assert study.to_dict() == saved
 
 
 def test_the_command_without_a_run_folder_writes_nothing(
@@ -104,4 +109,4 @@ def test_the_command_without_a_run_folder_writes_nothing(
         == 0
     )
     assert "saved" not in capsys.readouterr().out
-    assert not (tiny_model_dir / RESULT_FILE).exists()
+    assert not (tiny_model_dir / STUDY_FILE).exists()

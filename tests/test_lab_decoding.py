@@ -14,6 +14,7 @@ from workbench.core.decoding import DecodeOptions
 from workbench.core.lab.decoding_strategies import (
     STRATEGIES,
     STUDY_FILE,
+    DecodingStudy,
     Strategy,
     decoding_study,
     findings,
@@ -74,7 +75,8 @@ def test_beam_one_is_greedy(tiny_model_dir: Path):
     translator = Translator.from_pretrained(str(tiny_model_dir), backend="transformers")
     base = DecodeOptions(4, 12)
     greedy = Strategy("greedy").options(base)
-    assert greedy.num_beams == 1 and not greedy.do_sample
+    assert greedy.num_beams == 1
+    assert not greedy.do_sample
     one_beam = Strategy("beam 1", num_beams=1).options(base)
     assert translator.translate_many(SENTENCES, greedy) == translator.translate_many(
         SENTENCES, one_beam
@@ -95,17 +97,28 @@ def test_the_study_scores_every_strategy_and_says_what_it_found(run_with_model):
         strategies=strategies,
         on_progress=lambda name, done, total: seen.append((name, done)),
     )
-    assert study.size == 4 and Path(study.run_dir).resolve() == run.resolve()
+    assert study.size == 4
+    assert Path(study.run_dir).resolve() == run.resolve()
     assert [r.name for r in study.results] == ["greedy", "beam 2", "temp 1.3"]
     greedy, _, sampled = study.results
-    assert greedy.bleu_p == 1.0 and len(greedy.example) == 1 and greedy.varies == 0
-    assert len(sampled.bleu_seeds) == 3 and len(sampled.example) == 3
+    assert greedy.bleu_p == 1.0
+    assert len(greedy.example) == 1
+    assert greedy.varies == 0
+    assert len(sampled.bleu_seeds) == 3
+    assert len(sampled.example) == 3
     for r in study.results:
-        assert r.bleu_ci[0] <= r.bleu_ci[1] and 0 <= r.distinct <= 1 and r.ms_per_sentence > 0
-    assert seen[0] == ("greedy", 0) and seen[-1] == ("scoring", 5)
+        assert r.bleu_ci[0] <= r.bleu_ci[1]
+        assert 0 <= r.distinct <= 1
+        assert r.ms_per_sentence > 0
+    assert seen[0] == ("greedy", 0)
+    assert seen[-1] == ("scoring", 5)
     text = findings(study)
     assert "On these 4 test sentences the highest BLEU is" in text
     assert json.loads(json.dumps(study.to_dict()))["findings"] == text
+    # Written and read typed: the report renders from what this reads back.
+    assert DecodingStudy.from_dict(json.loads(json.dumps(study.to_dict()))) == study
+    with pytest.raises(ValueError, match="a StrategyResult record has no 'sampled'"):
+        DecodingStudy.from_dict({**study.to_dict(), "results": [{"name": "greedy"}]})
 
 
 def test_a_stop_ends_the_study_between_two_decodes(run_with_model):
@@ -119,7 +132,8 @@ def test_a_stop_ends_the_study_between_two_decodes(run_with_model):
 def test_repeated_ngrams_are_counted_in_characters_for_chinese():
     assert repeats_itself("我喜欢我喜欢茶")
     assert not repeats_itself("我喜欢喝茶。")
-    assert repeats_itself("the cat the cat the cat") and not repeats_itself("the cat sat")
+    assert repeats_itself("the cat the cat the cat")
+    assert not repeats_itself("the cat sat")
 
 
 @pytest.mark.slow
@@ -133,16 +147,20 @@ def test_cli_prints_the_table_chart_and_findings_and_saves_json(
     assert "decoding strategies on the first 3 sentences" in out
     for strategy in STRATEGIES:
         assert f"\n{strategy.name}" in out
-    assert "BLEU against time per sentence" in out and "\x1b[" not in out
-    assert "one sentence under every strategy" in out and "the highest BLEU is" in out
+    assert "BLEU against time per sentence" in out
+    assert "\x1b[" not in out
+    assert "one sentence under every strategy" in out
+    assert "the highest BLEU is" in out
     saved = json.loads((run / STUDY_FILE).read_text(encoding="utf-8"))
-    assert len(saved["results"]) == len(STRATEGIES) and saved["size"] == 3
+    assert len(saved["results"]) == len(STRATEGIES)
+    assert saved["size"] == 3
 
 
 def test_cli_without_a_test_set_is_one_line(tiny_model_dir: Path, capsys):
     assert main(["lab", "decoding", "--model", str(tiny_model_dir)]) == 2
     err = capsys.readouterr().err
-    assert "pass --run RUN_DIR" in err and err.count("\n") == 1
+    assert "pass --run RUN_DIR" in err
+    assert err.count("\n") == 1
 
 
 def test_a_limit_under_one_is_refused_by_the_study_itself(tiny_model_dir: Path, capsys):

@@ -62,11 +62,12 @@ def test_report_files_exist_and_hold_the_runs_numbers(tiny_run: Path, written: d
         for role in ("test", "validation"):
             block = summary[role]
             assert f"{block['bleu_before']:.2f} → {block['bleu_after']:.2f}" in text
-            assert f"{block['chrf_after']:.2f} ({block['chrf_after_ci'][0]:.2f}–" in text
+            assert f"{block['chrf_after']:.2f} ({block['chrf_after_ci'][0]:.2f}…" in text
             assert f"{role} ({block['name']}, {block['size']:,})" in text
         assert "never to choose the epoch or the recipe" in text
         for epoch in summary["epochs"]:  # one row per epoch with its BLEU and chrF
-            assert f"{epoch['eval_bleu']:.2f}" in text and f"{epoch['eval_chrf']:.2f}" in text
+            assert f"{epoch['eval_bleu']:.2f}" in text
+            assert f"{epoch['eval_chrf']:.2f}" in text
     assert len(summary["samples"]) == 5
     for sample in summary["samples"]:
         assert escape_markdown(sample["source"]) in written[REPORT_MD]
@@ -94,12 +95,14 @@ def test_html_is_self_contained_and_escapes_user_text(written: dict[str, str]):
     ):
         assert external not in page, external
     assert '<meta charset="utf-8">' in page
-    assert "Noto Sans CJK SC" in page and "Microsoft YaHei" in page
+    assert "Noto Sans CJK SC" in page
+    assert "Microsoft YaHei" in page
     assert html.escape(SCRIPTY) in page  # shown as typed, never run or styled
     assert "我爱中文" in page
     assert page.count("<svg") == 3  # loss, BLEU and the heatmap, inline
     assert page.count('class="judgement"') == 2  # one empty cell per console line
-    assert "&lt;script&gt;" in written[REPORT_MD] and "<script" not in written[REPORT_MD]
+    assert "&lt;script&gt;" in written[REPORT_MD]
+    assert "<script" not in written[REPORT_MD]
 
 
 @pytest.mark.slow
@@ -107,7 +110,8 @@ def test_figures_parse_as_svg(written: dict[str, str]):
     for name in FIGURE_FILES.values():
         assert ET.fromstring(written[name]).tag == f"{SVG}svg"
     for key in ("loss", "bleu"):
-        assert "nan" not in written[FIGURE_FILES[key]] and "inf" not in written[FIGURE_FILES[key]]
+        assert "nan" not in written[FIGURE_FILES[key]]
+        assert "inf" not in written[FIGURE_FILES[key]]
     loss = ET.fromstring(written[FIGURE_FILES["loss"]])
     assert len(loss.findall(f".//{SVG}polyline")) == 2  # training and validation loss
 
@@ -116,10 +120,13 @@ def test_figures_parse_as_svg(written: dict[str, str]):
 def test_heatmap_is_of_the_first_console_sentence(tiny_run: Path, written: dict[str, str]):
     report = build_report(tiny_run)
     att = report.attention
-    assert att.sentence == "I like tea." and att.svg and not att.missing
+    assert att.sentence == "I like tea."
+    assert att.svg
+    assert not att.missing
     root = ET.fromstring(written[FIGURE_FILES["attention"]])
     labels = [t.text for t in root.iter(f"{SVG}text")]
-    assert "tea" in labels and "like" in labels  # source words across the top
+    assert "tea" in labels
+    assert "like" in labels
     assert "I like tea." in written[REPORT_MD]
 
 
@@ -138,10 +145,12 @@ def test_unmatched_history_is_listed_whole_and_says_so(tmp_path: Path):
         {"time": "2026-01-01T00:00:00", "model": "/some/model", "source": "a", "translation": "甲"}
     ]
     lines, note = console_for_run(history, run, RunSummary(status="finished"), tmp_path / "out")
-    assert [c.source for c in lines] == ["a"] and lines[0].role == ""
+    assert [c.source for c in lines] == ["a"]
+    assert lines[0].role == ""
     assert note.startswith("None of the 1 lines")
     lines, note = console_for_run([], run, RunSummary(), tmp_path / "out")
-    assert lines == [] and "No console translations yet" in note
+    assert lines == []
+    assert "No console translations yet" in note
 
 
 def test_history_lines_that_name_their_run_match_exactly(tmp_path: Path):
@@ -234,7 +243,8 @@ def test_charts_skip_non_finite_points_and_escape_text():
     root = ET.fromstring(svg)
     points = root.find(f".//{SVG}polyline").get("points").split()
     assert len(points) == 2
-    assert "nan" not in svg and "inf" not in svg
+    assert "nan" not in svg
+    assert "inf" not in svg
     empty = ET.fromstring(
         line_chart_svg([Series("x", [(0, math.nan)])], title="t", x_label="x", y_label="y")
     )
@@ -265,7 +275,8 @@ def test_cli_errors_are_one_line(tmp_path: Path, monkeypatch, capsys, argv, mess
     monkeypatch.chdir(tmp_path)
     assert main(argv) == 2
     err = capsys.readouterr().err
-    assert message in err and err.count("\n") == 1
+    assert message in err
+    assert err.count("\n") == 1
 
 
 def test_cli_folder_without_summary_is_refused(tmp_path: Path, capsys):
@@ -306,7 +317,8 @@ async def test_tui_keys_save_a_screenshot_and_write_the_report(tiny_run: Path, t
         assert saved.message == f"{shots[0].name}{also}\nin runs/{run.name}"
         await pilot.press("f7")
         await wait_for(pilot, (run / REPORT_HTML).exists, timeout=120)
-        assert field.value == "sr" and app.is_running
+        assert field.value == "sr"
+        assert app.is_running
     caption = "Translate pane, "
     assert f"]({shots[0].name})" in (run / REPORT_MD).read_text(encoding="utf-8")
     assert f'<figcaption class="caption">{caption}' in (run / REPORT_HTML).read_text("utf-8")
@@ -342,10 +354,18 @@ def test_the_lab_studies_run_for_a_run_appear_in_its_report(
         for title in ("Decoding strategies", "The KV cache", "The three attentions"):
             assert title in text
         for result in decoding["results"]:
-            assert result["name"] in text and f"{result['bleu']:.2f}" in text
+            assert result["name"] in text
+            assert f"{result['bleu']:.2f}" in text
         assert "The measured cache equals the formula at every t." in text
         assert "masked decoder self-attention" in text
     assert decoding["findings"] in texts[REPORT_MD].replace("\\", "")
+    # A study file that no longer reads as its study is named and left out, never half-drawn.
+    (tiny_run / "lab_cache.json").write_text('{"layers": 2}', encoding="utf-8")
+    _, paths = create_report(tiny_run)
+    text = next(p for p in paths if p.name == REPORT_MD).read_text(encoding="utf-8")
+    assert "The KV cache" not in text
+    assert "Left out: lab_cache.json in the run folder does not read as its study" in text
+    assert "Decoding strategies" in text
 
 
 def test_the_published_score_and_the_warning_stand_beside_before():
@@ -373,7 +393,8 @@ def test_the_published_score_and_the_warning_stand_beside_before():
     markdown, page = render_markdown(report), render_html(report)
     assert f"| BLEU before vs published, newstest2018 | {escape_markdown(row)} |" in markdown
     assert f"| Before far from published | {escape_markdown(warning)} |" in markdown
-    assert html.escape(row) in page and html.escape(warning) in page
+    assert html.escape(row) in page
+    assert html.escape(warning) in page
     nothing = RunReport(Path("runs/x"), {}, {}, RunSummary(), [], [], [], "", AttentionFigure())
     assert "published" not in render_markdown(nothing)
 
@@ -403,7 +424,8 @@ def test_the_report_says_where_the_gain_comes_from_and_reads_runs_without_it(
     first_row = rose.split("\n")[4]
     assert first_row.startswith(f"| {escape_markdown(top['source'])} |")
     assert first_row.endswith(f"| {top['chrf_after']:.2f} | +{top['change']:.2f} |")
-    assert html.escape(top["source"]) in page and f"+{top['change']:.2f}" in page
+    assert html.escape(top["source"]) in page
+    assert f"+{top['change']:.2f}" in page
     fell = md.split("### Test sentences whose sentence chrF fell most", 1)[1]
     assert fell.split("\n")[2] == "None: no test sentence's chrF fell."
 
@@ -436,12 +458,16 @@ def test_the_reports_show_the_f6_screenshots_with_pane_and_time(tmp_path: Path):
     report = build_report(run, with_attention=False)
     caption = "Training pane, 2026-12-01 17:34:05"
     markdown, page = render_markdown(report), render_html(report)
-    assert f"![{caption}]({name})" in markdown and NO_SCREENSHOTS not in markdown
+    assert f"![{caption}]({name})" in markdown
+    assert NO_SCREENSHOTS not in markdown
     assert f'<figcaption class="caption">{caption}</figcaption>' in page
     assert page.count("<svg") == 3  # loss, BLEU and the screenshot (no heatmap asked for)
     assert "last&#160;run&#160;20260101-000000-demo:" in page  # its text, inline
-    assert "https://" not in page and "http://" not in page and "@font-face" not in page
-    assert "Fira Code" in exported and "https://" in exported  # what was dropped
+    assert "https://" not in page
+    assert "http://" not in page
+    assert "@font-face" not in page
+    assert "Fira Code" in exported
+    assert "https://" in exported
 
 
 def test_judged_lines_are_listed_once_with_their_judgement(tmp_path: Path):
@@ -475,5 +501,6 @@ def test_judged_lines_are_listed_once_with_their_judgement(tmp_path: Path):
     assert note.endswith("Listed: all 3 distinct lines (1 repeated line shown once).")
     unjudged = [r for r in history if "judges" not in r]
     lines, note = console_for_run(unjudged, run, summary, out, choice="judged")
-    assert lines == [] and "None of them is judged yet" in note
+    assert lines == []
+    assert "None of them is judged yet" in note
     assert [c.source for c in console_for_run(unjudged, run, summary, out)[0]] == ["b", "a", "c"]

@@ -10,8 +10,8 @@ import pytest
 from textual.widgets import Input, Static
 
 from tests.conftest import show_pane, small, wait_for
-from workbench.core.lab.attention_kinds import RESULT_FILE as ATTENTION_FILE
-from workbench.core.lab.cache import RESULT_FILE as CACHE_FILE
+from workbench.core.lab.attention_kinds import STUDY_FILE as ATTENTION_FILE
+from workbench.core.lab.cache import STUDY_FILE as CACHE_FILE
 from workbench.core.lab.decoding_strategies import STUDY_FILE
 from workbench.tui.app import WorkbenchApp
 from workbench.tui.widgets.lab_pane import LabPane
@@ -91,7 +91,8 @@ async def test_attention_study_shows_each_kind_and_saves(lab_app):
         saved = json.loads((run / ATTENTION_FILE).read_text(encoding="utf-8"))
         assert saved["sentence"] == "I like to drink tea."
         text = shown(pane)
-        assert "cross-attention" in text and "per head" in text
+        assert "cross-attention" in text
+        assert "per head" in text
         seen = []
         for _ in range(3):
             before = shown(pane)
@@ -121,7 +122,8 @@ async def test_decoding_study_with_a_limit_shows_the_table_and_saves(lab_app):
             assert name in shown(pane)
         assert f"saved out/runs/{RUN_NAME}/{STUDY_FILE}" in status(pane)
         saved = json.loads((run / STUDY_FILE).read_text(encoding="utf-8"))
-        assert saved["size"] == 3 and len(saved["results"]) == 9
+        assert saved["size"] == 3
+        assert len(saved["results"]) == 9
 
 
 async def test_stop_ends_a_decoding_study_early(
@@ -139,7 +141,8 @@ async def test_stop_ends_a_decoding_study_early(
         await pilot.press("x")
         await wait_for(pilot, lambda: pane.finished == 1, timeout=120, what="the study ended")
         assert "stopped before it finished" in status(pane)
-        assert pane.result is None and not (run / STUDY_FILE).exists()
+        assert pane.result is None
+        assert not (run / STUDY_FILE).exists()
 
 
 @pytest.mark.slow
@@ -164,4 +167,5 @@ async def test_without_a_model_the_pane_says_so_in_one_line(
         await wait_for(
             pilot, lambda: "no fine-tuned model" in status(pane), what="the missing-model line"
         )
-        assert not pane.running and app.is_running
+        assert not pane.running
+        assert app.is_running

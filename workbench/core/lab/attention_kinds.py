@@ -31,13 +31,14 @@ from workbench.core.attention.extract import (
     translate_for_attention,
 )
 from workbench.core.attention.grid import AttentionGrid
+from workbench.core.records.typed import init_fields
 
 ENCODER = "encoder self-attention"
 DECODER = "masked decoder self-attention"
 CROSS = "cross-attention"
 
 #: The file the study writes into the model's run folder.
-RESULT_FILE = "lab_attention.json"
+STUDY_FILE = "lab_attention.json"
 
 #: Marian starts decoding from the pad id; "<pad>" as a column label reads as padding,
 #: which it is not, so the first decoder input is shown under this name.
@@ -82,6 +83,15 @@ class KindMap(AttentionGrid):
             "weights": np.round(self.weights.astype(np.float64), 4).tolist(),
         }
 
+    @classmethod
+    def from_dict(cls, data: object) -> KindMap:
+        """One kind of ``lab_attention.json`` (weights to 4 decimals, as written)."""
+        raw = data if isinstance(data, dict) else {}
+        weights = np.asarray(raw.get("weights", []), dtype=np.float32)
+        if weights.ndim != 4:
+            raise ValueError("a KindMap record's weights are not [layer, head, row, col]")
+        return cls(**init_fields(cls, data, weights=weights))
+
 
 @dataclass(frozen=True)
 class HeadStat:
@@ -104,6 +114,12 @@ class HeadStat:
             "uniform_bits": round(self.uniform_bits, 4),
             "agreement": None if self.agreement is None else round(self.agreement, 4),
         }
+
+    @classmethod
+    def from_dict(cls, data: object) -> HeadStat:
+        """A row of ``lab_attention.json``'s heads (1-based there, 0-based here)."""
+        values = init_fields(cls, data)
+        return cls(**{**values, "layer": int(values["layer"]) - 1, "head": int(values["head"]) - 1})
 
 
 @dataclass
@@ -134,6 +150,25 @@ class AttentionKinds:
             "kinds": [k.to_dict() for k in self.kinds],
             "heads": [h.to_dict() for h in self.heads],
         }
+
+    @classmethod
+    def from_dict(cls, data: object) -> AttentionKinds:
+        """``lab_attention.json`` read back (ValueError names what a damaged file lacks)."""
+        raw = data if isinstance(data, dict) else {}
+        kinds = {k.kind: k for k in (KindMap.from_dict(m) for m in raw.get("kinds") or [])}
+        missing = [kind for kind in (ENCODER, DECODER, CROSS) if kind not in kinds]
+        if missing:
+            raise ValueError(f"an AttentionKinds record has no {missing[0]!r} map")
+        return cls(
+            **init_fields(
+                cls,
+                data,
+                encoder=kinds[ENCODER],
+                decoder=kinds[DECODER],
+                cross=kinds[CROSS],
+                heads=[HeadStat.from_dict(h) for h in raw.get("heads") or []],
+            )
+        )
 
 
 def attention_kinds(

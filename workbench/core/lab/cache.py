@@ -23,6 +23,7 @@ from typing import Any
 
 from workbench.core.decoding import LENGTH_CEILING, check_new_tokens
 from workbench.core.model.family import cache_shape
+from workbench.core.records.typed import init_fields
 from workbench.errors import WorkbenchError
 
 #: Short everyday sentences like the demo data. Two are enough: every run is forced to
@@ -36,7 +37,7 @@ DEFAULT_SENTENCES = (
 #: 2 sentences x 240 tokens x 2 modes x 3 repeats: about 20 s for the demo model on a
 #: busy 2-core CPU.
 DEFAULT_LENGTHS = (16, 32, 64, 128)
-RESULT_FILE = "lab_cache.json"
+STUDY_FILE = "lab_cache.json"
 
 
 def self_attention_floats(layers: int, steps: int, d_model: int, batch: int = 1) -> int:
@@ -64,6 +65,11 @@ class Timing:
         """How many times faster the cached run was."""
         return self.ms_uncached / self.ms_cached if self.ms_cached > 0 else float("inf")
 
+    @classmethod
+    def from_dict(cls, data: object) -> Timing:
+        """A row of ``lab_cache.json``'s timings (its derived ``speedup`` recomputed)."""
+        return cls(**init_fields(cls, data))
+
 
 @dataclass(frozen=True)
 class CacheSize:
@@ -87,6 +93,11 @@ class CacheSize:
     def total_bytes(self) -> int:
         """Bytes the measured cache takes at the model's dtype."""
         return (self.self_measured + self.cross_measured) * self.bytes_per_float
+
+    @classmethod
+    def from_dict(cls, data: object) -> CacheSize:
+        """A row of ``lab_cache.json``'s sizes (``agrees`` and ``total_bytes`` recomputed)."""
+        return cls(**init_fields(cls, data))
 
 
 @dataclass
@@ -135,6 +146,19 @@ class CacheStudy:
             "t-1 outputs, read after t tokens were generated",
         }
         return data
+
+    @classmethod
+    def from_dict(cls, data: object) -> CacheStudy:
+        """``lab_cache.json`` read back (ValueError names what a damaged file lacks)."""
+        raw = data if isinstance(data, dict) else {}
+        return cls(
+            **init_fields(
+                cls,
+                data,
+                timings=[Timing.from_dict(r) for r in raw.get("timings") or []],
+                sizes=[CacheSize.from_dict(r) for r in raw.get("sizes") or []],
+            )
+        )
 
 
 def cache_study(

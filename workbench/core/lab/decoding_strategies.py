@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from workbench.core.decoding import DecodeOptions
+from workbench.core.records.typed import init_fields
 from workbench.errors import WorkbenchError
 
 #: The seeds every sampled strategy runs with: a sampled score is a draw, not a value.
@@ -97,6 +98,11 @@ class StrategyResult:
         """BLEU's range over the seeds (0 for search)."""
         return round(max(self.bleu_seeds) - min(self.bleu_seeds), 2)
 
+    @classmethod
+    def from_dict(cls, data: object) -> StrategyResult:
+        """A row of ``lab_decoding.json`` (its derived ``spread`` recomputed)."""
+        return cls(**init_fields(cls, data))
+
 
 @dataclass
 class DecodingStudy:
@@ -117,6 +123,13 @@ class DecodingStudy:
             row["spread"] = result.spread
         data["findings"] = findings(self)
         return data
+
+    @classmethod
+    def from_dict(cls, data: object) -> DecodingStudy:
+        """``lab_decoding.json`` read back (ValueError names what a damaged file lacks)."""
+        raw = data if isinstance(data, dict) else {}
+        results = [StrategyResult.from_dict(r) for r in raw.get("results") or []]
+        return cls(**init_fields(cls, data, results=results))
 
 
 def held_out_pairs(run_dir: Path, limit: int) -> list[tuple[str, str]]:

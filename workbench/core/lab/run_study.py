@@ -15,10 +15,10 @@ from typing import Any, Literal
 
 from workbench.core.atomic import write_json
 from workbench.core.decoding import clean_input
-from workbench.core.lab.attention_kinds import RESULT_FILE as ATTENTION_FILE
+from workbench.core.lab.attention_kinds import STUDY_FILE as ATTENTION_FILE
 from workbench.core.lab.attention_kinds import AttentionKinds
 from workbench.core.lab.cache import DEFAULT_LENGTHS, CacheStudy
-from workbench.core.lab.cache import RESULT_FILE as CACHE_FILE
+from workbench.core.lab.cache import STUDY_FILE as CACHE_FILE
 from workbench.core.lab.decoding_strategies import STUDY_FILE as DECODING_FILE
 from workbench.core.lab.decoding_strategies import DecodingStudy
 from workbench.errors import WorkbenchError

@@ -25,6 +25,7 @@ def decoding_text(study: DecodingStudy) -> str:
     what the figures show."""
     from workbench.core.lab.decoding_strategies import findings
     from workbench.core.records.scores import N_BOOTSTRAP
+    from workbench.core.views.numbers import interval
     from workbench.core.views.score_text import format_p
 
     lines = [
@@ -40,7 +41,7 @@ def decoding_text(study: DecodingStudy) -> str:
     )
     lines += [header, "-" * len(header)]
     for r in study.results:
-        ci = f"{r.bleu_ci[0]:.2f}–{r.bleu_ci[1]:.2f}"
+        ci = interval(r.bleu_ci)
         p = "baseline" if r is study.results[0] else format_p(r.bleu_p, N_BOOTSTRAP)
         spread, varies = (f"{r.spread:.2f}", f"{r.varies:.0%}") if r.sampled else ("-", "-")
         lines.append(

@@ -20,6 +20,12 @@ from workbench.core.attention.figures import heatmap_svg
 from workbench.core.config.run_config import DEFAULT_OUTPUT_DIR
 from workbench.core.data.dropped_pairs import read_dropped_pairs
 from workbench.core.events import EvalDone, Event, TrainStep
+from workbench.core.lab.attention_kinds import STUDY_FILE as ATTENTION_FILE
+from workbench.core.lab.attention_kinds import AttentionKinds
+from workbench.core.lab.cache import STUDY_FILE as CACHE_FILE
+from workbench.core.lab.cache import CacheStudy
+from workbench.core.lab.decoding_strategies import STUDY_FILE as DECODING_FILE
+from workbench.core.lab.decoding_strategies import DecodingStudy
 from workbench.core.live.follow import read_run_events
 from workbench.core.live.liveness import run_liveness
 from workbench.core.records.files import read_json_dict, read_jsonl
@@ -31,6 +37,7 @@ from workbench.core.report.model import (
     REPORT_MD,
     AttentionFigure,
     EpochRow,
+    LabStudies,
     RunReport,
 )
 from workbench.core.report.render import render_html, render_markdown
@@ -262,18 +269,24 @@ def build_report(
     return report
 
 
-def read_lab_studies(run_dir: Path) -> dict[str, dict[str, Any]]:
-    """The JSON of every Lab study saved in the run folder (``workbench lab ...``)."""
-    from workbench.core.lab.attention_kinds import RESULT_FILE as ATTENTION_FILE
-    from workbench.core.lab.cache import RESULT_FILE as CACHE_FILE
-    from workbench.core.lab.decoding_strategies import STUDY_FILE as DECODING_FILE
-
-    found = {}
-    for name in (DECODING_FILE, CACHE_FILE, ATTENTION_FILE):
-        data = read_json_dict(run_dir / name)
-        if data is not None:
-            found[name] = data
-    return found
+def read_lab_studies(run_dir: Path) -> LabStudies:
+    """Every Lab study saved in the run folder (``workbench lab ...``), read back typed; a
+    file that does not read as its study is named in ``unreadable`` and left out."""
+    studies: dict[str, Any] = {}
+    unreadable: list[str] = []
+    for key, name, study in (
+        ("decoding", DECODING_FILE, DecodingStudy),
+        ("cache", CACHE_FILE, CacheStudy),
+        ("attention", ATTENTION_FILE, AttentionKinds),
+    ):
+        path = run_dir / name
+        if not path.exists():
+            continue
+        try:
+            studies[key] = study.from_dict(read_json_dict(path))
+        except (ValueError, TypeError, KeyError):
+            unreadable.append(name)
+    return LabStudies(**studies, unreadable=tuple(unreadable))
 
 
 def draw_figures(report: RunReport) -> dict[str, str]:

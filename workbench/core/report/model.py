@@ -11,6 +11,9 @@ from pathlib import Path
 from typing import Any
 
 from workbench.core.data.cleaning import Dropped
+from workbench.core.lab.attention_kinds import AttentionKinds
+from workbench.core.lab.cache import CacheStudy
+from workbench.core.lab.decoding_strategies import DecodingStudy
 from workbench.core.records.summary import RunSummary
 from workbench.core.report.screenshots import Screenshot
 from workbench.core.translate.history import ConsoleLine
@@ -23,6 +26,17 @@ FIGURE_FILES = {
     "bleu": "report_bleu.svg",
     "attention": "report_attention.svg",
 }
+
+
+@dataclass(frozen=True)
+class LabStudies:
+    """The Lab studies saved in a run folder (``workbench lab``), None for one not run or
+    whose file does not read; ``unreadable`` names the files left out for that."""
+
+    decoding: DecodingStudy | None = None
+    cache: CacheStudy | None = None
+    attention: AttentionKinds | None = None
+    unreadable: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -64,8 +78,8 @@ class RunReport:
     attention: AttentionFigure
     notes: list[str] = field(default_factory=list)
     figures: dict[str, str] = field(default_factory=dict)  # key of FIGURE_FILES -> SVG
-    #: The Lab studies run for this run (workbench lab): file name -> its JSON.
-    lab: dict[str, dict[str, Any]] = field(default_factory=dict)
+    #: The Lab studies run for this run (workbench lab), each read back typed.
+    lab: LabStudies = field(default_factory=lambda: LabStudies())
     generated: str = ""
     #: The pairs cleaning dropped before the split (dropped_pairs.jsonl).
     dropped: list[Dropped] = field(default_factory=list)
