@@ -4,18 +4,22 @@ Users say ``en`` and ``zh``; each model family names languages its own way (Mari
 ``>>cmn_Hans<<``, NLLB ``zho_Hans``, M2M100 ``__zh__``, mBART-50 ``zh_CN``). This module
 holds what needs no model: the ISO 639-1 codes the workbench knows with their ISO 639-3
 names and script, the base language of any family's code, whether it is written without
-spaces, the sacreBLEU tokenizer for a target language, and :class:`Direction`, the
-resolved answer for one model that every front end decodes with. Matching a language to
-one model's codes is :mod:`workbench.core.model.family`'s job.
+spaces (and so whether a sentence's length is counted in words or characters), the
+sacreBLEU tokenizer for a target language, and :class:`Direction`, the resolved answer
+for one model that every front end decodes with. Matching a language to one model's
+codes is :mod:`workbench.core.model.family`'s job.
 """
 
 from __future__ import annotations
 
 import importlib.util
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import Any
+
+from workbench.core.records.scores import LengthUnit
 
 #: The pair a run and a model without recorded languages default to.
 DEFAULT_SOURCE_LANG = "en"
@@ -107,6 +111,20 @@ def script_of(lang: str | None) -> str | None:
 def written_without_spaces(lang: str | None) -> bool:
     """True for languages whose words are not separated by spaces (zh, ja, th)."""
     return script_of(lang) in UNSPACED_SCRIPTS
+
+
+def length_unit(lang: str | None) -> LengthUnit:
+    """What a sentence's length is counted in: characters for a language written without
+    spaces (zh, ja, th), else words."""
+    return "characters" if written_without_spaces(lang) else "words"
+
+
+def length_units(text: str, unit: LengthUnit) -> Sequence[str]:
+    """The units ``text``'s length is counted in: its words (split on white space), or its
+    characters other than white space, so that ``你好，世界。`` is 6 long, not 1. The one
+    count for cleaning's length ratio, the dataset preview, the test set's length buckets
+    and the Lab's repetition check."""
+    return "".join(text.split()) if unit == "characters" else text.split()
 
 
 #: sacreBLEU tokenizers that need an extra package, and where to get it.

@@ -32,7 +32,8 @@ from dataclasses import dataclass, field
 from typing import Any, Protocol, TypeVar
 
 from workbench.core.config.run_config import RunConfig
-from workbench.core.data.scripts import length_units, script_share
+from workbench.core.data.scripts import script_share
+from workbench.core.languages import length_unit, length_units
 
 #: The rule that keeps the test score honest: on even with cleaning off.
 TEST_RULE = "in test set"
@@ -220,7 +221,8 @@ def _first_failed(
             if share is not None and share < s.min_script_share:
                 return "script"
     if "ratio" in rules:
-        a, b = length_units(source, s.source_lang), length_units(target, s.target_lang)
+        a = len(length_units(source, length_unit(s.source_lang)))
+        b = len(length_units(target, length_unit(s.target_lang)))
         if a and b and max(a, b) > s.max_length_ratio * min(a, b):
             return "ratio"
     return None

@@ -18,7 +18,7 @@ from typing import Any
 
 from workbench.core.evaluate.metrics import corpus_bleu, corpus_chrf
 from workbench.core.events import Sample
-from workbench.core.languages import written_without_spaces
+from workbench.core.languages import length_unit, length_units
 from workbench.core.records.scores import ChangedSentence, LengthBucket, LengthUnit, score_change
 
 #: The upper bound of each source-length bucket but the last, which has none: 1-10,
@@ -33,17 +33,6 @@ LENGTH_EDGES: dict[LengthUnit, tuple[int, ...]] = {
 N_MOST_CHANGED = 5
 
 
-def length_unit(source_lang: str | None) -> LengthUnit:
-    """Characters for a source written without spaces (zh, ja, th), else words."""
-    return "characters" if written_without_spaces(source_lang) else "words"
-
-
-def source_length(text: str, unit: LengthUnit) -> int:
-    """The words of ``text`` (split on white space), or its characters other than spaces."""
-    words = text.split()
-    return sum(len(w) for w in words) if unit == "characters" else len(words)
-
-
 def by_length(rows: Sequence[Sample], tokenize: str, unit: LengthUnit) -> list[LengthBucket]:
     """Corpus BLEU and chrF before and after per source-length bucket, empty buckets left
     out (an empty source counts in the first)."""
@@ -53,7 +42,7 @@ def by_length(rows: Sequence[Sample], tokenize: str, unit: LengthUnit) -> list[L
     )
     groups: list[list[Sample]] = [[] for _ in bounds]
     for row in rows:
-        length = source_length(row.source, unit)
+        length = len(length_units(row.source, unit))
         groups[next((n for n, edge in enumerate(edges) if length <= edge), len(edges))].append(row)
     buckets = []
     for (low, high), group in zip(bounds, groups, strict=True):

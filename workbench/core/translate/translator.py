@@ -27,6 +27,7 @@ from workbench.core.decoding import (
 )
 from workbench.core.languages import Direction
 from workbench.core.translate.input_notices import input_notices
+from workbench.core.views.wide import has_cjk
 
 _SENTENCE_END = re.compile(r"(?<=[.!?。！？；;])\s*")
 
@@ -43,11 +44,11 @@ class Translation:
 
 def preset_settings(model: str) -> dict[str, Any]:
     """The languages and label of the first preset whose model is the Hub id ``model``."""
+    from workbench.core.config.build import build_config
     from workbench.core.config.presets import PRESETS
-    from workbench.core.config.run_config import RunConfig
 
-    for name, values in PRESETS.items():
-        config = RunConfig(preset=name, **values)
+    for name in PRESETS:
+        config = build_config(name)
         if config.model == model:
             return dict(config.languages())
     return {}
@@ -339,10 +340,6 @@ class Translator:
 
 
 def _join(parts: list[str]) -> str:
-    """The translations of one line's pieces as one line (no spaces between CJK text)."""
-    return ("" if _is_cjk_heavy("".join(parts)) else " ").join(parts)
-
-
-def _is_cjk_heavy(text: str) -> bool:
-    cjk = sum(1 for ch in text if "\u4e00" <= ch <= "\u9fff")
-    return cjk > len(text) / 3
+    """The translations of one line's pieces as one line: no spaces between them when over
+    a third of the text is Chinese characters (Korean keeps its spaces)."""
+    return ("" if has_cjk("".join(parts), more_than=1 / 3, han_only=True) else " ").join(parts)
