@@ -11,7 +11,7 @@ from dataclasses import fields
 from pathlib import Path
 from typing import Any
 
-from workbench.core.config.presets import DEFAULT_PRESET, PRESETS
+from workbench.core.config.presets import DEFAULT_PRESET, PRESETS, preset_named
 from workbench.core.config.run_config import RunConfig
 from workbench.core.config.settings import (
     AVERAGE_CHOICES,
@@ -81,9 +81,7 @@ def build_config(
     overrides: dict[str, Any] | None = None,
 ) -> RunConfig:
     """Preset, then TOML, then flags; every value coerced and the result validated."""
-    if preset not in PRESETS:
-        raise WorkbenchError(f"unknown preset '{preset}'; choose one of: {', '.join(PRESETS)}")
-    values: dict[str, Any] = {"preset": preset, **PRESETS[preset]}
+    values: dict[str, Any] = {"preset": preset, **preset_named(preset)}
     for source in (toml_values or {}, overrides or {}):
         for key, value in source.items():
             name = key.replace("-", "_")

@@ -8,6 +8,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from workbench.errors import WorkbenchError
+
 #: Model value meaning "build a small MarianMT from scratch on the training split".
 SCRATCH_MODEL = "scratch"
 #: Data value meaning "the HSK 3.0 sentence pairs shipped in hsk-sentences-audio".
@@ -90,3 +92,11 @@ PRESETS: dict[str, dict[str, Any]] = {
         "scratch_target_vocab": 2000,
     },
 }
+
+
+def preset_named(name: str) -> dict[str, Any]:
+    """The settings preset ``name`` changes from :class:`RunConfig`'s defaults: the one
+    lookup of a preset by name, so that every front end says the same of an unknown one."""
+    if name not in PRESETS:
+        raise WorkbenchError(f"unknown preset '{name}'; choose one of: {', '.join(PRESETS)}")
+    return PRESETS[name]
