@@ -1,8 +1,9 @@
-"""Numbers as text, the one way: fixed decimals, thousands separators, and a dash where a
-value is missing (never a number such as 0.00)."""
+"""Numbers as text, the one way: fixed decimals, thousands separators, intervals, and a
+dash where a value is missing (never a number such as 0.00)."""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
 #: How every front end shows a value a run summary lacks: never as a number such as 0.00.
@@ -30,6 +31,19 @@ def signed(value: Any, digits: int = 2) -> str:
     if isinstance(value, bool) or not isinstance(value, int | float):
         return MISSING
     return f"{value:+.{digits}f}"
+
+
+def interval(ci: Sequence[Any] | None, signed: bool = False) -> str:
+    """``8.66…11.80``, or ``+0.34…+1.33`` ``signed`` (the interval of a change): a 95%
+    interval, the one way every front end and document writes one. An end that is not a
+    number (a hand-edited file) is :data:`MISSING`."""
+    ends = [*(ci or ()), None, None][:2]
+    return "…".join(
+        f"{end:{'+' if signed else ''}.2f}"
+        if isinstance(end, int | float) and not isinstance(end, bool)
+        else MISSING
+        for end in ends
+    )
 
 
 def percent(value: Any) -> str:

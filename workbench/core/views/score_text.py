@@ -13,7 +13,7 @@ from workbench.core.records.scores import (
     SetScores,
     score_change,
 )
-from workbench.core.views.numbers import MISSING, number, signed
+from workbench.core.views.numbers import MISSING, interval, number, signed
 
 
 def format_p(p: float, n_bootstrap: int) -> str:
@@ -29,14 +29,14 @@ def format_p(p: float, n_bootstrap: int) -> str:
 
 def delta_text(delta: float, ci: list[float]) -> str:
     """``+0.81, 95% CI +0.34…+1.33``: a change with its paired-bootstrap interval."""
-    return f"{delta:+.2f}, 95% CI {ci[0]:+.2f}…{ci[1]:+.2f}"
+    return f"{delta:+.2f}, 95% CI {interval(ci, signed=True)}"
 
 
 def with_ci(score: float | None, ci: Sequence[float] | None) -> str:
-    """``10.21 (8.66–11.80)``: a score with its 95% interval, or :data:`MISSING`."""
+    """``10.21 (8.66…11.80)``: a score with its 95% interval, or :data:`MISSING`."""
     if score is None or not ci:
         return MISSING
-    return f"{score:.2f} ({ci[0]:.2f}–{ci[1]:.2f})"
+    return f"{score:.2f} ({interval(ci)})"
 
 
 def before_after(s: SetScores, metric: str) -> str:
@@ -63,13 +63,9 @@ def headline(s: SetScores) -> str:
 
 def interval_line(s: SetScores) -> str:
     """Each side's own 95% bootstrap interval, for the line under the headline."""
-
-    def span(ci: list[float]) -> str:
-        return f"{ci[0]:.2f}…{ci[1]:.2f}"
-
     return (
-        f"95% CI before: BLEU {span(s.bleu_before_ci)}, chrF {span(s.chrf_before_ci)}; "
-        f"after: BLEU {span(s.bleu_after_ci)}, chrF {span(s.chrf_after_ci)} "
+        f"95% CI before: BLEU {interval(s.bleu_before_ci)}, chrF {interval(s.chrf_before_ci)}; "
+        f"after: BLEU {interval(s.bleu_after_ci)}, chrF {interval(s.chrf_after_ci)} "
         f"(sacreBLEU paired bootstrap, {s.n_bootstrap} resamples)"
     )
 
