@@ -37,22 +37,31 @@ def _private_cache(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest
     monkeypatch.setenv("WORKBENCH_CACHE", str(tmp_path_factory.mktemp("cache")))
 
 
+#: The tiny model every test run trains: a 1-layer, 32-wide Marian, decoding 16 tokens.
+TINY_MODEL_SETTINGS = {
+    "scratch_d_model": 32,
+    "scratch_layers": 1,
+    "scratch_heads": 2,
+    "scratch_ffn_dim": 64,
+    "scratch_source_vocab": 400,
+    "scratch_target_vocab": 2000,
+    "max_new_tokens": 16,
+}
+#: Settings for a demo run of a few seconds, as a --config TOML file for subprocess tests.
+TINY_RUN_SETTINGS = {
+    "samples": 180,
+    "learning_rate": 3e-3,
+    "batch_size": 16,
+    "logging_steps": 1,
+    **TINY_MODEL_SETTINGS,
+}
+
+
 def tiny_config(**overrides):
-    """The demo preset shrunk to seconds: a 1-layer, 32-wide model."""
+    """The demo preset shrunk to seconds: the model of TINY_RUN_SETTINGS, greedy."""
     from workbench.core.config.build import build_config
 
-    values = {
-        "scratch_d_model": 32,
-        "scratch_layers": 1,
-        "scratch_heads": 2,
-        "scratch_ffn_dim": 64,
-        "scratch_source_vocab": 400,
-        "scratch_target_vocab": 2000,
-        "max_new_tokens": 16,
-        "num_beams": 1,
-    }
-    values.update(overrides)
-    return build_config("demo", overrides=values)
+    return build_config("demo", overrides={**TINY_MODEL_SETTINGS, "num_beams": 1, **overrides})
 
 
 def small(tmp_path: Path, name: str = "out", **extra):
@@ -195,22 +204,6 @@ def scores_block(
 TINY_DEMO_ARGS = (
     "train", "--headless", "--preset", "demo", "--config", "tiny.toml", "--no-interact",
 )  # fmt: skip
-
-
-#: Settings for a demo run of a few seconds, as a --config TOML file for subprocess tests.
-TINY_RUN_SETTINGS = {
-    "samples": 180,
-    "learning_rate": 3e-3,
-    "batch_size": 16,
-    "logging_steps": 1,
-    "scratch_d_model": 32,
-    "scratch_layers": 1,
-    "scratch_heads": 2,
-    "scratch_ffn_dim": 64,
-    "scratch_source_vocab": 400,
-    "scratch_target_vocab": 2000,
-    "max_new_tokens": 16,
-}
 
 
 def tiny_toml(**values) -> str:
