@@ -51,6 +51,22 @@ def holds(lease: RunLease | None) -> bool:
     return lease is None or lease.held()
 
 
+class LeaseLost(Exception):
+    """The run lost its lease (:class:`RunLease`) on ``run_dir``: it writes nothing more
+    there. ``step`` is the training step it had reached (None before training)."""
+
+    def __init__(self, run_dir: Path, step: int | None = None) -> None:
+        super().__init__(f"the lease on {run_dir} was lost")
+        self.run_dir = run_dir
+        self.step = step
+
+
+def check_lease(lease: RunLease | None, run_dir: Path, step: int | None = None) -> None:
+    """Raise :class:`LeaseLost` unless the run may still write into ``run_dir``."""
+    if not holds(lease):
+        raise LeaseLost(run_dir, step)
+
+
 def translations_file(split: str) -> str:
     """Every sentence of a held-out set with its before/after translation and BLEU."""
     return f"{split}_translations.jsonl"
