@@ -11,7 +11,7 @@ from tests.conftest import scores_block
 from workbench.cli import main
 from workbench.core.atomic import write_json
 from workbench.core.config.build import build_config
-from workbench.core.experiments.table import list_runs, run_line
+from workbench.core.experiments.table import list_runs, run_row_line
 from workbench.core.records.scores import SetScores
 from workbench.core.records.summary import RunSummary, best_epoch
 from workbench.core.run_folder import RUN_CONFIG_FILE
@@ -57,17 +57,22 @@ def test_every_run_is_listed_newest_first_with_what_it_changed_and_scored(output
     rows = list_runs(output)
     assert [r.status for r in rows] == ["killed", "stopped", "finished"]
     killed, stopped, finished = rows
-    assert finished.changed == {"epochs": 4} and stopped.changed == {"learning_rate": 5e-4}
+    assert finished.changed == {"epochs": 4}
+    assert stopped.changed == {"learning_rate": 5e-4}
     assert killed.changed == {}  # as its preset; output_dir and precision are not choices
-    assert finished.best_epoch == 2.0 and finished.steps == 120
-    line = run_line(finished)
+    assert finished.best_epoch == 2.0
+    assert finished.steps == 120
+    line = run_row_line(finished)
     assert line.startswith("20260101-100000-demo  demo  finished  4 epochs / 120 steps in 1m15s")
-    assert "best epoch 2" in line and "epochs=4" in line
-    assert "val BLEU 0.01 → 8.70 [7.50–9.90]" in line
-    assert "test BLEU 0.02 → 9.50 [8.30–10.70]" in line
+    assert "best epoch 2" in line
+    assert "epochs=4" in line
+    assert "val BLEU 0.01 → 8.70 (7.50…9.90)" in line
+    assert "test BLEU 0.02 → 9.50 (8.30…10.70)" in line
     # What a stopped or killed run lacks is a dash, never a made-up 0.00.
-    assert "test BLEU —" in run_line(stopped) and "BLEU 0.00" not in run_line(stopped)
-    assert "— steps in —" in run_line(killed) and "as preset" in run_line(killed)
+    assert "test BLEU —" in run_row_line(stopped)
+    assert "BLEU 0.00" not in run_row_line(stopped)
+    assert "— steps in —" in run_row_line(killed)
+    assert "as preset" in run_row_line(killed)
 
 
 def test_the_best_epoch_is_the_first_of_equal_validation_scores():
@@ -83,10 +88,12 @@ def test_the_best_epoch_is_the_first_of_equal_validation_scores():
 def test_the_command_prints_lines_or_json_and_says_when_there_are_none(output: Path, capsys):
     assert main(["runs", "--output-dir", str(output)]) == 0
     lines = capsys.readouterr().out.splitlines()
-    assert len(lines) == 4 and lines[1].startswith("20260101-120000-demo")
+    assert len(lines) == 4
+    assert lines[1].startswith("20260101-120000-demo")
     assert main(["runs", "--output-dir", str(output), "--json"]) == 0
     data = json.loads(capsys.readouterr().out)
     assert [r["status"] for r in data] == ["killed", "stopped", "finished"]
-    assert data[2]["test"]["bleu_after"] == 9.5 and data[0]["test"] is None
+    assert data[2]["test"]["bleu_after"] == 9.5
+    assert data[0]["test"] is None
     assert main(["runs", "--output-dir", str(output / "nothing")]) == 0
     assert "no runs under" in capsys.readouterr().out

@@ -37,7 +37,8 @@ def test_chart_series_drop_non_finite_and_downsample():
     ys = [float("nan") if i % 10 == 0 else float(i) for i in xs]
     ys[5] = float("inf")
     cx, cy = clean_series([float(x) for x in xs], ys)
-    assert len(cx) <= 300 and cx[-1] == 999
+    assert len(cx) <= 300
+    assert cx[-1] == 999
     assert all(y == y and abs(y) != float("inf") for y in cy)
 
 
@@ -48,7 +49,9 @@ def test_whole_numbers_get_whole_ticks_and_bins():
     assert integer_ticks(5, 5) == [5]
     assert length_bins([3, 3, 5]) == ([3, 4, 5], [2, 0, 1])
     starts, counts = length_bins(list(range(1, 100)))
-    assert len(starts) <= 30 and sum(counts) == 99 and starts[1] - starts[0] == 4
+    assert len(starts) <= 30
+    assert sum(counts) == 99
+    assert starts[1] - starts[0] == 4
 
 
 async def test_panes_switch_and_dataset_filters(tmp_path: Path):
@@ -84,6 +87,37 @@ async def test_panes_switch_and_dataset_filters(tmp_path: Path):
         )
 
 
+async def test_in_a_text_field_digits_are_typed_and_the_footer_says_how_to_leave(tmp_path: Path):
+    """Translate focuses its sentence box: a 2 pressed next is typed, not a pane switch,
+    and the 80-column footer names the two ways out (Escape, F1-F5) only while typing."""
+    from textual.widgets import Footer
+
+    app = WorkbenchApp(small(tmp_path))
+    async with app.run_test(size=(80, 24)) as pilot:
+        await show_pane(pilot, "translate")
+        await wait_for(pilot, lambda: isinstance(app.focused, Input), what="the sentence box")
+        field = app.focused
+        assert isinstance(field, Input)
+        await pilot.press("2")
+        await pilot.pause()
+        assert field.value.endswith("2")
+        assert app.query_one("#panes").active == "translate"
+        shown = {
+            b.binding.description for b in app.screen.active_bindings.values() if b.binding.show
+        }
+        assert {"Leave field", "Panes"} <= shown
+        assert app.query_one(Footer).compact  # 80 columns: every key fits
+        await pilot.press("f2")
+        await wait_for(pilot, lambda: app.query_one("#panes").active == "training", what="F2")
+        await wait_for(pilot, lambda: not isinstance(app.focused, Input), what="focus left")
+        shown = {
+            b.binding.description for b in app.screen.active_bindings.values() if b.binding.show
+        }
+        assert not {"Leave field", "Panes"} & shown
+        await pilot.press("4", "escape", "3")  # back, out of the field, then a digit
+        await wait_for(pilot, lambda: app.query_one("#panes").active == "samples", what="3")
+
+
 @pytest.mark.parametrize("size", [(80, 24), (100, 30), (120, 36)], ids=str)
 async def test_dataset_columns_share_the_width_and_counts_are_whole(
     tmp_path: Path, size: tuple[int, int]
@@ -113,7 +147,8 @@ async def test_dataset_columns_share_the_width_and_counts_are_whole(
             assert target >= dataset.needs[1]  # nine in ten targets in full
         histogram = str(dataset.query_one("#dataset-hist").render())
         counts = re.findall(r"([\d.]+)┤", histogram)
-        assert counts and all(label.isdigit() for label in counts), counts
+        assert counts, counts
+        assert all(label.isdigit() for label in counts), counts
 
 
 async def test_training_shows_a_killed_run_and_all_samples(tmp_path: Path):
@@ -240,7 +275,8 @@ async def test_stop_ends_with_a_checkpoint_and_resume_continues(
         )
     assert list((tmp_path / "out" / "runs").iterdir()) == runs
     summary = json.loads((runs[0] / "summary.json").read_text())
-    assert summary["status"] == "finished" and summary["global_step"] == 27
+    assert summary["status"] == "finished"
+    assert summary["global_step"] == 27
 
 
 def sample_row(source: str) -> dict[str, object]:
@@ -355,14 +391,16 @@ async def test_o_orders_the_samples_by_their_sentence_chrf_change(tmp_path: Path
         assert table.get_row_at(3)[4:] == ["—", "—"]  # no chrF: a dash, never 0.0
         await pilot.press("o")
         assert sources() == ["I like tea.", "Some tea.", "I am well.", "A row without chrF."]
-        assert labels()[-1] == "Δ ▼" and samples.selected_source() == "I like tea."
+        assert labels()[-1] == "Δ ▼"
+        assert samples.selected_source() == "I like tea."
         detail = str(samples.query_one("#samples-detail", Static).render())
         assert f"chrF {rows[2]['chrf_before']:.1f}→100.0 ({changes[2]:+.1f})" in detail
         await pilot.press("o")
         assert sources() == ["I am well.", "Some tea.", "I like tea.", "A row without chrF."]
         assert labels()[-1] == "Δ ▲"
         await pilot.press("o")
-        assert sources() == [r["source"] for r in rows] and labels()[-1] == "Δ"
+        assert sources() == [r["source"] for r in rows]
+        assert labels()[-1] == "Δ"
 
 
 @pytest.mark.parametrize("bad", ["nope", "/dev/null/x"])
@@ -387,7 +425,8 @@ async def test_translate_with_a_missing_model_keeps_the_app_up(tmp_path: Path, b
         await wait_for(pilot, lambda: bool(errors()), what="the missing-model message")
         assert f"model folder '{tmp_path / bad}' does not exist; train one first" in errors()[0]
         table = translate.query_one("#translate-history")
-        assert table.row_count == 1 and str(table.get_row_at(0)[2]) == "not translated"
+        assert table.row_count == 1
+        assert str(table.get_row_at(0)[2]) == "not translated"
         assert translate.pending == 0
         assert app.is_running
 

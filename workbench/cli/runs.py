@@ -6,9 +6,12 @@ A thin adapter over :mod:`workbench.core.experiments.table`; only argparse at im
 from __future__ import annotations
 
 import argparse
-from typing import Any
+from typing import TYPE_CHECKING
 
 from workbench.cli.options import OUTPUT_DIR_FLAG, Flag, add_command
+
+if TYPE_CHECKING:
+    from workbench.cli.options import Subparsers
 
 FLAGS: tuple[Flag, ...] = (
     OUTPUT_DIR_FLAG,
@@ -16,7 +19,7 @@ FLAGS: tuple[Flag, ...] = (
 )
 
 
-def add_parser(subparsers: Any) -> None:
+def add_parser(subparsers: Subparsers) -> None:
     """Register ``workbench runs`` on the CLI's subparsers."""
     add_command(
         subparsers, "runs", help="list the runs: settings changed, training, scores", flags=FLAGS
@@ -28,7 +31,7 @@ def run(args: argparse.Namespace) -> int:
     import json
     from pathlib import Path
 
-    from workbench.core.experiments.table import RUN_LINE_HEADER, list_runs, run_line
+    from workbench.core.experiments.table import RUN_ROW_HEADER, list_runs, run_row_line
 
     rows = list_runs(Path(args.output_dir).expanduser())
     if args.json:
@@ -40,7 +43,7 @@ def run(args: argparse.Namespace) -> int:
             "workbench train --headless --preset demo"
         )
         return 0
-    print(RUN_LINE_HEADER)
+    print(RUN_ROW_HEADER)
     for row in rows:
-        print(run_line(row))
+        print(run_row_line(row))
     return 0

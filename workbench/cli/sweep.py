@@ -8,14 +8,18 @@ the end. Only argparse at import; Optuna and torch are imported inside :func:`ru
 from __future__ import annotations
 
 import argparse
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from workbench.cli.options import Flag, add_command
 from workbench.cli.train import add_run_options
 from workbench.core.experiments.sweep import DEFAULT_HEARTBEAT, GRACE_FACTOR  # no optuna, no torch
 
 if TYPE_CHECKING:
-    from workbench.core.experiments.sweep import SweepResult
+    from collections.abc import Callable
+
+    from workbench.cli.options import Subparsers
+    from workbench.core.events import Event
+    from workbench.core.experiments.sweep import SweepEvent, SweepResult
 
 FLAGS: tuple[Flag, ...] = (
     (
@@ -88,7 +92,7 @@ FLAGS: tuple[Flag, ...] = (
 )
 
 
-def add_parser(subparsers: Any) -> None:
+def add_parser(subparsers: Subparsers) -> None:
     """Register ``workbench sweep`` on the CLI's subparsers."""
     parser = add_command(
         subparsers,
@@ -115,7 +119,8 @@ class SweepPrinter:
         self.runs = HeadlessPrinter()
         self.line = self.runs.line
 
-    def __call__(self, event: Any) -> None:
+    def __call__(self, event: SweepEvent | Event) -> None:
+        """Print a sweep event's lines, and of a trial's own events those ``verbose`` asks for."""
         from workbench.core.events import EvalDone, Note, Phase
         from workbench.core.experiments.sweep import (
             SweepNote,
@@ -179,26 +184,26 @@ def run(args: argparse.Namespace) -> int:
     return 130
 
 
-def print_result(result: SweepResult, line: Any) -> None:
+def print_result(result: SweepResult, line: Callable[[str], None]) -> None:
     """The sweep's runs in ``workbench runs`` lines (trial order), then the best trial."""
     from pathlib import Path
 
     from workbench.core.experiments.sweep.space import point_text
-    from workbench.core.experiments.table import RUN_LINE_HEADER, run_line, run_row
+    from workbench.core.experiments.table import RUN_ROW_HEADER, run_row_line, run_row
 
     line("")
-    line(f"trials ({len(result.trials)}); {RUN_LINE_HEADER}")
+    line(f"trials ({len(result.trials)}); {RUN_ROW_HEADER}")
     last_of_run = {row.run_dir: row.number for row in result.trials if row.run_dir}
     for row in result.trials:
         folder = Path(row.run_dir) if row.run_dir else None
-        later = last_of_run.get(row.run_dir)
+        later = last_of_run.get(row.run_dir) if row.run_dir else None
         if folder is not None and later is not None and later != row.number:
             text = (
                 f"{row.status}  {point_text(row.params)}  → run {folder.name}, "
                 f"continued by trial #{later}"
             )
         elif folder is not None and folder.is_dir():
-            text = run_line(run_row(folder))
+            text = run_row_line(run_row(folder))
             if row.status not in ("finished", "running"):  # the study's word on it
                 text += f"  [trial {row.status}" + (f": {row.reason}]" if row.reason else "]")
         else:
@@ -218,7 +223,7 @@ def print_result(result: SweepResult, line: Any) -> None:
         line(f"its model is published to {result.published} (workbench interact uses it)")
 
 
-def compare_best(result: SweepResult, output_dir: str, line: Any) -> None:
+def compare_best(result: SweepResult, output_dir: str, line: Callable[[str], None]) -> None:
     """``workbench compare`` of the best run (A) against the others, best first."""
     from workbench.cli.compare import show_comparison
     from workbench.core.experiments.sweep import runs_to_compare

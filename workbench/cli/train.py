@@ -19,7 +19,8 @@ import threading
 from collections.abc import Callable
 from dataclasses import Field, fields
 from pathlib import Path
-from typing import Any
+from types import FrameType
+from typing import TYPE_CHECKING, Any
 
 from workbench.cli.options import Flag, add_command
 from workbench.core.config.build import build_config, preset_values, setting_type
@@ -27,6 +28,9 @@ from workbench.core.config.presets import DEFAULT_PRESET, PRESET_NOTES, PRESETS
 from workbench.core.config.run_config import RunConfig
 from workbench.core.config.settings import SETTING_GROUPS, flag_name, load_toml, setting_value
 from workbench.errors import WorkbenchError
+
+if TYPE_CHECKING:
+    from workbench.cli.options import Subparsers
 
 #: The run settings that are no flag of their own. The preset is the base that the TOML
 #: file and the flags override, so it is chosen by --preset (with its choices), once.
@@ -90,6 +94,8 @@ def add_run_options(parser: argparse.ArgumentParser) -> None:
             # preset's or the TOML file's value alone. A setting on by default is
             # switched off by its --no- flag (--no-clean).
             options = {"action": "store_const", "const": f.default is not True}
+            if f.default is True:  # the flag is --no-…: say what giving it does
+                text = f"turn off (on by default): {text}"
         else:
             # Kept as typed: build_config coerces and checks it, so a bad value is the
             # config's one sentence, not argparse's usage message.
@@ -160,7 +166,7 @@ def train_description() -> str:
     )
 
 
-def add_parsers(sub: Any) -> None:
+def add_parsers(sub: Subparsers) -> None:
     """Register ``train``, ``tui`` and ``presets`` on the CLI's subparsers."""
     train = add_command(
         sub,
@@ -247,14 +253,14 @@ def stop_on_signals(
     stop = threading.Event()
     signals = [0]  # counted here: the flag may be set by a stop request too
 
-    def terminal_closed(signum: int, frame: Any) -> None:
+    def terminal_closed(signum: int, frame: FrameType | None) -> None:
         if hang_up is not None:
             hang_up()
 
     if signal.getsignal(signal.SIGHUP) is not signal.SIG_IGN:  # nohup ignores it already
         signal.signal(signal.SIGHUP, terminal_closed)
 
-    def request_stop(signum: int, frame: Any) -> None:
+    def request_stop(signum: int, frame: FrameType | None) -> None:
         signals[0] += 1
         if signals[0] > 1:  # a second Ctrl-C means "now"
             raise KeyboardInterrupt

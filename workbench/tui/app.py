@@ -46,6 +46,9 @@ PANES = ("dataset", "training", "samples", "translate", "attention", "lab", "run
 #: Panes with an F-key of their own: F6 and F7 were Screenshot and Report before the Lab
 #: and the Runs pane came, so those have only their digits.
 F_KEY_PANES = PANES[:5]
+#: How a pane key asked (an action parameter): a digit, which a text field takes as typed,
+#: and the F1 shown in the footer while a text field has the focus.
+DIGIT, TYPING = "digit", "typing"
 #: Below this width the footer drops the spaces between its keys, so that every pane's
 #: keys fit in 80 columns.
 COMPACT_FOOTER_BELOW = 100
@@ -60,14 +63,25 @@ class WorkbenchApp(QuitsAroundTraining, ForwardsWorkerFailures, App[int]):
     AUTO_FOCUS = None
     TITLE = "workbench"
     BINDINGS = [
-        # F1-F5 switch panes from anywhere; digits 1-7 too, except in a text field, where
-        # check_action lets the digit through to be typed.
+        # F1-F5 show a pane from anywhere; digits 1-7 too, except in a text field, where
+        # check_action lets the digit through to be typed. While a text field has the
+        # focus, the footer says how to get out: Escape, and F1-F5 (the first F1 binding,
+        # shown only then; otherwise the plain one below it answers).
+        Binding(
+            "f1",
+            f"show_pane('{PANES[0]}', '{TYPING}')",
+            "Panes",
+            key_display="f1–f5",
+            priority=True,
+        ),
         *(
-            Binding(f"f{i}", f"switch_pane('{name}')", f"{name.title()}", show=False, priority=True)
+            Binding(f"f{i}", f"show_pane('{name}')", name.title(), show=False, priority=True)
             for i, name in enumerate(F_KEY_PANES, 1)
         ),
         *(
-            Binding(str(i), f"show_pane('{name}')", name.title(), show=False, priority=True)
+            Binding(
+                str(i), f"show_pane('{name}', '{DIGIT}')", name.title(), show=False, priority=True
+            )
             for i, name in enumerate(PANES, 1)
         ),
         # Training keys live on the app so they work wherever focus is in that pane.
@@ -79,7 +93,7 @@ class WorkbenchApp(QuitsAroundTraining, ForwardsWorkerFailures, App[int]):
         # keeps the footer within 80 columns in every pane.
         Binding("f6,ctrl+s", "screenshot", "Screenshot", priority=True),
         Binding("f7,ctrl+r", "report", "Report", show=False, priority=True),
-        Binding("escape", "leave_input", "Leave field", show=False),
+        Binding("escape", "leave_input", "Leave field"),
         Binding("q", "quit", "Quit", show=False),
         Binding("ctrl+c", "quit", "Quit", show=False, priority=True),
     ]
@@ -102,6 +116,7 @@ class WorkbenchApp(QuitsAroundTraining, ForwardsWorkerFailures, App[int]):
         self.base_model = None if config.is_scratch else config.model
 
     def compose(self) -> ComposeResult:
+        """The Dataset pane, and the other panes' tabs, empty until after the first frame."""
         yield Header(show_clock=False)
         with PaneTabs(initial="dataset", id="panes"):
             with TabPane("1 Dataset", id="dataset"):
@@ -114,6 +129,7 @@ class WorkbenchApp(QuitsAroundTraining, ForwardsWorkerFailures, App[int]):
         yield Footer()
 
     def on_resize(self, event: events.Resize) -> None:
+        """Compact the footer on a narrow terminal, so that every key still fits."""
         self.query_one(Footer).compact = event.size.width < COMPACT_FOOTER_BELOW
 
     def get_system_commands(self, screen: Screen) -> Iterable[SystemCommand]:
@@ -131,6 +147,7 @@ class WorkbenchApp(QuitsAroundTraining, ForwardsWorkerFailures, App[int]):
         )
 
     def on_mount(self) -> None:
+        """Focus the Dataset pane, catch SIGTERM and SIGHUP, then fill the hidden panes."""
         self.call_after_refresh(self._focus_pane, "dataset")
         self.catch_hangups()
         self.sub_title = f"{self.config.preset} · {self.output_root}"
@@ -174,8 +191,13 @@ class WorkbenchApp(QuitsAroundTraining, ForwardsWorkerFailures, App[int]):
         return next(iter(self.query(pane_class)), None)
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
-        # Digits and letters are typed into text fields; F-keys work everywhere.
-        if action in ("show_pane", "training") and isinstance(self.focused, Input):
+        """Keys a text field types are off in it, run keys outside Training; F-keys work
+        always, and the keys that leave a text field are shown while one has the focus."""
+        typing = isinstance(self.focused, Input)
+        how = parameters[1] if len(parameters) > 1 else None
+        if action == "leave_input" or (action == "show_pane" and how == TYPING):
+            return typing
+        if (action == "training" or (action == "show_pane" and how == DIGIT)) and typing:
             return False
         if action == "training":
             return self.query_one(TabbedContent).active == "training" and bool(
@@ -187,11 +209,9 @@ class WorkbenchApp(QuitsAroundTraining, ForwardsWorkerFailures, App[int]):
         """Start, stop or resume the run in the Training pane."""
         getattr(self.query_one(TrainingPane), f"action_{what}")()
 
-    def action_switch_pane(self, name: str) -> None:
-        self.action_show_pane(name)
-
-    def action_show_pane(self, name: str) -> None:
-        """Switch pane and focus its first input or table, so its keys work at once."""
+    def action_show_pane(self, name: str, how: str = "") -> None:
+        """Switch pane and focus its first input or table, so its keys work at once
+        (``how``, the key that asked, matters only to :meth:`check_action`)."""
         tabbed = self.query_one(TabbedContent)
         # Park focus on the tab bar first: if the focused widget's pane were hidden,
         # Textual would move focus itself, and focusing a widget in a pane activates it.
@@ -221,24 +241,25 @@ class WorkbenchApp(QuitsAroundTraining, ForwardsWorkerFailures, App[int]):
                 return
         self.set_focus(None)
 
-    def action_screenshot(self) -> None:
+    def action_screenshot(self, filename: str | None = None, path: str | None = None) -> None:
         """Save the screen as SVG (and PNG, with a converter) into the newest run folder
-        (the output folder before any); the report shows it with its pane and time."""
+        (the output folder before any); the report shows it with its pane and time.
+        ``filename`` and ``path``, Textual's, replace the name and folder when given."""
         from workbench.core.report.screenshots import screenshot_name, write_png
         from workbench.core.run_folder import run_folders
 
         folders = run_folders(self.output_root)
-        target = folders[0] if folders else self.output_root
-        name = screenshot_name(self.query_one(TabbedContent).active)
+        target = Path(path) if path else folders[0] if folders else self.output_root
+        name = filename or screenshot_name(self.query_one(TabbedContent).active)
         try:
             target.mkdir(parents=True, exist_ok=True)
-            path = Path(self.save_screenshot(filename=name, path=str(target)))
+            saved = Path(self.save_screenshot(filename=name, path=str(target)))
         except OSError as err:
             self.notify(
                 f"cannot save a screenshot in {target}: {err}", severity="error", markup=False
             )
             return
-        png = write_png(path)
+        png = write_png(saved)
         # File names on lines of their own: a toast breaks a long path mid-name.
         self.notify(
             "\n".join([name, *([f"and {png.name}"] if png else []), f"in {self.shown(target)}"]),

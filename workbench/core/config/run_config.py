@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import dataclasses
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, TypedDict
 
 from workbench.core.config.presets import DEFAULT_PRESET, SCRATCH_MODEL
 from workbench.core.config.settings import (
@@ -31,6 +31,16 @@ from workbench.core.languages import (
 
 #: Where runs, the published best model and the console history go by default.
 DEFAULT_OUTPUT_DIR = "translation_output"
+
+
+class LanguageSettings(TypedDict, total=False):
+    """A run's languages and label as ``Translator.from_pretrained`` takes them; a key left
+    out is the model's own (its workbench.json)."""
+
+    source_lang: str | None
+    target_lang: str | None
+    target_label: str | None
+    source_prefix: str | None
 
 
 @dataclass(frozen=True)
@@ -113,7 +123,7 @@ class RunConfig:
     clean: bool = setting(
         True,
         group="data",
-        help="clean the pairs before the split, counting each rule (--no-clean keeps all)",
+        help="clean the pairs before the split, counting what each rule drops",
     )
     clean_skip: str | None = setting(
         None,
@@ -243,7 +253,7 @@ class RunConfig:
             return ()
         return tuple(r for r in CLEANING_RULES if r not in self.skipped_rules())
 
-    def languages(self) -> dict[str, str | None]:
+    def languages(self) -> LanguageSettings:
         """The run's direction as the translating front ends take it (the base model of
         a run decodes in it, as the run's "before" side did)."""
         return {

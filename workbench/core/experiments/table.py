@@ -115,8 +115,8 @@ def list_runs(output_root: Path) -> list[RunRow]:
 def _scores(role: str, scores: SetScores | None) -> str:
     if scores is None:
         return f"{role} BLEU {MISSING}"
-    low, high = scores.bleu_after_ci
-    return f"{role} BLEU {scores.bleu_before:.2f} → {scores.bleu_after:.2f} [{low:.2f}–{high:.2f}]"
+    after = with_ci(scores.bleu_after, scores.bleu_after_ci)
+    return f"{role} BLEU {scores.bleu_before:.2f} → {after}"
 
 
 def changes_text(row: RunRow) -> str:
@@ -147,14 +147,14 @@ def after_cells(row: RunRow) -> tuple[str, str]:
 
 
 #: What each part of a run's line is (printed above the lines by ``runs`` and ``sweep``).
-RUN_LINE_HEADER = (
+RUN_ROW_HEADER = (
     "run, preset, status, training, best epoch (by validation BLEU), validation "
-    "and test BLEU before → after [95% interval after], settings changed from "
+    "and test BLEU before → after (95% interval after), settings changed from "
     "the preset"
 )
 
 
-def run_line(row: RunRow) -> str:
+def run_row_line(row: RunRow) -> str:
     """A run in one line: id, preset, status, training, best epoch, scores, changes."""
     epochs, steps, seconds, best = training_cells(row)
     scores = f"{_scores('val', row.validation)}  {_scores('test', row.test)}"

@@ -265,7 +265,7 @@ def build_report(
             "with `workbench train --resume` and report again."
         )
     report.lab = read_lab_studies(run_dir)
-    report.figures = draw_figures(report)
+    report.figures = draw_report_figures(report)
     return report
 
 
@@ -289,7 +289,7 @@ def read_lab_studies(run_dir: Path) -> LabStudies:
     return LabStudies(**studies, unreadable=tuple(unreadable))
 
 
-def draw_figures(report: RunReport) -> dict[str, str]:
+def draw_report_figures(report: RunReport) -> dict[str, str]:
     """The loss and BLEU curves and (when there is one) the attention heatmap, as SVG."""
     epochs = report.epochs
     figures = {

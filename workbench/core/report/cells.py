@@ -102,7 +102,7 @@ def baseline_rows(summary: RunSummary) -> list[tuple[str, str]]:
     return rows
 
 
-def settings_rows(report: RunReport) -> list[tuple[str, str, str]]:
+def report_settings_rows(report: RunReport) -> list[tuple[str, str, str]]:
     """(setting, value, the preset's value where this run changed it)."""
     rows = []
     for key, value in report.settings.items():

@@ -27,7 +27,7 @@ from workbench.core.report.cells import (
     epoch_table,
     key_facts,
     sample_rows,
-    settings_rows,
+    report_settings_rows,
 )
 from workbench.core.report.cleaning_blocks import cleaning_blocks
 from workbench.core.report.lab_blocks import Block, lab_blocks
@@ -129,7 +129,9 @@ def render_markdown(report: RunReport) -> str:
         out += ["## The Lab: the assignment's questions, measured", ""]
         out += _markdown_blocks(blocks)
     out += ["## Settings", ""]
-    out += md_table(["Setting", "Value", "Preset default (where changed)"], settings_rows(report))
+    out += md_table(
+        ["Setting", "Value", "Preset default (where changed)"], report_settings_rows(report)
+    )
     out.append("")
     return "\n".join(out)
 
@@ -261,7 +263,7 @@ def render_html(report: RunReport) -> str:
         "<h2>Settings</h2>",
         html_table(
             ["Setting", "Value", "Preset default (where changed)"],
-            settings_rows(report),
+            report_settings_rows(report),
             numeric=False,
         ),
     ]

@@ -57,7 +57,7 @@ def curves(comparison: Comparison) -> dict[str, list[tuple[str, list[tuple[float
     return out
 
 
-def draw_figures(comparison: Comparison) -> dict[str, str]:
+def draw_comparison_figures(comparison: Comparison) -> dict[str, str]:
     """The overlaid curves as SVG."""
     return {
         key: line_chart_svg(
@@ -107,7 +107,7 @@ def settings_header(comparison: Comparison) -> list[str]:
     return ["Setting", *(run.letter for run in comparison.runs)]
 
 
-def settings_rows(comparison: Comparison) -> list[list[str]]:
+def comparison_settings_rows(comparison: Comparison) -> list[list[str]]:
     """One row per setting that differs, one column per run."""
     return [
         [name, *(setting_value(v) for v in values)] for name, values in comparison.settings.items()

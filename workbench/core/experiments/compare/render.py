@@ -1,6 +1,6 @@
 """A :class:`~.build.Comparison` as terminal text, ``compare.md`` and ``compare.html``.
 
-The tables are built once (:func:`run_rows`, :func:`settings_rows`, :func:`test_rows`,
+The tables are built once (:func:`run_rows`, :func:`comparison_settings_rows`, :func:`test_rows`,
 :func:`difference_rows`) and laid out three ways, with the run report's markdown and
 HTML helpers, so the terminal, the markdown and the page never disagree.
 """
@@ -27,15 +27,15 @@ from workbench.core.experiments.compare.cells import (
     by_length_rows,
     curves,
     difference_sections,
-    draw_figures,
+    draw_comparison_figures,
     not_paired_lines,
     run_rows,
     settings_header,
-    settings_rows,
+    comparison_settings_rows,
     test_caption,
     test_rows,
 )
-from workbench.core.experiments.table import run_line
+from workbench.core.experiments.table import run_row_line
 from workbench.core.views.document import (
     escape_html,
     escape_markdown,
@@ -61,7 +61,7 @@ def settings_lines(comparison: Comparison) -> list[str]:
     """The settings that differ, one column per run, and the decoding note."""
     out = ["Settings that differ:"]
     out += (
-        _columns(settings_header(comparison), settings_rows(comparison))
+        _columns(settings_header(comparison), comparison_settings_rows(comparison))
         if comparison.settings
         else ["  none: the runs share every setting"]
     )
@@ -88,7 +88,7 @@ def by_length_lines(comparison: Comparison) -> list[str]:
 def render_text(comparison: Comparison, width: int = 72) -> str:
     """The comparison for a terminal or a pipe: runs, settings, curves, tests, sentences."""
     out = [f"Comparing {len(comparison.runs)} runs; A is the baseline of every test."]
-    out += [f"  {run.letter}  {run_line(run.row)}" for run in comparison.runs]
+    out += [f"  {run.letter}  {run_row_line(run.row)}" for run in comparison.runs]
     out += ["", *settings_lines(comparison)]
     for key, series in curves(comparison).items():
         if key == "train_loss":  # the per-epoch curves read better in a terminal
@@ -137,7 +137,7 @@ def render_markdown(comparison: Comparison) -> str:
     ]
     out += [*md_table(RUN_HEADER, run_rows(comparison)), "", "## Settings that differ", ""]
     out += (
-        md_table(settings_header(comparison), settings_rows(comparison))
+        md_table(settings_header(comparison), comparison_settings_rows(comparison))
         if comparison.settings
         else ["None: the runs share every setting."]
     )
@@ -187,7 +187,7 @@ def render_html(comparison: Comparison) -> str:
         "<h2>Runs</h2>",
         html_table(RUN_HEADER, run_rows(comparison)),
         "<h2>Settings that differ</h2>",
-        html_table(settings_header(comparison), settings_rows(comparison), numeric=False)
+        html_table(settings_header(comparison), comparison_settings_rows(comparison), numeric=False)
         if comparison.settings
         else "<p>None: the runs share every setting.</p>",
         "<h2>Curves</h2>",
@@ -215,7 +215,7 @@ def render_html(comparison: Comparison) -> str:
 
 def write_comparison(comparison: Comparison, folder: Path) -> list[Path]:
     """Write compare.md, compare.html and the SVG figures into ``folder``."""
-    comparison.figures = comparison.figures or draw_figures(comparison)
+    comparison.figures = comparison.figures or draw_comparison_figures(comparison)
     files = {FIGURE_FILES[key]: svg for key, svg in comparison.figures.items()}
     files[COMPARE_MD] = render_markdown(comparison)
     files[COMPARE_HTML] = render_html(comparison)
