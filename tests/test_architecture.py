@@ -222,7 +222,8 @@ def test_core_never_imports_textual():
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert "TEXTUAL False" in out.stdout
-    assert len(modules) >= 10 and "workbench.core.report.render" in modules  # packages too
+    assert len(modules) >= 10
+    assert "workbench.core.report.render" in modules  # packages too
 
 
 def core_part(module: str) -> str | None:
@@ -282,7 +283,8 @@ def test_every_core_package_says_what_it_owns():
         doc = ast.get_docstring(
             ast.parse((PACKAGE / "core" / package / "__init__.py").read_text(encoding="utf-8"))
         )
-        assert doc and len(doc.split()) >= 8, package
+        assert doc, package
+        assert len(doc.split()) >= 8, package
 
 
 def development_map() -> str:
@@ -345,3 +347,78 @@ def test_the_package_rules_fail_for_a_planted_violation(
         assert any(v.startswith(f"{name} -> ") for v in chain_violations(graph(root)))
     else:
         assert [v for v in torch_imports(root) if v.startswith(f"{name} -> ")]
+
+
+@pytest.mark.parametrize(
+    ("planted", "source", "banned"),
+    [
+        ("core/planted.py", "import textual\n", "textual"),
+        ("core/train/planted.py", "def later():\n    from rich.text import Text\n", "rich"),
+        (
+            "core/planted.py",
+            "from workbench.cli.options import DEFAULT_MODEL_DIR\n",
+            "workbench.cli",
+        ),
+        (
+            "core/records/planted.py",
+            "from workbench.tui.app import WorkbenchApp\n",
+            "workbench.tui",
+        ),
+        ("core/views/planted.py", "import torch\n", "torch"),
+        (
+            "core/views/planted.py",
+            "def later():\n    from transformers import pipeline\n",
+            "transformers",
+        ),
+        ("core/views/planted.py", "import textual.app\n", "textual"),  # the core's bans hold too
+        ("core/train/planted.py", "import torch\n", None),  # a package that runs a model
+        ("tui/planted.py", "from rich.text import Text\n", None),  # a front end
+    ],
+)
+def test_ruff_shows_the_layering_for_a_planted_import(
+    tmp_path: Path, planted: str, source: str, banned: str | None
+):
+    """The layering as banned imports (workbench/core/ruff.toml, core/views/ruff.toml), so an
+    editor marks a wrong import as it is typed: ruff flags each one planted, and only those."""
+    pytest.importorskip("ruff")
+    import shutil
+
+    for config in ("pyproject.toml", "workbench/core/ruff.toml", "workbench/core/views/ruff.toml"):
+        (tmp_path / config).parent.mkdir(parents=True, exist_ok=True)
+        shutil.copyfile(PACKAGE.parent / config, tmp_path / config)
+    target = tmp_path / "workbench" / planted
+    target.parent.mkdir(parents=True, exist_ok=True)
+    target.write_text(source, encoding="utf-8")
+    out = subprocess.run(
+        [sys.executable, "-m", "ruff", "check", "--no-cache", "--select", "TID251", str(target)],
+        capture_output=True,
+        text=True,
+        cwd=tmp_path,
+    )
+    if banned is None:
+        assert out.returncode == 0, out.stdout + out.stderr
+    else:
+        assert out.returncode == 1, out.stdout + out.stderr
+        assert f"`{banned}` is banned" in out.stdout
+
+
+def unchecked_tests(folder: Path) -> list[str]:
+    """Test functions in ``folder`` that can never fail on a wrong result: no ``assert``,
+    no ``pytest.raises``, no snapshot comparison and no :func:`tests.conftest.wait_for`
+    (which fails when its state is not reached)."""
+    checks = ("assert", "raises", "snap_compare", "wait_for")
+    found = []
+    for path in sorted(folder.glob("test_*.py")):
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            is_test = isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef)
+            if is_test and node.name.startswith("test_"):
+                body = ast.unparse(node)
+                if not any(check in body for check in checks):
+                    found.append(f"{path.name}::{node.name}")
+    return found
+
+
+def test_every_test_checks_something(tmp_path: Path):
+    assert unchecked_tests(PACKAGE.parent / "tests") == []
+    (tmp_path / "test_planted.py").write_text("def test_nothing():\n    run()\n", "utf-8")
+    assert unchecked_tests(tmp_path) == ["test_planted.py::test_nothing"]

@@ -17,7 +17,8 @@ def test_default_preset_is_the_assignment():
     c = build_config()
     assert c.model == "Helsinki-NLP/opus-mt-en-zh"
     assert (c.data, c.data_config) == ("wmt/wmt19", "zh-en")
-    assert c.samples == 50_000 and c.validation_fraction == 0.1
+    assert c.samples == 50_000
+    assert c.validation_fraction == 0.1
     # The label follows the target language (>>cmn_Hans<< on opus-mt-en-zh: tests/test_families.py)
     assert (c.source_lang, c.target_lang, c.target_label) == ("en", "zh", "auto")
     assert (c.max_source_length, c.max_target_length) == (128, 128)
@@ -29,17 +30,24 @@ def test_en_de_preset_has_no_label_and_default_bleu():
     c = build_config("opus-en-de")
     assert c.model == "Helsinki-NLP/opus-mt-en-de"
     assert (c.data, c.data_config, c.target_lang) == ("wmt/wmt14", "de-en", "de")
-    assert c.target_label is None and c.bleu_tokenize == "13a"
+    assert c.target_label is None
+    assert c.bleu_tokenize == "13a"
 
 
 def test_demo_preset_is_offline():
     c = build_config("demo")
-    assert c.is_scratch and c.data == "hsk"
+    assert c.is_scratch
+    assert c.data == "hsk"
 
 
-def test_every_preset_validates():
-    for name in PRESETS:
-        build_config(name)
+def test_every_preset_builds_a_checked_config_holding_its_own_values():
+    """Each preset passes the checks and every value it sets reaches the config (no
+    setting it names is misspelt, dropped or coerced to something else)."""
+    for name, values in PRESETS.items():
+        config = build_config(name).to_dict()
+        assert config["preset"] == name
+        assert set(values) <= set(config), name
+        assert {k: config[k] for k in values} == values, name
 
 
 def test_toml_then_flags_override(tmp_path: Path):

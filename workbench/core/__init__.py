@@ -1,10 +1,12 @@
 """The core every front end runs through; it imports only itself and ``workbench.errors``.
 
-Loose modules hold the basics every package uses (``config``, ``presets``, ``decoding``,
-``events``, ``run_folder``, ``scores``, ``atomic``); the packages form one chain, each
-importing only those below it: ``views`` -> ``data`` -> ``model`` -> ``translate`` ->
-``evaluate`` -> ``train`` -> ``attention`` -> ``lab`` -> ``report`` -> ``experiments``
-(``tests/test_architecture.py`` holds the code to it).
+Its base holds what every package uses: five loose modules (``atomic``, ``decoding``,
+``events``, ``languages``, ``run_folder``) and two packages, ``config`` (the settings, the
+presets, building and checking a config) and ``records`` (what a run writes and every
+front end reads back, typed both ways). Above it the packages form one chain, each
+importing only the base and those below it: ``views`` -> ``live`` -> ``data`` ->
+``model`` -> ``translate`` -> ``evaluate`` -> ``train`` -> ``attention`` -> ``lab`` ->
+``report`` -> ``experiments`` (``tests/test_architecture.py`` holds the code to it).
 """
 
 __version__ = "0.1.0"
