@@ -55,7 +55,8 @@ def test_stop_then_resume_equals_an_uninterrupted_run_bit_for_bit(tmp_path: Path
     assert stopped.status == "stopped"
     assert last_complete_checkpoint(stopped.run_dir).name == "checkpoint-7"  # mid-epoch 1
     resumed = run_training(small(tmp_path, "b", logging_steps=1), losses(log), resume=True)
-    assert resumed.status == "finished" and resumed.run_dir == stopped.run_dir
+    assert resumed.status == "finished"
+    assert resumed.run_dir == stopped.run_dir
     assert [s for s, _ in log] == [s for s, _ in straight_log] == list(range(1, 19))
     assert log == straight_log  # every loss equal, not just close
     for key in ("global_step", "test", "validation"):
@@ -119,12 +120,14 @@ def test_nan_loss_stops_the_run_names_the_step_and_keeps_the_best_model(tmp_path
     result = run_training(small(tmp_path, logging_steps=1), collect(notes, steps))
     assert result.status == "failed"
     errors = [n for n in notes if n.level == "error"]
-    assert len(errors) == 1 and "at step 12" in errors[0].text
+    assert len(errors) == 1
+    assert "at step 12" in errors[0].text
     assert [s.loss for s in steps if s.step == 12] == [None]  # never logged as 0.0 or NaN
     assert all(s.loss is not None and s.loss > 0 for s in steps if s.step != 12)
     assert max(s.step for s in steps) == 12  # stopped at once
     summary = json.loads((result.run_dir / "summary.json").read_text())
-    assert summary["status"] == "failed" and "step 12" in summary["error"]
+    assert summary["status"] == "failed"
+    assert "step 12" in summary["error"]
     kept = result.run_dir / "best_model"
     assert summary["run_best_model"] == str(kept)
     assert any(f"best model so far kept in {kept}" in n.text for n in notes)
@@ -170,7 +173,8 @@ def test_a_run_that_lost_its_lease_writes_nothing_more(
 ):
     lease = LeaseTakenAt(taken_at)
     result = run_training(small(tmp_path, logging_steps=1), lease.on_event, lease=lease)
-    assert result.status == "lost" and result.summary.global_step == last_step + 1
+    assert result.status == "lost"
+    assert result.summary.global_step == last_step + 1
     run = result.run_dir
     assert [c.name for c in (run / "checkpoints").glob("checkpoint-*")] == checkpoints
     assert not list((run / "checkpoints").glob(".staging-*/checkpoint-*/*.safetensors"))
@@ -181,6 +185,19 @@ def test_a_run_that_lost_its_lease_writes_nothing_more(
     assert lease.seen[taken + 1 :] == []  # not a line more, on screen or in metrics.jsonl
     assert read_run_events(run / "metrics.jsonl")[-1] == lease.seen[taken]
     assert max(e.step for e in lease.seen if isinstance(e, TrainStep)) == last_step
+
+
+@pytest.mark.slow
+def test_a_run_that_lost_its_lease_before_training_stops_before_the_model(tmp_path: Path):
+    """Lost while the run writes its first lines: the check before the model raises
+    LeaseLost, which the run turns into ``lost`` with no step and nothing more written."""
+    lease = LeaseTakenAt(lambda e: isinstance(e, Note))
+    result = run_training(small(tmp_path), lease.on_event, lease=lease)
+    assert result.status == "lost"
+    assert result.summary.global_step is None
+    assert not (result.run_dir / "summary.json").exists()
+    taken = next(i for i, event in enumerate(lease.seen) if isinstance(event, Note))
+    assert all(isinstance(e, Note) for e in lease.seen[taken:])  # no model phase, no step
 
 
 @pytest.mark.slow
@@ -218,7 +235,8 @@ def test_full_disk_while_saving_a_checkpoint_keeps_the_last_one_resumable(
     assert last_complete_checkpoint(run).name == "checkpoint-9"
     monkeypatch.setattr(torch, "save", real_save)
     resumed = run_training(small(tmp_path, epochs=3.0), resume=True)
-    assert resumed.status == "finished" and resumed.run_dir == run
+    assert resumed.status == "finished"
+    assert resumed.run_dir == run
 
 
 def test_full_disk_while_publishing_keeps_the_previous_best_model(tmp_path: Path, monkeypatch):
@@ -239,7 +257,7 @@ def test_full_disk_while_publishing_keeps_the_previous_best_model(tmp_path: Path
         return real_copy(src, dst, *a, **k)
 
     monkeypatch.setattr(shutil, "copyfile", failing_copy)
-    with pytest.raises(OSError):
+    with pytest.raises(OSError, match="No space left on device"):
         publish_model(new, old)
     assert (old / "config.json").read_text() == "old"
     assert sorted(p.name for p in tmp_path.iterdir()) == ["best_model", "new"]

@@ -51,7 +51,8 @@ async def test_marked_runs_are_compared_with_curves_and_the_paired_test(runs_app
     async with runs_app.run_test(size=(130, 40)) as pilot:
         pane = await open_runs(pilot)
         newest, oldest = table_text(pane)
-        assert newest[1] == RUN_NAMES[1] and newest[2] == "finished"
+        assert newest[1] == RUN_NAMES[1]
+        assert newest[2] == "finished"
         assert oldest[1] == RUN_NAMES[0]
         # The changed settings give way in the table and stand in full under it.
         detail = str(pane.query_one("#runs-detail", Static).render())
@@ -76,7 +77,9 @@ async def test_marked_runs_are_compared_with_curves_and_the_paired_test(runs_app
         assert chart.point_count("A learning_rate=0.003") == 6
         assert chart.point_count("B learning_rate=0.001") == 6
         text = str(pane.query_one("#runs-compare", Static).render())
-        assert "Settings that differ:" in text and "p (bs)" in text and "p (ar)" in text
+        assert "Settings that differ:" in text
+        assert "p (bs)" in text
+        assert "p (ar)" in text
         assert "\n  B " in text  # B's row of the paired-test table
         # Unmarking keeps the others' letters in order.
         await pilot.press("down", "space")
@@ -106,14 +109,16 @@ async def test_enter_opens_a_run_in_samples_and_new_runs_appear(runs_app):
         await show_pane(pilot, "runs")
         pane.refresh_runs()
         rows = table_text(pane)
-        assert len(rows) == 3 and rows[0][1:3] == [started.name, "running"]
+        assert len(rows) == 3
+        assert rows[0][1:3] == [started.name, "running"]
         # The cursor stayed on the run it was on, though a row came in above it.
         assert pane.highlighted().run_id == RUN_NAMES[0]
         pane.query_one(DataTable).move_cursor(row=0)
         await pilot.press("enter")
         await wait_for(pilot, lambda: tabbed.active == "training", what="the Training pane")
         training = runs_app.query_one(TrainingPane)
-        assert training.attached is not None and training.attached.run_dir == started
+        assert training.attached is not None
+        assert training.attached.run_dir == started
         # Once its writer is gone without a summary, it is killed, and cannot be opened
         # in Samples: one clear line instead.
         writer.release("running")  # as a kill -9 leaves the record: "running", no writer
@@ -146,7 +151,7 @@ async def test_an_output_folder_without_runs_says_how_to_make_one(tmp_path, monk
 
 
 def test_columns_give_way_whole_so_no_score_is_cut():
-    """At 80 columns two-digit scores with intervals (``11.13 (9.42–12.87)``) keep their
+    """At 80 columns two-digit scores with intervals (``11.13 (9.42…12.87)``) keep their
     width: the changed settings give way first, then epochs, then the best epoch."""
     from workbench.tui.widgets.runs_pane import shown_columns
 

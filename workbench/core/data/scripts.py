@@ -1,4 +1,4 @@
-"""What a sentence is written in and how long it is, as the cleaning rules measure it.
+"""What a sentence is written in, as the cleaning rules measure it.
 
 A Chinese reference that is mostly Latin letters is a mis-aligned or untranslated line;
 an English source that is mostly Han characters is one too. Which script a letter belongs
@@ -13,7 +13,7 @@ from __future__ import annotations
 import unicodedata
 from functools import cache
 
-from workbench.core.languages import script_of, written_without_spaces
+from workbench.core.languages import script_of
 
 _HAN = ("CJK UNIFIED IDEOGRAPH", "CJK COMPATIBILITY IDEOGRAPH")
 #: ISO 15924 script code -> the words in the Unicode names of its letters.
@@ -68,16 +68,3 @@ def script_share(text: str, lang: str | None) -> float | None:
     if not verdicts:
         return None
     return verdicts.count("y") / len(verdicts)
-
-
-def length_units(text: str, lang: str | None) -> int:
-    """A sentence's length: its words, or its characters (spaces aside) for a language
-    written without spaces, so that ``你好，世界。`` is 6 long, not 1."""
-    if written_without_spaces(lang):
-        return sum(1 for ch in text if not ch.isspace())
-    return len(text.split())
-
-
-def unit_name(lang: str | None) -> str:
-    """What :func:`length_units` counts for ``lang``: ``words`` or ``characters``."""
-    return "characters" if written_without_spaces(lang) else "words"

@@ -4,12 +4,15 @@
 fine-tuning with ``Seq2SeqTrainer``, the same sets scored *after* with the same decoding,
 the best model published, the summary written. The details live in their own modules:
 ``run_start`` (the run folder and its first lines), ``preflight``, ``run_model``,
-``trainer`` (the Trainer and its callback), ``evaluation`` (before/after) and
-``checkpoints``. Progress goes to an event sink and the run folder's ``train.log``; a
-``threading.Event`` (or a stop request left in the folder) stops training at the next
-step with a checkpoint; a lost ``RunLease`` (a sweep's trial taken for dead) stops it at
-the next step with nothing more written, and the run returns ``lost``. The run holds its
-folder for its whole life (``core/live/writer.py``).
+``trainer`` and ``callbacks`` (the Trainer and its callback), ``checkpoints``, and
+:mod:`workbench.core.evaluate.before_after` (the held-out sets before and after).
+
+Progress goes to an event sink and the run folder's ``train.log``; a ``threading.Event``
+(or a stop request left in the folder) stops training at the next step with a
+checkpoint; a lost ``RunLease`` (a sweep's trial taken for dead) stops it at the next
+step with nothing more written (:class:`~workbench.core.run_folder.LeaseLost`, raised at
+one check and caught once), and the run returns ``lost``. The run holds its folder for
+its whole life (``core/live/writer.py``).
 """
 
 from __future__ import annotations
@@ -51,9 +54,10 @@ from workbench.core.run_folder import (
     BEST_MODEL,
     METRICS_FILE,
     RUN_CONFIG_FILE,
+    LeaseLost,
     RunLease,
+    check_lease,
     check_writable,
-    holds,
     saved_config,
 )
 from workbench.core.train import distributed
@@ -116,6 +120,11 @@ def run_training(
     writer = RunWriter(stop)
     try:
         result = _train(config, on_event, stop, resume, run_dir, publish, lease, writer)
+    except LeaseLost as lost:
+        # Nothing written, not even the summary: the caller, a sweep, says so in one line;
+        # another worker owns the folder now.
+        summary = RunSummary(run_dir=str(lost.run_dir), global_step=lost.step)
+        result = RunResult(LOST, lost.run_dir, summary)
     except KeyboardInterrupt:  # a second Ctrl-C: aborted, its last complete checkpoint kept
         writer.release("stopped", error="aborted without a checkpoint (Ctrl-C twice)")
         raise
@@ -146,7 +155,8 @@ def _train(
     ``publish=False`` leaves ``<output>/best_model`` alone (a sweep publishes only its best
     trial, at the end): the run's summary then names the run's own copy as its model.
     ``lease`` is the right to write into ``run_dir`` (:class:`RunLease`): checked before
-    every write, and at every training step, once the folder exists.
+    every write, and at every training step, once the folder exists; once lost, the run
+    raises :class:`LeaseLost`, which :func:`run_training` turns into its ``lost`` result.
     """
     output_root = Path(config.output_dir).expanduser()
     published = output_root / BEST_MODEL  # where publishing copies the run's best model
@@ -211,8 +221,7 @@ def _train(
     set_seed(config.seed)
 
     # ---- model
-    if not holds(lease):
-        return _lost(run_dir)
+    check_lease(lease, run_dir)
     emit(Phase("model", config.model))
     with distributed.main_first(), reporting_retries(emit):
         model, tokenizer, direction = load_run_model(config, data, run_dir, emit)
@@ -221,8 +230,7 @@ def _train(
     emit(Note(model_line(model, precision)))
     emit(Note(f"languages: {direction.describe()}"))
     settings = model_settings(config, direction, run_dir)
-    if not holds(lease):
-        return _lost(run_dir)
+    check_lease(lease, run_dir)
     base_model = keep_initial_model(model, tokenizer, config, direction, run_dir)
 
     # ---- before: once, by rank 0, with the plain fp32 model the Trainer has not wrapped yet
@@ -237,8 +245,7 @@ def _train(
     distributed.barrier()
 
     # ---- train
-    if not holds(lease):
-        return _lost(run_dir)
+    check_lease(lease, run_dir)
     emit(Phase("train"))
     callback = EventCallback(emit, stop, config.batch_size, lease)
     trainer = build_trainer(
@@ -257,7 +264,7 @@ def _train(
         trainer.add_callback(tensorboard_callback(run_dir / "tensorboard"))
     outcome = fine_tune(trainer, callback, checkpoint, run_dir)
     if outcome.lease_lost:
-        return _lost(run_dir, trainer.state.global_step)
+        raise LeaseLost(run_dir, trainer.state.global_step)
     if not main:  # rank 0 writes the outputs; the others are done
         return RunResult(outcome.status, run_dir, RunSummary())
     # What the summary says however the run ends; each ending adds its own fields and
@@ -284,16 +291,14 @@ def _train(
         base_model=base_model,
     )
     if outcome.status != "finished":
-        if not holds(lease):
-            return _lost(run_dir, trainer.state.global_step)
+        check_lease(lease, run_dir, trainer.state.global_step)
         return _end_early(emit, trainer, outcome, summary_with, settings, run_dir, published)
 
     stopping = report_early_stopping(trainer, config, emit)
 
     # ---- after: the best model as saved (or the average, if better), the same decoding
     best_dir = run_dir / BEST_MODEL
-    if not holds(lease):
-        return _lost(run_dir, trainer.state.global_step)
+    check_lease(lease, run_dir, trainer.state.global_step)
     save_best_model(trainer, best_dir, settings)
     averaging = average_checkpoints(trainer.state, config, held_out, best_dir, device, emit, lease)
     after = translate_after(held_out, best_dir, device, emit, averaging.translations)
@@ -306,8 +311,7 @@ def _train(
         emit(sample)
 
     # ---- publish (the run's last writes, the lease checked once more: decoding takes long)
-    if not holds(lease):
-        return _lost(run_dir, trainer.state.global_step)
+    check_lease(lease, run_dir, trainer.state.global_step)
     if publish:
         publish_model(best_dir, published)
     write_translations(run_dir, rows)
@@ -337,12 +341,6 @@ def _hold(writer: RunWriter, log: RunLog | None, run_dir: Path) -> None:
     writer.hold(run_dir)
     if log is not None:
         log.open(run_dir)
-
-
-def _lost(run_dir: Path, step: int | None = None) -> RunResult:
-    """A run whose lease was lost: nothing written, not even its summary (the caller, a
-    sweep, says so in one line; another worker owns the folder now)."""
-    return RunResult(LOST, run_dir, RunSummary(run_dir=str(run_dir), global_step=step))
 
 
 def _end_early(

@@ -22,12 +22,13 @@ from textual.binding import Binding
 from textual.containers import Horizontal, Vertical
 from textual.message import Message
 from textual.widgets import DataTable, Input, Static
+from textual.worker import Worker
 from textual_plotext import PlotextPlot
 
 from workbench.core.config.run_config import RunConfig
 from workbench.core.data.pair_rows import PairRows
 from workbench.core.data.pairs import Pair, SplitData
-from workbench.core.data.scripts import length_units
+from workbench.core.languages import length_unit, length_units
 from workbench.tui.messages import ForwardsWorkerFailures
 from workbench.tui.widgets.charts import integer_ticks
 
@@ -90,7 +91,10 @@ def length_bins(lengths: list[int]) -> tuple[list[int], list[int]]:
 def pair_lengths(pair: Pair, source_lang: str, target_lang: str) -> tuple[int, int]:
     """Source and target lengths as cleaning counts them: words, or characters for a
     language written without spaces (Chinese)."""
-    return length_units(pair.source, source_lang), length_units(pair.target, target_lang)
+    return (
+        len(length_units(pair.source, length_unit(source_lang))),
+        len(length_units(pair.target, length_unit(target_lang))),
+    )
 
 
 class DatasetPane(ForwardsWorkerFailures, Vertical):
@@ -110,7 +114,7 @@ class DatasetPane(ForwardsWorkerFailures, Vertical):
         data: SplitData | None
         error: str | None
 
-    def __init__(self, config: RunConfig, **kwargs) -> None:
+    def __init__(self, config: RunConfig, **kwargs: Any) -> None:
         super().__init__(**kwargs)
         self.config = config
         self.rows = PairRows([])
@@ -125,6 +129,7 @@ class DatasetPane(ForwardsWorkerFailures, Vertical):
         self.widths: tuple[int, ...] = ()
 
     def compose(self) -> ComposeResult:
+        """The summary line, the filter and the pairs table, and the length histogram beside."""
         yield Static("Loading data…", id="dataset-summary")
         with Horizontal(id="dataset-body"):
             with Vertical(id="dataset-left"):
@@ -133,12 +138,14 @@ class DatasetPane(ForwardsWorkerFailures, Vertical):
             yield PlotextPlot(id="dataset-hist")
 
     def on_mount(self) -> None:
+        """Lay out the table's columns, and load the data after the first frame."""
         # A first guess from the screen's width; fit_columns refits once the table is laid out.
         self._set_columns(self._column_widths(self.app.size.width))
         # After the first frame: the read holds the GIL for ~0.2 s and would delay it.
         self.call_after_refresh(self.load)
 
     def on_resize(self) -> None:
+        """Refit the source and target columns to the new width, once it is laid out."""
         self.call_after_refresh(self.fit_columns)
 
     def _columns(self) -> tuple[tuple[str, int | None], ...]:
@@ -196,7 +203,8 @@ class DatasetPane(ForwardsWorkerFailures, Vertical):
             return
         self.post_message(self.Loaded(data, None))
 
-    def on_worker_state_changed(self, event: Any) -> None:
+    def on_worker_state_changed(self, event: Worker.StateChanged) -> None:
+        """A crash in the load worker also shows in the summary, where the data would be."""
         super().on_worker_state_changed(event)
         if event.worker.error is not None:  # not a WorkbenchError: load() did not catch it
             self._show_failure(event.worker.error)
@@ -301,14 +309,17 @@ class DatasetPane(ForwardsWorkerFailures, Vertical):
         table.border_title = f"pairs {what} (x: switch)"
 
     def action_focus_filter(self) -> None:
+        """/: into the filter field, to narrow the pairs to those with a text."""
         self.query_one("#dataset-filter", Input).focus()
 
     def action_next_page(self) -> None:
+        """]: the next page of matching pairs, if there is one."""
         if (self.page + 1) * PAGE < len(self.matches):
             self.page += 1
             self._show_page()
 
     def action_previous_page(self) -> None:
+        """[: the previous page of matching pairs."""
         if self.page > 0:
             self.page -= 1
             self._show_page()
