@@ -333,13 +333,18 @@ def run_cli(
     input: str | bytes | None = None,
     env: dict[str, str] | None = None,
     timeout: float = 600,
+    fake_training: bool = False,
 ):
-    """Run ``python -m workbench`` in a subprocess and return the CompletedProcess."""
+    """Run ``python -m workbench`` in a subprocess and return the CompletedProcess; with
+    ``fake_training``, ``python -m tests.fake_training`` (the CLI as it is, the stand-in
+    trainer in place of run_training) for a test of the CLI's contract, not of training."""
     import subprocess
 
     full_env = {**os.environ, "HF_HUB_OFFLINE": "1", "PYTHONUNBUFFERED": "1", **(env or {})}
+    if fake_training:
+        full_env["PYTHONPATH"] = str(Path(__file__).resolve().parent.parent)
     return subprocess.run(
-        [sys.executable, "-m", "workbench", *args],
+        [sys.executable, "-m", "tests.fake_training" if fake_training else "workbench", *args],
         cwd=cwd,
         input=input,
         env=full_env,

@@ -1,4 +1,5 @@
-"""A stand-in for ``run_training`` in the sweep's tests: a run folder in milliseconds.
+"""A stand-in for ``run_training`` in the sweep's tests and the CLI's contract tests: a
+run folder in milliseconds.
 
 The sweep's protocol (claiming points, heartbeats, a trial cut short and taken up again,
 the best trial published) is about trials and run folders; a real tiny run costs seconds
@@ -10,7 +11,9 @@ run_training's contract that a sweep relies on:
 - ``stop`` set while it "trains" ends the run ``stopped`` (its summary says so), the
   checkpoint kept;
 - a finished run has a recorded tiny run's metrics, test translations and scores, its own
-  ``best_model/``, and a validation BLEU made up from its settings (so trials differ);
+  ``best_model/`` (published to the output folder unless ``publish=False``, as a sweep
+  asks), a validation BLEU made up from its settings (so trials differ), and says so
+  with a ``RunDone`` event;
 - with a ``lease`` (the sweep's own, real one), every write waits for ``holds(lease)``,
   as run_training's do, and a run that lost it returns ``lost`` with nothing more written.
 
@@ -38,7 +41,7 @@ from pathlib import Path
 from tests.fixtures.record_tiny_run import RUN_NAMES, RUNS_TARGET
 from workbench.core.atomic import write_json
 from workbench.core.config.run_config import RunConfig
-from workbench.core.events import EventSink
+from workbench.core.events import EventSink, RunDone
 from workbench.core.records.summary import RunSummary
 from workbench.core.run_folder import (
     BEST_MODEL,
@@ -82,7 +85,7 @@ def fake_run_training(
 ) -> RunResult:
     """What ``run_training(config, on_event, stop, run_dir=..., publish=False, lease=...)``
     leaves for a sweep, without training (see the module docstring)."""
-    assert not resume and not publish, "a sweep passes run_dir and publish=False"
+    assert not resume, "a sweep passes run_dir, and the CLI's contract tests start anew"
     stop = stop or threading.Event()
     run_dir = run_dir or new_run_dir(Path(config.output_dir).expanduser(), config.preset)
     checkpoint = run_dir / CHECKPOINTS_FOLDER / "checkpoint-1"
@@ -134,15 +137,21 @@ def fake_run_training(
     write_json(best_dir / "workbench.json", {"run_dir": str(run_dir)})
     recorded = json.loads((RECORDED / "summary.json").read_text(encoding="utf-8"))
     recorded["validation"]["bleu_after"] = made_up_validation_bleu(config)
+    published = best_dir
+    if publish:  # as run_training publishes it: the output folder's best_model/
+        published = Path(config.output_dir) / BEST_MODEL
+        shutil.copytree(best_dir, published, dirs_exist_ok=True)
     summary = RunSummary.from_dict(
         {
             **recorded,
             "run_dir": str(run_dir),
-            "best_model": str(best_dir),
+            "best_model": str(published),
             "run_best_model": str(best_dir),
         }
     )
     summary.write(run_dir)
+    if on_event is not None:
+        on_event(RunDone("finished", str(run_dir), summary))
     return RunResult("finished", run_dir, summary)
 
 
