@@ -90,6 +90,7 @@ def codes_of(family: str, tokenizer) -> list[str]:
     return BY_NAME[family].codes(tokenizer)
 
 
+@pytest.mark.slow  # family_runs trains a tiny run per family
 @pytest.mark.parametrize("family", FAMILY_NAMES)
 def test_a_run_records_the_direction_it_trained_in(family_runs, family):
     settings = json.loads((family_runs[family] / "best_model" / "workbench.json").read_text())
@@ -100,6 +101,7 @@ def test_a_run_records_the_direction_it_trained_in(family_runs, family):
     assert settings["bleu_tokenize"] == "zh"
 
 
+@pytest.mark.slow  # family_runs trains a tiny run per family
 @pytest.mark.parametrize("family", FAMILY_NAMES)
 def test_sources_and_labels_carry_the_codes(family_runs, family):
     """Checked on token ids: the labels start with the target code (NLLB, M2M100,
@@ -120,11 +122,13 @@ def test_sources_and_labels_carry_the_codes(family_runs, family):
         assert (first_source, first_label) == (SOURCE_CODES[family], TARGET_CODES[family])
         assert direction.first_token_id == labels[0]
     elif family == "marian":
-        assert first_source == ">>cmn_Hans<<" and labels[0] not in direction.code_ids
+        assert first_source == ">>cmn_Hans<<"
+        assert labels[0] not in direction.code_ids
     else:
         assert tokenizer.decode(source).startswith(T5_PREFIX.strip())
 
 
+@pytest.mark.slow  # family_runs trains a tiny run per family
 @pytest.mark.parametrize("family", FAMILY_NAMES)
 def test_no_language_code_appears_in_any_translation(family_runs, family):
     from workbench.core.translate.translator import Translator
@@ -137,7 +141,8 @@ def test_no_language_code_appears_in_any_translation(family_runs, family):
     for line in (run / "test_translations.jsonl").read_text(encoding="utf-8").splitlines():
         row = json.loads(line)
         outputs += [row["before"], row["after"]]
-    assert outputs and any(outputs)
+    assert outputs
+    assert any(outputs)
     leaked = [o for o in outputs for c in codes if c in o]
     assert not leaked
 
@@ -152,9 +157,11 @@ def test_the_target_language_takes_a_full_code_and_an_unknown_one_lists_the_code
     assert hant.direction.target_code == "zho_Hant"
     with pytest.raises(WorkbenchError, match="'xx' is not a language of this NLLB-200") as err:
         Translator.from_pretrained(nllb, backend="transformers", target_lang="xx")
-    assert "zho_Hans" in str(err.value) and "\n" not in str(err.value)
+    assert "zho_Hans" in str(err.value)
+    assert "\n" not in str(err.value)
 
 
+@pytest.mark.slow  # family_runs trains a tiny run per family
 @pytest.mark.parametrize("family", FAMILY_NAMES)
 def test_attention_hides_the_codes_and_the_lab_cache_formula_holds(family_runs, family):
     from workbench.core.attention.extract import load_attention_model
@@ -165,12 +172,14 @@ def test_attention_hides_the_codes_and_the_lab_cache_formula_holds(family_runs, 
     assert amap.weights.shape[-1] == len(amap.source_tokens)
     if TARGET_CODES[family]:
         code = SOURCE_CODES.get(family) or TARGET_CODES[family]
-        assert amap.source_tokens[0] == code and amap.source_special[0]
+        assert amap.source_tokens[0] == code
+        assert amap.source_special[0]
     assert not any(
         c in amap.translation for c in codes_of(family, load_attention_model(best).tokenizer)
     )
     study = cache_study(best, lengths=(4,), repeats=1)
-    assert study.agrees and all(t.identical for t in study.timings)
+    assert study.agrees
+    assert all(t.identical for t in study.timings)
 
 
 @pytest.mark.parametrize(
@@ -218,6 +227,7 @@ def test_the_length_bound_is_the_models_own(
             check_run_model(config)
 
 
+@pytest.mark.slow
 def test_a_pair_into_english_is_scored_with_13a(model_folders, pairs_file, tmp_path):
     """zh -> en on NLLB: the codes swap and BLEU uses sacreBLEU's default tokenizer."""
     from workbench.core.train.run_training import run_training
@@ -258,9 +268,8 @@ def test_the_commands_a_user_runs_on_a_hub_shaped_folder(
     translated = run_cli("translate", "--model", best, "I like tea.", "Where is it?", cwd=tmp_path)
     assert translated.returncode == 0, translated.stderr[-2000:]
     lines = translated.stdout.splitlines()
-    assert len(lines) == 2 and not any(
-        code in translated.stdout for code in ("zho_Hans", "eng_Latn")
-    )
+    assert len(lines) == 2
+    assert not any(code in translated.stdout for code in ("zho_Hans", "eng_Latn"))
     attention = run_cli("attention", "--model", best, "I like tea.", "--width", "100", cwd=tmp_path)
     assert attention.returncode == 0, attention.stderr[-2000:]
     assert "tea" in attention.stdout
@@ -289,7 +298,8 @@ def test_the_nllb_preset_runs_shrunk_through_the_hub(hub_server, tmp_path):
     best = tmp_path / "out" / "best_model"
     assert json.loads((best / "workbench.json").read_text())["target_code"] == "zho_Hans"
     translated = run_cli("translate", "--model", str(best), "I like tea.", cwd=tmp_path, env=env)
-    assert translated.returncode == 0 and translated.stdout.strip()
+    assert translated.returncode == 0
+    assert translated.stdout.strip()
     assert "zho_Hans" not in translated.stdout
 
 
@@ -317,4 +327,5 @@ def test_the_en_de_preset_runs_shrunk_through_the_hub(hub_server, tmp_path):
     assert " · published 26.9 (Helsinki-NLP opus-2020-02-26, newstest2013)" in proc.stdout
     baseline = summary["baseline"]
     assert (baseline["bleu"], baseline["chrf"], baseline["bleu_tokenize"]) == (26.9, 55.3, "13a")
-    assert baseline["warning"] and "label" not in baseline["warning"]
+    assert baseline["warning"]
+    assert "label" not in baseline["warning"]

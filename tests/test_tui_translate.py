@@ -62,7 +62,8 @@ async def test_rows_appear_at_once_queue_and_show_the_translation_at_80_columns(
         assert table.row_count == 1  # at once, before the model has loaded
         assert str(table.get_row_at(0)[2]) == LOADING
         await pilot.press(*SECOND, "enter")  # typed right after: queued, not lost
-        assert table.row_count == 2 and app.focused is field
+        assert table.row_count == 2
+        assert app.focused is field
         loaded.set()
         await wait_for(pilot, lambda: pane.pending == 0, what="both translated")
         assert app.focused is field  # still typing after the answers came
@@ -76,7 +77,8 @@ async def test_rows_appear_at_once_queue_and_show_the_translation_at_80_columns(
         shown = str(table.get_row_at(1)[2])
         assert entries[1].translation.startswith(shown.rstrip("…"))
         detail = str(pane.query_one("#translate-detail", Static).render())
-        assert SECOND in detail and entries[1].translation in detail
+        assert SECOND in detail
+        assert entries[1].translation in detail
 
         await pilot.press("up", "ctrl+t")  # the older row, highlighted while typing
         attention = app.query_one(AttentionPane)
@@ -85,6 +87,7 @@ async def test_rows_appear_at_once_queue_and_show_the_translation_at_80_columns(
         assert app.query_one("#panes").active == "attention"
 
 
+@pytest.mark.slow  # reads the shared finished_run, which trains
 async def test_judgements_in_the_pane_and_in_interact_reach_the_report(
     tmp_path: Path, finished_run: FinishedRun
 ):
@@ -126,7 +129,8 @@ async def test_judgements_in_the_pane_and_in_interact_reach_the_report(
     assert "the 2 judged of 3 distinct lines" in md
     assert main(["report", str(run_dir), "--console", "all", "--sentence", "I like tea."]) == 0
     md = (run_dir / REPORT_MD).read_text(encoding="utf-8")
-    assert "| Some tea. |" in md and "Listed: all 3 distinct lines" in md
+    assert "| Some tea. |" in md
+    assert "Listed: all 3 distinct lines" in md
 
 
 async def test_a_long_sentence_from_translate_pages_with_a_key_in_the_footer(
@@ -144,7 +148,8 @@ async def test_a_long_sentence_from_translate_pages_with_a_key_in_the_footer(
         await wait_for(pilot, lambda: attention.result is not None, what="the heatmap")
         view = attention.query_one("#attention-view")
         await wait_for(pilot, lambda: app.focused is view, what="the focus on the heatmap")
-        assert attention.pages > 1 and attention.page == 1
+        assert attention.pages > 1
+        assert attention.page == 1
         footer_keys = {
             key for key, b in app.active_bindings.items() if b.binding.show and b.enabled
         }
