@@ -59,7 +59,7 @@ PRESETS: dict[str, dict[str, Any]] = {
         "bleu_tokenize": "13a",
     },
     # Fully offline: HSK pairs and a small Marian built here. Measured on this project's
-    # 2-core CPU machine (README, "The demo recipe"): 28 epochs x 107 steps of batch 32
+    # 2-core CPU machine (docs/results.md, "The demo recipe"): 28 epochs x 107 steps of batch 32
     # = 2,996 steps.
     "demo": {
         "model": SCRATCH_MODEL,
@@ -75,7 +75,7 @@ PRESETS: dict[str, dict[str, Any]] = {
         # Batch 32 at lr 7e-4, not 64 at 1e-3: with the 8:1:1 split (3,398 training pairs)
         # batch 64 fell into the one-output-for-everything collapse (validation BLEU 0.4,
         # chrF 3.9: "他很重要。" for every sentence) and a 10% warm-up did not help; batch
-        # 32 gives twice the updates and trained (validation BLEU 11.4; README).
+        # 32 gives twice the updates and trained (validation BLEU 11.4; docs/results.md).
         "batch_size": 32,
         "eval_batch_size": 128,
         "learning_rate": 7e-4,
