@@ -189,7 +189,7 @@ def print_result(result: SweepResult, line: Callable[[str], None]) -> None:
     from pathlib import Path
 
     from workbench.core.experiments.sweep.space import point_text
-    from workbench.core.experiments.table import RUN_ROW_HEADER, run_row_line, run_row
+    from workbench.core.experiments.table import RUN_ROW_HEADER, run_row, run_row_line
 
     line("")
     line(f"trials ({len(result.trials)}); {RUN_ROW_HEADER}")

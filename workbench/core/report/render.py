@@ -26,8 +26,8 @@ from workbench.core.report.cells import (
     decoding_note,
     epoch_table,
     key_facts,
-    sample_rows,
     report_settings_rows,
+    sample_rows,
 )
 from workbench.core.report.cleaning_blocks import cleaning_blocks
 from workbench.core.report.lab_blocks import Block, lab_blocks
