@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import argparse
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from workbench.cli.options import (
     Flag,
@@ -24,10 +24,11 @@ from workbench.cli.options import (
 from workbench.errors import WorkbenchError
 
 if TYPE_CHECKING:
-    from workbench.core.attention.grid import AttentionMap, AttentionView
+    from workbench.cli.options import Subparsers
+    from workbench.core.attention.grid import AttentionMap, AttentionView, Selector
 
 
-def selector(text: str) -> int | str:
+def selector(text: str) -> Selector:
     """``--layer``/``--head`` values: a 1-based number, -1 for the last, or ``mean``."""
     if text.strip().lower() == "mean":
         return "mean"
@@ -91,7 +92,7 @@ FLAGS: tuple[Flag, ...] = (
 )
 
 
-def add_parser(subparsers: Any) -> None:
+def add_parser(subparsers: Subparsers) -> None:
     """Register ``workbench attention`` on the CLI's subparsers."""
     parser = add_command(
         subparsers,
@@ -105,7 +106,7 @@ def add_parser(subparsers: Any) -> None:
     add_language_options(parser, label=False)
 
 
-def pick(value: int | str | None, default: int | str, count: int, name: str) -> int | str:
+def pick(value: Selector | None, default: Selector, count: int, name: str) -> Selector:
     """A 1-based CLI choice as a 0-based index (or 'mean'), checked against the model."""
     if value is None:
         return default

@@ -6,9 +6,12 @@ A thin adapter over :mod:`workbench.core.experiments.compare`; only argparse at 
 from __future__ import annotations
 
 import argparse
-from typing import Any
+from typing import TYPE_CHECKING
 
 from workbench.cli.options import OUTPUT_DIR_FLAG, Flag, add_command
+
+if TYPE_CHECKING:
+    from workbench.cli.options import Subparsers
 
 FLAGS: tuple[Flag, ...] = (
     (
@@ -33,7 +36,7 @@ FLAGS: tuple[Flag, ...] = (
 )
 
 
-def add_parser(subparsers: Any) -> None:
+def add_parser(subparsers: Subparsers) -> None:
     """Register ``workbench compare`` on the CLI's subparsers."""
     add_command(
         subparsers,

@@ -9,14 +9,17 @@ and each family's conversion in :mod:`workbench.core.translate.ct2_convert`.
 from __future__ import annotations
 
 import argparse
-from typing import Any
+from typing import TYPE_CHECKING
 
 from workbench.cli.options import MODEL_FLAG, add_command, check_default_model
 from workbench.core import DISTRIBUTION
 from workbench.errors import WorkbenchError
 
+if TYPE_CHECKING:
+    from workbench.cli.options import Subparsers
 
-def add_parser(subparsers: Any) -> None:
+
+def add_parser(subparsers: Subparsers) -> None:
     """Register ``workbench export`` on the CLI's subparsers."""
     from workbench.core.translate.ct2 import DEFAULT_QUANTIZATION, QUANTIZATIONS
 

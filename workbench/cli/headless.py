@@ -56,6 +56,7 @@ class HeadlessPrinter:
         let_go_of_terminal(sorted({*self.terminal_fds, *also}))
 
     def __call__(self, event: Event) -> None:
+        """Print what ``event`` says: the printer is a run's event sink."""
         for line in self.text.lines(event):
             self.line(line)
 

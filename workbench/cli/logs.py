@@ -8,9 +8,12 @@ until the run ends, and how it ended. Only argparse at import.
 from __future__ import annotations
 
 import argparse
-from typing import Any
+from typing import TYPE_CHECKING
 
 from workbench.cli.options import OUTPUT_DIR_FLAG, Flag, add_command
+
+if TYPE_CHECKING:
+    from workbench.cli.options import Subparsers
 
 FLAGS: tuple[Flag, ...] = (
     (
@@ -27,7 +30,7 @@ FLAGS: tuple[Flag, ...] = (
 POLL_SECONDS = 0.5
 
 
-def add_parser(subparsers: Any) -> None:
+def add_parser(subparsers: Subparsers) -> None:
     """Register ``workbench logs`` on the CLI's subparsers."""
     add_command(subparsers, "logs", help="print a run's lines; --follow a live one", flags=FLAGS)
 

@@ -11,12 +11,16 @@ from __future__ import annotations
 import argparse
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any, TypeAlias
 
 from workbench.core.config.run_config import DEFAULT_OUTPUT_DIR
 from workbench.core.decoding import AUTO_LABEL, BACKENDS, check_beams, check_new_tokens
 from workbench.core.run_folder import BEST_MODEL
 from workbench.errors import WorkbenchError
+
+if TYPE_CHECKING:
+    #: What ``add_subparsers`` returns: each command module registers itself on it.
+    Subparsers: TypeAlias = argparse._SubParsersAction[argparse.ArgumentParser]
 
 DEFAULT_MODEL_DIR = f"{DEFAULT_OUTPUT_DIR}/{BEST_MODEL}"
 
@@ -39,7 +43,7 @@ OUTPUT_DIR_FLAG: Flag = (
 
 
 def add_command(
-    subparsers: Any,
+    subparsers: Subparsers,
     name: str,
     help: str,
     description: str | None = None,

@@ -7,10 +7,13 @@ A thin adapter over :mod:`workbench.core.report.build`; only argparse at import,
 from __future__ import annotations
 
 import argparse
-from typing import Any
+from typing import TYPE_CHECKING
 
 from workbench.cli.options import Flag, add_command
 from workbench.core.translate.judgements import CONSOLE_CHOICES
+
+if TYPE_CHECKING:
+    from workbench.cli.options import Subparsers
 
 HELP = "write report.md and report.html for a run (hand-in ready)"
 DESCRIPTION = (
@@ -56,7 +59,7 @@ FLAGS: tuple[Flag, ...] = (
 )
 
 
-def add_parser(subparsers: Any) -> None:
+def add_parser(subparsers: Subparsers) -> None:
     """Register ``workbench report`` on the CLI's subparsers."""
     add_command(subparsers, "report", HELP, DESCRIPTION, FLAGS)
 

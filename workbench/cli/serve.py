@@ -18,10 +18,13 @@ import ipaddress
 import shlex
 import socket
 import sys
-from typing import Any
+from typing import TYPE_CHECKING
 
 from workbench.cli.options import add_command
 from workbench.errors import WorkbenchError
+
+if TYPE_CHECKING:
+    from workbench.cli.options import Subparsers
 
 FLAGS = (
     ("--host", {"default": "127.0.0.1", "help": "address to listen on (default: 127.0.0.1)"}),
@@ -45,7 +48,7 @@ FLAGS = (
 )
 
 
-def add_parser(subparsers: Any) -> None:
+def add_parser(subparsers: Subparsers) -> None:
     """Register ``workbench serve``, with the TUI's run flags (given to every tab)."""
     from workbench.cli.train import add_run_options
 

@@ -8,9 +8,12 @@ checkpoint, as after Ctrl-C, and ``train --resume`` continues it. Only argparse 
 from __future__ import annotations
 
 import argparse
-from typing import Any
+from typing import TYPE_CHECKING
 
 from workbench.cli.options import OUTPUT_DIR_FLAG, Flag, add_command
+
+if TYPE_CHECKING:
+    from workbench.cli.options import Subparsers
 
 FLAGS: tuple[Flag, ...] = (
     ("run", {"nargs": "?", "help": "run id or folder (default: the newest live run)"}),
@@ -26,7 +29,7 @@ FLAGS: tuple[Flag, ...] = (
 )
 
 
-def add_parser(subparsers: Any) -> None:
+def add_parser(subparsers: Subparsers) -> None:
     """Register ``workbench stop`` on the CLI's subparsers."""
     add_command(
         subparsers, "stop", help="stop a live run at its next step, with a checkpoint", flags=FLAGS

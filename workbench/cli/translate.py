@@ -11,7 +11,7 @@ import argparse
 import sys
 from collections.abc import Iterable
 from pathlib import Path
-from typing import Any, TextIO
+from typing import TYPE_CHECKING, TextIO
 
 from workbench.cli.options import (
     add_backend_option,
@@ -28,10 +28,13 @@ from workbench.core.translate.judgements import JUDGE_USAGE, is_judge_command, p
 from workbench.core.translate.translator import Translator
 from workbench.errors import WorkbenchError
 
+if TYPE_CHECKING:
+    from workbench.cli.options import Subparsers
+
 QUIT_WORDS = {":q", ":quit", "quit", "exit", ":exit"}
 
 
-def add_parsers(sub: Any) -> None:
+def add_parsers(sub: Subparsers) -> None:
     """Register ``interact`` and ``translate`` on the CLI's subparsers."""
     interact = sub.add_parser("interact", help="translate what you type with a saved model")
     translate = sub.add_parser("translate", help="translate arguments or stdin, line by line")

@@ -214,6 +214,7 @@ class JsonlRecorder:
                 fh.write(b"\n")
 
     def __call__(self, event: Event) -> None:
+        """Append ``event`` as one JSON line if it is of :data:`KINDS`, the numbers a run keeps."""
         if not isinstance(event, self.KINDS):
             return
         line = json.dumps(event_to_record(event), ensure_ascii=False, allow_nan=False, default=str)

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Protocol, TypeVar
 
 from textual.message import Message
 from textual.worker import Worker, WorkerState
@@ -14,10 +14,13 @@ from workbench.core.events import Event
 from workbench.core.records.summary import RunSummary
 from workbench.errors import WorkbenchError
 
+if TYPE_CHECKING:
+    from textual.app import App
+
 T = TypeVar("T")
 
 
-def checked(app: Any, title: str, read: Callable[[], T]) -> T | None:
+def checked(app: App[object], title: str, read: Callable[[], T]) -> T | None:
     """``read()``, or None after showing its one-line error: a bad value typed into a pane
     is refused with the same sentence the CLI prints, and nothing starts."""
     try:
@@ -65,6 +68,13 @@ class WorkerFailed(Message):
     error: BaseException | None
 
 
+class PostsMessages(Protocol):
+    """What :class:`ForwardsWorkerFailures` needs of the widget or app it is mixed into."""
+
+    def post_message(self, message: Message) -> bool:
+        """Queue ``message`` on the widget or app, as Textual's ``MessagePump`` does."""
+
+
 class ForwardsWorkerFailures:
     """Mixin for panes that run workers: pass their failures up to the app.
 
@@ -73,6 +83,7 @@ class ForwardsWorkerFailures:
     (``exit_on_error=False`` keeps the app up, but nobody would see why nothing happened).
     """
 
-    def on_worker_state_changed(self, event: Worker.StateChanged) -> None:
+    def on_worker_state_changed(self: PostsMessages, event: Worker.StateChanged) -> None:
+        """Pass a failed worker's error up to the app to show (the event itself does not bubble)."""
         if event.state == WorkerState.ERROR:
-            self.post_message(WorkerFailed(event.worker.group, event.worker.error))  # type: ignore[attr-defined]
+            self.post_message(WorkerFailed(event.worker.group, event.worker.error))

@@ -20,14 +20,21 @@ from __future__ import annotations
 
 import asyncio
 import signal
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from workbench.errors import WorkbenchError
 from workbench.tui.widgets.quit_dialog import BACKGROUND, STOP, QuitDialog
 from workbench.tui.widgets.training_pane import TrainingPane
 
 if TYPE_CHECKING:
+    from textual.app import App
+
     from workbench.core.config.run_config import RunConfig
+
+    #: Type checkers see the app this is mixed into; at run time it is a plain mixin.
+    _MixedIntoApp = App[int]
+else:
+    _MixedIntoApp = object
 
 #: The longest wait for a stop's checkpoint before the app exits (the thread goes on).
 QUIT_WAIT_SECONDS = 4.0
@@ -47,7 +54,7 @@ class _Nowhere:
         return
 
 
-class QuitsAroundTraining:
+class QuitsAroundTraining(_MixedIntoApp):
     """The app's quitting, for a :class:`~textual.app.App` with a :class:`TrainingPane`."""
 
     config: RunConfig
@@ -57,14 +64,6 @@ class QuitsAroundTraining:
     keeps_training: bool
     handing_over: bool
     training: TrainingPane | None
-
-    # App's, used here
-    is_headless: bool
-    screen: Any
-    exit: Any
-    notify: Any
-    call_later: Any
-    push_screen: Any
 
     def catch_hangups(self) -> None:
         """SIGTERM stops and quits; SIGHUP lets the UI go and the run train on."""

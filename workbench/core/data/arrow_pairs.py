@@ -151,9 +151,11 @@ class PairTable(Sequence[Any]):
         return list(self._table.column(name).to_pylist())
 
     def sources(self) -> list[str]:
+        """The source side as one list, read from its column without building a pair per row."""
         return self.column("source")
 
     def targets(self) -> list[str]:
+        """The target side as one list, read from its column without building a pair per row."""
         return self.column("target")
 
     def token_dataset(self) -> Any:

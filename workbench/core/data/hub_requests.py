@@ -261,6 +261,7 @@ class RetryingClients:
         self.make = make
 
     def __call__(self) -> Any:
+        """A new client whose ``send`` retries, made when huggingface_hub asks for one."""
         client = self.make()
         client.send = _retrying_send(client.send)
         return client

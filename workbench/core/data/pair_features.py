@@ -45,6 +45,7 @@ def default_num_proc() -> int:
 
 
 def feature_schema(tokenized: bool) -> Any:
+    """A shard file's columns: the cleaning keys, and the training ids if the run tokenizes."""
     import pyarrow as pa
 
     fields = [
@@ -74,6 +75,7 @@ class FeatureJob:
     tokenizer: PairTokenizer | None
 
     def shard_file(self, index: int) -> Path:
+        """Where shard ``index`` writes its columns; the parent maps them back in order."""
         return self.folder / f"features-{index:05d}.arrow"
 
     def run_shard(self, index: int) -> int:
@@ -153,6 +155,7 @@ class Rate:
         self.last = -every
 
     def due(self, done: int, total: int) -> bool:
+        """Whether a progress line is due: ``every`` seconds after the last one, and at the end."""
         now = time.monotonic() - self.started
         if (total and done >= total) or now - self.last >= self.every:
             self.last = now
@@ -160,6 +163,7 @@ class Rate:
         return False
 
     def figures(self, done: int, total: int) -> tuple[float, float | None]:
+        """Pairs per second so far, and the seconds left (None while the total is unknown)."""
         seconds = max(1e-6, time.monotonic() - self.started)
         rate = done / seconds
         return rate, ((total - done) / rate if rate and total else None)

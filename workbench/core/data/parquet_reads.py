@@ -112,16 +112,20 @@ class ExactReads:
         return int(self._handle.tell())
 
     def seekable(self) -> bool:
+        """Yes: pyarrow reads the footer first, then seeks back to each row group."""
         return True
 
     def readable(self) -> bool:
+        """Yes: asked by pyarrow before it reads, as of any file object."""
         return True
 
     @property
     def closed(self) -> bool:
+        """Whether the Hub file underneath is closed."""
         return bool(self._handle.closed)
 
     def close(self) -> None:
+        """Close the Hub file underneath."""
         self._handle.close()
 
 

@@ -25,6 +25,7 @@ def default_cache_dir() -> Path:
 
 
 def sample_stem(repo: str, config: str | None, src: str, tgt: str, n: int, seed: int) -> str:
+    """A sample's cache name: everything that chose its rows, so another draw is another file."""
     # The cap is in the name: a sample drawn under another scheme is another sample.
     return (
         f"{repo.replace('/', '--')}-{config or 'default'}-{src}-{tgt}-n{n}-seed{seed}"
@@ -33,16 +34,19 @@ def sample_stem(repo: str, config: str | None, src: str, tgt: str, n: int, seed:
 
 
 def split_stem(repo: str, config: str | None, split: str, src: str, tgt: str) -> str:
+    """The cache name of a whole split (a test set): read as it is, so no size or seed."""
     return f"{repo.replace('/', '--')}-{config or 'default'}-{split}-{src}-{tgt}"
 
 
 def cache_file(cache_dir: Path, stem: str, revision: str | None) -> Path:
+    """The file of ``stem``'s rows as read at ``revision`` (``unpinned``: from a plain folder)."""
     # ``name@sha.jsonl``, as the Hub writes ``repo@revision``; quoted so a branch such as
     # "refs/pr/1" stays one file name.
     return cache_dir / f"{stem}@{quote(revision, safe='') if revision else UNPINNED}.jsonl"
 
 
 def find_cached(cache_dir: Path, stem: str, revision: str | None) -> Path | None:
+    """``stem``'s cache file at ``revision`` (None: the newest at any), or None if not cached."""
     if revision is not None:
         path = cache_file(cache_dir, stem, revision)
         return path if path.is_file() else None

@@ -41,6 +41,7 @@ class PairTokenizer:
     max_target_length: int
 
     def __call__(self, sources: list[str], targets: list[str]) -> tuple[list[int], list[int]]:
+        """Each pair's whole source and target length in tokens: what the ``long`` rule counts."""
         encoded = self.encode(sources, targets)
         return encoded["source_tokens"], encoded["target_tokens"]
 

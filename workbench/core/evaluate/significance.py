@@ -42,7 +42,8 @@ def _results(table: dict[str, list[str | Result]], key: str) -> list[Result]:
 def _interval(result: Result) -> list[float]:
     """The bootstrap's 95% interval around a system's mean, clipped to [0, 100]."""
     # The paired bootstrap sets both for every system, the baseline included.
-    assert result.mean is not None and result.ci is not None, "not a bootstrap result"
+    assert result.mean is not None, "not a bootstrap result"
+    assert result.ci is not None, "not a bootstrap result"
     return _bounded([result.mean - result.ci, result.mean + result.ci])
 
 

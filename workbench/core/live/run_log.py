@@ -49,5 +49,6 @@ class RunLog:
                 pass  # a full disk must not end the run; metrics.jsonl says the same
 
     def __call__(self, event: Event) -> None:
+        """Append the lines ``event`` says, as the terminal shows them."""
         for line in self.text.lines(event):
             self.line(line)

@@ -9,6 +9,7 @@ from __future__ import annotations
 import threading
 import time
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from transformers import TrainerCallback
 
@@ -17,6 +18,9 @@ from workbench.core.records.scores import finite_or_none
 from workbench.core.records.status import EndStatus
 from workbench.core.run_folder import RunLease, holds
 from workbench.core.train import distributed
+
+if TYPE_CHECKING:
+    from transformers import TrainerControl, TrainerState, TrainingArguments
 
 
 @dataclass(frozen=True)
@@ -63,11 +67,25 @@ class EventCallback(TrainerCallback):
         self.stopped_by_user = False
         self.nan_step: int | None = None
 
-    def on_train_begin(self, args, state, control, **kwargs):  # type: ignore[no-untyped-def]
+    def on_train_begin(
+        self,
+        args: TrainingArguments,
+        state: TrainerState,
+        control: TrainerControl,
+        **kwargs: object,
+    ) -> None:
+        """Start the clock at the step the loop begins at (past 0 when the run is resumed)."""
         self.started = time.perf_counter()
         self.start_step = state.global_step
 
-    def on_step_end(self, args, state, control, **kwargs):  # type: ignore[no-untyped-def]
+    def on_step_end(
+        self,
+        args: TrainingArguments,
+        state: TrainerState,
+        control: TrainerControl,
+        **kwargs: object,
+    ) -> TrainerControl:
+        """Stop here: saving nothing if the lease is lost, with a checkpoint if a stop was asked."""
         if self.lease_lost or not holds(self.lease):
             # Another worker writes into the run folder now: no log, evaluation or save.
             # (A sweep's trial runs in one process; a lease is never given to DDP ranks.)
@@ -82,7 +100,14 @@ class EventCallback(TrainerCallback):
             control.should_save = True
         return control
 
-    def on_epoch_end(self, args, state, control, **kwargs):  # type: ignore[no-untyped-def]
+    def on_epoch_end(
+        self,
+        args: TrainingArguments,
+        state: TrainerState,
+        control: TrainerControl,
+        **kwargs: object,
+    ) -> TrainerControl:
+        """No evaluation or save for an epoch ended by a stop, a NaN loss or a lost lease."""
         # A stop mid-epoch already saved its checkpoint at the step; the epoch-end
         # evaluation would score a partial epoch (and could become the "best" model,
         # which a resumed run would never pick), and a NaN model is not worth a save.
@@ -94,7 +119,15 @@ class EventCallback(TrainerCallback):
             control.should_save = False
         return control
 
-    def on_log(self, args, state, control, logs=None, **kwargs):  # type: ignore[no-untyped-def]
+    def on_log(
+        self,
+        args: TrainingArguments,
+        state: TrainerState,
+        control: TrainerControl,
+        logs: dict[str, float] | None = None,
+        **kwargs: object,
+    ) -> TrainerControl:
+        """The Trainer's log as a TrainStep or EvalDone event; a NaN loss stops the run."""
         logs = logs or {}
         step = state.global_step
         if "loss" in logs:

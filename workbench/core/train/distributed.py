@@ -47,6 +47,7 @@ def is_main() -> bool:
 
 
 def is_distributed() -> bool:
+    """Whether this run is several processes (torchrun), whose stops and saves must agree."""
     return world_size() > 1
 
 

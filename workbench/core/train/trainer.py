@@ -254,6 +254,7 @@ class DecoderInputsCollator(DataCollatorForSeq2Seq):
     """
 
     def __call__(self, features: Any, return_tensors: Any = None) -> Any:
+        """The collated batch, with ``decoder_input_ids`` shifted from the labels if it has none."""
         batch = super().__call__(features, return_tensors)
         if "decoder_input_ids" not in batch and "labels" in batch and self.model is not None:
             from transformers.models.bart.modeling_bart import shift_tokens_right

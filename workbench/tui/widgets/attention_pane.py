@@ -11,7 +11,7 @@ focus on the heatmap, so its keys work, and show in the footer, at once.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from rich.text import Text
 from textual import on, work
@@ -22,6 +22,10 @@ from textual.message import Message
 from textual.widgets import Input, Static
 
 from workbench.tui.messages import ForwardsWorkerFailures
+
+if TYPE_CHECKING:
+    from workbench.core.attention.extract import AttentionModel
+    from workbench.core.attention.grid import AttentionMap
 
 
 class AttentionPane(ForwardsWorkerFailures, Vertical):
@@ -42,14 +46,14 @@ class AttentionPane(ForwardsWorkerFailures, Vertical):
     class Extracted(Message):
         """Weights for a sentence are ready (posted from the worker)."""
 
-        result: Any
+        result: AttentionMap | None
         error: str | None
 
     def __init__(self, model: str, **kwargs: Any) -> None:
         super().__init__(**kwargs)
         self.model_name = model
-        self._loaded: Any = None  # an AttentionModel, loaded on first use
-        self.result: Any = None
+        self._loaded: AttentionModel | None = None  # loaded on first use
+        self.result: AttentionMap | None = None
         self.layer_index: int | None = None  # None: the default view chosen by the core
         self.head_index: int | None = None  # None: mean over heads
         self.merge_words = False  # pieces, as `workbench attention` without --words
@@ -57,6 +61,7 @@ class AttentionPane(ForwardsWorkerFailures, Vertical):
         self.pages = 1
 
     def compose(self) -> ComposeResult:
+        """The sentence field, a status line, and the heatmap in a view that scrolls."""
         yield Input(
             placeholder="Sentence to inspect, Enter to run; ] [ layer · h head · m mean · w words",
             id="attention-input",
@@ -69,6 +74,7 @@ class AttentionPane(ForwardsWorkerFailures, Vertical):
             )
 
     def action_focus_input(self) -> None:
+        """/: back to the sentence field, to look at another sentence."""
         self.query_one("#attention-input", Input).focus()
 
     def set_model(self, model: str) -> None:
@@ -136,7 +142,7 @@ class AttentionPane(ForwardsWorkerFailures, Vertical):
         self.refresh_bindings()
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
-        # The page key only where there is another page to show.
+        """The page key only where there is another page to show."""
         return self.pages > 1 if action == "next_page" else True
 
     def action_next_page(self) -> None:
@@ -145,6 +151,7 @@ class AttentionPane(ForwardsWorkerFailures, Vertical):
         self.render_view()
 
     def action_layer(self, delta: int) -> None:
+        """] and [: the next or previous decoder layer (from the default view's at first)."""
         if self.result is None:
             return
         layers = self.result.num_layers
@@ -153,6 +160,7 @@ class AttentionPane(ForwardsWorkerFailures, Vertical):
         self.render_view()
 
     def action_head(self, delta: int) -> None:
+        """h: the next head (the first, after the mean over heads)."""
         if self.result is None:
             return
         heads = self.result.num_heads
@@ -160,9 +168,11 @@ class AttentionPane(ForwardsWorkerFailures, Vertical):
         self.render_view()
 
     def action_mean(self) -> None:
+        """m: back to the mean over all heads."""
         self.head_index = None
         self.render_view()
 
     def action_words(self) -> None:
+        """w: merge SentencePiece pieces into whole words, or split them again."""
         self.merge_words = not self.merge_words
         self.render_view()

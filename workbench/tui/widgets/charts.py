@@ -4,6 +4,7 @@ whole numbers (steps, counts) as whole numbers."""
 from __future__ import annotations
 
 import math
+from typing import Any
 
 from textual_plotext import PlotextPlot
 
@@ -21,11 +22,13 @@ def clean_series(xs: list[float], ys: list[float]) -> tuple[list[float], list[fl
     return [p[0] for p in pairs], [p[1] for p in pairs]
 
 
-def integer_ticks(low: float, high: float, most: int = 6) -> list[int]:
+def integer_ticks(low: float, high: float, most: int = 6) -> list[float]:
     """At most ``most`` whole-number ticks between ``low`` and ``high``, a round step apart.
 
     plotext spaces its own ticks evenly between the extremes and prints them as floats, so
     counts read ``994.0`` and steps ``14.2``; whole numbers should read as whole numbers.
+    The ticks are ints (plotext prints them without ``.0``), typed as the floats
+    ``xticks`` takes.
     """
     if not (math.isfinite(low) and math.isfinite(high)) or high < low:
         return []
@@ -47,7 +50,7 @@ def all_whole(values: list[float]) -> bool:
 class SeriesChart(PlotextPlot):
     """A line chart of named series that grow point by point."""
 
-    def __init__(self, title: str, xlabel: str, **kwargs) -> None:
+    def __init__(self, title: str, xlabel: str, **kwargs: Any) -> None:
         super().__init__(**kwargs)
         self.title = title
         self.xlabel = xlabel
@@ -98,4 +101,5 @@ class SeriesChart(PlotextPlot):
         self.refresh()
 
     def on_mount(self) -> None:
+        """Draw the chart, its title and axis label, before its first point arrives."""
         self.replot()

@@ -91,6 +91,7 @@ class LabPane(ForwardsWorkerFailures, Vertical):
         self.finished = 0  # studies ended (done, stopped or failed): what tests wait for
 
     def compose(self) -> ComposeResult:
+        """The study buttons, the limit, Run and Stop, the sentence, the progress and the result."""
         with Horizontal(id="lab-buttons"):
             for name in STUDIES:
                 yield Button(f"{name.title()} ({name[0]})", id=f"lab-{name}", classes="lab-study")
@@ -113,6 +114,7 @@ class LabPane(ForwardsWorkerFailures, Vertical):
             yield Static(Text("Choose a study (d, c, a) and press Run (g)."), id="lab-result")
 
     def on_mount(self) -> None:
+        """Show which study Run starts: decoding, until another is chosen."""
         self._choose(self.study)
 
     def set_model(self, model: str) -> None:

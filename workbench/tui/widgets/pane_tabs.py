@@ -17,6 +17,7 @@ class PaneTabs(TabbedContent):
     """A ``TabbedContent`` that follows focus only while the focus is still in that pane."""
 
     def on_tab_pane_focused(self, event: TabPane.Focused) -> None:
+        """Drop a late focus message, whose widget no longer has the focus (module docstring)."""
         focused = self.screen.focused
         if focused is None or event.tab_pane not in focused.ancestors:
             event.stop()

@@ -37,6 +37,7 @@ class QuitDialog(ModalScreen[str]):
         self.run_name = run_name
 
     def compose(self) -> ComposeResult:
+        """The question, and the three answers with their keys."""
         with Vertical():
             yield Static(
                 f"{self.run_name} is training. Quit and\n\n"
@@ -49,4 +50,5 @@ class QuitDialog(ModalScreen[str]):
             )
 
     def action_answer(self, answer: str) -> None:
+        """s, b or c: close the dialog with the answer, which the app acts on."""
         self.dismiss(answer)

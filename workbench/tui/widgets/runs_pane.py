@@ -120,6 +120,7 @@ class RunsPane(ForwardsWorkerFailures, Vertical):
         self.requested: list[str] = []  # the runs of the comparison last asked for
 
     def compose(self) -> ComposeResult:
+        """The summary, the runs table, the highlighted run's detail and chart, a comparison."""
         yield Static("", id="runs-summary")
         yield DataTable(
             id="runs-table", cursor_type="row", zebra_stripes=True, cell_padding=CELL_PADDING
@@ -132,10 +133,12 @@ class RunsPane(ForwardsWorkerFailures, Vertical):
                 yield Static(COMPARE_HINT, id="runs-compare", classes="-hint")
 
     def on_mount(self) -> None:
+        """Read the runs now and every :data:`REFRESH_SECONDS`, so new and live runs show."""
         self.refresh_runs()
         self.set_interval(REFRESH_SECONDS, self.refresh_runs)
 
     def on_resize(self) -> None:
+        """Rebuild the table for the new width: the columns that fit are shown."""
         if self.rows is not None:
             self._fill_table()
 

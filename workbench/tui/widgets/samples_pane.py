@@ -87,11 +87,13 @@ class SamplesPane(Vertical):
         self.order = 0  # index into CHANGE_LABELS
 
     def compose(self) -> ComposeResult:
+        """The run's score lines, the sentence table, and the highlighted row in full."""
         yield Static("No finished run yet: start one in the Training pane.", id="samples-summary")
         yield DataTable(id="samples-table", cursor_type="row", zebra_stripes=True)
         yield Static("", id="samples-detail")
 
     def on_mount(self) -> None:
+        """Add the table's columns, sized to the terminal's width."""
         self._add_columns()
 
     def _add_columns(self) -> None:
@@ -186,6 +188,7 @@ class SamplesPane(Vertical):
         self.action_open_attention()
 
     def action_open_attention(self) -> None:
+        """Enter: the highlighted sentence in the Attention pane."""
         source = self.selected_source()
         if source:
             self.post_message(ShowAttention(source))

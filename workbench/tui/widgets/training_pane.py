@@ -25,7 +25,7 @@ from rich.text import Text
 from textual import on, work
 from textual.app import ComposeResult
 from textual.containers import Horizontal, Vertical
-from textual.widgets import Button, Input, Label, Log, ProgressBar, Static
+from textual.widgets import Button, Input, Label, Log, ProgressBar, Static, TabbedContent
 
 from workbench.core.config.build import build_config
 from workbench.core.config.run_config import RunConfig
@@ -73,7 +73,9 @@ def setting_text(field: str, value: float) -> str:
 class TrainingPane(ForwardsWorkerFailures, Vertical):
     """Start, watch and stop fine-tuning."""
 
-    def __init__(self, config: RunConfig, detached_runs: list[str] | None = None, **kwargs) -> None:
+    def __init__(
+        self, config: RunConfig, detached_runs: list[str] | None = None, **kwargs: Any
+    ) -> None:
         super().__init__(**kwargs)
         self.config = config
         #: The flags a detached run is started with, when Start starts one (a browser tab).
@@ -93,6 +95,7 @@ class TrainingPane(ForwardsWorkerFailures, Vertical):
         self.lines_from_events = True
 
     def compose(self) -> ComposeResult:
+        """The editable settings, the run buttons and status, the charts and the log."""
         with Horizontal(id="train-settings"):
             for field, label in EDITABLE:
                 yield Label(f"{label}:")
@@ -117,6 +120,7 @@ class TrainingPane(ForwardsWorkerFailures, Vertical):
         yield Log(id="train-log", max_lines=LOG_LINES)
 
     def on_mount(self) -> None:
+        """Poll an attached run (another process's) every :data:`FOLLOW_SECONDS`."""
         self.set_interval(FOLLOW_SECONDS, self._follow)
 
     def edited_config(self) -> RunConfig:
@@ -131,12 +135,15 @@ class TrainingPane(ForwardsWorkerFailures, Vertical):
     # ------------------------------------------------------------------ actions
 
     def action_start(self) -> None:
+        """s: start a new run with the settings as edited."""
         self._launch(resume=False)
 
     def action_resume(self) -> None:
+        """r: continue the last run from its newest checkpoint."""
         self._launch(resume=True)
 
     def action_stop(self) -> None:
+        """x: stop the run after this step, with a checkpoint (an attached one by request)."""
         if self.attached is not None and not self.running:
             self._stop_attached(self.attached.run_dir)
             return
@@ -210,7 +217,7 @@ class TrainingPane(ForwardsWorkerFailures, Vertical):
         self.query_one("#stop", Button).disabled = not self.running
         # Keep focus on a button: a disabled one loses focus, and Textual would move it
         # into a settings field where the single-key shortcuts are typed as text.
-        if self.app.query_one("TabbedContent").active == "training":
+        if self.app.query_one(TabbedContent).active == "training":
             self.query_one("#stop" if self.running else "#start", Button).focus()
 
     @work(thread=True, exclusive=True, exit_on_error=False, group="training")
@@ -218,11 +225,12 @@ class TrainingPane(ForwardsWorkerFailures, Vertical):
         """The core run; events arrive back on the main thread as RunEvent messages."""
         from workbench.core.train.run_training import run_training
 
+        def post(event: Event) -> None:
+            self.post_message(RunEvent(event))
+
         self.training_done.clear()
         try:
-            run_training(
-                config, lambda e: self.post_message(RunEvent(e)), self.stop_flag, resume=resume
-            )
+            run_training(config, post, self.stop_flag, resume=resume)
         finally:
             self.training_done.set()
 
@@ -236,7 +244,7 @@ class TrainingPane(ForwardsWorkerFailures, Vertical):
         run_dir, _ = start_detached_run(args, config, resume)
         self.app.call_from_thread(self.show_run, run_dir)
 
-    def worker_failed(self, error: BaseException) -> None:
+    def worker_failed(self, error: BaseException | None) -> None:
         """Called by the app's single worker-failure handler for the training worker."""
         self.running = False
         self.last_status = "failed"

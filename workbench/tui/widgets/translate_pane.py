@@ -16,13 +16,14 @@ import threading
 from collections import deque
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from rich.text import Text
 from textual import events, on, work
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical
+from textual.coordinate import Coordinate
 from textual.message import Message
 from textual.widgets import DataTable, Input, Label, Select, Static
 
@@ -48,6 +49,10 @@ from workbench.tui.widgets.translate_rows import (
     cut,
     detail_text,
 )
+
+if TYPE_CHECKING:
+    from workbench.core.config.run_config import LanguageSettings
+    from workbench.core.translate.translator import Translator
 
 
 class TranslatePane(ForwardsWorkerFailures, Vertical):
@@ -96,19 +101,19 @@ class TranslatePane(ForwardsWorkerFailures, Vertical):
         tuned_model: str,
         base_model: str | None,
         history: Path,
-        base_languages: dict[str, str | None] | None = None,
+        base_languages: LanguageSettings | None = None,
         **kwargs: Any,
     ) -> None:
         super().__init__(**kwargs)
         self.models = {"tuned": tuned_model, "base": base_model}
         # The base model decodes in the run's direction, as the "before" side did; a saved
         # model in its own (its workbench.json).
-        self.languages: dict[str, dict[str, str | None]] = {
+        self.languages: dict[str, LanguageSettings] = {
             "tuned": {},
-            "base": dict(base_languages or {}),
+            "base": base_languages.copy() if base_languages else {},
         }
         self.history = history
-        self._translators: dict[str, Any] = {}
+        self._translators: dict[str, Translator] = {}
         self.entries: dict[str, Entry] = {}  # by row key, in table order
         self._jobs: deque[Job] = deque()
         self._jobs_lock = threading.Lock()
@@ -116,6 +121,7 @@ class TranslatePane(ForwardsWorkerFailures, Vertical):
         self._next_row = 0
 
     def compose(self) -> ComposeResult:
+        """The model, beams and length fields, the sentence field, the history and the detail."""
         with Horizontal(id="translate-options"):
             yield Label("model:")
             yield Select(
@@ -146,6 +152,7 @@ class TranslatePane(ForwardsWorkerFailures, Vertical):
         yield Static("", id="translate-detail")
 
     def on_mount(self) -> None:
+        """Add the history table's columns, sized to the terminal's width."""
         # Fixed shares of the width, so the translation shows at 80 columns; the
         # highlighted row is shown in full below the table.
         width = max(70, self.app.size.width - 4)
@@ -270,7 +277,7 @@ class TranslatePane(ForwardsWorkerFailures, Vertical):
 
     # ------------------------------------------------------------------ results
 
-    def _cell(self, key: str, column: str, value: Any) -> None:
+    def _cell(self, key: str, column: str, value: str | Text) -> None:
         table = self.query_one(DataTable)
         if key in table.rows:  # not cleared (Ctrl-L) while it was translated
             table.update_cell(key, column, value)
@@ -319,7 +326,7 @@ class TranslatePane(ForwardsWorkerFailures, Vertical):
         table = self.query_one(DataTable)
         if not table.row_count:
             return None
-        key = table.coordinate_to_cell_key((table.cursor_row, 0)).row_key.value
+        key = table.coordinate_to_cell_key(Coordinate(table.cursor_row, 0)).row_key.value
         return self.entries.get(str(key))
 
     @on(DataTable.RowHighlighted, "#translate-history")
@@ -342,6 +349,7 @@ class TranslatePane(ForwardsWorkerFailures, Vertical):
             table.move_cursor(row=max(0, min(table.row_count - 1, table.cursor_row + delta)))
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        """The judging and focus keys are off in the input, where they are typed."""
         # In the input these letters are typed; ``:judge`` does the same there.
         return not (action in ("judge", "focus_input") and isinstance(self.app.focused, Input))
 
@@ -366,6 +374,7 @@ class TranslatePane(ForwardsWorkerFailures, Vertical):
         return True
 
     def action_focus_input(self) -> None:
+        """/: into the sentence field, to translate another line."""
         self.query_one("#translate-input", Input).focus()
 
     def action_open_attention(self) -> None:
@@ -375,6 +384,7 @@ class TranslatePane(ForwardsWorkerFailures, Vertical):
             self.post_message(ShowAttention(entry.source))
 
     def action_clear(self) -> None:
+        """Ctrl-L: empty the table (the history file keeps every line)."""
         self.query_one(DataTable).clear()
         self.entries.clear()
         self._show_detail()
