@@ -51,7 +51,8 @@ def test_weights_have_the_right_shape_are_finite_and_rows_sum_to_one(tiny):
     assert amap.weights.shape == (layers, heads, len(amap.target_tokens), len(amap.source_tokens))
     assert np.isfinite(amap.weights).all()
     np.testing.assert_allclose(amap.weights.sum(axis=-1), 1.0, atol=1e-5)  # every head, row
-    assert amap.source_tokens[-1] == "</s>" and amap.source_special[-1]
+    assert amap.source_tokens[-1] == "</s>"
+    assert amap.source_special[-1]
     assert not any(amap.source_special[:-1])
     assert amap.target_special[-1] == (amap.target_tokens[-1] == "</s>")
 
@@ -61,9 +62,11 @@ def test_extraction_switches_to_eager_only_for_itself(tiny):
     assert model.config._attn_implementation == "sdpa"  # the fast path is the default
     attention_for(model, tokenizer, SENTENCE)
     assert model.config._attn_implementation == "sdpa"
-    with pytest.raises(RuntimeError), eager_attention(model):
+    with eager_attention(model):
         assert model.config._attn_implementation == "eager"
-        raise RuntimeError("boom")
+    assert model.config._attn_implementation == "sdpa"
+    with pytest.raises(RuntimeError, match="boom"), eager_attention(model):
+        raise RuntimeError("boom")  # an error inside restores it too
     assert model.config._attn_implementation == "sdpa"
 
 

@@ -155,7 +155,9 @@ def test_the_average_of_a_run_is_scored_on_validation_against_its_best(
         state, config, _held_out(finished_run, config), run / "best_model", "cpu", notes.append
     )
     record = result.record
-    assert record is not None and record["k"] == 3 and record["which"] == "best"
+    assert record is not None
+    assert record["k"] == 3
+    assert record["which"] == "best"
     assert record["checkpoints"] == ["checkpoint-9", "checkpoint-18"]
     assert record["epochs"] == [1.0, 2.0]
     best, averaged = record["validation"]["best"], record["validation"]["averaged"]
@@ -187,7 +189,8 @@ def test_the_average_of_a_run_is_scored_on_validation_against_its_best(
         mean = torch.stack([c[name] for c in checkpoints]).mean(0)
         assert torch.allclose(value, mean, atol=1e-6), name
     # the averaged folder loads as a model, with the run's settings
-    assert (model / "workbench.json").is_file() and (model / "config.json").is_file()
+    assert (model / "workbench.json").is_file()
+    assert (model / "config.json").is_file()
 
 
 @pytest.mark.slow
@@ -218,7 +221,8 @@ def test_an_average_better_on_validation_becomes_the_best_model(
     result = average_checkpoints(
         state, config, _held_out(finished_run, config), run / "best_model", "cpu", notes.append
     )
-    assert isinstance(result, Averaging) and result.record is not None
+    assert isinstance(result, Averaging)
+    assert result.record is not None
     assert result.record["validation"]["best"]["bleu"] == summary.bleu_before
     assert result.record["validation"]["averaged"]["bleu"] == summary.bleu_after
     assert result.record["kept"] == "averaged"
@@ -247,5 +251,7 @@ def test_one_epoch_checkpoint_is_not_averaged(finished_run: FinishedRun, tmp_pat
     assert [n.text for n in notes if isinstance(n, Note)] == [
         "checkpoint averaging skipped: the run has 1 epoch checkpoint; averaging needs 2 or more"
     ]
-    assert result.record is not None and result.record["kept"] == "best"
-    assert result.translations == {} and not (run / AVERAGED_MODEL).exists()
+    assert result.record is not None
+    assert result.record["kept"] == "best"
+    assert result.translations == {}
+    assert not (run / AVERAGED_MODEL).exists()

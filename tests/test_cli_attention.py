@@ -23,7 +23,8 @@ def test_cli_prints_heatmap_and_writes_svg(tiny_model_dir: Path, tmp_path: Path,
     )
     out = capsys.readouterr().out
     assert code == 0
-    assert "source:      The cat sat on the mat." in out and "mean of 1 layer," in out
+    assert "source:      The cat sat on the mat." in out
+    assert "mean of 1 layer," in out
     assert re.search(r"\[[░▒▓█·\s]+\]", out), out  # strongest token marked, characters only
     root = ET.parse(svg).getroot()
     assert root.tag.endswith("svg")
@@ -60,7 +61,8 @@ def test_cli_no_color_on_a_terminal_is_characters_only(
 def test_cli_bad_input_is_one_clear_line(tiny_model_dir: Path, capsys, argv, message):
     assert main([*argv, "--model", str(tiny_model_dir)]) == 2
     err = capsys.readouterr().err.strip()
-    assert len(err.splitlines()) == 1 and message in err, err
+    assert len(err.splitlines()) == 1, err
+    assert message in err, err
 
 
 def test_cli_without_a_model_says_how_to_get_one(tmp_path: Path, monkeypatch, capsys):

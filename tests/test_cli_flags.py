@@ -58,7 +58,9 @@ def test_every_setting_is_its_kebab_case_flag_with_its_help(command, monkeypatch
     for f in SETTINGS:
         assert has_flag(text, setting_flag(f)), f.name
         assert f.metadata["help"] in text, f.name
-    assert has_flag(text, "--preset") and has_flag(text, "--config") and has_flag(text, "--set")
+    assert has_flag(text, "--preset")
+    assert has_flag(text, "--config")
+    assert has_flag(text, "--set")
 
 
 def test_each_setting_is_shown_in_its_group(monkeypatch, capsys):
@@ -75,7 +77,8 @@ def test_help_shows_the_type_and_the_presets_defaults(monkeypatch, capsys):
     assert "--target-label TEXT, --label TEXT" in text
     flat = " ".join(text.split())  # argparse wraps the help at the terminal's width
     assert "[default: 2e-05; nllb-en-zh: 1e-05; demo: 0.0007]" in flat
-    assert "--batch-size INT" in text and "[default: 16; nllb-en-zh: 8; demo: 32]" in flat
+    assert "--batch-size INT" in text
+    assert "[default: 16; nllb-en-zh: 8; demo: 32]" in flat
 
 
 @pytest.mark.parametrize("f", SETTINGS, ids=lambda f: f.name)
@@ -140,7 +143,8 @@ def test_help_says_what_a_run_does_and_which_presets_need_the_hub(monkeypatch, c
         "wmt/wmt19, batch 16, lr 2e-05, 3 epochs, max length 128/128." in flat
     )
     assert "Every preset but demo downloads its model and data from the Hugging Face Hub" in flat
-    assert "demo is the one that runs offline" in flat and "offline: demo" not in flat
+    assert "demo is the one that runs offline" in flat
+    assert "offline: demo" not in flat
     assert "`workbench presets NAME` prints every value a run of NAME will use" in flat
 
 

@@ -34,7 +34,9 @@ def test_interact_session_takes_everything_and_goes_on(tiny_model_dir: Path, tmp
     assert code == 0
     text = out.getvalue()
     assert text.count("zh> ") == len(ODD_INPUT) + 1  # blanks skipped, :q ends it
-    assert "note: " in text and "parts" in text and "truncated" in text
+    assert "note: " in text
+    assert "parts" in text
+    assert "truncated" in text
     assert "never read" not in text
     rows = [json.loads(r) for r in history.read_text(encoding="utf-8").splitlines()]
     assert [r["source"] for r in rows][-1] == "I like tea."
@@ -85,9 +87,12 @@ def test_translate_command_takes_odd_bytes(tiny_model_dir: Path, tmp_path: Path)
     assert result.returncode == 0, result.stderr[-2000:]
     out = result.stdout.decode("utf-8").split("\n")
     assert len(out) - 1 == data.count(b"\n")  # one output line per input line
-    assert out[0] == "" and out[1] == ""
+    assert out[0] == ""
+    assert out[1] == ""
     err = result.stderr.decode("utf-8")
-    assert "parts" in err and "truncated" in err and "Traceback" not in err
+    assert "parts" in err
+    assert "truncated" in err
+    assert "Traceback" not in err
 
 
 def test_interact_command_takes_odd_bytes(tiny_model_dir: Path, tmp_path: Path):
@@ -102,7 +107,8 @@ def test_interact_command_takes_odd_bytes(tiny_model_dir: Path, tmp_path: Path):
     )
     assert result.returncode == 0, result.stderr[-2000:]
     out = result.stdout.decode("utf-8")
-    assert out.count("zh> ") == len(ODD_INPUT) + 2 and "Traceback" not in out
+    assert out.count("zh> ") == len(ODD_INPUT) + 2
+    assert "Traceback" not in out
 
 
 def test_interact_notices_odd_input_and_judges_the_last_translation(
@@ -133,7 +139,8 @@ def test_interact_notices_odd_input_and_judges_the_last_translation(
     assert "nothing to judge yet: translate a sentence first" in out
     unknown = [n for n in out.splitlines() if "the model cannot represent part of the input" in n]
     assert len(unknown) == 2  # the emoji (named), the Han run (as one unknown piece)
-    assert "🍕 😀)" in unknown[0] and "unknown token" in unknown[0]
+    assert "🍕 😀)" in unknown[0]
+    assert "unknown token" in unknown[0]
     assert "note: the input looks like zh already (the target language)" in out
     assert "'nonsense' is not a verdict: type :judge good|omission|error [note]" in out
     assert 'judged: has omissions — dropped "yesterday"' in out

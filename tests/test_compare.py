@@ -56,8 +56,10 @@ def test_paired_tests_run_on_a_shared_test_set_and_refuse_another(three_runs):
     # Both sides are the runs' own best-model translations: the same BLEU their summaries hold.
     run_a, run_b = comparison.runs[0].row.test, comparison.runs[1].row.test
     assert (result.bleu_before, result.bleu_after) == (run_a.bleu_after, run_b.bleu_after)
-    assert 0 < result.bleu_p <= 1 and 0 < comparison.paired[0].bleu_p_ar <= 1
-    assert "seed 7" in comparison.not_paired["C"] and "same sentences" in comparison.not_paired["C"]
+    assert 0 < result.bleu_p <= 1
+    assert 0 < comparison.paired[0].bleu_p_ar <= 1
+    assert "seed 7" in comparison.not_paired["C"]
+    assert "same sentences" in comparison.not_paired["C"]
     text = render_text(comparison)
     assert "No paired test of C against A: run C's test set is" in text
     assert re.search(r"\n  B +\d+\.\d\d \(", text)  # B's row of the test table
@@ -71,14 +73,17 @@ def test_compare_command_prints_the_test_and_writes_a_page_that_loads_nothing(
     out = tmp_path / "cmp"
     assert main(["compare", a, b, "--output-dir", str(root), "--out", str(out)]) == 0
     printed = capsys.readouterr().out
-    assert "Settings that differ:" in printed and re.search(r"epochs +2 +4", printed)
+    assert "Settings that differ:" in printed
+    assert re.search(r"epochs +2 +4", printed)
     assert re.search(r"p < 0\.001|p = 0\.\d+", printed)  # the paired test's p-value
     html = (out / "compare.html").read_text(encoding="utf-8")
-    assert "<svg" in html and "Validation BLEU per epoch" in html
+    assert "<svg" in html
+    assert "Validation BLEU per epoch" in html
     # Self-contained: no scripts, stylesheets, images or fonts fetched from anywhere.
     assert not re.search(r"https?://|<script|<link|src=|url\(", html)
     md = (out / "compare.md").read_text(encoding="utf-8")
-    assert "| epochs | 2 | 4 |" in md and "compare_bleu.svg" in md
+    assert "| epochs | 2 | 4 |" in md
+    assert "compare_bleu.svg" in md
     assert (out / "compare_bleu.svg").is_file()
 
 
@@ -125,7 +130,8 @@ def test_approximate_randomisation_agrees_with_the_direction_of_the_data():
     assert same == {"bleu": 1.0, "chrf": 1.0}  # equal systems: no difference
     worse = [r.replace("here", "there").replace("number", "no") for r in refs]
     far = randomisation_p(worse, refs, refs, "13a", n_permutations=200)
-    assert far["bleu"] < 0.01 and far["chrf"] < 0.01
+    assert far["bleu"] < 0.01
+    assert far["chrf"] < 0.01
     assert format_p(far["bleu"], 200) == "p < 0.005"
 
 
@@ -140,7 +146,8 @@ def test_p_values_at_the_floor_of_the_test_read_as_less_than():
 def test_the_markdown_and_the_page_say_why_there_is_no_paired_test(three_runs):
     root, (a, _, c) = three_runs
     comparison = build_comparison([a, c], root)
-    assert not comparison.paired and comparison.test_label is None
+    assert not comparison.paired
+    assert comparison.test_label is None
     assert "No paired test of B against A" in render_markdown(comparison)
     assert "No paired test of B against A" in render_html(comparison)
 
@@ -181,5 +188,6 @@ def test_each_run_shows_its_test_set_by_source_length_and_a_run_without_it_dashe
     assert "Test set by source length. Corpus BLEU and chrF" in text
     assert re.search(r"\n  C +— +— +— +—\n", text)
     md = render_markdown(comparison)
-    assert "## Test set by source length" in md and "| C | — | — | — | — |" in md
+    assert "## Test set by source length" in md
+    assert "| C | — | — | — | — |" in md
     assert "<h2>Test set by source length</h2>" in render_html(comparison)

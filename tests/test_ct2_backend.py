@@ -74,7 +74,8 @@ def test_float32_export_gives_the_transformers_greedy_output(
 ):
     reference = Translator.from_pretrained(str(exported), device="cpu", backend="transformers")
     fast = Translator.from_pretrained(str(exported / "ct2-float32"), device="cpu")
-    assert fast.backend.name == "ctranslate2" and reference.backend.name == "transformers"
+    assert fast.backend.name == "ctranslate2"
+    assert reference.backend.name == "transformers"
     options = DecodeOptions(num_beams=1, max_new_tokens=max_new, no_repeat_ngram_size=ngram)
     # Batched (padding, length sorting) and one by one: both must agree with transformers.
     expected = reference.translate_many(sentences, options, batch_size=8)
@@ -108,7 +109,8 @@ def test_int8_export_is_smaller_and_translates(exported: Path, sentences):
     translator = Translator.from_pretrained(str(exported), device="cpu", backend="ct2")
     assert translator.backend.quantization == "int8"  # int8 is preferred over float32
     out = translator.translate_many(sentences, DecodeOptions(1, 16))
-    assert len(out) == len(sentences) and any(out)
+    assert len(out) == len(sentences)
+    assert any(out)
 
 
 @needs_ct2
@@ -146,7 +148,8 @@ def test_auto_uses_a_fresh_export_and_not_a_stale_one(tiny_model_dir: Path, tmp_
     assert Translator.from_pretrained(str(model_dir), device="cpu").backend.name == "transformers"
     export_ctranslate2(str(model_dir), "int8")
     auto = Translator.from_pretrained(str(model_dir), device="cpu")
-    assert auto.backend.name == "ctranslate2" and not auto.notices
+    assert auto.backend.name == "ctranslate2"
+    assert not auto.notices
 
     # A copy without preserved mtimes is still the same model: the hashes decide.
     copied = tmp_path / "copied"
@@ -160,7 +163,8 @@ def test_auto_uses_a_fresh_export_and_not_a_stale_one(tiny_model_dir: Path, tmp_
     model.save_pretrained(str(model_dir))
     auto = Translator.from_pretrained(str(model_dir), device="cpu")
     assert auto.backend.name == "transformers"
-    assert len(auto.notices) == 1 and "older version" in auto.notices[0]
+    assert len(auto.notices) == 1
+    assert "older version" in auto.notices[0]
     assert f"workbench export --ctranslate2 --model {model_dir}" in auto.notices[0]
     with pytest.raises(WorkbenchError, match="older version"):
         Translator.from_pretrained(str(model_dir), device="cpu", backend="ct2")
@@ -213,8 +217,10 @@ def test_cli_export_then_translate_with_ct2(tiny_model_dir: Path, tmp_path: Path
         cwd=tmp_path,
         input="I like tea.\nHello.\n",
     )
-    assert fast.returncode == 0 and slow.returncode == 0, fast.stderr + slow.stderr
-    assert fast.stdout == slow.stdout and len(fast.stdout.splitlines()) == 2
+    assert fast.returncode == 0, fast.stderr + slow.stderr
+    assert slow.returncode == 0, fast.stderr + slow.stderr
+    assert fast.stdout == slow.stdout
+    assert len(fast.stdout.splitlines()) == 2
     assert "backend: ctranslate2 float32" in fast.stderr
     assert "backend: transformers" in slow.stderr
 
@@ -245,14 +251,17 @@ def test_an_export_folder_can_be_the_model(exported: Path, capsys):
         ["translate", "--backend", "transformers", "--model", str(exported / "ct2-int8"), "hi"]
     )
     err = capsys.readouterr().err.strip()
-    assert code == 2 and "is a CTranslate2 export" in err and len(err.splitlines()) == 1
+    assert code == 2
+    assert "is a CTranslate2 export" in err
+    assert len(err.splitlines()) == 1
 
 
 def test_ct2_without_an_export_says_how_to_make_one(tiny_model_dir: Path, capsys):
     pytest.importorskip("ctranslate2")
     code = main(["translate", "--backend", "ct2", "--model", str(tiny_model_dir), "hi"])
     err = capsys.readouterr().err.strip()
-    assert code == 2 and len(err.splitlines()) == 1
+    assert code == 2
+    assert len(err.splitlines()) == 1
     assert f"workbench export --ctranslate2 --model {tiny_model_dir}" in err
 
 
@@ -264,8 +273,10 @@ def test_missing_package_is_one_line(tiny_model_dir: Path, monkeypatch, capsys):
     ):
         code = main(argv)
         err = capsys.readouterr().err.strip()
-        assert code == 2 and len(err.splitlines()) == 1, err
-        assert "ctranslate2 is not installed" in err and "'nmt-workbench[ct2]'" in err
+        assert code == 2, err
+        assert len(err.splitlines()) == 1, err
+        assert "ctranslate2 is not installed" in err
+        assert "'nmt-workbench[ct2]'" in err
 
 
 @needs_ct2
@@ -279,16 +290,18 @@ def test_auto_without_the_package_falls_back_and_says_so(exported: Path, monkeyp
 def test_export_refuses_a_hub_id_and_bad_values(tmp_path: Path, capsys, monkeypatch):
     monkeypatch.chdir(tmp_path)
     code = main(["export", "--ctranslate2"])  # the default model, not trained yet
-    assert (
-        code == 2 and "no saved model at translation_output/best_model" in capsys.readouterr().err
-    )
+    assert code == 2
+    assert "no saved model at translation_output/best_model" in capsys.readouterr().err
     code = main(["export", "--ctranslate2", "--model", "Helsinki-NLP/opus-mt-en-zh"])
     err = capsys.readouterr().err
-    assert code == 2 and "looks like a Hub id" in err
+    assert code == 2
+    assert "looks like a Hub id" in err
     code = main(["export", "--model", str(tmp_path)])
-    assert code == 2 and "--ctranslate2" in capsys.readouterr().err
+    assert code == 2
+    assert "--ctranslate2" in capsys.readouterr().err
     code = main(["export", "--ctranslate2", "--model", str(tmp_path / "nowhere")])
-    assert code == 2 and "does not exist" in capsys.readouterr().err
+    assert code == 2
+    assert "does not exist" in capsys.readouterr().err
 
 
 def test_help_imports_neither_torch_nor_ctranslate2():
@@ -299,7 +312,8 @@ def test_help_imports_neither_torch_nor_ctranslate2():
         "if m in sys.modules])\n"
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
-    assert "HEAVY []" in out.stdout and "--quantization" in out.stdout
+    assert "HEAVY []" in out.stdout
+    assert "--quantization" in out.stdout
 
 
 @needs_ct2

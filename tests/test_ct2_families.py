@@ -45,7 +45,8 @@ def _translators(folder: Path, family: str) -> tuple[Translator, Translator]:
     fast = Translator.from_pretrained(
         str(folder), device="cpu", backend="ct2", **_languages(family)
     )
-    assert reference.backend.name == "transformers" and fast.backend.name == "ctranslate2"
+    assert reference.backend.name == "transformers"
+    assert fast.backend.name == "ctranslate2"
     return reference, fast
 
 
@@ -125,7 +126,8 @@ def test_the_export_records_the_model_and_keeps_its_tokenizer(exported):
         assert (export / name).read_bytes() == (folder / name).read_bytes(), name
         assert name in read_export_info(export)["source_files"], name
     _, fast = _translators(folder, family)
-    assert "ctranslate2 float32 (cpu" in fast.backend_label and not fast.notices
+    assert "ctranslate2 float32 (cpu" in fast.backend_label
+    assert not fast.notices
 
 
 def test_a_changed_tokenizer_file_makes_the_export_stale(exported, tmp_path: Path):
@@ -139,7 +141,9 @@ def test_a_changed_tokenizer_file_makes_the_export_stale(exported, tmp_path: Pat
         with (copy / name).open("ab") as fh:
             fh.write(b"\n")
         export, notices = choose_export(str(copy), "auto")
-        assert export is None and len(notices) == 1 and "older version" in notices[0], name
+        assert export is None, name
+        assert len(notices) == 1, name
+        assert "older version" in notices[0], name
 
 
 def test_a_family_without_a_loader_is_refused_in_one_line(family_models, tmp_path, capsys):
@@ -151,6 +155,8 @@ def test_a_family_without_a_loader_is_refused_in_one_line(family_models, tmp_pat
     (folder / "config.json").write_text(json.dumps(config), encoding="utf-8")
     code = main(["export", "--ctranslate2", "--model", str(folder)])
     err = capsys.readouterr().err.strip()
-    assert code == 2 and len(err.splitlines()) == 1, err
-    assert "is a bart model" in err and "--backend transformers" in err
+    assert code == 2, err
+    assert len(err.splitlines()) == 1, err
+    assert "is a bart model" in err
+    assert "--backend transformers" in err
     assert not [p for p in folder.iterdir() if p.name.startswith((".ct2", "ct2"))]

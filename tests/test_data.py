@@ -56,7 +56,8 @@ def test_each_rule_drops_what_it_names_and_the_first_failed_rule_counts():
         "duplicate": 1,
         "repeated source": 1,
     }
-    assert report.total == 8 and len(report.dropped) == 8
+    assert report.total == 8
+    assert len(report.dropped) == 8
     assert [d.rule for d in report.dropped][:3] == ["placeholder", "empty", "copy"]
 
 
@@ -67,7 +68,8 @@ def test_a_rule_left_off_keeps_its_pairs_and_no_clean_keeps_all_but_test_overlap
     off = CleaningSettings.of(build_config("demo", overrides={"clean": False}))
     assert off.rules == ("in test set",)
     kept, report = clean_pairs(raw, off, test=[Pair("A dog!", "别的")])
-    assert kept == raw[:2] and report.counts == {"in test set": 1}
+    assert kept == raw[:2]
+    assert report.counts == {"in test set": 1}
     assert report.lines() == [
         "cleaning: off (--no-clean), but pairs in the test set leave training:",
         "  in test set 1",
@@ -83,11 +85,14 @@ def test_the_long_rule_counts_by_tokens_and_drops_only_when_asked():
     kept, report = clean_pairs(
         raw, CleaningSettings.of(build_config("demo", overrides=short)), count
     )
-    assert kept == raw and report.counts == {"long": 2} and report.total == 0
+    assert kept == raw
+    assert report.counts == {"long": 2}
+    assert report.total == 0
     assert "long 2 (kept, truncated; --drop-long drops them)" in report.lines()[1]
     dropping = build_config("demo", overrides={**short, "drop_long": True})
     kept, report = clean_pairs(raw, CleaningSettings.of(dropping), count)
-    assert kept == [] and report.total == 2
+    assert kept == []
+    assert report.total == 2
 
 
 def test_a_near_copy_of_a_test_pair_leaves_train_and_validation(tmp_path: Path):
@@ -129,7 +134,9 @@ def test_split_is_seeded():
     assert split_pairs(pairs, 1, 0.1, 0.1) != split_pairs(pairs, 2, 0.1, 0.1)
     train, val, test = split_pairs(pairs, 1, 0.1, 0.1)
     assert (len(train), len(val), len(test)) == (80, 10, 10)
-    assert not (set(train) & set(val) or set(train) & set(test) or set(val) & set(test))
+    assert not (set(train) & set(val))
+    assert not (set(train) & set(test))
+    assert not (set(val) & set(test))
     assert split_pairs(pairs, 1, 0.1)[2] == []  # no test share: an empty test split
 
 
@@ -148,7 +155,8 @@ def test_test_data_file_is_the_test_set_and_never_trained_on(tmp_path: Path):
     assert data.dropped["in test set"] == 10
     seen = {p.source for p in data.train + data.validation}
     assert not seen & {p.source for p in data.test}
-    assert len(data.train) + len(data.validation) == 90 and len(data.validation) == 9
+    assert len(data.train) + len(data.validation) == 90
+    assert len(data.validation) == 9
 
 
 def test_missing_test_data_file_is_one_line(tmp_path: Path):
@@ -256,7 +264,8 @@ def test_moses_prefix_reads_line_aligned_files(tmp_path: Path):
     assert not is_hub_dataset(config)
     data = prepare_data(config)
     pairs = data.train + data.validation + data.test
-    assert len(pairs) == 29 and data.dropped["empty"] == 1
+    assert len(pairs) == 29
+    assert data.dropped["empty"] == 1
     assert all(p.target == f"句{p.source[1:]}" for p in pairs if p.source.startswith("s"))
     assert Pair(sources[3], "句3") in pairs
     assert data.origin == f"{tmp_path / 'corpus.en'} + corpus.zh"
@@ -280,7 +289,8 @@ def test_bare_moses_prefix_in_the_working_folder_is_local(tmp_path, monkeypatch)
     assert not is_hub_dataset(config)
     data = prepare_data(config)
     assert [p.source for p in data.test] == [f"s{i}" for i in range(25, 35)]
-    assert data.test_name == "held" and data.dropped["in test set"] == 5
+    assert data.test_name == "held"
+    assert data.dropped["in test set"] == 5
 
 
 def test_moses_line_count_mismatch_is_one_line_with_both_counts(tmp_path: Path):
@@ -289,7 +299,8 @@ def test_moses_line_count_mismatch_is_one_line_with_both_counts(tmp_path: Path):
         prepare_data(build_config("demo", overrides={"data": str(prefix)}))
     message = str(info.value)
     assert "\n" not in message
-    assert f"'{prefix}.en' (3 lines)" in message and f"'{prefix}.zh' (2 lines)" in message
+    assert f"'{prefix}.en' (3 lines)" in message
+    assert f"'{prefix}.zh' (2 lines)" in message
 
 
 def test_moses_file_without_its_other_side_says_which_is_missing(tmp_path: Path):

@@ -121,7 +121,8 @@ def test_prepared_ids_are_the_tokenizers_own_truncated_ids(tmp_path: Path, tiny_
     )
     tokens = PairTokenizer(tokenizer, Direction(), 12, 10)
     data = prepare_data(config, count_tokens=tokens)
-    assert isinstance(data.train, PairTable) and data.train.tokenized
+    assert isinstance(data.train, PairTable)
+    assert data.train.tokenized
     pairs = list(data.train)
     sources = tokenizer([p.source for p in pairs], max_length=12, truncation=True)
     targets = tokenizer(text_target=[p.target for p in pairs], max_length=10, truncation=True)
@@ -133,7 +134,8 @@ def test_prepared_ids_are_the_tokenizers_own_truncated_ids(tmp_path: Path, tiny_
     whole_targets = tokenizer(text_target=[p.target for p in pairs])["input_ids"]
     long = sum(1 for s, t in zip(whole, whole_targets, strict=True) if len(s) > 12 or len(t) > 10)
     kept_long = [d for d in data.cleaning.dropped if d.rule == "long"]
-    assert long > 0 and sum(1 for d in kept_long if d.kept) >= long  # train's long ones among them
+    assert long > 0
+    assert sum(1 for d in kept_long if d.kept) >= long  # train's long ones among them
     dataset, lengths = training_set(data.train, tokens)
     assert dataset.column_names == ["input_ids", "attention_mask", "labels"]
     assert lengths == data.train.column("length")
@@ -155,7 +157,8 @@ def test_a_second_run_is_served_from_the_cache_and_any_change_prepares_again(tmp
     second: list = []
     again = prepare_data(config, on_event=second.append)
     cached = [e.text for e in second if isinstance(e, Note)]
-    assert len(cached) == 1 and cached[0].startswith(
+    assert len(cached) == 1
+    assert cached[0].startswith(
         f"data: cached ({len(data.train):,} training pairs in {prepared_root()}"
     )
     assert digest(again) == digest(data)
@@ -199,9 +202,11 @@ def test_tsv_quotes_are_text_and_each_line_is_one_pair(tmp_path: Path):
     tsv.write_text("en\tzh\n" + "\n".join(lines) + "\n", encoding="utf-8")
     data = prepare_data(build_config("demo", overrides={"data": str(tsv)}))
     everything = list(data.train) + data.validation + data.test
-    assert data.cleaning.pairs_in == 201 and len(everything) == 201
+    assert data.cleaning.pairs_in == 201
+    assert len(everything) == 201
     sources = {p.source for p in everything}
-    assert '"Hello," she said.' in sources and '"Unclosed quote starts this one.' in sources
+    assert '"Hello," she said.' in sources
+    assert '"Unclosed quote starts this one.' in sources
     assert '"你好，"她说。' in {p.target for p in everything}
 
 
@@ -235,12 +240,16 @@ def test_rows_are_found_in_a_table_as_in_a_list(tmp_path: Path):
     listed = PairRows(
         [("train", list(data.train)), ("valid", data.validation), ("test", data.test)]
     )
-    assert len(rows) == 100 and list(rows) == list(listed)
+    assert len(rows) == 100
+    assert list(rows) == list(listed)
     for needle in ("tea", "咖啡", "COFFEE 1", "nothing like it"):
         assert list(rows.matching(needle)) == list(listed.matching(needle)), needle
     tea = rows.matching("TEA")
-    assert len(tea) == 50 and all("Tea" in p.source for _, p in tea)
-    assert rows[3] == listed[3] and rows[-1] == listed[-1] and rows[10:20] == listed[10:20]
+    assert len(tea) == 50
+    assert all("Tea" in p.source for _, p in tea)
+    assert rows[3] == listed[3]
+    assert rows[-1] == listed[-1]
+    assert rows[10:20] == listed[10:20]
     assert len(rows.spread(7)) <= 7
     assert Pair("Tea number 0.", "第0杯茶。") in [p for _, p in rows]
 
@@ -352,7 +361,8 @@ def test_a_run_killed_while_its_workers_prepare_leaves_nothing_the_next_run_trip
     root = cache / "prepared"
     deadline = time.monotonic() + 120
     while not list(root.glob(".building-*/features-*.arrow")):
-        assert child.poll() is None and time.monotonic() < deadline, "no worker wrote a shard"
+        assert child.poll() is None, "no worker wrote a shard"
+        assert time.monotonic() < deadline, "no worker wrote a shard"
         time.sleep(0.05)
     os.killpg(child.pid, signal.SIGKILL)
     child.wait()
@@ -363,8 +373,10 @@ def test_a_run_killed_while_its_workers_prepare_leaves_nothing_the_next_run_trip
     config = build_config("demo", overrides={"data": str(corpus), "num_proc": 2})
     data = prepare_data(config)
     assert not dead.exists()
-    assert data.cleaning.pairs_in == 60_000 and len(data.train) > 40_000
-    assert [p.name for p in root.iterdir()] != [] and not list(root.glob(".building-*"))
+    assert data.cleaning.pairs_in == 60_000
+    assert len(data.train) > 40_000
+    assert [p.name for p in root.iterdir()] != []
+    assert not list(root.glob(".building-*"))
 
 
 def test_the_dataset_pane_browses_what_a_run_prepared_and_a_run_never_does(
@@ -379,11 +391,13 @@ def test_the_dataset_pane_browses_what_a_run_prepared_and_a_run_never_does(
     browsed: list = []
     shown = prepare_split(config, on_event=browsed.append, browse=True)
     assert any(isinstance(e, Note) and e.text.startswith("data: cached") for e in browsed)
-    assert list(shown.train) == list(run.train) and shown.cleaning.long_measured
+    assert list(shown.train) == list(run.train)
+    assert shown.cleaning.long_measured
     plain: list = []
     own = prepare_split(config, on_event=plain.append)  # a run without a tokenizer (scratch)
     assert not any(isinstance(e, Note) and "cached" in e.text for e in plain)
-    assert list(own.train) == list(run.train) and not own.cleaning.long_measured
+    assert list(own.train) == list(run.train)
+    assert not own.cleaning.long_measured
     dropping = build_config("demo", overrides={"data": str(tsv), "drop_long": True})
     prepare_data(dropping, count_tokens=tokens)
     again: list = []

@@ -52,4 +52,5 @@ def test_a_models_defaults_and_a_users_overrides():
 
 
 def test_length_bound():
-    assert length_bound(10, 128) == 28 and length_bound(100, 128) == 128
+    assert length_bound(10, 128) == 28
+    assert length_bound(100, 128) == 128

@@ -57,7 +57,9 @@ def test_two_processes_finish_with_one_set_of_outputs(runs):
     folders = list((root / "two" / "translation_output" / "runs").iterdir())
     assert len(folders) == 1
     out = two.stdout
-    assert out.count("[data]") == 1 and out.count("[done]") == 1  # rank 0 printed alone
+    # rank 0 printed alone
+    assert out.count("[data]") == 1
+    assert out.count("[done]") == 1
     assert "effective batch size 16 (8 per process x 2 processes)" in out
     # Read back from torch's process group: created with the setting, not NCCL/gloo's default.
     assert "processes wait up to 1234 s for each other (ddp_timeout)" in out

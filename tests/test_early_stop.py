@@ -62,7 +62,8 @@ def test_a_30_epoch_run_with_patience_2_stops_after_epoch_3_and_says_so(tmp_path
     assert [e["epoch"] for e in summary["epochs"]] == [1.0, 2.0, 3.0]
     assert summary["best_checkpoint"].endswith("checkpoint-8")  # 8 steps an epoch
     averaging = summary["averaging"]
-    assert averaging["kept"] == "best" and averaging["epochs"] == [1.0, 2.0, 3.0]
+    assert averaging["kept"] == "best"
+    assert averaging["epochs"] == [1.0, 2.0, 3.0]
     assert averaging["validation"]["best"] == averaging["validation"]["averaged"]
     # The report says both as the run did.
     assert run_cli("report", cwd=tmp_path).returncode == 0
@@ -104,7 +105,8 @@ def test_a_resumed_run_goes_on_counting_epochs_without_gain(tmp_path: Path):
     second = run_training(
         config, lambda e: notes.append(e.text) if isinstance(e, Note) else None, resume=True
     )
-    assert second.status == "finished" and second.run_dir == first.run_dir
+    assert second.status == "finished"
+    assert second.run_dir == first.run_dir
     assert second.summary.global_step == 27
     assert second.summary.early_stopping["stopped_after_epoch"] == 3.0
     assert any(
@@ -140,7 +142,8 @@ def test_a_sweep_trial_stops_early_too(tmp_path: Path):
     assert result.status == "finished"
     (trial,) = result.trials
     summary = read_summary(Path(trial.run_dir))
-    assert trial.status == "finished" and summary is not None
+    assert trial.status == "finished"
+    assert summary is not None
     assert summary.early_stopping is not None
     assert summary.early_stopping["stopped"] is True
     assert summary.early_stopping["stopped_after_epoch"] == 2.0

@@ -78,7 +78,8 @@ def test_each_event_reads_as_one_plain_line_or_block():
     assert "[samples] before / after on test sentences" in lines
     assert lines[-1] == "  run folder: out/runs/x (config.json, metrics.jsonl, summary.json)"
     assert any(line.startswith("  test (") and "BLEU 0.50 → 3.00" in line for line in lines)
-    assert format_seconds(3723) == "1h02m03s" and format_seconds(None) == "?"
+    assert format_seconds(3723) == "1h02m03s"
+    assert format_seconds(None) == "?"
 
 
 async def test_the_tui_log_says_what_headless_prints(tmp_path: Path):
@@ -118,6 +119,7 @@ def test_replay_reads_back_what_the_recorder_writes(tmp_path: Path):
         recorder(event)
     assert read_run_events(tmp_path / "metrics.jsonl") == events
     recorded = read_run_events(Path(__file__).parent / "fixtures" / "tiny_run" / "metrics.jsonl")
-    assert isinstance(recorded[-1], RunDone) and recorded[-1].status == "finished"
+    assert isinstance(recorded[-1], RunDone)
+    assert recorded[-1].status == "finished"
     with pytest.raises(TypeError, match="fields"):
         event_from_record({"event": "Phase", "time": 0.0, "name": "x", "colour": "red"})

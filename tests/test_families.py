@@ -64,7 +64,8 @@ def test_each_family_loads_as_its_hub_model_does(family_models, family):
     folder = family_models[family]
     tokenizer, model = load(folder)
     model_class, model_type, tokenizer_class, (pad, eos, start) = EXPECTED[family]
-    assert type(model).__name__ == model_class and model.config.model_type == model_type
+    assert type(model).__name__ == model_class
+    assert model.config.model_type == model_type
     assert type(tokenizer).__name__ == tokenizer_class
     assert (tokenizer.pad_token_id, tokenizer.eos_token_id) == (pad, eos)
     assert (model.config.pad_token_id, model.config.eos_token_id) == (pad, eos)
@@ -101,9 +102,11 @@ def test_language_codes_are_single_tokens_and_name_the_languages(family_models, 
     tokenizer, model = load(family_models[family])
     wanted, count = CODES[family]
     every = all_codes(family, tokenizer)
-    assert len(every) == count and set(wanted) <= set(every)
+    assert len(every) == count
+    assert set(wanted) <= set(every)
     ids = [tokenizer.convert_tokens_to_ids(code) for code in every]
-    assert len(set(ids)) == count and tokenizer.unk_token_id not in ids
+    assert len(set(ids)) == count
+    assert tokenizer.unk_token_id not in ids
     assert max(ids) < model.config.vocab_size
     assert tokenizer.convert_ids_to_tokens(ids) == every
 
@@ -114,7 +117,8 @@ def test_language_codes_are_single_tokens_and_name_the_languages(family_models, 
     encoded = tokenizer(SOURCE, text_target=TARGET)
     body = tokenizer(SOURCE, add_special_tokens=False)["input_ids"]
     assert encoded["input_ids"] == [source_id, *body, tokenizer.eos_token_id]
-    assert encoded["labels"][0] == target_id and encoded["labels"][-1] == tokenizer.eos_token_id
+    assert encoded["labels"][0] == target_id
+    assert encoded["labels"][-1] == tokenizer.eos_token_id
 
     with torch.no_grad():
         out = model.generate(

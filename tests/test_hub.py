@@ -128,7 +128,8 @@ def test_first_run_downloads_the_model_and_samples_the_dataset(first_run, hub_se
     assert proc.returncode == 0, proc.stderr[-3000:]
     out = proc.stdout
     for split in ("validation", "test (newstest2018, 24)"):
-        assert f"before fine-tuning, {split}" in out and f"after fine-tuning,  {split}" in out
+        assert f"before fine-tuning, {split}" in out
+        assert f"after fine-tuning,  {split}" in out
     assert "[done]" in out
     sha = hub_server.repos[("dataset", WMT_DATASET)].sha
     summary = json.loads(
@@ -142,8 +143,10 @@ def test_first_run_downloads_the_model_and_samples_the_dataset(first_run, hub_se
     before_test = next(line for line in out.splitlines() if "before fine-tuning, test" in line)
     assert before_test.endswith(" · published 22.0 (Helsinki-NLP opus-2020-07-17, newstest2018)")
     warning = out.split(before_test + "\n", 1)[1].splitlines()[0]
-    assert warning.startswith("  warning: before BLEU ") and "below the published 22.0" in warning
-    assert "likely cause: " in warning and "--max-new-tokens" in warning
+    assert warning.startswith("  warning: before BLEU ")
+    assert "below the published 22.0" in warning
+    assert "likely cause: " in warning
+    assert "--max-new-tokens" in warning
     assert "Ruled out: the BLEU tokenizer (zh, as published), the Marian label (>>cmn_Hans<<)" in (
         warning
     )
@@ -172,7 +175,8 @@ def test_first_run_downloads_the_model_and_samples_the_dataset(first_run, hub_se
     # Optional files were probed and told "no such file", not "no such repo".
     assert any(r.path.endswith("/tokenizer.json") and r.status == 404 for r in log)
     data = [r for r in log if r.path.startswith("/datasets/")]
-    assert data and all(f"/datasets/{WMT_DATASET}/resolve/{sha}/zh-en/" in r.path for r in data)
+    assert data
+    assert all(f"/datasets/{WMT_DATASET}/resolve/{sha}/zh-en/" in r.path for r in data)
     assert all(r.range and r.status == 206 for r in data)  # range reads, all honoured
     assert any("validation-00000-of-00001.parquet" in r.path for r in data)
 
@@ -212,13 +216,15 @@ def test_translate_and_interact_give_the_hub_model_its_presets_label(first_run, 
     )
     assert proc.returncode == 0, proc.stderr[-3000:]
     assert len(proc.stdout.splitlines()) == 2
-    assert first and set(first) == {hans}
+    assert first
+    assert set(first) == {hans}
     proc, first = spied_cli(
         "interact", "--model", OPUS_MODEL, cwd=home, env=env, input="I like tea.\n:q\n"
     )
     assert proc.returncode == 0, proc.stderr[-3000:]
     assert "zh> " in proc.stdout
-    assert first and set(first) == {hans}
+    assert first
+    assert set(first) == {hans}
 
 
 @pytest.mark.slow
@@ -239,7 +245,8 @@ def test_attention_on_the_base_model_uses_the_label(first_run, hub_server):
     )
     assert proc.returncode == 0, proc.stderr[-3000:]
     assert ">>cmn_Han" in proc.stdout.splitlines()[3]  # the first column (cut to fit)
-    assert first and set(first) == {hans}
+    assert first
+    assert set(first) == {hans}
 
 
 @pytest.fixture
@@ -278,7 +285,8 @@ def test_label_option_replaces_or_drops_the_label(cached_hub_model, hub_server, 
     assert generated == [ids[">>cmn_Hant<<"]]
     generated.clear()
     assert main(["translate", "--model", OPUS_MODEL, "--label", "none", "Tea."]) == 0
-    assert generated and generated[0] not in ids.values()
+    assert generated
+    assert generated[0] not in ids.values()
     assert main(["translate", "--model", OPUS_MODEL, "--label", ">>xyz<<", "Tea."]) == 2
     assert "'>>xyz<<' is not a single token" in capsys.readouterr().err
     assert main(["translate", "--model", OPUS_MODEL, "--label", "cmn", "Tea."]) == 2
@@ -316,7 +324,7 @@ async def test_tui_base_model_translates_with_the_runs_label(
 
 
 @pytest.mark.parametrize(
-    "fault, needles",
+    ("fault", "needles"),
     [
         (
             {"ignore_range": True},
@@ -367,7 +375,8 @@ def test_a_misbehaving_server_is_named_with_the_fix(hub_server, tmp_path, fault,
     assert proc.returncode == 2
     for needle in needles:
         assert needle in line, line
-    assert "unreachable" not in line and "cannot fetch" not in line
+    assert "unreachable" not in line
+    assert "cannot fetch" not in line
     assert not (tmp_path / "translation_output").exists()
 
 
@@ -444,7 +453,8 @@ def test_a_mirror_that_dies_half_way_then_a_healthy_one_fetches_only_the_rest(
     assert failed.returncode == 3, failed.stderr[-3000:]
     line = error_line(failed)
     assert "cannot fetch dataset 'wmt/wmt19' config 'zh-en': the connection to" in line
-    assert "dropped or timed out on all 6 tries" in line and "/datasets/wmt/wmt19/" in line
+    assert "dropped or timed out on all 6 tries" in line
+    assert "/datasets/wmt/wmt19/" in line
     assert "Traceback" not in failed.stderr
     assert not (tmp_path / "translation_output").exists()
     arrived = len(first) - sum(hub_server.is_footer_read(r) for r in first)
@@ -454,7 +464,8 @@ def test_a_mirror_that_dies_half_way_then_a_healthy_one_fetches_only_the_rest(
     assert again.returncode == 0, again.stderr[-3000:]
     reads = train_file_reads(hub_server.requests())
     done, total, kept = sample_progress(again.stdout)
-    assert done == total and kept == arrived
+    assert done == total
+    assert kept == arrived
     assert not any(hub_server.is_footer_read(r) for r in reads)
     assert len(reads) == total - arrived
     # The sample, row for row and in order, is the uninterrupted first run's.
@@ -498,7 +509,8 @@ def test_ctrl_c_twice_while_the_sample_is_read_stops_its_retries_and_the_rerun_r
 
     def wait_until(done) -> None:
         while not done():
-            assert proc.poll() is None and time.monotonic() < deadline, "".join(out)
+            assert proc.poll() is None, "".join(out)
+            assert time.monotonic() < deadline, "".join(out)
             time.sleep(0.05)
 
     try:
@@ -513,14 +525,16 @@ def test_ctrl_c_twice_while_the_sample_is_read_stops_its_retries_and_the_rerun_r
         proc.kill()
         hub_server.reset()
     assert proc.returncode == 130, err[-3000:]
-    assert "workbench: interrupted" in err and "Traceback" not in err
+    assert "workbench: interrupted" in err
+    assert "Traceback" not in err
     assert sum(r.status == 0 for r in log) == 3  # held, timed out, not tried again
     arrived = len(train_file_reads(log)) - 3
 
     again = run_cli(*TRAIN, cwd=tmp_path, env=hub_env(hub_server, tmp_path))
     assert again.returncode == 0, again.stderr[-3000:]
     done, total, kept = sample_progress(again.stdout)
-    assert kept == arrived >= 3 and done == total
+    assert kept == arrived >= 3
+    assert done == total
     assert len(train_file_reads(hub_server.requests())) == total - arrived
 
 
@@ -549,7 +563,8 @@ def test_a_missing_or_gated_model_is_named_with_the_fix(served_hub, tmp_path, mo
         load_model_and_tokenizer("Helsinki-NLP/opus-mt-en-xx")
     message = str(info.value)
     assert "model 'Helsinki-NLP/opus-mt-en-xx' was not found on the Hub" in message
-    assert "answered HTTP 404 RepoNotFound" in message and "check the id" in message
+    assert "answered HTTP 404 RepoNotFound" in message
+    assert "check the id" in message
     served_hub.faults.gated = {OPUS_MODEL}
     with pytest.raises(WorkbenchError) as info:
         load_model_and_tokenizer(OPUS_MODEL)
@@ -626,7 +641,8 @@ def test_reachability_honours_the_proxy_variables(served_hub, monkeypatch):
         f"the proxy {dead} (from HTTP_PROXY) did not answer the request to "
         f"{served_hub.url}/" in message
     )
-    assert "NO_PROXY" in message and "\n" not in message
+    assert "NO_PROXY" in message
+    assert "\n" not in message
 
     monkeypatch.setenv("NO_PROXY", "127.0.0.1")
     close_session()

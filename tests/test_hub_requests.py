@@ -58,7 +58,8 @@ def test_the_wait_doubles_with_jitter_and_honours_retry_after():
     policy = RetryPolicy(tries=6, base_delay=1.0)
     for attempt, ceiling in [(1, 1.0), (2, 2.0), (3, 4.0), (6, 30.0)]:  # 32 capped to 30
         waits = [policy.wait(attempt) for _ in range(200)]
-        assert ceiling / 2 <= min(waits) and max(waits) <= ceiling
+        assert ceiling / 2 <= min(waits)
+        assert max(waits) <= ceiling
         assert len(set(waits)) > 100  # jittered: threads hit by one burst do not retry in step
     assert policy.wait(1, retry_after=7.0) == 7.0  # a minimum, not a suggestion
 
@@ -66,7 +67,8 @@ def test_the_wait_doubles_with_jitter_and_honours_retry_after():
 def test_retry_after_is_read_in_seconds_as_a_date_or_from_ratelimit():
     assert retry_after({"Retry-After": "1"}) == 1.0
     later = retry_after({"Retry-After": formatdate(usegmt=True)})
-    assert later is not None and 0 <= later < 2
+    assert later is not None
+    assert 0 <= later < 2
     assert retry_after({"RateLimit": '"api";r=0;t=55'}) == 55.0  # huggingface.co's header
     assert retry_after({"RateLimit": '"api";r=3;t=55'}) is None  # requests left: no wait
     assert retry_after({}) is None
@@ -76,7 +78,8 @@ def test_a_bad_setting_is_one_line_with_the_variable(monkeypatch):
     monkeypatch.setenv("WORKBENCH_HUB_TRIES", "zero")
     with pytest.raises(WorkbenchError, match="WORKBENCH_HUB_TRIES must be a whole number") as info:
         RetryPolicy.from_environment()
-    assert "'zero'" in str(info.value) and "default 6" in str(info.value)
+    assert "'zero'" in str(info.value)
+    assert "default 6" in str(info.value)
     monkeypatch.setenv("WORKBENCH_HUB_TRIES", "3")
     monkeypatch.setenv("WORKBENCH_HUB_RETRY_DELAY", "-1")
     with pytest.raises(WorkbenchError, match="WORKBENCH_HUB_RETRY_DELAY"):
@@ -111,7 +114,8 @@ def test_retry_after_is_waited_out(served_hub, tmp_path):
     with reporting_retries(events.append):
         load_hub_sample(*SAMPLE, n=30, seed=0, cache_dir=tmp_path)
     waits = [e.wait_seconds for e in events if e.reason == "HTTP 429"]
-    assert waits and min(waits) >= 1.0  # not the 10 ms the backoff would choose
+    assert waits
+    assert min(waits) >= 1.0  # not the 10 ms the backoff would choose
 
 
 def test_bodies_cut_off_mid_way_are_fetched_again(served_hub, tmp_path, clean_sample):
@@ -174,7 +178,8 @@ def test_a_server_error_on_every_try_is_one_line_with_the_url_and_the_tries(
     with pytest.raises(WorkbenchError) as info:
         load_hub_sample(*SAMPLE, n=N, seed=0, cache_dir=tmp_path)
     message = str(info.value)
-    assert info.value.exit_code == 2 and "\n" not in message
+    assert info.value.exit_code == 2
+    assert "\n" not in message
     assert message.startswith("the Hub's server failed on dataset 'wmt/wmt19' config 'zh-en' (")
     assert f"{served_hub.url}/datasets/wmt/wmt19/resolve/" in message
     assert "answered HTTP 503, a server error, to all 3 tries" in message
@@ -186,7 +191,8 @@ def test_a_server_error_on_every_try_is_one_line_with_the_url_and_the_tries(
     per_url = collections.Counter(r.path for r in file_requests(served_hub))
     named = [path for path in per_url if f"{served_hub.url}{path}" in message]
     tries = [(r.method, r.path[-40:], r.status, r.range) for r in served_hub.requests()]
-    assert len(named) == 1 and per_url[named[0]] == 3, tries
+    assert len(named) == 1, tries
+    assert per_url[named[0]] == 3, tries
     assert max(per_url.values()) == 3, tries
     assert find_cached_sample(tmp_path, *SAMPLE, N, 0) is None  # nothing looks complete
 
@@ -203,7 +209,8 @@ def test_a_rate_limit_on_every_try_says_to_wait_or_use_another_mirror(
     assert message.startswith(f"the mirror {served_hub.url} is rate-limiting the requests for")
     for needle in ("answered HTTP 429 Too Many Requests to all 2 tries", "wait a few minutes"):
         assert needle in message
-    assert "another mirror" in message and "check that HF_ENDPOINT" not in message
+    assert "another mirror" in message
+    assert "check that HF_ENDPOINT" not in message
 
 
 def test_a_retry_after_beyond_the_time_allowed_gives_up_at_once(served_hub, tmp_path):
@@ -266,7 +273,8 @@ def test_a_429_that_was_not_retried_still_says_rate_limiting(monkeypatch):
     monkeypatch.delenv("HF_ENDPOINT", raising=False)
     message = str(http_error("model 'x'", 429, "https://huggingface.co/api/models/x"))
     assert message.startswith("the Hub is rate-limiting the requests for model 'x'")
-    assert "wait a few minutes" in message and "check that HF_ENDPOINT" not in message
+    assert "wait a few minutes" in message
+    assert "check that HF_ENDPOINT" not in message
 
 
 def test_a_half_filled_model_cache_fetches_what_it_lacks(served_hub, tmp_path, monkeypatch):
@@ -283,5 +291,6 @@ def test_a_half_filled_model_cache_fetches_what_it_lacks(served_hub, tmp_path, m
     vocab.unlink()
     served_hub.reset()
     tokenizer, config = load_tokenizer_and_config(OPUS_MODEL)
-    assert tokenizer("I like tea.").input_ids and config.model_type == "marian"
+    assert tokenizer("I like tea.").input_ids
+    assert config.model_type == "marian"
     assert any(r.path.endswith("/vocab.json") for r in file_requests(served_hub))

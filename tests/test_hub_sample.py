@@ -119,7 +119,8 @@ def test_plan_is_uniform_within_a_file():
     counts = [hits[(g, o)] for g in range(5) for o in range(20)]
     assert len(counts) == 100
     # Expected 100 per row; a binomial(400, .25) sd is ~8.7, so 60..140 is > 4.5 sd.
-    assert min(counts) > 60 and max(counts) < 140
+    assert min(counts) > 60
+    assert max(counts) < 140
 
 
 def test_short_groups_bring_in_more_groups_before_the_cap_is_relaxed():
@@ -132,7 +133,8 @@ def test_cap_relaxes_on_tiny_files_using_every_group():
     # 20 rows, but at most 3 + 3 + 8 under the cap: every group, as evenly as sizes allow.
     plan = plan_sample([[3, 3, 20]], 20, seed=0)
     assert plan[(0, 0)] == plan[(0, 1)] == [0, 1, 2]
-    assert len(plan[(0, 2)]) == 14 and len(set(plan[(0, 2)])) == 14
+    assert len(plan[(0, 2)]) == 14
+    assert len(set(plan[(0, 2)])) == 14
     assert plan_sample([[5] * 4], 20, seed=1) == {(0, g): [0, 1, 2, 3, 4] for g in range(4)}
 
 
@@ -171,7 +173,8 @@ def test_wmt_like_sample_takes_few_rows_per_group_from_every_file(wmt_like: Path
     rows = load_hub_sample(fs=fs, cache_dir=tmp_path / "a", **sample_kwargs(wmt_like))
     again = load_hub_sample(fs=fs, cache_dir=tmp_path / "b", **sample_kwargs(wmt_like))
     other = load_hub_sample(fs=fs, cache_dir=tmp_path / "c", **sample_kwargs(wmt_like, seed=1))
-    assert rows == again and rows.pairs != other.pairs
+    assert rows == again
+    assert rows.pairs != other.pairs
     assert rows.revision is None
     where = [file_and_row(p.source) for p in rows.pairs]
     assert len(set(where)) == 1300
@@ -211,18 +214,21 @@ def test_the_revision_is_in_the_cache_and_returned(wmt_like: Path, tmp_path: Pat
     first = load_hub_sample(fs=fs, revision="abc123", **kwargs)
     assert first.revision == "abc123"
     path = find_cached_sample(cache, "wmt/wmt19", "zh-en", "en", "zh", 130, 0, "abc123")
-    assert path is not None and "abc123" in path.name
+    assert path is not None
+    assert "abc123" in path.name
     assert find_cached_sample(cache, "wmt/wmt19", "zh-en", "en", "zh", 130, 0, "def456") is None
 
     fs.reads.clear()
     assert load_hub_sample(fs=fs, revision="abc123", **kwargs) == first
     assert fs.reads == []  # a cache hit reads nothing
     second = load_hub_sample(fs=fs, revision="def456", **kwargs)
-    assert second.revision == "def456" and fs.reads  # another revision: read again
+    assert second.revision == "def456"
+    assert fs.reads  # another revision: read again
 
     os.utime(path, (1, 1))  # abc123's file is now the older one
     newest = find_cached_sample(cache, "wmt/wmt19", "zh-en", "en", "zh", 130, 0)
-    assert newest is not None and "def456" in newest.name
+    assert newest is not None
+    assert "def456" in newest.name
     fs.reads.clear()
     assert load_hub_sample(fs=fs, **kwargs).revision == "def456"
     assert fs.reads == []
@@ -243,7 +249,8 @@ def test_load_hub_split_returns_every_row_in_order(wmt_like: Path, tmp_path: Pat
     assert [p.source for p in rows.pairs] == [f"validation f0 r{r}" for r in range(3981)]
     assert rows.pairs[7].target == "文0行7"
     cached = find_cached_split(tmp_path, "wmt/wmt19", "zh-en", "validation", "en", "zh")
-    assert cached is not None and SHA in cached.name
+    assert cached is not None
+    assert SHA in cached.name
 
     class Exploding:
         def glob(self, *_a, **_k):
@@ -265,7 +272,8 @@ def test_a_missing_split_says_which_and_how_to_do_without(wmt_like: Path, tmp_pa
             root=str(wmt_like),
         )
     message = str(info.value)
-    assert "'test' split" in message and "--test-data" in message
+    assert "'test' split" in message
+    assert "--test-data" in message
 
 
 # --- small corpora and the Hub seam --------------------------------------------------------
@@ -286,8 +294,10 @@ def test_local_parquet_sample_is_seeded_reproducible_and_from_every_file(tmp_pat
     a = load_hub_sample(seed=1, cache_dir=tmp_path / "c1", **kwargs).pairs
     b = load_hub_sample(seed=1, cache_dir=tmp_path / "c2", **kwargs).pairs
     c = load_hub_sample(seed=2, cache_dir=tmp_path / "c3", **kwargs).pairs
-    assert a == b and a != c
-    assert len(a) == 200 and len({p.source for p in a}) == 200
+    assert a == b
+    assert a != c
+    assert len(a) == 200
+    assert len({p.source for p in a}) == 200
     files = collections.Counter(file_and_row(p.source)[0] for p in a)
     assert files == {0: 20, 1: 40, 2: 60, 3: 80}
     # Not the first rows of each file: offsets spread over the file.
@@ -345,7 +355,8 @@ def test_hub_reads_are_pinned_to_the_current_commit(tmp_path, monkeypatch, serve
     sha = served_hub.repos[("dataset", "wmt/wmt19")].sha
     cache = tmp_path / "cache"
     rows = load_hub_sample("wmt/wmt19", "zh-en", "en", "zh", n=30, seed=0, cache_dir=cache)
-    assert len(rows.pairs) == 30 and rows.revision == sha
+    assert len(rows.pairs) == 30
+    assert rows.revision == sha
     assert find_cached_sample(cache, "wmt/wmt19", "zh-en", "en", "zh", 30, 0, sha)
     log = dataset_requests(served_hub)
     assert [
@@ -354,7 +365,8 @@ def test_hub_reads_are_pinned_to_the_current_commit(tmp_path, monkeypatch, serve
         if r.path.startswith("/api/datasets/wmt/wmt19?") or r.path == "/api/datasets/wmt/wmt19"
     ] == ["/api/datasets/wmt/wmt19"]
     files = [r for r in log if "/resolve/" in r.path]
-    assert files and all(f"/resolve/{sha}/zh-en/train-" in r.path for r in files)
+    assert files
+    assert all(f"/resolve/{sha}/zh-en/train-" in r.path for r in files)
     # Every read is a range read answered 206 with at most pyarrow's 64 KiB footer read:
     # no fsspec read-ahead, no whole-file download.
     assert all(r.method == "GET" and r.range and r.status == 206 for r in files)
@@ -400,7 +412,8 @@ def test_an_unknown_revision_is_one_sentence(tmp_path, served_hub):
 def test_a_malformed_dataset_id_is_one_sentence(tmp_path, served_hub):
     with pytest.raises(WorkbenchError, match=r"'my data' .*is not a valid Hub dataset id") as info:
         load_hub_sample("my data", None, "en", "zh", n=30, seed=0, cache_dir=tmp_path)
-    assert "\n" not in str(info.value) and "--data" in str(info.value)
+    assert "\n" not in str(info.value)
+    assert "--data" in str(info.value)
 
 
 def test_offline_hub_sample_fails_with_the_fix(tmp_path, monkeypatch):
@@ -425,7 +438,8 @@ def test_opus_preset_tests_on_the_datasets_own_split_at_the_samples_commit(
     monkeypatch.setenv("WORKBENCH_CACHE", str(tmp_path / "cache"))
     config = build_config("opus-en-zh", overrides={"samples": 200, "model": "scratch"})
     data = prepare_data(config)
-    assert data.revision == sha and data.test_name == "newstest2018"
+    assert data.revision == sha
+    assert data.test_name == "newstest2018"
     assert len(data.test) == 24
     trained = {p.source for p in data.train + data.validation}
     assert not trained & {p.source for p in data.test}
@@ -531,7 +545,8 @@ def test_another_seed_plans_from_the_kept_footers(served_hub, tmp_path):
     served_hub.reset()
     load_hub_sample(cache_dir=cache, **{**HUB_SAMPLE, "seed": 1})
     reads = train_reads(served_hub)
-    assert reads and not any(served_hub.is_footer_read(r) for r in reads)
+    assert reads
+    assert not any(served_hub.is_footer_read(r) for r in reads)
 
 
 #: Draws HUB_SAMPLE into the cache folder given, in a process of its own.

@@ -160,7 +160,8 @@ def test_cli_writes_the_json_into_the_models_run_folder(
 def test_cli_empty_sentence_is_one_clear_line(tiny_model_dir: Path, capsys):
     assert main(["lab", "attention", "--model", str(tiny_model_dir), "   "]) == 2
     err = capsys.readouterr().err.strip()
-    assert len(err.splitlines()) == 1 and "empty sentence" in err, err
+    assert len(err.splitlines()) == 1, err
+    assert "empty sentence" in err, err
 
 
 def test_cli_shows_one_layer_and_head_of_each_kind(tiny_model_dir: Path, capsys):

@@ -122,9 +122,11 @@ def test_a_headless_run_whose_terminal_closes_trains_to_its_end(tmp_path: Path):
     run = only_run(tmp_path)
     assert json.loads((run / "summary.json").read_text())["status"] == "finished"
     steps = train_steps(run)
-    assert steps and all(a < b for a, b in itertools.pairwise(steps))
+    assert steps
+    assert all(a < b for a, b in itertools.pairwise(steps))
     log = (run / "train.log").read_text(encoding="utf-8")
-    assert "[done]" in log and "Traceback" not in log
+    assert "[done]" in log
+    assert "Traceback" not in log
     assert run_liveness(run).status == "finished"
 
 
@@ -141,8 +143,10 @@ def test_a_detached_run_is_watched_refused_stopped_and_resumed(tmp_path: Path):
     try:
         wait_until(lambda: len(train_steps(run)) >= 3, "three steps")
         (row,) = runs_json(tmp_path)
-        assert row["status"] == "running" and row["writer"].startswith(f"pid {pid} ")
-        assert row["step"] >= 3 and row["max_steps"] > row["step"]
+        assert row["status"] == "running"
+        assert row["writer"].startswith(f"pid {pid} ")
+        assert row["step"] >= 3
+        assert row["max_steps"] > row["step"]
         # A second writer is refused in one line.
         second = run_cli(*TINY_DEMO_ARGS, "--resume", cwd=tmp_path)
         assert second.returncode == 2
@@ -159,7 +163,8 @@ def test_a_detached_run_is_watched_refused_stopped_and_resumed(tmp_path: Path):
     # The log says it all, as followed from another terminal.
     logs = run_cli("logs", run.name, cwd=tmp_path)
     assert "stop requested (by workbench stop on host" in logs.stdout
-    assert "stopped at step" in logs.stdout and logs.stdout.rstrip().endswith(")")
+    assert "stopped at step" in logs.stdout
+    assert logs.stdout.rstrip().endswith(")")
     resumed = run_cli(*TINY_DEMO_ARGS, "--resume", cwd=tmp_path)
     assert resumed.returncode == 0, resumed.stderr[-2000:]
     assert json.loads((run / "summary.json").read_text())["status"] == "finished"

@@ -86,7 +86,8 @@ def test_a_second_writer_is_refused_in_one_line_naming_the_holder(tmp_path: Path
             RunWriter(threading.Event()).hold(run)
         message = str(refused.value)
         assert f"pid {first[1]} on host {this_host()}" in message
-        assert f"workbench stop {run.name}" in message and "\n" not in message
+        assert f"workbench stop {run.name}" in message
+        assert "\n" not in message
         # The CLI says the same in one line, no traceback: --resume means the newest
         # unfinished run, and that one has a writer.
         resumed = run_cli(
@@ -113,7 +114,8 @@ def test_two_processes_racing_for_one_folder_get_one_writer(tmp_path: Path):
         firsts = [r.stdout.readline().split() if r.stdout else [] for r in racers]
         held = [f for f in firsts if f and f[0] == "held"]
         busy = [f for f in firsts if f and f[0] == "busy"]
-        assert len(held) == 1 and len(busy) == 7, firsts
+        assert len(held) == 1, firsts
+        assert len(busy) == 7, firsts
     finally:
         release.touch()
         for r in racers:
@@ -135,7 +137,8 @@ def test_a_writer_killed_with_9_reads_killed_and_frees_the_folder(tmp_path: Path
         holder.wait(timeout=30)
         os.kill(child, 0)  # the child is still alive
         live = run_liveness(run)
-        assert live.status == "killed" and "gone without a summary" in live.why()
+        assert live.status == "killed"
+        assert "gone without a summary" in live.why()
         taken = RunWriter(threading.Event())
         taken.hold(run)  # nobody holds it now
         taken.release("finished")
@@ -147,7 +150,8 @@ def test_a_zombie_writer_is_dead(tmp_path: Path):
     """Killed but not yet reaped by its parent: its pid still answers kill(pid, 0)."""
     run = run_folder(tmp_path)
     holder = start_holder(run, tmp_path / "never")
-    assert holder.stdout is not None and holder.stdout.readline().startswith("held")
+    assert holder.stdout is not None
+    assert holder.stdout.readline().startswith("held")
     os.kill(holder.pid, signal.SIGKILL)
     deadline = time.monotonic() + 30
     while Path(f"/proc/{holder.pid}/stat").read_text().rpartition(")")[2].split()[0] != "Z":
@@ -177,7 +181,8 @@ def test_each_status_is_read_from_the_record_and_the_summary(tmp_path: Path):
     assert run_liveness(run).status == "running"
     replace(other, heartbeat=time.time() - STALE_SECONDS - 1).write(run)
     stale = run_liveness(run)
-    assert stale.status == "stale" and "only that host can tell" in stale.why()
+    assert stale.status == "stale"
+    assert "only that host can tell" in stale.why()
     # How a writer ended, newer than the summary an earlier try left.
     replace(record, state="failed", error="RuntimeError: boom").write(run)
     assert run_liveness(run).status == "failed"
@@ -194,7 +199,8 @@ def test_a_stop_request_stops_the_writer_and_a_dead_run_says_so(tmp_path: Path):
     writer.hold(run)
     try:
         live = request_stop(run, "a test")
-        assert live.status == "running" and (run / STOP_FILE).is_file()
+        assert live.status == "running"
+        assert (run / STOP_FILE).is_file()
         assert stop.wait(timeout=30)  # the writer polls for it
         deadline = time.monotonic() + 30
         while run_liveness(run).status != "stopping":
@@ -235,7 +241,8 @@ def test_the_reader_keeps_a_half_written_line_for_its_next_read(tmp_path: Path):
         fh.write('{"event": "TrainSt')
     JsonlRecorder(path)(Phase("after"))
     assert read_run_events(path) == [Phase("train"), step, Phase("after")]
-    assert follower.read_new() == [Phase("after")] and follower.skipped == 1
+    assert follower.read_new() == [Phase("after")]
+    assert follower.skipped == 1
     # Replaced by a shorter file: read again from the start.
     path.write_text(json.dumps({"event": "Phase", "name": "data", "detail": ""}) + "\n")
     assert follower.read_new() == [Phase("data")]

@@ -27,7 +27,9 @@ def test_label_must_be_one_known_token():
     with pytest.raises(WorkbenchError) as info:
         check_target_label(tok, ">>cmn<<")
     message = str(info.value)
-    assert ">>cmn<<" in message and ">>cmn_Hans<<" in message and "not a single token" in message
+    assert ">>cmn<<" in message
+    assert ">>cmn_Hans<<" in message
+    assert "not a single token" in message
 
 
 def test_label_on_a_model_without_labels():
@@ -71,4 +73,5 @@ def test_hub_id_offline_names_the_fix(monkeypatch):
     monkeypatch.setenv("HF_HUB_OFFLINE", "1")
     with pytest.raises(HubUnreachableError) as info:
         load_model_and_tokenizer("Helsinki-NLP/opus-mt-en-zh")
-    assert "HF_ENDPOINT" in str(info.value) and "--preset demo" in str(info.value)
+    assert "HF_ENDPOINT" in str(info.value)
+    assert "--preset demo" in str(info.value)

@@ -100,7 +100,8 @@ def test_the_wheel_holds_every_module_the_stylesheet_and_the_license(built: Buil
     assert f"{info}/licenses/LICENSE" in names
     # the name the install hints give (core.DISTRIBUTION) is the one pyproject builds
     metadata = wheel.read(f"{info}/METADATA").decode()
-    assert f"Name: {DISTRIBUTION}\n" in metadata and "License-Expression: MIT\n" in metadata
+    assert f"Name: {DISTRIBUTION}\n" in metadata
+    assert "License-Expression: MIT\n" in metadata
     scripts = wheel.read(f"{info}/entry_points.txt").decode()
     assert "[console_scripts]\nworkbench = workbench.cli:main\n" in scripts
 
@@ -146,10 +147,12 @@ def test_the_built_package_installs_and_runs_in_a_fresh_venv(
     run([python, *PIP_INSTALL.split(), getattr(built, kind)], cwd=tmp_path)
 
     usage = run([venv / "bin" / "workbench", "--help"], cwd=tmp_path)
-    assert usage.startswith("usage: workbench") and "train" in usage
+    assert usage.startswith("usage: workbench")
+    assert "train" in usage
     version_line = run([venv / "bin" / "workbench", "--version"], cwd=tmp_path)
     assert version_line == f"workbench {__version__}\n"
     where = run([python, "-c", WHERE_FROM.format(distribution=DISTRIBUTION)], cwd=tmp_path)
     module, stylesheet, version = where.splitlines()
     assert Path(module).resolve().is_relative_to(venv.resolve()), module  # not the checkout
-    assert stylesheet == "True" and version == __version__
+    assert stylesheet == "True"
+    assert version == __version__

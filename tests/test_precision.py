@@ -26,13 +26,16 @@ def no_bf16_gpu(monkeypatch: pytest.MonkeyPatch) -> None:
 def test_on_the_cpu_training_is_fp32_without_tf32(no_bf16_gpu: None):
     precision = resolve_precision(tiny_config(), "cpu")
     assert precision == Precision(device="cpu", training="fp32", training_tf32=False)
-    assert not precision.fp16 and not precision.bf16
+    assert not precision.fp16
+    assert not precision.bf16
     assert precision.decoding == "fp32, TF32 off"
 
 
 def test_bf16_on_the_cpu_when_asked_and_fp16_refused_without_cuda(no_bf16_gpu: None):
     precision = resolve_precision(tiny_config(bf16=True), "cpu")
-    assert precision.training == "bf16" and precision.bf16 and not precision.fp16
+    assert precision.training == "bf16"
+    assert precision.bf16
+    assert not precision.fp16
     with pytest.raises(WorkbenchError, match="--fp16 needs a CUDA GPU"):
         resolve_precision(tiny_config(fp16=True), "cpu")
     with pytest.raises(WorkbenchError, match="not on mps"):
@@ -45,7 +48,10 @@ def test_a_bf16_gpu_trains_in_bf16_with_tf32(monkeypatch: pytest.MonkeyPatch):
     monkeypatch.setattr(load, "bf16_supported", lambda: True)
     assert resolve_precision(tiny_config(), "cuda") == Precision("cuda", "bf16", True)
     fp16 = resolve_precision(tiny_config(fp16=True), "cuda")
-    assert fp16.training == "fp16" and fp16.fp16 and not fp16.bf16 and fp16.training_tf32
+    assert fp16.training == "fp16"
+    assert fp16.fp16
+    assert not fp16.bf16
+    assert fp16.training_tf32
 
 
 def test_the_recorded_form_is_the_one_runs_wrote(no_bf16_gpu: None):

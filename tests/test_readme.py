@@ -53,7 +53,8 @@ def test_ci_prepares_the_machine_only_as_the_readme_says():
     ]
     allowed = ("set -euo pipefail", 'cd "$(dirname "$0")/.."', "export ", "if ", "fi")
     installs = [step for step in steps if not step.startswith(allowed)]
-    assert len(installs) == 2 and all("apt-get install" in s for s in installs), installs
+    assert len(installs) == 2, installs
+    assert all("apt-get install" in s for s in installs), installs
     packages = [s.split("--no-install-recommends")[1].split(">")[0].split() for s in installs]
     assert packages == [["postgresql"], ["chromium"]]
     readme = (REPO / "README.md").read_text(encoding="utf-8")

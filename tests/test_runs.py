@@ -72,8 +72,11 @@ def test_write_then_read_round_trips(tmp_path: Path):
     assert read_summary(tmp_path) == summary
     on_disk = json.loads((tmp_path / "summary.json").read_text(encoding="utf-8"))
     assert on_disk["test"] == scores("test").to_dict()  # the same flat keys as always
-    assert on_disk["global_step"] == 18 and on_disk["status"] == "finished"
-    assert "error" not in on_disk and "bleu_before" not in on_disk  # missing: left out
+    assert on_disk["global_step"] == 18
+    assert on_disk["status"] == "finished"
+    # missing: left out
+    assert "error" not in on_disk
+    assert "bleu_before" not in on_disk
     assert is_finished(tmp_path)
 
 
@@ -92,11 +95,14 @@ def test_an_older_or_odd_file_reads_with_none_for_what_it_lacks(tmp_path: Path):
         encoding="utf-8",
     )
     summary = read_summary(tmp_path)
-    assert summary is not None and summary.status == "stopped"
+    assert summary is not None
+    assert summary.status == "stopped"
     assert summary.global_step is None  # ill-typed: not trusted
     assert summary.train_seconds == 7
     assert summary.samples == [{}]
-    assert summary.test is None and summary.validation is None and summary.best_model is None
+    assert summary.test is None
+    assert summary.validation is None
+    assert summary.best_model is None
     assert not is_finished(tmp_path)
     (tmp_path / "summary.json").write_text("[1, 2]", encoding="utf-8")
     assert read_summary(tmp_path) is None
@@ -127,7 +133,8 @@ def test_metrics_jsonl_records_the_summary_as_summary_json_holds_it(tmp_path: Pa
     recorder = JsonlRecorder(tmp_path / "metrics.jsonl")
     recorder(RunDone("finished", "out/runs/x", finished()))
     record = json.loads((tmp_path / "metrics.jsonl").read_text(encoding="utf-8"))
-    assert record["event"] == "RunDone" and record["summary"] == finished().to_dict()
+    assert record["event"] == "RunDone"
+    assert record["summary"] == finished().to_dict()
 
 
 def test_a_status_outside_the_literal_reads_as_missing_and_unknown_keys_are_ignored():
@@ -136,6 +143,7 @@ def test_a_status_outside_the_literal_reads_as_missing_and_unknown_keys_are_igno
     edited = RunSummary.from_dict({"status": "finshed", "bleu_before": 0.02, "preset": "demo"})
     assert edited == RunSummary(preset="demo")
     assert RunSummary.from_dict({"status": "stopped"}).status == "stopped"
+
 
 def test_the_closing_lines_say_when_the_model_is_an_average():
     import dataclasses

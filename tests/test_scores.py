@@ -59,12 +59,14 @@ def test_scores_are_sacrebleus_own():
     ):
         assert low <= score <= high
     assert s.bleu_delta_ci[0] > 0
-    assert "tok:zh" in s.bleu_signature and "bs:200" in s.bleu_signature
+    assert "tok:zh" in s.bleu_signature
+    assert "bs:200" in s.bleu_signature
 
 
 def test_identical_outputs_are_no_difference():
     s = score_before_after(AFTER, AFTER, REFS, "zh", "validation", "unit", n_bootstrap=100)
-    assert s.bleu_delta == 0.0 and s.bleu_delta_ci == [0.0, 0.0]
+    assert s.bleu_delta == 0.0
+    assert s.bleu_delta_ci == [0.0, 0.0]
     assert s.bleu_p == 1.0  # sacreBLEU alone would say p = 1/101 for a zero difference
 
 

@@ -76,7 +76,8 @@ def test_no_planted_secret_reaches_any_output_or_file(hub_server, tmp_path):
             "train", "--headless", "--preset", "opus-en-zh", "--model", "nobody/none",
             *SHRUNK, "--output-dir", str(tmp_path / "failed"), cwd=tmp_path, env=failing,
         )  # fmt: skip
-        assert proc.returncode != 0 and "mirror:***@" in proc.stderr + proc.stdout
+        assert proc.returncode != 0
+        assert "mirror:***@" in proc.stderr + proc.stdout
         outputs.append(proc)
     finally:
         hub_server.reset()

@@ -68,7 +68,8 @@ def test_serve_refuses_another_address_without_allow_remote():
     refused = run_cli("serve", "--host", "0.0.0.0", "--port", str(closed_port()))
     assert refused.returncode == 2
     (line,) = refused.stderr.strip().splitlines()
-    assert "textual-serve has no password" in line and "ssh -L" in line
+    assert "textual-serve has no password" in line
+    assert "ssh -L" in line
 
 
 @pytest.mark.slow
@@ -125,7 +126,8 @@ def test_a_tab_paints_starts_a_run_and_closing_it_leaves_the_run_training(tmp_pa
             (run,) = runs.iterdir()
             wait_until(lambda: run_liveness(run).writing, "the run held", 60)
             record = run_liveness(run).record
-            assert record is not None and record.pid != tab  # a process of its own
+            assert record is not None
+            assert record.pid != tab  # a process of its own
             wait_until(lambda: len(train_steps(run)) >= 2, "two steps")
             page.close()  # the tab goes: its app ends, the run goes on
             wait_until(lambda: tab not in tab_processes(output), "the tab's app ended", 30)

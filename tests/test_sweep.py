@@ -140,7 +140,8 @@ def test_the_default_name_is_the_same_for_the_same_command_only():
     base = build_config("demo")
     grid = parse_space(base, ["epochs=2,4"], [])
     name = default_name(base, grid)
-    assert name.startswith("demo-epochs-") and name == default_name(build_config("demo"), grid)
+    assert name.startswith("demo-epochs-")
+    assert name == default_name(build_config("demo"), grid)
     elsewhere = build_config("demo", overrides={"output_dir": "/tmp/elsewhere"})
     assert default_name(elsewhere, grid) == name  # the folder is not part of the recipe
     assert default_name(base, parse_space(base, ["epochs=2,5"], [])) != name
@@ -197,14 +198,17 @@ def test_sweep_help_imports_neither_optuna_nor_torch():
     out = subprocess.run(
         [sys.executable, "-c", code], capture_output=True, text=True, check=True, cwd=REPO
     )
-    assert "HEAVY []" in out.stdout and "--grid" in out.stdout and "--storage" in out.stdout
+    assert "HEAVY []" in out.stdout
+    assert "--grid" in out.stdout
+    assert "--storage" in out.stdout
 
 
 def test_a_bad_grid_on_the_command_line_is_one_line_and_creates_nothing(tmp_path: Path, capsys):
     out = tmp_path / "out"
     assert main(["sweep", "--preset", "demo", "--grid", "lr=abc", "--output-dir", str(out)]) == 2
     err = capsys.readouterr().err.strip()
-    assert len(err.splitlines()) == 1 and "--grid 'lr=abc'" in err
+    assert len(err.splitlines()) == 1
+    assert "--grid 'lr=abc'" in err
     assert not out.exists()
 
 
@@ -299,19 +303,22 @@ def test_a_grid_sweep_runs_each_point_once_and_a_rerun_runs_none(tmp_path: Path,
     plan = make_plan(base, space, default_name(base, space))
     events: list = []
     result = run_sweep(plan, events.append)
-    assert result.status == "finished" and len(result.trials) == 2
+    assert result.status == "finished"
+    assert len(result.trials) == 2
     runs = sorted((tmp_path / "out" / "runs").iterdir())
     assert len(runs) == 2
     for row in result.trials:
         summary = read_summary(Path(row.run_dir))
-        assert row.status == "finished" and summary is not None
+        assert row.status == "finished"
+        assert summary is not None
         assert summary.status == "finished"
         # The study's value is the run's validation BLEU after fine-tuning, nothing else.
         assert row.value == summary.validation.bleu_after
         # No trial publishes: <output>/best_model is the best trial's, copied at the end.
         assert summary.best_model == summary.run_best_model
     assert {point_text(r.params) for r in result.trials} == {"epochs=1", "epochs=2"}
-    assert result.best is not None and result.best.value == max(r.value for r in result.trials)
+    assert result.best is not None
+    assert result.best.value == max(r.value for r in result.trials)
     best_summary = read_summary(Path(result.best.run_dir))
     published = json.loads((tmp_path / "out" / "best_model" / "workbench.json").read_text())
     assert published["run_dir"] == best_summary.run_dir  # the best trial's model, published
@@ -319,7 +326,8 @@ def test_a_grid_sweep_runs_each_point_once_and_a_rerun_runs_none(tmp_path: Path,
     # The closing compare: the best run first (it is run A, the baseline of each test).
     compared, left_out = runs_to_compare(result)
     values = {r.run_dir: r.value for r in result.trials}
-    assert left_out == 0 and sorted(compared) == sorted(values)
+    assert left_out == 0
+    assert sorted(compared) == sorted(values)
     assert values[compared[0]] == max(values.values())
 
     again = run_sweep(plan, events.append)
@@ -341,10 +349,13 @@ def test_two_workers_on_one_sqlite_study_run_distinct_trials(tmp_path: Path):
     points = [json.dumps(t.params, sort_keys=True) for t in trials]
     assert len(set(points)) == 4  # no grid point twice
     run_dirs = {t.user_attrs["run_dir"] for t in trials}
-    assert len(run_dirs) == 4 and len(list((output / "runs").iterdir())) == 4
+    assert len(run_dirs) == 4
+    assert len(list((output / "runs").iterdir())) == 4
     assert len({t.user_attrs["worker"] for t in trials}) == 2, outputs  # both took trials
     for text in outputs:  # each worker ends with the whole sweep's table
-        assert "trials (4);" in text and text.count("\n#") == 4 and "best: trial #" in text
+        assert "trials (4);" in text
+        assert text.count("\n#") == 4
+        assert "best: trial #" in text
     # No trial published (run_training's publish=False): <output>/best_model is the best
     # trial's, copied at the end.
     summaries = {t.number: read_summary(Path(t.user_attrs["run_dir"])) for t in trials}
@@ -435,12 +446,15 @@ def test_a_paused_worker_taken_for_dead_writes_nothing_more(tmp_path: Path):
     # The paused worker wrote nothing once resumed: no step line, checkpoint or summary.
     assert folder_files(run) == left_by_other
     pids = writers(run)
-    assert pids[0] == paused.pid and pids[-1] != paused.pid
+    assert pids[0] == paused.pid
+    assert pids[-1] != paused.pid
     assert one_writer_at_a_time(pids), pids
     lost = [line for line in text.splitlines() if " lost: " in line]
     assert len(lost) == 1, text
-    assert lost[0].startswith("warning: trial #0 ") and f"→ run {run.name}  lost: " in lost[0]
-    assert "this worker stopped at step " in lost[0] and "wrote nothing more" in lost[0]
+    assert lost[0].startswith("warning: trial #0 ")
+    assert f"→ run {run.name}  lost: " in lost[0]
+    assert "this worker stopped at step " in lost[0]
+    assert "wrote nothing more" in lost[0]
     assert "Traceback" not in text
 
     _, trials = _study(output)
@@ -448,7 +462,8 @@ def test_a_paused_worker_taken_for_dead_writes_nothing_more(tmp_path: Path):
     done = [t for t in trials if t.state.name == "COMPLETE"]
     assert sorted(t.params["epochs"] for t in done) == [1.0, 6.0]
     retry = next(t for t in done if t.params["epochs"] == 6.0)
-    assert retry.user_attrs["retry_of"] == 0 and retry.user_attrs["run_dir"] == str(run)
+    assert retry.user_attrs["retry_of"] == 0
+    assert retry.user_attrs["run_dir"] == str(run)
 
 
 def test_a_lease_is_lost_when_another_worker_fails_its_trial(tmp_path: Path):
@@ -479,7 +494,8 @@ def test_ctrl_c_stops_the_sweep_cleanly_and_a_rerun_continues(tmp_path: Path):
     worker.send_signal(signal.SIGINT)
     text = worker.communicate(timeout=120)[0]
     assert worker.returncode == 130, text
-    assert "stopping after this step (SIGINT)" in text and "Traceback" not in text
+    assert "stopping after this step (SIGINT)" in text
+    assert "Traceback" not in text
     assert "run the same command again to continue" in text
     _, trials = _study(output)
     assert [(t.state.name, t.user_attrs.get("outcome")) for t in trials] == [
@@ -513,7 +529,8 @@ def test_a_search_draws_its_trials_in_range_and_a_rerun_draws_no_more(
     assert result.status == "finished"
     assert [r.status for r in result.trials] == ["finished", "finished"]
     for row in result.trials:
-        assert 1e-3 <= row.params["learning_rate"] <= 5e-3 and row.params["batch_size"] in (16, 32)
+        assert 1e-3 <= row.params["learning_rate"] <= 5e-3
+        assert row.params["batch_size"] in (16, 32)
         config = json.loads((Path(row.run_dir) / "config.json").read_text())
         assert config["learning_rate"] == row.params["learning_rate"]  # the run used the draw
     assert len({r.params["learning_rate"] for r in result.trials}) == 2

@@ -76,7 +76,8 @@ def _table_rows(url: str) -> list[str]:
                 "SELECT tablename FROM pg_tables WHERE schemaname = 'public'"
             )
         ]
-        assert "trials" in tables and "study_user_attributes" in tables
+        assert "trials" in tables
+        assert "study_user_attributes" in tables
         return [
             row
             for table in tables
@@ -119,15 +120,18 @@ def test_three_workers_share_a_grid_through_postgresql(tmp_path: Path, postgres)
     assert sorted(t.user_attrs["run_dir"] for t in finished) == [str(r) for r in runs]
     victim = f"{socket.gethostname()}:{killed.pid}"
     (killed_trial,) = [t for t in trials if t.user_attrs.get("worker") == victim]
-    assert killed_trial.state.name == "FAIL" and "outcome" not in killed_trial.user_attrs
+    assert killed_trial.state.name == "FAIL"
+    assert "outcome" not in killed_trial.user_attrs
     (retry,) = [t for t in finished if t.user_attrs.get("retry_of") == killed_trial.number]
     assert retry.user_attrs["run_dir"] == killed_trial.user_attrs["run_dir"]
     for run in runs:
         assert read_summary(run).status == "finished"
         assert one_writer_at_a_time(writers(run)), run
     killed_run = Path(killed_trial.user_attrs["run_dir"])
-    assert writers(killed_run)[0] == killed.pid and writers(killed_run)[-1] != killed.pid
-    assert "trials (" in rerun.stdout and "continues run" not in rerun.stdout  # none left
+    assert writers(killed_run)[0] == killed.pid
+    assert writers(killed_run)[-1] != killed.pid
+    assert "trials (" in rerun.stdout
+    assert "continues run" not in rerun.stdout  # none left
     assert len(list((output / "runs").iterdir())) == 3
 
     # The password: in no printed line, no file of the sweep, no record of the study.
@@ -135,7 +139,8 @@ def test_three_workers_share_a_grid_through_postgresql(tmp_path: Path, postgres)
         assert "study postgresql://workbench:***@127.0.0.1:" in text.splitlines()[0]
     printed = [killed_text, *texts, rerun.stdout, rerun.stderr]
     files = [p for p in tmp_path.rglob("*") if p.is_file()]
-    assert any(p.name == "compare.html" for p in files) and len(files) > 30
+    assert any(p.name == "compare.html" for p in files)
+    assert len(files) > 30
     for text in printed + [p.read_bytes().decode("utf-8", "replace") for p in files]:
         assert PLANTED not in text
     rows = _table_rows(url)

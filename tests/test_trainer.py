@@ -27,7 +27,8 @@ def test_report_to_tensorboard_writes_event_files(tmp_path: Path):
     events = EventAccumulator(str(result.run_dir / "tensorboard"))
     events.Reload()
     tags = events.Tags()["scalars"]
-    assert "train/loss" in tags and "eval/bleu" in tags
+    assert "train/loss" in tags
+    assert "eval/bleu" in tags
     assert len(events.Scalars("train/loss")) == 9
 
 

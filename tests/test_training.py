@@ -27,12 +27,14 @@ def test_events_and_outputs(finished_run: FinishedRun):
     }
     assert len(test_sources) == 18
     seen_by_trainer = {p.source for p in handed["train"] + handed["validation"]}
-    assert len(seen_by_trainer) == 162 and not seen_by_trainer & test_sources
+    assert len(seen_by_trainer) == 162
+    assert not seen_by_trainer & test_sources
     kinds = [type(e).__name__ for e in events]
     phases = [e.name for e in events if isinstance(e, Phase)]
     assert phases == ["data", "model", "before", "before", "train", "after", "after"]
     steps = [e for e in events if isinstance(e, TrainStep)]
-    assert steps and all(s.max_steps == 18 for s in steps)  # 144 pairs / 16 = 9 steps x 2
+    assert steps
+    assert all(s.max_steps == 18 for s in steps)  # 144 pairs / 16 = 9 steps x 2
     assert all(s.samples_per_second and s.samples_per_second > 0 for s in steps[1:])
     evals = [e for e in events if isinstance(e, EvalDone)]
     assert [(e.stage, e.split) for e in evals] == [
@@ -48,7 +50,9 @@ def test_events_and_outputs(finished_run: FinishedRun):
     summary = json.loads((result.run_dir / "summary.json").read_text())
     for role, before, after in (("validation", evals[0], evals[-2]), ("test", evals[1], evals[-1])):
         block = summary[role]
-        assert block["role"] == role and block["size"] == 18 and block["name"]
+        assert block["role"] == role
+        assert block["size"] == 18
+        assert block["name"]
         assert block["bleu_before"] == pytest.approx(before.bleu, abs=0.01)
         assert block["bleu_after"] == pytest.approx(after.bleu, abs=0.01)
         assert block["chrf_after"] == pytest.approx(after.chrf, abs=0.01)
@@ -62,7 +66,8 @@ def test_events_and_outputs(finished_run: FinishedRun):
         ):
             low, high = block[key]
             assert low <= high
-        assert 0 < block["bleu_p"] <= 1 and 0 < block["chrf_p"] <= 1
+        assert 0 < block["bleu_p"] <= 1
+        assert 0 < block["chrf_p"] <= 1
     assert summary["precision"] == {
         "device": "cpu",
         "training": "fp32",
@@ -120,14 +125,16 @@ def test_stop_event_ends_at_a_step_with_a_checkpoint_then_resume(tmp_path: Path)
     first = run_training(config, sink, stop)
     assert first.status == "stopped"
     ckpt = last_complete_checkpoint(first.run_dir)
-    assert ckpt is not None and ckpt.name == "checkpoint-5"  # the step after the flag
+    assert ckpt is not None
+    assert ckpt.name == "checkpoint-5"  # the step after the flag
     assert json.loads((first.run_dir / "summary.json").read_text())["status"] == "stopped"
 
     done: list[RunDone] = []
     second = run_training(
         config, lambda e: done.append(e) if isinstance(e, RunDone) else None, resume=True
     )
-    assert second.status == "finished" and second.run_dir == first.run_dir
+    assert second.status == "finished"
+    assert second.run_dir == first.run_dir
     assert done[-1].summary.global_step == 18
 
 
@@ -166,7 +173,8 @@ def test_a_run_folder_given_as_run_dir_is_continued_from_its_last_checkpoint(
         run_dir=run,
         publish=False,
     )
-    assert result.status == "finished" and result.run_dir == run
+    assert result.status == "finished"
+    assert result.run_dir == run
     assert f"resuming {run.name} from checkpoint-9" in notes
     assert result.summary.global_step == 18
     assert [p.name for p in (tmp_path / "out" / "runs").iterdir()] == [run.name]

@@ -49,14 +49,16 @@ def test_odd_input_never_crashes(tiny_model_dir: Path, text: str):
     translator = Translator.from_pretrained(str(tiny_model_dir), device="cpu")
     item = translator.translate(text, DecodeOptions(1, 4))
     if not text.strip() or not clean_input(text):
-        assert item.notices and item.text == ""
+        assert item.notices
+        assert item.text == ""
     else:  # the model was given the cleaned line (no control characters, no surrogates)
         assert item.text == model_output(translator, clean_input(text), 4)
         # Said beside the translation: what the model cannot read (the tiny vocabulary
         # lacks emoji, Han characters on the source side, some punctuation), a line
         # already in the target language; nothing else.
         kinds = ("the model cannot represent part of the input", "the input looks like zh")
-        assert item.text and all(n.startswith(kinds) for n in item.notices)
+        assert item.text
+        assert all(n.startswith(kinds) for n in item.notices)
         if "🍵" in text:
             assert "(🍵)" in item.notices[0]
         if "茶" in text:

@@ -74,7 +74,8 @@ async def test_the_tui_follows_a_run_another_process_writes_and_x_stops_it(
             await wait_for(pilot, lambda: step_shown() > max(first, 2), what="the step moving")
             await pilot.press("x")
             await wait_for(pilot, lambda: training.attached is None, timeout=120, what="ended")
-            assert training.last_status == "stopped" and status_text(training) == "stopped"
+            assert training.last_status == "stopped"
+            assert status_text(training) == "stopped"
             # Let go: the fields are the app's own settings again, for its own Start.
             assert training.query_one("#set-epochs", Input).value == "2"
             assert not any("killed" in text for text in seen)
@@ -97,7 +98,8 @@ async def test_quitting_while_training_asks_and_can_hand_the_run_to_the_backgrou
         await wait_for(pilot, lambda: isinstance(app.screen, QuitDialog), what="the question")
         await pilot.press("c")  # cancel: still training
         await wait_for(pilot, lambda: not isinstance(app.screen, QuitDialog), what="closed")
-        assert training.running and app.is_running
+        assert training.running
+        assert app.is_running
         await pilot.press("q")
         await wait_for(pilot, lambda: isinstance(app.screen, QuitDialog), what="the question")
         await pilot.press("b")
@@ -106,7 +108,8 @@ async def test_quitting_while_training_asks_and_can_hand_the_run_to_the_backgrou
     assert run is not None
     live = run_liveness(run)
     try:
-        assert live.status == "running" and live.record is not None
+        assert live.status == "running"
+        assert live.record is not None
         assert app.farewell[:2] == [
             f"run folder: {run}",
             f"training in the background: pid {live.record.pid}, its lines in {run / 'train.log'}",
@@ -142,7 +145,8 @@ def test_a_tui_whose_terminal_closes_lets_its_run_train_to_the_end(tmp_path: Pat
         wait_until(lambda: b"Dataset" in shown, "the first screen", timeout=120)
         deadline = time.monotonic() + 120
         while not runs.is_dir():  # the Training pane mounts just after the first frame
-            assert time.monotonic() < deadline and proc.poll() is None, bytes(shown[-500:])
+            assert time.monotonic() < deadline, bytes(shown[-500:])
+            assert proc.poll() is None, bytes(shown[-500:])
             os.write(master, b"2")
             time.sleep(0.5)
             os.write(master, b"s")

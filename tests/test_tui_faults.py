@@ -85,7 +85,8 @@ async def test_a_failing_worker_is_shown_and_the_app_stays_up(
             lambda: app.query_one("#panes").active == "translate",
             what="the F-keys still switch panes",
         )
-        assert app.is_running and app.query_one("#panes").active == "translate"
+        assert app.is_running
+        assert app.query_one("#panes").active == "translate"
 
 
 async def test_non_finite_values_never_reach_the_charts(tmp_path: Path):
@@ -147,7 +148,8 @@ async def test_console_takes_odd_input_and_goes_on(tmp_path: Path, tiny_model_di
         assert [e.source for e in pane.entries.values()] == ODD_INPUT
         assert all(e.translation or e.notices for e in pane.entries.values())
         said = [n for e in pane.entries.values() for n in e.notices]  # ⚠ rows, the detail line
-        assert any("parts" in n for n in said) and any("truncated" in n for n in said)
+        assert any("parts" in n for n in said)
+        assert any("truncated" in n for n in said)
         history = (tmp_path / "out" / "console_history.jsonl").read_text(encoding="utf-8")
         rows = [json.loads(line) for line in history.splitlines()]
         assert len(rows) == len(ODD_INPUT)  # blank lines are not translations
