@@ -1,19 +1,22 @@
 """Which cross-attention view aligns best on a trained demo model (evidence for the default).
 
-Usage: python benchmarks/attention_views.py translation_output/best_model
+Usage: python benchmarks/attention_views.py translation_output/best_model [--pairs N]
 
 For each held-out demo pair, teacher-forced on the reference, every target word that
 contains the lexicon translation of exactly one source word is a case; a view scores a
 hit when that row's strongest source word is the lexicon word. Chance is 1 / number of
-source words, averaged over the cases.
+source words, averaged over the cases. ``--pairs`` keeps the first N held-out pairs (the
+test suite runs 20 on its tiny model, so that a broken benchmark shows in CI); with no
+case at all, the rates print as "n/a".
 """
 
 from __future__ import annotations
 
+import argparse
 import re
-import sys
 
 import numpy as np
+from figures import figure, ratio
 
 from workbench.core.attention.extract import forward_attention
 from workbench.core.attention.grid import AttentionMap
@@ -64,10 +67,11 @@ LEXICON = {
 }
 
 
-def main(model_dir: str) -> None:
+def main(model_dir: str, pairs: int | None = None) -> None:
+    """Print each view's hit rate on the first ``pairs`` held-out demo pairs (all: None)."""
     model, tok = load_model_and_tokenizer(model_dir)
     model.eval()
-    validation = prepare_data(build_config("demo")).validation
+    validation = prepare_data(build_config("demo")).validation[:pairs]
     start = model.config.decoder_start_token_id
     layers, heads = model.config.decoder_layers, model.config.decoder_attention_heads
     views: list[tuple] = [(la, h) for la in range(layers) for h in range(heads)]
@@ -106,13 +110,17 @@ def main(model_dir: str) -> None:
             hits[view] += sum(int(np.argmax(matrix[r]) == c) for r, c in cases)
     print(
         f"{total} lexicon cases in {len(validation)} held-out pairs; "
-        f"chance {chance / max(1, total):.2f}"
+        f"chance {figure(ratio(chance, total), '.2f')}"
     )
     for view in sorted(views, key=lambda v: -hits[v]):
         layer = "mean" if view[0] == "mean" else view[0] + 1
         head = "mean" if view[1] == "mean" else view[1] + 1
-        print(f"layer {layer}, head {head}: {hits[view] / max(1, total):.2f}")
+        print(f"layer {layer}, head {head}: {figure(ratio(hits[view], total), '.2f')}")
 
 
 if __name__ == "__main__":
-    main(sys.argv[1])
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("model_dir", help="a trained model folder (best_model)")
+    parser.add_argument("--pairs", type=int, default=None, help="the first N held-out pairs")
+    args = parser.parse_args()
+    main(args.model_dir, args.pairs)

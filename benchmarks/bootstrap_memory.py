@@ -2,7 +2,8 @@
 
 Usage:
     python benchmarks/bootstrap_memory.py            # 1k, 10k, 20k and 100k sentences
-    python benchmarks/bootstrap_memory.py --quick    # toy size: a few seconds
+    python benchmarks/bootstrap_memory.py --quick    # toy size: a few seconds, written to a
+                                                     # temporary folder (the tests run it)
 
 Every measurement runs in a fresh process (``--child``, not for users). It builds the
 text, imports what it needs, resets the process's peak RSS (``/proc/self/clear_refs``),
@@ -38,6 +39,8 @@ import sys
 import time
 from pathlib import Path
 from typing import Any
+
+from figures import figure, report_path
 
 REPO = Path(__file__).resolve().parents[1]
 if str(REPO) not in sys.path:  # measure this checkout's workbench, not an installed one
@@ -303,13 +306,13 @@ def scaling(rows: list[dict[str, Any]], arm: str, n: int) -> str | None:
 
 
 def write_report(path: Path, rows: list[dict[str, Any]], context: dict[str, Any]) -> str:
-    """BOOTSTRAP.md from the measurements."""
+    """BOOTSTRAP.md from the measurements; a figure not measured prints as "n/a"."""
     largest = max(r["n"] for r in rows)
     lines = [
         "# Bootstrap memory: sacreBLEU's resampling against the bounded one",
         "",
         f"Command: `python benchmarks/bootstrap_memory.py{' --quick' if context['quick'] else ''}` "
-        f"({context['wall'] / 60:.1f} min wall), measured {context['date']}: "
+        f"({figure(context['wall'] / 60, '.1f')} min wall), measured {context['date']}: "
         f'{rows[0]["n_bootstrap"]:,} resamples, BLEU (`tokenize="zh"`) and chrF, seed 12345.',
         "",
         f"Machine: {context['cpu']}, {context['cores']} cores shared with other jobs (load "
@@ -329,9 +332,12 @@ def write_report(path: Path, rows: list[dict[str, Any]], context: dict[str, Any]
     ]
     order = list(SIZES)
     for r in sorted(rows, key=lambda r: (order.index(r["arm"]), r["n"])):
-        each = "; ".join(f"{t:.1f} s, {m:,.0f} MiB" for t, m in r["runs"])
+        each = "; ".join(
+            f"{figure(t, '.1f', ' s')}, {figure(m, ',.0f', ' MiB')}" for t, m in r["runs"]
+        )
         lines.append(
-            f"| {r['arm']} | {r['n']:,} | {r['seconds']:.1f} | {r['extra_mib']:,.0f} | {each} |"
+            f"| {r['arm']} | {r['n']:,} | {figure(r['seconds'], '.1f')} | "
+            f"{figure(r['extra_mib'], ',.0f')} | {each} |"
         )
     lines += ["", "Same numbers (score, p-value, bootstrap mean and half-width; bit for bit):", ""]
     lines += [f"- {line}" for line in compare(rows)]
@@ -364,10 +370,15 @@ def _version(name: str) -> str:
 def main() -> int:
     """Run every arm at its sizes (or, with --child, one measurement) and write the report."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--quick", action="store_true", help="toy size, a few seconds")
+    parser.add_argument(
+        "--quick",
+        action="store_true",
+        help="toy size, a few seconds; written to a temporary folder unless --out says "
+        "(never into benchmarks/)",
+    )
     parser.add_argument("--samples", type=int, default=None, help="resamples (default 1000)")
     parser.add_argument("--reps", type=int, default=3, help="repetitions of each measurement")
-    parser.add_argument("--out", default=str(Path(__file__).parent / "BOOTSTRAP.md"))
+    parser.add_argument("--out", default=None, help="default: benchmarks/BOOTSTRAP.md")
     parser.add_argument("--child", nargs=3, help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.child:
@@ -391,7 +402,9 @@ def main() -> int:
     context["reps"] = args.reps
     context["wall"] = time.perf_counter() - started
     context["load_after"] = machine_context()["load_before"]
-    print(write_report(Path(args.out), rows, context))
+    out = report_path(args.out, Path(__file__).with_name("BOOTSTRAP.md"), smoke=args.quick)
+    print(write_report(out, rows, context))
+    print(f"wrote {out}")
     return 0
 
 

@@ -3,6 +3,7 @@
 Usage:
   python benchmarks/ct2_latency.py --model translation_output/best_model [--runs 30]
       [--threads N] [--bleu] [--opus-shape] [--json out.json]
+  python benchmarks/ct2_latency.py --model <a saved model> --smoke   # every arm, seconds
 
 Arms (each a real :class:`Translator`, as ``workbench interact`` builds it):
   transformers       the saved model, ``model.generate``
@@ -26,6 +27,11 @@ decoding for every arm, batches of 128 as the training run's after-BLEU.
 512, 6+6 layers, 8 heads, FFN 2048, vocabulary 65,001 with <pad> last): 14 source tokens,
 exactly 16 output tokens (min = max length, since random weights never stop), 4 beams.
 Token ids are fed directly (the demo tokenizer does not fit that vocabulary).
+
+--smoke: every part at toy size, for the test suite (so that a broken benchmark shows in
+CI): 2 rounds, no pause, BLEU on 20 pairs, the opus-shaped model 16 wide with one layer a
+side; the JSON goes to a temporary folder unless --json says. The exports it makes go
+into the model's folder, as in a measuring run.
 """
 
 from __future__ import annotations
@@ -42,13 +48,28 @@ import time
 from pathlib import Path
 from typing import Any
 
+from figures import figure, ratio, report_path
+from speed_bench.modes import TINY_SHAPE  # --smoke's opus-shaped model: 16 wide, 1 layer
+
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
 SENTENCE = "My friends and I like to drink green tea together."  # 10 words
 ARMS = ("transformers", "ct2 int8", "ct2 float32")
+#: opus-mt-en-zh's shape, which --opus-shape builds with random weights.
+OPUS_SHAPE = {
+    "d_model": 512,
+    "encoder_layers": 6,
+    "decoder_layers": 6,
+    "encoder_attention_heads": 8,
+    "decoder_attention_heads": 8,
+    "encoder_ffn_dim": 2048,
+    "decoder_ffn_dim": 2048,
+}
+SMOKE_PAIRS = 20  # --smoke's BLEU pairs
 
 
 def load_arms(model: str) -> dict[str, Any]:
+    """One Translator per arm; the CTranslate2 exports are made (or reused) here."""
     from workbench.core.translate.ct2_export import export_ctranslate2
     from workbench.core.translate.translator import Translator
 
@@ -83,26 +104,37 @@ def interleaved(
     return times
 
 
+def milliseconds(seconds: float | None) -> float | None:
+    """Seconds as milliseconds to 0.1 ms; ``None`` stays ``None``."""
+    return None if seconds is None else round(seconds * 1000, 1)
+
+
 def summarize(times: dict[str, list[float]], reference: str) -> list[dict[str, Any]]:
-    base = statistics.median(times[reference])
+    """Median and quartiles of each arm, and its median over the ``reference`` arm's;
+    ``None`` (printed "n/a") where too few calls were timed for the figure."""
+    base = statistics.median(times[reference]) if times[reference] else None
     rows = []
     for name, values in times.items():
-        median = statistics.median(values)
-        quartiles = statistics.quantiles(values, n=4)
+        median = statistics.median(values) if values else None
+        quartiles = statistics.quantiles(values, n=4) if len(values) >= 2 else [None] * 3
+        times_base = ratio(median, base)
         rows.append(
             {
                 "arm": name,
-                "median_ms": round(median * 1000, 1),
-                "q1_ms": round(quartiles[0] * 1000, 1),
-                "q3_ms": round(quartiles[2] * 1000, 1),
-                "ratio": round(median / base, 3),
+                "median_ms": milliseconds(median),
+                "q1_ms": milliseconds(quartiles[0]),
+                "q3_ms": milliseconds(quartiles[2]),
+                "ratio": None if times_base is None else round(times_base, 3),
                 "runs": len(values),
             }
         )
     return rows
 
 
-def console_latency(translators: dict[str, Any], runs: int, gap: float) -> dict[str, Any]:
+def console_latency(
+    translators: dict[str, Any], runs: int, gap: float, warmup: int = 5
+) -> dict[str, Any]:
+    """The console's latency on SENTENCE, each arm, interleaved; what each arm answered."""
     options = translators["transformers"].default_options()
     outputs = {name: t.translate(SENTENCE, options).text for name, t in translators.items()}
     calls = {name: (lambda t=t: t.translate(SENTENCE, options)) for name, t in translators.items()}
@@ -110,18 +142,21 @@ def console_latency(translators: dict[str, Any], runs: int, gap: float) -> dict[
         "sentence": SENTENCE,
         "options": vars(options),
         "outputs": outputs,
-        "rows": summarize(interleaved(calls, runs, gap=gap), "transformers"),
+        "rows": summarize(interleaved(calls, runs, warmup, gap), "transformers"),
     }
 
 
-def validation_bleu(translators: dict[str, Any], model: str) -> dict[str, Any]:
+def validation_bleu(
+    translators: dict[str, Any], model: str, pairs: int | None = None
+) -> dict[str, Any]:
+    """Corpus BLEU of each arm on the first ``pairs`` demo validation pairs (all: None)."""
     from workbench.core.config.build import build_config
     from workbench.core.data.prepared import prepare_data
     from workbench.core.evaluate.metrics import corpus_bleu
     from workbench.core.translate.translator import read_settings
 
     config = build_config("demo")
-    validation = prepare_data(config).validation
+    validation = prepare_data(config).validation[:pairs]
     sources = [p.source for p in validation]
     references = [p.target for p in validation]
     tokenize = read_settings(model).get("bleu_tokenize", config.bleu_tokenize)
@@ -152,8 +187,10 @@ def validation_bleu(translators: dict[str, Any], model: str) -> dict[str, Any]:
     }
 
 
-def opus_shape_latency(runs: int, gap: float) -> dict[str, Any]:
-    """A random opus-mt-en-zh-shaped Marian, saved with a 65,001-token vocabulary."""
+def opus_shape_latency(
+    runs: int, gap: float, shape: dict[str, int] = OPUS_SHAPE, warmup: int = 3
+) -> dict[str, Any]:
+    """A random opus-mt-en-zh-shaped Marian (or ``shape``), with a 65,001-token vocabulary."""
     import shutil
 
     import torch
@@ -180,13 +217,7 @@ def opus_shape_latency(runs: int, gap: float) -> dict[str, Any]:
         config = MarianConfig(
             vocab_size=vocab_size,
             decoder_vocab_size=vocab_size,
-            d_model=512,
-            encoder_layers=6,
-            decoder_layers=6,
-            encoder_attention_heads=8,
-            decoder_attention_heads=8,
-            encoder_ffn_dim=2048,
-            decoder_ffn_dim=2048,
+            **shape,
             max_position_embeddings=512,
             pad_token_id=vocab_size - 1,
             eos_token_id=0,
@@ -233,7 +264,7 @@ def opus_shape_latency(runs: int, gap: float) -> dict[str, Any]:
             "ct2 int8": lambda: fast(engines["int8"]),
             "ct2 float32": lambda: fast(engines["float32"]),
         }
-        times = interleaved(calls, runs, warmup=3, gap=gap)
+        times = interleaved(calls, runs, warmup=warmup, gap=gap)
         params = sum(p.numel() for p in model.parameters())
         return {
             "parameters": params,
@@ -250,6 +281,7 @@ def _demo_spm_folder() -> Path:
 
 
 def environment() -> dict[str, Any]:
+    """Versions, threads and load, for the JSON."""
     import ctranslate2
     import torch
     import transformers
@@ -266,13 +298,17 @@ def environment() -> dict[str, Any]:
 
 
 def table(rows: list[dict[str, Any]]) -> str:
+    """Rows as a markdown table; a figure not measured prints as "n/a"."""
+    if not rows:
+        return figure(None)
     keys = list(rows[0])
     lines = ["| " + " | ".join(keys) + " |", "|" + " --- |" * len(keys)]
-    lines += ["| " + " | ".join(str(r[k]) for k in keys) + " |" for r in rows]
+    lines += ["| " + " | ".join(figure(r.get(k)) for k in keys) + " |" for r in rows]
     return "\n".join(lines)
 
 
 def main() -> int:
+    """Measure what the flags ask for, print the tables, write the JSON."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--model", default="translation_output/best_model")
     parser.add_argument("--runs", type=int, default=30)
@@ -284,7 +320,16 @@ def main() -> int:
     parser.add_argument("--opus-shape", action="store_true")
     parser.add_argument("--skip-demo-latency", action="store_true")
     parser.add_argument("--json", help="also write the results here")
+    parser.add_argument(
+        "--smoke",
+        action="store_true",
+        help="every part at toy size (2 rounds, BLEU on 20 pairs, a tiny opus-shaped model); "
+        "the JSON goes to a temporary folder unless --json says",
+    )
     args = parser.parse_args()
+    if args.smoke:
+        args.runs, args.gap, args.bleu, args.opus_shape = 2, 0.0, True, True
+    warmup = 1 if args.smoke else 5
     os.environ.setdefault("CT2_BENCH_SPM", args.model)
     if args.threads:
         import torch
@@ -294,27 +339,31 @@ def main() -> int:
     report: dict[str, Any] = {"command": " ".join(sys.argv), "environment": environment()}
     translators = load_arms(args.model)
     if not args.skip_demo_latency:
-        report["console_latency"] = console_latency(translators, args.runs, args.gap)
+        report["console_latency"] = console_latency(translators, args.runs, args.gap, warmup)
         print("console latency,", SENTENCE, report["console_latency"]["options"])
         print(table(report["console_latency"]["rows"]))
         for name, text in report["console_latency"]["outputs"].items():
             print(f"  {name}: {text}")
     if args.bleu:
-        report["validation_bleu"] = validation_bleu(translators, args.model)
+        pairs = SMOKE_PAIRS if args.smoke else None
+        report["validation_bleu"] = validation_bleu(translators, args.model, pairs)
         print(f"validation BLEU ({report['validation_bleu']['pairs']} pairs)")
         print(table(report["validation_bleu"]["rows"]))
     if args.opus_shape:
-        report["opus_shape_latency"] = opus_shape_latency(args.runs, args.gap)
+        shape = TINY_SHAPE if args.smoke else OPUS_SHAPE
+        report["opus_shape_latency"] = opus_shape_latency(
+            args.runs, args.gap, shape, warmup=1 if args.smoke else 3
+        )
         print(
             f"opus-mt-shaped random model "
             f"({report['opus_shape_latency']['parameters'] / 1e6:.1f}M parameters)"
         )
         print(table(report["opus_shape_latency"]["rows"]))
     report["environment"]["load_average_after"] = [round(x, 2) for x in os.getloadavg()]
-    if args.json:
-        Path(args.json).write_text(
-            json.dumps(report, indent=2, ensure_ascii=False), encoding="utf-8"
-        )
+    if args.json or args.smoke:
+        out = report_path(args.json, Path(__file__).with_name("ct2_latency.json"), args.smoke)
+        out.write_text(json.dumps(report, indent=2, ensure_ascii=False), encoding="utf-8")
+        print(f"wrote {out}")
     return 0
 
 

@@ -4,7 +4,8 @@ anchor's preprocessing measured in the same run.
 Usage:
     python benchmarks/data_scale.py                 # 50k, 200k, 1M and 5M pairs
     python benchmarks/data_scale.py --sizes 1000000 # one size
-    python benchmarks/data_scale.py --quick         # 3,000 pairs: the code paths, seconds
+    python benchmarks/data_scale.py --quick         # 3,000 pairs: the code paths, a minute
+    python benchmarks/data_scale.py --smoke         # 1,000 pairs, short decoding: seconds
 
 Per size, three arms, each in fresh processes, one after the other:
 
@@ -30,6 +31,10 @@ empty targets and 0.6% sources that start with a quote, a tenth of them unclosed
 model is a 1-layer MarianMT built here with SentencePiece vocabularies of 2,000 pieces a
 side, a Marian tokenizer like opus-mt-en-zh's. The test set is 300 other pairs
 (``--test-data``); validation is 500 pairs of the data.
+
+``--smoke`` (the test suite runs it, so that a broken benchmark shows in CI) measures
+1,000 pairs with 50 validation and 30 test pairs, decoded greedily to 16 tokens (a random
+model decodes to its length bound), and writes its report to a temporary folder.
 """
 
 from __future__ import annotations
@@ -48,6 +53,8 @@ import time
 from pathlib import Path
 from typing import Any
 
+from figures import figure, ratio, report_path
+
 REPO = Path(__file__).resolve().parents[1]
 if str(REPO) not in sys.path:  # measure this checkout's workbench, not an installed one
     sys.path.insert(0, str(REPO))
@@ -55,6 +62,9 @@ if str(REPO) not in sys.path:  # measure this checkout's workbench, not an insta
 SIZES = (50_000, 200_000, 1_000_000, 5_000_000)
 VALIDATION_PAIRS = 500
 TEST_PAIRS = 300
+#: --smoke: one small size, few held-out pairs, a short greedy "before" decoding.
+SMOKE_PAIRS, SMOKE_VALIDATION, SMOKE_TEST = 1_000, 50, 30
+SMOKE_DECODING = ("--num-beams", "1", "--max-new-tokens", "16")
 
 ANCHOR = r"""
 import sys, tempfile
@@ -78,6 +88,7 @@ print(f"anchor rows {len(done)}", flush=True)
 
 
 def hsk_pairs() -> list[tuple[str, str]]:
+    """The HSK sentences as (en, zh) pairs, placeholders dropped: what every corpus is made of."""
     from hsk_sentences_audio import load_sentences
 
     pairs = [(r["translation"]["en"].strip(), r["chinese"].strip()) for r in load_sentences()]
@@ -198,7 +209,16 @@ def phase_seconds(lines: list[tuple[float, str]], start: str, end: str) -> float
     return round(finish - begin, 1) if begin is not None and finish is not None else None
 
 
-def measure(n: int, work: Path, model: Path, test: Path, procs: int) -> list[dict[str, Any]]:
+def measure(
+    n: int,
+    work: Path,
+    model: Path,
+    test: Path,
+    procs: int,
+    validation_pairs: int = VALIDATION_PAIRS,
+    extra: tuple[str, ...] = (),
+) -> list[dict[str, Any]]:
+    """The three arms at ``n`` pairs (``extra``: more ``workbench train`` arguments)."""
     corpus = make_corpus(n, work / f"pairs-{n}.tsv")
     env = {**os.environ, "HF_HUB_OFFLINE": "1", "HF_DATASETS_OFFLINE": "1"}
     rows = []
@@ -222,9 +242,10 @@ def measure(n: int, work: Path, model: Path, test: Path, procs: int) -> list[dic
         "--test-data",
         str(test),
         "--validation-fraction",
-        f"{VALIDATION_PAIRS / n:.6g}",
+        f"{validation_pairs / n:.6g}",
         "--output-dir",
         str(work / f"out-{n}"),
+        *extra,
     ]
     for arm in ("cold", "cached"):
         run = timed(command, {**env, "WORKBENCH_CACHE": str(cache)}, until="step ")
@@ -239,7 +260,8 @@ def measure(n: int, work: Path, model: Path, test: Path, procs: int) -> list[dic
         )
     for row in rows:
         print(
-            f"{n:>9,} {row['arm']:>7}: {row['seconds']:7.1f} s, peak {row['peak_mib']:,} MiB",
+            f"{n:>9,} {row['arm']:>7}: {figure(row.get('seconds'), '7.1f')} s, peak "
+            f"{figure(row.get('peak_mib'), ',')} MiB",
             flush=True,
         )
     corpus.unlink()
@@ -247,7 +269,7 @@ def measure(n: int, work: Path, model: Path, test: Path, procs: int) -> list[dic
 
 
 def render_report(rows: list[dict[str, Any]], context: dict[str, Any]) -> str:
-    """DATA_SCALE.md from the measurements."""
+    """DATA_SCALE.md from the measurements; a figure not measured prints as "n/a"."""
     by = {(r["n"], r["arm"]): r for r in rows}
     lines = [
         "# Data at scale: seconds to the first training step, and peak memory",
@@ -262,20 +284,27 @@ def render_report(rows: list[dict[str, Any]], context: dict[str, Any]) -> str:
         "|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
     ]
     for n in sorted({r["n"] for r in rows}):
-        anchor, cold, cached = by[(n, "anchor")], by[(n, "cold")], by[(n, "cached")]
+        anchor, cold, cached = (by.get((n, arm), {}) for arm in ("anchor", "cold", "cached"))
+        first_step = cold.get("seconds"), cached.get("seconds")
         lines.append(
-            f"| {n:,} | {anchor['seconds']:.1f} s | {cold['seconds']:.1f} s | "
-            f"{cold['seconds'] / anchor['seconds']:.2f} | {cold['data_seconds']:.1f} s | "
-            f"{cold['before_seconds']:.1f} s | {cached['seconds']:.1f} s | "
-            f"{cached['seconds'] / anchor['seconds']:.2f} | {anchor['peak_mib']:,} / "
-            f"{cold['peak_mib']:,} / {cached['peak_mib']:,} MiB "
-            f"({cold['peak_mib'] / anchor['peak_mib']:.2f}×) |"
+            f"| {n:,} | {figure(anchor.get('seconds'), '.1f', ' s')} | "
+            f"{figure(first_step[0], '.1f', ' s')} | "
+            f"{figure(ratio(first_step[0], anchor.get('seconds')), '.2f')} | "
+            f"{figure(cold.get('data_seconds'), '.1f', ' s')} | "
+            f"{figure(cold.get('before_seconds'), '.1f', ' s')} | "
+            f"{figure(first_step[1], '.1f', ' s')} | "
+            f"{figure(ratio(first_step[1], anchor.get('seconds')), '.2f')} | "
+            f"{figure(anchor.get('peak_mib'), ',')} / {figure(cold.get('peak_mib'), ',')} / "
+            f"{figure(cached.get('peak_mib'), ',')} MiB "
+            f"({figure(ratio(cold.get('peak_mib'), anchor.get('peak_mib')), '.2f', '×')}) |"
         )
+    validation = context.get("validation_pairs", VALIDATION_PAIRS)
+    test = context.get("test_pairs", TEST_PAIRS)
     lines += [
         "",
         '"of which data" is from the `[data]` line to the `[model]` line (reading, '
         'cleaning, tokenizing, splitting, writing the cache); "before" is the decoding of '
-        f"the {VALIDATION_PAIRS} validation and {TEST_PAIRS} test pairs by the model as "
+        f"the {validation} validation and {test} test pairs by the model as "
         "loaded, from the `[before]` line to `[train]` (0 when cached). The anchor does "
         "neither cleaning nor decoding: it only reads and tokenizes.",
         "",
@@ -295,31 +324,48 @@ def write_report(path: Path, rows: list[dict[str, Any]], context: dict[str, Any]
 
 
 def main() -> None:
+    """Measure the three arms at each size; write DATA_SCALE.md (``--quick``: print only)."""
     parser = argparse.ArgumentParser(description=__doc__.split("\n", 1)[0])
     parser.add_argument("--sizes", type=int, nargs="+", default=list(SIZES))
     parser.add_argument("--quick", action="store_true", help="3,000 pairs: the code paths")
-    parser.add_argument("--out", default=str(Path(__file__).parent / "DATA_SCALE.md"))
+    parser.add_argument(
+        "--smoke",
+        action="store_true",
+        help="1,000 pairs, few held-out pairs, short decoding: seconds; written to a "
+        "temporary folder unless --out says (never into benchmarks/)",
+    )
+    parser.add_argument("--out", default=None, help="default: benchmarks/DATA_SCALE.md")
     parser.add_argument("--work", default=None, help="a folder for corpora and caches")
     args = parser.parse_args()
-    sizes = [3_000] if args.quick else args.sizes
+    sizes = [SMOKE_PAIRS] if args.smoke else [3_000] if args.quick else args.sizes
+    validation, test_pairs = (
+        (SMOKE_VALIDATION, SMOKE_TEST) if args.smoke else (VALIDATION_PAIRS, TEST_PAIRS)
+    )
+    extra = SMOKE_DECODING if args.smoke else ()
     from workbench.core.data.pair_features import default_num_proc
 
     procs = default_num_proc()
     with tempfile.TemporaryDirectory(prefix="data-scale-", dir=args.work) as folder:
         work = Path(folder)
         model = build_model(work)
-        test = make_corpus(TEST_PAIRS, work / "test.tsv", seed=99)
-        rows = [row for n in sizes for row in measure(n, work, model, test, procs)]
+        test = make_corpus(test_pairs, work / "test.tsv", seed=99)
+        rows = [
+            row for n in sizes for row in measure(n, work, model, test, procs, validation, extra)
+        ]
     context = {
         "machine": platform.platform(),
         "cores": os.cpu_count(),
         "procs": procs,
         "date": time.strftime("%Y-%m-%d"),
+        "validation_pairs": validation,
+        "test_pairs": test_pairs,
     }
-    if args.quick:  # the code paths, not figures to keep
+    if args.quick and not args.smoke:  # the code paths, not figures to keep
         print(render_report(rows, context))
     else:
-        print(write_report(Path(args.out), rows, context))
+        out = report_path(args.out, Path(__file__).with_name("DATA_SCALE.md"), args.smoke)
+        print(write_report(out, rows, context))
+        print(f"wrote {out}")
 
 
 if __name__ == "__main__":

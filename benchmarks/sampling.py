@@ -2,6 +2,11 @@
 
 Usage: python benchmarks/sampling.py [--folder /tmp/wmt19-like] [--rows-per-file 2000000]
                                      [--n 50000] [--seed 0] [--out benchmarks/SAMPLING.md]
+       python benchmarks/sampling.py --smoke   # 2,000 rows a file, 200 pairs: a second
+
+``--smoke`` builds its tiny corpus in a temporary folder (never over a corpus in
+``--folder``) and writes its report to one: the test suite runs it, so that a broken
+benchmark shows in CI.
 
 1. Builds (or reuses) a local parquet set shaped like WMT19 zh-en's train split: 13 files,
    ``--rows-per-file`` rows each, row groups of 1,000 rows, one ``translation`` struct
@@ -37,6 +42,7 @@ import datetime
 import os
 import platform
 import sys
+import tempfile
 import time
 from functools import partial
 from pathlib import Path
@@ -46,6 +52,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
+from figures import figure, ratio, report_path
 from fsspec.implementations.local import LocalFileSystem
 from fsspec.spec import AbstractBufferedFile
 
@@ -254,19 +261,38 @@ def shape(pairs: list[Pair]) -> dict[str, Any]:
         "pairs": len(pairs),
         "distinct": len(set(where)),
         "windows": len(windows),
-        "max_per_window": max(windows.values()),
+        "max_per_window": max(windows.values(), default=None),
         "files": len({f for f, _ in where}),
     }
 
 
 def main() -> None:
+    """Read the flags; ``--smoke`` runs on a tiny corpus in a temporary folder."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--folder", type=Path, default=Path("/tmp/wmt19-like"))
     parser.add_argument("--rows-per-file", type=int, default=2_000_000)
     parser.add_argument("--n", type=int, default=50_000)
     parser.add_argument("--seed", type=int, default=0)
-    parser.add_argument("--out", type=Path, default=Path(__file__).with_name("SAMPLING.md"))
+    parser.add_argument("--out", type=Path, default=None, help="default: benchmarks/SAMPLING.md")
+    parser.add_argument(
+        "--smoke",
+        action="store_true",
+        help="2,000 rows a file and a 200-pair sample, corpus and report in temporary "
+        "folders: the code paths in a second",
+    )
     args = parser.parse_args()
+    args.out = report_path(args.out, Path(__file__).with_name("SAMPLING.md"), args.smoke)
+    if not args.smoke:
+        run(args)
+        return
+    args.rows_per_file, args.n = 2_000, 200
+    with tempfile.TemporaryDirectory(prefix="sampling-smoke-") as folder:
+        args.folder = Path(folder)
+        run(args)
+
+
+def run(args: argparse.Namespace) -> None:
+    """Build (or reuse) the corpus, draw the sample every way, write the report."""
 
     print(f"corpus: {FILES} files x {args.rows_per_file:,} rows in {args.folder}", flush=True)
     start = time.perf_counter()
@@ -314,6 +340,7 @@ def write_report(
     zh_chars: float,
     build_s: float,
 ) -> None:
+    """Write the report: each scheme's reads, a model of their time on the Hub, the corpus."""
     header = (
         "| scheme | row groups read | distinct 1,000-line windows | max rows from one group "
         "| files | range reads | bytes fetched | wall |"
@@ -321,7 +348,7 @@ def write_report(
     lines = [header, "|" + "---|" * 8]
     for label, r in results:
         lines.append(
-            f"| {label} | {r['windows']:,} | {r['windows']:,} | {r['max_per_window']} "
+            f"| {label} | {r['windows']:,} | {r['windows']:,} | {figure(r['max_per_window'])} "
             f"| {r['files']} | {r['reads']:,} | {r['bytes'] / 2**20:,.1f} MiB "
             f"| {r['wall']:.1f} s |"
         )
@@ -387,19 +414,22 @@ def findings(results: list[tuple[str, dict[str, Any]]], size: int) -> str:
     before, old_exact, new_ahead, now = (r for _label, r in results)
     mib = 2**20
     return f"""**Reading the figures.** The old plan drew the sample from {before["windows"]:,}
-windows of 1,000 consecutive lines, up to {before["max_per_window"]} lines from one window;
-the new plan from {now["windows"]:,} windows, at most {now["max_per_window"]} from one.
+windows of 1,000 consecutive lines, up to {figure(before["max_per_window"])} lines from one
+window; the new plan from {now["windows"]:,} windows, at most {figure(now["max_per_window"])}
+from one.
 Without read-ahead the old plan would have fetched {old_exact["bytes"] / mib:,.0f} MiB
 instead of {before["bytes"] / mib:,.0f} MiB. The new plan fetches
-{now["bytes"] / mib:,.0f} MiB ({now["bytes"] / size:.0%} of the corpus): with read-ahead
-it would fetch {new_ahead["bytes"] / mib:,.0f} MiB ({new_ahead["bytes"] / size:.0%}), since
+{now["bytes"] / mib:,.0f} MiB ({figure(ratio(now["bytes"], size), ".0%")} of the corpus): with
+read-ahead it would fetch {new_ahead["bytes"] / mib:,.0f} MiB
+({figure(ratio(new_ahead["bytes"], size), ".0%")}), since
 its row groups are close enough together for each 5 MiB block to reach the next one. The
 price of reading exactly is one request per row group ({now["reads"]:,} against
 {new_ahead["reads"]:,}): read one after another over a network with a round trip of tens
 of milliseconds, the requests rather than the bytes set the time, and in the model above
-the read-ahead variant finishes first despite downloading {new_ahead["bytes"] / now["bytes"]:.1f}x
-the bytes. Reading the {FILES} files concurrently (one open file each) would divide the
-request time by up to {FILES}; the reader does not do that yet."""
+the read-ahead variant finishes first despite downloading
+{figure(ratio(new_ahead["bytes"], now["bytes"]), ".1f")}x the bytes. Reading the {FILES}
+files concurrently (one open file each) would divide the request time by up to {FILES};
+the reader does not do that yet."""
 
 
 if __name__ == "__main__":

@@ -1,15 +1,16 @@
 """How fast each user mistake is answered: the cases of tests/test_user_mistakes.py, timed.
 
 Usage: python benchmarks/user_mistakes.py [--repeat 3]
+       python benchmarks/user_mistakes.py --smoke   # two mistakes once: the code paths
 Prints markdown rows (mistake, the error line, exit code, median wall time of the whole
-``python -m workbench`` process) for docs/reliability.md.
+``python -m workbench`` process) for docs/reliability.md. The test suite runs ``--smoke``
+(tests/test_user_mistakes.py checks every mistake's answer itself).
 """
 
 from __future__ import annotations
 
 import argparse
 import os
-import statistics
 import subprocess
 import sys
 import tempfile
@@ -19,16 +20,26 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
+from figures import figure, median  # noqa: E402
+
 from tests.test_user_mistakes import MISTAKES  # noqa: E402
+
+SMOKE_MISTAKES = 2  # --smoke times the first two, once
 
 
 def main() -> None:
+    """Time each mistake's answer ``--repeat`` times and print its row."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--repeat", type=int, default=3)
+    parser.add_argument("--smoke", action="store_true", help="the first two mistakes, once")
     args = parser.parse_args()
-    for name, (files, argv, env, _needles) in MISTAKES.items():
+    mistakes = list(MISTAKES.items())
+    repeat = args.repeat
+    if args.smoke:
+        mistakes, repeat = mistakes[:SMOKE_MISTAKES], 1
+    for name, (files, argv, env, _needles) in mistakes:
         times, line, code = [], "", None
-        for _ in range(args.repeat):
+        for _ in range(repeat):
             with tempfile.TemporaryDirectory() as tmp:
                 for rel, content in files.items():
                     (Path(tmp) / rel).write_bytes(content)
@@ -45,7 +56,7 @@ def main() -> None:
                 code = result.returncode
         line = line.removeprefix("workbench: error: ")
         short = line if len(line) <= 110 else line[:107] + "…"
-        print(f"| {name} | {short} | {code} | {statistics.median(times):.2f} s |")
+        print(f"| {name} | {short} | {figure(code)} | {figure(median(times), '.2f', ' s')} |")
 
 
 if __name__ == "__main__":

@@ -41,14 +41,16 @@ def test_every_arm_gives_its_counterparts_numbers_and_the_report_says_so(bench, 
         bench.summarise([run(arm, 90, seconds, numbers) for seconds in (0.1, 0.3, 0.2)])
         for arm, numbers in found.items()
     ]
-    assert rows[0]["seconds"] == 0.2 and rows[0]["runs"] == [(0.1, 1.0), (0.3, 1.0), (0.2, 1.0)]
+    assert rows[0]["seconds"] == 0.2
+    assert rows[0]["runs"] == [(0.1, 1.0), (0.3, 1.0), (0.2, 1.0)]
     assert bench.compare(rows) == [
         "bounded = sacrebleu at 90 sentences: identical",
         "workbench = old workbench at 90 sentences: identical",
         "bounded corpus_score = corpus_score at 90 sentences: identical",
     ]
     child = bench.measure("bounded", 90, 40)
-    assert child["numbers"] == found["bounded"] and child["extra_mib"] >= 0
+    assert child["numbers"] == found["bounded"]
+    assert child["extra_mib"] >= 0
     context = {"cpu": "a CPU", "cores": 2, "load_before": "0 0 0", "load_after": "0 0 0"}
     context.update(quick=True, date="today", wall=6.0, reps=3)
     text = bench.write_report(tmp_path / "BOOTSTRAP.md", rows, context)
@@ -78,3 +80,18 @@ def test_extrapolation_is_linear_from_the_two_largest_sizes(bench):
         "at 100,000, extrapolated (not run): about 8,200 MiB"
     )
     assert bench.scaling(rows, "sacrebleu", 20000) is None  # measured, not extrapolated
+
+
+def test_the_quick_run_measures_every_arm_in_fresh_processes(tmp_path: Path):
+    """``bootstrap_memory.py --quick``, as a user runs it: every arm in its own process,
+    then the report, here in tmp_path (by default a temporary folder, never BOOTSTRAP.md)."""
+    from tests.test_benchmark_smoke import run_benchmark
+
+    out = tmp_path / "BOOTSTRAP.md"
+    run_benchmark("bootstrap_memory.py", "--quick", "--reps", "1", "--out", str(out), cwd=tmp_path)
+    text = out.read_text(encoding="utf-8")
+    assert "n/a" not in text, text
+    for arm in ("sacrebleu", "bounded", "old workbench", "workbench", "corpus_score"):
+        assert f"| {arm} | 120 |" in text
+    assert text.count(": identical") == 3
+    assert "DIFFERENT" not in text

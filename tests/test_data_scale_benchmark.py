@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import importlib
+import json
 import os
 import sys
 from pathlib import Path
@@ -21,7 +22,9 @@ def bench():
 def test_the_corpus_is_real_sentences_with_the_noise_it_names(bench, tmp_path: Path):
     path = bench.make_corpus(2_000, tmp_path / "pairs.tsv")
     lines = path.read_text(encoding="utf-8").split("\n")
-    assert lines[0] == "en\tzh" and lines[-1] == "" and len(lines) == 2_002
+    assert lines[0] == "en\tzh"
+    assert lines[-1] == ""
+    assert len(lines) == 2_002
     rows = [line.split("\t") for line in lines[1:-1]]
     assert all(len(row) == 2 for row in rows)  # one pair a line, quotes or not
     assert sum(1 for s, t in rows if s == t) > 5  # copies
@@ -62,6 +65,34 @@ def test_the_report_gives_each_arm_against_the_anchor(bench):
         "| 1,000 | 10.0 s | 15.0 s | 1.50 | 9.0 s | 2.0 s | 2.0 s | 0.20 | "
         "500 / 750 / 400 MiB (1.50×) |" in text
     )
+    # A phase line the run never printed, an arm that never ran: "n/a", not a crash.
+    rows[1]["data_seconds"] = None
+    text = bench.render_report(rows[:2], context)
+    assert (
+        "| 1,000 | 10.0 s | 15.0 s | 1.50 | n/a | 2.0 s | n/a | n/a | 500 / 750 / n/a MiB" in text
+    )
+
+
+@pytest.mark.slow
+def test_the_smoke_run_reaches_the_first_step_in_every_arm(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+):
+    """``data_scale.py --smoke``: the anchor, then ``workbench train`` cold and cached up
+    to its first step, on 1,000 pairs; the report and its JSON in tmp_path."""
+    from tests.test_benchmark_smoke import run_main
+
+    out = tmp_path / "DATA_SCALE.md"
+    args = ("--smoke", "--out", str(out), "--work", str(tmp_path))
+    run_main("data_scale.py", *args, monkeypatch=monkeypatch)
+    text = out.read_text(encoding="utf-8")
+    assert "n/a" not in text, text
+    assert "| 1,000 | " in text
+    assert "the 50 validation and 30 test pairs" in text
+    assert [row["arm"] for row in json.loads(out.with_suffix(".json").read_text())] == [
+        "anchor",
+        "cold",
+        "cached",
+    ]
 
 
 def test_memory_is_summed_over_the_process_group(bench):

@@ -4,41 +4,19 @@ from __future__ import annotations
 
 import dataclasses
 import importlib
+import re
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 from tests.conftest import REPO
 
-TINY = {
-    "d_model": 16,
-    "encoder_layers": 1,
-    "decoder_layers": 1,
-    "encoder_attention_heads": 2,
-    "decoder_attention_heads": 2,
-    "encoder_ffn_dim": 32,
-    "decoder_ffn_dim": 32,
-}
-
 
 def load_speed():
     sys.path.insert(0, str(REPO / "benchmarks"))  # as benchmarks/speed.py does
     return importlib.import_module("speed_bench")
-
-
-def toy_mode(speed):
-    return speed.Mode(
-        "quick",
-        epoch=64,
-        train_batches=1,
-        validation_pool=4,
-        validation_batches=None,
-        reps=1,
-        check_batch=2,
-        check_steps=2,
-        threads=1,
-    )
 
 
 @pytest.fixture(scope="module")
@@ -56,7 +34,8 @@ def speed():
 @pytest.fixture(scope="module")
 def workdir(speed, tmp_path_factory: pytest.TempPathFactory) -> Path:
     folder = tmp_path_factory.mktemp("speed")
-    speed.prepare_workdir(folder, toy_mode(speed), shape=TINY)
+    smoke = speed.MODES["smoke"]  # the toy size: a 16-wide model, 64 pairs
+    speed.prepare_workdir(folder, smoke, shape=smoke.shape)
     return folder
 
 
@@ -64,7 +43,8 @@ def test_lengths_follow_the_model_and_stay_in_range(speed):
     pairs = speed.make_pairs(2000, seed=3)
     sources = [len(s) + 1 for s, _ in pairs]
     targets = [len(t) + 1 for _, t in pairs]
-    assert min(sources + targets) >= 3 and max(sources + targets) <= 128
+    assert min(sources + targets) >= 3
+    assert max(sources + targets) <= 128
     stats = speed.length_stats(sources)
     assert 26 <= stats["median"] <= 30  # lognormal median 28
     assert 30 <= stats["mean"] <= 36  # and a long tail: mean above median
@@ -74,7 +54,8 @@ def test_lengths_follow_the_model_and_stay_in_range(speed):
 def test_strata_are_whole_length_sorted_batches_that_sort_back_the_same(speed):
     pool = speed.make_pairs(800, seed=5)
     kept = speed.length_strata(pool, 3, seed=6)
-    assert len(kept) == 48 and len(set(map(str, kept))) == 48
+    assert len(kept) == 48
+    assert len(set(map(str, kept))) == 48
     ranked = sorted(pool, key=lambda p: len(p[0]), reverse=True)
     resorted = sorted(kept, key=lambda p: len(p[0]), reverse=True)
     widths = [len(resorted[i][0]) for i in (0, 16, 32)]  # each batch's longest source
@@ -91,7 +72,8 @@ def test_planned_batches_come_from_the_workbench_sampler_and_span_the_widths(spe
     batches = [[epoch[i] for i in kept[k : k + 16]] for k in range(0, 64, 16)]
     sizes = [max(s for s, _ in b) + max(t for _, t in b) for b in batches]
     sources = [[s for s, _ in b] for b in batches]
-    assert sizes == sorted(sizes) and sizes[0] < sizes[-1]  # small to large
+    assert sizes == sorted(sizes)  # small to large
+    assert sizes[0] < sizes[-1]
     assert max(max(b) - min(b) for b in sources) <= 6  # grouped by the source length
 
 
@@ -132,41 +114,88 @@ def test_model_flops_count_real_tokens_only(speed, workdir: Path):
 
 
 @pytest.mark.slow
-def test_one_repetition_at_toy_size_writes_the_report(speed, workdir: Path, tmp_path: Path):
-    """Every phase runs (in-process here) and RESULTS.md renders from what they return."""
-    runs = {
-        arm: {
-            "train": [speed.child_train(arm, workdir, "cpu")],
-            "eval": [speed.child_eval(arm, workdir, "cpu")],
-        }
-        for arm in ("reference", "workbench")
-    }
-    # The workdir fixture keeps only the files; the same seeds give its data summary again.
-    data = speed.prepare_workdir(tmp_path / "again", toy_mode(speed), shape=TINY)
-    ref, wb = runs["reference"]["train"][0], runs["workbench"]["train"][0]
-    assert ref["padded_widths"] == [[128, 128]]  # the reference pads every batch to 128
-    assert ref["projected_rows"] == 16 * 128
-    assert wb["projected_rows"] == data["train_target_tokens"]  # real target tokens only
-    measured = speed.Measurements(
-        mode=toy_mode(speed),
+def test_the_smoke_run_goes_through_every_phase_and_writes_the_report(
+    speed, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+):
+    """``speed.py --smoke``: every phase at toy size (the matmul in a fresh process, as
+    every phase of a measuring run), then RESULTS.md; every figure found."""
+    from tests.test_benchmark_smoke import run_main
+
+    out = tmp_path / "RESULTS.md"
+    run_main("speed.py", "--smoke", "--device", "cpu", "--out", str(out), monkeypatch=monkeypatch)
+    text = out.read_text(encoding="utf-8")
+    assert "n/a" not in text, text
+    assert "Command: `python benchmarks/speed.py --smoke` (smoke mode;" in text
+    assert "| training samples/s |" in text
+    assert "| evaluation during training" in text
+    assert "(source/target, first repetition): reference 128/128; workbench " in text
+    # The reference projects every padded position, the workbench only the real tokens.
+    projected = re.search(r"reference 2,048, workbench ([\d,]+); real target tokens ([\d,]+)", text)
+    assert projected, text
+    assert projected[1] == projected[2]
+    difference = re.search(r"Largest per-step difference: \*\*([\d.e+-]+)\*\*", text)
+    assert difference, text
+    assert float(difference[1]) < 1e-4
+    for section in ("## Same loss", "## The data", speed.GPU_NONE[0]):
+        assert section in text
+
+
+def toy_measurements(speed) -> Any:
+    """A finished run's results as the phases return them, with made-up figures."""
+
+    def train(projected: int) -> dict:
+        return dict(
+            samples=16, steps=1, seconds=1.0, samples_per_s=16.0, target_tokens_per_s=500.0,
+            model_flops_per_s=1e9, step_seconds=[1.0], padded_widths=[[128, 128]],
+            projected_rows=projected, losses=[11.0], precision="fp32", attention="sdpa",
+            rss_mib=1000.0,
+        )  # fmt: skip
+
+    def evaluation() -> dict:
+        return dict(
+            sentences=4, seconds=1.0, sentences_per_s=4.0, target_tokens_per_s=100.0, beams=4,
+            eval_loss=None, rss_mib=900.0, final_sentences_per_s=2.0, final_beams=4,
+        )  # fmt: skip
+
+    lengths = dict(mean=30.0, median=28, p90=50, p99=60, max=70, share_over_64=0.05)
+    return speed.Measurements(
+        mode=speed.MODES["smoke"],
         device="cpu",
-        wall=1.0,
+        wall=60.0,
         machine=speed.machine(),
         load_before="0 0 0",
         load_after="0 0 0",
-        data=data,
-        runs=runs,
-        check=speed.child_check(workdir, "cpu", batch=2, steps=2),
+        data=dict(
+            parameters=1_100_000,
+            train_pairs=16,
+            train_target_tokens=560,
+            train_text="16 pairs",
+            validation_pairs=4,
+            validation_text="4 sentences",
+            lengths={"source, this run's pairs": lengths},
+        ),
+        runs={
+            arm: {"train": [train(projected)], "eval": [evaluation()]}
+            for arm, projected in (("reference", 2048), ("workbench", 560))
+        },
+        check=dict(
+            batch=2,
+            steps=2,
+            losses={"reference": [11.0, 10.9], "workbench": [11.0, 10.9]},
+            max_abs_diff=1e-7,
+            real_tokens=50,
+            projected_rows={"reference": 512, "workbench": 50},
+        ),
         matmul={"dtype": "float32", "n": 64, "tflops": 0.05},
         gpu_lines=speed.GPU_NONE,
     )
-    text = speed.write_report(tmp_path / "RESULTS.md", measured)
-    assert (tmp_path / "RESULTS.md").read_text(encoding="utf-8") == text
-    assert "| training samples/s |" in text and "| evaluation during training" in text
-    assert f"workbench {data['train_target_tokens']:,}; real target tokens" in text
-    # The GPU rows render too (the full mode has not run on a GPU here; its numbers would
-    # come from torch.cuda.max_memory_allocated in the same result dicts).
-    for arm in runs.values():
+
+
+def test_the_report_renders_gpu_rows_from_the_same_results(speed, tmp_path: Path):
+    """The full mode has not run on a GPU here; its numbers would come from
+    torch.cuda.max_memory_allocated in the same result dicts."""
+    measured = toy_measurements(speed)
+    for arm in measured.runs.values():
         for phase in arm.values():
             phase[0]["gpu_mib"] = 1000.0
     gpu_text = speed.write_report(
@@ -175,5 +204,29 @@ def test_one_repetition_at_toy_size_writes_the_report(speed, workdir: Path, tmp_
             measured, device="cuda", machine={**measured.machine, "gpu": "a GPU", "bf16": True}
         ),
     )
+    assert (tmp_path / "GPU.md").read_text(encoding="utf-8") == gpu_text
     assert "| peak GPU memory, training (MiB) | 1,000 | 1,000 | **1.00×**" in gpu_text
     assert "GPU a GPU (bf16)" in gpu_text
+    assert "n/a" not in gpu_text
+
+
+def test_a_figure_a_run_did_not_measure_prints_as_na(speed, tmp_path: Path):
+    """A missing figure costs its cell, never the report (the quick run once measured for
+    ten minutes and died formatting a start-up figure that was None)."""
+    measured = toy_measurements(speed)
+    for arm in measured.runs.values():
+        del arm["eval"][0]["final_sentences_per_s"]
+        arm["train"][0]["losses"] = []
+    del measured.check["max_abs_diff"]
+    measured.matmul["tflops"] = None
+    startup = speed.report.startup_section({"help_runs": 0, "paint_all": []})
+    text = speed.write_report(
+        tmp_path / "RESULTS.md", dataclasses.replace(measured, startup_lines=startup)
+    )
+    assert (
+        "| final before/after decoding, sentences/s (4 beams both) | n/a | n/a | **n/a** |" in text
+    )
+    assert "Largest per-step difference: **n/a**" in text
+    assert "matmul rate (n/a GFLOPS, 64×64 matmuls): reference: n/a, workbench: n/a." in text
+    assert "- reference:  (mean n/a)" in text
+    assert "footer keys at n/a, data at n/a" in text

@@ -1,12 +1,13 @@
-"""How much one run measures: the quick CPU mode and the full GPU mode.
+"""How much one run measures: the quick CPU mode, the full GPU mode, and the smoke run.
 
-A mode is chosen by a flag (``--quick``) and adjusted by two (``--reps``, ``--threads``);
-everything else about a run's size is fixed here, so that two runs of the same mode
-measure the same batches.
+A mode is chosen by a flag (``--quick``, ``--smoke``) and adjusted by two (``--reps``,
+``--threads``); everything else about a run's size is fixed here, so that two runs of the
+same mode measure the same batches.
 """
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 
 
@@ -28,7 +29,25 @@ class Mode:
     check_batch: int  # the same-loss check: batch size and steps
     check_steps: int
     threads: int  # torch threads per process; 0 keeps torch's default
+    # Parts of opus-mt's shape replaced (model.OPUS_SHAPE); only the smoke run shrinks it.
+    shape: Mapping[str, int] | None = None
+    # Each phase in a fresh process. The smoke run runs all but the matmul in its own
+    # process: a fresh interpreter spends ~5 s importing torch and transformers, most of
+    # the smoke run's time otherwise.
+    fresh_processes: bool = True
 
+
+#: The smoke run's model: opus-mt's vocabulary (the test tokenizer's ids), 16 wide, one
+#: layer a side, so that each child process spends its seconds importing, not computing.
+TINY_SHAPE = {
+    "d_model": 16,
+    "encoder_layers": 1,
+    "decoder_layers": 1,
+    "encoder_attention_heads": 2,
+    "decoder_attention_heads": 2,
+    "encoder_ffn_dim": 32,
+    "decoder_ffn_dim": 32,
+}
 
 MODES = {
     # Quick: a reference step takes ~23 s on one CPU core and its 4-beam evaluation ~30 s
@@ -55,5 +74,20 @@ MODES = {
         check_batch=16,
         check_steps=20,
         threads=0,
+    ),
+    # Smoke: every phase and the report at toy size, for the test that keeps the
+    # benchmark from rotting (tests/test_speed_benchmark.py); its figures mean nothing.
+    "smoke": Mode(
+        "smoke",
+        epoch=64,
+        train_batches=1,
+        validation_pool=4,
+        validation_batches=None,
+        reps=1,
+        check_batch=2,
+        check_steps=2,
+        threads=1,
+        shape=TINY_SHAPE,
+        fresh_processes=False,
     ),
 }

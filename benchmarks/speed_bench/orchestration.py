@@ -3,6 +3,7 @@
 Arms are interleaved (A B, then B A) so that load from other sessions on a shared
 machine falls on both; each phase's process is ``benchmarks/speed.py --child ...``,
 which calls ``run_phase`` and writes its result as JSON for the parent to read back.
+The smoke run calls ``run_phase`` in its own process instead, for all but one phase.
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ from pathlib import Path
 from typing import Any
 
 import startup  # the sibling script: start-up timing, load average
+from figures import figure  # the sibling module: "n/a" for a figure not measured
 
 from .modes import Mode
 from .phases import child_eval, child_matmul, child_train
@@ -30,9 +32,13 @@ REPO = Path(__file__).resolve().parents[2]
 ENTRY_POINT = REPO / "benchmarks" / "speed.py"  # what each child process runs
 
 
-def run_child(args: list[str], workdir: Path, threads: int) -> dict[str, Any]:
-    """Run one phase in a fresh interpreter and return its JSON result."""
+def run_child(args: list[str], workdir: Path, threads: int, fresh: bool = True) -> dict[str, Any]:
+    """Run one phase in a fresh interpreter (or, not ``fresh``, in this one: the smoke
+    run) and return its JSON result."""
     result = workdir / f"result-{time.time_ns()}.json"
+    if not fresh:
+        run_phase(args, workdir, result, threads)
+        return json.loads(result.read_text(encoding="utf-8"))
     env = {
         **os.environ,
         "HF_HUB_OFFLINE": "1",
@@ -116,7 +122,7 @@ def run_benchmark(mode: Mode, device: str, with_startup: bool = True) -> Measure
     runs: dict[Arm, ArmRuns] = {arm: {"train": [], "eval": []} for arm in ARMS}
     with tempfile.TemporaryDirectory(prefix="wb-speed-") as tmp:
         workdir = Path(tmp)
-        data = prepare_workdir(workdir, mode, device)
+        data = prepare_workdir(workdir, mode, device, shape=mode.shape)
         print(f"model and data ready ({data['parameters'] / 1e6:.1f}M parameters)", flush=True)
         for rep in range(mode.reps):
             order = ARMS if rep % 2 == 0 else ARMS[::-1]
@@ -126,18 +132,26 @@ def run_benchmark(mode: Mode, device: str, with_startup: bool = True) -> Measure
                     # only: it is the same decoding on both sides, shown for information.
                     final = "final" if rep == 0 or mode.name != "quick" else "no-final"
                     extra = [final] if phase == "eval" else []
-                    found = run_child([phase, arm, *extra, device], workdir, mode.threads)
+                    found = run_child(
+                        [phase, arm, *extra, device], workdir, mode.threads, mode.fresh_processes
+                    )
                     runs[arm][phase].append(found)
                     key = "samples_per_s" if phase == "train" else "sentences_per_s"
                     print(
-                        f"rep {rep + 1} {phase:5} {arm:9}: {found[key]:.3f}/s "
-                        f"in {found['seconds']:.1f} s",
+                        f"rep {rep + 1} {phase:5} {arm:9}: {figure(found.get(key), '.3f')}/s "
+                        f"in {figure(found.get('seconds'), '.1f', ' s')}",
                         flush=True,
                     )
         check = run_child(
-            ["check", str(mode.check_batch), str(mode.check_steps), device], workdir, mode.threads
+            ["check", str(mode.check_batch), str(mode.check_steps), device],
+            workdir,
+            mode.threads,
+            mode.fresh_processes,
         )
-        print(f"identical batches: max loss difference {check['max_abs_diff']:.2e}", flush=True)
+        difference = figure(check.get("max_abs_diff"), ".2e")
+        print(f"identical batches: max loss difference {difference}", flush=True)
+        # Always a fresh process, so that even the smoke run goes through the child's
+        # command line once (the cheapest phase: it imports torch only).
         matmul = run_child(["matmul", device], workdir, mode.threads)
     load_after = startup.load_average()
     startup_lines = startup_section(startup.measure(10)) if with_startup else []

@@ -1,7 +1,8 @@
 """RESULTS.md: the command, the machine, medians and ratios, losses, the data model.
 
 Rendering only: everything here reads a finished run (``Measurements``) and measures
-nothing, so the report can be rendered from toy results in a test.
+nothing, so the report can be rendered from toy results in a test. A figure a run did
+not measure prints as "n/a" (``figures.figure``): it must never cost the whole report.
 """
 
 from __future__ import annotations
@@ -13,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 import startup  # the sibling script: start-up timing
+from figures import figure, median, ratio  # the sibling module: "n/a" for a missing figure
 
 from .pairs import RATIO_SIGMA, SOURCE_MEDIAN, SOURCE_SIGMA
 from .recipes import BATCH
@@ -80,14 +82,21 @@ METHOD_LINES = [
 ]
 
 
-def median_of(results: Sequence[Mapping[str, Any]], key: str) -> float:
-    """The median of ``key`` over the repetitions that measured it."""
-    return statistics.median(r[key] for r in results if key in r)
+def median_of(results: Sequence[Mapping[str, Any]], key: str) -> float | None:
+    """The median of ``key`` over the repetitions that measured it (``None``: none did)."""
+    return median(r.get(key) for r in results)
 
 
-def short_number(value: float) -> str:
+def mean_of(values: Sequence[float]) -> float | None:
+    """The mean, or ``None`` for no values."""
+    return statistics.fmean(values) if values else None
+
+
+def short_number(value: float | None) -> str:
     """Three significant figures, or a whole number from 100 up: ``0.673``, ``4,259``."""
-    return f"{value:,.3g}" if abs(value) < 100 else f"{value:,.0f}"
+    if value is None:
+        return figure(value)
+    return figure(value, ",.3g" if abs(value) < 100 else ",.0f")
 
 
 def write_report(path: Path, measured: Measurements) -> str:
@@ -119,21 +128,23 @@ def summary_lines(measured: Measurements) -> list[str]:
         lower_is_better: bool = False,
     ) -> str:
         a, b = median_of(ref[phase], key), median_of(wb[phase], key)
-        ratio = a / b if lower_is_better else b / a
+        times = ratio(a, b) if lower_is_better else ratio(b, a)
         each = "; ".join(
             f"{arm}: " + ", ".join(short_number(r[key]) for r in runs[arm][phase] if key in r)
             for arm in ARMS
         )
         return (
             f"| {label} | {short_number(a)}{unit} | {short_number(b)}{unit} "
-            f"| **{ratio:.2f}×** | {target} | {each} |"
+            f"| **{figure(times, '.2f', '×')}** | {target} | {each} |"
         )
 
     rate = measured.matmul
+    tflops = rate.get("tflops")
+    flops_per_s = None if tflops is None else tflops * 1e12
     fraction = [
-        f"{arm}: {median_of(runs[arm]['train'], 'model_flops_per_s') / 1e12 / tflops:.1%}"
+        f"{arm}: "
+        + figure(ratio(median_of(runs[arm]["train"], "model_flops_per_s"), flops_per_s), ".1%")
         for arm in ARMS
-        if (tflops := rate["tflops"])
     ]
     gpu = (
         f"GPU {machine['gpu']}" + (" (bf16)" if machine.get("bf16") else "")
@@ -143,7 +154,7 @@ def summary_lines(measured: Measurements) -> list[str]:
     lines = [
         "# Speed: the reference recipe vs the workbench recipe",
         "",
-        f"Command: `python benchmarks/speed.py{' --quick' if mode.name == 'quick' else ''}` "
+        f"Command: `python benchmarks/speed.py{'' if mode.name == 'full' else f' --{mode.name}'}` "
         f"({mode.name} mode; {measured.wall / 60:.1f} min wall), measured "
         f"{time.strftime('%Y-%m-%d')}.",
         "",
@@ -163,7 +174,9 @@ def summary_lines(measured: Measurements) -> list[str]:
         f"reference {ref['train'][0]['precision']}, workbench {wb['train'][0]['precision']}. "
         f"Training: one epoch over {data['train_text']} ({data['train_pairs'] // BATCH} "
         f"steps of {BATCH}). Evaluation: {data['validation_text']}. {mode.reps} "
-        "repetitions per arm, each phase in a fresh process, order A B, then B A. Tensor "
+        "repetitions per arm, each phase in a "
+        + ("fresh process" if mode.fresh_processes else "single process (the smoke run)")
+        + ", order A B, then B A. Tensor "
         "widths of the timed training batches (source/target, first repetition): "
         + "; ".join(
             f"{arm} " + ", ".join(f"{a}/{b}" for a, b in runs[arm]["train"][0]["padded_widths"])
@@ -172,7 +185,9 @@ def summary_lines(measured: Measurements) -> list[str]:
         + ". Decoder positions projected "
         "onto the 65,001-word vocabulary in the timed epoch (`lm_head`, the largest matmul "
         "of a step): "
-        + ", ".join(f"{arm} {runs[arm]['train'][0]['projected_rows']:,}" for arm in ARMS)
+        + ", ".join(
+            f"{arm} {figure(runs[arm]['train'][0].get('projected_rows'), ',')}" for arm in ARMS
+        )
         + f"; real target tokens {data['train_target_tokens']:,}.",
         "",
         "| metric | reference | workbench | workbench / reference | target | per repetition |",
@@ -206,9 +221,9 @@ def summary_lines(measured: Measurements) -> list[str]:
         "less). Peak RSS is the whole process (Python, torch, model, optimizer state).",
         "",
         f"Useful model FLOPs/s in training (matmul FLOPs of the real, unpadded tokens; "
-        f"`model_flops`) as a share of this machine's measured {rate['dtype']} matmul rate "
-        f"({rate['tflops'] * 1000:.0f} GFLOPS, {rate['n']}×{rate['n']} matmuls): "
-        f"{', '.join(fraction)}.",
+        f"`model_flops`) as a share of this machine's measured {rate.get('dtype')} matmul "
+        f"rate ({figure(None if tflops is None else tflops * 1000, '.0f')} GFLOPS, "
+        f"{rate.get('n')}×{rate.get('n')} matmuls): {', '.join(fraction)}.",
         "",
     ]
 
@@ -222,12 +237,13 @@ def same_loss_lines(measured: Measurements) -> list[str]:
         f"Identical batches, identical order, dropout off, AdamW lr 2e-5, batch "
         f"{check['batch']}: padded to 128 with the model's own loss (reference) vs padded "
         "per batch with the workbench trainer's `compute_loss` (workbench). "
-        f"Largest per-step difference: **{check['max_abs_diff']:.2e}** (float rounding).",
+        f"Largest per-step difference: **{figure(check.get('max_abs_diff'), '.2e')}** (float "
+        "rounding).",
         "",
         "| step | " + " | ".join(str(i + 1) for i in range(check["steps"])) + " |",
         "| --- | " + " | ".join("---" for _ in range(check["steps"])) + " |",
         *(
-            f"| {arm} | " + " | ".join(f"{v:.5f}" for v in check["losses"][arm]) + " |"
+            f"| {arm} | " + " | ".join(figure(v, ".5f") for v in check["losses"][arm]) + " |"
             for arm in ARMS
         ),
         "",
@@ -236,8 +252,8 @@ def same_loss_lines(measured: Measurements) -> list[str]:
         "",
         *(
             f"- {arm}: "
-            + ", ".join(f"{v:.4f}" for v in runs[arm]["train"][0]["losses"])
-            + f" (mean {statistics.fmean(runs[arm]['train'][0]['losses']):.4f})"
+            + ", ".join(figure(v, ".4f") for v in runs[arm]["train"][0]["losses"])
+            + f" (mean {figure(mean_of(runs[arm]['train'][0]['losses']), '.4f')})"
             for arm in ARMS
         ),
         "",
@@ -296,7 +312,7 @@ def gpu_section(machine: Machine, matmul: MatmulRate) -> list[str]:
         "## GPU",
         "",
         f"Measured on {machine.get('gpu')}: bf16 matmul rate "
-        f"{matmul['tflops']:.1f} TFLOPS (8192×8192); the training share of it "
+        f"{figure(matmul.get('tflops'), '.1f')} TFLOPS (8192×8192); the training share of it "
         "is in the line under the table.",
         "",
     ]

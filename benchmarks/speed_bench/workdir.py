@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import statistics
+from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -74,11 +75,12 @@ def prepare_workdir(
     mode: Mode,
     device: str = "cpu",
     seed: int = 0,
-    shape: dict[str, Any] | None = None,
+    shape: Mapping[str, Any] | None = None,
 ) -> DataSummary:
     """Save the random model, the tokenizer and the data every child process loads.
 
-    ``shape`` overrides parts of opus-mt's shape (the tests build a tiny model).
+    ``shape`` overrides parts of opus-mt's shape (the smoke run and the tests build a
+    tiny model).
     """
     import torch
     from transformers import GenerationConfig, MarianConfig, MarianMTModel
