@@ -1,18 +1,14 @@
 """Training pane: settings, Start/Stop/Resume, live log, progress and charts.
 
-When the app opens, the pane shows the output folder's newest run as it ended
-(:meth:`TrainingPane.show_run`): its ``metrics.jsonl`` replayed into the charts and the
-log, its status and best epoch -- a finished run is not an empty pane.
-
-The run is :func:`workbench.core.train.run_training.run_training` on a thread worker -- the same
-function ``train --headless`` calls. The worker never touches widgets: the core's event
-sink posts :class:`RunEvent` messages (thread-safe) and this pane draws them. Stop sets
-the core's ``threading.Event``: the trainer ends after the current step with a checkpoint.
-
-A run another process writes (headless, detached, another TUI, a sweep trial) is
-*attached*: replayed, then followed by polling its ``metrics.jsonl`` every
-:data:`FOLLOW_SECONDS` (:class:`~workbench.core.live.follow.MetricsFollower`), with its own
-settings; ``x`` leaves it a stop request, the only thing a viewer may write.
+At start it shows the newest run as it ended (:meth:`TrainingPane.show_run`: its
+``metrics.jsonl`` replayed into charts and log, its status and best epoch). A run is
+:func:`~workbench.core.train.run_training.run_training` on a thread worker, as in ``train
+--headless``; the worker never touches widgets: the core's event sink posts
+:class:`RunEvent` messages and this pane draws them. Stop sets the core's
+``threading.Event``: the trainer ends after the current step with a checkpoint. A run
+another process writes is *attached*: replayed, then followed every
+:data:`FOLLOW_SECONDS` with its own settings; ``x`` leaves it a stop request, the only
+thing a viewer may write.
 """
 
 from __future__ import annotations
