@@ -422,3 +422,21 @@ def test_every_test_checks_something(tmp_path: Path):
     assert unchecked_tests(PACKAGE.parent / "tests") == []
     (tmp_path / "test_planted.py").write_text("def test_nothing():\n    run()\n", "utf-8")
     assert unchecked_tests(tmp_path) == ["test_planted.py::test_nothing"]
+
+
+#: The size a module stays under, so that it reads in one sitting and says one thing.
+MAX_MODULE_LINES = 400
+#: At most this many loose modules beside the core's packages (``__init__`` not counted).
+MAX_LOOSE_MODULES = 6
+
+
+def test_modules_stay_small_and_the_core_has_few_loose_modules():
+    long = {
+        p.relative_to(PACKAGE.parent).as_posix(): n
+        for p in sorted(PACKAGE.rglob("*.py"))
+        if (n := len(p.read_text(encoding="utf-8").splitlines())) >= MAX_MODULE_LINES
+    }
+    assert long == {}
+    loose = sorted(p.stem for p in (PACKAGE / "core").glob("*.py") if p.name != "__init__.py")
+    assert len(loose) <= MAX_LOOSE_MODULES, loose
+    assert {name for name in LOOSE if (PACKAGE / "core" / f"{name}.py").exists()} == set(loose)
