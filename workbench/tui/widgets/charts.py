@@ -8,6 +8,8 @@ from typing import Any
 
 from textual_plotext import PlotextPlot
 
+from workbench.core.events import EvalDone, Event, TrainStep
+
 MAX_POINTS = 300  # plotext redraws on the main thread; more points cost visible lag
 #: Round steps for whole-number ticks; each is tried in turn, times 1, 10, 100, ...
 ROUND_STEPS = (1, 2, 5)
@@ -45,6 +47,29 @@ def integer_ticks(low: float, high: float, most: int = 6) -> list[float]:
 def all_whole(values: list[float]) -> bool:
     """Whether every value is a whole number (a step, a count), so ticks should be too."""
     return bool(values) and all(math.isfinite(v) and v == int(v) for v in values)
+
+
+def charted(e: EvalDone) -> bool:
+    """Whether the BLEU chart shows this evaluation: it follows the validation set, as the
+    test set is scored before and after only."""
+    return e.stage in ("before", "epoch") and e.split == "validation"
+
+
+Series = dict[str, list[tuple[float, float]]]
+
+
+def replayed_series(events: list[Event]) -> tuple[Series, Series]:
+    """A run's recorded events as the loss chart's and the BLEU chart's series."""
+    loss: list[tuple[float, float]] = []
+    bleu: list[tuple[float, float]] = []
+    chrf: list[tuple[float, float]] = []
+    for event in events:
+        if isinstance(event, TrainStep) and event.loss is not None:
+            loss.append((float(event.step), event.loss))
+        elif isinstance(event, EvalDone) and charted(event):
+            bleu += [(event.epoch, event.bleu)] if event.bleu is not None else []
+            chrf += [(event.epoch, event.chrf)] if event.chrf is not None else []
+    return {"loss": loss}, {"BLEU": bleu, "chrF": chrf}
 
 
 class SeriesChart(PlotextPlot):

@@ -45,7 +45,7 @@ from workbench.core.views.numbers import format_seconds
 from workbench.core.views.training_text import last_run_line, settings_line
 from workbench.errors import WorkbenchError
 from workbench.tui.messages import ForwardsWorkerFailures, RunEvent, RunFinished, checked
-from workbench.tui.widgets.charts import SeriesChart
+from workbench.tui.widgets.charts import SeriesChart, charted, replayed_series
 
 #: Settings a user may change before Start: (config field, label).
 EDITABLE = (
@@ -59,6 +59,8 @@ LOG_LINES = 1000
 ALL_SAMPLES = "all"
 #: Seconds between two reads of an attached run's new events (the view lags by about this).
 FOLLOW_SECONDS = 1.0
+#: How long Start or Resume waits for the last run's worker to let go of its folder.
+FOLDER_LET_GO_SECONDS = 10.0
 
 
 def setting_text(field: str, value: float) -> str:
@@ -174,7 +176,9 @@ class TrainingPane(ForwardsWorkerFailures, Vertical):
         self.query_one("#train-status", Static).update("stopping…")
 
     def _launch(self, resume: bool) -> None:
-        if self.running:
+        # The last run's RunDone arrives just before its worker lets go of the run folder:
+        # a Resume pressed at once waits those milliseconds instead of being refused.
+        if self.running or not self.training_done.wait(timeout=FOLDER_LET_GO_SECONDS):
             self.app.notify("a run is already in progress", severity="warning")
             return
         if self.attached is not None:  # its fields show the watched run's settings
@@ -275,15 +279,9 @@ class TrainingPane(ForwardsWorkerFailures, Vertical):
             self._show(event, charts=False)
         # Each chart drawn once: a point at a time, a long run's hundreds of logging steps
         # would redraw the chart hundreds of times on the main thread.
-        loss, bleu, chrf = [], [], []
-        for event in events:
-            if isinstance(event, TrainStep) and event.loss is not None:
-                loss.append((float(event.step), event.loss))
-            elif isinstance(event, EvalDone) and self._charted(event):
-                bleu += [(event.epoch, event.bleu)] if event.bleu is not None else []
-                chrf += [(event.epoch, event.chrf)] if event.chrf is not None else []
-        self.query_one("#loss-chart", SeriesChart).set_series({"loss": loss})
-        self.query_one("#bleu-chart", SeriesChart).set_series({"BLEU": bleu, "chrF": chrf})
+        loss, scores = replayed_series(events)
+        self.query_one("#loss-chart", SeriesChart).set_series(loss)
+        self.query_one("#bleu-chart", SeriesChart).set_series(scores)
         live = run_liveness(run_dir)
         if live.live:
             self.attached = reader  # followed by _follow, every FOLLOW_SECONDS
@@ -374,7 +372,7 @@ class TrainingPane(ForwardsWorkerFailures, Vertical):
             self.query_one("#train-status", Static).update(status)
         elif isinstance(event, TrainStep):
             self._train_step(event, charts)
-        elif isinstance(event, EvalDone) and charts and self._charted(event):
+        elif isinstance(event, EvalDone) and charts and charted(event):
             chart = self.query_one("#bleu-chart", SeriesChart)
             chart.add_point("BLEU", event.epoch, event.bleu)
             chart.add_point("chrF", event.epoch, event.chrf)
@@ -392,8 +390,3 @@ class TrainingPane(ForwardsWorkerFailures, Vertical):
         self.query_one("#train-status", Static).update(status)
         if charts:
             self.query_one("#loss-chart", SeriesChart).add_point("loss", e.step, e.loss)
-
-    @staticmethod
-    def _charted(e: EvalDone) -> bool:
-        # The chart follows the validation set: the test set is scored before and after only.
-        return e.stage in ("before", "epoch") and e.split == "validation"
