@@ -12,10 +12,11 @@ from __future__ import annotations
 from typing import Literal, get_args
 
 EndStatus = Literal["finished", "stopped", "failed"]
+#: How a run ended as :func:`~workbench.core.train.run_training.run_training` returns it:
+#: one of the endings, or ``lost`` (a sweep's trial whose lease was taken away).
+RunOutcome = Literal["finished", "stopped", "failed", "lost"]
 RunStatus = Literal["running", "stopping", "finished", "stopped", "failed", "killed", "stale"]
 
-#: Every status a run can have, as front ends show it.
-STATUSES: tuple[RunStatus, ...] = get_args(RunStatus)
 #: The statuses of a run whose writer may still write (a stop request reaches it).
 LIVE_STATUSES: tuple[RunStatus, ...] = ("running", "stopping", "stale")
 #: The statuses of a run whose writer is known to write: a stale one may be long dead.

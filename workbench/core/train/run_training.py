@@ -22,7 +22,7 @@ import threading
 from dataclasses import dataclass
 from functools import partial
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Final
 
 from workbench.core.config.run_config import RunConfig
 from workbench.core.data.hub_requests import reporting_retries
@@ -49,6 +49,7 @@ from workbench.core.events import (
 )
 from workbench.core.live.run_log import RunLog
 from workbench.core.live.writer import RunWriter
+from workbench.core.records.status import RunOutcome
 from workbench.core.records.summary import RunSummary
 from workbench.core.run_folder import (
     BEST_MODEL,
@@ -88,14 +89,14 @@ if TYPE_CHECKING:  # trainer imports torch at its top: run_training imports it o
 
 
 #: The status of a run that lost its lease: it wrote no summary and no event for it.
-LOST = "lost"
+LOST: Final = "lost"
 
 
 @dataclass
 class RunResult:
     """What a run left behind."""
 
-    status: str  # finished, stopped, failed, or LOST
+    status: RunOutcome
     run_dir: Path
     summary: RunSummary
 
