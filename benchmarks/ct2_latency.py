@@ -49,22 +49,16 @@ from pathlib import Path
 from typing import Any
 
 from figures import figure, ratio, report_path
+from speed_bench.model import OPUS_SHAPE as OPUS_CONFIG
 from speed_bench.modes import TINY_SHAPE  # --smoke's opus-shaped model: 16 wide, 1 layer
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
 SENTENCE = "My friends and I like to drink green tea together."  # 10 words
 ARMS = ("transformers", "ct2 int8", "ct2 float32")
-#: opus-mt-en-zh's shape, which --opus-shape builds with random weights.
-OPUS_SHAPE = {
-    "d_model": 512,
-    "encoder_layers": 6,
-    "decoder_layers": 6,
-    "encoder_attention_heads": 8,
-    "decoder_attention_heads": 8,
-    "encoder_ffn_dim": 2048,
-    "decoder_ffn_dim": 2048,
-}
+#: opus-mt-en-zh's shape (the speed benchmark's config), which --opus-shape builds with
+#: random weights: the keys TINY_SHAPE sets.
+OPUS_SHAPE = {key: OPUS_CONFIG[key] for key in TINY_SHAPE}
 SMOKE_PAIRS = 20  # --smoke's BLEU pairs
 
 
