@@ -50,10 +50,9 @@ def _translators(folder: Path, family: str) -> tuple[Translator, Translator]:
     return reference, fast
 
 
-@pytest.fixture(scope="module", params=FAMILIES)
-def exported(request, family_models, tmp_path_factory) -> tuple[str, Path]:
-    """A copy of the family's tiny model with weights whose output depends on the input,
-    exported at float32 with the CLI.
+def _varied_copy(source: Path, folder: Path) -> Path:
+    """A copy of the tiny model ``source`` in ``folder``, with weights whose output depends
+    on the input.
 
     The builder's init (std 0.02) and even std 0.3 everywhere make these pre-norm models
     repeat one token (often a language code, which is never shown) for every sentence;
@@ -63,9 +62,7 @@ def exported(request, family_models, tmp_path_factory) -> tuple[str, Path]:
     import torch
     from transformers import AutoModelForSeq2SeqLM
 
-    family = request.param
-    folder = tmp_path_factory.mktemp(f"ct2-{family}") / "model"
-    shutil.copytree(family_models[family], folder)
+    shutil.copytree(source, folder)
     model = AutoModelForSeq2SeqLM.from_pretrained(str(folder))
     generator = torch.Generator().manual_seed(0)
     with torch.no_grad():
@@ -74,8 +71,27 @@ def exported(request, family_models, tmp_path_factory) -> tuple[str, Path]:
                 scale = 0.3 if ("embed" in name or "shared" in name or "lm_head" in name) else 1.0
                 parameter.copy_(torch.randn(parameter.shape, generator=generator) * scale)
     model.save_pretrained(str(folder))
+    return folder
+
+
+def _export(folder: Path) -> None:
     code = main(["export", "--ctranslate2", "--model", str(folder), "--quantization", "float32"])
     assert code == 0
+
+
+def _set_json(path: Path, **values: object) -> None:
+    data = json.loads(path.read_text(encoding="utf-8"))
+    data.update(values)
+    path.write_text(json.dumps(data), encoding="utf-8")
+
+
+@pytest.fixture(scope="module", params=FAMILIES)
+def exported(request, family_models, tmp_path_factory) -> tuple[str, Path]:
+    """A copy of the family's tiny model (:func:`_varied_copy`), exported at float32 with
+    the CLI."""
+    family = request.param
+    folder = _varied_copy(family_models[family], tmp_path_factory.mktemp(f"ct2-{family}") / "model")
+    _export(folder)
     return family, folder
 
 
@@ -144,6 +160,60 @@ def test_a_changed_tokenizer_file_makes_the_export_stale(exported, tmp_path: Pat
         assert export is None, name
         assert len(notices) == 1, name
         assert "older version" in notices[0], name
+
+
+#: mBART-50 configs with a special id null, each beside what transformers falls back to:
+#: transformers 5's MBart50Tokenizer has no bos token (its saved tokenizer_config.json has
+#: no bos_token), so a config built from it has bos_token_id null in config.json and
+#: generation_config.json; MBartConfig's default decoder_start_token_id is None, while the
+#: generation config keeps the Hub's 2.
+NULL_IDS = {
+    "bos_token_id": ("config.json", "generation_config.json"),
+    "decoder_start_token_id": ("config.json",),
+}
+
+
+@pytest.mark.parametrize("key", sorted(NULL_IDS))
+def test_an_mbart50_config_with_a_null_special_id_exports_and_translates(
+    key: str, family_models, sentences, tmp_path
+):
+    """bos_token_id null: the export's bos is the tokenizer's ``<s>``; decoder_start_token_id
+    null: it starts from the generation config's ``</s>``; both translate as transformers."""
+    folder = _varied_copy(family_models["mbart50"], tmp_path / "model")
+    for name in NULL_IDS[key]:
+        _set_json(folder / name, **{key: None})
+    tokenizer_config = json.loads((folder / "tokenizer_config.json").read_text(encoding="utf-8"))
+    assert "bos_token" not in tokenizer_config  # as transformers 5 saves mBART-50's
+    _export(folder)
+    export = folder / "ct2-float32"
+    written = json.loads((export / "config.json").read_text(encoding="utf-8"))
+    assert (written["bos_token"], written["decoder_start_token"]) == ("<s>", "</s>")
+    reference, fast = _translators(folder, "mbart50")
+    options = DecodeOptions(num_beams=1, max_new_tokens=16)
+    expected = reference.translate_many(sentences, options, batch_size=4)
+    assert fast.translate_many(sentences, options, batch_size=4) == expected
+    assert len(set(expected)) >= 4
+
+
+def test_an_mbart50_without_a_bos_id_or_an_s_token_is_refused_in_one_line(
+    family_models, tmp_path, capsys
+):
+    """bos_token_id null and a tokenizer whose ``<s>`` is renamed ``<cls>``: nothing names
+    the bos token CTranslate2 needs, so the export says so and the fix, and writes nothing."""
+    folder = tmp_path / "model"
+    shutil.copytree(family_models["mbart50"], folder)
+    for name in ("tokenizer.json", "tokenizer_config.json"):
+        path = folder / name
+        path.write_text(path.read_text(encoding="utf-8").replace('"<s>"', '"<cls>"'), "utf-8")
+    _set_json(folder / "config.json", bos_token_id=None)
+    code = main(["export", "--ctranslate2", "--model", str(folder)])
+    err = capsys.readouterr().err.strip()
+    assert code == 2, err
+    assert len(err.splitlines()) == 1, err
+    assert "bos_token_id null in config.json" in err
+    assert "no bos token and no <s>" in err
+    assert "set bos_token_id in its config.json" in err
+    assert not [p for p in folder.iterdir() if p.name.startswith((".ct2", "ct2"))]
 
 
 def test_a_family_without_a_loader_is_refused_in_one_line(family_models, tmp_path, capsys):

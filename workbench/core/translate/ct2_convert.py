@@ -20,10 +20,12 @@ output for the models users bring, so those three are ours:
   says what the architecture is (pre-norm, a layer norm after the embeddings) and starts
   the decoder from the config's ``decoder_start_token_id``, as ``generate`` does.
 
-NLLB-200 and T5/mT5 convert exactly with the stock loaders. The loader is picked by the
-model's family (:func:`workbench.core.model.family.detect_family`), never by name checks
-elsewhere; a family without a loader is refused in one line. The target language code is
-not part of the conversion: CTranslate2 ignores ``forced_bos_token_id``, so
+NLLB-200 and T5/mT5 convert exactly with the stock loaders. A special id a loader reads
+that the config has as None is taken from where transformers takes it
+(:func:`fill_missing_ids`), or the export is refused in one line. The loader is picked by
+the model's family (:func:`workbench.core.model.family.detect_family`), never by name
+checks elsewhere; a family without a loader is refused in one line. The target language
+code is not part of the conversion: CTranslate2 ignores ``forced_bos_token_id``, so
 :class:`~workbench.core.translate.ct2.CT2Backend` passes it as the target prefix.
 """
 
@@ -66,6 +68,50 @@ def vocabulary_by_id(tokenizer: Any, size: int) -> list[str]:
         seen.add(token)
         tokens.append(token)
     return tokens
+
+
+def fill_missing_ids(model: Any, tokenizer: Any, family: str, model_dir: Path) -> None:
+    """Give ``model.config`` the special ids the loaders read where it has None, taken from
+    where transformers takes them, or refuse the export in one line.
+
+    The loaders turn those ids into tokens with ``convert_ids_to_tokens``, which raises a
+    TypeError on None; and CTranslate2 cannot load a config whose bos token is null ("type
+    must be string, but is null"). The model object is used for nothing else afterwards.
+
+    - ``decoder_start_token_id``: every loader reads it (T5's only when the config has the
+      key at all; without it, ``<pad>``). ``generate`` takes the generation config's, else
+      the generation config's ``bos_token_id``; MBartConfig's default is None, so a
+      config.json with null beside a generation_config.json with the id is a model
+      transformers translates.
+    - ``bos_token_id``: only mBART-50's loader reads it (the others take the tokenizer's
+      ``bos_token``, or T5's ``<pad>``). transformers 5's MBart50Tokenizer has no bos
+      token, so a config built from it has null; fairseq's ``<s>`` (id 0) is that token.
+    - ``eos_token_id``: only mBART-50's loader reads it; the tokenizer's is the one the
+      stock loaders use.
+    """
+    config = model.config
+    if getattr(config, "decoder_start_token_id", 0) is None:
+        generation = model.generation_config
+        start = generation.decoder_start_token_id
+        config.decoder_start_token_id = start if start is not None else generation.bos_token_id
+        if config.decoder_start_token_id is None:
+            raise WorkbenchError(
+                f"'{model_dir}' names no decoder start token (decoder_start_token_id and "
+                "bos_token_id are null in config.json and generation_config.json); set "
+                "decoder_start_token_id in its config.json"
+            )
+    if family != MBART50.name:
+        return
+    if config.eos_token_id is None:
+        config.eos_token_id = tokenizer.eos_token_id
+    if config.bos_token_id is None:
+        bos = tokenizer.bos_token or ("<s>" if "<s>" in tokenizer.get_vocab() else None)
+        if bos is None:
+            raise WorkbenchError(
+                f"'{model_dir}' has bos_token_id null in config.json and its tokenizer has "
+                "no bos token and no <s>; set bos_token_id in its config.json"
+            )
+        config.bos_token_id = tokenizer.convert_tokens_to_ids(bos)
 
 
 def _loader(family: str, model_type: str) -> Any:
@@ -137,12 +183,14 @@ def convert_model(model_dir: Path, output_dir: Path, quantization: str) -> Model
 
     model, tokenizer = load_model_and_tokenizer(str(model_dir))
     model_type = str(model.config.model_type)
-    loader = _loader(detect_family(model_type, tokenizer).name, model_type)
+    family = detect_family(model_type, tokenizer).name
+    loader = _loader(family, model_type)
     if loader is None:
         raise WorkbenchError(
             f"export converts {EXPORTABLE} models, and '{model_dir}' is a {model_type} "
             "model; translate it with --backend transformers"
         )
+    fill_missing_ids(model, tokenizer, family, model_dir)
     facts = ModelFacts(model_type, max_positions(model.config))
 
     class LoadedModelConverter(TransformersConverter):
