@@ -212,6 +212,24 @@ def validate(c: RunConfig) -> None:
                 100 <= getattr(c, name) <= 64_000,
                 f"{name} must be 100..64000, got {getattr(c, name)}",
             )
+    _check(c.lora_rank >= 1, f"lora_rank must be a positive whole number, got {c.lora_rank}")
+    _check(c.lora_alpha >= 1, f"lora_alpha must be a positive whole number, got {c.lora_alpha}")
+    _check(0 <= c.lora_dropout < 1, f"lora_dropout must be in [0, 1), got {c.lora_dropout}")
+    _check(
+        math.isfinite(c.memory_budget) and c.memory_budget >= 0,
+        f"memory_budget must be >= 0 GB (0 = the device's memory), got {c.memory_budget}",
+    )
+    if c.lora:
+        _check(
+            not c.is_scratch,
+            "--lora adapts a pretrained model, and the scratch model starts from random "
+            "weights; drop --lora (or pass --model with a pretrained one)",
+        )
+        _check(
+            not c.average_checkpoints,
+            "--average-checkpoints averages whole weights, and a --lora run's checkpoints "
+            "hold adapters; drop one of the two",
+        )
     _check(bool(c.output_dir.strip()), "output_dir is empty; pass a folder")
     out = Path(c.output_dir).expanduser()
     _check(

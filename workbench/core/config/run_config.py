@@ -185,6 +185,35 @@ class RunConfig:
         group="training",
         help="bf16 mixed precision, also on CPU (unset: on where the GPU has it)",
     )
+    lora: bool = setting(
+        False,
+        group="memory",
+        help="train LoRA adapters (peft) instead of every weight; best_model is published "
+        "merged, its adapter kept beside it",
+    )
+    lora_rank: int = setting(8, group="memory", help="LoRA rank: the adapters' inner width")
+    lora_alpha: int = setting(
+        16, group="memory", help="LoRA alpha: the adapters' update is scaled by alpha / rank"
+    )
+    lora_dropout: float = setting(0.05, group="memory", help="dropout on the adapters' input")
+    lora_targets: str | None = setting(
+        None,
+        group="memory",
+        help="linear layers the adapters go on, comma-separated (none = the family's: "
+        "q_proj,v_proj; T5: q,v)",
+    )
+    gradient_checkpointing: bool = setting(
+        False,
+        group="memory",
+        help="recompute activations in the backward pass (transformers'): less memory, "
+        "about a third slower",
+    )
+    memory_budget: float = setting(
+        0.0,
+        group="memory",
+        help="GB the memory plan checks the run against (0 = the device's: the GPU's free "
+        "memory, or the RAM available)",
+    )
     logging_steps: int = setting(50, group="output", help="optimizer steps between logs")
     bleu_tokenize: str = setting(
         AUTO_TOKENIZER,
@@ -242,6 +271,10 @@ class RunConfig:
     def data_target_lang(self) -> str:
         """The target language as data names it (``zh`` for ``zho_Hant`` or ``zh_CN``)."""
         return base_language(self.target_lang) or self.target_lang
+
+    def lora_target_names(self) -> tuple[str, ...]:
+        """The layers ``lora_targets`` names (empty: the family's defaults)."""
+        return tuple(t.strip() for t in (self.lora_targets or "").split(",") if t.strip())
 
     def skipped_rules(self) -> tuple[str, ...]:
         """The cleaning rules ``clean_skip`` leaves off, as named there."""

@@ -60,6 +60,8 @@ SETTING_GROUPS = {
     "data": "what the model is trained and tested on: sampling, split and lengths",
     "model": "the model fine-tuned, or the shape of one built with --model scratch",
     "training": "how the model is optimised: batch, schedule, precision and seed",
+    "memory": "big models on small devices: LoRA adapters, gradient checkpointing and the "
+    "memory plan checked before any weight is loaded",
     "decoding": "how the per-epoch and the before/after translations are made and scored",
     "output": "where the run is written and what it reports",
 }

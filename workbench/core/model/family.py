@@ -48,6 +48,9 @@ class Family:
     #: forced first token), ``prefix`` (a task prefix in the source text) or ``none``.
     mechanism: str
     code_pattern: str | None = None  # what its codes look like in the vocabulary
+    #: The linear layers LoRA adapts by default: the attention's query and value
+    #: projections, by this family's names (the generic family has none to assume).
+    lora_targets: tuple[str, ...] = ()
 
     def codes(self, tokenizer: Any) -> list[str]:
         """The language codes this tokenizer knows, sorted.
@@ -90,11 +93,12 @@ class Family:
         return [c for c in codes for s in stems.get(self.name, [f"{iso1}_"]) if c.startswith(s)]
 
 
-MARIAN = Family("marian", "Marian (OPUS-MT)", "label", r"^>>[A-Za-z_]+<<$")
-NLLB = Family("nllb", "NLLB-200", "codes", r"^[a-z]{3}_[A-Z][a-z]{3}$")
-M2M100 = Family("m2m100", "M2M100", "codes", r"^__[a-z]{2,3}__$")
-MBART50 = Family("mbart50", "mBART-50", "codes", r"^[a-z]{2}_[A-Z]{2}$")
-T5 = Family("t5", "T5 / mT5", "prefix")
+_QV = ("q_proj", "v_proj")
+MARIAN = Family("marian", "Marian (OPUS-MT)", "label", r"^>>[A-Za-z_]+<<$", _QV)
+NLLB = Family("nllb", "NLLB-200", "codes", r"^[a-z]{3}_[A-Z][a-z]{3}$", _QV)
+M2M100 = Family("m2m100", "M2M100", "codes", r"^__[a-z]{2,3}__$", _QV)
+MBART50 = Family("mbart50", "mBART-50", "codes", r"^[a-z]{2}_[A-Z]{2}$", _QV)
+T5 = Family("t5", "T5 / mT5", "prefix", lora_targets=("q", "v"))
 GENERIC = Family("generic", "other seq2seq", "none")
 FAMILIES = (MARIAN, NLLB, M2M100, MBART50, T5)
 BY_NAME = {f.name: f for f in (*FAMILIES, GENERIC)}
@@ -143,6 +147,53 @@ def cache_shape(model_config: Any) -> tuple[int, int, int]:
         return int(layers), int(c.num_heads), int(c.d_kv)
     heads = int(c.decoder_attention_heads)
     return int(c.decoder_layers), heads, int(c.d_model) // heads
+
+
+@dataclass(frozen=True)
+class Shape:
+    """What the activations of a training step scale with, in one set of names."""
+
+    d_model: int
+    ffn_dim: int
+    encoder_layers: int
+    decoder_layers: int
+    heads: int
+    vocab_size: int
+
+
+def model_shape(model_config: Any) -> Shape:
+    """The widths and depths of a config, whichever family's names it uses (T5's
+    ``d_ff``/``num_layers``, the BART-like families' ``encoder_ffn_dim``/``encoder_layers``)."""
+    c = model_config
+    if hasattr(c, "d_kv"):
+        return Shape(
+            d_model=int(c.d_model),
+            ffn_dim=int(c.d_ff),
+            encoder_layers=int(c.num_layers),
+            decoder_layers=int(getattr(c, "num_decoder_layers", None) or c.num_layers),
+            heads=int(c.num_heads),
+            vocab_size=int(c.vocab_size),
+        )
+    return Shape(
+        d_model=int(c.d_model),
+        ffn_dim=max(int(c.encoder_ffn_dim), int(c.decoder_ffn_dim)),
+        encoder_layers=int(c.encoder_layers),
+        decoder_layers=int(c.decoder_layers),
+        heads=max(int(c.encoder_attention_heads), int(c.decoder_attention_heads)),
+        vocab_size=int(getattr(c, "decoder_vocab_size", None) or c.vocab_size),
+    )
+
+
+def default_lora_targets(model_type: str) -> tuple[str, ...]:
+    """The layers ``--lora`` adapts when ``--lora-targets`` is not given, or one line
+    asking for them (a family the workbench does not know)."""
+    targets = MODEL_TYPES.get(model_type, GENERIC).lora_targets
+    if not targets:
+        raise WorkbenchError(
+            f"model type '{model_type}' has no LoRA targets the workbench knows; pass "
+            "--lora-targets with its attention projections' names (such as q_proj,v_proj)"
+        )
+    return targets
 
 
 def _unknown(what: str, value: str, codes: list[str], family: Family) -> WorkbenchError:

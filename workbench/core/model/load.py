@@ -36,6 +36,8 @@ def quiet_libraries() -> None:
     hf_logging.set_verbosity_error()
     hf_logging.disable_progress_bar()
     warnings.filterwarnings("ignore", message="Recommended: pip install sacremoses")
+    # peft asks for the old name of a property transformers 5 renamed (a FutureWarning)
+    warnings.filterwarnings("ignore", message="`is_gradient_checkpointing` is deprecated")
 
 
 def check_local_model(path: Path) -> None:
@@ -84,6 +86,15 @@ def load_tokenizer_and_config(name: str) -> tuple[PreTrainedTokenizerBase, Any]:
         )
 
     return _from_folder_or_hub(name, load)
+
+
+def load_model_config(name: str) -> Any:
+    """A model's config alone (what the memory plan counts from)."""
+    from transformers import AutoConfig
+
+    return _from_folder_or_hub(
+        name, lambda where, **extra: AutoConfig.from_pretrained(where, **extra)
+    )
 
 
 def _from_folder_or_hub(name: str, load: Callable[..., T]) -> T:

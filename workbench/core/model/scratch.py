@@ -11,7 +11,7 @@ import io
 import json
 import re
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from workbench.core.config.run_config import RunConfig
 from workbench.core.decoding import MAX_POSITIONS
@@ -129,13 +129,35 @@ def build_scratch_model(
 ) -> tuple[MarianMTModel, MarianTokenizer]:
     """A freshly initialised MarianMT of the configured shape and its tokenizer."""
     import torch
-    from transformers import GenerationConfig, MarianConfig, MarianMTModel
+    from transformers import GenerationConfig, MarianMTModel
 
     tokenizer = build_tokenizer(sources, targets, folder, config, reuse)
     pad_id = tokenizer.pad_token_id
-    model_config = MarianConfig(
-        vocab_size=len(tokenizer.encoder),
-        decoder_vocab_size=len(tokenizer.encoder),
+    model_config = scratch_model_config(
+        config, len(tokenizer.encoder), pad_id, tokenizer.eos_token_id
+    )
+    torch.manual_seed(config.seed)
+    model = MarianMTModel(model_config)
+    model.generation_config = GenerationConfig(
+        pad_token_id=pad_id,
+        eos_token_id=tokenizer.eos_token_id,
+        decoder_start_token_id=pad_id,
+        forced_eos_token_id=tokenizer.eos_token_id,
+        bad_words_ids=[[pad_id]],
+        max_new_tokens=config.max_new_tokens,
+        num_beams=config.num_beams,
+    )
+    return model, tokenizer
+
+
+def scratch_model_config(config: RunConfig, vocab_size: int, pad_id: int, eos_id: int) -> Any:
+    """The MarianConfig of the configured scratch shape (also what the memory plan counts,
+    before any vocabulary is trained, at the largest vocabulary the settings allow)."""
+    from transformers import MarianConfig
+
+    return MarianConfig(
+        vocab_size=vocab_size,
+        decoder_vocab_size=vocab_size,
         d_model=config.scratch_d_model,
         encoder_layers=config.scratch_layers,
         decoder_layers=config.scratch_layers,
@@ -153,19 +175,7 @@ def build_scratch_model(
         share_encoder_decoder_embeddings=True,
         tie_word_embeddings=True,
         pad_token_id=pad_id,
-        eos_token_id=tokenizer.eos_token_id,
+        eos_token_id=eos_id,
         decoder_start_token_id=pad_id,
-        forced_eos_token_id=tokenizer.eos_token_id,
+        forced_eos_token_id=eos_id,
     )
-    torch.manual_seed(config.seed)
-    model = MarianMTModel(model_config)
-    model.generation_config = GenerationConfig(
-        pad_token_id=pad_id,
-        eos_token_id=tokenizer.eos_token_id,
-        decoder_start_token_id=pad_id,
-        forced_eos_token_id=tokenizer.eos_token_id,
-        bad_words_ids=[[pad_id]],
-        max_new_tokens=config.max_new_tokens,
-        num_beams=config.num_beams,
-    )
-    return model, tokenizer

@@ -23,6 +23,12 @@ from workbench.core.run_folder import (
     is_finished,
     run_folders,
 )
+from workbench.core.train.lora import (
+    ADAPTER_WEIGHTS,
+    is_adapted,
+    load_adapter_weights,
+    save_merged,
+)
 from workbench.errors import WorkbenchError
 
 #: Checkpoint files that are training state, not part of a model one can load.
@@ -37,8 +43,10 @@ TRAINING_STATE_FILES = (
 
 
 def is_complete_checkpoint(folder: Path) -> bool:
-    """A checkpoint the Trainer can resume from: state, weights and optimizer written."""
-    has_weights = any((folder / n).is_file() for n in ("model.safetensors", "pytorch_model.bin"))
+    """A checkpoint the Trainer can resume from: state, weights (a LoRA run's: the
+    adapter's) and optimizer written."""
+    weights = ("model.safetensors", "pytorch_model.bin", ADAPTER_WEIGHTS)
+    has_weights = any((folder / n).is_file() for n in weights)
     return (
         has_weights
         and (folder / "trainer_state.json").is_file()
@@ -121,7 +129,11 @@ def move_staged_checkpoint(staging: Path, name: str) -> Path:
 
 
 def save_best_model(trainer: Any, destination: Path, settings: dict[str, Any]) -> None:
-    """Save the trainer's model (the best one, loaded at the end) with its settings file."""
+    """Save the trainer's model (the best one, loaded at the end) with its settings file;
+    a LoRA run's merged, its adapter beside it (:func:`save_merged`)."""
+    if is_adapted(trainer.model):
+        save_merged(trainer.model, trainer.processing_class, destination, settings)
+        return
 
     def write_best(folder: Path) -> None:
         trainer.save_model(str(folder))
@@ -139,6 +151,11 @@ def keep_best_so_far(trainer: Any, run_dir: Path, settings: dict[str, Any]) -> P
     best = trainer.state.best_model_checkpoint
     if not best or not is_complete_checkpoint(Path(best)):
         return None
+    destination = run_dir / BEST_MODEL
+    if is_adapted(trainer.model):
+        load_adapter_weights(trainer.model, Path(best))
+        save_merged(trainer.model, trainer.processing_class, destination, settings)
+        return destination
 
     def copy_model(folder: Path) -> None:
         shutil.copytree(
@@ -146,7 +163,6 @@ def keep_best_so_far(trainer: Any, run_dir: Path, settings: dict[str, Any]) -> P
         )
         write_json(folder / SETTINGS_FILE, settings)
 
-    destination = run_dir / BEST_MODEL
     save_atomically(destination, copy_model)
     return destination
 

@@ -30,6 +30,13 @@ from typing import Any
 IGNORE_INDEX = -100
 
 
+def base_model(model: Any) -> Any:
+    """The transformers model inside a peft model (a LoRA run's), or ``model`` itself: the
+    one whose output embedding the gathering hook goes on."""
+    get_base = getattr(model, "get_base_model", None)
+    return get_base() if callable(get_base) else model
+
+
 def supports(model: Any) -> bool:
     """Whether ``model`` (unwrapped) can take the real-token loss.
 

@@ -31,6 +31,11 @@ def preflight(config: RunConfig) -> None:
     """
     if config.report_to == "tensorboard":
         check_tensorboard()
+    if config.lora and importlib.util.find_spec("peft") is None:
+        raise WorkbenchError(
+            "--lora needs the peft package, which is not installed; "
+            "pip install 'nmt-workbench[lora]' (or drop --lora)"
+        )
 
     if not config.is_scratch:
         if looks_like_local_path(config.model):

@@ -72,6 +72,19 @@ def check_run_model(config: RunConfig) -> PairTokenizer | None:
     return PairTokenizer(tokenizer, direction, config.max_source_length, config.max_target_length)
 
 
+def run_model_config(config: RunConfig) -> Any:
+    """The config of the model the run trains, no weights: the configured model's, or the
+    scratch shape at the largest vocabulary its settings allow."""
+    if config.is_scratch:
+        from workbench.core.model.scratch import scratch_model_config
+
+        vocab = config.scratch_source_vocab + config.scratch_target_vocab
+        return scratch_model_config(config, vocab, pad_id=0, eos_id=1)
+    from workbench.core.model.load import load_model_config
+
+    return load_model_config(config.model)
+
+
 def load_run_model(
     config: RunConfig, data: SplitData, run_dir: Path, emit: EventSink
 ) -> tuple[Any, Any, Direction]:

@@ -71,6 +71,8 @@ from workbench.core.train.checkpoints import (
     save_best_model,
 )
 from workbench.core.train.early_stop import report_early_stopping
+from workbench.core.train.lora import trainable_line, with_adapters
+from workbench.core.train.memory_plan import check_fits, plan_memory, release_model
 from workbench.core.train.preflight import preflight
 from workbench.core.train.run_model import (
     check_run_model,
@@ -79,9 +81,11 @@ from workbench.core.train.run_model import (
     load_run_model,
     model_settings,
     resolve_precision,
+    run_model_config,
 )
 from workbench.core.train.run_start import model_line, new_run, run_lines
 from workbench.core.translate.translator import Translator
+from workbench.core.views.memory_text import plan_lines
 
 if TYPE_CHECKING:  # trainer imports torch at its top: run_training imports it once it trains
     from workbench.core.train.callbacks import TrainingOutcome
@@ -182,6 +186,12 @@ def _train(
     # ---- languages, label and lengths (tokenizer and config only), then the data
     with distributed.main_first(), reporting_retries(on_event):
         count_tokens = check_run_model(config)
+        # The device, its arithmetic and the memory plan: from the model's config alone.
+        from workbench.core.model.load import pick_device
+
+        precision = resolve_precision(config, pick_device())
+        plan = plan_memory(config, run_model_config(config), precision)
+    check_fits(plan, config.model)
     fan_out(on_event)(Phase("data", config.data))
     # rank 0 fills the sample cache; the others read it
     with distributed.main_first(), reporting_retries(on_event):
@@ -193,7 +203,7 @@ def _train(
     # Only now, with every check passed, torch and transformers are imported for training.
     from transformers import set_seed
 
-    from workbench.core.model.load import pick_device, quiet_libraries
+    from workbench.core.model.load import quiet_libraries
     from workbench.core.train.callbacks import EventCallback
     from workbench.core.train.trainer import (
         build_trainer,
@@ -203,8 +213,7 @@ def _train(
     )
 
     quiet_libraries()
-    device = pick_device()
-    precision = resolve_precision(config, device)
+    device = precision.device
     run_dir = resume_dir or new_run(output_root, config, precision, main, run_dir, data)
     if main:
         _hold(writer, log, run_dir)
@@ -215,7 +224,7 @@ def _train(
     if resume_dir is not None:
         checkpoint = last_complete_checkpoint(run_dir, emit)
         emit(Note(f"resuming {run_dir.name} from {checkpoint.name if checkpoint else 'start'}"))
-    for line in run_lines(run_dir, data, config):
+    for line in [*run_lines(run_dir, data, config), *plan_lines(plan)]:
         emit(Note(line))
     for line in data.notes:
         emit(Note(line, "warning"))
@@ -247,6 +256,9 @@ def _train(
 
     # ---- train
     check_lease(lease, run_dir)
+    if config.lora:  # after "before", which the plain model decoded
+        model = with_adapters(model, config)
+        emit(Note(trainable_line(model)))
     emit(Phase("train"))
     callback = EventCallback(emit, stop, config.batch_size, lease)
     trainer = build_trainer(
@@ -302,6 +314,7 @@ def _train(
     check_lease(lease, run_dir, trainer.state.global_step)
     save_best_model(trainer, best_dir, settings)
     averaging = average_checkpoints(trainer.state, config, held_out, best_dir, device, emit, lease)
+    release_model(trainer)  # "after" loads best_model from disk: the training copy goes first
     after = translate_after(held_out, best_dir, device, emit, averaging.translations)
     scores = score_after(
         held_out, before, after, trainer.state.global_step, float(trainer.state.epoch or 0), emit

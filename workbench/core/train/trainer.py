@@ -118,8 +118,26 @@ class WorkbenchTrainer(Seq2SeqTrainer):
 
         Not under DataParallel (several GPUs in one process), which splits the batch the
         gathering mask describes.
+
+        A LoRA step whose every adapted layer LayerDrop skipped (M2M100's and NLLB's
+        configs may drop layers while training) has a loss no trainable weight took part
+        in, and backward would fail: it is tied to them with a zero, so the step updates
+        nothing, as the skipped layers' own gradients would have been.
         """
-        unwrapped = self.accelerator.unwrap_model(model)
+        loss = self._loss(model, inputs, return_outputs, num_items_in_batch)
+        if not return_outputs and model.training and not loss.requires_grad:
+            trainable = [p for p in model.parameters() if p.requires_grad]
+            loss = loss + sum(p.sum() for p in trainable) * 0.0
+        return loss
+
+    def _loss(
+        self,
+        model: Any,
+        inputs: dict[str, Any],
+        return_outputs: bool = False,
+        num_items_in_batch: Any = None,
+    ) -> Any:
+        unwrapped = token_loss.base_model(self.accelerator.unwrap_model(model))
         if (
             return_outputs
             or not model.training
@@ -228,7 +246,20 @@ def training_arguments(config: RunConfig, run_dir: Path, precision: Precision) -
         ddp_find_unused_parameters=False,  # every parameter is used: skip the extra graph walk
         ddp_timeout=config.ddp_timeout,
         use_cpu=precision.device == "cpu",
+        **checkpointing_arguments(config.gradient_checkpointing),
     )
+
+
+def checkpointing_arguments(on: bool) -> dict[str, Any]:
+    """transformers' activation (gradient) checkpointing, by the name this version takes:
+    ``activation_checkpointing`` since it replaced ``gradient_checkpointing`` in 5.x.
+
+    Non-reentrant: the reentrant kind passes no gradient through a frozen embedding, which
+    every LoRA run has.
+    """
+    new = hasattr(Seq2SeqTrainingArguments, "activation_checkpointing")
+    name = "activation_checkpointing" if new else "gradient_checkpointing"
+    return {name: on, f"{name}_kwargs": {"use_reentrant": False} if on else None}
 
 
 def longest_first(dataset: Any, references: list[str]) -> tuple[Any, list[str]]:

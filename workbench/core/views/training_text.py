@@ -78,6 +78,13 @@ def settings_line(c: RunConfig) -> str:
         + (f" ({c.data_config})" if c.data_config else "")
         + f" · max len {c.max_source_length}/{c.max_target_length} · beams {c.num_beams}"
         + f" · BLEU tokenize={c.bleu_tokenize}"
+        + (
+            f" · LoRA rank {c.lora_rank}, alpha {c.lora_alpha}"
+            + (f" on {c.lora_targets}" if c.lora_targets else "")
+            if c.lora
+            else ""
+        )
+        + (" · gradient checkpointing" if c.gradient_checkpointing else "")
         + (f" · early stopping: patience {c.early_stopping}" if c.early_stopping else "")
         + (
             f" · averaging the {c.average} {c.average_checkpoints} checkpoints"

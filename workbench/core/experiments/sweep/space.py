@@ -27,6 +27,8 @@ ALIASES = {
     "batch": "batch_size",
     "warmup": "warmup_ratio",
     "smoothing": "label_smoothing",
+    "rank": "lora_rank",
+    "alpha": "lora_alpha",
 }
 #: The short name shown for a setting in progress lines (the inverse of the main aliases).
 SHORT_NAMES = {"learning_rate": "lr"}

@@ -1,0 +1,220 @@
+"""The memory plan: from the config alone, before any weight is loaded; held against the
+peak resident memory of real ``workbench train`` runs on the CPU; and the one-line
+refusal of a run that will not fit, naming the flags that would make it."""
+
+from __future__ import annotations
+
+import json
+import re
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import run_cli, tiny_config
+from workbench.core.records.memory import GB
+from workbench.core.train.memory_plan import estimate, plan_memory
+from workbench.core.train.run_model import Precision
+from workbench.errors import WorkbenchError
+
+FIXTURES = Path(__file__).parent / "fixtures"
+#: NLLB-200 3.3B's config.json as the Hub gives it (d_model 2048, 24 + 24 layers, FFN
+#: 8192, 16 heads, 256,206 pieces): 3,344,863,232 parameters.
+NLLB_3B_CONFIG = FIXTURES / "nllb-200-3.3B-config.json"
+CPU = Precision("cpu", "fp32", False)
+#: A plan's figure in a line: ``needs about 80.0 GB``.
+NEEDS = re.compile(r"needs about ([\d.]+) GB")
+
+
+def nllb_3b_config():
+    from transformers import AutoConfig
+
+    return AutoConfig.from_pretrained(NLLB_3B_CONFIG)
+
+
+@pytest.fixture(scope="module")
+def nllb_3b_folder(tmp_path_factory, family_models) -> Path:
+    """NLLB-200 3.3B's config.json and a tokenizer of its family, and no weights."""
+    folder = tmp_path_factory.mktemp("nllb-3.3B")
+    for path in family_models["nllb"].iterdir():
+        if path.name.startswith("tokenizer") or path.suffix == ".model":
+            shutil.copy(path, folder / path.name)
+    shutil.copy(NLLB_3B_CONFIG, folder / "config.json")
+    return folder
+
+
+@pytest.fixture(scope="module")
+def pairs_file(tmp_path_factory, hsk_pairs) -> Path:
+    path = tmp_path_factory.mktemp("plan-data") / "pairs.tsv"
+    rows = "".join(f"{p.source}\t{p.target}\n" for p in hsk_pairs[:100])
+    path.write_text("en\tzh\n" + rows, encoding="utf-8")
+    return path
+
+
+def refused(folder: Path, pairs: Path, tmp_path: Path, *extra: str):
+    return run_cli(
+        "train", "--headless", "--model", str(folder), "--data", str(pairs),
+        "--source-lang", "en", "--target-lang", "zh", "--batch-size", "16",
+        "--memory-budget", "24", "--output-dir", str(tmp_path / "out"), "--no-interact",
+        *extra, cwd=tmp_path,
+    )  # fmt: skip
+
+
+def test_a_3b_model_that_will_not_fit_is_refused_in_one_line_naming_lora(
+    nllb_3b_folder, pairs_file, tmp_path
+):
+    result = refused(nllb_3b_folder, pairs_file, tmp_path)
+    lines = result.stderr.strip().splitlines()
+    assert (result.returncode, len(lines)) == (2, 1), result.stderr[-2000:]
+    line = lines[0]
+    assert "will not fit" in line
+    assert "--lora" in line
+    assert float(NEEDS.search(line).group(1)) > 53  # 16 bytes a parameter alone: 53.5 GB
+    # Before any weight was looked for: no data read, no run folder, no weights error.
+    assert "[data]" not in result.stdout
+    assert not (tmp_path / "out" / "runs").exists()
+
+
+def test_with_lora_the_3b_plan_is_smaller(nllb_3b_folder, pairs_file, tmp_path):
+    full = refused(nllb_3b_folder, pairs_file, tmp_path)
+    lora = refused(nllb_3b_folder, pairs_file, tmp_path, "--lora")
+    assert float(NEEDS.search(lora.stderr).group(1)) < float(NEEDS.search(full.stderr).group(1))
+
+
+def test_the_plan_counts_16_bytes_a_parameter_without_lora_and_the_adapters_with_it():
+    config = nllb_3b_config()
+    budget = (24 * GB, "(--memory-budget)")
+    full = estimate(tiny_config(model="x", batch_size=16), config, CPU, budget)
+    lora = estimate(tiny_config(model="x", batch_size=16, lora=True), config, CPU, budget)
+    assert full.parameters == 3_344_863_232
+    assert full.weights + full.gradients + full.optimizer == 16 * full.parameters
+    # rank 8 on q_proj and v_proj: 48 self-attention and 24 cross-attention layers, each
+    # pair 2 × 8 × (2048 + 2048)
+    assert lora.trainable == 72 * 2 * 8 * 4096
+    assert lora.optimizer == 8 * lora.trainable
+
+
+def test_checkpointing_and_bf16_shrink_the_activations():
+    config = nllb_3b_config()
+    budget = (24 * GB, "")
+    base = tiny_config(model="x", batch_size=16, lora=True)
+    plain = estimate(base, config, CPU, budget)
+    checkpointed = tiny_config(model="x", batch_size=16, lora=True, gradient_checkpointing=True)
+    kept = estimate(checkpointed, config, CPU, budget)
+    half = estimate(base, config, Precision("cuda", "bf16", True), budget)
+    assert kept.activations < plain.activations / 2
+    assert half.activations < plain.activations
+
+
+def test_a_run_that_does_not_fit_is_told_the_cheapest_flags_that_would():
+    plan = plan_memory(
+        tiny_config(model="x", batch_size=16, memory_budget=24), nllb_3b_config(), CPU
+    )
+    assert not plan.fits
+    assert plan.fix is not None
+    assert plan.fix.flags == ("--lora", "--gradient-checkpointing")
+    assert plan.fix.total <= 24 * GB
+
+
+def test_unknown_lora_targets_are_one_line_listing_the_layers_there_are():
+    with pytest.raises(WorkbenchError, match=r"--lora-targets names query.*are: .*q_proj"):
+        estimate(
+            tiny_config(model="x", lora=True, lora_targets="query"), nllb_3b_config(), CPU, (GB, "")
+        )
+
+
+def test_a_family_with_no_default_targets_asks_for_them():
+    from transformers import BartConfig
+
+    small = BartConfig(d_model=16, encoder_layers=1, decoder_layers=1, vocab_size=100)
+    with pytest.raises(WorkbenchError, match="pass --lora-targets"):
+        estimate(tiny_config(model="x", lora=True), small, CPU, (GB, ""))
+
+
+@pytest.mark.parametrize(
+    ("values", "message"),
+    [
+        ({"model": "scratch", "lora": True}, "scratch model starts from random weights"),
+        ({"model": "x", "lora": True, "average_checkpoints": 2}, "drop one of the two"),
+        ({"model": "x", "lora_rank": 0}, "lora_rank must be a positive"),
+        ({"model": "x", "lora_dropout": 1.0}, r"lora_dropout must be in \[0, 1\)"),
+        ({"model": "x", "memory_budget": -1.0}, "memory_budget must be >= 0"),
+    ],
+)
+def test_lora_settings_that_cannot_work_are_refused(values, message):
+    with pytest.raises(WorkbenchError, match=message):
+        tiny_config(**values)
+
+
+# ------------------------------------------------------------------ against a measured peak
+
+
+@pytest.fixture(scope="module")
+def mid_model(tmp_path_factory, family_models) -> Path:
+    """A 44.8M-parameter NLLB (6 + 6 layers, 512 wide) with the tiny NLLB's tokenizer:
+    large enough that its step, not the libraries, sets the peak."""
+    from transformers import AutoConfig, AutoModelForSeq2SeqLM
+
+    folder = tmp_path_factory.mktemp("mid-nllb")
+    shutil.copytree(family_models["nllb"], folder, dirs_exist_ok=True)
+    config = AutoConfig.from_pretrained(folder)
+    config.update(
+        {"d_model": 512, "encoder_layers": 6, "decoder_layers": 6, "encoder_ffn_dim": 2048,
+         "decoder_ffn_dim": 2048, "encoder_attention_heads": 8, "decoder_attention_heads": 8,
+         "encoder_layerdrop": 0.0, "decoder_layerdrop": 0.0}
+    )  # fmt: skip
+    AutoModelForSeq2SeqLM.from_config(config).save_pretrained(folder)
+    return folder
+
+
+@pytest.fixture(scope="module")
+def long_pairs(tmp_path_factory, hsk_pairs) -> Path:
+    """Pairs of 8 sentences each: longer than 64 tokens, so every batch is 16 × 64/64."""
+    path = tmp_path_factory.mktemp("long-data") / "long.tsv"
+    rows = [
+        (
+            " ".join(p.source for p in hsk_pairs[i : i + 8]),
+            "".join(p.target for p in hsk_pairs[i : i + 8]),
+        )
+        for i in range(0, 280, 2)
+    ]
+    path.write_text("en\tzh\n" + "".join(f"{s}\t{t}\n" for s, t in rows), encoding="utf-8")
+    return path
+
+
+#: Runs a command as its only child and prints the child's peak resident bytes.
+PEAK_OF_CHILD = (
+    "import resource, subprocess, sys\n"
+    "done = subprocess.run(sys.argv[1:], capture_output=True, text=True)\n"
+    "sys.stderr.write(done.stdout + done.stderr)\n"
+    "print(resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss * 1024)\n"
+    "sys.exit(done.returncode)\n"
+)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize(
+    "flags", [(), ("--lora",), ("--lora", "--gradient-checkpointing")], ids=" ".join
+)
+def test_the_plan_holds_against_the_measured_peak_on_the_cpu(
+    mid_model, long_pairs, tmp_path, flags
+):
+    """The plan of a step, against the peak resident memory of the whole run, measured."""
+    command = [
+        sys.executable, "-c", PEAK_OF_CHILD, sys.executable, "-m", "workbench",
+        "train", "--headless", "--model", str(mid_model), "--data", str(long_pairs),
+        "--source-lang", "en", "--target-lang", "zh", "--samples", "0", "--epochs", "1",
+        "--batch-size", "16", "--max-source-length", "64", "--max-target-length", "64",
+        "--max-new-tokens", "4", "--num-beams", "1", "--eval-batch-size", "8",
+        "--num-proc", "1", "--no-clean", "--output-dir", str(tmp_path / "out"),
+        "--no-interact", *flags,
+    ]  # fmt: skip
+    done = subprocess.run(command, capture_output=True, text=True, cwd=tmp_path, timeout=600)
+    assert done.returncode == 0, done.stderr[-2000:]
+    measured = int(done.stdout.split()[-1])
+    planned = float(re.search(r"about ([\d.]+) GB at a step's peak", done.stderr).group(1)) * GB
+    run = next((tmp_path / "out" / "runs").iterdir())
+    assert json.loads((run / "summary.json").read_text())["status"] == "finished"
+    assert 0.8 <= measured / planned <= 1.25, (measured / GB, planned / GB)

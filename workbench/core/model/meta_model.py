@@ -1,0 +1,77 @@
+"""A model's parameters counted from its config alone, on torch's meta device.
+
+The memory plan must come before any weight is loaded (a 3.3B model takes minutes to read,
+and may not fit at all), yet parameter counts written out by hand per family drift from
+what transformers builds: tied embeddings, shared encoder/decoder tables, T5's
+relative-position tables. Built on the meta device, the model has every module and shape
+and no storage, so the counts are the real model's, at no memory cost.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from workbench.errors import WorkbenchError
+
+
+@dataclass(frozen=True)
+class ParameterCounts:
+    """The model's parameters, and those a LoRA run would train."""
+
+    total: int
+    #: Parameters the run trains: every one, or the adapters' with LoRA.
+    trainable: int
+    #: The linear layers the adapters go on (empty without LoRA).
+    adapted_layers: int = 0
+
+    @property
+    def share(self) -> float:
+        """The trainable share, as peft's ``print_trainable_parameters`` counts it (of all
+        parameters, the adapters' included)."""
+        whole = self.total + (self.trainable if self.adapted_layers else 0)
+        return self.trainable / whole if whole else 0.0
+
+
+def meta_model(model_config: Any) -> Any:
+    """The seq2seq model of ``model_config``, with no storage behind its tensors."""
+    import torch
+    from transformers import AutoModelForSeq2SeqLM
+
+    with torch.device("meta"):
+        return AutoModelForSeq2SeqLM.from_config(model_config)
+
+
+def lora_layers(model: Any, targets: tuple[str, ...]) -> list[tuple[str, int, int]]:
+    """``(name, in, out)`` of each linear layer whose last name is one of ``targets``, as
+    peft matches a list of target names; one line listing the layer names there are when
+    a target matches none."""
+    import torch
+
+    linear = [(n, m) for n, m in model.named_modules() if isinstance(m, torch.nn.Linear)]
+    found = [(n, m.in_features, m.out_features) for n, m in linear if n.split(".")[-1] in targets]
+    matched = {n.split(".")[-1] for n, _, _ in found}
+    missing = [t for t in targets if t not in matched]
+    if missing:
+        names = sorted({n.split(".")[-1] for n, _ in linear})
+        raise WorkbenchError(
+            f"--lora-targets names {', '.join(missing)}, which no linear layer of this "
+            f"{model.config.model_type} model is called; its linear layers are: "
+            f"{', '.join(names)}"
+        )
+    return found
+
+
+def count_parameters(
+    model_config: Any, lora_targets: tuple[str, ...] | None = None, rank: int = 8
+) -> ParameterCounts:
+    """The parameters of ``model_config``'s model, and with ``lora_targets`` those that
+    rank-``rank`` adapters add and train (``rank × (in + out)`` a layer, as LoRA's A and B
+    matrices have)."""
+    model = meta_model(model_config)
+    total = sum(p.numel() for p in model.parameters())  # a tied table counts once
+    if lora_targets is None:
+        return ParameterCounts(total=total, trainable=total)
+    layers = lora_layers(model, lora_targets)
+    adapters = sum(rank * (fan_in + fan_out) for _, fan_in, fan_out in layers)
+    return ParameterCounts(total=total, trainable=adapters, adapted_layers=len(layers))

@@ -1,0 +1,71 @@
+"""A run's memory plan as figures: what each part of a training step takes, against what
+the device has (worked out by :mod:`workbench.core.train.memory_plan`, worded by
+:mod:`workbench.core.views.memory_text`)."""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+#: Bytes in the plan's GB: decimal, as GPU makers and ``nvidia-smi``'s MiB-free users
+#: compare against a card's "24 GB".
+GB = 1e9
+
+
+@dataclass(frozen=True)
+class Fix:
+    """Flags that would make a run fit, and what the plan says the run needs with them."""
+
+    flags: tuple[str, ...]
+    total: float  # bytes
+
+
+@dataclass(frozen=True)
+class MemoryPlan:
+    """The bytes one training step needs at its peak, part by part.
+
+    ``weights`` holds the model (fp32, as the Trainer keeps it; with mixed precision also
+    the half-precision copies autocast makes of them), ``gradients`` and ``optimizer``
+    (AdamW's two moments) cover the trainable parameters only, ``activations`` what the
+    forward pass keeps for the backward one at the run's batch and lengths, ``runtime``
+    the framework's own (a CUDA context, or the process's libraries on the CPU).
+    """
+
+    device: str
+    what: str  # "full fine-tuning" or "LoRA rank 8 on q_proj, v_proj"
+    parameters: int
+    trainable: int
+    weights: float
+    gradients: float
+    optimizer: float
+    activations: float
+    runtime: float
+    #: What the plan is held against, in bytes, and where that figure comes from.
+    budget: float
+    budget_source: str
+    batch_size: int
+    lengths: tuple[int, int]
+    precision: str
+    checkpointing: bool
+    #: The cheapest flags that would make a run that does not fit fit (none: fits, or
+    #: nothing the workbench can change would).
+    fix: Fix | None = field(default=None)
+
+    @property
+    def total(self) -> float:
+        """Bytes at the peak of a step."""
+        return self.weights + self.gradients + self.optimizer + self.activations + self.runtime
+
+    @property
+    def fits(self) -> bool:
+        """Whether the peak stays within the budget."""
+        return self.total <= self.budget
+
+    @property
+    def share(self) -> float:
+        """The trainable share of the parameters."""
+        return self.trainable / self.parameters if self.parameters else 0.0
+
+    def to_dict(self) -> dict[str, Any]:
+        """The plan's figures, as recorded in the run's config.json (``memory_plan``)."""
+        return {**asdict(self), "total": self.total, "fits": self.fits}

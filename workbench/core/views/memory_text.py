@@ -1,0 +1,59 @@
+"""The memory plan in words: the lines a run starts with, and the one-line refusal of a
+run that will not fit."""
+
+from __future__ import annotations
+
+from workbench.core.records.memory import GB, MemoryPlan
+
+
+def gb(count: float) -> str:
+    """Bytes as ``13.2 GB`` (decimal GB; two decimals under 1 GB so a tiny model is not
+    ``0.0 GB``)."""
+    value = count / GB
+    return f"{value:.2f} GB" if value < 1 else f"{value:.1f} GB"
+
+
+def parts_text(plan: MemoryPlan) -> str:
+    """``weights 13.2 · gradients 13.2 · AdamW 26.4 · activations 15.3 · runtime 0.8 GB``."""
+    parts = (
+        ("weights", plan.weights),
+        ("gradients", plan.gradients),
+        ("AdamW", plan.optimizer),
+        ("activations", plan.activations),
+        ("runtime", plan.runtime),
+    )
+    return " · ".join(f"{name} {gb(value).removesuffix(' GB')}" for name, value in parts) + " GB"
+
+
+def step_text(plan: MemoryPlan) -> str:
+    """``batch 16 × 128/128 tokens, fp32, gradient checkpointing``: what the step is."""
+    source, target = plan.lengths
+    checkpointing = ", gradient checkpointing" if plan.checkpointing else ""
+    return f"batch {plan.batch_size} × {source}/{target} tokens, {plan.precision}{checkpointing}"
+
+
+def plan_lines(plan: MemoryPlan) -> list[str]:
+    """The plan as a run prints it before any weight is loaded."""
+    return [
+        f"memory plan ({plan.what}; {step_text(plan)}): about {gb(plan.total)} at a "
+        f"step's peak, against {gb(plan.budget)} {plan.budget_source}",
+        f"  {parts_text(plan)}; {plan.trainable:,} of {plan.parameters:,} parameters "
+        f"trained ({100 * plan.share:.2f}%)",
+    ]
+
+
+def refusal(plan: MemoryPlan, model: str) -> str:
+    """One line: the run does not fit, by how much, and the flags that would make it."""
+    head = (
+        f"{model} will not fit: its memory plan needs about {gb(plan.total)} "
+        f"({parts_text(plan)}; {step_text(plan)}) against {gb(plan.budget)} "
+        f"{plan.budget_source}"
+    )
+    if plan.fix is not None:
+        fix = f"; pass {' '.join(plan.fix.flags)} (about {gb(plan.fix.total)})"
+    else:
+        fix = (
+            "; even --lora --gradient-checkpointing --batch-size 1 would not fit: use a "
+            "device with more memory"
+        )
+    return head + fix + ", or --memory-budget GB to plan against another figure"
