@@ -218,3 +218,21 @@ def test_the_plan_holds_against_the_measured_peak_on_the_cpu(
     run = next((tmp_path / "out" / "runs").iterdir())
     assert json.loads((run / "summary.json").read_text())["status"] == "finished"
     assert 0.8 <= measured / planned <= 1.25, (measured / GB, planned / GB)
+
+
+def test_the_training_pane_line_shows_the_lora_setting():
+    from workbench.core.views.training_text import settings_line
+
+    line = settings_line(tiny_config(model="x", lora=True, gradient_checkpointing=True))
+    assert "LoRA rank 8, alpha 16 · gradient checkpointing" in line
+
+
+def test_a_sweep_searches_the_adapters_rank_and_alpha():
+    from workbench.core.experiments.sweep.space import parse_space
+
+    base = tiny_config(model="x", lora=True)
+    space = parse_space(base, [], ["rank=choice:8,16", "alpha=choice:16,32"])
+    assert [(d.name, d.values) for d in space.dimensions] == [
+        ("lora_rank", (8, 16)),
+        ("lora_alpha", (16, 32)),
+    ]
