@@ -44,7 +44,13 @@ def with_adapters(model: Any, config: RunConfig) -> Any:
         lora_dropout=config.lora_dropout,
         target_modules=list(lora_targets(config, model.config.model_type)),
     )
-    return get_peft_model(model, lora)
+    adapted = get_peft_model(model, lora)
+    # The adapter's config names its base: a local folder by its full path, so that
+    # AutoPeftModel finds it from any directory (a Hub id stays an id).
+    local = Path(config.model).expanduser()
+    if local.is_dir():
+        adapted.peft_config["default"].base_model_name_or_path = str(local.resolve())
+    return adapted
 
 
 def is_adapted(model: Any) -> bool:
