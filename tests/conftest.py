@@ -306,6 +306,16 @@ def hsk_pairs():
 
 
 @pytest.fixture(scope="session")
+def pairs_file(tmp_path_factory: pytest.TempPathFactory, hsk_pairs) -> Path:
+    """The first 100 cleaned HSK pairs as a TSV file with an ``en``/``zh`` header, as a
+    user's local data looks (pairs 100 on are never trained on); nothing writes to it."""
+    path = tmp_path_factory.mktemp("pairs") / "pairs.tsv"
+    rows = "".join(f"{p.source}\t{p.target}\n" for p in hsk_pairs[:100])
+    path.write_text("en\tzh\n" + rows, encoding="utf-8")
+    return path
+
+
+@pytest.fixture(scope="session")
 def tiny_model_dir(tmp_path_factory: pytest.TempPathFactory, hsk_pairs) -> Path:
     """A randomly initialised tiny MarianMT saved like a workbench best_model."""
     import json

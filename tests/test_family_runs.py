@@ -45,14 +45,6 @@ def model_folders(family_models, hub_server) -> dict[str, Path]:
     return {"marian": hub_server.repos[("model", OPUS_MODEL)].folder, **family_models}
 
 
-@pytest.fixture(scope="module")
-def pairs_file(tmp_path_factory, hsk_pairs) -> Path:
-    path = tmp_path_factory.mktemp("family-data") / "pairs.tsv"
-    rows = "".join(f"{p.source}\t{p.target}\n" for p in hsk_pairs[:100])
-    path.write_text("en\tzh\n" + rows, encoding="utf-8")
-    return path
-
-
 def tiny_run_config(model: Path, data: Path, output: Path, **extra: object):
     from tests.conftest import tiny_config
 

@@ -58,15 +58,6 @@ def train_args(model: Path, data: Path, output: Path, family: str, epochs: int =
 
 
 @pytest.fixture(scope="module")
-def pairs_file(tmp_path_factory, hsk_pairs) -> Path:
-    """The first 100 HSK pairs as a TSV file (sentences 100 on are never trained on)."""
-    path = tmp_path_factory.mktemp("lora-data") / "pairs.tsv"
-    rows = "".join(f"{p.source}\t{p.target}\n" for p in hsk_pairs[:100])
-    path.write_text("en\tzh\n" + rows, encoding="utf-8")
-    return path
-
-
-@pytest.fixture(scope="module")
 def unseen_sentences(hsk_pairs) -> list[str]:
     """20 English sentences the runs never saw."""
     return [p.source for p in hsk_pairs[100:120]]

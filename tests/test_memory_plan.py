@@ -45,14 +45,6 @@ def nllb_3b_folder(tmp_path_factory, family_models) -> Path:
     return folder
 
 
-@pytest.fixture(scope="module")
-def pairs_file(tmp_path_factory, hsk_pairs) -> Path:
-    path = tmp_path_factory.mktemp("plan-data") / "pairs.tsv"
-    rows = "".join(f"{p.source}\t{p.target}\n" for p in hsk_pairs[:100])
-    path.write_text("en\tzh\n" + rows, encoding="utf-8")
-    return path
-
-
 def refused(folder: Path, pairs: Path, tmp_path: Path, *extra: str):
     return run_cli(
         "train", "--headless", "--model", str(folder), "--data", str(pairs),

@@ -25,13 +25,6 @@ class ParameterCounts:
     #: The linear layers the adapters go on (empty without LoRA).
     adapted_layers: int = 0
 
-    @property
-    def share(self) -> float:
-        """The trainable share, as peft's ``print_trainable_parameters`` counts it (of all
-        parameters, the adapters' included)."""
-        whole = self.total + (self.trainable if self.adapted_layers else 0)
-        return self.trainable / whole if whole else 0.0
-
 
 def meta_model(model_config: Any) -> Any:
     """The seq2seq model of ``model_config``, with no storage behind its tensors."""

@@ -4,11 +4,9 @@ the device has (worked out by :mod:`workbench.core.train.memory_plan`, worded by
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass, field
-from typing import Any
+from dataclasses import dataclass, field
 
-#: Bytes in the plan's GB: decimal, as GPU makers and ``nvidia-smi``'s MiB-free users
-#: compare against a card's "24 GB".
+#: Bytes in the plan's GB: decimal, as a card sold as "24 GB" is counted.
 GB = 1e9
 
 
@@ -65,7 +63,3 @@ class MemoryPlan:
     def share(self) -> float:
         """The trainable share of the parameters."""
         return self.trainable / self.parameters if self.parameters else 0.0
-
-    def to_dict(self) -> dict[str, Any]:
-        """The plan's figures, as recorded in the run's config.json (``memory_plan``)."""
-        return {**asdict(self), "total": self.total, "fits": self.fits}

@@ -37,6 +37,19 @@ def base_model(model: Any) -> Any:
     return get_base() if callable(get_base) else model
 
 
+def tied_to_trainable(loss: Any, model: Any) -> Any:
+    """``loss``, tied with a zero to the trainable weights when none took part in it.
+
+    M2M100's and NLLB's configs may drop whole layers while training (LayerDrop): a LoRA
+    step that drops every layer an adapter sits on computes its loss from frozen weights
+    alone, and backward would fail. Tied, the step updates nothing, as the dropped
+    layers' own gradients would have been zero.
+    """
+    if loss.requires_grad:
+        return loss
+    return loss + sum(p.sum() for p in model.parameters() if p.requires_grad) * 0.0
+
+
 def supports(model: Any) -> bool:
     """Whether ``model`` (unwrapped) can take the real-token loss.
 

@@ -119,34 +119,20 @@ class WorkbenchTrainer(Seq2SeqTrainer):
         Not under DataParallel (several GPUs in one process), which splits the batch the
         gathering mask describes.
 
-        A LoRA step whose every adapted layer LayerDrop skipped (M2M100's and NLLB's
-        configs may drop layers while training) has a loss no trainable weight took part
-        in, and backward would fail: it is tied to them with a zero, so the step updates
-        nothing, as the skipped layers' own gradients would have been.
+        A training loss goes through :func:`token_loss.tied_to_trainable` (a LoRA step that
+        LayerDrop left without any adapted layer).
         """
-        loss = self._loss(model, inputs, return_outputs, num_items_in_batch)
-        if not return_outputs and model.training and not loss.requires_grad:
-            trainable = [p for p in model.parameters() if p.requires_grad]
-            loss = loss + sum(p.sum() for p in trainable) * 0.0
-        return loss
-
-    def _loss(
-        self,
-        model: Any,
-        inputs: dict[str, Any],
-        return_outputs: bool = False,
-        num_items_in_batch: Any = None,
-    ) -> Any:
         unwrapped = token_loss.base_model(self.accelerator.unwrap_model(model))
+        if return_outputs or not model.training:
+            return super().compute_loss(model, inputs, return_outputs, num_items_in_batch)
         if (
-            return_outputs
-            or not model.training
-            or "labels" not in inputs
+            "labels" not in inputs
             or self.args.n_gpu > 1
             or self.compute_loss_func is not None
             or not token_loss.supports(unwrapped)
         ):
-            return super().compute_loss(model, inputs, return_outputs, num_items_in_batch)
+            loss = super().compute_loss(model, inputs, return_outputs, num_items_in_batch)
+            return token_loss.tied_to_trainable(loss, model)
         loss = token_loss.real_token_loss(
             model, unwrapped, inputs, num_items_in_batch, self.args.label_smoothing_factor
         )
@@ -158,7 +144,7 @@ class WorkbenchTrainer(Seq2SeqTrainer):
             # As Trainer.compute_loss: DDP averages gradients over processes, while
             # num_items_in_batch already counts the global batch.
             loss = loss * (self.accelerator.num_processes // self.get_tp_size())
-        return loss
+        return token_loss.tied_to_trainable(loss, model)
 
     def _get_eval_sampler(self, eval_dataset: Any) -> Any:
         # transformers 5 length-groups (and shuffles) evaluation too when training is
