@@ -33,6 +33,7 @@ CHAIN = (
     "live",
     "data",
     "model",
+    "comet",
     "translate",
     "evaluate",
     "train",
@@ -53,7 +54,7 @@ LOOSE = (
     "run_folder",
 )
 #: The packages that run a model, the only ones that may import torch or transformers.
-TORCH_PACKAGES = ("model", "translate", "train", "attention", "lab")
+TORCH_PACKAGES = ("model", "comet", "translate", "train", "attention", "lab")
 
 
 def module_name(path: Path, root: Path = PACKAGE) -> str:

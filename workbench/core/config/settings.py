@@ -52,6 +52,13 @@ CLEANING_RULES = (
     "repeated source",
     "in test set",
 )
+#: The reference-based metric WMT has ranked systems with since 2022 (COMET-22): what
+#: ``--comet`` scores with when given alone.
+DEFAULT_COMET = "Unbabel/wmt22-comet-da"
+#: The reference-free one (CometKiwi-22, gated on the Hub): what ``--qe`` scores a
+#: translation of the user's own sentence with.
+DEFAULT_QE = "Unbabel/wmt22-cometkiwi-da"
+
 #: Which epoch checkpoints ``average_checkpoints`` averages.
 AVERAGE_CHOICES = ("best", "last")
 
@@ -67,11 +74,20 @@ SETTING_GROUPS = {
 }
 
 
-def setting(default: Any, *, group: str, help: str, aliases: tuple[str, ...] = ()) -> Any:
-    """A RunConfig field with its group, its help and the short flags that also set it."""
+def setting(
+    default: Any,
+    *,
+    group: str,
+    help: str,
+    aliases: tuple[str, ...] = (),
+    bare: str | None = None,
+) -> Any:
+    """A RunConfig field with its group, its help and the short flags that also set it;
+    ``bare``: the value its flag takes when given without one (``--comet`` alone)."""
     if group not in SETTING_GROUPS:
         raise ValueError(f"unknown setting group {group!r}; one of {', '.join(SETTING_GROUPS)}")
-    return field(default=default, metadata={"group": group, "help": help, "aliases": aliases})
+    metadata = {"group": group, "help": help, "aliases": aliases, "bare": bare}
+    return field(default=default, metadata=metadata)
 
 
 def flag_name(name: str) -> str:

@@ -77,6 +77,12 @@ def _server() -> str:
     return f"the mirror {hub_endpoint()}" if os.environ.get("HF_ENDPOINT") else "the Hub"
 
 
+class GatedOrPrivate(WorkbenchError):
+    """The Hub answered 401 or 403: the repo is gated (its terms not accepted by the
+    account of the token sent, or no token) or private. A caller that knows the repo's
+    licence page says so in its own sentence."""
+
+
 def unreachable(what: str, reason: str) -> HubUnreachableError:
     """The one-line error for a Hub resource that cannot be fetched because nothing answered."""
     return HubUnreachableError(
@@ -127,7 +133,7 @@ def http_error(
     """One sentence for an HTTP error answer, by the Hub's ``X-Error-Code`` and the status."""
     answer = f"{url} answered HTTP {status}" + (f" {code}" if code else "")
     if code == "GatedRepo" or (status in (401, 403) and code != "RepoNotFound"):
-        return WorkbenchError(
+        return GatedOrPrivate(
             f"{what} is gated or private ({answer}); accept its terms on its Hub page "
             f"with your account, then {LOGIN}"
         )

@@ -330,3 +330,23 @@ def ensure_hub_reachable(what: str, timeout: float = REACH_TIMEOUT) -> None:
         )
     except Exception as err:
         raise explain(err, what) or no_answer(what, f"{endpoint}/", err) from None
+
+
+def hub_file(repo_id: str, filename: str, what: str, missing_fix: str) -> str:
+    """The local path of one file of a Hub model repo: from the local cache when it is
+    there (so it works offline after one download), else fetched with the checks and
+    retries every Hub access here has, and any failure said in one line."""
+    from huggingface_hub import hf_hub_download
+
+    try:
+        return str(hf_hub_download(repo_id, filename, local_files_only=True))
+    except Exception:  # not in the cache (or a cache a stopped download left half-filled)
+        pass
+    ensure_hub_reachable(what)
+    try:
+        return str(retrying(lambda: hf_hub_download(repo_id, filename)))
+    except Exception as err:
+        found = explain(err, what, missing_fix)
+        if found is not None:
+            raise found from None
+        raise

@@ -63,3 +63,22 @@ class MemoryPlan:
     def share(self) -> float:
         """The trainable share of the parameters."""
         return self.trainable / self.parameters if self.parameters else 0.0
+
+
+@dataclass(frozen=True)
+class ScorerMemory:
+    """What a neural metric (COMET) will take once loaded, worked out from its config
+    before its weights are fetched: it is loaded only after training has let go of the
+    model it trained, so it is held against the budget alone, not added to a step."""
+
+    name: str  # the COMET model as the user named it
+    encoder: str  # the encoder it reads its config and tokenizer from
+    parameters: int
+    bytes: float  # its weights in fp32, and the runtime beside them
+    budget: float
+    budget_source: str
+
+    @property
+    def fits(self) -> bool:
+        """Whether the scorer fits the budget on its own."""
+        return self.bytes <= self.budget

@@ -1,0 +1,255 @@
+"""A COMET model loaded and scoring segments: what every front end calls.
+
+``load_scorer("Unbabel/wmt22-comet-da")`` reads the model (:mod:`.files`, :mod:`.checkpoint`,
+:mod:`.network`) and the encoder's config and tokenizer, which ``hparams.yaml`` names by its
+``pretrained_model`` (a Hub id, or a folder). ``scorer.score(sources, hypotheses,
+references)`` gives one score per segment, equal to unbabel-comet 2.2.7's within 1e-4 in
+fp32 (``tests/test_comet_scores.py`` holds it to the library's own scores), and
+:meth:`CometScorer.score_systems` scores several systems on the same segments, encoding
+their shared sources and references once. Scores are the library's scale (about 0–1 for
+COMET-22); the front ends show them ×100, as the WMT papers do.
+
+On a GPU the encoder runs under bf16 autocast; on a CPU in fp32, as the fixtures were made.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from contextlib import nullcontext
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from workbench.core.comet.checkpoint import read_checkpoint
+from workbench.core.comet.files import CometSource, locate
+from workbench.core.comet.inputs import (
+    SequenceBounds,
+    joint_sequence,
+    length_batches,
+    padded,
+    tokenize,
+)
+from workbench.core.comet.settings import CometSettings, merged_settings, read_hparams
+from workbench.errors import WorkbenchError
+
+if TYPE_CHECKING:
+    import torch
+
+    from workbench.core.comet.network import CometNetwork
+
+#: Sequences the encoder runs at once, as unbabel-comet's ``batch_size`` of 16 runs 16
+#: sources, then 16 translations, then 16 references.
+BATCH_SIZE = 16
+
+#: ``progress(done, total)``: sequences encoded so far, of those to encode.
+Progress = Callable[[int, int], None]
+
+
+@dataclass
+class CometScorer:
+    """One COMET model, ready to score; keeps each distinct sequence's vector while it
+    lives, so that a second system on the same sources re-encodes only its translations."""
+
+    name: str  # as the user named it: a Hub id or a folder
+    settings: CometSettings
+    network: CometNetwork
+    tokenizer: Any
+    bounds: SequenceBounds
+    device: str
+    batch_size: int = BATCH_SIZE
+    _vectors: dict[tuple[int, ...], torch.Tensor] = field(default_factory=dict, repr=False)
+
+    @property
+    def needs_reference(self) -> bool:
+        """True when a reference translation is required (COMET-22); False for QE models."""
+        return self.settings.needs_reference
+
+    def score(
+        self,
+        sources: Sequence[str],
+        hypotheses: Sequence[str],
+        references: Sequence[str] | None = None,
+        progress: Progress | None = None,
+    ) -> list[float]:
+        """One score per segment (the system score is their mean)."""
+        return self.score_systems(sources, [hypotheses], references, progress)[0]
+
+    def score_systems(
+        self,
+        sources: Sequence[str],
+        systems: Sequence[Sequence[str]],
+        references: Sequence[str] | None = None,
+        progress: Progress | None = None,
+    ) -> list[list[float]]:
+        """Each system's segment scores, every system against the same sources and
+        references; a reference is used only by a model that reads one."""
+        for hypotheses in systems:
+            _check_lengths(len(sources), len(hypotheses), "translations")
+        if references is not None:
+            _check_lengths(len(sources), len(references), "references")
+        if self.settings.needs_reference and references is None:
+            raise WorkbenchError(
+                f"COMET model '{self.name}' scores against a reference translation; give "
+                "the references, or use a reference-free (QE) model such as "
+                "Unbabel/wmt22-cometkiwi-da"
+            )
+        refs = references if self.settings.reads_reference else None
+        if not sources:
+            return [[] for _ in systems]
+        if self.settings.unified:
+            return self._unified(sources, systems, refs, progress)
+        return self._regression(sources, systems, refs, progress)
+
+    # ------------------------------------------------------------------ the two classes
+
+    def _regression(
+        self,
+        sources: Sequence[str],
+        systems: Sequence[Sequence[str]],
+        references: Sequence[str] | None,
+        progress: Progress | None,
+    ) -> list[list[float]]:
+        """Each text encoded alone, then the estimator on features of the three vectors."""
+        import torch
+
+        texts = [*sources, *(references or []), *(h for system in systems for h in system)]
+        ids = dict(
+            zip(texts, map(tuple, tokenize(self.tokenizer, texts, self.bounds)), strict=True)
+        )
+        self._encode(list(ids.values()), progress)
+        vector = self._vectors.__getitem__
+
+        def stack(side: Sequence[str]) -> torch.Tensor:
+            return torch.stack([vector(ids[text]) for text in side])
+
+        src = stack(sources)
+        ref = stack(references) if references is not None else None
+        out = []
+        with torch.inference_mode(), self._precision():
+            for hypotheses in systems:
+                features = self.network.regression_features(src, stack(hypotheses), ref)
+                out.append(self._estimate(features))
+        return out
+
+    def _unified(
+        self,
+        sources: Sequence[str],
+        systems: Sequence[Sequence[str]],
+        references: Sequence[str] | None,
+        progress: Progress | None,
+    ) -> list[list[float]]:
+        """One joint sequence per segment, scored from its first token. A model that reads
+        both a source and a reference averages three inputs (mt+src, mt+ref, mt+src+ref),
+        as the library's ``predict_step`` does."""
+        import torch
+
+        sides = {"src": sources, "ref": references}
+        given = [p for p in ("src", "ref") if p in self.settings.input_segments and sides[p]]
+        inputs = [("src",), ("ref",), ("src", "ref")] if len(given) == 2 else [tuple(given)]
+        texts = [*sources, *(references or []), *(h for system in systems for h in system)]
+        ids = dict(zip(texts, tokenize(self.tokenizer, texts, self.bounds), strict=True))
+
+        def sequence(mt: str, segment: int, parts: tuple[str, ...]) -> tuple[int, ...]:
+            side_ids = [ids[sides[p][segment]] for p in parts]  # type: ignore[index]
+            return joint_sequence([ids[mt], *side_ids], self.bounds)
+
+        joint = [
+            [[sequence(mt, i, parts) for i, mt in enumerate(hypotheses)] for parts in inputs]
+            for hypotheses in systems
+        ]
+        self._encode([s for system in joint for seqs in system for s in seqs], progress, True)
+        out = []
+        for per_input in joint:
+            scores = torch.stack(
+                [torch.cat([self._vectors[s] for s in seqs]) for seqs in per_input]
+            )
+            out.append([float(x) for x in scores.mean(dim=0).tolist()])
+        return out
+
+    # ------------------------------------------------------------------ the encoder
+
+    def _encode(
+        self, sequences: list[tuple[int, ...]], progress: Progress | None, scored: bool = False
+    ) -> None:
+        """Vectors (or, ``scored``, the estimator's scores) of the sequences not yet seen,
+        in batches of similar length."""
+        import torch
+
+        todo = [s for s in dict.fromkeys(sequences) if s not in self._vectors]
+        done = 0
+        for batch in length_batches(todo, self.batch_size):
+            chosen = [todo[i] for i in batch]
+            ids, mask = padded(chosen, self.bounds.pad_id)
+            with torch.inference_mode(), self._precision():
+                ids_t = torch.tensor(ids, device=self.device)
+                mask_t = torch.tensor(mask, device=self.device)
+                vectors = self.network.embed(ids_t, mask_t)
+                if scored:
+                    vectors = self.network.estimate(vectors).unsqueeze(-1)
+            for sequence, vector in zip(chosen, vectors.float().cpu(), strict=True):
+                self._vectors[sequence] = vector
+            done += len(chosen)
+            if progress is not None:
+                progress(done, len(todo))
+
+    def _estimate(self, features: torch.Tensor) -> list[float]:
+        """The estimator's scores of rows of features, ``batch_size`` rows at a time."""
+        scores: list[float] = []
+        for start in range(0, len(features), 1024):
+            rows = features[start : start + 1024].to(self.device)
+            scores += [float(x) for x in self.network.estimate(rows).float().cpu().tolist()]
+        return scores
+
+    def _precision(self) -> Any:
+        """bf16 autocast on a GPU that has it; fp32 elsewhere."""
+        from workbench.core.model.load import bf16_supported
+
+        if self.device == "cuda" and bf16_supported():
+            import torch
+
+            return torch.autocast("cuda", dtype=torch.bfloat16)
+        return nullcontext()
+
+
+def _check_lengths(sources: int, other: int, what: str) -> None:
+    if sources != other:
+        raise WorkbenchError(
+            f"COMET needs one source per line of {what}: {sources:,} sources against "
+            f"{other:,} {what}; give files of equal length"
+        )
+
+
+def load_scorer(name: str, device: str | None = None, batch_size: int = BATCH_SIZE) -> CometScorer:
+    """The COMET model ``name`` (a Hub id or a folder), ready to score on ``device``
+    (default: the GPU when there is one)."""
+    from workbench.core.model.load import pick_device
+
+    source = locate(name)
+    yaml_hparams = read_hparams(source.hparams_path)
+    merged_settings(
+        yaml_hparams, None, source.what
+    )  # refuse an unsupported model before its download
+    checkpoint = read_checkpoint(source.checkpoint())
+    settings = merged_settings(yaml_hparams, checkpoint.hyper_parameters, source.what)
+    tokenizer, config = _encoder_files(source, settings)
+    from workbench.core.comet.network import build_network
+
+    network = build_network(settings, config, checkpoint.state_dict, source.what)
+    device = device or pick_device()
+    network.to(device)
+    return CometScorer(
+        name=name,
+        settings=settings,
+        network=network,
+        tokenizer=tokenizer,
+        bounds=SequenceBounds.of(tokenizer, config),
+        device=device,
+        batch_size=batch_size,
+    )
+
+
+def _encoder_files(source: CometSource, settings: CometSettings) -> tuple[Any, Any]:
+    """The encoder's tokenizer and config, which the COMET model names but does not hold."""
+    from workbench.core.model.load import load_tokenizer_and_config
+
+    where = source.encoder_folder(settings.pretrained_model)
+    return load_tokenizer_and_config(where)
