@@ -145,7 +145,7 @@ def old_score_before_after(
                 f"{short}_before_ci": s._interval(base),
                 f"{short}_after_ci": s._interval(system),
                 f"{short}_delta": round(system.score - base.score, 2) + 0.0,
-                f"{short}_delta_ci": s._percentiles(differences),
+                f"{short}_delta_ci": s.percentile_interval(differences),
                 f"{short}_p": 1.0 if system.score == base.score else s._p_value(system),
             }
         )
@@ -199,7 +199,9 @@ def run_arm(
             before, after, references, "zh", "test", "synthetic", n_bootstrap
         )
         found = scores.to_dict()
-        return {k: v for k, v in found.items() if k not in ("role", "name", "n_bootstrap")}
+        # BLEU and chrF, as the old one scored them (chrF++ and TER came later)
+        left_out = ("role", "name", "n_bootstrap", "chrfpp", "ter", "comet")
+        return {k: v for k, v in found.items() if k not in left_out}
     if arm == "corpus_score":
         return [
             score_numbers(m.corpus_score(after, [references], n_bootstrap))

@@ -20,6 +20,7 @@ from workbench.cli import (
     logs,
     report,
     runs,
+    score,
     serve,
     stop,
     sweep,
@@ -45,6 +46,7 @@ COMMANDS: dict[str, Callable[[argparse.Namespace], int]] = {
     "serve": serve.run,
     "compare": compare.run,
     "sweep": sweep.run,
+    "score": score.run,
 }
 
 
@@ -68,6 +70,7 @@ def build_parser() -> argparse.ArgumentParser:
     serve.add_parser(sub)
     compare.add_parser(sub)
     sweep.add_parser(sub)  # cheap: optuna and torch are imported inside its run()
+    score.add_parser(sub)  # cheap: sacreBLEU and the COMET scorer are imported inside its run()
     return parser
 
 

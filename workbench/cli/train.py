@@ -100,6 +100,8 @@ def add_run_options(parser: argparse.ArgumentParser) -> None:
             # Kept as typed: build_config coerces and checks it, so a bad value is the
             # config's one sentence, not argparse's usage message.
             options = {"metavar": METAVARS[kind]}
+            if f.metadata["bare"] is not None:  # --comet alone: its default model
+                options.update(nargs="?", const=f.metadata["bare"])
             text = f"{text} [{default_text(f.name)}]"
         help_text = text.replace("%", "%%")  # argparse %-formats help texts
         group.add_argument(*names, dest=f.name, default=None, help=help_text, **options)

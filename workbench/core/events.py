@@ -23,7 +23,7 @@ from workbench.core.records.status import EndStatus
 from workbench.core.records.summary import RunSummary
 from workbench.core.run_folder import RunLease, holds
 
-PhaseName = Literal["data", "model", "before", "train", "after"]
+PhaseName = Literal["data", "model", "before", "train", "after", "comet"]
 Level = Literal["info", "warning", "error"]
 Stage = Literal["epoch", "before", "after"]
 Split = Literal["validation", "test"]
@@ -31,7 +31,8 @@ Split = Literal["validation", "test"]
 
 @dataclass(frozen=True)
 class Phase:
-    """A stage of the run begins (``data``, ``model``, ``before``, ``train``, ``after``)."""
+    """A stage of the run begins (``data``, ``model``, ``before``, ``train``, ``after``,
+    ``comet``)."""
 
     name: PhaseName
     detail: str = ""
@@ -79,7 +80,8 @@ class EvalDone:
 
 @dataclass(frozen=True)
 class Sample:
-    """One before/after translation of a test-set source, with its sentence BLEU and chrF."""
+    """One before/after translation of a test-set source, with its sentence BLEU and chrF,
+    and its COMET segment scores (×100) when the run scored COMET."""
 
     source: str
     reference: str
@@ -89,6 +91,8 @@ class Sample:
     bleu_after: float
     chrf_before: float
     chrf_after: float
+    comet_before: float | None = None
+    comet_after: float | None = None
 
 
 @dataclass(frozen=True)
@@ -126,6 +130,18 @@ class DataProgress:
 
 
 @dataclass(frozen=True)
+class ScoreProgress:
+    """A neural metric (COMET) encoding sentences: ``done`` of ``total`` sequences, at
+    ``per_second``."""
+
+    metric: str  # "COMET-22"
+    done: int
+    total: int
+    per_second: float
+    eta_seconds: float | None = None
+
+
+@dataclass(frozen=True)
 class HubRetry:
     """A Hub request failed in a way that usually passes (HTTP 429 or 5xx, a dropped
     connection, a read timeout) and is tried again after ``wait_seconds``."""
@@ -146,6 +162,7 @@ Event = (
     | RunDone
     | SampleProgress
     | DataProgress
+    | ScoreProgress
     | HubRetry
 )
 EventSink = Callable[[Event], None]
@@ -172,6 +189,7 @@ EVENT_TYPES: dict[str, type[Any]] = {
         RunDone,
         SampleProgress,
         DataProgress,
+        ScoreProgress,
         HubRetry,
     )
 }

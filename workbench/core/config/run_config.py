@@ -17,6 +17,7 @@ from workbench.core.config.settings import (
     AVERAGE_CHOICES,
     BLEU_TOKENIZERS,
     CLEANING_RULES,
+    DEFAULT_COMET,
     LR_SCHEDULERS,
     REPORT_TARGETS,
     setting,
@@ -220,6 +221,13 @@ class RunConfig:
         group="decoding",
         help=f"sacreBLEU tokenizer: {', '.join(BLEU_TOKENIZERS)} (auto: zh for Chinese, "
         "13a for most others)",
+    )
+    comet: str | None = setting(
+        None,
+        group="decoding",
+        help="COMET model that scores both held-out sets before and after, beside BLEU "
+        f"(alone: {DEFAULT_COMET}; a Hub id or a local folder); it chooses nothing",
+        bare=DEFAULT_COMET,
     )
     report_to: str = setting(
         "none", group="output", help=f"metrics besides metrics.jsonl: {' or '.join(REPORT_TARGETS)}"

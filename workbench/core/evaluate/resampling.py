@@ -24,7 +24,7 @@ bookkeeping differs:
 from __future__ import annotations
 
 import os
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -100,12 +100,8 @@ def resampled_scores(
         for c in columns
     ]
     scores: list[list[Score]] = [[] for _ in columns]
-    rows_per_block = max(1, INDICES_PER_BLOCK // n)
-    for first in range(0, n_samples, rows_per_block):
-        rows = min(rows_per_block, n_samples - first)
-        indices = rng.choice(n, size=(rows, n), replace=True)
-        flat = (indices + n * np.arange(rows)[:, None]).ravel()
-        counts = np.bincount(flat, minlength=rows * n).reshape(rows, n)
+    for indices, counts in _draws(n, n_samples, rng):
+        rows = len(indices)
         totals = counts.astype(np.float64) @ wide
         for column, low, high, exact, out in zip(
             columns, edges[:-1], edges[1:], countable, scores, strict=True
@@ -117,6 +113,34 @@ def resampled_scores(
                 stats = as_float32[row] if fast[row] else column.per_sentence[indices[row]].sum(0)
                 out.append(column.metric._compute_score_from_stats(stats))
     return scores
+
+
+def _draws(n: int, n_samples: int, rng: np.random.Generator) -> Iterator[tuple[Any, Any]]:
+    """``(indices, counts)`` a block of resamples at a time: each resample's sentence
+    indices, drawn as sacreBLEU draws them, and how often each sentence was drawn."""
+    import numpy as np
+
+    rows_per_block = max(1, INDICES_PER_BLOCK // n)
+    for first in range(0, n_samples, rows_per_block):
+        rows = min(rows_per_block, n_samples - first)
+        indices = rng.choice(n, size=(rows, n), replace=True)
+        flat = (indices + n * np.arange(rows)[:, None]).ravel()
+        yield indices, np.bincount(flat, minlength=rows * n).reshape(rows, n)
+
+
+def resampled_means(columns: Sequence[Sequence[float]], n_samples: int) -> list[np.ndarray]:
+    """Each column's mean on every resample, on the draws sacreBLEU's bootstrap makes for
+    the same number of sentences and seed: a metric scored per segment (COMET) is then
+    resampled exactly as BLEU beside it is."""
+    import numpy as np
+
+    _, seed = sacrebleu_seed()
+    n = len(columns[0])
+    rng = np.random.default_rng(seed)
+    values = np.asarray(columns, dtype=np.float64).T  # (sentences, columns)
+    means = [counts.astype(np.float64) @ values / n for _, counts in _draws(n, n_samples, rng)]
+    stacked = np.concatenate(means)  # (resamples, columns)
+    return [stacked[:, i] for i in range(len(columns))]
 
 
 def corpus_score_with_interval(

@@ -11,21 +11,41 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from workbench.core.records.scores import N_BOOTSTRAP, N_PERMUTATIONS, SetScores
+from workbench.core.records.scores import N_BOOTSTRAP, N_PERMUTATIONS, MetricChange, SetScores
 
 if TYPE_CHECKING:
-    from sacrebleu.metrics.base import Score
+    from sacrebleu.metrics.base import Metric, Score
     from sacrebleu.significance import Result
 
 
-def _round(values: Sequence[float]) -> list[float]:
+#: sacreBLEU's metrics every set is scored with, in the order they are shown.
+SACREBLEU_METRICS = ("BLEU", "chrF", "chrF++", "TER")
+#: BLEU tokenizers for text without spaces between words: TER splits it into characters
+#: too (sacreBLEU's ``asian_support``), or a Chinese sentence is one "word".
+UNSPACED_TOKENIZERS = ("zh", "ja-mecab", "ko-mecab", "char")
+
+
+def sacrebleu_metrics(tokenize: str) -> dict[str, Metric]:
+    """BLEU with ``tokenize``, chrF, chrF++ (chrF with word bigrams) and TER, as
+    sacreBLEU's command line computes them (``-m bleu chrf ter``, ``--chrf-word-order 2``)."""
+    from sacrebleu.metrics import BLEU, CHRF, TER
+
+    return {
+        "BLEU": BLEU(tokenize=tokenize),
+        "chrF": CHRF(),
+        "chrF++": CHRF(word_order=2),
+        "TER": TER(asian_support=tokenize in UNSPACED_TOKENIZERS),
+    }
+
+
+def _round(values: Sequence[float], high: float = 100.0) -> list[float]:
     # + 0.0 turns -0.0 into 0.0; scores live in [0, 100] even where mean - ci does not.
-    return [round(min(100.0, max(-100.0, float(v))), 2) + 0.0 for v in values]
+    return [round(min(high, max(-high, float(v))), 2) + 0.0 for v in values]
 
 
-def _bounded(values: Sequence[float]) -> list[float]:
-    """A single side's interval, clipped to the scale's [0, 100]."""
-    return [min(100.0, max(0.0, v)) for v in _round(values)]
+def _bounded(values: Sequence[float], high: float = 100.0) -> list[float]:
+    """A single side's interval, clipped to the scale's [0, high] (TER can pass 100)."""
+    return [min(high, max(0.0, v)) for v in _round(values, high)]
 
 
 def _results(table: dict[str, list[str | Result]], key: str) -> list[Result]:
@@ -39,12 +59,12 @@ def _results(table: dict[str, list[str | Result]], key: str) -> list[Result]:
     return results
 
 
-def _interval(result: Result) -> list[float]:
-    """The bootstrap's 95% interval around a system's mean, clipped to [0, 100]."""
+def _interval(result: Result, high: float = 100.0) -> list[float]:
+    """The bootstrap's 95% interval around a system's mean, clipped to [0, high]."""
     # The paired bootstrap sets both for every system, the baseline included.
     assert result.mean is not None, "not a bootstrap result"
     assert result.ci is not None, "not a bootstrap result"
-    return _bounded([result.mean - result.ci, result.mean + result.ci])
+    return _bounded([result.mean - result.ci, result.mean + result.ci], high)
 
 
 def _p_value(result: Result) -> float:
@@ -61,13 +81,66 @@ def _length_ratio(score: Score) -> float:
     return round(score.sys_len / max(1, score.ref_len), 3)
 
 
-def _percentiles(differences: Any) -> list[float]:
+def percentile_interval(differences: Any, high: float = 100.0) -> list[float]:
     """The 2.5th and 97.5th percentile, indexed as sacreBLEU's ``estimate_ci`` does."""
     import numpy as np
 
     ordered = np.sort(np.asarray(differences))
     low = len(ordered) // 40
-    return _round([ordered[low], ordered[len(ordered) - low - 1]])
+    return _round([ordered[low], ordered[len(ordered) - low - 1]], high)
+
+
+#: TER's scale has no top: edits can outnumber the reference's words.
+TER_HIGH = 1000.0
+
+
+@dataclass(frozen=True)
+class PairedChanges:
+    """sacreBLEU's metrics of one system against a baseline on one set."""
+
+    changes: dict[str, MetricChange]  # by :data:`SACREBLEU_METRICS` name
+    bleu_signature: str
+
+
+def paired_changes(
+    before: Sequence[str],
+    after: Sequence[str],
+    references: Sequence[str],
+    tokenize: str,
+    n_bootstrap: int = N_BOOTSTRAP,
+) -> PairedChanges:
+    """BLEU, chrF, chrF++ and TER of ``after`` against ``before`` (the baseline), each with
+    sacreBLEU's paired bootstrap: both sides' intervals, the difference's interval read off
+    the same resamples, and the p-value."""
+    from workbench.core.evaluate.resampling import paired_bootstrap
+
+    test = paired_bootstrap(
+        [("before", before), ("after", after)],
+        sacrebleu_metrics(tokenize),
+        [list(references)],
+        n_bootstrap,
+    )
+    changes = {}
+    # The signatures are named by sacreBLEU ("BLEU", "chrF2", "chrF2++", "TER"), in order.
+    for metric, key in zip(SACREBLEU_METRICS, test.signatures, strict=True):
+        high = TER_HIGH if metric == "TER" else 100.0
+        base, system = _results(test.table, key)
+        changes[metric] = MetricChange(
+            metric=metric,
+            before=round(base.score, 2),
+            after=round(system.score, 2),
+            before_ci=_interval(base, high),
+            after_ci=_interval(system, high),
+            delta=round(system.score - base.score, 2) + 0.0,
+            # The resamples the p-value was computed on, after minus before.
+            delta_ci=percentile_interval(test.differences[key][0], high),
+            # sacreBLEU gives a zero difference its smallest p ("a zero difference should
+            # not be attributed to chance"); for a reader equal scores are no difference.
+            p=1.0 if system.score == base.score else _p_value(system),
+            test="paired bootstrap",
+            lower_is_better=metric == "TER",
+        )
+    return PairedChanges(changes, str(test.signatures["BLEU"].format()))
 
 
 def score_before_after(
@@ -80,32 +153,19 @@ def score_before_after(
     n_bootstrap: int = N_BOOTSTRAP,
 ) -> SetScores:
     """Score both sides on one set with sacreBLEU's paired bootstrap (before = baseline)."""
-    from sacrebleu.metrics import BLEU, CHRF
-
-    from workbench.core.evaluate.resampling import paired_bootstrap
-
-    test = paired_bootstrap(
-        [("before", before), ("after", after)],
-        {"BLEU": BLEU(tokenize=tokenize), "chrF": CHRF()},
-        [list(references)],
-        n_bootstrap,
-    )
+    paired = paired_changes(before, after, references, tokenize, n_bootstrap)
     out: dict[str, Any] = {}
-    for key in test.signatures:  # named by sacreBLEU: "BLEU", "chrF2"
-        short = "bleu" if key == "BLEU" else "chrf"
-        base, system = _results(test.table, key)
+    for short, metric in (("bleu", "BLEU"), ("chrf", "chrF")):
+        change = paired.changes[metric]
         out.update(
             {
-                f"{short}_before": round(base.score, 2),
-                f"{short}_after": round(system.score, 2),
-                f"{short}_before_ci": _interval(base),
-                f"{short}_after_ci": _interval(system),
-                f"{short}_delta": round(system.score - base.score, 2) + 0.0,
-                # The resamples the p-value was computed on, after minus before.
-                f"{short}_delta_ci": _percentiles(test.differences[key][0]),
-                # sacreBLEU gives a zero difference its smallest p ("a zero difference should
-                # not be attributed to chance"); for a reader equal scores are no difference.
-                f"{short}_p": 1.0 if system.score == base.score else _p_value(system),
+                f"{short}_before": change.before,
+                f"{short}_after": change.after,
+                f"{short}_before_ci": change.before_ci,
+                f"{short}_after_ci": change.after_ci,
+                f"{short}_delta": change.delta,
+                f"{short}_delta_ci": change.delta_ci,
+                f"{short}_p": change.p,
             }
         )
     return SetScores(
@@ -113,7 +173,9 @@ def score_before_after(
         name=name,
         size=len(references),
         n_bootstrap=n_bootstrap,
-        bleu_signature=str(test.signatures["BLEU"].format()),
+        bleu_signature=paired.bleu_signature,
+        chrfpp=paired.changes["chrF++"],
+        ter=paired.changes["TER"],
         **out,
     )
 

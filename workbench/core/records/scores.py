@@ -30,8 +30,46 @@ LengthUnit = Literal["words", "characters"]
 
 
 @dataclass(frozen=True)
+class MetricChange:
+    """One more metric before and after on a set, beside BLEU and chrF: chrF++ and TER
+    (sacreBLEU's paired bootstrap), or a neural metric such as COMET (a bootstrap over its
+    segment scores and comet-compare's paired t-test).
+
+    ``*_ci`` are ``[low, high]`` as in :class:`SetScores`; ``p`` is ``test``'s p-value of
+    after vs before. COMET is on the 0–100 scale, as the WMT papers report it.
+    """
+
+    metric: str  # "chrF++", "TER", "COMET"
+    before: float
+    after: float
+    before_ci: list[float]
+    after_ci: list[float]
+    delta: float
+    delta_ci: list[float]
+    p: float
+    test: str  # "paired bootstrap" or "paired t-test"
+    model: str | None = None  # a neural metric's model, as the user named it
+    lower_is_better: bool = False  # TER counts edits
+
+    def to_dict(self) -> dict[str, Any]:
+        """Plain dict for summary.json."""
+        return dataclasses.asdict(self)
+
+    @classmethod
+    def from_dict(cls, data: Any) -> MetricChange | None:
+        """A change stored in a summary, or None when it is missing or ill-formed."""
+        if not isinstance(data, dict):
+            return None
+        try:
+            return cls(**{f.name: data[f.name] for f in dataclasses.fields(cls) if f.name in data})
+        except TypeError:  # a required field missing
+            return None
+
+
+@dataclass(frozen=True)
 class SetScores:
-    """BLEU and chrF before and after fine-tuning on one set, with 95% intervals.
+    """BLEU and chrF before and after fine-tuning on one set, with 95% intervals; chrF++,
+    TER and COMET beside them where the run computed them.
 
     ``*_ci`` are ``[low, high]``: sacreBLEU's bootstrap mean ± its 95% half-width for a
     single side, the 2.5th and 97.5th percentile of the paired resampled differences for
@@ -58,23 +96,56 @@ class SetScores:
     n_bootstrap: int
     #: sacreBLEU's signature of the BLEU computed, e.g. ``nrefs:1|bs:1000|seed:12345|...``.
     bleu_signature: str
+    chrfpp: MetricChange | None = None
+    ter: MetricChange | None = None
+    comet: MetricChange | None = None
 
     def to_dict(self) -> dict[str, Any]:
-        """Plain dict for summary.json."""
-        return dataclasses.asdict(self)
+        """Plain dict for summary.json (a metric not computed left out)."""
+        return {k: v for k, v in dataclasses.asdict(self).items() if v is not None}
 
     @classmethod
     def from_dict(cls, data: Any) -> SetScores | None:
         """The scores stored in a summary block, or None (a stopped or failed run)."""
-        names = {f.name for f in dataclasses.fields(cls)}
-        if not isinstance(data, dict) or not names <= set(data):
+        fields = dataclasses.fields(cls)
+        required = {f.name for f in fields if f.default is dataclasses.MISSING}
+        if not isinstance(data, dict) or not required <= set(data):
             return None
-        return cls(**{k: data[k] for k in names})
+        values: dict[str, Any] = {k: data[k] for k in required}
+        for f in fields:
+            if f.name not in required:
+                values[f.name] = MetricChange.from_dict(data.get(f.name))
+        return cls(**values)
 
     @property
     def label(self) -> str:
         """``test (newstest2018, 3,981)``: the set's role, origin and size."""
         return f"{self.role} ({self.name}, {self.size:,})"
+
+    @property
+    def more(self) -> list[MetricChange]:
+        """chrF++, TER and COMET, those the run computed, in that order."""
+        return [c for c in (self.chrfpp, self.ter, self.comet) if c is not None]
+
+    def change(self, short: str) -> MetricChange:
+        """``bleu`` or ``chrf`` as a :class:`MetricChange`, the shape the other metrics
+        have, so that every front end writes each metric one way."""
+        return MetricChange(
+            metric={"bleu": "BLEU", "chrf": "chrF"}[short],
+            before=getattr(self, f"{short}_before"),
+            after=getattr(self, f"{short}_after"),
+            before_ci=getattr(self, f"{short}_before_ci"),
+            after_ci=getattr(self, f"{short}_after_ci"),
+            delta=getattr(self, f"{short}_delta"),
+            delta_ci=getattr(self, f"{short}_delta_ci"),
+            p=getattr(self, f"{short}_p"),
+            test="paired bootstrap",
+        )
+
+    @property
+    def changes(self) -> list[MetricChange]:
+        """Every metric of the set: BLEU, chrF, then :attr:`more`."""
+        return [self.change("bleu"), self.change("chrf"), *self.more]
 
 
 def finite_or_none(value: Any) -> float | None:

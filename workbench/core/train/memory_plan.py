@@ -22,9 +22,9 @@ from typing import Any
 
 from workbench.core.config.run_config import RunConfig
 from workbench.core.model.family import Shape, model_shape
-from workbench.core.records.memory import GB, Fix, MemoryPlan
+from workbench.core.records.memory import GB, Fix, MemoryPlan, ScorerMemory
 from workbench.core.train.run_model import Precision
-from workbench.core.views.memory_text import refusal
+from workbench.core.views.memory_text import refusal, scorer_refusal
 from workbench.errors import WorkbenchError
 
 #: Bytes a parameter takes in fp32, and AdamW's two fp32 moments.
@@ -198,6 +198,22 @@ def plan_memory(config: RunConfig, model_config: Any, precision: Precision) -> M
         if candidate.fits:
             return dataclasses.replace(plan, fix=Fix(flags, candidate.total))
     return plan
+
+
+def plan_scorer(config: RunConfig, device: str) -> ScorerMemory | None:
+    """What ``--comet``'s model will take, from its hparams.yaml and encoder config alone
+    (fetched now, so a model that cannot be fetched is one line before training); refused
+    in one line when it cannot fit even once training has released its model."""
+    if not config.comet:
+        return None
+    from workbench.core.comet.plan import scorer_memory
+    from workbench.core.comet.scorer import BATCH_SIZE
+
+    tokens = config.max_source_length + config.max_target_length
+    memory = scorer_memory(config.comet, BATCH_SIZE, tokens, device_budget(config, device))
+    if not memory.fits:
+        raise WorkbenchError(scorer_refusal(memory))
+    return memory
 
 
 def check_fits(plan: MemoryPlan, model: str) -> None:

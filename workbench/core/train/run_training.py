@@ -38,6 +38,7 @@ from workbench.core.evaluate.before_after import (
     write_translations,
 )
 from workbench.core.evaluate.breakdown import gain_breakdown
+from workbench.core.evaluate.comet_sets import add_comet
 from workbench.core.events import (
     EventSink,
     JsonlRecorder,
@@ -72,7 +73,7 @@ from workbench.core.train.checkpoints import (
 )
 from workbench.core.train.early_stop import report_early_stopping
 from workbench.core.train.lora import trainable_line, with_adapters
-from workbench.core.train.memory_plan import check_fits, plan_memory, release_model
+from workbench.core.train.memory_plan import check_fits, plan_memory, plan_scorer, release_model
 from workbench.core.train.preflight import preflight
 from workbench.core.train.run_model import (
     check_run_model,
@@ -191,6 +192,7 @@ def _train(
 
         precision = resolve_precision(config, pick_device())
         plan = plan_memory(config, run_model_config(config), precision)
+        scorer = plan_scorer(config, precision.device)  # --comet's model, beside no other
     check_fits(plan, config.model)
     fan_out(on_event)(Phase("data", config.data))
     # rank 0 fills the sample cache; the others read it
@@ -224,7 +226,7 @@ def _train(
     if resume_dir is not None:
         checkpoint = last_complete_checkpoint(run_dir, emit)
         emit(Note(f"resuming {run_dir.name} from {checkpoint.name if checkpoint else 'start'}"))
-    for line in [*run_lines(run_dir, data, config), *plan_lines(plan)]:
+    for line in [*run_lines(run_dir, data, config), *plan_lines(plan, scorer)]:
         emit(Note(line))
     for line in data.notes:
         emit(Note(line, "warning"))
@@ -320,6 +322,8 @@ def _train(
         held_out, before, after, trainer.state.global_step, float(trainer.state.epoch or 0), emit
     )
     rows = score_rows(held_out, before, after)
+    if config.comet:  # the trained model released: the scorer is never beside it
+        scores, rows = add_comet(held_out, before, after, scores, rows, config.comet, device, emit)
     samples = pick_samples(rows["test"], config.num_samples_shown)
     for sample in samples:
         emit(sample)

@@ -13,13 +13,16 @@ from workbench.core.events import (
     RunDone,
     Sample,
     SampleProgress,
+    ScoreProgress,
     TrainStep,
 )
 from workbench.core.records.summary import RunSummary, best_epoch
 from workbench.core.views.numbers import MISSING, format_bytes, format_seconds, number
 from workbench.core.views.score_text import (
+    agreement_of,
     headline,
     interval_line,
+    more_lines,
     published_text,
 )
 
@@ -68,6 +71,8 @@ class EventText:
             return [sample_progress_line(event)]
         if isinstance(event, DataProgress):
             return [data_progress_line(event)]
+        if isinstance(event, ScoreProgress):
+            return [score_progress_line(event)]
         if isinstance(event, HubRetry):
             return [
                 f"  hub: {event.reason} from {event.url}; try {event.attempt + 1} of "
@@ -122,6 +127,9 @@ class EventText:
             scores = s.scores(role)
             if scores is not None:
                 lines += [f"  {headline(scores)}", f"    {interval_line(scores)}; {note}"]
+                agreement = agreement_of(scores)
+                more = [*more_lines(scores), *([agreement] if agreement else [])]
+                lines += [f"    {line}" for line in more]
         if s.test is None:  # the dash, never a made-up 0.00
             lines.append(f"  test: BLEU {MISSING} · chrF {MISSING} (not in the summary)")
         seconds = MISSING if s.train_seconds is None else format_seconds(s.train_seconds)
@@ -143,13 +151,25 @@ def best_epoch_text(summary: RunSummary) -> str:
     )
 
 
-def data_status(event: SampleProgress | DataProgress) -> tuple[int, int, str]:
-    """(done, total, status) for a progress bar while data is read: a Hub sample's row
-    groups, or the pairs being prepared in the headless line's words."""
+def data_status(event: SampleProgress | DataProgress | ScoreProgress) -> tuple[int, int, str]:
+    """(done, total, status) for a progress bar while data is read or scored: a Hub
+    sample's row groups, the pairs being prepared or the sentences COMET encodes, in the
+    headless line's words."""
     if isinstance(event, SampleProgress):
         done, total = event.row_groups, event.row_groups_total
         return done, total, f"data · {done:,}/{total:,} row groups"
+    if isinstance(event, ScoreProgress):
+        return event.done, event.total, score_progress_line(event).strip()
     return event.done, event.total, data_progress_line(event).strip()
+
+
+def score_progress_line(event: ScoreProgress) -> str:
+    """``  COMET-22: 1,200/3,981 texts encoded · 85 texts/s · ETA 33s``."""
+    eta = f" · ETA {format_seconds(event.eta_seconds)}" if event.done < event.total else ""
+    return (
+        f"  {event.metric}: {event.done:,}/{event.total:,} texts encoded · "
+        f"{event.per_second:,.0f} texts/s{eta}"
+    )
 
 
 def data_progress_line(event: DataProgress) -> str:

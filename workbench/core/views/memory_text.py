@@ -3,7 +3,7 @@ run that will not fit."""
 
 from __future__ import annotations
 
-from workbench.core.records.memory import GB, MemoryPlan
+from workbench.core.records.memory import GB, MemoryPlan, ScorerMemory
 
 
 def gb(count: float) -> str:
@@ -32,13 +32,14 @@ def step_text(plan: MemoryPlan) -> str:
     return f"batch {plan.batch_size} × {source}/{target} tokens, {plan.precision}{checkpointing}"
 
 
-def plan_lines(plan: MemoryPlan) -> list[str]:
-    """The plan as a run prints it before any weight is loaded."""
+def plan_lines(plan: MemoryPlan, scorer: ScorerMemory | None = None) -> list[str]:
+    """The plan as a run prints it before any weight is loaded, and ``--comet``'s model."""
     return [
         f"memory plan ({plan.what}; {step_text(plan)}): about {gb(plan.total)} at a "
         f"step's peak, against {gb(plan.budget)} {plan.budget_source}",
         f"  {parts_text(plan)}; {plan.trainable:,} of {plan.parameters:,} parameters "
         f"trained ({100 * plan.share:.2f}%)",
+        *([f"  {scorer_line(scorer)}"] if scorer is not None else []),
     ]
 
 
@@ -57,3 +58,22 @@ def refusal(plan: MemoryPlan, model: str) -> str:
             "device with more memory"
         )
     return head + fix + ", or --memory-budget GB to plan against another figure"
+
+
+def scorer_line(memory: ScorerMemory) -> str:
+    """The line a run with ``--comet`` adds to its memory plan."""
+    return (
+        f"COMET {memory.name}: {memory.parameters:,} parameters (encoder {memory.encoder}), "
+        f"about {gb(memory.bytes)} in fp32, loaded once training has released its model, "
+        "never beside it"
+    )
+
+
+def scorer_refusal(memory: ScorerMemory) -> str:
+    """One line: the COMET model will not fit, and what to do."""
+    return (
+        f"COMET model '{memory.name}' will not fit: it needs about {gb(memory.bytes)} "
+        f"({memory.parameters:,} parameters in fp32, with the runtime) against "
+        f"{gb(memory.budget)} {memory.budget_source}; score on a machine with more memory "
+        "(workbench score --comet after the run), leave --comet out, or pass --memory-budget GB"
+    )

@@ -10,9 +10,11 @@ from workbench.core.records.scores import (
     ChangedSentence,
     LengthBucket,
     LengthUnit,
+    MetricChange,
     SetScores,
     score_change,
 )
+from workbench.core.views.human_agreement import agreement_line
 from workbench.core.views.numbers import MISSING, interval, number, signed
 
 
@@ -39,14 +41,50 @@ def with_ci(score: float | None, ci: Sequence[float] | None) -> str:
     return f"{score:.2f} ({interval(ci)})"
 
 
-def before_after(s: SetScores, metric: str) -> str:
-    """``0.15 → 0.96 (+0.81, 95% CI +0.34…+1.33, p = 0.003)`` for ``bleu`` or ``chrf``:
-    the one way every front end and the report write a before → after score."""
+def test_p(change: MetricChange, n_bootstrap: int) -> str:
+    """The p-value of a change as its test allows: the bootstrap's at its resolution
+    (:func:`format_p`), the t-test's as computed (``p < 0.001`` below that)."""
+    if change.test == "paired bootstrap":
+        return format_p(change.p, n_bootstrap)
+    return "p < 0.001" if change.p < 0.001 else f"p = {change.p:.3f}"
+
+
+def change_before_after(change: MetricChange, n_bootstrap: int) -> str:
+    """``0.15 → 0.96 (+0.81, 95% CI +0.34…+1.33, p = 0.003)``: the one way every front
+    end and the report write a metric before → after."""
+    test = "" if change.test == "paired bootstrap" else f"{change.test} "
     return (
-        f"{getattr(s, f'{metric}_before'):.2f} → {getattr(s, f'{metric}_after'):.2f} "
-        f"({delta_text(getattr(s, f'{metric}_delta'), getattr(s, f'{metric}_delta_ci'))}, "
-        f"{format_p(getattr(s, f'{metric}_p'), s.n_bootstrap)})"
+        f"{change.before:.2f} → {change.after:.2f} "
+        f"({delta_text(change.delta, change.delta_ci)}, {test}{test_p(change, n_bootstrap)})"
     )
+
+
+def before_after(s: SetScores, metric: str) -> str:
+    """:func:`change_before_after` of ``bleu`` or ``chrf``."""
+    return change_before_after(s.change(metric), s.n_bootstrap)
+
+
+def metric_label(change: MetricChange) -> str:
+    """``TER (lower is better)``, ``COMET-22 (Unbabel/wmt22-comet-da)``: a metric's name
+    with what a reader must know to read it."""
+    if change.lower_is_better:
+        return f"{change.metric} (lower is better)"
+    return f"{change.metric} ({change.model})" if change.model else change.metric
+
+
+def more_lines(s: SetScores) -> list[str]:
+    """chrF++ and TER on one line, COMET on its own, each as :func:`change_before_after`."""
+    texts = [(c, f"{metric_label(c)} {change_before_after(c, s.n_bootstrap)}") for c in s.more]
+    sacrebleu = [text for c, text in texts if c.model is None]
+    return ([" · ".join(sacrebleu)] if sacrebleu else []) + [
+        text for c, text in texts if c.model is not None
+    ]
+
+
+def agreement_of(s: SetScores) -> str | None:
+    """The line that reads each delta of the set as a human would
+    (:func:`~workbench.core.views.human_agreement.agreement_line`)."""
+    return agreement_line([(c.metric, c.delta) for c in s.changes])
 
 
 def published_text(bleu: float, source: str, test_set: str) -> str:

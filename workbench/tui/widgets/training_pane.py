@@ -33,6 +33,7 @@ from workbench.core.events import (
     Phase,
     RunDone,
     SampleProgress,
+    ScoreProgress,
     TrainStep,
 )
 from workbench.core.live.follow import RunReader
@@ -365,7 +366,7 @@ class TrainingPane(ForwardsWorkerFailures, Vertical):
                 self.write_log(line)
         if isinstance(event, Phase):
             self.query_one("#train-status", Static).update(event.name)
-        elif isinstance(event, SampleProgress | DataProgress):
+        elif isinstance(event, SampleProgress | DataProgress | ScoreProgress):
             done, total, status = data_status(event)
             bar = self.query_one("#train-progress", ProgressBar)
             bar.update(total=total or None, progress=done)
