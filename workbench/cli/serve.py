@@ -50,7 +50,7 @@ FLAGS = (
 
 def add_parser(subparsers: Subparsers) -> None:
     """Register ``workbench serve``, with the TUI's run flags (given to every tab)."""
-    from workbench.cli.train import add_run_options
+    from workbench.cli.train import QE_FLAG, add_run_options
 
     parser = add_command(
         subparsers,
@@ -58,6 +58,7 @@ def add_parser(subparsers: Subparsers) -> None:
         help="the full-screen workbench in a browser (pip install 'nmt-workbench[web]')",
         flags=FLAGS,
     )
+    parser.add_argument(QE_FLAG[0], **QE_FLAG[1])  # the tab's, passed on as its run flags are
     add_run_options(parser)
 
 

@@ -26,7 +26,13 @@ from workbench.cli.options import Flag, add_command
 from workbench.core.config.build import build_config, preset_values, setting_type
 from workbench.core.config.presets import DEFAULT_PRESET, PRESET_NOTES, PRESETS
 from workbench.core.config.run_config import RunConfig
-from workbench.core.config.settings import SETTING_GROUPS, flag_name, load_toml, setting_value
+from workbench.core.config.settings import (
+    DEFAULT_QE,
+    SETTING_GROUPS,
+    flag_name,
+    load_toml,
+    setting_value,
+)
 from workbench.errors import WorkbenchError
 
 if TYPE_CHECKING:
@@ -168,6 +174,36 @@ def train_description() -> str:
     )
 
 
+#: ``tui --qe``: the Translate pane scores each translation without a reference.
+QE_FLAG: Flag = (
+    "--qe",
+    {
+        "nargs": "?",
+        "const": DEFAULT_QE,
+        "metavar": "MODEL",
+        "help": "the Translate pane scores each translation without a reference "
+        f"(alone: {DEFAULT_QE}, gated on the Hub: accept its licence, set HF_TOKEN)",
+    },
+)
+
+
+def without_qe(argv: list[str]) -> list[str]:
+    """``argv`` without ``--qe`` and its model (``--qe=M``, ``--qe M`` or ``--qe`` alone)."""
+    out: list[str] = []
+    skip = False
+    for i, arg in enumerate(argv):
+        if skip:
+            skip = False
+            continue
+        if arg == "--qe":
+            following = argv[i + 1] if i + 1 < len(argv) else "-"
+            skip = not following.startswith("-")
+            continue
+        if not arg.startswith("--qe="):
+            out.append(arg)
+    return out
+
+
 def add_parsers(sub: Subparsers) -> None:
     """Register ``train``, ``tui`` and ``presets`` on the CLI's subparsers."""
     train = add_command(
@@ -178,7 +214,8 @@ def add_parsers(sub: Subparsers) -> None:
         flags=TRAIN_SWITCHES,
     )
     add_run_options(train)
-    add_run_options(add_command(sub, "tui", help="the full-screen workbench (Textual)"))
+    tui = add_command(sub, "tui", help="the full-screen workbench (Textual)", flags=[QE_FLAG])
+    add_run_options(tui)
     add_command(
         sub,
         "presets",
@@ -289,8 +326,10 @@ def run_tui(args: argparse.Namespace) -> int:
         )
     from workbench.tui.app import WorkbenchApp
 
-    # In a browser tab a run trains in a process of its own: the tab is only a viewer.
-    app = WorkbenchApp(config, detached_runs=args.argv[1:] if served else None)
+    # In a browser tab a run trains in a process of its own: the tab is only a viewer;
+    # it trains with the tab's run flags (--qe is the Translate pane's, not the run's).
+    runs = without_qe(args.argv[1:]) if served else None
+    app = WorkbenchApp(config, detached_runs=runs, qe_model=args.qe)
     code = app.run() or 0
     if app.keeps_training:  # the terminal went away: the run trains on, here, to its end
         app.wait_for_training()

@@ -21,6 +21,7 @@ from workbench.cli.options import (
     language_choice,
 )
 from workbench.core.config.run_config import DEFAULT_OUTPUT_DIR
+from workbench.core.config.settings import DEFAULT_QE
 from workbench.core.decoding import DecodeOptions
 from workbench.core.run_folder import HISTORY_FILE
 from workbench.core.translate.history import append_history, append_judgement
@@ -30,6 +31,7 @@ from workbench.errors import WorkbenchError
 
 if TYPE_CHECKING:
     from workbench.cli.options import Subparsers
+    from workbench.core.translate.quality import QualityEstimator, QualityScore
 
 QUIT_WORDS = {":q", ":quit", "quit", "exit", ":exit"}
 
@@ -43,6 +45,14 @@ def add_parsers(sub: Subparsers) -> None:
         add_model_options(parser)
         add_language_options(parser)
         add_backend_option(parser)
+    interact.add_argument(
+        "--qe",
+        nargs="?",
+        const=DEFAULT_QE,
+        metavar="MODEL",
+        help="score each translation without a reference, beside it and in the history "
+        f"(alone: {DEFAULT_QE}, gated on the Hub: accept its licence, set HF_TOKEN)",
+    )
 
 
 def load_translator(args: argparse.Namespace) -> tuple[Translator, DecodeOptions]:
@@ -60,7 +70,14 @@ def run_interact(args: argparse.Namespace) -> int:
     history = Path(args.model).expanduser().parent / HISTORY_FILE
     if not Path(args.model).expanduser().exists():
         history = Path(DEFAULT_OUTPUT_DIR) / HISTORY_FILE
-    return run_console(translator, args.model, history, options)
+    quality = None
+    if args.qe:
+        from workbench.core.translate.quality import QualityEstimator
+
+        quality = QualityEstimator(args.qe)
+        print(f"Loading the QE model {args.qe} …", flush=True)
+        quality.load()  # now: a gated or missing model is one line before the session
+    return run_console(translator, args.model, history, options, quality=quality)
 
 
 def run_translate(args: argparse.Namespace) -> int:
@@ -76,8 +93,10 @@ def run_console(
     options: DecodeOptions | None = None,
     stdin: TextIO | None = None,
     stdout: TextIO | None = None,
+    quality: QualityEstimator | None = None,
 ) -> int:
-    """Read lines, translate each, until EOF, Ctrl-C or ``:q``."""
+    """Read lines, translate each (and score it without a reference, with ``quality``),
+    until EOF, Ctrl-C or ``:q``."""
     stdin = stdin or sys.stdin
     stdout = stdout or sys.stdout
     interactive = stdin.isatty()
@@ -89,6 +108,8 @@ def run_console(
     for notice in translator.notices:
         print(f"  note: {notice}", file=stdout)
     print(f"History: {history}", file=stdout)
+    if quality is not None:
+        print(f"Quality estimate (no reference): {quality.metric} ({quality.model})", file=stdout)
     print(f"Judge the last translation: {JUDGE_USAGE}", file=stdout)
     last_id: str | None = None
     while True:
@@ -123,9 +144,24 @@ def run_console(
             continue
         for notice in item.notices:
             print(f"  note: {notice}", file=stdout)
-        print(f"zh> {item.text}   ({item.seconds * 1000:.0f} ms)", file=stdout)
+        score = estimate_quality(quality, line, item.text, stdout)
+        shown = f"   {score.text()}" if score is not None else ""
+        print(f"zh> {item.text}   ({item.seconds * 1000:.0f} ms){shown}", file=stdout)
         stdout.flush()
-        last_id = append_history(history, model_name, item, translator)
+        last_id = append_history(history, model_name, item, translator, score)
+
+
+def estimate_quality(
+    quality: QualityEstimator | None, source: str, translation: str, stdout: TextIO
+) -> QualityScore | None:
+    """The line's QE score, or None (none asked for, or it failed: said, and the session
+    goes on)."""
+    if quality is None:
+        return None
+    score, problem = quality.try_estimate(source, translation)
+    if problem:
+        print(f"  note: no QE score for that line ({problem})", file=stdout)
+    return score
 
 
 def judge_last(history: Path, line_id: str | None, command: str) -> str:

@@ -98,11 +98,15 @@ class WorkbenchApp(QuitsAroundTraining, ForwardsWorkerFailures, App[int]):
         Binding("ctrl+c", "quit", "Quit", show=False, priority=True),
     ]
 
-    def __init__(self, config: RunConfig, detached_runs: list[str] | None = None) -> None:
+    def __init__(
+        self, config: RunConfig, detached_runs: list[str] | None = None, qe_model: str | None = None
+    ) -> None:
         """``detached_runs``: the ``tui`` flags the app was started with, when its runs
-        train in processes of their own (a browser tab, which may close at any time)."""
+        train in processes of their own (a browser tab, which may close at any time);
+        ``qe_model``: the Translate pane's reference-free scorer (``--qe``)."""
         super().__init__()
         self.config = config
+        self.qe_model = qe_model
         self.detached_runs = detached_runs
         #: Lines to print once the app has left the screen (where a handed-over run is).
         self.farewell: list[str] = []
@@ -163,6 +167,7 @@ class WorkbenchApp(QuitsAroundTraining, ForwardsWorkerFailures, App[int]):
                 self.base_model,
                 self.output_root / HISTORY_FILE,
                 base_languages=self.config.languages(),
+                qe_model=self.qe_model,
             ),
             "attention": AttentionPane(self.tuned_model),
             "lab": LabPane(self.tuned_model),

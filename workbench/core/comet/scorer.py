@@ -58,6 +58,10 @@ class CometScorer:
     batch_size: int = BATCH_SIZE
     _vectors: dict[tuple[int, ...], torch.Tensor] = field(default_factory=dict, repr=False)
 
+    def forget(self) -> None:
+        """Let go of every sequence's vector kept so far (a long session keeps none)."""
+        self._vectors.clear()
+
     @property
     def needs_reference(self) -> bool:
         """True when a reference translation is required (COMET-22); False for QE models."""

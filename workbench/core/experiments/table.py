@@ -20,6 +20,7 @@ from workbench.core.records.files import read_json_dict
 from workbench.core.records.scores import SetScores
 from workbench.core.records.summary import RunSummary, best_epoch
 from workbench.core.run_folder import METRICS_FILE, RUN_CONFIG_FILE, preset_defaults, run_folders
+from workbench.core.views.human_agreement import agreement_brief
 from workbench.core.views.numbers import MISSING, format_seconds
 from workbench.core.views.score_text import with_ci
 
@@ -116,7 +117,17 @@ def _scores(role: str, scores: SetScores | None) -> str:
     if scores is None:
         return f"{role} BLEU {MISSING}"
     after = with_ci(scores.bleu_after, scores.bleu_after_ci)
-    return f"{role} BLEU {scores.bleu_before:.2f} → {after}"
+    text = f"{role} BLEU {scores.bleu_before:.2f} → {after}"
+    if role != "test":  # the test set's change is the one a reader weighs
+        return text
+    text += agreement_brief("BLEU", scores.bleu_delta)
+    comet = scores.comet
+    if comet is not None:
+        text += (
+            f"  {role} {comet.metric} {comet.before:.2f} → {with_ci(comet.after, comet.after_ci)}"
+        )
+        text += agreement_brief(comet.metric, comet.delta)
+    return text
 
 
 def changes_text(row: RunRow) -> str:
@@ -149,8 +160,9 @@ def after_cells(row: RunRow) -> tuple[str, str]:
 #: What each part of a run's line is (printed above the lines by ``runs`` and ``sweep``).
 RUN_ROW_HEADER = (
     "run, preset, status, training, best epoch (by validation BLEU), validation "
-    "and test BLEU before → after (95% interval after), settings changed from "
-    "the preset"
+    "and test BLEU before → after (95% interval after; how often humans agree with a "
+    "test delta that size, Kocmi et al. 2024), test COMET where the run scored it, "
+    "settings changed from the preset"
 )
 
 

@@ -8,16 +8,19 @@ from workbench.core.config.settings import setting_value
 from workbench.core.records.scores import SetScores, changed_sentences, length_buckets
 from workbench.core.records.summary import RunSummary
 from workbench.core.report.model import RunReport
+from workbench.core.views.human_agreement import CITATION, agreement_readings, agreement_text
 from workbench.core.views.numbers import MISSING, number
 from workbench.core.views.score_text import (
     BY_LENGTH_COLUMNS,
     before_after,
     by_length_cells,
+    change_before_after,
     changed_cells,
     delta_text,
-    format_p,
     length_header,
+    metric_label,
     published_text,
+    test_p,
     with_ci,
 )
 from workbench.core.views.training_text import averaging_text, early_stopping_text
@@ -56,6 +59,17 @@ def key_facts(report: RunReport) -> list[tuple[str, str]]:
         scores = s.scores(role)
         if scores is not None:
             rows.append((f"BLEU before → after, {scores.label}", before_after(scores, "bleu")))
+            if scores.comet is not None:
+                comet = scores.comet
+                rows.append(
+                    (
+                        f"{metric_label(comet)} before → after, {scores.label}",
+                        change_before_after(comet, scores.n_bootstrap),
+                    )
+                )
+            reading = agreement_readings([(c.metric, c.delta) for c in scores.changes])
+            if role == "test" and reading is not None:
+                rows.append((f"What humans would say ({CITATION})", reading))
         if role == "test":
             rows += baseline_rows(s)
     if s.early_stopping:
@@ -130,29 +144,36 @@ def epoch_table(report: RunReport) -> tuple[list[str], list[list[str]]]:
     return header, rows
 
 
-BEFORE_AFTER_HEADER = ["Set", "Metric", "Before (95% CI)", "After (95% CI)", "Change (95% CI)", "p"]
+BEFORE_AFTER_HEADER = [
+    "Set",
+    "Metric",
+    "Before (95% CI)",
+    "After (95% CI)",
+    "Change (95% CI)",
+    "p",
+    "Humans agree",
+]
 
 
 def before_after_rows(report: RunReport) -> list[list[str]]:
-    """BLEU and chrF before and after fine-tuning on the test and the validation set."""
+    """Every metric before and after fine-tuning on the test and the validation set, and
+    how often humans agree with a change that size (Kocmi et al. 2024)."""
     rows = []
     for role in ("test", "validation"):
         scores: SetScores | None = report.summary.scores(role)
         if scores is None:
             continue
-        for name, key in (("BLEU", "bleu"), ("chrF", "chrf")):
-            values = {
-                suffix: getattr(scores, f"{key}_{suffix}")
-                for suffix in ("before", "before_ci", "after", "after_ci", "delta", "delta_ci", "p")
-            }
+        for change in scores.changes:
+            test = "" if change.test == "paired bootstrap" else "t-test "
             rows.append(
                 [
                     scores.label,
-                    name,
-                    with_ci(values["before"], values["before_ci"]),
-                    with_ci(values["after"], values["after_ci"]),
-                    delta_text(values["delta"], values["delta_ci"]),
-                    format_p(values["p"], scores.n_bootstrap),
+                    metric_label(change),
+                    with_ci(change.before, change.before_ci),
+                    with_ci(change.after, change.after_ci),
+                    delta_text(change.delta, change.delta_ci),
+                    test + test_p(change, scores.n_bootstrap),
+                    agreement_text(change.metric, change.delta) or MISSING,
                 ]
             )
     return rows
@@ -220,12 +241,21 @@ def changed_tables(report: RunReport) -> list[tuple[str, list[list[str]], str]]:
     ]
 
 
-CONSOLE_HEADER = ["Time", "Model", "Source", "Translation", "Tried", JUDGEMENT]
+#: The console table's column of reference-free scores, when any line has one.
+QUALITY = "QE (no reference)"
+
+
+def console_header(report: RunReport) -> list[str]:
+    """The console table's columns: the QE score's only when a line was scored
+    (``interact --qe``), the judgement last, to fill in."""
+    quality = [QUALITY] if any(c.quality for c in report.console) else []
+    return ["Time", "Model", "Source", "Translation", "Tried", *quality, JUDGEMENT]
 
 
 def console_rows(report: RunReport) -> list[list[str]]:
-    """The console translations, each once with how often it was tried, and the judgement
-    made in the tool (empty to fill in where none was)."""
+    """The console translations, each once with how often it was tried, its QE score
+    where there is one, and the judgement made in the tool (empty to fill in)."""
+    scored = any(c.quality for c in report.console)
     return [
         [
             c.time.replace("T", " "),
@@ -233,6 +263,7 @@ def console_rows(report: RunReport) -> list[list[str]]:
             c.source,
             c.translation,
             f"{c.count}×",
+            *([c.quality or MISSING] if scored else []),
             c.judgement,
         ]
         for c in report.console
@@ -258,7 +289,8 @@ def decoding_note(report: RunReport) -> str:
         )
     return (
         sets + "Intervals and p-values are sacreBLEU's paired bootstrap (1000 "
-        "resamples; p tests after against before). Per-epoch scores use "
+        "resamples; p tests after against before); COMET's interval is a bootstrap over "
+        "its sentence scores and its p comet-compare's paired t-test. Per-epoch scores use "
         f"{'greedy decoding' if beams == 1 else f'{beams} beams'} on the validation set "
         "(cheaper during training); before and after use the decoding shown above, the "
         "fine-tuned model reloaded from its saved folder."

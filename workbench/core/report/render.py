@@ -15,13 +15,13 @@ from __future__ import annotations
 from workbench.core import __version__
 from workbench.core.report.cells import (
     BEFORE_AFTER_HEADER,
-    CONSOLE_HEADER,
     NO_BREAKDOWN,
     SAMPLE_HEADER,
     before_after_rows,
     breakdown_note,
     by_length_table,
     changed_tables,
+    console_header,
     console_rows,
     decoding_note,
     epoch_table,
@@ -96,7 +96,7 @@ def render_markdown(report: RunReport) -> str:
         "",
     ]
     if report.console:
-        out += md_table(CONSOLE_HEADER, console_rows(report))
+        out += md_table(console_header(report), console_rows(report))
         out.append("")
     out += ["## Cross-attention heatmap", ""]
     att = report.attention
@@ -230,7 +230,7 @@ def render_html(report: RunReport) -> str:
         f'<p class="caption">{escape_html(report.console_note)}</p>',
     ]
     if report.console:
-        body.append(html_table(CONSOLE_HEADER, console_rows(report), judgement=True))
+        body.append(html_table(console_header(report), console_rows(report), judgement=True))
     body.append("<h2>Cross-attention heatmap</h2>")
     att = report.attention
     if att.svg:

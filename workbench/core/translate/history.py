@@ -33,6 +33,7 @@ from workbench.core.run_folder import (
     run_folders,
 )
 from workbench.core.translate.judgements import JUDGE_USAGE, Judgement
+from workbench.core.translate.quality import QualityScore
 
 if TYPE_CHECKING:
     from workbench.core.translate.translator import Translation, Translator
@@ -46,7 +47,11 @@ def _append(path: Path, record: dict[str, Any]) -> None:
 
 
 def append_history(
-    path: Path, model: str, item: Translation, translator: Translator | None = None
+    path: Path,
+    model: str,
+    item: Translation,
+    translator: Translator | None = None,
+    quality: QualityScore | None = None,
 ) -> str:
     """Append one translation to the JSONL history (created on first use); its id.
 
@@ -55,7 +60,7 @@ def append_history(
     run a line really belongs to. A judgement names the line by the id returned.
     """
     line_id = uuid.uuid4().hex[:12]
-    record = {
+    record: dict[str, Any] = {
         "id": line_id,
         "time": time.strftime("%Y-%m-%dT%H:%M:%S"),
         "model": model,
@@ -66,6 +71,8 @@ def append_history(
         "seconds": round(item.seconds, 3),
         "notices": item.notices,
     }
+    if quality is not None:  # a reference-free score (interact --qe, tui --qe)
+        record["qe"] = quality.to_record()
     _append(path, record)
     return line_id
 
@@ -110,6 +117,7 @@ class ConsoleLine:
     translation: str
     judgement: str = ""  # the verdict and note in words (Judgement.text), or ""
     count: int = 1  # how often the same line was translated with the same model
+    quality: str = ""  # a reference-free score in words (QualityScore.text), or ""
 
 
 def _parts(path: str | Path) -> tuple[str, ...]:
@@ -236,7 +244,8 @@ def choose_lines(lines: list[ConsoleLine], choice: str = "auto") -> tuple[list[C
         seen = groups.pop(key, None)  # re-inserted: the groups stay in order of last use
         count = seen.count + 1 if seen else 1
         judgement = line.judgement or (seen.judgement if seen else "")
-        groups[key] = replace(line, count=count, judgement=judgement)
+        quality = line.quality or (seen.quality if seen else "")
+        groups[key] = replace(line, count=count, judgement=judgement, quality=quality)
     distinct = list(groups.values())
     judged = [line for line in distinct if line.judgement]
     repeated = len(lines) - len(distinct)
@@ -258,6 +267,7 @@ def choose_lines(lines: list[ConsoleLine], choice: str = "auto") -> tuple[list[C
 
 def _console_line(record: dict[str, Any], role: str) -> ConsoleLine:
     verdict = str(record.get("verdict") or "")
+    quality = QualityScore.from_record(record.get("qe"))
     return ConsoleLine(
         time=str(record.get("time", "")),
         model=str(record.get("model", "")),
@@ -265,4 +275,5 @@ def _console_line(record: dict[str, Any], role: str) -> ConsoleLine:
         source=str(record.get("source", "")),
         translation=str(record.get("translation", "")),
         judgement=Judgement(verdict, str(record.get("note") or "")).text() if verdict else "",
+        quality=quality.text() if quality is not None else "",
     )

@@ -74,13 +74,25 @@ def agreement_text(metric: str, delta: float) -> str | None:
     return text + assumed
 
 
-def agreement_line(readings: list[tuple[str, float]]) -> str | None:
-    """``what humans would say (Kocmi et al. 2024): BLEU +13.60, humans agree 88%: as far
-    as BLEU goes · COMET-22 +4.21, humans agree 96%``: each delta read on its curve, in one
-    line; None when no metric of ``readings`` has a curve."""
+def agreement_brief(metric: str, delta: float) -> str:
+    """`` (humans agree 88%)`` beside a delta in a table's cell; empty for a metric
+    without a curve."""
+    accuracy = agreement(metric, delta)
+    return "" if accuracy is None else f" (humans agree {max(50.0, accuracy):.0f}%)"
+
+
+def agreement_readings(readings: list[tuple[str, float]]) -> str | None:
+    """``BLEU +13.60, humans agree 88%: as far as BLEU goes · COMET-22 +4.21, humans agree
+    96%``: each delta read on its curve; None when no metric of ``readings`` has one."""
     parts = []
     for metric, delta in readings:
         text = agreement_text(metric, delta)
         if text is not None:
             parts.append(f"{metric} {delta:+.2f}, {text}")
-    return f"what humans would say ({CITATION}): " + " · ".join(parts) if parts else None
+    return " · ".join(parts) if parts else None
+
+
+def agreement_line(readings: list[tuple[str, float]]) -> str | None:
+    """``what humans would say (Kocmi et al. 2024): …`` (:func:`agreement_readings`)."""
+    found = agreement_readings(readings)
+    return f"what humans would say ({CITATION}): {found}" if found else None

@@ -91,12 +91,16 @@ def settings_line(c: RunConfig) -> str:
             if c.average_checkpoints
             else ""
         )
+        + (f" · COMET {c.comet}" if c.comet else "")
         + f" · out {c.output_dir}"
     )
 
 
 def last_run_line(name: str, status: str, summary: RunSummary | None) -> str:
-    """``last run 20260101-000000-demo: finished · best epoch 1``."""
+    """``last run 20260101-000000-demo: finished · best epoch 1``, and the test set's
+    COMET when the run scored it."""
     best = f" · {best_epoch_text(summary)}" if summary and best_epoch(summary) is not None else ""
     resume = " (r resumes it)" if status == "stopped" else ""
-    return f"last run {name}: {status}{best}{resume}"
+    comet = summary.test.comet if summary and summary.test else None
+    scored = f" · test {comet.metric} {comet.before:.2f} → {comet.after:.2f}" if comet else ""
+    return f"last run {name}: {status}{best}{scored}{resume}"

@@ -1,11 +1,12 @@
-"""Samples pane: source, reference, before, after and per-sentence chrF, from a run.
+"""Samples pane: source, reference, before, after and each sentence's score, from a run.
 
 Filled from the run that just finished, or, when the app opens on an output folder that
 already holds a finished run, from that run's files. The rows are test-set sentences; the
-header gives the test and validation scores with their intervals, each naming its set.
-``o`` orders the rows by the change of their sentence chrF (rose most first, fell most
-first, back to test order): where the gain comes from, sentence by sentence. Enter opens
-the selected source in the Attention pane.
+header gives the test and validation scores with their intervals, each naming its set
+(and COMET's, when the run scored it). Each sentence's score is its COMET when the
+run scored COMET (``--comet``), else its sentence chrF; ``o`` orders the rows by its
+change (rose most first, fell most first, back to test order): where the gain comes from,
+sentence by sentence. Enter opens the selected source in the Attention pane.
 """
 
 from __future__ import annotations
@@ -25,7 +26,7 @@ from workbench.core.records.scores import score_change
 from workbench.core.records.summary import RunSummary
 from workbench.core.run_folder import translations_file
 from workbench.core.views.numbers import MISSING, number, signed
-from workbench.core.views.score_text import headline
+from workbench.core.views.score_text import change_before_after, headline
 from workbench.tui.messages import ShowAttention
 
 MAX_ROWS = 500
@@ -45,12 +46,19 @@ def sentence_score(value: object) -> float | None:
     return value
 
 
-def chrf_change(row: dict[str, Any]) -> float | None:
-    """A row's sentence chrF after minus before, or None when the row has no chrF."""
-    before, after = sentence_score(row.get("chrf_before")), sentence_score(row.get("chrf_after"))
+def change_of(row: dict[str, Any], metric: str = "chrf") -> float | None:
+    """A row's sentence ``metric`` (``chrf`` or ``comet``) after minus before, or None
+    when the row has none."""
+    before = sentence_score(row.get(f"{metric}_before"))
+    after = sentence_score(row.get(f"{metric}_after"))
     if before is None or after is None:
         return None
     return score_change(before, after)
+
+
+def row_metric(rows: list[dict[str, Any]]) -> str:
+    """``comet`` when the run scored each sentence with COMET, else ``chrf``."""
+    return "comet" if any(change_of(r, "comet") is not None for r in rows) else "chrf"
 
 
 def before_to_after(row: dict[str, Any], metric: str) -> str:
@@ -61,15 +69,15 @@ def before_to_after(row: dict[str, Any], metric: str) -> str:
     return f"{number(before, 1)}→{number(after, 1)}"
 
 
-def in_order(rows: list[dict[str, Any]], order: int) -> list[dict[str, Any]]:
-    """``rows`` in test order (0), by chrF change largest rise first (1) or largest fall
-    first (2); rows without chrF last, ties in test order."""
+def in_order(rows: list[dict[str, Any]], order: int, metric: str = "chrf") -> list[dict[str, Any]]:
+    """``rows`` in test order (0), by the change of their ``metric``, largest rise first (1)
+    or largest fall first (2); rows without it last, ties in test order."""
     if order == 0:
         return list(rows)
     sign = -1 if order == 1 else 1
-    scored = [r for r in rows if chrf_change(r) is not None]
-    unscored = [r for r in rows if chrf_change(r) is None]
-    return sorted(scored, key=lambda r: sign * (chrf_change(r) or 0.0)) + unscored
+    scored = [r for r in rows if change_of(r, metric) is not None]
+    unscored = [r for r in rows if change_of(r, metric) is None]
+    return sorted(scored, key=lambda r: sign * (change_of(r, metric) or 0.0)) + unscored
 
 
 class SamplesPane(Vertical):
@@ -85,6 +93,7 @@ class SamplesPane(Vertical):
         self.rows: list[dict[str, Any]] = []  # in test order, the five samples first
         self.shown: list[dict[str, Any]] = []  # the table's rows, in its order
         self.order = 0  # index into CHANGE_LABELS
+        self.metric = "chrf"  # what each sentence is scored by: chrf, or comet
 
     def compose(self) -> ComposeResult:
         """The run's score lines, the sentence table, and the highlighted row in full."""
@@ -105,7 +114,8 @@ class SamplesPane(Vertical):
         table = self.query_one(DataTable)
         for label, share in shares:
             table.add_column(label, width=int(text * share))
-        table.add_column("chrF b→a", width=SCORE_WIDTH)
+        label = "COMET" if self.metric == "comet" else "chrF"
+        table.add_column(f"{label} b→a", width=SCORE_WIDTH)
         table.add_column(CHANGE_LABELS[self.order], width=CHANGE_WIDTH)
 
     def _fill(self) -> None:
@@ -113,15 +123,15 @@ class SamplesPane(Vertical):
         table = self.query_one(DataTable)
         table.clear(columns=True)
         self._add_columns()
-        self.shown = in_order(self.rows, self.order)[:MAX_ROWS]
+        self.shown = in_order(self.rows, self.order, self.metric)[:MAX_ROWS]
         for row in self.shown:
             table.add_row(
                 Text(row["source"]),
                 Text(row["reference"]),
                 Text(row["before"]),
                 Text(row["after"]),
-                before_to_after(row, "chrf"),
-                signed(chrf_change(row), 1),
+                before_to_after(row, self.metric),
+                signed(change_of(row, self.metric), 1),
             )
 
     @on(DataTable.RowHighlighted, "#samples-table")
@@ -129,16 +139,17 @@ class SamplesPane(Vertical):
         if not 0 <= event.cursor_row < len(self.shown):
             return
         row = self.shown[event.cursor_row]
-        change = chrf_change(row)
         text = Text()
         for name in ("source", "reference", "before", "after"):
             text.append(f"{name:>9}: ", style="bold")
             text.append(str(row[name]) + "\n")
         text.append(f"{'scores':>9}: ", style="bold")
-        text.append(
-            f"BLEU {before_to_after(row, 'bleu')} · chrF {before_to_after(row, 'chrf')}"
-            + (f" ({signed(change, 1)})" if change is not None else "")
-        )
+        parts = [f"BLEU {before_to_after(row, 'bleu')}"]
+        for metric, name in (("chrf", "chrF"), ("comet", "COMET")):
+            change = change_of(row, metric)
+            if change is not None:
+                parts.append(f"{name} {before_to_after(row, metric)} ({signed(change, 1)})")
+        text.append(" · ".join(parts))
         self.query_one("#samples-detail", Static).update(text)
 
     def show_run(self, run_dir: str, summary: RunSummary) -> None:
@@ -155,12 +166,17 @@ class SamplesPane(Vertical):
                 continue
             samples.append(row)  # scored once, by the run
         self.rows = samples
+        self.metric = row_metric(samples)
         self._fill()
-        lines = [
-            headline(scores)
-            for role in ("test", "validation")
-            if (scores := summary.scores(role)) is not None
-        ]
+        lines = []
+        for role in ("test", "validation"):
+            scores = summary.scores(role)
+            if scores is not None:
+                lines.append(headline(scores))
+                neural = [c for c in scores.more if c.model is not None]
+                lines += [
+                    f"  {c.metric} {change_before_after(c, scores.n_bootstrap)}" for c in neural
+                ]
         if not lines:
             lines = ["this run has no before/after scores"]
         lines.append(f"rows: {rows} sentences · {Path(run_dir).name} · o: order · Enter: attention")
@@ -169,12 +185,13 @@ class SamplesPane(Vertical):
                 f"note: {skipped} unreadable line{'s' if skipped > 1 else ''} of "
                 f"{translations_file(rows)} skipped (a writer cut short?)"
             )
-        if samples and all(chrf_change(r) is None for r in samples):
+        if samples and all(change_of(r, self.metric) is None for r in samples):
             lines.append("note: this run's rows have no sentence chrF to order them by")
         self.query_one("#samples-summary", Static).update(Text("\n".join(lines)))
 
     def action_next_order(self) -> None:
-        """Test order → chrF rose most first → chrF fell most first → test order."""
+        """Test order → the sentence score (COMET, else chrF) rose most first → fell most
+        first → test order."""
         self.order = (self.order + 1) % len(CHANGE_LABELS)
         self._fill()
 

@@ -32,6 +32,7 @@ from workbench.core.translate.judgements import (
     is_judge_command,
     parse_judgement,
 )
+from workbench.core.translate.quality import QualityEstimator
 from workbench.errors import WorkbenchError
 from workbench.tui.messages import ForwardsWorkerFailures, ShowAttention, checked
 from workbench.tui.widgets.translate_rows import (
@@ -41,11 +42,13 @@ from workbench.tui.widgets.translate_rows import (
     LOADING,
     MODEL_WIDTH,
     MS_WIDTH,
+    QE_WIDTH,
     SOURCE_SHARE,
     TYPING_HINT,
     WAITING,
     Entry,
     Job,
+    checked_overrides,
     cut,
     detail_text,
 )
@@ -80,6 +83,7 @@ class TranslatePane(ForwardsWorkerFailures, Vertical):
         notices: list[str]
         line_id: str
         engine: str = ""
+        quality: float | None = None  # its QE score (tui --qe)
 
     @dataclass
     class Loaded(Message):
@@ -102,9 +106,12 @@ class TranslatePane(ForwardsWorkerFailures, Vertical):
         base_model: str | None,
         history: Path,
         base_languages: LanguageSettings | None = None,
+        qe_model: str | None = None,
         **kwargs: Any,
     ) -> None:
         super().__init__(**kwargs)
+        # tui --qe: each translation scored without a reference (loaded on first use)
+        self.quality = QualityEstimator(qe_model) if qe_model else None
         self.models = {"tuned": tuned_model, "base": base_model}
         # The base model decodes in the run's direction, as the "before" side did; a saved
         # model in its own (its workbench.json).
@@ -156,7 +163,9 @@ class TranslatePane(ForwardsWorkerFailures, Vertical):
         # Fixed shares of the width, so the translation shows at 80 columns; the
         # highlighted row is shown in full below the table.
         width = max(70, self.app.size.width - 4)
-        text = width - MODEL_WIDTH - MS_WIDTH - JUDGED_WIDTH - 2 * 5  # a cell each side
+        columns = 5 + (self.quality is not None)
+        scores = QE_WIDTH if self.quality is not None else 0
+        text = width - MODEL_WIDTH - MS_WIDTH - scores - JUDGED_WIDTH - 2 * columns  # padding
         self.source_width = int(text * SOURCE_SHARE)
         self.translation_width = text - self.source_width
         table = self.query_one(DataTable)
@@ -164,6 +173,8 @@ class TranslatePane(ForwardsWorkerFailures, Vertical):
         table.add_column("source", width=self.source_width, key="source")
         table.add_column("translation", width=self.translation_width, key="translation")
         table.add_column("ms", width=MS_WIDTH, key="ms")
+        if self.quality is not None:
+            table.add_column("QE", width=QE_WIDTH, key="qe")
         table.add_column("judged", width=JUDGED_WIDTH, key="judged")
 
     def set_models(self, tuned: str | None = None, base: str | None = None) -> None:
@@ -175,22 +186,6 @@ class TranslatePane(ForwardsWorkerFailures, Vertical):
             self.models["base"] = base
             self.languages["base"] = {}  # e.g. a scratch run's initial model: its own
             self._translators.pop("base", None)
-
-    def _overrides(self) -> tuple[int | None, int | None]:
-        """Beams and length the user typed (None: the model's own), checked as the CLI's
-        ``--num-beams``/``--max-new-tokens`` are; a bad value raises WorkbenchError."""
-        from workbench.core.decoding import check_beams, check_new_tokens
-
-        def number(widget_id: str) -> int | None:
-            text = self.query_one(widget_id, Input).value.strip()
-            return int(text) if text.lstrip("-").isdigit() else None
-
-        beams, length = number("#translate-beams"), number("#translate-max")
-        if beams is not None:
-            check_beams(beams, "beams")
-        if length is not None:
-            check_new_tokens(length, "max new")
-        return beams, length
 
     # ------------------------------------------------------------------ typing a line
 
@@ -204,7 +199,10 @@ class TranslatePane(ForwardsWorkerFailures, Vertical):
             if judgement is not None and self.judge(judgement):
                 event.input.value = ""
             return
-        overrides = checked(self.app, "Translate", self._overrides)
+        beams, length = (
+            self.query_one(f, Input).value for f in ("#translate-beams", "#translate-max")
+        )
+        overrides = checked(self.app, "Translate", lambda: checked_overrides(beams, length))
         if overrides is None:
             return
         event.input.value = ""
@@ -218,12 +216,12 @@ class TranslatePane(ForwardsWorkerFailures, Vertical):
         self.entries[job.key] = Entry(job.key, job.model, job.text)
         waiting = WAITING if job.model in self._translators else LOADING
         table = self.query_one(DataTable)
+        empty = [""] * (2 + (self.quality is not None))  # ms, QE, judged
         table.add_row(
             job.model,
             cut(job.text, self.source_width),
             Text(waiting, style="italic"),
-            "",
-            "",
+            *empty,
             key=job.key,
         )
         table.move_cursor(row=table.row_count - 1)
@@ -269,10 +267,17 @@ class TranslatePane(ForwardsWorkerFailures, Vertical):
         except WorkbenchError as err:
             self.post_message(self.Failed(job.key, str(err)))
             return
-        line_id = append_history(self.history, name, item, translator)
+        quality, problem = (
+            self.quality.try_estimate(job.text, item.text) if self.quality else (None, "")
+        )
+        if problem:  # said once; the pane translates on without scores
+            self.post_message(self.Failed("", f"QE is off: {problem}"))
+            self.quality = None
+        line_id = append_history(self.history, name, item, translator, quality)
         engine = "ct2" if translator.backend.name == "ctranslate2" else ""
+        score = quality.score if quality is not None else None
         self.post_message(
-            self.Translated(job.key, item.text, item.seconds, item.notices, line_id, engine)
+            self.Translated(job.key, item.text, item.seconds, item.notices, line_id, engine, score)
         )
 
     # ------------------------------------------------------------------ results
@@ -295,6 +300,9 @@ class TranslatePane(ForwardsWorkerFailures, Vertical):
         shown = mark + cut(message.text, self.translation_width - len(mark))
         self._cell(message.key, "translation", shown)
         self._cell(message.key, "ms", f"{message.seconds * 1000:.0f}")
+        if message.quality is not None and self.quality is not None:
+            entry.quality = f"{self.quality.metric} {message.quality:.2f} (no reference)"
+            self._cell(message.key, "qe", f"{message.quality:.1f}")
         self._show_detail()  # the notices in full: the row says ⚠, not a toast per row
 
     @on(Loaded)

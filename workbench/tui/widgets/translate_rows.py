@@ -17,6 +17,8 @@ TYPING_HINT = f"Enter: translate · ↑↓: row · {JUDGE_USAGE} · Esc: keys"
 KEYS_HINT = "g o e: judge good / omission / error · /: type again · 1-7: panes"
 #: Fixed columns (cells); source and translation share the rest, the translation more.
 MODEL_WIDTH, MS_WIDTH, JUDGED_WIDTH = 9, 5, 8
+#: The QE column's width (tui --qe: a reference-free score, one decimal).
+QE_WIDTH = 5
 SOURCE_SHARE = 0.4
 
 
@@ -32,6 +34,7 @@ class Entry:
     line_id: str | None = None  # its line in the console history, once translated
     judgement: Judgement | None = None
     failed: bool = False
+    quality: str = ""  # its QE score in words (tui --qe)
 
 
 @dataclass(frozen=True)
@@ -59,6 +62,25 @@ def detail_text(entry: Entry) -> Text:
     detail.append("\n→ ", style="bold").append(translation)
     for notice in entry.notices:
         detail.append("\nnote: ", style="bold yellow").append(notice)
+    if entry.quality:
+        detail.append("\nQE: ", style="bold").append(entry.quality)
     if entry.judgement is not None:
         detail.append("\njudged: ", style="bold").append(entry.judgement.text())
     return detail
+
+
+def checked_overrides(beams: str, length: str) -> tuple[int | None, int | None]:
+    """The beams and length typed (None: empty, the model's own), checked as the CLI's
+    ``--num-beams``/``--max-new-tokens`` are; a bad value raises WorkbenchError."""
+    from workbench.core.decoding import check_beams, check_new_tokens
+
+    def number(text: str) -> int | None:
+        text = text.strip()
+        return int(text) if text.lstrip("-").isdigit() else None
+
+    found = number(beams), number(length)
+    if found[0] is not None:
+        check_beams(found[0], "beams")
+    if found[1] is not None:
+        check_new_tokens(found[1], "max new")
+    return found

@@ -9,6 +9,7 @@ tokenizer match; otherwise the comparison says why not and shows each run's own 
 
 from __future__ import annotations
 
+import dataclasses
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -16,11 +17,12 @@ from typing import Any
 
 from workbench.core.config.run_config import DEFAULT_OUTPUT_DIR
 from workbench.core.evaluate.metrics import sentence_chrf
+from workbench.core.evaluate.segment_statistics import segment_change
 from workbench.core.evaluate.significance import randomisation_p, score_before_after
 from workbench.core.experiments.table import LETTERS, RunRow, run_row
 from workbench.core.live.follow import read_run_events
 from workbench.core.records.files import read_json_dict, read_jsonl
-from workbench.core.records.scores import LengthBucket, SetScores, length_buckets
+from workbench.core.records.scores import LengthBucket, MetricChange, SetScores, length_buckets
 from workbench.core.records.summary import SUMMARY_FILE, RunSummary, read_summary
 from workbench.core.report.build import epoch_rows, train_loss_points
 from workbench.core.report.model import EpochRow
@@ -223,17 +225,54 @@ def differences(
 
 
 def paired_result(first: ComparedRun, other: ComparedRun) -> PairedResult:
-    """sacreBLEU's paired bootstrap and approximate randomisation, ``other`` vs first."""
+    """sacreBLEU's paired bootstrap and approximate randomisation, ``other`` vs first; and
+    COMET's paired test on the sentences' stored scores when both runs scored them with
+    the same model (:func:`comet_change`)."""
     refs = [str(r.get("reference", "")) for r in first.test_rows]
     base = [str(r.get("after", "")) for r in first.test_rows]
     system = [str(r.get("after", "")) for r in other.test_rows]
     tokenize = first.bleu_tokenize or "13a"
     name = first.row.test.name if first.row.test is not None else "test"
     scores = score_before_after(base, system, refs, tokenize, "test", name)
+    comet = comet_change(first, other)
+    if comet is not None:
+        scores = dataclasses.replace(scores, comet=comet)
     ar = randomisation_p(base, system, refs, tokenize)
     return PairedResult(
         letter=other.letter, scores=scores, bleu_p_ar=ar["bleu"], chrf_p_ar=ar["chrf"]
     )
+
+
+def comet_model(run: ComparedRun) -> str | None:
+    """The COMET model a run scored its test set with, when it did."""
+    test = run.row.test
+    return test.comet.model if test is not None and test.comet is not None else None
+
+
+def comet_change(first: ComparedRun, other: ComparedRun) -> MetricChange | None:
+    """``other``'s test COMET against the first run's, paired on each sentence's score as
+    both runs stored it (nothing is scored again); None unless both scored every test
+    sentence with the same COMET model."""
+    test = first.row.test
+    if test is None or test.comet is None or comet_model(other) != test.comet.model:
+        return None
+    columns = [[r.get("comet_after") for r in run.test_rows] for run in (first, other)]
+    numbers = [[float(v) for v in c if isinstance(v, int | float)] for c in columns]
+    if any(len(n) != len(c) for n, c in zip(numbers, columns, strict=True)):
+        return None  # a sentence without its score (a hand-edited file): no paired test
+    return segment_change(numbers[0], numbers[1], test.comet.metric, test.comet.model)
+
+
+def comet_notes(runs: list[ComparedRun]) -> list[str]:
+    """Why COMET is not compared, when some runs scored it and not all alike."""
+    models = {run.letter: comet_model(run) for run in runs}
+    if not any(models.values()) or len(set(models.values())) == 1:
+        return []
+    said = "; ".join(f"{letter}: {model or 'none'}" for letter, model in models.items())
+    return [
+        f"COMET is compared only between runs scored with the same COMET model ({said}); "
+        "run the others with --comet MODEL, or score their translations with workbench score"
+    ]
 
 
 def decoding_notes(settings: dict[str, list[Any]]) -> list[str]:
@@ -265,7 +304,7 @@ def build_comparison(names: list[str], output_root: str | Path | None = None) ->
         runs=runs,
         settings=settings,
         test_label=None,
-        notes=decoding_notes(settings),
+        notes=decoding_notes(settings) + comet_notes(runs),
         generated=time.strftime("%Y-%m-%d %H:%M"),
     )
     first = runs[0]

@@ -7,6 +7,7 @@ from workbench.core.config.settings import setting_value
 from workbench.core.experiments.compare.build import ComparedRun, Comparison, Difference
 from workbench.core.experiments.table import after_cells, training_cells
 from workbench.core.records.scores import N_BOOTSTRAP, N_PERMUTATIONS
+from workbench.core.views.human_agreement import agreement_text
 from workbench.core.views.numbers import MISSING
 from workbench.core.views.score_text import (
     BY_LENGTH_COLUMNS,
@@ -14,6 +15,8 @@ from workbench.core.views.score_text import (
     delta_text,
     format_p,
     length_header,
+    metric_label,
+    test_p,
     with_ci,
 )
 from workbench.core.views.svg import Series, line_chart_svg
@@ -160,6 +163,37 @@ def test_rows(comparison: Comparison) -> list[list[str]]:
                 format_p(result.chrf_p_ar, N_PERMUTATIONS),
             ]
         )
+    return rows
+
+
+#: Every metric of each run against A, one row each, read as humans would read it.
+METRICS_HEADER = ["Run", "Metric", "A (95% CI)", "Run (95% CI)", "vs A (95% CI)", "p", "Humans"]
+METRICS_CAPTION = (
+    "Every metric of each run against A on the same test sentences. BLEU, chrF, chrF++ and "
+    "TER: sacreBLEU's paired bootstrap; COMET: comet-compare's paired t-test on each "
+    "sentence's COMET as the runs stored it, with a bootstrap interval. Humans: how often a "
+    "delta of that size agrees with human judgement of which system is better (Kocmi et "
+    "al. 2024's fitted curve; BLEU never reaches 90%; no curve for chrF++ and TER)."
+)
+
+
+def metrics_rows(comparison: Comparison) -> list[list[str]]:
+    """One row per run and metric: A's score, the run's, the change, its test, the reading."""
+    rows = []
+    for result in comparison.paired:
+        for change in result.scores.changes:
+            test = "" if change.test == "paired bootstrap" else "t-test "
+            rows.append(
+                [
+                    result.letter,
+                    metric_label(change),
+                    with_ci(change.before, change.before_ci),
+                    with_ci(change.after, change.after_ci),
+                    delta_text(change.delta, change.delta_ci),
+                    test + test_p(change, result.scores.n_bootstrap),
+                    agreement_text(change.metric, change.delta) or MISSING,
+                ]
+            )
     return rows
 
 

@@ -21,6 +21,8 @@ from workbench.core.experiments.compare.cells import (
     DIFFERENCE_HEADER,
     FIGURE_FILES,
     FIGURE_TITLES,
+    METRICS_CAPTION,
+    METRICS_HEADER,
     RUN_HEADER,
     TEST_HEADER,
     by_length_header,
@@ -29,6 +31,7 @@ from workbench.core.experiments.compare.cells import (
     curves,
     difference_sections,
     draw_comparison_figures,
+    metrics_rows,
     not_paired_lines,
     run_rows,
     settings_header,
@@ -74,6 +77,7 @@ def test_lines(comparison: Comparison) -> list[str]:
     if comparison.paired:
         out += [f"Test set {test_caption(comparison)}"]
         out += _columns(TEST_HEADER, test_rows(comparison))
+        out += ["", METRICS_CAPTION, *_columns(METRICS_HEADER, metrics_rows(comparison))]
     return out + not_paired_lines(comparison)
 
 
@@ -151,6 +155,10 @@ def render_markdown(comparison: Comparison) -> str:
             escape_markdown(test_caption(comparison)),
             "",
             *md_table(TEST_HEADER, test_rows(comparison)),
+            "",
+            escape_markdown(METRICS_CAPTION),
+            "",
+            *md_table(METRICS_HEADER, metrics_rows(comparison)),
         ]
     out += [line for text in not_paired_lines(comparison) for line in ("", escape_markdown(text))]
     out += ["", "## Test set by source length", "", escape_markdown(BY_LENGTH_CAPTION), ""]
@@ -198,6 +206,8 @@ def render_html(comparison: Comparison) -> str:
         body += [
             f'<p class="caption">{escape_html(test_caption(comparison))}</p>',
             html_table(TEST_HEADER, test_rows(comparison)),
+            f'<p class="caption">{escape_html(METRICS_CAPTION)}</p>',
+            html_table(METRICS_HEADER, metrics_rows(comparison), numeric=False),
         ]
     body += [f"<p>{escape_html(text)}</p>" for text in not_paired_lines(comparison)]
     body += [

@@ -1,0 +1,91 @@
+"""A reference-free score beside each translation of the user's own sentences.
+
+The assignment asks students to judge three to five sentences of their own, which have no
+reference translation, so BLEU cannot score them; a quality-estimation model can
+(CometKiwi-22 by default: COMET's reference-free model, gated on the Hub). ``interact
+--qe`` and the Translate pane (``tui --qe``) put its score beside each translation, the
+console history keeps it, and the report shows it next to the student's own judgement:
+two readings of the same sentence, one a person's, one a model's.
+
+The model loads on first use and stays loaded for the session: translations of typed
+lines come one at a time, and reloading 2 GB for each would take longer than translating.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from workbench.core.comet.settings import metric_name
+
+if TYPE_CHECKING:
+    from workbench.core.comet.scorer import CometScorer
+
+#: COMET is shown ×100, as everywhere in the workbench.
+SCALE = 100.0
+
+
+@dataclass(frozen=True)
+class QualityScore:
+    """One translation's reference-free score (×100) and the model that gave it."""
+
+    metric: str  # "CometKiwi-22"
+    model: str  # as the user named it
+    score: float
+
+    def text(self) -> str:
+        """``CometKiwi-22 81.23``."""
+        return f"{self.metric} {self.score:.2f}"
+
+    def to_record(self) -> dict[str, Any]:
+        """The history record's ``qe`` field."""
+        return {"metric": self.metric, "model": self.model, "score": self.score}
+
+    @classmethod
+    def from_record(cls, data: Any) -> QualityScore | None:
+        """A history record's ``qe`` field read back (None when absent or ill-formed)."""
+        if not isinstance(data, dict):
+            return None
+        metric, model, score = data.get("metric"), data.get("model"), data.get("score")
+        if not isinstance(metric, str) or not isinstance(model, str):
+            return None
+        if isinstance(score, bool) or not isinstance(score, int | float):
+            return None
+        return cls(metric, model, float(score))
+
+
+class QualityEstimator:
+    """A QE model, loaded on first use, that scores one translation at a time."""
+
+    def __init__(self, model: str, device: str | None = None) -> None:
+        self.model = model
+        self.device = device
+        self._scorer: CometScorer | None = None
+
+    def load(self) -> CometScorer:
+        """The scorer, loaded now if it was not yet (one line when it cannot be)."""
+        if self._scorer is None:
+            from workbench.core.comet.scorer import load_scorer
+
+            self._scorer = load_scorer(self.model, device=self.device, batch_size=1)
+        return self._scorer
+
+    @property
+    def metric(self) -> str:
+        """The metric's name as the papers give it (``CometKiwi-22``)."""
+        return metric_name(self.model, reference_free=True)
+
+    def estimate(self, source: str, translation: str) -> QualityScore:
+        """The score of ``translation`` as a translation of ``source``."""
+        scorer = self.load()
+        (score,) = scorer.score([source], [translation])
+        scorer.forget()  # a console session is long: it keeps no encodings
+        return QualityScore(self.metric, self.model, round(SCALE * score, 2))
+
+    def try_estimate(self, source: str, translation: str) -> tuple[QualityScore | None, str]:
+        """``(score, "")``, or ``(None, why)`` when it failed: a front end says why and
+        goes on translating, since one score must never cost the session."""
+        try:
+            return self.estimate(source, translation), ""
+        except Exception as err:  # a gated or broken QE model: said, never fatal
+            return None, f"{type(err).__name__}: {err}"
