@@ -1,0 +1,200 @@
+"""A COMET model that cannot be scored with is one line naming the value and the fix, and
+nothing is written half: ``workbench score`` prints no report, ``train --comet`` makes no
+run folder. Each bad model is a real file made from a fixture model: cut short, foreign,
+missing a weight, of a class not implemented, with a missing encoder."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import pytest
+import torch
+import yaml
+
+from tests.conftest import TINY_RUN_SETTINGS, run_cli, tiny_toml
+
+FIXTURES = Path(__file__).parent / "fixtures" / "comet"
+GOOD = FIXTURES / "regression-mix-sparsemax"
+
+
+def copy_model(tmp_path: Path, name: str = "comet") -> Path:
+    """A fixture model copied, its encoder beside it as its hparams.yaml expects."""
+    shutil.copytree(FIXTURES / "encoder", tmp_path / "encoder", dirs_exist_ok=True)
+    target = tmp_path / name
+    shutil.copytree(GOOD, target)
+    return target
+
+
+def set_hparam(model: Path, **values: object) -> None:
+    """Change settings in hparams.yaml and in the checkpoint's hyper_parameters alike."""
+    path = model / "hparams.yaml"
+    hparams = yaml.safe_load(path.read_text(encoding="utf-8"))
+    hparams.update(values)
+    path.write_text(yaml.safe_dump(hparams), encoding="utf-8")
+    ckpt = model / "checkpoints" / "model.ckpt"
+    data = torch.load(ckpt, map_location="cpu", weights_only=False)
+    data["hyper_parameters"] = {**dict(data["hyper_parameters"]), **values}
+    torch.save(data, ckpt)
+
+
+def write_segments(tmp_path: Path) -> list[str]:
+    (tmp_path / "hyp.zh").write_text("我喜欢喝茶。\n他来了。\n", encoding="utf-8")
+    (tmp_path / "ref.zh").write_text("我爱喝茶。\n他来了。\n", encoding="utf-8")
+    (tmp_path / "src.en").write_text("I like tea.\nHe came.\n", encoding="utf-8")
+    return [
+        "score",
+        "--hyp",
+        str(tmp_path / "hyp.zh"),
+        "--ref",
+        str(tmp_path / "ref.zh"),
+        "--src",
+        str(tmp_path / "src.en"),
+    ]
+
+
+def one_line_error(done, *expected: str) -> str:
+    """The CLI failed with one line (no traceback) that says each of ``expected``."""
+    assert done.returncode == 2, done.stderr
+    assert "Traceback" not in done.stderr
+    lines = [line for line in done.stderr.splitlines() if line.startswith("workbench: error:")]
+    assert len(lines) == 1, done.stderr
+    for text in expected:
+        assert text in lines[0], lines[0]
+    assert done.stdout.strip() == "" or "scored" not in done.stdout  # no half report
+    return lines[0]
+
+
+def break_no_hparams(model: Path) -> None:
+    (model / "hparams.yaml").unlink()
+
+
+def break_truncated(model: Path) -> None:
+    ckpt = model / "checkpoints" / "model.ckpt"
+    ckpt.write_bytes(ckpt.read_bytes()[:20_000])
+
+
+def break_foreign(model: Path) -> None:
+    torch.save({"weights": torch.zeros(3)}, model / "checkpoints" / "model.ckpt")
+
+
+def break_text_file(model: Path) -> None:
+    (model / "checkpoints" / "model.ckpt").write_text("not a checkpoint\n", encoding="utf-8")
+
+
+def break_missing_weight(model: Path) -> None:
+    ckpt = model / "checkpoints" / "model.ckpt"
+    data = torch.load(ckpt, map_location="cpu", weights_only=False)
+    del data["state_dict"]["estimator.ff.3.weight"]
+    torch.save(data, ckpt)
+
+
+def break_class(model: Path) -> None:
+    set_hparam(model, class_identifier="xcomet_metric")
+
+
+def break_unknown_class(model: Path) -> None:
+    set_hparam(model, class_identifier="my_metric")
+
+
+def break_encoder(model: Path) -> None:
+    set_hparam(model, encoder_model="RemBERT")
+
+
+def break_encoder_folder(model: Path) -> None:
+    set_hparam(model, pretrained_model="../no-such-encoder")
+
+
+def break_yaml(model: Path) -> None:
+    (model / "hparams.yaml").write_text("class_identifier: [unclosed\n", encoding="utf-8")
+
+
+@pytest.mark.parametrize(
+    ("spoil", "expected"),
+    [
+        (break_no_hparams, ["holds no hparams.yaml", "checkpoints/model.ckpt"]),
+        (break_truncated, ["is not a readable checkpoint", "download the model again"]),
+        (break_text_file, ["is not a readable checkpoint"]),
+        (break_foreign, ["is not a COMET checkpoint", "encoder.model.*"]),
+        (break_missing_weight, ["lacks the weight 'estimator.ff.3.weight'", "download"]),
+        (break_class, ["xCOMET", "xcomet_metric", "does not score"]),
+        (break_unknown_class, ["'my_metric'", "does not implement"]),
+        (break_encoder, ["encoder_model: 'RemBERT'", "XLM-RoBERTa"]),
+        (break_encoder_folder, ["'../no-such-encoder'", "pretrained_model"]),
+        (break_yaml, ["is not readable YAML"]),
+    ],
+    ids=lambda value: getattr(value, "__name__", "")[6:] or None,
+)
+def test_a_bad_comet_model_is_one_line_and_no_report(tmp_path: Path, spoil, expected):
+    model = copy_model(tmp_path)
+    spoil(model)
+    args = write_segments(tmp_path)
+    done = run_cli(*args, "--comet", str(model), timeout=120)
+    one_line_error(done, *expected)
+
+
+def test_a_missing_folder_and_an_unfetchable_model_are_one_line(tmp_path: Path):
+    args = write_segments(tmp_path)
+    done = run_cli(*args, "--comet", str(tmp_path / "nowhere"), timeout=120)
+    one_line_error(done, "does not exist", "hparams.yaml")
+    done = run_cli(*args, "--comet", timeout=120)  # the default model, offline
+    assert done.returncode == 3, done.stderr  # the Hub cannot be reached
+    assert "COMET model 'Unbabel/wmt22-comet-da'" in done.stderr
+    assert "HF_HUB_OFFLINE" in done.stderr
+    assert "Traceback" not in done.stderr
+
+
+@pytest.mark.parametrize(
+    ("args", "expected"),
+    [
+        (["--metrics", "bleu,blue"], ["unknown metric 'blue'", "chrf++"]),
+        (["--metrics", "comet", "--comet", str(GOOD)], []),  # needs --src: given, so fine
+    ],
+)
+def test_metric_names_are_checked(tmp_path: Path, args: list[str], expected: list[str]):
+    done = run_cli(*write_segments(tmp_path), *args, timeout=120)
+    if expected:
+        one_line_error(done, *expected)
+    else:
+        assert done.returncode == 0, done.stderr
+
+
+def test_files_of_unequal_length_and_empty_files_are_refused(tmp_path: Path):
+    args = write_segments(tmp_path)
+    (tmp_path / "short.zh").write_text("一\n", encoding="utf-8")
+    (tmp_path / "empty.zh").write_text("", encoding="utf-8")
+    done = run_cli(
+        "score",
+        "--hyp",
+        str(tmp_path / "hyp.zh"),
+        "--hyp",
+        str(tmp_path / "short.zh"),
+        "--ref",
+        str(tmp_path / "ref.zh"),
+    )
+    line = one_line_error(done, "short.zh", "has 1 lines", "has 2")
+    assert "hyp.zh" in line
+    done = run_cli("score", "--hyp", str(tmp_path / "hyp.zh"), "--ref", str(tmp_path / "short.zh"))
+    one_line_error(done, "reference file", "has 1 lines", "has 2")
+    done = run_cli("score", "--hyp", str(tmp_path / "empty.zh"), "--ref", str(tmp_path / "ref.zh"))
+    one_line_error(done, "empty.zh", "is empty")
+    done = run_cli(*args[:3], "--src", str(tmp_path / "src.en"), "--metrics", "comet")
+    one_line_error(done, "comet needs --ref")
+    done = run_cli("score", "--hyp", str(tmp_path / "hyp.zh"))
+    one_line_error(done, "nothing to score", "--ref FILE", "--qe")
+
+
+@pytest.mark.slow
+def test_train_refuses_a_bad_comet_model_before_any_run_folder(tmp_path: Path):
+    """--comet's model is read (hparams.yaml, the encoder's config) before training: a bad
+    one costs one line and leaves no run behind."""
+    model = copy_model(tmp_path)
+    break_class(model)
+    (tmp_path / "tiny.toml").write_text(tiny_toml(**TINY_RUN_SETTINGS), encoding="utf-8")
+    out = tmp_path / "out"
+    done = run_cli(
+        "train", "--headless", "--preset", "demo", "--config", str(tmp_path / "tiny.toml"),
+        "--output-dir", str(out), "--comet", str(model), timeout=300,
+    )  # fmt: skip
+    one_line_error(done, "xCOMET")
+    assert not (out / "runs").exists() or not any((out / "runs").iterdir())

@@ -1,0 +1,162 @@
+"""``train --comet PATH``: a demo run scored with a COMET model (the tiny fixture model,
+offline) prints COMET before and after with an interval, a p-value and what humans would
+say, and every front end shows it: ``runs``, ``compare`` (paired on the stored sentence
+scores), ``report`` and the Samples pane. Without ``--comet`` the test line is as it was.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+
+import pytest
+from scipy.stats import ttest_rel
+from textual.widgets import DataTable, Static
+
+from tests.conftest import TINY_RUN_SETTINGS, run_cli, small, tiny_toml, wait_for
+from workbench.core.comet.scorer import load_scorer
+from workbench.core.records.summary import read_summary
+from workbench.core.views.event_text import EventText
+from workbench.core.views.score_text import headline
+
+FIXTURES = Path(__file__).parent / "fixtures" / "comet"
+COMET = FIXTURES / "regression-mix-sparsemax"
+
+pytestmark = pytest.mark.slow
+
+
+def train(folder: Path, out: Path, *extra: str) -> str:
+    """A tiny demo run through the CLI with ``--comet``; its stdout."""
+    toml = folder / "tiny.toml"
+    toml.write_text(tiny_toml(**TINY_RUN_SETTINGS), encoding="utf-8")
+    done = run_cli(
+        "train", "--headless", "--preset", "demo", "--config", str(toml),
+        "--output-dir", str(out), "--comet", str(COMET), *extra, timeout=600,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr[-3000:]
+    return done.stdout
+
+
+@pytest.fixture(scope="module")
+def comet_runs(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, list[Path], str]:
+    """Two finished runs with COMET (the second one epoch longer) in one output folder;
+    the first one's output."""
+    folder = tmp_path_factory.mktemp("comet_runs")
+    out = folder / "out"
+    first = train(folder, out)
+    train(folder, out, "--epochs", "3")
+    runs = sorted((out / "runs").iterdir())
+    assert len(runs) == 2
+    return out, runs, first
+
+
+def test_the_run_prints_comet_with_interval_p_value_and_human_reading(comet_runs):
+    _, _, stdout = comet_runs
+    test = re.search(
+        r"\n  test \(.*\n    95% CI.*\n    (.*)\n    (COMET .*)\n    (what humans.*)\n", stdout
+    )
+    assert test, stdout[-3000:]
+    sacrebleu, comet, humans = test.groups()
+    assert sacrebleu.startswith("chrF++ ")
+    assert " · TER (lower is better) " in sacrebleu
+    assert re.fullmatch(
+        rf"COMET \({re.escape(str(COMET))}\) -?\d+\.\d\d → -?\d+\.\d\d "
+        r"\([+-]\d+\.\d\d, 95% CI [+-]\d+\.\d\d…[+-]\d+\.\d\d, paired t-test p [=<] [\d.]+\)",
+        comet,
+    ), comet
+    assert "COMET " in humans
+    assert "(on COMET-22's curve)" in humans  # a local model is read on its kind's curve
+    # The scorer's size came with the memory plan, before any weight was loaded.
+    plan = re.search(r"COMET .*: ([\d,]+) parameters \(encoder \.\./encoder\)", stdout)
+    assert plan, stdout
+    assert stdout.index(plan.group(0)) < stdout.index("[model]")
+    network = load_scorer(str(COMET), device="cpu").network
+    assert int(plan.group(1).replace(",", "")) == sum(p.numel() for p in network.parameters())
+
+
+def test_each_sentence_holds_its_comet_and_the_summary_its_paired_test(comet_runs):
+    _, runs, _ = comet_runs
+    summary = read_summary(runs[0])
+    assert summary is not None
+    assert summary.test is not None
+    assert summary.validation is not None
+    comet = summary.test.comet
+    assert comet is not None
+    assert comet.model == str(COMET)
+    assert summary.validation.comet is not None
+    rows = [json.loads(line) for line in (runs[0] / "test_translations.jsonl").open()]
+    scorer = load_scorer(str(COMET), device="cpu")
+    sources, references = [r["source"] for r in rows], [r["reference"] for r in rows]
+    for side in ("before", "after"):
+        again = scorer.score(sources, [r[side] for r in rows], references)
+        stored = [r[f"comet_{side}"] for r in rows]
+        assert stored == pytest.approx([100 * s for s in again], abs=1e-3)
+    before, after = [r["comet_before"] for r in rows], [r["comet_after"] for r in rows]
+    assert comet.p == pytest.approx(ttest_rel(after, before).pvalue, abs=2e-6)
+    assert comet.before == pytest.approx(sum(before) / len(before), abs=0.006)
+    assert comet.after == pytest.approx(sum(after) / len(after), abs=0.006)
+
+
+def test_runs_compare_and_report_show_comet(comet_runs, tmp_path: Path):
+    out, runs, _ = comet_runs
+    listing = run_cli("runs", "--output-dir", str(out))
+    assert listing.returncode == 0, listing.stderr
+    rows = [line for line in listing.stdout.splitlines() if line.startswith(runs[0].name[:8])]
+    assert len(rows) == 2
+    assert all(" test COMET " in row and "(humans agree " in row for row in rows)
+    compared = run_cli(
+        "compare", runs[0].name, runs[1].name, "--output-dir", str(out), "--out", str(tmp_path)
+    )
+    assert compared.returncode == 0, compared.stderr
+    row = next(line for line in compared.stdout.splitlines() if " COMET (" in line)
+    assert row.lstrip().startswith("B ")
+    assert "t-test p" in row
+    assert "humans agree" in row
+    reported = run_cli("report", str(runs[1]))
+    assert reported.returncode == 0, reported.stderr
+    report = (runs[1] / "report.md").read_text(encoding="utf-8")
+    assert f"| COMET ({COMET}) before → after, test" in report
+    assert "| What humans would say (Kocmi et al. 2024) | BLEU " in report
+    assert "| TER (lower is better) |" in report
+
+
+def test_without_comet_the_test_line_is_as_it_was(finished_run):
+    """The demo's headline is the same text as before COMET came (the chrF++ and TER line
+    and the human reading follow it), and no COMET line appears."""
+    done = [e for e in finished_run.events if type(e).__name__ == "RunDone"][-1]
+    lines = EventText().lines(done)
+    test = done.summary.test
+    assert test is not None
+    at = lines.index(f"  {headline(test)}")
+    assert re.fullmatch(
+        r"  test \(10% held out, seed 42, [\d,]+\): BLEU \d+\.\d\d → \d+\.\d\d \([+-]\d+\.\d\d, "
+        r"95% CI [+-]\d+\.\d\d…[+-]\d+\.\d\d, p [=<] [\d.]+\) · chrF \d+\.\d\d → \d+\.\d\d "
+        r"\([+-]\d+\.\d\d, 95% CI [+-]\d+\.\d\d…[+-]\d+\.\d\d, p [=<] [\d.]+\)",
+        lines[at],
+    ), lines[at]
+    assert lines[at + 2].startswith("    chrF++ ")
+    assert lines[at + 3].startswith("    what humans would say (Kocmi et al. 2024): BLEU ")
+    assert not any("COMET" in line for line in lines)
+
+
+async def test_the_samples_pane_shows_and_orders_by_each_sentences_comet(comet_runs):
+    from tests.test_tui import samples_shown
+    from workbench.tui.app import WorkbenchApp
+
+    out, runs, _ = comet_runs
+    rows = [json.loads(line) for line in (runs[1] / "test_translations.jsonl").open()]
+    app = WorkbenchApp(small(out.parent, name="out"))
+    async with app.run_test(size=(100, 30)) as pilot:
+        samples = await samples_shown(pilot, app)
+        table = samples.query_one("#samples-table", DataTable)
+        labels = [str(c.label) for c in table.columns.values()]
+        assert labels[-2] == "COMET b→a"
+        summary = str(samples.query_one("#samples-summary", Static).render())
+        assert "  COMET " in summary
+        await pilot.press("o")
+        await wait_for(pilot, lambda: str(list(table.columns.values())[-1].label) == "Δ ▼")
+        shown = [table.get_row_at(n)[0].plain for n in range(table.row_count)]
+        rises = {r["source"]: r["comet_after"] - r["comet_before"] for r in rows}
+        order = [rises[s] for s in shown if s in rises]
+        assert order == sorted(order, reverse=True)

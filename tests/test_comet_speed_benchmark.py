@@ -1,0 +1,74 @@
+"""benchmarks/comet_speed.py's smoke mode runs and reports both arms' figures.
+
+The smoke mode scores the tiny fixture model with the workbench and, where unbabel-comet's
+isolated venv exists (``tests/fixtures/comet/reference_venv.sh``; not in CI), with the
+library too. The workbench arm must always be measured; the library's figures and the
+ratio must be there whenever its venv is, and say "n/a" (not fail) where it is not.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import REPO
+
+SCRIPT = REPO / "benchmarks" / "comet_speed.py"
+REFERENCE_PYTHON = Path("/tmp/comet-reference-venv/bin/python")
+
+
+def smoke_report(tmp_path: Path, *args: str) -> str:
+    """Run ``comet_speed.py --smoke`` with ``args``; the report it wrote."""
+    out = tmp_path / "COMET_SPEED.md"
+    done = subprocess.run(
+        [sys.executable, str(SCRIPT), "--smoke", "--out", str(out), *args],
+        cwd=tmp_path,
+        env={**os.environ, "HF_HUB_OFFLINE": "1"},
+        capture_output=True,
+        text=True,
+        timeout=240,
+    )
+    assert done.returncode == 0, f"comet_speed.py --smoke failed:\n{done.stderr[-4000:]}"
+    return out.read_text(encoding="utf-8")
+
+
+def row(report: str, start: str) -> str:
+    """The report's line that starts with ``start``."""
+    found = [line for line in report.splitlines() if line.startswith(start)]
+    assert len(found) == 1, f"no single line starting {start!r} in:\n{report}"
+    return found[0]
+
+
+def assert_workbench_measured(report: str) -> None:
+    workbench = row(report, "| workbench |")
+    assert "n/a" not in workbench, workbench
+    cells = [c.strip() for c in workbench.strip("|").split("|")]
+    float(cells[1])  # scoring seconds: a number
+    assert float(cells[2]) > 0  # segments per second
+
+
+def test_the_smoke_run_measures_the_workbench_and_the_library_where_it_is(tmp_path: Path):
+    report = smoke_report(tmp_path)
+    assert_workbench_measured(report)
+    library = row(report, "| unbabel-comet 2.2.7 |")
+    speedup = row(report, "**Ratio workbench / library")
+    difference = row(report, "Largest |workbench − library|")
+    if REFERENCE_PYTHON.is_file():
+        assert "n/a" not in library, library
+        assert "n/a" not in speedup, speedup
+        assert "n/a" not in difference, difference
+    else:
+        assert "n/a" in library
+        assert "n/a" in speedup
+
+
+@pytest.mark.skipif(not REFERENCE_PYTHON.is_file(), reason="the test above is this one in CI")
+def test_without_the_reference_venv_the_library_arm_is_na(tmp_path: Path):
+    report = smoke_report(tmp_path, "--reference-python", str(tmp_path / "no-venv" / "python"))
+    assert_workbench_measured(report)
+    assert "n/a" in row(report, "| unbabel-comet 2.2.7 |")
+    assert "n/a" in row(report, "**Ratio workbench / library")
