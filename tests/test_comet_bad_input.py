@@ -198,3 +198,22 @@ def test_train_refuses_a_bad_comet_model_before_any_run_folder(tmp_path: Path):
     )  # fmt: skip
     one_line_error(done, "xCOMET")
     assert not (out / "runs").exists() or not any((out / "runs").iterdir())
+
+
+def test_a_scorer_that_cannot_fit_is_refused_before_training():
+    """The memory plan counts the scorer from its config before anything is fetched: held
+    against a budget it cannot fit, the run is refused in one line, with the way out."""
+    from tests.conftest import tiny_config
+    from workbench.core.train.memory_plan import plan_scorer
+    from workbench.errors import WorkbenchError
+
+    fits = plan_scorer(tiny_config(comet=str(GOOD), memory_budget=8.0), "cpu")
+    assert fits is not None
+    assert fits.parameters > 90_000
+    with pytest.raises(WorkbenchError) as info:
+        plan_scorer(tiny_config(comet=str(GOOD), memory_budget=0.5), "cpu")
+    message = str(info.value)
+    assert f"COMET model '{GOOD}' will not fit" in message
+    assert "against 0.50 GB (--memory-budget)" in message
+    assert "leave --comet out" in message
+    assert plan_scorer(tiny_config(), "cpu") is None  # no --comet, nothing to plan

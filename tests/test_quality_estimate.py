@@ -1,0 +1,128 @@
+"""``--qe``: a reference-free score beside each translation of the user's own sentences, in
+``interact`` and the Translate pane, kept in the console history and shown in the report
+next to the student's own judgement (the fixture CometKiwi-shaped model, offline)."""
+
+from __future__ import annotations
+
+import io
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+from textual.widgets import DataTable, Static
+
+from tests.conftest import FinishedRun, run_cli, small, wait_for
+from tests.test_tui_translate import open_translate
+from workbench.cli.train import without_qe
+from workbench.cli.translate import run_console
+from workbench.core.comet.scorer import load_scorer
+from workbench.core.decoding import DecodeOptions
+from workbench.core.report.build import create_report
+from workbench.core.report.model import REPORT_MD
+from workbench.core.translate.quality import QualityEstimator
+from workbench.core.translate.translator import Translator
+from workbench.tui.app import WorkbenchApp
+
+KIWI = Path(__file__).parent / "fixtures" / "comet" / "unified-kiwi"
+
+
+def records(history: Path) -> list[dict]:
+    return [json.loads(line) for line in history.read_text(encoding="utf-8").splitlines()]
+
+
+def test_interact_prints_and_keeps_each_lines_qe_score(tiny_model_dir: Path, tmp_path: Path):
+    history = tmp_path / "console_history.jsonl"
+    translator = Translator.from_pretrained(str(tiny_model_dir), device="cpu")
+    out = io.StringIO()
+    lines = "I like tea.\n:judge good reads well\nMy brother is a doctor.\n:q\n"
+    run_console(
+        translator, str(tiny_model_dir), history, DecodeOptions(1, 8),
+        stdin=io.StringIO(lines), stdout=out, quality=QualityEstimator(str(KIWI), "cpu"),
+    )  # fmt: skip
+    text = out.getvalue()
+    assert f"Quality estimate (no reference): COMET-QE ({KIWI})" in text
+    made = [r for r in records(history) if "judges" not in r]
+    assert len(made) == 2
+    scorer = load_scorer(str(KIWI), device="cpu")
+    for record in made:
+        expected = 100 * scorer.score([record["source"]], [record["translation"]])[0]
+        assert record["qe"] == {
+            "metric": "COMET-QE",
+            "model": str(KIWI),
+            "score": round(expected, 2),
+        }
+        assert f"COMET-QE {record['qe']['score']:.2f}" in text
+
+
+def test_interact_with_a_qe_model_that_cannot_load_says_so_before_the_session(
+    tiny_model_dir: Path, tmp_path: Path
+):
+    done = run_cli(
+        "interact", "--model", str(tiny_model_dir), "--qe", str(tmp_path / "nowhere"),
+        input="I like tea.\n", timeout=120,
+    )  # fmt: skip
+    assert done.returncode == 2
+    assert "COMET model folder" in done.stderr
+    assert "does not exist" in done.stderr
+    assert "zh>" not in done.stdout  # nothing translated half-way
+
+
+def test_a_reference_based_model_as_qe_is_said_per_line_and_the_session_goes_on(
+    tiny_model_dir: Path, tmp_path: Path
+):
+    history = tmp_path / "console_history.jsonl"
+    translator = Translator.from_pretrained(str(tiny_model_dir), device="cpu")
+    wrong = QualityEstimator(str(KIWI.parent / "regression-mix-sparsemax"), "cpu")
+    out = io.StringIO()
+    run_console(
+        translator, str(tiny_model_dir), history, DecodeOptions(1, 8),
+        stdin=io.StringIO("I like tea.\n:q\n"), stdout=out, quality=wrong,
+    )  # fmt: skip
+    assert "note: no QE score for that line" in out.getvalue()
+    assert "scores against a reference translation" in out.getvalue()
+    (line,) = records(history)
+    assert "qe" not in line
+    assert line["translation"]
+
+
+def test_serve_passes_every_run_flag_on_but_qe():
+    assert without_qe(["--preset", "demo", "--qe", "--epochs", "2"]) == [
+        "--preset",
+        "demo",
+        "--epochs",
+        "2",
+    ]
+    assert without_qe(["--qe", "M", "--lr", "1"]) == ["--lr", "1"]
+    assert without_qe(["--qe=M", "--lr", "1", "--qe"]) == ["--lr", "1"]
+
+
+@pytest.mark.slow  # reads the shared finished_run, which trains
+async def test_the_translate_pane_scores_each_row_and_the_report_shows_it_beside_the_judgement(
+    tmp_path: Path, finished_run: FinishedRun
+):
+    run_dir = finished_run.copy_to(tmp_path / "out")
+    app = WorkbenchApp(small(tmp_path), qe_model=str(KIWI))
+    async with app.run_test(size=(80, 24)) as pilot:
+        pane = await open_translate(pilot)
+        table = pane.query_one("#translate-history", DataTable)
+        labels = [str(c.label) for c in table.columns.values()]
+        assert labels == ["model", "source", "translation", "ms", "QE", "judged"]
+        widths = sum(c.get_render_width(table) for c in table.columns.values())
+        assert widths <= table.size.width  # still fits 80 columns
+        await pilot.press(*"I like tea.", "enter")
+        await wait_for(pilot, lambda: pane.pending == 0, what="translated and scored")
+        (entry,) = pane.entries.values()
+        assert entry.quality.startswith("COMET-QE ")
+        assert str(table.get_row_at(0)[4]) == f"{float(entry.quality.split()[1]):.1f}"
+        detail = str(pane.query_one("#translate-detail", Static).render())
+        assert "QE: COMET-QE " in detail
+        await pilot.press(*":judge error wrong word", "enter")
+    history = tmp_path / "out" / "console_history.jsonl"
+    (line,) = [r for r in records(history) if "judges" not in r]
+    assert line["qe"]["metric"] == "COMET-QE"
+    _, written = create_report(run_dir, sentence="I like tea.")
+    md = next(p for p in written if p.name == REPORT_MD).read_text(encoding="utf-8")
+    assert "| QE (no reference) | Judgement (one line) |" in md
+    assert f"| COMET-QE {line['qe']['score']:.2f} | has errors — wrong word |" in md
+    shutil.rmtree(tmp_path / "out")
