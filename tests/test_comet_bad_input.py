@@ -13,6 +13,8 @@ import torch
 import yaml
 
 from tests.conftest import TINY_RUN_SETTINGS, run_cli, tiny_toml
+from workbench.core.records.memory import MemoryPlan
+from workbench.errors import WorkbenchError
 
 FIXTURES = Path(__file__).parent / "fixtures" / "comet"
 GOOD = FIXTURES / "regression-mix-sparsemax"
@@ -200,20 +202,56 @@ def test_train_refuses_a_bad_comet_model_before_any_run_folder(tmp_path: Path):
     assert not (out / "runs").exists() or not any((out / "runs").iterdir())
 
 
+def training_plan(budget_gb: float, step_gb: float = 1.5) -> MemoryPlan:
+    """A memory plan of a training step of ``step_gb`` (1 GB of it the runtime) against
+    ``budget_gb``, as the run's plan holds them."""
+    gb = 1e9
+    return MemoryPlan(
+        device="cpu", what="every weight", parameters=1, trainable=1, weights=(step_gb - 1) * gb,
+        gradients=0, optimizer=0, activations=0, runtime=1.0 * gb, budget=budget_gb * gb,
+        budget_source="(--memory-budget)", batch_size=16, lengths=(64, 64), precision="fp32",
+        checkpointing=False,
+    )  # fmt: skip
+
+
 def test_a_scorer_that_cannot_fit_is_refused_before_training():
     """The memory plan counts the scorer from its config before anything is fetched: held
-    against a budget it cannot fit, the run is refused in one line, with the way out."""
+    against a budget it cannot fit, the run is refused in one line, with the way out;
+    choosing the epoch, it is counted beside the training step."""
     from tests.conftest import tiny_config
     from workbench.core.train.memory_plan import plan_scorer
-    from workbench.errors import WorkbenchError
+    from workbench.core.views.memory_text import scorer_line
 
-    fits = plan_scorer(tiny_config(comet=str(GOOD), memory_budget=8.0), "cpu")
+    fits = plan_scorer(tiny_config(comet=str(GOOD)), training_plan(8.0))
     assert fits is not None
     assert fits.parameters > 90_000
+    assert "loaded once training has released its model, never beside it" in scorer_line(fits)
     with pytest.raises(WorkbenchError) as info:
-        plan_scorer(tiny_config(comet=str(GOOD), memory_budget=0.5), "cpu")
+        plan_scorer(tiny_config(comet=str(GOOD)), training_plan(0.5))
     message = str(info.value)
     assert f"COMET model '{GOOD}' will not fit" in message
     assert "against 0.50 GB (--memory-budget)" in message
     assert "leave --comet out" in message
-    assert plan_scorer(tiny_config(), "cpu") is None  # no --comet, nothing to plan
+    assert plan_scorer(tiny_config(), training_plan(8.0)) is None  # no --comet: no plan
+    choosing = tiny_config(comet=str(GOOD), select_on="comet")
+    beside = plan_scorer(choosing, training_plan(8.0))
+    assert beside is not None
+    assert beside.beside == pytest.approx(0.5e9)  # the step less its runtime
+    assert "beside the training step" in scorer_line(beside)
+    with pytest.raises(WorkbenchError) as info:
+        plan_scorer(choosing, training_plan(1.12, step_gb=1.15))  # alone it would fit
+    assert "beside the training step's 0.15 GB" in str(info.value)
+    assert "select on bleu" in str(info.value)
+
+
+def test_select_on_comet_needs_comet_and_no_bleu_weighing_options():
+    from tests.conftest import tiny_config
+
+    for overrides, expected in (
+        ({"select_on": "comet"}, "needs the COMET model"),
+        ({"select_on": "comet", "comet": str(GOOD), "early_stopping": 2}, "--early-stopping"),
+        ({"select_on": "chrf"}, "select_on 'chrf' is not a choice"),
+    ):
+        with pytest.raises(WorkbenchError) as info:
+            tiny_config(**overrides)
+        assert expected in str(info.value)

@@ -160,3 +160,19 @@ async def test_the_samples_pane_shows_and_orders_by_each_sentences_comet(comet_r
         rises = {r["source"]: r["comet_after"] - r["comet_before"] for r in rows}
         order = [rises[s] for s in shown if s in rises]
         assert order == sorted(order, reverse=True)
+
+
+def test_select_on_comet_chooses_the_epoch_by_validation_comet(tmp_path: Path):
+    out = tmp_path / "out"
+    stdout = train(tmp_path, out, "--epochs", "3", "--select-on", "comet")
+    epochs = re.findall(r"  epoch (\d) done: BLEU \S+  chrF \S+  COMET (\S+)  eval loss", stdout)
+    assert [e for e, _ in epochs] == ["1", "2", "3"]
+    chosen = max(epochs, key=lambda e: float(e[1]))[0]  # the first of equal ones
+    assert f"best epoch {chosen} (by validation COMET)" in stdout
+    assert "loaded for each epoch's validation score beside the training step" in stdout
+    (run,) = (out / "runs").iterdir()
+    summary = read_summary(run)
+    assert summary is not None
+    assert [round(e["eval_comet"], 2) for e in summary.epochs or []] == [
+        float(c) for _, c in epochs
+    ]

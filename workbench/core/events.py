@@ -76,6 +76,8 @@ class EvalDone:
     #: The model's authors' BLEU on this set, and the release it belongs to ("before" only).
     published_bleu: float | None = None
     published_source: str = ""
+    #: The validation set's COMET (×100) of an epoch, when it chooses the best one.
+    comet: float | None = None
 
 
 @dataclass(frozen=True)

@@ -19,6 +19,7 @@ from workbench.core.config.settings import (
     CLEANING_RULES,
     LR_SCHEDULERS,
     REPORT_TARGETS,
+    SELECT_ON,
 )
 from workbench.core.decoding import AUTO_LABEL, LENGTH_CEILING, check_beams, check_new_tokens
 from workbench.errors import WorkbenchError
@@ -146,6 +147,21 @@ def validate(c: RunConfig) -> None:
         c.average_checkpoints >= 0 and c.average_checkpoints != 1,
         f"average_checkpoints must be 0 (off) or at least 2, got {c.average_checkpoints}",
     )
+    _check(
+        c.select_on in SELECT_ON,
+        f"select_on '{c.select_on}' is not a choice; use {' or '.join(SELECT_ON)}",
+    )
+    if c.select_on == "comet":
+        _check(
+            bool(c.comet),
+            "--select-on comet needs the COMET model to choose with: add --comet "
+            "(Unbabel/wmt22-comet-da) or --comet MODEL",
+        )
+        _check(
+            not c.average_checkpoints and not c.early_stopping,
+            "--select-on comet does not go with --average-checkpoints or --early-stopping, "
+            "which weigh validation BLEU; leave those out, or select on bleu",
+        )
     _check(
         c.average in AVERAGE_CHOICES,
         f"average '{c.average}' is not a choice; use {' or '.join(AVERAGE_CHOICES)}",

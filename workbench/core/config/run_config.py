@@ -20,6 +20,7 @@ from workbench.core.config.settings import (
     DEFAULT_COMET,
     LR_SCHEDULERS,
     REPORT_TARGETS,
+    SELECT_ON,
     setting,
 )
 from workbench.core.decoding import AUTO_LABEL
@@ -157,6 +158,12 @@ class RunConfig:
         2e-5, group="training", help="peak learning rate", aliases=("--lr",)
     )
     epochs: float = setting(3.0, group="training", help="training epochs (a fraction allowed)")
+    select_on: str = setting(
+        "bleu",
+        group="training",
+        help=f"what chooses the best epoch on the validation set: {' or '.join(SELECT_ON)} "
+        "(the --comet model, loaded for each epoch's evaluation); the test set never chooses",
+    )
     early_stopping: int = setting(
         0,
         group="training",

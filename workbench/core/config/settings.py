@@ -59,6 +59,9 @@ DEFAULT_COMET = "Unbabel/wmt22-comet-da"
 #: translation of the user's own sentence with.
 DEFAULT_QE = "Unbabel/wmt22-cometkiwi-da"
 
+#: What chooses the best epoch on the validation set.
+SELECT_ON = ("bleu", "comet")
+
 #: Which epoch checkpoints ``average_checkpoints`` averages.
 AVERAGE_CHOICES = ("best", "last")
 

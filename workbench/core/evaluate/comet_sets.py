@@ -17,13 +17,13 @@ training (:func:`workbench.core.comet.plan.scorer_memory`).
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from workbench.core.comet.settings import metric_name
 from workbench.core.data.pair_features import Rate
 from workbench.core.evaluate.before_after import HeldOutSets
-from workbench.core.evaluate.segment_statistics import segment_change
+from workbench.core.evaluate.segment_statistics import mean, segment_change
 from workbench.core.events import EventSink, Note, Phase, Sample, ScoreProgress
 from workbench.core.records.scores import MetricChange, SetScores
 from workbench.errors import WorkbenchError
@@ -129,3 +129,25 @@ def add_comet(
         {split: with_comet(s, comet[split]) for split, s in scores.items()},
         {split: rows_with_comet(r, comet[split]) for split, r in rows.items()},
     )
+
+
+def epoch_comet(
+    model: str, sources: list[str], references: list[str], device: str
+) -> Callable[[list[str]], float]:
+    """The validation set's COMET (×100) of one epoch's outputs, for ``--select-on
+    comet``: the scorer is loaded for each evaluation and let go of at once, so between
+    evaluations training runs without it (the memory plan counts it beside the training
+    model, which it is while it scores)."""
+
+    def score(hypotheses: list[str]) -> float:
+        import gc
+
+        from workbench.core.comet.scorer import load_scorer
+
+        scorer = load_scorer(model, device=device)
+        segments = scorer.score(sources, hypotheses, references)
+        del scorer
+        gc.collect()
+        return mean(points(segments))
+
+    return score

@@ -59,8 +59,10 @@ def make_compute_metrics(
     tokenize: str,
     references: Sequence[str] | None = None,
     hidden: Collection[int] = (),
+    comet: Callable[[list[str]], float] | None = None,
 ) -> Callable[[Any], dict[str, float]]:
-    """A ``compute_metrics`` for Seq2SeqTrainer: BLEU, chrF and the distinct-output ratio.
+    """A ``compute_metrics`` for Seq2SeqTrainer: BLEU, chrF and the distinct-output ratio,
+    and with ``comet`` (``--select-on comet``) the validation set's COMET of the outputs.
 
     Pass the raw ``references`` (in evaluation order) where available: decoding the
     tokenized labels loses characters the vocabulary maps to ``<unk>``, which would make
@@ -76,11 +78,14 @@ def make_compute_metrics(
             refs = list(references)
         else:
             refs = decode_ids(labels, tokenizer, hidden)
-        return {
+        scores = {
             "bleu": round(corpus_bleu(hyps, refs, tokenize), 4),
             "chrf": round(corpus_chrf(hyps, refs), 4),
             "distinct": round(len(set(hyps)) / max(1, len(hyps)), 4),
         }
+        if comet is not None:
+            scores["comet"] = round(comet(hyps), 4)
+        return scores
 
     return compute_metrics
 

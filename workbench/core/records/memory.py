@@ -68,17 +68,20 @@ class MemoryPlan:
 @dataclass(frozen=True)
 class ScorerMemory:
     """What a neural metric (COMET) will take once loaded, worked out from its config
-    before its weights are fetched: it is loaded only after training has let go of the
-    model it trained, so it is held against the budget alone, not added to a step."""
+    before its weights are fetched. Scoring the held-out sets, it is loaded only after
+    training has let go of the model it trained, so it is held against the budget alone;
+    choosing the best epoch (``--select-on comet``), it is loaded beside the training step,
+    whose bytes ``beside`` holds."""
 
     name: str  # the COMET model as the user named it
     encoder: str  # the encoder it reads its config and tokenizer from
     parameters: int
-    bytes: float  # its weights in fp32, and the runtime beside them
+    bytes: float  # its weights in fp32, its activations, and the runtime beside them
     budget: float
     budget_source: str
+    beside: float = 0.0  # the training step it is loaded beside (its runtime not again)
 
     @property
     def fits(self) -> bool:
-        """Whether the scorer fits the budget on its own."""
-        return self.bytes <= self.budget
+        """Whether the scorer fits the budget (beside the training step, where it is)."""
+        return self.bytes + self.beside <= self.budget

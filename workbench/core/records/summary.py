@@ -128,13 +128,20 @@ _FIELD_TYPES: dict[str, tuple[type, ...]] = {
 }
 
 
+def selected_by(summary: RunSummary) -> str:
+    """``BLEU``, or ``COMET`` for a run that chose its best epoch by validation COMET
+    (``--select-on comet``: only such a run scores COMET after each epoch)."""
+    return "COMET" if any("eval_comet" in e for e in summary.epochs or []) else "BLEU"
+
+
 def best_epoch(summary: RunSummary) -> float | None:
-    """The epoch whose validation BLEU chose the best model (the first of equal ones, as
-    the Trainer keeps the first best)."""
-    logs = [e for e in summary.epochs or [] if isinstance(e.get("eval_bleu"), int | float)]
+    """The epoch whose validation score chose the best model (BLEU, or COMET when it chose:
+    :func:`selected_by`; the first of equal ones, as the Trainer keeps the first best)."""
+    key = f"eval_{selected_by(summary).lower()}"
+    logs = [e for e in summary.epochs or [] if isinstance(e.get(key), int | float)]
     if not logs:
         return None
-    best = max(logs, key=lambda e: e["eval_bleu"])  # max returns the first of ties
+    best = max(logs, key=lambda e: e[key])  # max returns the first of ties
     epoch = best.get("epoch")
     return float(epoch) if isinstance(epoch, int | float) else None
 

@@ -165,6 +165,7 @@ class EventCallback(TrainerCallback):
                     bleu=float(logs["eval_bleu"]),
                     chrf=float(logs.get("eval_chrf", 0.0)),
                     loss=finite_or_none(logs.get("eval_loss")),
+                    comet=finite_or_none(logs.get("eval_comet")),
                 )
             )
         return control

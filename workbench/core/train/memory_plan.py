@@ -200,17 +200,21 @@ def plan_memory(config: RunConfig, model_config: Any, precision: Precision) -> M
     return plan
 
 
-def plan_scorer(config: RunConfig, device: str) -> ScorerMemory | None:
+def plan_scorer(config: RunConfig, plan: MemoryPlan) -> ScorerMemory | None:
     """What ``--comet``'s model will take, from its hparams.yaml and encoder config alone
     (fetched now, so a model that cannot be fetched is one line before training); refused
-    in one line when it cannot fit even once training has released its model."""
+    in one line when it cannot fit: alone, once training has released its model, or with
+    ``--select-on comet`` beside the training step of ``plan``."""
     if not config.comet:
         return None
     from workbench.core.comet.plan import scorer_memory
     from workbench.core.comet.scorer import BATCH_SIZE
 
     tokens = config.max_source_length + config.max_target_length
-    memory = scorer_memory(config.comet, BATCH_SIZE, tokens, device_budget(config, device))
+    budget = (plan.budget, plan.budget_source)
+    memory = scorer_memory(config.comet, BATCH_SIZE, tokens, budget)
+    if config.select_on == "comet":  # the runtime is counted once
+        memory = dataclasses.replace(memory, beside=plan.total - plan.runtime)
     if not memory.fits:
         raise WorkbenchError(scorer_refusal(memory))
     return memory

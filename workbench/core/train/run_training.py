@@ -192,7 +192,7 @@ def _train(
 
         precision = resolve_precision(config, pick_device())
         plan = plan_memory(config, run_model_config(config), precision)
-        scorer = plan_scorer(config, precision.device)  # --comet's model, beside no other
+        scorer = plan_scorer(config, plan)  # --comet's model
     check_fits(plan, config.model)
     fan_out(on_event)(Phase("data", config.data))
     # rank 0 fills the sample cache; the others read it

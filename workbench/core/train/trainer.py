@@ -14,7 +14,7 @@ import shutil
 import time
 from collections.abc import Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import torch
 from torch.utils.data import SequentialSampler
@@ -43,6 +43,9 @@ from workbench.errors import WorkbenchError
 
 if TYPE_CHECKING:
     from datasets import Dataset
+
+#: What an evaluation set's references are (a sentence, or its pair).
+T = TypeVar("T")
 
 
 class EpochSeededLengthSampler(LengthGroupedSampler):
@@ -211,7 +214,7 @@ def training_arguments(config: RunConfig, run_dir: Path, precision: Precision) -
         # The early-stopping count (stateful_callbacks in trainer_state.json) goes on after
         # a resume instead of starting again at 0.
         restore_callback_states_from_checkpoint=True,
-        metric_for_best_model="bleu",
+        metric_for_best_model=config.select_on,  # "bleu", or "comet" when the user asks
         greater_is_better=True,
         predict_with_generate=True,
         generation_max_length=config.max_new_tokens + 1,
@@ -248,7 +251,7 @@ def checkpointing_arguments(on: bool) -> dict[str, Any]:
     return {name: on, f"{name}_kwargs": {"use_reentrant": False} if on else None}
 
 
-def longest_first(dataset: Any, references: list[str]) -> tuple[Any, list[str]]:
+def longest_first(dataset: Any, references: list[T]) -> tuple[Any, list[T]]:
     """The evaluation set longest source first, its references kept in the same order.
 
     Seq2SeqTrainer generates batch by batch, and a batch decodes until its longest
@@ -306,9 +309,13 @@ def build_trainer(
         tokenizer, direction or Direction(), config.max_source_length, config.max_target_length
     )
     train_set, train_lengths = training_set(train, encoder)
-    val_set, references = longest_first(
-        training_set(validation, encoder)[0], [p.target for p in validation]
-    )
+    val_set, pairs = longest_first(training_set(validation, encoder)[0], list(validation))
+    references = [p.target for p in pairs]
+    comet = None
+    if config.select_on == "comet" and config.comet:  # loaded for each evaluation only
+        from workbench.core.evaluate.comet_sets import epoch_comet
+
+        comet = epoch_comet(config.comet, [p.source for p in pairs], references, precision.device)
     trainer = WorkbenchTrainer(
         model=model,
         args=training_arguments(config, run_dir, precision),
@@ -317,7 +324,7 @@ def build_trainer(
         data_collator=DecoderInputsCollator(tokenizer, model=model, label_pad_token_id=-100),
         processing_class=tokenizer,
         compute_metrics=make_compute_metrics(
-            tokenizer, config.bleu_tokenize, references, (direction or Direction()).code_ids
+            tokenizer, config.bleu_tokenize, references, (direction or Direction()).code_ids, comet
         ),
         callbacks=callbacks,
     )

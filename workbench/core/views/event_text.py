@@ -16,7 +16,7 @@ from workbench.core.events import (
     ScoreProgress,
     TrainStep,
 )
-from workbench.core.records.summary import RunSummary, best_epoch
+from workbench.core.records.summary import RunSummary, best_epoch, selected_by
 from workbench.core.views.numbers import MISSING, format_bytes, format_seconds, number
 from workbench.core.views.score_text import (
     agreement_of,
@@ -102,9 +102,11 @@ class EventText:
                 f"  after fine-tuning,  {where}: BLEU {event.bleu:.2f}{diff}   "
                 f"chrF {event.chrf:.2f}{cdiff}"
             )
+        comet = "" if event.comet is None else f"  COMET {event.comet:.2f}"
         return (
             f"  epoch {event.epoch:.0f} done: BLEU {event.bleu:.2f}  "
-            f"chrF {event.chrf:.2f}  eval loss {number(event.loss, spec='.4f')}  (validation)"
+            f"chrF {event.chrf:.2f}{comet}  eval loss {number(event.loss, spec='.4f')}  "
+            "(validation)"
         )
 
     def _sample(self, event: Sample) -> list[str]:
@@ -135,7 +137,7 @@ class EventText:
         seconds = MISSING if s.train_seconds is None else format_seconds(s.train_seconds)
         return [
             *lines,
-            f"  training {seconds}; {best_epoch_text(s)} (by validation BLEU); "
+            f"  training {seconds}; {best_epoch_text(s)} (by validation {selected_by(s)}); "
             f"best model: {s.best_model or MISSING}",
             f"  run folder: {event.run_dir} (config.json, metrics.jsonl, summary.json)",
         ]

@@ -62,18 +62,26 @@ def refusal(plan: MemoryPlan, model: str) -> str:
 
 def scorer_line(memory: ScorerMemory) -> str:
     """The line a run with ``--comet`` adds to its memory plan."""
+    when = (
+        f"loaded for each epoch's validation score beside the training step: about "
+        f"{gb(memory.bytes + memory.beside)} together"
+        if memory.beside
+        else "loaded once training has released its model, never beside it"
+    )
     return (
         f"COMET {memory.name}: {memory.parameters:,} parameters (encoder {memory.encoder}), "
-        f"about {gb(memory.bytes)} in fp32, loaded once training has released its model, "
-        "never beside it"
+        f"about {gb(memory.bytes)} in fp32, {when}"
     )
 
 
 def scorer_refusal(memory: ScorerMemory) -> str:
     """One line: the COMET model will not fit, and what to do."""
+    beside = f" beside the training step's {gb(memory.beside)}" if memory.beside else ""
+    instead = "select on bleu, " if memory.beside else ""
     return (
         f"COMET model '{memory.name}' will not fit: it needs about {gb(memory.bytes)} "
-        f"({memory.parameters:,} parameters in fp32, with the runtime) against "
-        f"{gb(memory.budget)} {memory.budget_source}; score on a machine with more memory "
-        "(workbench score --comet after the run), leave --comet out, or pass --memory-budget GB"
+        f"({memory.parameters:,} parameters in fp32, with the runtime){beside} against "
+        f"{gb(memory.budget)} {memory.budget_source}; {instead}score on a machine with more "
+        "memory (workbench score --comet after the run), leave --comet out, or pass "
+        "--memory-budget GB"
     )

@@ -101,6 +101,12 @@ def make_plan(
         raise WorkbenchError(f"--trials must be 1 or more, got {trials}")
     if heartbeat < 1:
         raise WorkbenchError(f"--heartbeat must be 1 second or more, got {heartbeat}")
+    if base.select_on != "bleu":
+        raise WorkbenchError(
+            f"a sweep ranks its trials by validation BLEU, so its trials choose their best "
+            f"epoch by it too; leave --select-on {base.select_on} out (--comet still scores "
+            "each trial)"
+        )
     if not re.fullmatch(r"[A-Za-z0-9_.-]+", name):
         raise WorkbenchError(
             f"--name '{name}' must be letters, digits, '.', '_' or '-' "
