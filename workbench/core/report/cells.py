@@ -8,20 +8,18 @@ from workbench.core.config.settings import setting_value
 from workbench.core.records.scores import SetScores, changed_sentences, length_buckets
 from workbench.core.records.summary import RunSummary
 from workbench.core.report.model import RunReport
-from workbench.core.views.human_agreement import CITATION, agreement_readings, agreement_text
+from workbench.core.views.human_agreement import CITATION, agreement_readings
 from workbench.core.views.numbers import MISSING, number
 from workbench.core.views.score_text import (
     BY_LENGTH_COLUMNS,
     before_after,
     by_length_cells,
     change_before_after,
+    change_cells,
     changed_cells,
-    delta_text,
     length_header,
     metric_label,
     published_text,
-    test_p,
-    with_ci,
 )
 from workbench.core.views.training_text import averaging_text, early_stopping_text
 
@@ -158,25 +156,13 @@ BEFORE_AFTER_HEADER = [
 def before_after_rows(report: RunReport) -> list[list[str]]:
     """Every metric before and after fine-tuning on the test and the validation set, and
     how often humans agree with a change that size (Kocmi et al. 2024)."""
-    rows = []
-    for role in ("test", "validation"):
-        scores: SetScores | None = report.summary.scores(role)
-        if scores is None:
-            continue
-        for change in scores.changes:
-            test = "" if change.test == "paired bootstrap" else "t-test "
-            rows.append(
-                [
-                    scores.label,
-                    metric_label(change),
-                    with_ci(change.before, change.before_ci),
-                    with_ci(change.after, change.after_ci),
-                    delta_text(change.delta, change.delta_ci),
-                    test + test_p(change, scores.n_bootstrap),
-                    agreement_text(change.metric, change.delta) or MISSING,
-                ]
-            )
-    return rows
+    sets: list[SetScores | None] = [report.summary.test, report.summary.validation]
+    return [
+        [scores.label, *change_cells(change, scores.n_bootstrap)]
+        for scores in sets
+        if scores is not None
+        for change in scores.changes
+    ]
 
 
 def sample_rows(report: RunReport) -> list[list[str]]:

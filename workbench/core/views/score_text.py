@@ -14,7 +14,7 @@ from workbench.core.records.scores import (
     SetScores,
     score_change,
 )
-from workbench.core.views.human_agreement import agreement_line
+from workbench.core.views.human_agreement import agreement_line, agreement_text
 from workbench.core.views.numbers import MISSING, interval, number, signed
 
 
@@ -78,6 +78,21 @@ def more_lines(s: SetScores) -> list[str]:
     sacrebleu = [text for c, text in texts if c.model is None]
     return ([" · ".join(sacrebleu)] if sacrebleu else []) + [
         text for c, text in texts if c.model is not None
+    ]
+
+
+def change_cells(change: MetricChange, n_bootstrap: int) -> list[str]:
+    """One metric's row in a table of changes (the report's, compare's): its name, both
+    sides with their intervals, the change, its p (with the test when not the bootstrap)
+    and how often humans agree with a change that size."""
+    test = "" if change.test == "paired bootstrap" else "t-test "
+    return [
+        metric_label(change),
+        with_ci(change.before, change.before_ci),
+        with_ci(change.after, change.after_ci),
+        delta_text(change.delta, change.delta_ci),
+        test + test_p(change, n_bootstrap),
+        agreement_text(change.metric, change.delta) or MISSING,
     ]
 
 

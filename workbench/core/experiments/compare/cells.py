@@ -7,16 +7,14 @@ from workbench.core.config.settings import setting_value
 from workbench.core.experiments.compare.build import ComparedRun, Comparison, Difference
 from workbench.core.experiments.table import after_cells, training_cells
 from workbench.core.records.scores import N_BOOTSTRAP, N_PERMUTATIONS
-from workbench.core.views.human_agreement import agreement_text
 from workbench.core.views.numbers import MISSING
 from workbench.core.views.score_text import (
     BY_LENGTH_COLUMNS,
     by_length_cells,
+    change_cells,
     delta_text,
     format_p,
     length_header,
-    metric_label,
-    test_p,
     with_ci,
 )
 from workbench.core.views.svg import Series, line_chart_svg
@@ -179,22 +177,11 @@ METRICS_CAPTION = (
 
 def metrics_rows(comparison: Comparison) -> list[list[str]]:
     """One row per run and metric: A's score, the run's, the change, its test, the reading."""
-    rows = []
-    for result in comparison.paired:
-        for change in result.scores.changes:
-            test = "" if change.test == "paired bootstrap" else "t-test "
-            rows.append(
-                [
-                    result.letter,
-                    metric_label(change),
-                    with_ci(change.before, change.before_ci),
-                    with_ci(change.after, change.after_ci),
-                    delta_text(change.delta, change.delta_ci),
-                    test + test_p(change, result.scores.n_bootstrap),
-                    agreement_text(change.metric, change.delta) or MISSING,
-                ]
-            )
-    return rows
+    return [
+        [result.letter, *change_cells(change, result.scores.n_bootstrap)]
+        for result in comparison.paired
+        for change in result.scores.changes
+    ]
 
 
 def test_caption(comparison: Comparison) -> str:
