@@ -174,6 +174,12 @@ def measure_workbench(spec: dict[str, Any]) -> dict[str, Any]:
 
     torch.set_num_threads(spec["threads"])
     sys.path.insert(0, str(REPO))  # this checkout's workbench, not an installed one
+    # What `import comet` imports in the other arm: transformers' XLM-R classes (the
+    # workbench imports them lazily, which would otherwise count as loading).
+    from transformers import XLMRobertaModel, XLMRobertaTokenizerFast  # noqa: F401
+
+    import workbench.core.comet.network
+    import workbench.core.model.load  # noqa: F401
     from workbench.core.comet.scorer import load_scorer
 
     imported = time.perf_counter()
@@ -371,7 +377,11 @@ def build_model(spec: dict[str, Any]) -> dict[str, Any]:
         save_hparams_to_yaml(model_dir / "hparams.yaml", dict(checkpoint["hyper_parameters"]))
     finally:
         os.chdir(previous)
-    return {"shape": spec["shape"], "parameters": parameters, "bytes": checkpoint_path.stat().st_size}
+    return {
+        "shape": spec["shape"],
+        "parameters": parameters,
+        "bytes": checkpoint_path.stat().st_size,
+    }
 
 
 # ---------------------------------------------------------------------------
@@ -442,7 +452,10 @@ def ensure_model(root: Path, shape: str, python: str, threads: int) -> tuple[Pat
     marker = folder / "built.json"
     if marker.is_file():
         built = json.loads(marker.read_text(encoding="utf-8"))
-        if built.get("shape") == shape and (folder / "model" / "checkpoints" / "model.ckpt").is_file():
+        if (
+            built.get("shape") == shape
+            and (folder / "model" / "checkpoints" / "model.ckpt").is_file()
+        ):
             return folder / "model", {**built, "reused": True}
     if not Path(python).is_file():
         raise SystemExit(
@@ -453,7 +466,13 @@ def ensure_model(root: Path, shape: str, python: str, threads: int) -> tuple[Pat
     print(f"building the {shape}-shaped COMET-22 model in {folder} ...", flush=True)
     started = time.perf_counter()
     with tempfile.TemporaryDirectory() as tmp:
-        built = run_child(python, "build", {"root": str(folder), "shape": shape, "threads": threads}, Path(tmp), threads)
+        built = run_child(
+            python,
+            "build",
+            {"root": str(folder), "shape": shape, "threads": threads},
+            Path(tmp),
+            threads,
+        )
     built["build_s"] = time.perf_counter() - started
     marker.write_text(json.dumps(built), encoding="utf-8")
     return folder / "model", {**built, "reused": False}
@@ -496,6 +515,7 @@ def write_report(path: Path, runs: dict[str, list[dict[str, Any]]], context: dic
             "per_second": ratio(segments, seconds),
             "load": median(r["load_s"] for r in found),
             "import": median(r["import_s"] for r in found),
+            "warmup": median(r["warmup_s"] for r in found),
             "cpu": median(r["cpu_seconds"] for r in found),
             "each": ", ".join(f"{r['seconds']:.2f}" for r in found) or figure(None),
             "loads": ", ".join(f"{r['load_s']:.2f}" for r in found) or figure(None),
@@ -514,17 +534,18 @@ def write_report(path: Path, runs: dict[str, list[dict[str, Any]]], context: dic
         "",
         "## Result",
         "",
-        "| arm | scoring (s), median | segments/s | CPU (s), median | load (s), median "
-        "| import (s), median | scoring, each repetition (s) | load, each repetition (s) |",
-        "| --- | --- | --- | --- | --- | --- | --- | --- |",
+        "| arm | scoring (s), median | segments/s | CPU (s), median | import (s), median "
+        "| load (s), median | warm-up (s), median | scoring, each repetition (s) "
+        "| load, each repetition (s) |",
+        "| --- | --- | --- | --- | --- | --- | --- | --- | --- |",
     ]
     for arm in ARMS:
         r = rows[arm]
         lines.append(
             f"| {ARM_NAMES[arm]} | {figure(r['seconds'], '.2f')} | "
             f"{figure(r['per_second'], '.2f')} | {figure(r['cpu'], '.2f')} | "
-            f"{figure(r['load'], '.2f')} | {figure(r['import'], '.2f')} | {r['each']} | "
-            f"{r['loads']} |"
+            f"{figure(r['import'], '.2f')} | {figure(r['load'], '.2f')} | "
+            f"{figure(r['warmup'], '.2f')} | {r['each']} | {r['loads']} |"
         )
     lines += [
         "",
@@ -539,6 +560,19 @@ def write_report(path: Path, runs: dict[str, list[dict[str, Any]]], context: dic
         lines += [
             f"The scores themselves span {min(scores):.4f} to {max(scores):.4f} "
             f"(mean {sum(scores) / len(scores):.4f})."
+        ]
+    tokens = wb.get("tokens")
+    if tokens:
+        padded = {"workbench": tokens["padded_workbench"], "library": tokens["padded_library"]}
+        per_k = {arm: ratio(rows[arm]["seconds"], padded[arm] / 1000) for arm in ARMS}
+        lines += [
+            "",
+            "Seconds per 1,000 tokens the encoder runs, padding included (the median scoring "
+            "time over the token count of the Workload section, which is computed, not "
+            f"measured): workbench {figure(per_k['workbench'], '.2f')}, library "
+            f"{figure(per_k['library'], '.2f')}; the library's batching runs "
+            f"{figure(ratio(padded['library'], padded['workbench']), '.2f', '×')} the "
+            "workbench's tokens.",
         ]
     lines += ["", "## Workload", ""]
     model = context["model"]
@@ -555,7 +589,6 @@ def write_report(path: Path, runs: dict[str, list[dict[str, Any]]], context: dic
             f"Attention: `{wb['attention']}` (workbench), `{figure(lib.get('attention'))}` "
             "(library).",
         ]
-    tokens = wb.get("tokens")
     lines += ["", f"Segments: {segments}, {context['segments_what']}"]
     if tokens:
         lines += [
@@ -586,15 +619,25 @@ def write_report(path: Path, runs: dict[str, list[dict[str, Any]]], context: dic
         "Every measurement is a fresh process of its arm's venv: import, load the model "
         "(timed apart), warm up on the first batch of segments, then one timed scoring call "
         "of all the segments (wall clock; process CPU time beside it). The workbench arm: "
-        f"`load_scorer(folder, device=\"cpu\", batch_size={context['batch_size']})` and "
+        f'`load_scorer(folder, device="cpu", batch_size={context["batch_size"]})` and '
         "`scorer.score(sources, translations, references)`, its vector cache cleared after "
         "the warm-up. The library arm: `comet.load_from_checkpoint` (in the model's folder) "
         f"and `model.predict(samples, batch_size={context['batch_size']}, gpus=0, "
         "progress_bar=False)`, its default length batching. Both on the CPU in fp32 with "
         f"`torch.set_num_threads({context['threads']})` (and `OMP_NUM_THREADS`); threads "
         f"seen in the children: workbench {figure(wb.get('threads'))}, library "
-        f"{figure(lib.get('threads'))}. Order of the runs: {context['order']}. Load and "
-        "import are not in the segments/s.",
+        f"{figure(lib.get('threads'))}. Order of the runs: {context['order']}.",
+        "",
+        "Only the scoring call is in the segments/s. Import: torch, transformers' XLM-R "
+        "classes and the arm's own package (`import comet`; the workbench's scorer, network "
+        "and model loader). Load: `load_scorer` / `load_from_checkpoint`. The workbench "
+        "memory-maps the checkpoint (`torch.load(mmap=True)`) and assigns its tensors to a "
+        "network built on the meta device, so its weights are read as they are first "
+        "touched, in the warm-up; the library builds the model with random initialisation, "
+        "then reads the checkpoint and copies its weights in. Warm-up: one scoring call on "
+        "the first batch of segments (so load + warm-up is the time to the first scores). "
+        "The runs follow one another, so the checkpoint file can stay in the OS page cache "
+        "for every one of them.",
         "",
         "## Machine",
         "",
