@@ -255,3 +255,47 @@ def test_select_on_comet_needs_comet_and_no_bleu_weighing_options():
         with pytest.raises(WorkbenchError) as info:
             tiny_config(**overrides)
         assert expected in str(info.value)
+
+
+def test_a_checkpoint_naming_other_classes_is_read_and_one_naming_a_missing_module_said(
+    tmp_path: Path,
+):
+    """Lightning's checkpoints load as plain tensors and containers (nothing runs); one
+    whose settings hold another class (a path object here) is read as unbabel-comet reads
+    it, since the user named the model; one naming a module that is not installed is one
+    line naming it."""
+    import pathlib
+    import sys
+    import types
+
+    from workbench.core.comet.checkpoint import read_checkpoint
+
+    plain = read_checkpoint(GOOD / "checkpoints" / "model.ckpt")
+    model = copy_model(tmp_path)
+    ckpt = model / "checkpoints" / "model.ckpt"
+    data = torch.load(ckpt, map_location="cpu", weights_only=False)
+    data["hyper_parameters"]["train_data"] = [pathlib.PurePosixPath("data/train.csv")]
+    torch.save(data, ckpt)
+    with pytest.raises(Exception, match="Weights only load failed"):
+        torch.load(ckpt, map_location="cpu", weights_only=True)
+    read = read_checkpoint(ckpt)
+    assert read.state_dict.keys() == plain.state_dict.keys()
+
+    stub = types.ModuleType("lightning_stub_for_a_test")
+
+    class Kept:  # stands for a class of a package the scoring machine lacks
+        pass
+
+    Kept.__module__, Kept.__qualname__ = stub.__name__, "Kept"
+    stub.Kept = Kept  # type: ignore[attr-defined]
+    sys.modules[stub.__name__] = stub
+    try:
+        data["loops"] = Kept()
+        torch.save(data, ckpt)
+    finally:
+        del sys.modules[stub.__name__]
+    with pytest.raises(WorkbenchError) as info:
+        read_checkpoint(ckpt)
+    assert "names the Python module 'lightning_stub_for_a_test', which is not installed" in str(
+        info.value
+    )

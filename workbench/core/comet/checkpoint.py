@@ -3,9 +3,10 @@
 Unbabel's ``checkpoints/model.ckpt`` is what PyTorch Lightning saves: a dict whose
 ``state_dict`` holds ``encoder.model.*`` (a Hugging Face XLM-R without its pooler),
 ``layerwise_attention.*`` and ``estimator.ff.*``, and whose ``hyper_parameters`` holds the
-model's settings. torch >= 2.6 reads such a file only with ``weights_only=False``, which
-runs what the pickle names: :mod:`.files` says why that is only done for a model the user
-named. The file is memory-mapped, so a 2.3 GB checkpoint is not read into memory twice.
+model's settings. It is read as plain tensors first; a file that names other classes
+needs ``weights_only=False``, which runs what the pickle names: :mod:`.files` says why
+that is only done for a model the user named. The file is memory-mapped, so a 2.3 GB
+checkpoint is not read into memory twice.
 """
 
 from __future__ import annotations
@@ -36,13 +37,40 @@ class CometCheckpoint:
         return {k[cut:]: v for k, v in self.state_dict.items() if k.startswith(ENCODER_PREFIX)}
 
 
-def read_checkpoint(path: Path) -> CometCheckpoint:
-    """The checkpoint at ``path``; one line when it is truncated or not a COMET checkpoint."""
+def _load(path: Path, weights_only: bool) -> Any:
+    """``torch.load`` of the file, memory-mapped where its format allows (a zip file, as
+    torch has saved since 1.6; an older file is read whole)."""
     import torch
 
+    try:
+        return torch.load(path, map_location="cpu", weights_only=weights_only, mmap=True)
+    except RuntimeError as err:
+        if "mmap can only be used" not in str(err):
+            raise
+        return torch.load(path, map_location="cpu", weights_only=weights_only)
+
+
+def read_checkpoint(path: Path) -> CometCheckpoint:
+    """The checkpoint at ``path``; one line when it is truncated or not a COMET checkpoint.
+
+    Read first as plain tensors and containers (``weights_only=True``: nothing in the file
+    runs), which Lightning's COMET checkpoints are; only a file that names other classes is
+    read with ``weights_only=False``, as unbabel-comet reads every one, and only because the
+    user named this model (:mod:`.files`).
+    """
     fix = "download the model again, or pass the folder of a COMET model"
     try:
-        data = torch.load(path, map_location="cpu", weights_only=False, mmap=True)
+        try:
+            data = _load(path, weights_only=True)
+        except pickle.UnpicklingError as err:
+            if "weights only load failed" not in str(err).lower():
+                raise
+            data = _load(path, weights_only=False)
+    except ModuleNotFoundError as err:
+        raise WorkbenchError(
+            f"'{path}' names the Python module '{err.name}', which is not installed here; "
+            f"install it, or {fix}"
+        ) from None
     except (RuntimeError, EOFError, OSError, pickle.UnpicklingError, zipfile.BadZipFile) as err:
         reason = " ".join(str(err).split())[:100] or type(err).__name__
         raise WorkbenchError(
