@@ -55,7 +55,7 @@ def write_segments(tmp_path: Path) -> list[str]:
     ]
 
 
-def one_line_error(done, *expected: str) -> str:
+def assert_one_line_error(done, *expected: str) -> str:
     """The CLI failed with one line (no traceback) that says each of ``expected``."""
     assert done.returncode == 2, done.stderr
     assert "Traceback" not in done.stderr
@@ -128,17 +128,40 @@ def break_yaml(model: Path) -> None:
     ids=lambda value: getattr(value, "__name__", "")[6:] or None,
 )
 def test_a_bad_comet_model_is_one_line_and_no_report(tmp_path: Path, spoil, expected):
+    """In this process, as ``workbench score`` calls it (the CLI prints the error's one
+    line; the tests below run it as a user does)."""
+    from workbench.core.evaluate.system_scores import ScoreRequest, score_outputs
+
     model = copy_model(tmp_path)
     spoil(model)
-    args = write_segments(tmp_path)
-    done = run_cli(*args, "--comet", str(model), timeout=120)
-    one_line_error(done, *expected)
+    write_segments(tmp_path)
+    request = ScoreRequest(
+        hypotheses=[tmp_path / "hyp.zh"],
+        references=tmp_path / "ref.zh",
+        sources=tmp_path / "src.en",
+        metrics=("bleu", "comet"),
+        comet_model=str(model),
+        qe_model="",
+    )
+    with pytest.raises(WorkbenchError) as info:
+        score_outputs(request)
+    message = str(info.value)
+    assert "\n" not in message
+    for text in expected:
+        assert text in message, message
+
+
+def test_a_bad_comet_model_through_the_cli_is_one_line_and_no_report(tmp_path: Path):
+    model = copy_model(tmp_path)
+    break_truncated(model)
+    done = run_cli(*write_segments(tmp_path), "--comet", str(model), timeout=120)
+    assert_one_line_error(done, "is not a readable checkpoint", "download the model again")
 
 
 def test_a_missing_folder_and_an_unfetchable_model_are_one_line(tmp_path: Path):
     args = write_segments(tmp_path)
     done = run_cli(*args, "--comet", str(tmp_path / "nowhere"), timeout=120)
-    one_line_error(done, "does not exist", "hparams.yaml")
+    assert_one_line_error(done, "does not exist", "hparams.yaml")
     done = run_cli(*args, "--comet", timeout=120)  # the default model, offline
     assert done.returncode == 3, done.stderr  # the Hub cannot be reached
     assert "COMET model 'Unbabel/wmt22-comet-da'" in done.stderr
@@ -156,7 +179,7 @@ def test_a_missing_folder_and_an_unfetchable_model_are_one_line(tmp_path: Path):
 def test_metric_names_are_checked(tmp_path: Path, args: list[str], expected: list[str]):
     done = run_cli(*write_segments(tmp_path), *args, timeout=120)
     if expected:
-        one_line_error(done, *expected)
+        assert_one_line_error(done, *expected)
     else:
         assert done.returncode == 0, done.stderr
 
@@ -174,16 +197,16 @@ def test_files_of_unequal_length_and_empty_files_are_refused(tmp_path: Path):
         "--ref",
         str(tmp_path / "ref.zh"),
     )
-    line = one_line_error(done, "short.zh", "has 1 lines", "has 2")
+    line = assert_one_line_error(done, "short.zh", "has 1 lines", "has 2")
     assert "hyp.zh" in line
     done = run_cli("score", "--hyp", str(tmp_path / "hyp.zh"), "--ref", str(tmp_path / "short.zh"))
-    one_line_error(done, "reference file", "has 1 lines", "has 2")
+    assert_one_line_error(done, "reference file", "has 1 lines", "has 2")
     done = run_cli("score", "--hyp", str(tmp_path / "empty.zh"), "--ref", str(tmp_path / "ref.zh"))
-    one_line_error(done, "empty.zh", "is empty")
+    assert_one_line_error(done, "empty.zh", "is empty")
     done = run_cli(*args[:3], "--src", str(tmp_path / "src.en"), "--metrics", "comet")
-    one_line_error(done, "comet needs --ref")
+    assert_one_line_error(done, "comet needs --ref")
     done = run_cli("score", "--hyp", str(tmp_path / "hyp.zh"))
-    one_line_error(done, "nothing to score", "--ref FILE", "--qe")
+    assert_one_line_error(done, "nothing to score", "--ref FILE", "--qe")
 
 
 @pytest.mark.slow
@@ -198,7 +221,7 @@ def test_train_refuses_a_bad_comet_model_before_any_run_folder(tmp_path: Path):
         "train", "--headless", "--preset", "demo", "--config", str(tmp_path / "tiny.toml"),
         "--output-dir", str(out), "--comet", str(model), timeout=300,
     )  # fmt: skip
-    one_line_error(done, "xCOMET")
+    assert_one_line_error(done, "xCOMET")
     assert not (out / "runs").exists() or not any((out / "runs").iterdir())
 
 
