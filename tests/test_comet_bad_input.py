@@ -322,3 +322,22 @@ def test_a_checkpoint_naming_other_classes_is_read_and_one_naming_a_missing_modu
     assert "names the Python module 'lightning_stub_for_a_test', which is not installed" in str(
         info.value
     )
+
+
+def test_python_tags_in_hparams_yaml_are_read_as_text_and_run_nothing(tmp_path: Path):
+    """A COMET trained on files writes its paths with PyYAML's Python tags; they are read
+    as text (no object is built), and the model scores as before."""
+    from workbench.core.comet.scorer import load_scorer
+
+    model = copy_model(tmp_path)
+    path = model / "hparams.yaml"
+    path.write_text(
+        path.read_text(encoding="utf-8")
+        + "train_data:\n- !!python/object/apply:os.system\n  - echo planted > planted.txt\n",
+        encoding="utf-8",
+    )
+    texts = (["I like tea."], ["我喜欢茶。"], ["我爱茶。"])
+    got = load_scorer(str(model), device="cpu").score(*texts)
+    assert got == load_scorer(str(GOOD), device="cpu").score(*texts)
+    assert not (tmp_path / "planted.txt").exists()
+    assert not Path("planted.txt").exists()

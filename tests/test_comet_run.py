@@ -66,7 +66,7 @@ def test_the_run_prints_comet_with_interval_p_value_and_human_reading(comet_runs
         comet,
     ), comet
     assert "COMET " in humans
-    assert "(on COMET-22's curve)" in humans  # a local model is read on its kind's curve
+    assert "(read on COMET-22's curve: this COMET model has none" in humans  # and says so
     # The scorer's size came with the memory plan, before any weight was loaded.
     plan = re.search(r"COMET .*: ([\d,]+) parameters \(encoder \.\./encoder\)", stdout)
     assert plan, stdout

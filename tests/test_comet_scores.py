@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 
-from workbench.core.comet.inputs import joint_sequence, tokenize
+from workbench.core.comet.inputs import joint_sequence
 from workbench.core.comet.scorer import CometScorer, load_scorer
 
 FIXTURES = Path(__file__).parent / "fixtures" / "comet"
@@ -95,31 +95,44 @@ def test_sparsemax_really_zeroes_a_layer_as_comet22s_does():
 def test_tokens_are_the_librarys_with_its_truncation():
     loaded = scorer("regression-mix-layernorm")
     texts = list(EXPECTED["token_ids"])
-    got = tokenize(loaded.tokenizer, texts, loaded.bounds)
+    got = loaded.encode(texts)
     assert dict(zip(texts, got, strict=True)) == EXPECTED["token_ids"]
     lengths = [len(ids) for ids in got]
-    assert max(lengths) == loaded.bounds.max_positions - 2  # some segment was cut
+    assert max(lengths) == loaded.encode.bounds.max_positions - 2  # some segment was cut
+
+
+def test_a_tokenizer_json_is_read_as_written_as_transformers_4_read_it():
+    """transformers 5's XLMRobertaTokenizer rebuilds its normaliser from the class; the
+    library's fast tokenizer read the file as written. With a file that keeps a trailing
+    or doubled space as a token, only the file itself gives the library's ids."""
+    from transformers import AutoTokenizer
+
+    from workbench.core.comet.inputs import SegmentTokenizer, SequenceBounds
+
+    folder = FIXTURES / "encoder-legacy-json"
+    rebuilt = AutoTokenizer.from_pretrained(str(folder))
+    bounds = SequenceBounds(max_positions=40, cls_id=0, sep_id=2, pad_id=1)
+    encode = SegmentTokenizer(rebuilt, bounds, folder / "tokenizer.json")
+    texts = list(EXPECTED["legacy_token_ids"])
+    assert dict(zip(texts, encode(texts), strict=True)) == EXPECTED["legacy_token_ids"]
+    fallback = SegmentTokenizer(rebuilt, bounds, None)(texts)
+    assert fallback != encode(texts)  # what transformers 5 alone would have given
 
 
 @pytest.mark.parametrize("model", ["unified-kiwi", "unified-three"])
 def test_joint_sequences_are_the_librarys(model: str):
     loaded = scorer(model)
     sources, translations, references = sides(model)
-    ids = dict(
-        zip(
-            [*sources, *translations, *(references or [])],
-            tokenize(
-                loaded.tokenizer, [*sources, *translations, *(references or [])], loaded.bounds
-            ),
-            strict=True,
-        )
-    )
+    texts = [*sources, *translations, *(references or [])]
+    ids = dict(zip(texts, loaded.encode(texts), strict=True))
     parts = [("src",)] if references is None else [("src",), ("ref",), ("src", "ref")]
     for i, expected in enumerate(EXPECTED["models"][model]["concat_input_ids"]):
         side = {"src": sources[i], "ref": (references or sources)[i]}
         got = [
             list(
-                joint_sequence([ids[translations[i]], *(ids[side[p]] for p in part)], loaded.bounds)
+                joint_sequence(
+                    [ids[translations[i]], *(ids[side[p]] for p in part)], loaded.encode.bounds
+                )
             )
             for part in parts
         ]

@@ -71,6 +71,11 @@ def read_checkpoint(path: Path) -> CometCheckpoint:
             f"'{path}' names the Python module '{err.name}', which is not installed here; "
             f"install it, or {fix}"
         ) from None
+    except (AttributeError, ImportError) as err:  # a class its installed module lacks
+        raise WorkbenchError(
+            f"'{path}' names a Python class this machine's packages lack ({err}); install "
+            f"the version of the package it was saved with, or {fix}"
+        ) from None
     except (RuntimeError, EOFError, OSError, pickle.UnpicklingError, zipfile.BadZipFile) as err:
         reason = " ".join(str(err).split())[:100] or type(err).__name__
         raise WorkbenchError(

@@ -2,10 +2,19 @@
 
 Each text is tokenized alone with the library's truncation: at ``max_positions - 2``
 tokens, where ``max_positions`` is the encoder's position table less two (510 for XLM-R
-large), ``<s>`` and ``</s>`` included. A unified model (CometKiwi) reads one joint
-sequence per segment: ``<s> mt </s></s> src </s>`` (then ``</s> ref </s>`` when it reads a
-reference), cut at ``max_positions`` only when the parts' tokens exceed what is left once
-the special tokens are counted -- which can drop the closing ``</s>``, as the library does.
+large), ``<s>`` and ``</s>`` included. The library's ``XLMRobertaTokenizerFast``
+(transformers 4) reads the encoder's ``tokenizer.json`` as it is written; transformers 5's
+``XLMRobertaTokenizer`` rebuilds the normaliser and pre-tokeniser from its class and
+ignores the file's (a file that keeps a trailing space as a token of its own gives other
+ids). So where the encoder has a ``tokenizer.json``, :class:`SegmentTokenizer` runs it
+with the ``tokenizers`` library directly, truncated as the fast tokenizer truncates; only
+an encoder without one (a SentencePiece model alone) is tokenized by transformers, which
+then builds what transformers 4 converted from the same model.
+
+A unified model (CometKiwi) reads one joint sequence per segment: ``<s> mt </s></s> src
+</s>`` (then ``</s> ref </s>`` when it reads a reference), cut at ``max_positions`` only
+when the parts' tokens exceed what is left once the special tokens are counted -- which
+can drop the closing ``</s>``, as the library does.
 
 The library batches segments in source-length order and pads each batch; a sequence's
 score does not depend on what it is batched with (its padding is masked), so here every
@@ -18,6 +27,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 #: Tokens between two parts of a joint sequence: XLM-R's ``</s></s>``.
@@ -44,12 +54,33 @@ class SequenceBounds:
         )
 
 
-def tokenize(tokenizer: Any, texts: Sequence[str], bounds: SequenceBounds) -> list[list[int]]:
-    """Each text's ids, ``<s>`` and ``</s>`` included, truncated as the library truncates."""
-    if not texts:
-        return []
-    encoded = tokenizer(list(texts), truncation=True, max_length=bounds.max_positions - 2)
-    return [list(ids) for ids in encoded["input_ids"]]
+class SegmentTokenizer:
+    """Texts to ids, ``<s>`` and ``</s>`` included, truncated as the library truncates:
+    with the encoder's ``tokenizer.json`` where it has one, else its transformers tokenizer."""
+
+    def __init__(self, tokenizer: Any, bounds: SequenceBounds, file: Path | None) -> None:
+        self.tokenizer = tokenizer  # transformers': the special ids, and the fallback
+        self.bounds = bounds
+        self.file = file
+        self.raw: Any = None
+        if file is not None:
+            from tokenizers import Tokenizer
+
+            self.raw = Tokenizer.from_file(str(file))
+            # What XLMRobertaTokenizerFast(truncation=True, max_length=...) sets.
+            self.raw.enable_truncation(max_length=bounds.max_positions - 2)
+            self.raw.no_padding()
+
+    def __call__(self, texts: Sequence[str]) -> list[list[int]]:
+        """Each text's ids."""
+        if not texts:
+            return []
+        if self.raw is not None:
+            return [list(e.ids) for e in self.raw.encode_batch(list(texts))]
+        encoded = self.tokenizer(
+            list(texts), truncation=True, max_length=self.bounds.max_positions - 2
+        )
+        return [list(ids) for ids in encoded["input_ids"]]
 
 
 def joint_sequence(parts: Sequence[Sequence[int]], bounds: SequenceBounds) -> tuple[int, ...]:

@@ -24,15 +24,6 @@ from torch import nn
 from workbench.core.comet.settings import CometSettings
 from workbench.errors import WorkbenchError
 
-#: State-dict keys the library saves that no score depends on: the encoder's position-id
-#: buffer (older transformers saved it), the mix's dropout buffers (training only), the
-#: word-level head of a unified model (error spans, not the sentence score).
-IGNORED_PREFIXES = (
-    "encoder.model.embeddings.position_ids",
-    "layerwise_attention.dropout_",
-    "hidden2tag.",
-)
-
 
 class LayerMix(nn.Module):
     """``gamma · Σ w_k · h_k`` over the encoder's hidden states (``layerwise_attention``)."""
@@ -174,10 +165,10 @@ class CometNetwork(nn.Module):
 
     def load_weights(self, state_dict: dict[str, Any], where: str) -> None:
         """The checkpoint's tensors into this network; one line naming a missing one."""
+        # Keys no score reads are left out: the encoder's old position-id buffer, the mix's
+        # dropout buffers, a unified model's word-level head.
         wanted = set(self.state_dict())
-        kept = {
-            k: v for k, v in state_dict.items() if k in wanted or not k.startswith(IGNORED_PREFIXES)
-        }
+        kept = {k: v for k, v in state_dict.items() if k in wanted}
         missing = sorted(wanted - set(kept))
         if missing:
             more = f" and {len(missing) - 1} more" if len(missing) > 1 else ""
@@ -185,8 +176,10 @@ class CometNetwork(nn.Module):
                 f"{where}'s checkpoint lacks the weight {missing[0]!r}{more}, so it does not "
                 "match its hparams.yaml; download the model again"
             )
+        # As the library copies into its fp32 parameters: an fp16 checkpoint scores in fp32.
+        weights = {k: v.float() if v.is_floating_point() else v for k, v in kept.items()}
         try:
-            self.load_state_dict({k: kept[k] for k in wanted}, strict=True, assign=True)
+            self.load_state_dict({k: weights[k] for k in wanted}, strict=True, assign=True)
         except RuntimeError as err:
             reason = " ".join(str(err).split())[:160]
             raise WorkbenchError(

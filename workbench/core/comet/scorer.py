@@ -17,16 +17,17 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from contextlib import nullcontext
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from workbench.core.comet.checkpoint import read_checkpoint
 from workbench.core.comet.files import CometSource, locate
 from workbench.core.comet.inputs import (
+    SegmentTokenizer,
     SequenceBounds,
     joint_sequence,
     length_batches,
     padded,
-    tokenize,
 )
 from workbench.core.comet.settings import CometSettings, merged_settings, read_hparams
 from workbench.errors import WorkbenchError
@@ -36,9 +37,15 @@ if TYPE_CHECKING:
 
     from workbench.core.comet.network import CometNetwork
 
+#: The fast tokenizer's file, which transformers 4 read as written.
+TOKENIZER_FILE = "tokenizer.json"
 #: Sequences the encoder runs at once, as unbabel-comet's ``batch_size`` of 16 runs 16
 #: sources, then 16 translations, then 16 references.
 BATCH_SIZE = 16
+
+#: COMET as the workbench shows it: ×100, as the WMT papers and Kocmi et al. print it
+#: (0.8431 is 84.31).
+SCALE = 100.0
 
 #: ``progress(done, total)``: sequences encoded so far, of those to encode.
 Progress = Callable[[int, int], None]
@@ -52,8 +59,7 @@ class CometScorer:
     name: str  # as the user named it: a Hub id or a folder
     settings: CometSettings
     network: CometNetwork
-    tokenizer: Any
-    bounds: SequenceBounds
+    encode: SegmentTokenizer
     device: str
     batch_size: int = BATCH_SIZE
     _vectors: dict[tuple[int, ...], torch.Tensor] = field(default_factory=dict, repr=False)
@@ -116,9 +122,7 @@ class CometScorer:
         import torch
 
         texts = [*sources, *(references or []), *(h for system in systems for h in system)]
-        ids = dict(
-            zip(texts, map(tuple, tokenize(self.tokenizer, texts, self.bounds)), strict=True)
-        )
+        ids = dict(zip(texts, map(tuple, self.encode(texts)), strict=True))
         self._encode(list(ids.values()), progress)
         vector = self._vectors.__getitem__
 
@@ -150,11 +154,11 @@ class CometScorer:
         given = [p for p in ("src", "ref") if p in self.settings.input_segments and sides[p]]
         inputs = [("src",), ("ref",), ("src", "ref")] if len(given) == 2 else [tuple(given)]
         texts = [*sources, *(references or []), *(h for system in systems for h in system)]
-        ids = dict(zip(texts, tokenize(self.tokenizer, texts, self.bounds), strict=True))
+        ids = dict(zip(texts, self.encode(texts), strict=True))
 
         def sequence(mt: str, segment: int, parts: tuple[str, ...]) -> tuple[int, ...]:
             side_ids = [ids[sides[p][segment]] for p in parts]  # type: ignore[index]
-            return joint_sequence([ids[mt], *side_ids], self.bounds)
+            return joint_sequence([ids[mt], *side_ids], self.encode.bounds)
 
         joint = [
             [[sequence(mt, i, parts) for i, mt in enumerate(hypotheses)] for parts in inputs]
@@ -182,7 +186,7 @@ class CometScorer:
         done = 0
         for batch in length_batches(todo, self.batch_size):
             chosen = [todo[i] for i in batch]
-            ids, mask = padded(chosen, self.bounds.pad_id)
+            ids, mask = padded(chosen, self.encode.bounds.pad_id)
             with torch.inference_mode(), self._precision():
                 ids_t = torch.tensor(ids, device=self.device)
                 mask_t = torch.tensor(mask, device=self.device)
@@ -214,6 +218,11 @@ class CometScorer:
         return nullcontext()
 
 
+def points(scores: Sequence[float]) -> list[float]:
+    """Segment scores on the scale the workbench shows COMET in (:data:`SCALE`)."""
+    return [round(SCALE * s, 4) for s in scores]
+
+
 def _check_lengths(sources: int, other: int, what: str) -> None:
     if sources != other:
         raise WorkbenchError(
@@ -234,7 +243,7 @@ def load_scorer(name: str, device: str | None = None, batch_size: int = BATCH_SI
     )  # refuse an unsupported model before its download
     checkpoint = read_checkpoint(source.checkpoint())
     settings = merged_settings(yaml_hparams, checkpoint.hyper_parameters, source.what)
-    tokenizer, config = _encoder_files(source, settings)
+    tokenizer, config, file = _encoder_files(source, settings)
     from workbench.core.comet.network import build_network
 
     network = build_network(settings, config, checkpoint.state_dict, source.what)
@@ -244,16 +253,31 @@ def load_scorer(name: str, device: str | None = None, batch_size: int = BATCH_SI
         name=name,
         settings=settings,
         network=network,
-        tokenizer=tokenizer,
-        bounds=SequenceBounds.of(tokenizer, config),
+        encode=SegmentTokenizer(tokenizer, SequenceBounds.of(tokenizer, config), file),
         device=device,
         batch_size=batch_size,
     )
 
 
-def _encoder_files(source: CometSource, settings: CometSettings) -> tuple[Any, Any]:
-    """The encoder's tokenizer and config, which the COMET model names but does not hold."""
+def _encoder_files(source: CometSource, settings: CometSettings) -> tuple[Any, Any, Path | None]:
+    """The encoder's tokenizer and config, which the COMET model names but does not hold,
+    and its ``tokenizer.json`` where it has one (:class:`SegmentTokenizer` says why)."""
     from workbench.core.model.load import load_tokenizer_and_config
 
     where = source.encoder_folder(settings.pretrained_model)
-    return load_tokenizer_and_config(where)
+    tokenizer, config = load_tokenizer_and_config(where)
+    return tokenizer, config, tokenizer_file(where)
+
+
+def tokenizer_file(where: str) -> Path | None:
+    """The encoder's ``tokenizer.json``: in its folder, or in the Hub cache, where loading
+    its tokenizer has just put it if the repo has one."""
+    if Path(where).is_dir():
+        found = Path(where) / TOKENIZER_FILE
+        return found if found.is_file() else None
+    from huggingface_hub import hf_hub_download
+
+    try:
+        return Path(hf_hub_download(where, TOKENIZER_FILE, local_files_only=True))
+    except Exception:  # the repo has none (an encoder with a SentencePiece model alone)
+        return None

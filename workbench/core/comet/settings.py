@@ -104,8 +104,25 @@ _DEFAULTS: dict[str, dict[str, Any]] = {
 }
 _DEFAULTS["referenceless_regression_metric"] = {
     **_DEFAULTS["regression_metric"],
-    "pretrained_model": "microsoft/infoxlm-large",
+    "hidden_sizes": [2048, 1024],
 }
+
+
+def _settings_loader() -> Any:
+    """A safe YAML loader that reads a Python object's tag (``!!python/object/apply:
+    pathlib.PosixPath``, which a COMET trained with ``train_data`` paths writes) as its
+    value's text instead of building the object: no code runs, and no setting that changes
+    a score is written so."""
+    import yaml
+
+    class Loader(yaml.SafeLoader):
+        pass
+
+    def as_text(loader: yaml.SafeLoader, suffix: str, node: yaml.Node) -> str:
+        return str(node.value if isinstance(node, yaml.ScalarNode) else suffix)
+
+    Loader.add_multi_constructor("tag:yaml.org,2002:python/", as_text)
+    return Loader
 
 
 def read_hparams(path: Path) -> dict[str, Any]:
@@ -120,7 +137,7 @@ def read_hparams(path: Path) -> dict[str, Any]:
             f"Hub id such as {DEFAULT_COMET}"
         )
     try:
-        data = yaml.safe_load(path.read_text(encoding="utf-8"))
+        data = yaml.load(path.read_text(encoding="utf-8"), Loader=_settings_loader())
     except (yaml.YAMLError, UnicodeDecodeError) as err:
         reason = " ".join(str(err).split())[:120]
         raise WorkbenchError(
@@ -153,6 +170,8 @@ def merged_settings(
             f"workbench does not implement (it scores {', '.join(IMPLEMENTED)}); use "
             f"{DEFAULT_COMET} or {DEFAULT_QE}"
         )
+    # A checkpoint without settings of its own (none of Unbabel's) gets the YAML's, where
+    # Lightning would take the class's defaults: the YAML is what the model was saved with.
     found = checkpoint_hparams if checkpoint_hparams else yaml_hparams
     hparams = {**_DEFAULTS[identifier], **found}
     if yaml_hparams.get("layer_transformation") == "sparsemax_patch":
@@ -236,6 +255,8 @@ KNOWN_MODELS = (
     ("wmt22-cometkiwi-da", "CometKiwi-22"),
     ("wmt22-comet-da", "COMET-22"),
     ("wmt21-comet-qe-da", "COMET-21-QE"),
+    ("wmt21-comet-da", "COMET-21"),
+    ("wmt20-comet-qe-da", "COMET-20-QE"),
     ("wmt20-comet-da", "COMET-20"),
 )
 

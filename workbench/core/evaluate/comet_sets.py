@@ -1,11 +1,12 @@
 """COMET on a run's held-out sets, before and after: the field's metric beside BLEU.
 
 Scored once, at the end, after training has released its model (``release_model``) and
-"after" has been decoded, so the scorer (2.2 GB for COMET-22) is never in memory beside
-the model it judges. Both sets and both sides go through one scorer in one pass: the
-sources and references of "before" and "after" are encoded once. COMET chooses nothing:
-the best epoch was chosen on validation BLEU before this runs, and the test set's COMET,
-like its BLEU, is reported and never used.
+"after" has been decoded, so the scorer (2.2 GB for COMET-22) is not in memory beside the
+model it judges. Both sets and both sides go through one scorer in one pass: the sources
+and references of "before" and "after" are encoded once. The test set's COMET, like its
+BLEU, is reported and never used; the best epoch was chosen before this runs, on
+validation BLEU, or on validation COMET with ``--select-on comet`` (:func:`epoch_comet`,
+the one case where the scorer is loaded beside the training model, for each evaluation).
 
 Each set gets its segment scores (×100, as the papers print COMET), kept beside each
 sentence in ``<set>_translations.jsonl``, and a :class:`~workbench.core.records.scores.MetricChange`
@@ -17,9 +18,10 @@ training (:func:`workbench.core.comet.plan.scorer_memory`).
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from dataclasses import dataclass
 
+from workbench.core.comet.scorer import points
 from workbench.core.comet.settings import metric_name
 from workbench.core.data.pair_features import Rate
 from workbench.core.evaluate.before_after import HeldOutSets
@@ -27,9 +29,6 @@ from workbench.core.evaluate.segment_statistics import mean, segment_change
 from workbench.core.events import EventSink, Note, Phase, Sample, ScoreProgress
 from workbench.core.records.scores import MetricChange, SetScores
 from workbench.errors import WorkbenchError
-
-#: COMET is shown ×100, as WMT and Kocmi et al. report it (0.8431 is 84.31).
-SCALE = 100.0
 
 
 @dataclass(frozen=True)
@@ -39,11 +38,6 @@ class CometOfSet:
     before: list[float]
     after: list[float]
     change: MetricChange
-
-
-def points(scores: Sequence[float]) -> list[float]:
-    """Segment scores on the scale the workbench shows COMET in."""
-    return [round(SCALE * s, 4) for s in scores]
 
 
 class ScoreProgressSink:
@@ -116,10 +110,11 @@ def add_comet(
     says so, and BLEU, the translations and the model are kept as they are."""
     try:
         comet = comet_on_sets(sets, before, after, model, device, emit)
-    except WorkbenchError as err:
+    except Exception as err:  # any failure here (out of memory too) must not cost the run
+        reason = str(err) if isinstance(err, WorkbenchError) else f"{type(err).__name__}: {err}"
         emit(
             Note(
-                f"COMET was not scored: {err}. BLEU, chrF and the translations are kept; "
+                f"COMET was not scored: {reason}. BLEU, chrF and the translations are kept; "
                 "score them later with workbench score",
                 "warning",
             )

@@ -43,7 +43,7 @@ def _round(values: Sequence[float], high: float = 100.0) -> list[float]:
     return [round(min(high, max(-high, float(v))), 2) + 0.0 for v in values]
 
 
-def _bounded(values: Sequence[float], high: float = 100.0) -> list[float]:
+def bounded(values: Sequence[float], high: float = 100.0) -> list[float]:
     """A single side's interval, clipped to the scale's [0, high] (TER can pass 100)."""
     return [min(high, max(0.0, v)) for v in _round(values, high)]
 
@@ -64,7 +64,7 @@ def _interval(result: Result, high: float = 100.0) -> list[float]:
     # The paired bootstrap sets both for every system, the baseline included.
     assert result.mean is not None, "not a bootstrap result"
     assert result.ci is not None, "not a bootstrap result"
-    return _bounded([result.mean - result.ci, result.mean + result.ci], high)
+    return bounded([result.mean - result.ci, result.mean + result.ci], high)
 
 
 def _p_value(result: Result) -> float:

@@ -18,14 +18,16 @@ from pathlib import Path
 from typing import Any
 
 from workbench.core.comet.files import locate
+from workbench.core.comet.scorer import points
 from workbench.core.comet.settings import merged_settings, metric_name, read_hparams
 from workbench.core.data.scripts import script_share
-from workbench.core.evaluate.comet_sets import ScoreProgressSink, points
+from workbench.core.evaluate.comet_sets import ScoreProgressSink
 from workbench.core.evaluate.resampling import corpus_score_with_interval
 from workbench.core.evaluate.segment_statistics import mean, segment_change, segment_interval
 from workbench.core.evaluate.significance import (
     SACREBLEU_METRICS,
     TER_HIGH,
+    bounded,
     paired_changes,
     sacrebleu_metrics,
 )
@@ -76,13 +78,18 @@ def parse_metrics(text: str) -> tuple[str, ...]:
 
 
 def read_segments(path: Path, what: str) -> list[str]:
-    """A file's lines, each stripped; one line when it is missing, unreadable or empty."""
+    """A file's lines, each stripped (a CR too); one line when it is missing, unreadable
+    or empty."""
     if not path.is_file():
         raise WorkbenchError(
             f"{what} file '{path}' does not exist; give a text file, one segment a line"
         )
     try:
-        lines = path.read_text(encoding="utf-8").splitlines()
+        # On "\n" alone, as sacreBLEU and comet-score read a file: splitlines() would also
+        # split inside a segment on U+2028, U+0085 or a form feed.
+        lines = path.read_text(encoding="utf-8").split("\n")
+        if lines and lines[-1] == "":
+            lines.pop()
     except UnicodeDecodeError as err:
         raise WorkbenchError(
             f"{what} file '{path}' is not UTF-8 text (byte {err.start}); save it as UTF-8"
@@ -199,8 +206,7 @@ def _sacrebleu(
             sentence = sentence_metric(name, tokenize)
             centre = float(getattr(score, "_mean", score.score))
             half = float(getattr(score, "_ci", 0.0))
-            high = TER_HIGH if name == "TER" else 100.0
-            ci = [max(0.0, round(centre - half, 2)), min(high, round(centre + half, 2))]
+            ci = bounded([centre - half, centre + half], TER_HIGH if name == "TER" else 100.0)
             segments = [
                 round(float(sentence.sentence_score(h, [r]).score), 2)
                 for h, r in zip(system, references, strict=True)

@@ -24,8 +24,6 @@ from workbench.core.views.human_agreement import agreement_brief
 from workbench.core.views.numbers import MISSING, format_seconds
 from workbench.core.views.score_text import with_ci
 
-#: How compared runs are named, in the order they were given (A is the baseline).
-LETTERS = "ABCDEFGHIJKLMNOPQRSTUVWXYZ"
 #: Settings that differ between runs without being a choice of recipe.
 NOT_A_CHOICE = ("output_dir", "data_revision", "precision", "preset")
 
@@ -159,7 +157,8 @@ def after_cells(row: RunRow) -> tuple[str, str]:
 
 #: What each part of a run's line is (printed above the lines by ``runs`` and ``sweep``).
 RUN_ROW_HEADER = (
-    "run, preset, status, training, best epoch (by validation BLEU), validation "
+    "run, preset, status, training, best epoch (by validation BLEU, or COMET where the run "
+    "selected on it), validation "
     "and test BLEU before → after (95% interval after; how often humans agree with a "
     "test delta that size, Kocmi et al. 2024), test COMET where the run scored it, "
     "settings changed from the preset"

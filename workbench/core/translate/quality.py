@@ -17,12 +17,11 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from workbench.core.comet.settings import metric_name
+from workbench.core.config.settings import DEFAULT_QE
+from workbench.errors import WorkbenchError
 
 if TYPE_CHECKING:
     from workbench.core.comet.scorer import CometScorer
-
-#: COMET is shown ×100, as everywhere in the workbench.
-SCALE = 100.0
 
 
 @dataclass(frozen=True)
@@ -67,7 +66,14 @@ class QualityEstimator:
         if self._scorer is None:
             from workbench.core.comet.scorer import load_scorer
 
-            self._scorer = load_scorer(self.model, device=self.device, batch_size=1)
+            scorer = load_scorer(self.model, device=self.device, batch_size=1)
+            if scorer.needs_reference:
+                raise WorkbenchError(
+                    f"COMET model '{self.model}' scores against a reference, which a typed "
+                    f"sentence has none of; --qe takes a reference-free model such as "
+                    f"{DEFAULT_QE}"
+                )
+            self._scorer = scorer
         return self._scorer
 
     @property
@@ -80,12 +86,17 @@ class QualityEstimator:
         scorer = self.load()
         (score,) = scorer.score([source], [translation])
         scorer.forget()  # a console session is long: it keeps no encodings
-        return QualityScore(self.metric, self.model, round(SCALE * score, 2))
+        from workbench.core.comet.scorer import points
+
+        (shown,) = points([score])
+        return QualityScore(self.metric, self.model, round(shown, 2))
 
     def try_estimate(self, source: str, translation: str) -> tuple[QualityScore | None, str]:
         """``(score, "")``, or ``(None, why)`` when it failed: a front end says why and
         goes on translating, since one score must never cost the session."""
         try:
             return self.estimate(source, translation), ""
-        except Exception as err:  # a gated or broken QE model: said, never fatal
+        except WorkbenchError as err:  # a gated or unsuitable QE model: said, never fatal
+            return None, str(err)
+        except Exception as err:  # a broken one (out of memory, say): likewise
             return None, f"{type(err).__name__}: {err}"

@@ -26,7 +26,9 @@ CURVES = {
     "COMET-20": "comet20",
     "COMET-21-QE": "comet21qe",
 }
-#: A COMET model the paper has no curve for is read on the curve of its kind.
+#: A COMET model of unknown lineage (a folder of your own) is read on the curve of the
+#: model of its kind the field uses, and the reading says so; Unbabel's other releases
+#: (COMET-21, COMET-20-QE) score on scales of their own and are not read at all.
 ASSUMED = {"COMET": "COMET-22", "COMET-QE": "CometKiwi-22"}
 #: Below this, a reading says it is close to a coin toss.
 COIN_TOSS_ZONE = 60.0
@@ -63,7 +65,9 @@ def agreement_text(metric: str, delta: float) -> str | None:
     if accuracy is None or top is None:
         return None
     curve = curve_of(metric)
-    assumed = f" (on {curve}'s curve)" if curve != metric else ""
+    assumed = ""
+    if curve != metric:
+        assumed = f" (read on {curve}'s curve: this COMET model has none of its own)"
     if accuracy <= 50.0:
         return f"humans agree 50%: a coin toss{assumed}"
     text = f"humans agree {accuracy:.0f}%"

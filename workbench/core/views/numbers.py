@@ -8,6 +8,8 @@ from typing import Any
 
 #: How every front end shows a value a run summary lacks: never as a number such as 0.00.
 MISSING = "—"
+#: How compared runs and scored files are named, in the order given (A is the baseline).
+LETTERS = "ABCDEFGHIJKLMNOPQRSTUVWXYZ"
 
 
 def number(value: Any, digits: int = 2, *, spec: str | None = None, missing: str = MISSING) -> str:

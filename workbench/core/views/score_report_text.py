@@ -5,11 +5,8 @@ from __future__ import annotations
 
 from workbench.core.records.system_scores import MetricScore, ScoreReport
 from workbench.core.views.human_agreement import agreement_line
-from workbench.core.views.numbers import interval
+from workbench.core.views.numbers import LETTERS, interval
 from workbench.core.views.score_text import change_before_after, metric_label
-
-#: Letters naming the files, as ``compare`` names runs.
-LETTERS = "ABCDEFGHIJKLMNOPQRSTUVWXYZ"
 
 
 def score_text(score: MetricScore) -> str:
@@ -17,7 +14,7 @@ def score_text(score: MetricScore) -> str:
     return f"{score.score:.2f} ({interval(score.ci)})"
 
 
-def metric_name(score: MetricScore) -> str:
+def score_label(score: MetricScore) -> str:
     """``BLEU``, ``COMET-22 (Unbabel/wmt22-comet-da)``."""
     return f"{score.metric} ({score.model})" if score.model else score.metric
 
@@ -27,7 +24,7 @@ def score_table(report: ScoreReport) -> list[str]:
     letters = LETTERS[: len(report.systems)]
     rows = [["", *letters]]
     for i, first in enumerate(report.systems[0].scores):
-        rows.append([metric_name(first), *(score_text(s.scores[i]) for s in report.systems)])
+        rows.append([score_label(first), *(score_text(s.scores[i]) for s in report.systems)])
     widths = [max(len(row[c]) for row in rows) for c in range(len(rows[0]))]
     return [
         "  ".join(

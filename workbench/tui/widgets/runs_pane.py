@@ -27,7 +27,6 @@ from textual.widgets import DataTable, Static
 
 from workbench.core.events import EvalDone
 from workbench.core.experiments.table import (
-    LETTERS,
     RunRow,
     after_cells,
     changes_text,
@@ -37,7 +36,7 @@ from workbench.core.experiments.table import (
 )
 from workbench.core.live.follow import read_run_events
 from workbench.core.run_folder import METRICS_FILE
-from workbench.core.views.numbers import format_seconds
+from workbench.core.views.numbers import LETTERS, format_seconds
 from workbench.tui.messages import ForwardsWorkerFailures, OpenRun
 from workbench.tui.widgets.charts import SeriesChart
 

@@ -19,7 +19,7 @@ from workbench.core.config.run_config import DEFAULT_OUTPUT_DIR
 from workbench.core.evaluate.metrics import sentence_chrf
 from workbench.core.evaluate.segment_statistics import segment_change
 from workbench.core.evaluate.significance import randomisation_p, score_before_after
-from workbench.core.experiments.table import LETTERS, RunRow, run_row
+from workbench.core.experiments.table import RunRow, run_row
 from workbench.core.live.follow import read_run_events
 from workbench.core.records.files import read_json_dict, read_jsonl
 from workbench.core.records.scores import LengthBucket, MetricChange, SetScores, length_buckets
@@ -33,6 +33,7 @@ from workbench.core.run_folder import (
     output_root_of,
     translations_file,
 )
+from workbench.core.views.numbers import LETTERS
 from workbench.errors import WorkbenchError
 
 #: Settings that say where a run wrote, not how it trained.
