@@ -154,6 +154,8 @@ async def test_the_samples_pane_shows_and_orders_by_each_sentences_comet(comet_r
         assert labels[-2] == "COMET b→a"
         summary = str(samples.query_one("#samples-summary", Static).render())
         assert "  COMET " in summary
+        assert "paired t-test p" in summary
+        assert "humans agree" in summary
         await pilot.press("o")
         await wait_for(pilot, lambda: str(list(table.columns.values())[-1].label) == "Δ ▼")
         shown = [table.get_row_at(n)[0].plain for n in range(table.row_count)]
