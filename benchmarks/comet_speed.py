@@ -189,7 +189,7 @@ def measure_workbench(spec: dict[str, Any]) -> dict[str, Any]:
     warm = spec["batch_size"]
     scorer.score(sources[:warm], translations[:warm], references[:warm])
     warmed = time.perf_counter()
-    scorer._vectors.clear()  # the timed call encodes every sequence itself
+    scorer.forget()  # the timed call encodes every sequence itself
 
     wall, cpu = time.perf_counter(), time.process_time()
     scores = scorer.score(sources, translations, references)
@@ -231,10 +231,10 @@ def token_counts(
     padded to its longest; the workbench: distinct sequences, longest first)."""
     import numpy as np
 
-    from workbench.core.comet.inputs import length_batches, tokenize
+    from workbench.core.comet.inputs import length_batches
 
     sides = {
-        name: [len(ids) for ids in tokenize(scorer.tokenizer, texts, scorer.bounds)]
+        name: [len(ids) for ids in scorer.encode(texts)]
         for name, texts in (("src", sources), ("mt", translations), ("ref", references))
     }
     order = np.argsort([len(s) for s in sources])  # as predict() sorts its samples
@@ -243,7 +243,7 @@ def token_counts(
         chosen = order[start : start + batch]
         library += sum(len(chosen) * max(lengths[i] for i in chosen) for lengths in sides.values())
     texts = [*sources, *references, *translations]
-    distinct = list(dict.fromkeys(map(tuple, tokenize(scorer.tokenizer, texts, scorer.bounds))))
+    distinct = list(dict.fromkeys(map(tuple, scorer.encode(texts))))
     workbench = sum(
         len(chosen) * max(len(distinct[i]) for i in chosen)
         for chosen in length_batches(distinct, batch)
