@@ -7,6 +7,7 @@ difference is read off the same resamples."""
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
@@ -90,8 +91,9 @@ def percentile_interval(differences: Any, high: float = 100.0) -> list[float]:
     return _round([ordered[low], ordered[len(ordered) - low - 1]], high)
 
 
-#: TER's scale has no top: edits can outnumber the reference's words.
-TER_HIGH = 1000.0
+#: TER's scale has no top: edits can outnumber the reference's words many times over (a
+#: model that loops scores thousands), so its intervals are never clipped above.
+TER_HIGH = math.inf
 
 
 @dataclass(frozen=True)
