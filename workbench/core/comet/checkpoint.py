@@ -31,11 +31,6 @@ class CometCheckpoint:
     state_dict: dict[str, Any]  # tensors by Lightning's names
     hyper_parameters: dict[str, Any] | None  # None when the file has none
 
-    def encoder_weights(self) -> dict[str, Any]:
-        """The encoder's tensors under transformers' own names (prefix dropped)."""
-        cut = len(ENCODER_PREFIX)
-        return {k[cut:]: v for k, v in self.state_dict.items() if k.startswith(ENCODER_PREFIX)}
-
 
 def _load(path: Path, weights_only: bool) -> Any:
     """``torch.load`` of the file, memory-mapped where its format allows (a zip file, as

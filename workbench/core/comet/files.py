@@ -6,21 +6,25 @@ the same checks, retries and one-line errors as every other Hub access. ``hparam
 is fetched alone first: it is all the memory plan needs, so the 2.3 GB checkpoint is
 fetched only once the run is known to go ahead.
 
-The checkpoint is a pickled Lightning file, which only ``torch.load(...,
-weights_only=False)`` reads, and unpickling runs code the file names. So it is read only
-from a folder the user named or from the Hub repo the user named, never from a location
-found some other way (see docs/metrics.md).
+The checkpoint is a pickled Lightning file. It is read as plain tensors where it can be;
+one that names other classes needs ``weights_only=False``, and unpickling then runs code
+the file names (:mod:`.checkpoint`). So a checkpoint is read only from a folder the user
+named or from the Hub repo the user named, never from a location found some other way
+(see docs/metrics.md).
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from workbench.core.comet.settings import (
     CHECKPOINT_FILE,
     DEFAULT_COMET,
     HPARAMS_FILE,
+    CometSettings,
+    merged_settings,
     read_hparams,
 )
 from workbench.core.data.hub import GatedOrPrivate, hub_endpoint
@@ -31,16 +35,21 @@ from workbench.errors import WorkbenchError
 
 @dataclass(frozen=True)
 class CometSource:
-    """A COMET model the user named, and its ``hparams.yaml`` in hand."""
+    """A COMET model the user named, and its ``hparams.yaml`` read."""
 
     name: str  # as given: a Hub id, a folder, or the folder's checkpoints/model.ckpt
     folder: Path | None  # the local folder; None for a Hub repo
-    hparams_path: Path
+    hparams: dict[str, Any]  # hparams.yaml as written
 
     @property
     def what(self) -> str:
         """``COMET model 'Unbabel/wmt22-comet-da'``: the model in an error's words."""
         return f"COMET model '{self.name}'"
+
+    def declared_settings(self) -> CometSettings:
+        """The settings ``hparams.yaml`` declares, checked: what the memory plan reads, and
+        a model the workbench cannot score refused before its checkpoint is fetched."""
+        return merged_settings(self.hparams, None, self.what)
 
     def checkpoint(self) -> Path:
         """The checkpoint file, fetched from the Hub repo the user named if need be."""
@@ -84,10 +93,8 @@ def locate(name: str) -> CometSource:
                 f"COMET model folder '{path}' does not exist; pass a folder with "
                 f"{HPARAMS_FILE} and {CHECKPOINT_FILE}, or a Hub id such as {DEFAULT_COMET}"
             )
-        hparams = path / HPARAMS_FILE
-        read_hparams(hparams)  # one line now if it is missing or unreadable
-        return CometSource(name, path, hparams)
-    return CometSource(name, None, Path(_from_hub(name, HPARAMS_FILE)))
+        return CometSource(name, path, read_hparams(path / HPARAMS_FILE))
+    return CometSource(name, None, read_hparams(Path(_from_hub(name, HPARAMS_FILE))))
 
 
 def _from_hub(repo_id: str, filename: str) -> str:

@@ -10,7 +10,6 @@ refuses a scorer that cannot fit, before training starts.
 from __future__ import annotations
 
 from workbench.core.comet.files import locate
-from workbench.core.comet.settings import merged_settings, read_hparams
 from workbench.core.records.memory import GB, ScorerMemory
 
 #: Bytes an fp32 value takes.
@@ -34,7 +33,7 @@ def scorer_memory(
     from workbench.core.model.load import load_model_config
 
     source = locate(name)
-    settings = merged_settings(read_hparams(source.hparams_path), None, source.what)
+    settings = source.declared_settings()
     encoder = source.encoder_folder(settings.pretrained_model)
     config = load_model_config(encoder)
     with torch.device("meta"):

@@ -29,7 +29,7 @@ from workbench.core.comet.inputs import (
     length_batches,
     padded,
 )
-from workbench.core.comet.settings import CometSettings, merged_settings, read_hparams
+from workbench.core.comet.settings import CometSettings, merged_settings, metric_name
 from workbench.errors import WorkbenchError
 
 if TYPE_CHECKING:
@@ -67,6 +67,11 @@ class CometScorer:
     def forget(self) -> None:
         """Let go of every sequence's vector kept so far (a long session keeps none)."""
         self._vectors.clear()
+
+    @property
+    def metric(self) -> str:
+        """The metric's name as the papers give it (``COMET-22``, ``CometKiwi-22``)."""
+        return metric_name(self.name, reference_free=not self.settings.reads_reference)
 
     @property
     def needs_reference(self) -> bool:
@@ -121,8 +126,7 @@ class CometScorer:
         """Each text encoded alone, then the estimator on features of the three vectors."""
         import torch
 
-        texts = [*sources, *(references or []), *(h for system in systems for h in system)]
-        ids = dict(zip(texts, map(tuple, self.encode(texts)), strict=True))
+        ids = self._ids(sources, systems, references)
         self._encode(list(ids.values()), progress)
         vector = self._vectors.__getitem__
 
@@ -153,8 +157,7 @@ class CometScorer:
         sides = {"src": sources, "ref": references}
         given = [p for p in ("src", "ref") if p in self.settings.input_segments and sides[p]]
         inputs = [("src",), ("ref",), ("src", "ref")] if len(given) == 2 else [tuple(given)]
-        texts = [*sources, *(references or []), *(h for system in systems for h in system)]
-        ids = dict(zip(texts, self.encode(texts), strict=True))
+        ids = self._ids(sources, systems, references)
 
         def sequence(mt: str, segment: int, parts: tuple[str, ...]) -> tuple[int, ...]:
             side_ids = [ids[sides[p][segment]] for p in parts]  # type: ignore[index]
@@ -174,6 +177,18 @@ class CometScorer:
         return out
 
     # ------------------------------------------------------------------ the encoder
+
+    def _ids(
+        self,
+        sources: Sequence[str],
+        systems: Sequence[Sequence[str]],
+        references: Sequence[str] | None,
+    ) -> dict[str, tuple[int, ...]]:
+        """Each distinct text's token ids: sources, references and every translation."""
+        texts = list(
+            dict.fromkeys([*sources, *(references or []), *(h for s in systems for h in s)])
+        )
+        return dict(zip(texts, map(tuple, self.encode(texts)), strict=True))
 
     def _encode(
         self, sequences: list[tuple[int, ...]], progress: Progress | None, scored: bool = False
@@ -237,12 +252,9 @@ def load_scorer(name: str, device: str | None = None, batch_size: int = BATCH_SI
     from workbench.core.model.load import pick_device
 
     source = locate(name)
-    yaml_hparams = read_hparams(source.hparams_path)
-    merged_settings(
-        yaml_hparams, None, source.what
-    )  # refuse an unsupported model before its download
+    source.declared_settings()  # a model not scored here: refused before its download
     checkpoint = read_checkpoint(source.checkpoint())
-    settings = merged_settings(yaml_hparams, checkpoint.hyper_parameters, source.what)
+    settings = merged_settings(source.hparams, checkpoint.hyper_parameters, source.what)
     tokenizer, config, file = _encoder_files(source, settings)
     from workbench.core.comet.network import build_network
 

@@ -22,7 +22,6 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from workbench.core.comet.scorer import points
-from workbench.core.comet.settings import metric_name
 from workbench.core.data.pair_features import Rate
 from workbench.core.evaluate.before_after import HeldOutSets
 from workbench.core.evaluate.segment_statistics import mean, segment_change
@@ -66,7 +65,7 @@ def comet_on_sets(
 
     emit(Phase("comet", f"loading {model}"))
     scorer = load_scorer(model, device=device)
-    metric = metric_name(model, not scorer.settings.reads_reference)
+    metric = scorer.metric
     out: dict[str, CometOfSet] = {}
     for split, pairs in sets.pairs.items():
         emit(Phase("comet", f"scoring {len(pairs)} {split} sentences before and after"))

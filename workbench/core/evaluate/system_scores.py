@@ -19,7 +19,6 @@ from typing import Any
 
 from workbench.core.comet.files import locate
 from workbench.core.comet.scorer import points
-from workbench.core.comet.settings import merged_settings, metric_name, read_hparams
 from workbench.core.data.scripts import script_share
 from workbench.core.evaluate.comet_sets import ScoreProgressSink
 from workbench.core.evaluate.resampling import corpus_score_with_interval
@@ -144,8 +143,7 @@ def score_outputs(request: ScoreRequest, emit: EventSink | None = None) -> Score
 
     for metric, model in (("comet", request.comet_model), ("qe", request.qe_model)):
         if metric in request.metrics:  # its hparams.yaml now: a bad model fails first
-            source = locate(model)
-            merged_settings(read_hparams(source.hparams_path), None, source.what)
+            locate(model).declared_settings()
     scores: list[list[MetricScore]] = [[] for _ in hypotheses]
     changes: list[list[MetricChange]] = [[] for _ in hypotheses]
     tokenize, reason = (None, "")
@@ -243,7 +241,7 @@ def _neural(
     if emit is not None:
         emit(Note(f"loading COMET model {model}"))
     scorer = load_scorer(model)
-    name = metric_name(model, not scorer.settings.reads_reference)
+    name = scorer.metric
     progress: Callable[[int, int], None] | None = ScoreProgressSink(name, emit) if emit else None
     scored = [points(s) for s in scorer.score_systems(sources, hypotheses, references, progress)]
     for segments, system in zip(scored, scores, strict=True):
