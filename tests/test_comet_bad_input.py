@@ -341,3 +341,35 @@ def test_python_tags_in_hparams_yaml_are_read_as_text_and_run_nothing(tmp_path: 
     assert got == load_scorer(str(GOOD), device="cpu").score(*texts)
     assert not (tmp_path / "planted.txt").exists()
     assert not Path("planted.txt").exists()
+
+
+def test_a_comet_model_failing_at_the_end_of_a_run_costs_it_nothing_and_says_why(
+    tmp_path: Path,
+):
+    """The run's scores and sentences come back as they were, with one warning; and a
+    failure's text never carries a password, whoever raised it."""
+    from workbench.core.data.pair import Pair
+    from workbench.core.decoding import DecodeOptions
+    from workbench.core.evaluate.before_after import HeldOutSets
+    from workbench.core.evaluate.comet_sets import add_comet
+    from workbench.core.events import Note
+    from workbench.errors import failure_text
+
+    model = copy_model(tmp_path)
+    break_truncated(model)
+    pairs = [Pair("I like tea.", "我喜欢茶。")]
+    sets = HeldOutSets({"test": pairs}, {"test": "one pair"}, DecodeOptions(1, 8), 1, "zh")
+    notes: list[object] = []
+    scores: dict = {"test": object()}
+    rows: dict = {"test": []}
+    kept = add_comet(
+        sets, {"test": ["茶"]}, {"test": ["我喜欢茶。"]}, scores, rows, str(model), "cpu",
+        notes.append,
+    )  # fmt: skip
+    assert kept == (scores, rows)
+    (warning,) = [n for n in notes if isinstance(n, Note)]
+    assert warning.level == "warning"
+    assert "COMET was not scored: '" in warning.text
+    assert "is not a readable checkpoint" in warning.text
+    leaked = RuntimeError("GET https://ann:s3cret@mirror.example/x failed")
+    assert failure_text(leaked) == "RuntimeError: GET https://ann:***@mirror.example/x failed"

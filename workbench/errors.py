@@ -31,6 +31,15 @@ class WorkbenchError(Exception):
         super().__init__(without_passwords(str(message)))
 
 
+def failure_text(err: BaseException) -> str:
+    """An error in words for a line a run or a session goes on after: a WorkbenchError's
+    own sentence, anything else with its type; passwords hidden either way (a library's
+    message can quote a URL with its credentials)."""
+    if isinstance(err, WorkbenchError):
+        return str(err)
+    return without_passwords(f"{type(err).__name__}: {err}")
+
+
 class HubUnreachableError(WorkbenchError):
     """The Hugging Face Hub (or the mirror in HF_ENDPOINT) cannot be reached."""
 

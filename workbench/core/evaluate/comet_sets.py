@@ -27,7 +27,7 @@ from workbench.core.evaluate.before_after import HeldOutSets
 from workbench.core.evaluate.segment_statistics import mean, segment_change
 from workbench.core.events import EventSink, Note, Phase, Sample, ScoreProgress
 from workbench.core.records.scores import MetricChange, SetScores
-from workbench.errors import WorkbenchError
+from workbench.errors import failure_text
 
 
 @dataclass(frozen=True)
@@ -110,10 +110,10 @@ def add_comet(
     try:
         comet = comet_on_sets(sets, before, after, model, device, emit)
     except Exception as err:  # any failure here (out of memory too) must not cost the run
-        reason = str(err) if isinstance(err, WorkbenchError) else f"{type(err).__name__}: {err}"
         emit(
             Note(
-                f"COMET was not scored: {reason}. BLEU, chrF and the translations are kept; "
+                f"COMET was not scored: {failure_text(err)}. BLEU, chrF and the translations "
+                "are kept; "
                 "score them later with workbench score",
                 "warning",
             )

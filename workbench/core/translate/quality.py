@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any
 
 from workbench.core.comet.settings import metric_name
 from workbench.core.config.settings import DEFAULT_QE
-from workbench.errors import WorkbenchError
+from workbench.errors import WorkbenchError, failure_text
 
 if TYPE_CHECKING:
     from workbench.core.comet.scorer import CometScorer
@@ -96,7 +96,5 @@ class QualityEstimator:
         goes on translating, since one score must never cost the session."""
         try:
             return self.estimate(source, translation), ""
-        except WorkbenchError as err:  # a gated or unsuitable QE model: said, never fatal
-            return None, str(err)
-        except Exception as err:  # a broken one (out of memory, say): likewise
-            return None, f"{type(err).__name__}: {err}"
+        except Exception as err:  # gated, unsuitable or broken (out of memory): said, not fatal
+            return None, failure_text(err)
