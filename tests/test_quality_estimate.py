@@ -14,7 +14,8 @@ from textual.widgets import DataTable, Static
 
 from tests.conftest import FinishedRun, run_cli, small, wait_for
 from tests.test_tui_translate import open_translate
-from workbench.cli.train import without_qe
+from workbench.cli.options import without_flags
+from workbench.cli.train import QE_FLAG
 from workbench.cli.translate import run_console
 from workbench.core.comet.scorer import load_scorer
 from workbench.core.decoding import DecodeOptions
@@ -87,14 +88,14 @@ def test_a_reference_based_model_as_qe_is_said_per_line_and_the_session_goes_on(
 
 
 def test_serve_passes_every_run_flag_on_but_qe():
-    assert without_qe(["--preset", "demo", "--qe", "--epochs", "2"]) == [
+    assert without_flags(["--preset", "demo", "--qe", "--epochs", "2"], [QE_FLAG]) == [
         "--preset",
         "demo",
         "--epochs",
         "2",
     ]
-    assert without_qe(["--qe", "M", "--lr", "1"]) == ["--lr", "1"]
-    assert without_qe(["--qe=M", "--lr", "1", "--qe"]) == ["--lr", "1"]
+    assert without_flags(["--qe", "M", "--lr", "1"], [QE_FLAG]) == ["--lr", "1"]
+    assert without_flags(["--qe=M", "--lr", "1", "--qe"], [QE_FLAG]) == ["--lr", "1"]
 
 
 @pytest.mark.slow  # reads the shared finished_run, which trains
@@ -126,3 +127,12 @@ async def test_the_translate_pane_scores_each_row_and_the_report_shows_it_beside
     assert "| QE (no reference) | Judgement (one line) |" in md
     assert f"| COMET-QE {line['qe']['score']:.2f} | has errors — wrong word |" in md
     shutil.rmtree(tmp_path / "out")
+
+
+def test_a_served_tab_gets_the_run_flags_and_qe_but_not_serves_own():
+    import shlex
+
+    from workbench.cli.serve import tab_command
+
+    argv = ["serve", "--port", "8001", "--allow-remote", "--host=0.0.0.0", "--qe", "--lr", "1"]
+    assert shlex.split(tab_command(argv))[-5:] == ["workbench", "tui", "--qe", "--lr", "1"]

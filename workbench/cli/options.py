@@ -42,6 +42,29 @@ OUTPUT_DIR_FLAG: Flag = (
 )
 
 
+def without_flags(argv: Sequence[str], flags: Sequence[Flag]) -> list[str]:
+    """``argv`` without ``flags`` and their values, each as its table entry takes one: a
+    switch (``store_true``) none, an optional value (``nargs="?"``) the next argument
+    unless it is a flag, any other the next argument; ``--flag=value`` is one argument."""
+    takes = {
+        name: "none" if o.get("action") == "store_true" else o.get("nargs") or "one"
+        for name, o in flags
+    }
+    kept: list[str] = []
+    skip = False
+    for i, arg in enumerate(argv):
+        if skip:
+            skip = False
+            continue
+        name = arg.split("=", 1)[0]
+        if name not in takes:
+            kept.append(arg)
+        elif "=" not in arg and takes[name] != "none":
+            following = argv[i + 1] if i + 1 < len(argv) else "-"
+            skip = takes[name] == "one" or not following.startswith("-")
+    return kept
+
+
 def add_command(
     subparsers: Subparsers,
     name: str,

@@ -20,7 +20,7 @@ import socket
 import sys
 from typing import TYPE_CHECKING
 
-from workbench.cli.options import add_command
+from workbench.cli.options import add_command, without_flags
 from workbench.errors import WorkbenchError
 
 if TYPE_CHECKING:
@@ -72,18 +72,7 @@ def is_loopback(host: str) -> bool:
 
 def tab_command(argv: list[str]) -> str:
     """The command each tab runs: ``workbench tui`` with the run flags ``serve`` was given."""
-    own = {flag for flag, _ in FLAGS}
-    kept: list[str] = []
-    skip = False
-    for arg in argv[1:]:  # argv[0] is "serve"
-        if skip:
-            skip = False
-            continue
-        name = arg.split("=", 1)[0]
-        if name in own:
-            skip = "=" not in arg and name != "--allow-remote"
-            continue
-        kept.append(arg)
+    kept = without_flags(argv[1:], FLAGS)  # argv[0] is "serve"
     return shlex.join([sys.executable, "-m", "workbench", "tui", *kept])
 
 

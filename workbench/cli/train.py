@@ -22,7 +22,7 @@ from pathlib import Path
 from types import FrameType
 from typing import TYPE_CHECKING, Any
 
-from workbench.cli.options import Flag, add_command
+from workbench.cli.options import Flag, add_command, without_flags
 from workbench.core.config.build import build_config, preset_values, setting_type
 from workbench.core.config.presets import DEFAULT_PRESET, PRESET_NOTES, PRESETS
 from workbench.core.config.run_config import RunConfig
@@ -187,23 +187,6 @@ QE_FLAG: Flag = (
 )
 
 
-def without_qe(argv: list[str]) -> list[str]:
-    """``argv`` without ``--qe`` and its model (``--qe=M``, ``--qe M`` or ``--qe`` alone)."""
-    out: list[str] = []
-    skip = False
-    for i, arg in enumerate(argv):
-        if skip:
-            skip = False
-            continue
-        if arg == "--qe":
-            following = argv[i + 1] if i + 1 < len(argv) else "-"
-            skip = not following.startswith("-")
-            continue
-        if not arg.startswith("--qe="):
-            out.append(arg)
-    return out
-
-
 def add_parsers(sub: Subparsers) -> None:
     """Register ``train``, ``tui`` and ``presets`` on the CLI's subparsers."""
     train = add_command(
@@ -328,7 +311,7 @@ def run_tui(args: argparse.Namespace) -> int:
 
     # In a browser tab a run trains in a process of its own: the tab is only a viewer;
     # it trains with the tab's run flags (--qe is the Translate pane's, not the run's).
-    runs = without_qe(args.argv[1:]) if served else None
+    runs = without_flags(args.argv[1:], [QE_FLAG]) if served else None
     app = WorkbenchApp(config, detached_runs=runs, qe_model=args.qe)
     code = app.run() or 0
     if app.keeps_training:  # the terminal went away: the run trains on, here, to its end
