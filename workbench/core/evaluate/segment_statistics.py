@@ -15,11 +15,8 @@ import math
 from collections.abc import Sequence
 
 from workbench.core.evaluate.resampling import resampled_means
-from workbench.core.evaluate.significance import percentile_interval
+from workbench.core.evaluate.significance import UNBOUNDED, percentile_interval
 from workbench.core.records.scores import N_BOOTSTRAP, MetricChange
-
-#: A bound no segment-level metric's interval reaches, so intervals are never clipped.
-UNBOUNDED = 1e9
 
 
 def mean(scores: Sequence[float]) -> float:

@@ -24,6 +24,10 @@ SACREBLEU_METRICS = ("BLEU", "chrF", "chrF++", "TER")
 #: BLEU tokenizers for text without spaces between words: TER splits it into characters
 #: too (sacreBLEU's ``asian_support``), or a Chinese sentence is one "word".
 UNSPACED_TOKENIZERS = ("zh", "ja-mecab", "ko-mecab", "char")
+#: The top of a scale that has none, so its intervals are never clipped above: TER (edits
+#: can outnumber the reference's words many times over: a model that loops scores
+#: thousands) and a neural metric's scores.
+UNBOUNDED = math.inf
 
 
 def sacrebleu_metrics(tokenize: str) -> dict[str, Metric]:
@@ -91,11 +95,6 @@ def percentile_interval(differences: Any, high: float = 100.0) -> list[float]:
     return _round([ordered[low], ordered[len(ordered) - low - 1]], high)
 
 
-#: TER's scale has no top: edits can outnumber the reference's words many times over (a
-#: model that loops scores thousands), so its intervals are never clipped above.
-TER_HIGH = math.inf
-
-
 @dataclass(frozen=True)
 class PairedChanges:
     """sacreBLEU's metrics of one system against a baseline on one set."""
@@ -125,7 +124,7 @@ def paired_changes(
     changes = {}
     # The signatures are named by sacreBLEU ("BLEU", "chrF2", "chrF2++", "TER"), in order.
     for metric, key in zip(SACREBLEU_METRICS, test.signatures, strict=True):
-        high = TER_HIGH if metric == "TER" else 100.0
+        high = UNBOUNDED if metric == "TER" else 100.0
         base, system = _results(test.table, key)
         changes[metric] = MetricChange(
             metric=metric,

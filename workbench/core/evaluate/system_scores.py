@@ -25,7 +25,7 @@ from workbench.core.evaluate.resampling import corpus_score_with_interval
 from workbench.core.evaluate.segment_statistics import mean, segment_change, segment_interval
 from workbench.core.evaluate.significance import (
     SACREBLEU_METRICS,
-    TER_HIGH,
+    UNBOUNDED,
     bounded,
     paired_changes,
     sacrebleu_metrics,
@@ -134,12 +134,18 @@ def score_outputs(request: ScoreRequest, emit: EventSink | None = None) -> Score
     references = read_segments(request.references, "reference") if request.references else None
     sources = read_segments(request.sources, "source") if request.sources else None
     n = len(hypotheses[0])
-    for path, lines in zip(request.hypotheses, hypotheses, strict=True):
-        _same_length(request.hypotheses[0], n, path, len(lines), "hypothesis")
-    if references is not None and request.references is not None:
-        _same_length(request.hypotheses[0], n, request.references, len(references), "reference")
-    if sources is not None and request.sources is not None:
-        _same_length(request.hypotheses[0], n, request.sources, len(sources), "source")
+    pairs = zip(request.hypotheses, hypotheses, strict=True)
+    counts: list[tuple[Path | None, int, str]] = [(p, len(h), "hypothesis") for p, h in pairs]
+    if references is not None:
+        counts.append((request.references, len(references), "reference"))
+    if sources is not None:
+        counts.append((request.sources, len(sources), "source"))
+    for path, count, what in counts:
+        if count != n:
+            raise WorkbenchError(
+                f"{what} file '{path}' has {count:,} lines but '{request.hypotheses[0]}' has "
+                f"{n:,}; every file must have one line per segment, in the same order"
+            )
 
     for metric, model in (("comet", request.comet_model), ("qe", request.qe_model)):
         if metric in request.metrics:  # its hparams.yaml now: a bad model fails first
@@ -177,14 +183,6 @@ def score_outputs(request: ScoreRequest, emit: EventSink | None = None) -> Score
     )
 
 
-def _same_length(first: Path, count: int, other: Path, lines: int, what: str) -> None:
-    if lines != count:
-        raise WorkbenchError(
-            f"{what} file '{other}' has {lines:,} lines but '{first}' has {count:,}; "
-            "every file must have one line per segment, in the same order"
-        )
-
-
 def _sacrebleu(
     hypotheses: list[list[str]],
     references: list[str],
@@ -204,7 +202,7 @@ def _sacrebleu(
             sentence = sentence_metric(name, tokenize)
             centre = float(getattr(score, "_mean", score.score))
             half = float(getattr(score, "_ci", 0.0))
-            ci = bounded([centre - half, centre + half], TER_HIGH if name == "TER" else 100.0)
+            ci = bounded([centre - half, centre + half], UNBOUNDED if name == "TER" else 100.0)
             segments = [
                 round(float(sentence.sentence_score(h, [r]).score), 2)
                 for h, r in zip(system, references, strict=True)
