@@ -59,6 +59,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -167,6 +168,30 @@ def versions(*names: str) -> dict[str, str]:
     return found
 
 
+def timed_scoring(
+    started: float,
+    imported: float,
+    loaded: float,
+    warm_up: Callable[[], object],
+    score_all: Callable[[], Sequence[float]],
+) -> dict[str, Any]:
+    """One arm's phases: import and load (timed by the caller), a warm-up call, then one
+    timed call scoring every segment (wall clock, and process CPU time beside it)."""
+    warm_up()
+    warmed = time.perf_counter()
+    wall, cpu = time.perf_counter(), time.process_time()
+    scores = score_all()
+    wall, cpu = time.perf_counter() - wall, time.process_time() - cpu
+    return {
+        "import_s": imported - started,
+        "load_s": loaded - imported,
+        "warmup_s": warmed - loaded,
+        "seconds": wall,
+        "cpu_seconds": cpu,
+        "scores": [float(x) for x in scores],
+    }
+
+
 def measure_workbench(spec: dict[str, Any]) -> dict[str, Any]:
     """The workbench arm: load_scorer, a warm-up, one timed ``scorer.score``."""
     started = time.perf_counter()
@@ -187,23 +212,21 @@ def measure_workbench(spec: dict[str, Any]) -> dict[str, Any]:
     loaded = time.perf_counter()
     sources, translations, references = read_segments(spec["segments"])
     warm = spec["batch_size"]
-    scorer.score(sources[:warm], translations[:warm], references[:warm])
-    warmed = time.perf_counter()
-    scorer.forget()  # the timed call encodes every sequence itself
 
-    wall, cpu = time.perf_counter(), time.process_time()
-    scores = scorer.score(sources, translations, references)
-    wall, cpu = time.perf_counter() - wall, time.process_time() - cpu
+    def warm_up() -> None:
+        scorer.score(sources[:warm], translations[:warm], references[:warm])
+        scorer.forget()  # the timed call encodes every sequence itself
 
     network = scorer.network
     config = network.encoder.held.config
     return {
-        "import_s": imported - started,
-        "load_s": loaded - imported,
-        "warmup_s": warmed - loaded,
-        "seconds": wall,
-        "cpu_seconds": cpu,
-        "scores": scores,
+        **timed_scoring(
+            started,
+            imported,
+            loaded,
+            warm_up,
+            lambda: scorer.score(sources, translations, references),
+        ),
         "threads": torch.get_num_threads(),
         "parameters": sum(p.numel() for p in network.parameters()),
         "attention": config._attn_implementation,
@@ -293,19 +316,14 @@ def measure_library(spec: dict[str, Any]) -> dict[str, Any]:
         for s, t, r in zip(sources, translations, references, strict=True)
     ]
     batch = spec["batch_size"]
-    model.predict(samples[:batch], batch_size=batch, gpus=0, progress_bar=False)
-    warmed = time.perf_counter()
 
-    wall, cpu = time.perf_counter(), time.process_time()
-    output = model.predict(samples, batch_size=batch, gpus=0, progress_bar=False)
-    wall, cpu = time.perf_counter() - wall, time.process_time() - cpu
+    def predict(chosen: list[dict[str, str]]) -> Sequence[float]:
+        return model.predict(chosen, batch_size=batch, gpus=0, progress_bar=False).scores
+
     return {
-        "import_s": imported - started,
-        "load_s": loaded - imported,
-        "warmup_s": warmed - loaded,
-        "seconds": wall,
-        "cpu_seconds": cpu,
-        "scores": [float(x) for x in output.scores],
+        **timed_scoring(
+            started, imported, loaded, lambda: predict(samples[:batch]), lambda: predict(samples)
+        ),
         "threads": torch.get_num_threads(),
         "parameters": sum(p.numel() for p in model.parameters()),
         "attention": model.encoder.model.config._attn_implementation,
