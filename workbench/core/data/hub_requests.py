@@ -53,7 +53,7 @@ from workbench.core.data.hub import (
 )
 from workbench.core.data.retry_policy import RetryPolicy, retried_status, retry_after
 from workbench.core.events import EventSink, HubRetry
-from workbench.errors import without_passwords
+from workbench.errors import WorkbenchError, without_passwords
 
 T = TypeVar("T")
 
@@ -332,21 +332,42 @@ def ensure_hub_reachable(what: str, timeout: float = REACH_TIMEOUT) -> None:
         raise explain(err, what) or no_answer(what, f"{endpoint}/", err) from None
 
 
-def hub_file(repo_id: str, filename: str, what: str, missing_fix: str) -> str:
-    """The local path of one file of a Hub model repo: from the local cache when it is
-    there (so it works offline after one download), else fetched with the checks and
-    retries every Hub access here has, and any failure said in one line."""
-    from huggingface_hub import hf_hub_download
-
+def cached_or_fetched(load: Callable[..., T], what: str, missing_fix: str) -> T:
+    """``load(local_files_only=True)`` from the local cache, so a model fetched once works
+    offline; else ``load()`` from the Hub after the reachability check, under the retries
+    every Hub access here has, with any failure said in one line naming ``what``."""
     try:
-        return str(hf_hub_download(repo_id, filename, local_files_only=True))
-    except Exception:  # not in the cache (or a cache a stopped download left half-filled)
+        return load(local_files_only=True)
+    except (OSError, TypeError):
+        # Not in the cache; or a cache a stopped download left half-filled (config.json
+        # there, vocab.json not), which fails inside a tokenizer with a TypeError (a None
+        # path): fetch what is missing.
         pass
-    ensure_hub_reachable(what)
+    ensure_hub_reachable(what)  # and every request from here on is retried when it fails
     try:
-        return str(retrying(lambda: hf_hub_download(repo_id, filename)))
+        # A weights file streamed in can still be cut off mid-way: then the whole load is
+        # tried again, and huggingface_hub resumes the file from what has arrived.
+        return retrying(load)
     except Exception as err:
+        # transformers wraps huggingface_hub's typed errors in OSError ``from`` them; the
+        # retries' last error comes through as it was raised.
         found = explain(err, what, missing_fix)
         if found is not None:
             raise found from None
-        raise
+        if not isinstance(err, OSError):
+            raise  # not about the Hub: a bug to see with its traceback
+        first = " ".join(str(err).split("\n", 1)[0].split()) or type(err).__name__
+        raise WorkbenchError(
+            f"cannot load {what} from the Hub at {hub_endpoint()}: {first}"
+        ) from None
+
+
+def hub_file(repo_id: str, filename: str, what: str, missing_fix: str) -> str:
+    """The local path of one file of a Hub model repo (:func:`cached_or_fetched`)."""
+    from huggingface_hub import hf_hub_download
+
+    return str(
+        cached_or_fetched(
+            lambda **options: hf_hub_download(repo_id, filename, **options), what, missing_fix
+        )
+    )

@@ -12,8 +12,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
-from workbench.core.data.hub import explain, hub_endpoint
-from workbench.core.data.hub_requests import ensure_hub_reachable, retrying
+from workbench.core.data.hub_requests import cached_or_fetched
 from workbench.core.data.pairs import looks_like_local_path
 from workbench.errors import WorkbenchError
 
@@ -108,30 +107,11 @@ def _from_folder_or_hub(name: str, load: Callable[..., T]) -> T:
             return load(str(path))
         except (OSError, ValueError) as err:
             raise WorkbenchError(f"cannot load the model in '{path}': {err}") from None
-    try:  # Hub id: the local cache first, so offline use works after one download.
-        return load(name, local_files_only=True)
-    except (OSError, TypeError):
-        # A cache a stopped download left half-filled (config.json there, vocab.json not)
-        # fails inside the tokenizer with a TypeError (a None path): fetch what is missing.
-        pass
-    what = f"model '{name}'"
-    ensure_hub_reachable(what)  # and every request from here on is retried when it fails
-    try:
-        # A weights file streamed in can still be cut off mid-way: then the whole load is
-        # tried again, and huggingface_hub resumes the file from what has arrived.
-        return retrying(lambda: load(name))
-    except Exception as err:
-        # transformers wraps huggingface_hub's typed errors in OSError ``from`` them; the
-        # retries' last error comes through as it was raised.
-        found = explain(err, what, "check the id or pass a local folder")
-        if found is not None:
-            raise found from None
-        if not isinstance(err, OSError):
-            raise  # not about the Hub: a bug to see with its traceback
-        first = " ".join(str(err).split("\n", 1)[0].split()) or type(err).__name__
-        raise WorkbenchError(
-            f"cannot load {what} from the Hub at {hub_endpoint()}: {first}"
-        ) from None
+    return cached_or_fetched(
+        lambda **options: load(name, **options),
+        f"model '{name}'",
+        "check the id or pass a local folder",
+    )
 
 
 def pick_device() -> str:
