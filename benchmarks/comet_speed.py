@@ -338,10 +338,8 @@ def build_model(spec: dict[str, Any]) -> dict[str, Any]:
     venv), saved as the fixtures are: ``encoder/`` and ``model/`` under ``spec["root"]``."""
     import shutil
 
-    import pytorch_lightning as pl
     import torch
     from comet.models import RegressionMetric
-    from pytorch_lightning.core.saving import save_hparams_to_yaml
     from transformers import XLMRobertaConfig
 
     torch.set_num_threads(spec["threads"])
@@ -371,34 +369,20 @@ def build_model(spec: dict[str, Any]) -> dict[str, Any]:
             generator = torch.Generator().manual_seed(SEED)
             for p in model.layerwise_attention.scalar_parameters:
                 p.copy_(torch.randn(p.shape, generator=generator) * 0.5)
-        checkpoint_path = model_dir / "checkpoints" / "model.ckpt"
-        checkpoint_path.parent.mkdir()
-        trainer = pl.Trainer(
-            accelerator="cpu",
-            devices=1,
-            logger=False,
-            enable_checkpointing=False,
-            enable_progress_bar=False,
-            enable_model_summary=False,
-            default_root_dir=str(model_dir),
-        )
-        trainer.strategy.connect(model)
-        trainer.save_checkpoint(checkpoint_path, weights_only=True)
         parameters = sum(p.numel() for p in model.parameters())
-        del model, trainer
-        # Real Unbabel checkpoints carry the encoder's position_ids buffer (as the fixtures).
-        checkpoint = torch.load(checkpoint_path, map_location="cpu", weights_only=False)
-        checkpoint["state_dict"]["encoder.model.embeddings.position_ids"] = torch.arange(
-            ENCODER_CONFIG["max_position_embeddings"], dtype=torch.int64
-        ).unsqueeze(0)
-        torch.save(checkpoint, checkpoint_path)
-        save_hparams_to_yaml(model_dir / "hparams.yaml", dict(checkpoint["hyper_parameters"]))
+        # As the fixtures are saved: a Lightning checkpoint, the encoder's position_ids
+        # buffer in it as in real Unbabel files, hparams.yaml beside it.
+        sys.path.insert(0, str(FIXTURES))
+        from build_fixtures import save_comet_checkpoint
+
+        save_comet_checkpoint(model, model_dir, ENCODER_CONFIG["max_position_embeddings"])
+        del model
     finally:
         os.chdir(previous)
     return {
         "shape": spec["shape"],
         "parameters": parameters,
-        "bytes": checkpoint_path.stat().st_size,
+        "bytes": (model_dir / "checkpoints" / "model.ckpt").stat().st_size,
     }
 
 
