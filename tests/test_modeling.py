@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from workbench.core.model import load as modeling
+from workbench.core.data import hub_requests
 from workbench.core.model.family import check_target_label
 from workbench.core.model.load import load_model_and_tokenizer
 from workbench.errors import HubUnreachableError, WorkbenchError
@@ -63,7 +63,7 @@ def test_hub_id_tries_the_cache_then_the_hub(monkeypatch):
 
     monkeypatch.setattr(transformers.AutoTokenizer, "from_pretrained", fake)
     monkeypatch.setattr(transformers.AutoModelForSeq2SeqLM, "from_pretrained", fake)
-    monkeypatch.setattr(modeling, "ensure_hub_reachable", lambda what: None)
+    monkeypatch.setattr(hub_requests, "ensure_hub_reachable", lambda what: None)
     load_model_and_tokenizer("Helsinki-NLP/opus-mt-en-zh")
     assert calls[0] == ("Helsinki-NLP/opus-mt-en-zh", True)
     assert ("Helsinki-NLP/opus-mt-en-zh", False) in calls
