@@ -501,3 +501,16 @@ def family_models(tmp_path_factory: pytest.TempPathFactory, hsk_pairs) -> dict[s
     sources, targets = [p.source for p in pairs], [p.target for p in pairs]
     base = tmp_path_factory.mktemp("families")
     return {f: build_family_model(f, base / f, sources, targets) for f in FAMILIES}
+
+
+@pytest.fixture(scope="session")
+def causal_models(tmp_path_factory: pytest.TempPathFactory, hsk_pairs) -> dict[str, Path]:
+    """A tiny random decoder-only model of each family in tests/causal_models.py (Qwen3,
+    ALMA's Llama, Gemma 3, Seed-X's Mistral), saved as its Hub repo is laid out; family ->
+    folder. Built once (well under a second for all four); nothing may write into them."""
+    from tests.causal_models import CAUSAL_FAMILIES, build_causal_model
+
+    pairs = hsk_pairs[:200]
+    sources, targets = [p.source for p in pairs], [p.target for p in pairs]
+    base = tmp_path_factory.mktemp("causal")
+    return {f: build_causal_model(f, base / f, sources, targets) for f in CAUSAL_FAMILIES}

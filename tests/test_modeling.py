@@ -63,6 +63,9 @@ def test_hub_id_tries_the_cache_then_the_hub(monkeypatch):
 
     monkeypatch.setattr(transformers.AutoTokenizer, "from_pretrained", fake)
     monkeypatch.setattr(transformers.AutoModelForSeq2SeqLM, "from_pretrained", fake)
+    monkeypatch.setattr(
+        transformers.AutoConfig, "from_pretrained", lambda name, **_: transformers.MarianConfig()
+    )
     monkeypatch.setattr(hub_requests, "ensure_hub_reachable", lambda what: None)
     load_model_and_tokenizer("Helsinki-NLP/opus-mt-en-zh")
     assert calls[0] == ("Helsinki-NLP/opus-mt-en-zh", True)

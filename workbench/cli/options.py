@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeAlias
 
 from workbench.core.config.run_config import DEFAULT_OUTPUT_DIR
+from workbench.core.config.settings import PROMPTS, read_prompt_template
 from workbench.core.decoding import AUTO_LABEL, BACKENDS, check_beams, check_new_tokens
 from workbench.core.run_folder import BEST_MODEL
 from workbench.errors import WorkbenchError
@@ -127,6 +128,20 @@ def add_language_options(parser: argparse.ArgumentParser, label: bool = True) ->
         default=None,
         help="text put before every source, for T5-style models (default: the model's)",
     )
+    parser.add_argument(
+        "--prompt",
+        default=None,
+        choices=PROMPTS,
+        help="how a decoder-only model is asked: chat (its chat template), alma or "
+        "seed-x; default: the model's recorded prompt, else chat",
+    )
+    parser.add_argument(
+        "--prompt-template",
+        default=None,
+        metavar="FILE",
+        help="a decoder-only model's own prompt: a file with {source} (and {source_lang}, "
+        "{target_lang}); default: the model's recorded one",
+    )
     if label:
         parser.add_argument(
             "--label",
@@ -139,10 +154,13 @@ def add_language_options(parser: argparse.ArgumentParser, label: bool = True) ->
 def language_choice(args: argparse.Namespace) -> dict[str, str | None]:
     """The direction flags as ``Translator.from_pretrained`` and ``load_attention_model``
     take them."""
+    template = args.prompt_template
     choice: dict[str, str | None] = {
         "source_lang": args.source_lang,
         "target_lang": args.target_lang,
         "source_prefix": args.source_prefix,
+        "prompt": args.prompt,
+        "prompt_template": read_prompt_template(template) if template is not None else None,
     }
     if hasattr(args, "label"):
         text = str(args.label).strip()

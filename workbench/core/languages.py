@@ -156,6 +156,30 @@ def bleu_tokenizer_for(target_lang: str | None) -> tuple[str, str | None]:
     return "13a", None
 
 
+#: English names of the languages the workbench knows, as an LLM's prompt names them.
+LANGUAGE_NAMES: dict[str, str] = {
+    "ar": "Arabic", "bg": "Bulgarian", "bn": "Bengali", "ca": "Catalan", "cs": "Czech",
+    "da": "Danish", "de": "German", "el": "Greek", "en": "English", "es": "Spanish",
+    "et": "Estonian", "fa": "Persian", "fi": "Finnish", "fr": "French", "he": "Hebrew",
+    "hi": "Hindi", "hr": "Croatian", "hu": "Hungarian", "id": "Indonesian", "it": "Italian",
+    "ja": "Japanese", "ko": "Korean", "lt": "Lithuanian", "lv": "Latvian", "nl": "Dutch",
+    "no": "Norwegian", "pl": "Polish", "pt": "Portuguese", "ro": "Romanian", "ru": "Russian",
+    "sk": "Slovak", "sl": "Slovenian", "sr": "Serbian", "sv": "Swedish", "sw": "Swahili",
+    "ta": "Tamil", "th": "Thai", "tr": "Turkish", "uk": "Ukrainian", "ur": "Urdu",
+    "vi": "Vietnamese", "zh": "Chinese",
+}  # fmt: skip
+
+
+def language_name(lang: str | None) -> str:
+    """The English name of a language in any family's code (``zho_Hans`` -> ``Chinese``),
+    or the code itself when the workbench has no name for it."""
+    base = base_language(lang) or (lang or "")
+    return LANGUAGE_NAMES.get(base, lang or "")
+
+
+_THINKING = re.compile(r"<think>.*?(?:</think>|$)", re.DOTALL)
+
+
 @dataclass(frozen=True)
 class Direction:
     """How one loaded model is told the language pair, resolved once for every front end.
@@ -165,6 +189,12 @@ class Direction:
     that :func:`workbench.core.model.family.apply_direction` set), generate with
     ``first_token_id`` forced (the model's generation config carries it), and drop
     ``code_ids`` from what they show.
+
+    A decoder-only model (``causal``) is told the pair by a prompt: :meth:`source_text` is
+    the whole prompt, the source between ``source_prefix`` and ``source_suffix``; its
+    training target is ``target_prefix + target + target_suffix`` (the end of the turn),
+    generation stops at ``stop_ids``, and :meth:`output_text` keeps what the prompt asks
+    for (no thinking block; the first line, where the prompt implies one).
     """
 
     family: str = "marian"
@@ -172,11 +202,19 @@ class Direction:
     target_lang: str | None = None
     source_code: str | None = None  # the family's own code (eng_Latn), where it has one
     target_code: str | None = None  # >>cmn_Hans<<, zho_Hans, __zh__, zh_CN; None: none
-    source_prefix: str = ""  # put before every source: Marian's label, T5's task
+    source_prefix: str = ""  # put before every source: Marian's label, T5's task, a prompt
     max_positions: int | None = 512  # None: relative positions (T5), no table to overrun
     first_token_id: int | None = None  # forced at generation (NLLB, M2M100, mBART-50)
     code_ids: frozenset[int] = field(default_factory=frozenset)  # never shown in output
     notes: tuple[str, ...] = ()  # what the workbench does not do for this model
+    causal: bool = False  # a decoder-only model, told the task by a prompt
+    prompt: str | None = None  # chat, alma, seed-x or template (causal models only)
+    prompt_template: str | None = None  # the user's template, as recorded
+    source_suffix: str = ""  # the prompt after the source
+    target_prefix: str = ""  # before the target in training (ALMA: a space)
+    target_suffix: str = ""  # the end of the target: EOS, or the turn's end token
+    stop_ids: frozenset[int] = field(default_factory=frozenset)  # generation ends here
+    first_line: bool = False  # the translation is the first line of the output
 
     @property
     def target_label(self) -> str | None:
@@ -184,17 +222,32 @@ class Direction:
         return self.target_code if self.family == "marian" else None
 
     def source_text(self, text: str) -> str:
-        """``text`` as the model is fed it: the family's prefix first."""
-        return f"{self.source_prefix}{text}"
+        """``text`` as the model is fed it: the family's prefix first (and a prompt's
+        rest after it)."""
+        return f"{self.source_prefix}{text}{self.source_suffix}"
+
+    def source_span(self, text: str) -> tuple[int, int]:
+        """Where ``text`` sits in :meth:`source_text`, in characters (start, end)."""
+        return len(self.source_prefix), len(self.source_prefix) + len(text)
 
     def shown(self, ids: list[int]) -> list[int]:
         """``ids`` without the language codes (tokenizers do not all count them special)."""
         return [i for i in ids if i not in self.code_ids] if self.code_ids else list(ids)
 
+    def output_text(self, text: str) -> str:
+        """A decoded output as the translation: for a prompt, without a thinking block
+        and, where the prompt implies one line, its first non-empty line."""
+        if not self.causal:
+            return text.strip()
+        lines = [line.strip() for line in _THINKING.sub("", text).splitlines() if line.strip()]
+        if self.first_line:
+            return lines[0] if lines else ""
+        return " ".join(lines)  # one translation is one line (a pipe's row, a TSV cell)
+
     def settings(self) -> dict[str, Any]:
         """What a saved model records of it (workbench.json), so it decodes the same way
         with no flags."""
-        return {
+        recorded = {
             "family": self.family,
             "source_lang": self.source_lang,
             "target_lang": self.target_lang,
@@ -203,6 +256,11 @@ class Direction:
             "target_code": self.target_code,
             "source_prefix": self.source_prefix if self.family != "marian" else "",
         }
+        if self.causal:
+            recorded["source_prefix"] = None  # the prompt says it all
+            recorded["prompt"] = self.prompt
+            recorded["prompt_template"] = self.prompt_template
+        return recorded
 
     def describe(self) -> str:
         """One line for the user: the pair and how the model is told it."""
@@ -211,6 +269,8 @@ class Direction:
             "marian": f"label {self.target_code}" if self.target_code else "no label",
             "t5": f"prefix {self.source_prefix!r}" if self.source_prefix else "no prefix",
         }.get(self.family)
+        if self.causal:
+            how = f"{self.prompt} prompt"
         if how is None:
             codes = " → ".join(c for c in (self.source_code, self.target_code) if c)
             how = f"codes {codes}" if codes else "no language codes"

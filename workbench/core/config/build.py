@@ -18,8 +18,11 @@ from workbench.core.config.settings import (
     BLEU_TOKENIZERS,
     CLEANING_RULES,
     LR_SCHEDULERS,
+    PROMPTS,
     REPORT_TARGETS,
     SELECT_ON,
+    check_template,
+    read_prompt_template,
 )
 from workbench.core.decoding import AUTO_LABEL, LENGTH_CEILING, check_beams, check_new_tokens
 from workbench.errors import WorkbenchError
@@ -93,6 +96,8 @@ def build_config(
             if name == "preset" and value != preset:
                 raise WorkbenchError("set the preset with --preset, not inside the config file")
             values[name] = _coerce(name, value)
+    if values.get("prompt_template") is not None:  # the file's text, kept in config.json
+        values["prompt_template"] = read_prompt_template(values["prompt_template"])
     config = RunConfig(**values)
     validate(config)
     return config
@@ -214,6 +219,14 @@ def validate(c: RunConfig) -> None:
             f"target_label '{c.target_label}' should look like '>>cmn_Hans<<', or be auto "
             "or none (NLLB, M2M100 and mBART-50 take --target-lang zho_Hans and the like)",
         )
+    if c.prompt is not None:
+        _check(
+            c.prompt in PROMPTS,
+            f"prompt '{c.prompt}' is not a built-in prompt; use {', '.join(PROMPTS)}, or "
+            "--prompt-template FILE for your own",
+        )
+    if c.prompt_template is not None:
+        check_template(c.prompt_template, "(prompt_template)")
     if c.is_scratch:
         _check(
             c.scratch_d_model % c.scratch_heads == 0,

@@ -43,6 +43,8 @@ class LanguageSettings(TypedDict, total=False):
     target_lang: str | None
     target_label: str | None
     source_prefix: str | None
+    prompt: str | None
+    prompt_template: str | None
 
 
 @dataclass(frozen=True)
@@ -88,6 +90,18 @@ class RunConfig:
         None,
         group="model",
         help="text put before every source, as T5 wants ('translate English to German: ')",
+    )
+    prompt: str | None = setting(
+        None,
+        group="model",
+        help="how a decoder-only model is asked to translate: chat (its chat template, "
+        "the default where it has one), alma or seed-x",
+    )
+    prompt_template: str | None = setting(
+        None,
+        group="model",
+        help="a decoder-only model's own prompt: a file (in TOML also the text) with "
+        "{source}, and {source_lang}, {target_lang} where wanted",
     )
     samples: int = setting(
         50_000, group="data", help="pairs sampled at random from the data (0 = all)"
@@ -309,6 +323,8 @@ class RunConfig:
             "target_lang": self.target_lang,
             "target_label": self.target_label,
             "source_prefix": self.source_prefix,
+            "prompt": self.prompt,
+            "prompt_template": self.prompt_template,
         }
 
     def to_dict(self) -> dict[str, Any]:

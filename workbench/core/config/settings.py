@@ -59,6 +59,56 @@ DEFAULT_COMET = "Unbabel/wmt22-comet-da"
 #: translation of the user's own sentence with.
 DEFAULT_QE = "Unbabel/wmt22-cometkiwi-da"
 
+#: The prompts built in for decoder-only models (:mod:`workbench.core.model.prompts`).
+PROMPTS = ("chat", "alma", "seed-x")
+#: The fields a user's prompt template may name.
+TEMPLATE_FIELDS = ("source", "source_lang", "target_lang")
+
+
+def check_template(text: str, where: str) -> None:
+    """Fail in one line unless ``text`` is a prompt template naming ``{source}`` and only
+    the fields a template may name (``where`` says which template, for the message)."""
+    import string
+
+    try:
+        fields = {name for _, name, _, _ in string.Formatter().parse(text) if name is not None}
+    except ValueError as err:
+        raise WorkbenchError(
+            f"prompt template {where} is not a valid template ({err}); write {{source}} "
+            "where the sentence goes and {{ }} for a literal brace"
+        ) from None
+    if "source" not in fields:
+        raise WorkbenchError(
+            f"prompt template {where} has no {{source}}: write {{source}} where the "
+            "sentence goes (and {source_lang}, {target_lang} where you like)"
+        )
+    unknown = sorted(fields - set(TEMPLATE_FIELDS))
+    if unknown:
+        raise WorkbenchError(
+            f"prompt template {where} names {{{unknown[0]}}}, which is not a field; use "
+            f"{', '.join('{' + f + '}' for f in TEMPLATE_FIELDS)}"
+        )
+
+
+def read_prompt_template(value: str) -> str:
+    """A ``prompt_template`` setting as text: the template itself when it names
+    ``{source}`` (a TOML value, or config.json's record), else the file it names."""
+    if "{source}" in value:
+        return value
+    path = Path(value).expanduser()
+    if not path.is_file():
+        raise WorkbenchError(
+            f"prompt template file '{value}' not found; pass a text file with {{source}} "
+            "where the sentence goes"
+        )
+    try:
+        text = path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as err:
+        raise WorkbenchError(f"cannot read prompt template '{value}': {err}") from None
+    check_template(text, f"'{value}'")
+    return text
+
+
 #: What chooses the best epoch on the validation set.
 SELECT_ON = ("bleu", "comet")
 

@@ -25,6 +25,8 @@ from workbench.core.languages import Direction
 #: The token columns of a tokenized corpus, as the Trainer reads them, and ``length``
 #: (the source's tokens, as the length-grouped sampler needs them).
 TOKEN_COLUMNS = ("input_ids", "attention_mask", "labels")
+#: The label of a position the loss leaves out (a prompt's token, padding).
+IGNORED = -100
 #: A probe whose ids go into the fingerprint: any change in how text becomes ids shows.
 _PROBE = ('Hello, world! 3.14 "quoted" text.', "你好，世界！三点一四。")
 
@@ -49,6 +51,8 @@ class PairTokenizer:
         """The pairs' training ids (truncated), and the sides' whole lengths in tokens."""
         if not sources:
             return {name: [] for name in (*TOKEN_COLUMNS, "source_tokens", "target_tokens")}
+        if self.direction.causal:
+            return self._encode_prompted(sources, targets)
         texts = [self.direction.source_text(s) for s in sources]
         source = self.tokenizer(texts)
         target = self.tokenizer(text_target=targets)
@@ -79,6 +83,52 @@ class PairTokenizer:
             "target_tokens": target_tokens,
         }
 
+    def _encode_prompted(self, sources: list[str], targets: list[str]) -> dict[str, list[Any]]:
+        """A decoder-only model's training ids: prompt, then target and the turn's end,
+        one sequence; the labels are -100 over the prompt, so the loss is on the target.
+
+        The source is cut to ``max_source_length`` inside the prompt, never the prompt's
+        instruction; the target to ``max_target_length`` with its end token kept. The
+        target's ids are what the tokenizer makes of prompt and target together, past
+        the prompt's ids (as ALMA's recipe counts them), so a space or a merge at the
+        seam is tokenized as it is where the model reads a prompt and writes on.
+        """
+        tok, direction = self.tokenizer, self.direction
+        source_ids = tok(sources, add_special_tokens=False)["input_ids"]
+        source_tokens = [len(ids) for ids in source_ids]
+        fitted = [
+            tok.decode(ids[: self.max_source_length], skip_special_tokens=True)
+            if len(ids) > self.max_source_length
+            else text
+            for text, ids in zip(sources, source_ids, strict=True)
+        ]
+        prompts = [direction.source_text(text) for text in fitted]
+        prompt_ids = tok(prompts)["input_ids"]
+        whole = tok(
+            [p + direction.target_prefix + t for p, t in zip(prompts, targets, strict=True)]
+        )
+        end = (
+            tok(direction.target_suffix, add_special_tokens=False)["input_ids"]
+            if direction.target_suffix
+            else []
+        )
+        room = max(1, self.max_target_length - len(end))
+        columns: dict[str, list[Any]] = {name: [] for name in TOKEN_COLUMNS}
+        target_tokens = []
+        for prompt, both, target in zip(prompt_ids, whole["input_ids"], targets, strict=True):
+            if both[: len(prompt)] == prompt:
+                answer = list(both[len(prompt) :])
+            else:  # the seam merged across: the target alone, as the model will write it
+                answer = tok(direction.target_prefix + target, add_special_tokens=False)[
+                    "input_ids"
+                ]
+            target_tokens.append(len(answer) + len(end))
+            answer = answer[:room] + end
+            columns["input_ids"].append([*prompt, *answer])
+            columns["attention_mask"].append([1] * (len(prompt) + len(answer)))
+            columns["labels"].append([IGNORED] * len(prompt) + answer)
+        return {**columns, "source_tokens": source_tokens, "target_tokens": target_tokens}
+
     def fingerprint(self) -> str:
         """A digest of everything that decides the ids: the tokenizer's files as it saves
         them, the direction's prefix and language codes, the lengths, and a probe's ids."""
@@ -87,6 +137,8 @@ class PairTokenizer:
         settings = [
             type(self.tokenizer).__name__,
             self.direction.source_text(""),
+            self.direction.target_prefix,
+            self.direction.target_suffix,
             getattr(self.tokenizer, "src_lang", None),
             getattr(self.tokenizer, "tgt_lang", None),
             self.max_source_length,

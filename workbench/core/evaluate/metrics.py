@@ -8,10 +8,12 @@ is ~0.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Collection, Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import numpy as np
+
+from workbench.core.languages import Direction
 
 
 def corpus_bleu(hypotheses: Sequence[str], references: Sequence[str], tokenize: str) -> float:
@@ -41,24 +43,28 @@ def sentence_bleu(hypothesis: str, reference: str, tokenize: str) -> float:
     return float(sacrebleu.sentence_bleu(hypothesis, [reference], tokenize=tokenize).score)
 
 
-def decode_ids(ids: Any, tokenizer: Any, hidden: Collection[int] = ()) -> list[str]:
+def decode_ids(ids: Any, tokenizer: Any, direction: Direction | None = None) -> list[str]:
     """Decode generated ids or labels; -100 (ignored positions) becomes padding first.
 
-    Without the replacement the fast tokenizers raise ``OverflowError`` on -100.
-    ``hidden``: language-code ids to drop too (M2M100's tokenizer does not count its
-    codes as special, so ``skip_special_tokens`` keeps them).
+    Without the replacement the fast tokenizers raise ``OverflowError`` on -100. The
+    ``direction``'s language codes are dropped too (M2M100's tokenizer does not count its
+    codes as special, so ``skip_special_tokens`` keeps them), and each text is read as
+    the Translator reads it (:meth:`~workbench.core.languages.Direction.output_text`).
     """
+    direction = direction or Direction()
     array = np.asarray(ids)
     array = np.where(array < 0, tokenizer.pad_token_id, array)
-    rows = [[int(i) for i in row if int(i) not in hidden] for row in array] if hidden else array
-    return [t.strip() for t in tokenizer.batch_decode(rows, skip_special_tokens=True)]
+    rows = [direction.shown([int(i) for i in row]) for row in array]
+    return [
+        direction.output_text(t) for t in tokenizer.batch_decode(rows, skip_special_tokens=True)
+    ]
 
 
 def make_compute_metrics(
     tokenizer: Any,
     tokenize: str,
     references: Sequence[str] | None = None,
-    hidden: Collection[int] = (),
+    direction: Direction | None = None,
     comet: Callable[[list[str]], float] | None = None,
 ) -> Callable[[Any], dict[str, float]]:
     """A ``compute_metrics`` for Seq2SeqTrainer: BLEU, chrF and the distinct-output ratio,
@@ -73,11 +79,11 @@ def make_compute_metrics(
         predictions, labels = eval_pred.predictions, eval_pred.label_ids
         if isinstance(predictions, tuple):
             predictions = predictions[0]
-        hyps = decode_ids(predictions, tokenizer, hidden)
+        hyps = decode_ids(predictions, tokenizer, direction)
         if references is not None and len(references) == len(hyps):
             refs = list(references)
         else:
-            refs = decode_ids(labels, tokenizer, hidden)
+            refs = decode_ids(labels, tokenizer, direction)
         scores = {
             "bleu": round(corpus_bleu(hyps, refs, tokenize), 4),
             "chrf": round(corpus_chrf(hyps, refs), 4),

@@ -22,7 +22,7 @@ from dataclasses import asdict, dataclass
 from typing import Any
 
 from workbench.core.decoding import LENGTH_CEILING, check_new_tokens
-from workbench.core.model.family import cache_shape
+from workbench.core.model.architecture import cache_shape
 from workbench.core.records.typed import init_fields
 from workbench.errors import WorkbenchError
 

@@ -51,6 +51,9 @@ class Family:
     #: The linear layers LoRA adapts by default: the attention's query and value
     #: projections, by this family's names (the generic family has none to assume).
     lora_targets: tuple[str, ...] = ()
+    #: A decoder-only model (mechanism ``prompt``): loaded as a causal LM, told the pair
+    #: by a prompt (:mod:`workbench.core.model.prompts`).
+    causal: bool = False
 
     def codes(self, tokenizer: Any) -> list[str]:
         """The language codes this tokenizer knows, sorted.
@@ -101,7 +104,16 @@ MBART50 = Family("mbart50", "mBART-50", "codes", r"^[a-z]{2}_[A-Z]{2}$", _QV)
 T5 = Family("t5", "T5 / mT5", "prefix", lora_targets=("q", "v"))
 GENERIC = Family("generic", "other seq2seq", "none")
 FAMILIES = (MARIAN, NLLB, M2M100, MBART50, T5)
-BY_NAME = {f.name: f for f in (*FAMILIES, GENERIC)}
+#: Decoder-only translators: ALMA and Tower are Llamas, Seed-X a Mistral, TranslateGemma a
+#: Gemma 3; their attention projections are named alike.
+QWEN = Family("qwen", "Qwen", "prompt", lora_targets=_QV, causal=True)
+LLAMA = Family("llama", "Llama", "prompt", lora_targets=_QV, causal=True)
+GEMMA = Family("gemma", "Gemma", "prompt", lora_targets=_QV, causal=True)
+MISTRAL = Family("mistral", "Mistral", "prompt", lora_targets=_QV, causal=True)
+HUNYUAN = Family("hunyuan", "Hunyuan", "prompt", lora_targets=_QV, causal=True)
+GENERIC_CAUSAL = Family("causal", "other decoder-only", "prompt", causal=True)
+CAUSAL_FAMILIES = (QWEN, LLAMA, GEMMA, MISTRAL, HUNYUAN)
+BY_NAME = {f.name: f for f in (*FAMILIES, GENERIC, *CAUSAL_FAMILIES, GENERIC_CAUSAL)}
 
 
 #: ``config.model_type`` -> family. NLLB-200 is an ``m2m_100`` with FLORES-200 codes, told
@@ -113,16 +125,59 @@ MODEL_TYPES = {
     "t5": T5,
     "mt5": T5,
     "umt5": T5,
+    "qwen2": QWEN,
+    "qwen3": QWEN,
+    "llama": LLAMA,
+    "gemma": GEMMA,
+    "gemma2": GEMMA,
+    "gemma3_text": GEMMA,
+    "mistral": MISTRAL,
+    "hunyuan_v1_dense": HUNYUAN,
 }
+
+
+#: Encoders that transformers can also load as a causal LM head, which cannot translate.
+ENCODER_TYPES = frozenset(
+    {"bert", "roberta", "xlm-roberta", "xlm-roberta-xl", "camembert", "electra",
+     "ernie", "distilbert", "deberta", "deberta-v2", "modernbert"}
+)  # fmt: skip
+
+
+def is_causal(model_config: Any) -> bool:
+    """Whether a config is a decoder-only model: one of the families above, or any
+    config transformers maps to a causal LM and not to a seq2seq one."""
+    model_type = str(getattr(model_config, "model_type", ""))
+    family = MODEL_TYPES.get(model_type)
+    if family is not None:
+        return family.causal
+    if getattr(model_config, "is_encoder_decoder", False) or model_type in ENCODER_TYPES:
+        return False
+    architectures = getattr(model_config, "architectures", None) or []
+    if architectures:  # what the checkpoint was saved as: BertForMaskedLM is no LM
+        return any(a.endswith(("ForCausalLM", "LMHeadModel")) for a in architectures)
+    return _causal_type(model_type)
 
 
 def detect_family(model_type: str, tokenizer: Any) -> Family:
     """The family of a model from its ``config.model_type`` (and, for m2m_100, the
     tokenizer: NLLB-200 is an M2M100 with FLORES-200 codes)."""
     family = MODEL_TYPES.get(model_type, GENERIC)
+    if family is GENERIC and _causal_type(model_type):
+        return GENERIC_CAUSAL
     if family is M2M100 and "eng_Latn" in tokenizer.get_vocab():
         return NLLB
     return family
+
+
+def _causal_type(model_type: str) -> bool:
+    from transformers.models.auto.modeling_auto import (
+        MODEL_FOR_CAUSAL_LM_MAPPING_NAMES as causal_names,
+    )
+    from transformers.models.auto.modeling_auto import (
+        MODEL_FOR_SEQ_TO_SEQ_CAUSAL_LM_MAPPING_NAMES as seq2seq_names,
+    )
+
+    return model_type in causal_names and model_type not in seq2seq_names
 
 
 def max_positions(model_config: Any) -> int | None:
@@ -132,56 +187,6 @@ def max_positions(model_config: Any) -> int | None:
         return None
     value = getattr(model_config, "max_position_embeddings", None)
     return int(value) if value else None
-
-
-def cache_shape(model_config: Any) -> tuple[int, int, int]:
-    """Decoder layers, attention heads and floats per head, in the config's own names.
-
-    T5 calls them ``num_decoder_layers``, ``num_heads`` and ``d_kv`` (and ``d_kv·heads``
-    need not be ``d_model``); the BART-like families ``decoder_layers``,
-    ``decoder_attention_heads`` and ``d_model / heads``.
-    """
-    c = model_config
-    if hasattr(c, "d_kv"):
-        layers = getattr(c, "num_decoder_layers", None) or c.num_layers
-        return int(layers), int(c.num_heads), int(c.d_kv)
-    heads = int(c.decoder_attention_heads)
-    return int(c.decoder_layers), heads, int(c.d_model) // heads
-
-
-@dataclass(frozen=True)
-class Shape:
-    """What the activations of a training step scale with, in one set of names."""
-
-    d_model: int
-    ffn_dim: int
-    encoder_layers: int
-    decoder_layers: int
-    heads: int
-    vocab_size: int
-
-
-def model_shape(model_config: Any) -> Shape:
-    """The widths and depths of a config, whichever family's names it uses (T5's
-    ``d_ff``/``num_layers``, the BART-like families' ``encoder_ffn_dim``/``encoder_layers``)."""
-    c = model_config
-    if hasattr(c, "d_kv"):
-        return Shape(
-            d_model=int(c.d_model),
-            ffn_dim=int(c.d_ff),
-            encoder_layers=int(c.num_layers),
-            decoder_layers=int(getattr(c, "num_decoder_layers", None) or c.num_layers),
-            heads=int(c.num_heads),
-            vocab_size=int(c.vocab_size),
-        )
-    return Shape(
-        d_model=int(c.d_model),
-        ffn_dim=max(int(c.encoder_ffn_dim), int(c.decoder_ffn_dim)),
-        encoder_layers=int(c.encoder_layers),
-        decoder_layers=int(c.decoder_layers),
-        heads=max(int(c.encoder_attention_heads), int(c.decoder_attention_heads)),
-        vocab_size=int(getattr(c, "decoder_vocab_size", None) or c.vocab_size),
-    )
 
 
 def default_lora_targets(model_type: str) -> tuple[str, ...]:
@@ -230,6 +235,9 @@ def resolve_direction(
     target_lang: str,
     label: str | None = AUTO,
     source_prefix: str | None = None,
+    prompt: str | None = None,
+    prompt_template: str | None = None,
+    model_name: str = "",
 ) -> Direction:
     """The direction ``source_lang`` → ``target_lang`` as this model is told it.
 
@@ -237,6 +245,9 @@ def resolve_direction(
     for a single-pair model), a ``>>xxx<<`` token is checked against the vocabulary, None
     is no label. ``source_prefix`` is put before every source (T5's task prefix). A
     language the model does not know is one line listing the codes it does.
+
+    A decoder-only model is told the pair by ``prompt`` (or ``prompt_template``):
+    :func:`prompted_direction`.
     """
     family = detect_family(model_type, tokenizer)
     codes = family.codes(tokenizer)
@@ -247,6 +258,19 @@ def resolve_direction(
         "max_positions": positions,
     }
     prefix = source_prefix or ""
+    if family.causal:
+        if label not in (AUTO, None) or prefix:
+            flag = "--source-prefix" if prefix else "--label"
+            raise WorkbenchError(
+                f"{flag} is for seq2seq models; {model_name or 'this'} is a decoder-only "
+                f"model, told the pair by its prompt: drop {flag} (--prompt-template FILE "
+                "sets the prompt)"
+            )
+        from workbench.core.model.prompts import prompted_direction
+
+        return prompted_direction(
+            common, tokenizer, model_type, model_name, prompt, prompt_template
+        )
     if family is MARIAN:
         if label == AUTO:
             target = _code(family, target_lang, codes, "--target-lang") if codes else None
@@ -301,15 +325,25 @@ def direction_for(
     target_lang: str | None = None,
     label: str | None = AUTO,
     source_prefix: str | None = None,
+    prompt: str | None = None,
+    prompt_template: str | None = None,
+    model_name: str = "",
 ) -> Direction:
     """The direction a front end decodes a model in: the user's flags first, then what
     the model's ``settings`` recorded (workbench.json, or a Hub id's preset), then the
     workbench's defaults (en → zh).
 
     ``label`` :data:`AUTO` keeps the recorded label unless a new ``target_lang`` is given.
+    A recorded prompt is kept unless a prompt flag is given; a recorded chat message (it
+    names the languages) is dropped when new languages are.
     """
     if label == AUTO and target_lang is None and "target_label" in settings:
         label = settings["target_label"]
+    if prompt is None and prompt_template is None:
+        prompt = settings.get("prompt")
+        new_languages = source_lang is not None or target_lang is not None
+        if not (prompt == "chat" and new_languages):
+            prompt_template = settings.get("prompt_template")
     return resolve_direction(
         model_type,
         positions,
@@ -318,6 +352,9 @@ def direction_for(
         target_lang or settings.get("target_lang") or DEFAULT_TARGET_LANG,
         label,
         source_prefix if source_prefix is not None else settings.get("source_prefix"),
+        prompt,
+        prompt_template,
+        model_name,
     )
 
 
@@ -325,6 +362,11 @@ def apply_direction(tokenizer: Any, direction: Direction, model: Any = None) -> 
     """Set the direction where transformers reads it: the tokenizer's languages (source
     codes and training labels) and the first generated token (every ``generate``)."""
     family = BY_NAME.get(direction.family, GENERIC)
+    if direction.causal:
+        from workbench.core.model.prompts import apply_prompt
+
+        apply_prompt(tokenizer, direction, model)
+        return
     if direction.source_code is not None:
         tokenizer.src_lang = family.tokenizer_language(direction.source_code)
     if direction.target_code is not None and direction.first_token_id is not None:

@@ -56,12 +56,15 @@ def check_local_model(path: Path) -> None:
 def load_model_and_tokenizer(
     name: str, attn_implementation: str | None = None
 ) -> tuple[PreTrainedModel, PreTrainedTokenizerBase]:
-    """Load a seq2seq model and tokenizer from a local folder or a Hub id.
+    """Load a translation model (seq2seq, or a decoder-only causal LM) and its tokenizer
+    from a local folder or a Hub id.
 
     ``attn_implementation="eager"`` is for attention maps only: SDPA (the default) is
     faster but returns no attention weights.
     """
-    from transformers import AutoModelForSeq2SeqLM, AutoTokenizer
+    from transformers import AutoConfig, AutoTokenizer
+
+    from workbench.core.model.architecture import model_class
 
     kwargs: dict[str, Any] = {}
     if attn_implementation:
@@ -69,7 +72,8 @@ def load_model_and_tokenizer(
 
     def load(where: str, **extra: Any) -> tuple[PreTrainedModel, PreTrainedTokenizerBase]:
         tokenizer = AutoTokenizer.from_pretrained(where, **extra)
-        return AutoModelForSeq2SeqLM.from_pretrained(where, **extra, **kwargs), tokenizer
+        config = AutoConfig.from_pretrained(where, **extra)
+        return model_class(config).from_pretrained(where, **extra, **kwargs), tokenizer
 
     return _from_folder_or_hub(name, load)
 

@@ -27,12 +27,14 @@ class ParameterCounts:
 
 
 def meta_model(model_config: Any) -> Any:
-    """The seq2seq model of ``model_config``, with no storage behind its tensors."""
+    """The model of ``model_config`` (seq2seq or causal), with no storage behind its
+    tensors."""
     import torch
-    from transformers import AutoModelForSeq2SeqLM
+
+    from workbench.core.model.architecture import model_class
 
     with torch.device("meta"):
-        return AutoModelForSeq2SeqLM.from_config(model_config)
+        return model_class(model_config).from_config(model_config)
 
 
 def lora_layers(model: Any, targets: tuple[str, ...]) -> list[tuple[str, int, int]]:

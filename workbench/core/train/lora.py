@@ -38,7 +38,8 @@ def with_adapters(model: Any, config: RunConfig) -> Any:
     from peft import LoraConfig, TaskType, get_peft_model
 
     lora = LoraConfig(
-        task_type=TaskType.SEQ_2_SEQ_LM,
+        # peft's wrapper for each kind: a causal LM's forward takes no decoder inputs
+        task_type=TaskType.SEQ_2_SEQ_LM if model.config.is_encoder_decoder else TaskType.CAUSAL_LM,
         r=config.lora_rank,
         lora_alpha=config.lora_alpha,
         lora_dropout=config.lora_dropout,

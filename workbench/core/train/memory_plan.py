@@ -21,7 +21,7 @@ import dataclasses
 from typing import Any
 
 from workbench.core.config.run_config import RunConfig
-from workbench.core.model.family import Shape, model_shape
+from workbench.core.model.architecture import Shape, model_shape
 from workbench.core.records.memory import GB, Fix, MemoryPlan, ScorerMemory
 from workbench.core.train.run_model import Precision
 from workbench.core.views.memory_text import refusal, scorer_refusal

@@ -28,8 +28,11 @@ from workbench.errors import WorkbenchError
 def run_direction(config: RunConfig, tokenizer: Any, model_config: Any) -> Direction:
     """The run's direction on its model, with the lengths checked against the model's
     positions: a language, label or length mistake fails here, before the run folder."""
+    from workbench.core.model.architecture import model_class
     from workbench.core.model.family import max_positions, resolve_direction
+    from workbench.core.model.prompts import prompt_overhead
 
+    model_class(model_config)  # an encoder (BERT) is refused here, in one line
     direction = resolve_direction(
         model_config.model_type,
         max_positions(model_config),
@@ -38,9 +41,26 @@ def run_direction(config: RunConfig, tokenizer: Any, model_config: Any) -> Direc
         config.target_lang,
         config.target_label,
         config.source_prefix,
+        config.prompt,
+        config.prompt_template,
+        config.model,
     )
     bound = direction.max_positions
-    if bound is not None:
+    if bound is not None and direction.causal:
+        # One sequence holds the prompt, the source and the target (or the translation).
+        prompt = prompt_overhead(tokenizer, direction)
+        longest = (
+            prompt + config.max_source_length + max(config.max_target_length, config.max_new_tokens)
+        )
+        if longest > bound:
+            raise WorkbenchError(
+                f"the prompt ({prompt} tokens), max_source_length {config.max_source_length} "
+                f"and max_target_length/max_new_tokens "
+                f"{max(config.max_target_length, config.max_new_tokens)} make {longest} "
+                f"tokens, more than this model's {bound} positions ({config.model}); pass "
+                "smaller --max-source-length and --max-target-length"
+            )
+    elif bound is not None:
         for name, limit in (
             ("max_source_length", bound),
             ("max_target_length", bound),
@@ -138,10 +158,13 @@ def load_run_model(
 def configure_generation(model: Any, config: RunConfig) -> None:
     """Bound generation everywhere: the model default is 512 tokens and 4+ beams."""
     gen = model.generation_config
-    # Only max_length (decoder start + new tokens): setting max_new_tokens as well makes
-    # generate() warn on every batch.
-    gen.max_length = config.max_new_tokens + 1
-    gen.max_new_tokens = None
+    if model.config.is_encoder_decoder:
+        # Only max_length (decoder start + new tokens): setting max_new_tokens as well
+        # makes generate() warn on every batch.
+        gen.max_length = config.max_new_tokens + 1
+        gen.max_new_tokens = None
+    else:  # a decoder-only model's max_length would count its prompt
+        gen.max_new_tokens = config.max_new_tokens
     gen.num_beams = config.num_beams
     if config.num_beams == 1 and gen.early_stopping:
         # A beam-search setting (M2M100's and mBART's Hub configs have it); transformers

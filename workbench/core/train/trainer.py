@@ -18,11 +18,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 import torch
 from torch.utils.data import SequentialSampler
-from transformers import (
-    DataCollatorForSeq2Seq,
-    Seq2SeqTrainer,
-    Seq2SeqTrainingArguments,
-)
+from transformers import Seq2SeqTrainer, Seq2SeqTrainingArguments
 from transformers.trainer_callback import PrinterCallback, ProgressCallback
 from transformers.trainer_pt_utils import LengthGroupedSampler
 from transformers.trainer_utils import rotate_checkpoints
@@ -35,6 +31,7 @@ from workbench.core.languages import Direction
 from workbench.core.run_folder import CHECKPOINTS_FOLDER, RunLease, holds
 from workbench.core.train import loss as token_loss
 from workbench.core.train.averaging import keep_for_averaging
+from workbench.core.train.batches import DecoderInputsCollator, PromptCollator, prompted_generation
 from workbench.core.train.callbacks import EventCallback, TrainingOutcome
 from workbench.core.train.checkpoints import move_staged_checkpoint, staging_folder
 from workbench.core.train.early_stop import early_stopping_callback
@@ -148,6 +145,25 @@ class WorkbenchTrainer(Seq2SeqTrainer):
             # num_items_in_batch already counts the global batch.
             loss = loss * (self.accelerator.num_processes // self.get_tp_size())
         return token_loss.tied_to_trainable(loss, model)
+
+    def prediction_step(
+        self,
+        model: Any,
+        inputs: dict[str, Any],
+        prediction_loss_only: bool,
+        ignore_keys: list[str] | None = None,
+        **kwargs: Any,
+    ) -> Any:
+        """Seq2SeqTrainer's step; for a decoder-only model, the loss on the whole sequence
+        and the translation generated from the prompt alone, by the backend every other
+        translation of the workbench goes through."""
+        unwrapped = token_loss.base_model(self.accelerator.unwrap_model(model))
+        if prediction_loss_only or unwrapped.config.is_encoder_decoder:
+            return super().prediction_step(
+                model, inputs, prediction_loss_only, ignore_keys=ignore_keys, **kwargs
+            )
+        loss, _, _ = super().prediction_step(model, inputs, True, ignore_keys=ignore_keys)
+        return loss, prompted_generation(model, inputs, self.args), inputs["labels"]
 
     def _get_eval_sampler(self, eval_dataset: Any) -> Any:
         # transformers 5 length-groups (and shuffles) evaluation too when training is
@@ -265,27 +281,6 @@ def longest_first(dataset: Any, references: list[T]) -> tuple[Any, list[T]]:
     return dataset.select(order), [references[i] for i in order]
 
 
-class DecoderInputsCollator(DataCollatorForSeq2Seq):
-    """``DataCollatorForSeq2Seq`` that also builds ``decoder_input_ids`` where the model
-    cannot (M2M100 and NLLB-200 lack ``prepare_decoder_input_ids_from_labels``).
-
-    With label smoothing the Trainer takes the labels out of the batch before the
-    forward pass, and such a model is then left with no decoder input at all.
-    """
-
-    def __call__(self, features: Any, return_tensors: Any = None) -> Any:
-        """The collated batch, with ``decoder_input_ids`` shifted from the labels if it has none."""
-        batch = super().__call__(features, return_tensors)
-        if "decoder_input_ids" not in batch and "labels" in batch and self.model is not None:
-            from transformers.models.bart.modeling_bart import shift_tokens_right
-
-            config = self.model.config
-            batch["decoder_input_ids"] = shift_tokens_right(
-                batch["labels"], config.pad_token_id, config.decoder_start_token_id
-            )
-        return batch
-
-
 def build_trainer(
     config: RunConfig,
     model: Any,
@@ -321,10 +316,14 @@ def build_trainer(
         args=training_arguments(config, run_dir, precision),
         train_dataset=train_set,
         eval_dataset=val_set,
-        data_collator=DecoderInputsCollator(tokenizer, model=model, label_pad_token_id=-100),
+        data_collator=(
+            PromptCollator(int(tokenizer.pad_token_id))
+            if encoder.direction.causal
+            else DecoderInputsCollator(tokenizer, model=model, label_pad_token_id=-100)
+        ),
         processing_class=tokenizer,
         compute_metrics=make_compute_metrics(
-            tokenizer, config.bleu_tokenize, references, (direction or Direction()).code_ids, comet
+            tokenizer, config.bleu_tokenize, references, encoder.direction, comet
         ),
         callbacks=callbacks,
     )

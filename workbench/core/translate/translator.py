@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import re
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Protocol
 
@@ -26,6 +26,7 @@ from workbench.core.decoding import (
     length_bound,
 )
 from workbench.core.languages import Direction
+from workbench.core.model.prompts import prompt_overhead
 from workbench.core.translate.input_notices import input_notices
 from workbench.core.views.wide import has_cjk
 
@@ -121,8 +122,19 @@ class TransformersBackend:
         torch = self._torch
         pad = int(self.model.config.pad_token_id)
         width = max(len(ids) for ids in sources)
-        input_ids = torch.tensor([ids + [pad] * (width - len(ids)) for ids in sources])
-        mask = torch.tensor([[1] * len(ids) + [0] * (width - len(ids)) for ids in sources])
+        # A decoder-only model continues its prompt: padded on the left, so that every
+        # row's next token follows its own last one; a seq2seq encoder is padded right.
+        causal = not self.model.config.is_encoder_decoder
+        padded = [
+            ([pad] * (width - len(ids)) + ids) if causal else (ids + [pad] * (width - len(ids)))
+            for ids in sources
+        ]
+        masks = [
+            [int(i >= width - len(ids)) if causal else int(i < len(ids)) for i in range(width)]
+            for ids in sources
+        ]
+        input_ids = torch.tensor(padded)
+        mask = torch.tensor(masks)
         self.model.eval()
         with torch.inference_mode():
             generated = self.model.generate(
@@ -135,6 +147,8 @@ class TransformersBackend:
                 no_repeat_ngram_size=options.no_repeat_ngram_size,
                 **options.sampling_kwargs(),
             )
+        if causal:  # the prompt comes back in front of what was written
+            generated = generated[:, width:]
         return generated.tolist()
 
 
@@ -160,10 +174,15 @@ class Translator:
         self.model = model
         self.tokenizer = tokenizer
         self.direction = direction or Direction()
-        # Never beyond the model's positions (the prefix and </s> are counted in).
-        self.max_source_length = min(
-            max_source_length, self.direction.max_positions or LENGTH_CEILING
-        )
+        # Never beyond the model's positions (the prefix and </s> are counted in). A
+        # decoder-only model's positions hold its prompt, the source and the translation.
+        room = self.direction.max_positions or LENGTH_CEILING
+        self.prompt_tokens = prompt_overhead(tokenizer, self.direction)
+        if self.direction.causal:
+            source_room = min(max_source_length, (room - self.prompt_tokens) // 3)
+            self.max_source_length = self.prompt_tokens + max(1, source_room)
+        else:
+            self.max_source_length = min(max_source_length, room)
         self.backend = backend or TransformersBackend(model, device)
         #: Said once when the model was loaded (e.g. an export not used because it is stale).
         self.notices = list(notices or [])
@@ -181,6 +200,8 @@ class Translator:
         source_lang: str | None = None,
         target_lang: str | None = None,
         source_prefix: str | None = None,
+        prompt: str | None = None,
+        prompt_template: str | None = None,
     ) -> Translator:
         """Load a saved model (with its workbench.json settings) or a Hub id.
 
@@ -189,13 +210,29 @@ class Translator:
         matches the model and ctranslate2 is installed, else transformers.
         ``target_label``: a label such as ``>>cmn_Hant<<``, None for none, or
         :data:`AUTO_LABEL` for the model's own; the languages and the prefix default to
-        what the model recorded (:func:`workbench.core.model.family.direction_for`).
+        what the model recorded (:func:`workbench.core.model.family.direction_for`), and so
+        does a decoder-only model's ``prompt`` (or ``prompt_template``, its text).
         """
         from workbench.core.model.family import apply_direction, direction_for, max_positions
         from workbench.core.model.load import load_model_and_tokenizer, pick_device
         from workbench.core.translate.ct2_export import choose_export
 
-        request = (source_lang, target_lang, target_label, source_prefix)
+        def resolve(model_type: str, positions: int | None, tokenizer: Any) -> Direction:
+            settings = read_settings(export if export is not None else name)
+            return direction_for(
+                model_type,
+                positions,
+                tokenizer,
+                settings,
+                source_lang,
+                target_lang,
+                target_label,
+                source_prefix,
+                prompt,
+                prompt_template,
+                model_name=name,
+            )
+
         export, notices = choose_export(name, backend)
         if export is not None:
             from workbench.core.translate.ct2 import (
@@ -206,7 +243,7 @@ class Translator:
 
             tokenizer = load_export_tokenizer(export)
             settings = read_settings(export)
-            direction = direction_for(*export_model_facts(export), tokenizer, settings, *request)
+            direction = resolve(*export_model_facts(export), tokenizer)
             apply_direction(tokenizer, direction)
             translator = cls(
                 None,
@@ -220,9 +257,7 @@ class Translator:
             return translator
         model, tokenizer = load_model_and_tokenizer(name)
         settings = read_settings(name)
-        direction = direction_for(
-            model.config.model_type, max_positions(model.config), tokenizer, settings, *request
-        )
+        direction = resolve(model.config.model_type, max_positions(model.config), tokenizer)
         apply_direction(tokenizer, direction, model)
         model.eval()
         translator = cls(
@@ -242,8 +277,14 @@ class Translator:
         return str(self.backend.describe())
 
     def default_options(self) -> DecodeOptions:
-        """Decoding settings stored in the model's generation config."""
-        return DecodeOptions.of_model(self.backend.generation_config)
+        """Decoding settings stored in the model's generation config (a decoder-only
+        model's ``max_length`` counts its prompt: only its ``max_new_tokens`` is read)."""
+        config = self.backend.generation_config
+        if self.direction.causal and not config.max_new_tokens:
+            return replace(
+                DecodeOptions.of_model(config), max_new_tokens=DecodeOptions.max_new_tokens
+            )
+        return DecodeOptions.of_model(config)
 
     @property
     def target_label(self) -> str | None:
@@ -272,12 +313,24 @@ class Translator:
         notices = []
         if len(pieces) > 1:
             notices.append(
-                f"input longer than {self.max_source_length} tokens: "
-                f"translated in {len(pieces)} parts"
+                f"input longer than {self.source_limit} tokens: translated in {len(pieces)} parts"
             )
         if any(self._length(p) > self.max_source_length for p in pieces):
-            notices.append(f"a sentence longer than {self.max_source_length} tokens was truncated")
+            notices.append(f"a sentence longer than {self.source_limit} tokens was truncated")
         return pieces, notices
+
+    @property
+    def source_limit(self) -> int:
+        """Tokens a source may have (a decoder-only model's prompt not counted)."""
+        return self.max_source_length - self.prompt_tokens
+
+    def _fit(self, text: str) -> str:
+        """``text`` cut to the source limit, for a prompt: the tokenizer's own truncation
+        would cut the prompt's end (the turn that asks for the answer), not the source."""
+        if not self.direction.causal or self._length(text) <= self.max_source_length:
+            return text
+        ids = self.tokenizer(text, add_special_tokens=False)["input_ids"][: self.source_limit]
+        return str(self.tokenizer.decode(ids, skip_special_tokens=True))
 
     def generate(self, texts: list[str], options: DecodeOptions, batch_size: int = 32) -> list[str]:
         """Translate texts that already fit; batches are length-sorted to cut padding."""
@@ -286,22 +339,25 @@ class Translator:
         for start in range(0, len(order), batch_size):
             idx = order[start : start + batch_size]
             sources = self.tokenizer(
-                [self.direction.source_text(texts[i]) for i in idx],
-                truncation=True,
+                [self.direction.source_text(self._fit(texts[i])) for i in idx],
+                truncation=not self.direction.causal,
                 max_length=self.max_source_length,
             )["input_ids"]
             # Bound the output by the source length as well as the cap: an untrained or
             # looping model otherwise runs every sentence to the cap.
             source_len = max(len(ids) for ids in sources)
             bound = length_bound(source_len, options.max_new_tokens)
-            if self.direction.max_positions:  # the decoder start token takes one
-                bound = min(bound, self.direction.max_positions - 1)
+            if self.direction.causal:  # the source's own length, not the prompt's
+                bound = length_bound(source_len - self.prompt_tokens, options.max_new_tokens)
+            if self.direction.max_positions:  # the decoder start token (or prompt) takes room
+                taken = source_len if self.direction.causal else 1
+                bound = max(1, min(bound, self.direction.max_positions - taken))
             generated = self.backend.generate_ids(sources, options, bound)
             decoded = self.tokenizer.batch_decode(
                 [self.direction.shown(ids) for ids in generated], skip_special_tokens=True
             )
             for i, text in zip(idx, decoded, strict=False):
-                outputs[i] = text.strip()
+                outputs[i] = self.direction.output_text(text)
         return outputs
 
     def translate_many(

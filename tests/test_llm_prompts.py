@@ -1,0 +1,155 @@
+"""A decoder-only model's prompt and training rows, and the mistakes a user makes with
+them: each refused in one line before any run folder exists."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import run_cli
+
+PAIRS = [
+    ("I like tea.", "我喜欢茶。"),
+    ("My brother is a doctor who works in a big hospital.", "我哥哥是大医院的医生。"),
+]
+
+
+def direction_of(model: Path, prompt: str | None = None, template: str | None = None):
+    from workbench.core.model.family import apply_direction, max_positions, resolve_direction
+    from workbench.core.model.load import load_tokenizer_and_config
+
+    tokenizer, config = load_tokenizer_and_config(str(model))
+    direction = resolve_direction(
+        config.model_type,
+        max_positions(config),
+        tokenizer,
+        "en",
+        "zh",
+        None,
+        None,
+        prompt,
+        template,
+        str(model),
+    )
+    apply_direction(tokenizer, direction)
+    return tokenizer, direction
+
+
+@pytest.mark.parametrize(("family", "prompt"), [("qwen3", None), ("llama", "alma")])
+def test_the_first_label_not_ignored_is_the_first_target_token(causal_models, family, prompt):
+    from workbench.core.data.tokenize import PairTokenizer
+    from workbench.core.train.batches import PromptCollator
+
+    tokenizer, direction = direction_of(causal_models[family], prompt)
+    sources, targets = [s for s, _ in PAIRS], [t for _, t in PAIRS]
+    encoded = PairTokenizer(tokenizer, direction, 32, 32).encode(sources, targets)
+    rows = [{k: encoded[k][i] for k in ("input_ids", "attention_mask", "labels")} for i in (0, 1)]
+    batch = PromptCollator(tokenizer.pad_token_id)(rows)
+    for i, (source, target) in enumerate(PAIRS):
+        labels = batch["labels"][i]
+        first = int(labels.ne(-100).nonzero()[0])
+        prompt_ids = tokenizer(direction.source_text(source))["input_ids"]
+        assert first == len(prompt_ids)
+        assert batch["input_ids"][i][:first].tolist() == prompt_ids
+        answer = labels[labels.ne(-100)].tolist()
+        target_ids = tokenizer(direction.target_prefix + target, add_special_tokens=False)
+        assert labels[first] == target_ids["input_ids"][0]
+        assert tokenizer.decode(answer).strip() == f"{target}{direction.target_suffix}"
+        assert answer[-1] in direction.stop_ids  # the turn's end (or EOS) is learned
+    # The shorter row is padded on the right: masked, and out of the loss.
+    short = batch["attention_mask"][0]
+    assert short[-1] == 0
+    assert batch["labels"][0][short.eq(0)].eq(-100).all()
+
+
+def test_a_qwen3_chat_prompt_has_no_thinking_and_stops_at_the_turns_end(causal_models):
+    tokenizer, direction = direction_of(causal_models["qwen3"])
+    text = direction.source_text("I like tea.")
+    assert text.startswith("<|im_start|>user\n")
+    assert text.endswith("<|im_start|>assistant\n<think>\n\n</think>\n\n")
+    assert direction.target_suffix == "<|im_end|>"
+    assert tokenizer.convert_tokens_to_ids("<|im_end|>") in direction.stop_ids
+    assert direction.output_text("<think>hm</think>\n\n我喜欢茶。\n") == "我喜欢茶。"
+
+
+def test_a_seed_x_prompt_ends_with_the_target_tag_and_keeps_one_line(causal_models):
+    _, direction = direction_of(causal_models["mistral"], "seed-x")
+    assert direction.source_text("Hi.") == (
+        "Translate the following English sentence into Chinese:\nHi. <zh>"
+    )
+    assert direction.output_text(" 你好。\nTranslate the following") == "你好。"
+
+
+def test_a_tokenizer_without_a_pad_token_pads_with_eos_and_says_so(causal_models):
+    tokenizer, direction = direction_of(causal_models["llama"], "alma")
+    assert tokenizer.pad_token == tokenizer.eos_token == "</s>"
+    assert any("no pad token" in note and "</s>" in note for note in direction.notes)
+
+
+def refused(*args: str, cwd: Path) -> str:
+    """Run ``workbench train`` and return its one-line error; no run folder was made."""
+    done = run_cli("train", "--headless", "--output-dir", str(cwd / "out"), *args, cwd=cwd)
+    assert done.returncode != 0
+    lines = done.stderr.strip().splitlines()
+    assert len(lines) == 1, done.stderr[-2000:]
+    assert "Traceback" not in done.stderr
+    assert not (cwd / "out" / "runs").exists()
+    return lines[0]
+
+
+@pytest.mark.slow
+def test_each_prompt_mistake_is_one_line_and_nothing_is_made(causal_models, pairs_file, tmp_path):
+    data = ("--data", str(pairs_file), "--samples", "0")
+    no_source = tmp_path / "no-source.txt"
+    no_source.write_text("Translate into {target_lang}:\n", encoding="utf-8")
+    line = refused(
+        "--model",
+        str(causal_models["qwen3"]),
+        "--prompt-template",
+        str(no_source),
+        *data,
+        cwd=tmp_path,
+    )
+    assert "has no {source}" in line
+    assert no_source.read_text(encoding="utf-8") == "Translate into {target_lang}:\n"
+
+    long = tmp_path / "long.txt"
+    long.write_text("Please translate carefully. " * 200 + "{source}", encoding="utf-8")
+    line = refused(
+        "--model", str(causal_models["qwen3"]), "--prompt-template", str(long), *data, cwd=tmp_path
+    )
+    assert "prompt alone takes" in line
+    assert "512 positions" in line
+
+    line = refused("--model", str(causal_models["llama"]), "--prompt", "chat", *data, cwd=tmp_path)
+    assert "--prompt chat needs a chat template" in line
+    assert "--prompt alma" in line
+
+    line = refused("--model", str(causal_models["llama"]), *data, cwd=tmp_path)
+    assert "has no chat template, so it needs a prompt" in line
+
+
+@pytest.mark.slow
+def test_an_encoder_given_as_a_translator_is_refused_in_one_line(
+    causal_models, pairs_file, tmp_path
+):
+    import shutil
+
+    from transformers import BertConfig, BertForMaskedLM
+
+    bert = tmp_path / "bert"
+    config = BertConfig(
+        vocab_size=1000, hidden_size=16, num_hidden_layers=1, num_attention_heads=2,
+        intermediate_size=32,
+    )  # fmt: skip
+    BertForMaskedLM(config).save_pretrained(bert)
+    for name in ("tokenizer.json", "tokenizer_config.json", "tokenizer.model"):
+        shutil.copy(causal_models["llama"] / name, bert / name)
+    before = sorted(p.name for p in bert.iterdir())
+    line = refused("--model", str(bert), "--data", str(pairs_file), "--samples", "0", cwd=tmp_path)
+    assert "model type 'bert'" in line
+    assert "encoder" in line
+    assert sorted(p.name for p in bert.iterdir()) == before
+    assert json.loads((bert / "config.json").read_text())["model_type"] == "bert"

@@ -1,0 +1,206 @@
+"""Decoder-only translators through the command line, as a user runs them: each tiny
+causal family of tests/causal_models.py (Qwen3 and Gemma with their chat templates,
+ALMA's Llama with ``--prompt alma``, Seed-X's Mistral with ``--prompt seed-x``) is
+fine-tuned by ``workbench train --headless``, killed and resumed, and its published model
+translated with no flag; LoRA runs train a small share, and their merged model equals the
+base plus its adapter."""
+
+from __future__ import annotations
+
+import io
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import run_cli
+from tests.test_faults import same_weights, wait_for_line
+
+#: The prompt each family is run with (the chat families take their template's default).
+PROMPTS = {
+    "qwen3": (),
+    "gemma": (),
+    "llama": ("--prompt", "alma"),
+    "mistral": ("--prompt", "seed-x"),
+}
+#: What the run's languages line says of each.
+SAID = {
+    "qwen3": "qwen: chat",
+    "gemma": "gemma: chat",
+    "llama": "llama: alma",
+    "mistral": "mistral: seed-x",
+}
+
+SENTENCES = ["I like tea.", "My brother is a doctor.", "Where is the station?"]
+
+
+def train_args(model: Path, data: Path, output: Path, family: str, *extra: str) -> list[str]:
+    """A run of a few seconds: 80 training pairs, batch 16, three epochs."""
+    return [
+        "train",
+        "--headless",
+        "--preset",
+        "demo",
+        "--model",
+        str(model),
+        "--data",
+        str(data),
+        *PROMPTS[family],
+        "--samples",
+        "0",
+        "--epochs",
+        "3",
+        "--batch-size",
+        "16",
+        "--learning-rate",
+        "1e-3",
+        "--max-source-length",
+        "32",
+        "--max-target-length",
+        "32",
+        "--max-new-tokens",
+        "8",
+        "--num-beams",
+        "1",
+        "--output-dir",
+        str(output),
+        *extra,
+    ]
+
+
+@pytest.fixture(scope="module")
+def llm_runs(causal_models, pairs_file, tmp_path_factory) -> dict[str, tuple[Path, str]]:
+    """family -> (the output folder of one straight run, what it printed)."""
+    runs = {}
+    for family, model in causal_models.items():
+        output = tmp_path_factory.mktemp(f"llm-{family}")
+        done = run_cli(*train_args(model, pairs_file, output, family))
+        assert done.returncode == 0, done.stderr[-3000:]
+        runs[family] = (output, done.stdout)
+    return runs
+
+
+def only_run(output: Path) -> Path:
+    return next((output / "runs").iterdir())
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("family", ["qwen3", "llama", "gemma", "mistral"])
+def test_each_family_fine_tunes_and_prints_before_after_with_intervals(llm_runs, family):
+    output, printed = llm_runs[family]
+    assert f"languages: en → zh ({SAID[family]} prompt)" in printed
+    done = printed[printed.index("[done]") :]
+    assert "test (10% held out, seed 42, 10): BLEU" in done
+    assert "95% CI" in done
+    assert "p = " in done or "p < " in done
+    summary = json.loads((only_run(output) / "summary.json").read_text(encoding="utf-8"))
+    assert summary["status"] == "finished"
+    assert set(summary["test"]) >= {"bleu_before", "bleu_after"}
+    settings = json.loads((output / "best_model" / "workbench.json").read_text(encoding="utf-8"))
+    assert settings["prompt"] == SAID[family].split(": ")[1]
+    if family in ("qwen3", "gemma"):  # the chat message as sent, for a model moved anywhere
+        assert "{source}" in settings["prompt_template"]
+    if family == "llama":
+        assert "no pad token: batches are padded with its EOS (</s>)" in printed
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("family", ["qwen3", "llama", "gemma", "mistral"])
+def test_kill_9_then_resume_ends_bit_identical_to_the_straight_run(
+    llm_runs, causal_models, pairs_file, tmp_path, family
+):
+    args = train_args(causal_models[family], pairs_file, tmp_path, family)
+    env = {**os.environ, "HF_HUB_OFFLINE": "1", "PYTHONUNBUFFERED": "1"}
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "workbench", *args],
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        wait_for_line(proc, "epoch 2 done")  # epoch 1's checkpoint is whole by now
+    finally:
+        proc.kill()
+        proc.wait(timeout=30)
+    resumed = run_cli(*args, "--resume")
+    assert resumed.returncode == 0, resumed.stderr[-3000:]
+    assert "resuming" in resumed.stdout
+    got = json.loads((only_run(tmp_path) / "summary.json").read_text(encoding="utf-8"))
+    straight = llm_runs[family][0]
+    want = json.loads((only_run(straight) / "summary.json").read_text(encoding="utf-8"))
+    for key in ("status", "global_step", "test", "validation"):
+        assert got[key] == want[key], key
+    assert same_weights(tmp_path / "best_model", straight / "best_model")
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("family", ["qwen3", "llama"])
+def test_translate_and_interact_on_the_published_model_need_no_flag(llm_runs, family):
+    from workbench.cli.translate import run_console
+    from workbench.core.decoding import DecodeOptions
+    from workbench.core.translate.translator import Translator
+
+    best = llm_runs[family][0] / "best_model"
+    piped = run_cli("translate", "--model", str(best), input="\n".join(SENTENCES) + "\n")
+    assert piped.returncode == 0, piped.stderr[-2000:]
+    lines = piped.stdout.splitlines()
+    assert len(lines) == len(SENTENCES)
+    translator = Translator.from_pretrained(str(best), device="cpu", backend="transformers")
+    assert translator.direction.prompt == SAID[family].split(": ")[1]
+    assert lines == translator.translate_many(SENTENCES)
+    # The same model in the console: one answer a line, as the pipe gave it.
+    out = io.StringIO()
+    code = run_console(
+        translator,
+        "best",
+        llm_runs[family][0] / "history.jsonl",
+        DecodeOptions.of_model(translator.backend.generation_config),
+        stdin=io.StringIO(SENTENCES[0] + "\n:q\n"),
+        stdout=out,
+    )
+    assert code == 0
+    assert lines[0] in out.getvalue()
+
+
+def first_step_logits(model, tokenizer, prompts: list[str]):
+    import torch
+
+    batch = tokenizer(prompts, return_tensors="pt", padding=True)
+    with torch.no_grad():
+        return model(**batch).logits
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("family", ["qwen3", "llama"])
+def test_lora_trains_under_a_tenth_and_the_merged_model_equals_base_plus_adapter(
+    causal_models, pairs_file, tmp_path, family
+):
+    import torch
+    from peft import PeftModel
+    from transformers import AutoModelForCausalLM, AutoTokenizer
+
+    model = causal_models[family]
+    done = run_cli(*train_args(model, pairs_file, tmp_path, family, "--lora", "--epochs", "1"))
+    assert done.returncode == 0, done.stderr[-3000:]
+    line = next(x for x in done.stdout.splitlines() if "trainable parameters of" in x)
+    share = float(line.rsplit("(", 1)[1].rstrip("%)"))
+    assert 0 < share < 10, line
+    best = tmp_path / "best_model"
+    tokenizer = AutoTokenizer.from_pretrained(best)
+    tokenizer.padding_side = "left"
+    if tokenizer.pad_token is None:
+        tokenizer.pad_token = tokenizer.eos_token
+    settings = json.loads((best / "workbench.json").read_text(encoding="utf-8"))
+    prompts = [settings["prompt"] + ": " + s for s in SENTENCES]
+    merged = AutoModelForCausalLM.from_pretrained(best).eval()
+    base = AutoModelForCausalLM.from_pretrained(model)
+    adapted = PeftModel.from_pretrained(base, best / "adapter").eval()
+    want = first_step_logits(adapted, tokenizer, prompts)
+    got = first_step_logits(merged, tokenizer, prompts)
+    assert torch.allclose(got, want, atol=1e-5), float((got - want).abs().max())
+    base_alone = first_step_logits(AutoModelForCausalLM.from_pretrained(model), tokenizer, prompts)
+    assert not torch.allclose(got, base_alone, atol=1e-5)  # the adapter did change it

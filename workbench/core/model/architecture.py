@@ -1,0 +1,132 @@
+"""What a model's config says of its network: the transformers class it loads with (a
+seq2seq or a causal LM, or one line for an encoder that cannot translate), and what its
+training step and cache scale with, whatever the family calls the widths and depths
+(T5's ``d_ff``, the BART-like ``encoder_ffn_dim``, a decoder-only ``intermediate_size``)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from workbench.core.model.family import is_causal
+from workbench.errors import WorkbenchError
+
+
+def model_class(model_config: Any) -> Any:
+    """The transformers auto class a config loads with (causal or seq2seq), or one line
+    for a model that cannot translate (an encoder such as BERT)."""
+    from transformers import AutoModelForCausalLM, AutoModelForSeq2SeqLM
+    from transformers.models.auto.modeling_auto import (
+        MODEL_FOR_SEQ_TO_SEQ_CAUSAL_LM_MAPPING_NAMES as seq2seq_names,
+    )
+
+    model_type = str(getattr(model_config, "model_type", ""))
+    if is_causal(model_config):
+        return AutoModelForCausalLM
+    if model_type in seq2seq_names or getattr(model_config, "is_encoder_decoder", False):
+        return AutoModelForSeq2SeqLM
+    raise WorkbenchError(
+        f"model type '{model_type}' is neither a seq2seq nor a decoder-only model (an "
+        "encoder such as BERT cannot write a translation); pass a translation model "
+        "(opus-mt, NLLB, M2M100, mBART-50, T5) or a causal LM (Qwen, Llama, Gemma, Mistral)"
+    )
+
+
+def cache_shape(model_config: Any) -> tuple[int, int, int]:
+    """Decoder layers, attention heads and floats per head, in the config's own names.
+
+    T5 calls them ``num_decoder_layers``, ``num_heads`` and ``d_kv`` (and ``d_kv·heads``
+    need not be ``d_model``); the BART-like families ``decoder_layers``,
+    ``decoder_attention_heads`` and ``d_model / heads``.
+    """
+    c = model_config
+    if is_causal(c):  # grouped-query attention caches the key-value heads only
+        heads = int(getattr(c, "num_key_value_heads", None) or c.num_attention_heads)
+        return int(c.num_hidden_layers), heads, _head_dim(c)
+    if hasattr(c, "d_kv"):
+        layers = getattr(c, "num_decoder_layers", None) or c.num_layers
+        return int(layers), int(c.num_heads), int(c.d_kv)
+    heads = int(c.decoder_attention_heads)
+    return int(c.decoder_layers), heads, int(c.d_model) // heads
+
+
+def _head_dim(c: Any) -> int:
+    """Floats per attention head: ``head_dim`` where the config sets it (Qwen3, Gemma),
+    else the width over the heads."""
+    return int(getattr(c, "head_dim", None) or int(c.hidden_size) // int(c.num_attention_heads))
+
+
+#: Decoder-only model types that normalise each head's queries and keys (Hunyuan says so
+#: in its config, ``use_qk_norm``).
+QK_NORM_TYPES = frozenset({"qwen3", "gemma3_text"})
+#: Decoder-only model types with a norm before and after both attention and feed-forward.
+FOUR_NORM_TYPES = frozenset({"gemma2", "gemma3_text"})
+
+
+def weight_bytes(model_config: Any) -> int:
+    """Bytes a weight takes as transformers loads the model: ``from_pretrained``'s default
+    ``dtype="auto"`` keeps the dtype config.json names (Qwen3's and Hunyuan-MT's
+    ``bfloat16``: 2 bytes), fp32 where it names none."""
+    dtype = str(getattr(model_config, "dtype", None) or "float32").removeprefix("torch.")
+    return 2 if dtype in ("bfloat16", "float16") else 4
+
+
+@dataclass(frozen=True)
+class Shape:
+    """What the activations of a training step scale with, in one set of names."""
+
+    d_model: int
+    ffn_dim: int
+    encoder_layers: int
+    decoder_layers: int
+    heads: int
+    vocab_size: int
+    #: A decoder-only model: one stack over prompt, source and target (``decoder_layers``).
+    causal: bool = False
+    #: The query and the key/value projections' widths (``heads × head_dim`` and
+    #: ``key-value heads × head_dim``, not ``d_model`` where a config sets ``head_dim``).
+    query_width: int = 0
+    kv_width: int = 0
+    #: Whether queries and keys are normalised per head (Qwen3, Gemma 3, Hunyuan).
+    qk_norm: bool = False
+    #: Norms over the model width per layer (Gemma 2 and 3 have four).
+    norms: int = 2
+
+
+def model_shape(model_config: Any) -> Shape:
+    """The widths and depths of a config, whichever family's names it uses (T5's
+    ``d_ff``/``num_layers``, the BART-like families' ``encoder_ffn_dim``/``encoder_layers``)."""
+    c = model_config
+    if is_causal(c):  # one stack: counted as the decoder's, with no encoder
+        model_type = str(getattr(c, "model_type", ""))
+        layers, kv_heads, head_dim = cache_shape(c)
+        return Shape(
+            d_model=int(c.hidden_size),
+            ffn_dim=int(c.intermediate_size),
+            encoder_layers=0,
+            decoder_layers=layers,
+            heads=int(c.num_attention_heads),
+            vocab_size=int(c.vocab_size),
+            causal=True,
+            query_width=int(c.num_attention_heads) * head_dim,
+            kv_width=kv_heads * head_dim,
+            qk_norm=model_type in QK_NORM_TYPES or bool(getattr(c, "use_qk_norm", False)),
+            norms=4 if model_type in FOUR_NORM_TYPES else 2,
+        )
+    if hasattr(c, "d_kv"):
+        return Shape(
+            d_model=int(c.d_model),
+            ffn_dim=int(c.d_ff),
+            encoder_layers=int(c.num_layers),
+            decoder_layers=int(getattr(c, "num_decoder_layers", None) or c.num_layers),
+            heads=int(c.num_heads),
+            vocab_size=int(c.vocab_size),
+        )
+    return Shape(
+        d_model=int(c.d_model),
+        ffn_dim=max(int(c.encoder_ffn_dim), int(c.decoder_ffn_dim)),
+        encoder_layers=int(c.encoder_layers),
+        decoder_layers=int(c.decoder_layers),
+        heads=max(int(c.encoder_attention_heads), int(c.decoder_attention_heads)),
+        vocab_size=int(getattr(c, "decoder_vocab_size", None) or c.vocab_size),
+    )
