@@ -71,16 +71,26 @@ def train_args(model: Path, data: Path, output: Path, family: str, *extra: str) 
     ]
 
 
-@pytest.fixture(scope="module")
-def llm_runs(causal_models, pairs_file, tmp_path_factory) -> dict[str, tuple[Path, str]]:
-    """family -> (the output folder of one straight run, what it printed)."""
-    runs = {}
-    for family, model in causal_models.items():
-        output = tmp_path_factory.mktemp(f"llm-{family}")
-        done = run_cli(*train_args(model, pairs_file, output, family))
+class Runs(dict):
+    """family -> (the output folder of one straight run, what it printed), each run made
+    when a test first asks for it (``-k`` on one family trains that family alone)."""
+
+    def __init__(self, models: dict[str, Path], data: Path, root) -> None:
+        super().__init__()
+        self.models, self.data, self.root = models, data, root
+
+    def __missing__(self, family: str) -> tuple[Path, str]:
+        output = self.root.mktemp(f"llm-{family}")
+        done = run_cli(*train_args(self.models[family], self.data, output, family))
         assert done.returncode == 0, done.stderr[-3000:]
-        runs[family] = (output, done.stdout)
-    return runs
+        self[family] = (output, done.stdout)
+        return self[family]
+
+
+@pytest.fixture(scope="module")
+def llm_runs(causal_models, pairs_file, tmp_path_factory) -> Runs:
+    """The straight runs, one a family, shared by the module's tests."""
+    return Runs(causal_models, pairs_file, tmp_path_factory)
 
 
 def only_run(output: Path) -> Path:
@@ -204,3 +214,32 @@ def test_lora_trains_under_a_tenth_and_the_merged_model_equals_base_plus_adapter
     assert torch.allclose(got, want, atol=1e-5), float((got - want).abs().max())
     base_alone = first_step_logits(AutoModelForCausalLM.from_pretrained(model), tokenizer, prompts)
     assert not torch.allclose(got, base_alone, atol=1e-5)  # the adapter did change it
+
+
+@pytest.mark.slow
+async def test_the_translate_pane_answers_with_the_published_llm(llm_runs, tmp_path):
+    import shutil
+
+    from textual.widgets import Input
+
+    from tests.conftest import small, wait_for
+    from workbench.core.translate.translator import Translator
+    from workbench.tui.app import WorkbenchApp
+    from workbench.tui.widgets.translate_pane import TranslatePane
+
+    best = llm_runs["qwen3"][0] / "best_model"
+    shutil.copytree(best, tmp_path / "out" / "best_model")
+    want = Translator.from_pretrained(str(best), device="cpu").translate(SENTENCES[1]).text
+    assert want  # the trained model writes something: the pane must show that
+    app = WorkbenchApp(small(tmp_path))
+    async with app.run_test(size=(80, 24)) as pilot:
+        await wait_for(pilot, lambda: bool(app.query(TranslatePane)), what="the panes mounted")
+        await pilot.press("4")
+        pane = app.query_one(TranslatePane)
+        field = pane.query_one("#translate-input", Input)
+        await wait_for(pilot, lambda: app.focused is field, what="the input has the focus")
+        await pilot.press(*SENTENCES[1], "enter")
+        await wait_for(pilot, lambda: pane.pending == 0, what="translated")
+        entries = list(pane.entries.values())
+        assert [e.source for e in entries] == [SENTENCES[1]]
+        assert entries[0].translation == want
