@@ -147,9 +147,7 @@ def run(args: argparse.Namespace) -> int:
     layer = pick(args.layer, DEFAULT_LAYER, amap.num_layers, "layer")
     head = pick(args.head, DEFAULT_HEAD, amap.num_heads, "head")
     view = amap.view(layer=layer, head=head, words=args.words, hide_special=args.hide_special)
-    title = f"cross-attention · {view.title}" + (
-        f" · {amap.num_beams} beams" if amap.num_beams > 1 else ""
-    )
+    title = amap.heading(view) + (f" · {amap.num_beams} beams" if amap.num_beams > 1 else "")
     _print(args, amap, view, title)
     if args.png:
         from workbench.core.attention.figures import save_png
@@ -181,6 +179,7 @@ def _print(args: argparse.Namespace, amap: AttentionMap, view: AttentionView, ti
         colour=colour,
         values=args.values,
         page=args.page,
+        axes=amap.axes,
     )
     console.print(grid, no_wrap=True, overflow="ignore", crop=False)
     if args.svg:

@@ -156,12 +156,15 @@ def run_attention(args: argparse.Namespace) -> int:
     from workbench.core.attention.grid import DEFAULT_HEAD, DEFAULT_LAYER
     from workbench.core.lab.attention_kinds import AttentionKinds
     from workbench.core.lab.run_study import StudyOptions, run_study
-    from workbench.core.lab.text import heads_text, kinds_lines
+    from workbench.core.lab.text import heads_text, kinds_lines, study_text
     from workbench.terminal import to_rich
 
     run = run_study("attention", args.model, StudyOptions(sentence=" ".join(args.sentence or [])))
     result = run.result
-    assert isinstance(result, AttentionKinds)
+    if not isinstance(result, AttentionKinds):  # a decoder-only model's prompt study
+        print(study_text(result))
+        _saved(run.saved)
+        return 0
     console = Console(highlight=False)
     colour = console.color_system is not None and not console.no_color
 

@@ -1,3 +1,5 @@
-"""Cross-attention: :mod:`.grid` (views of the weights: layer/head choice, pieces merged
-into words), :mod:`.extract` (the weights taken from a model), :mod:`.heatmap` (terminal
-text) and :mod:`.figures` (SVG and PNG)."""
+"""Attention maps: :mod:`.grid` (views of the weights: layer/head choice, pieces merged
+into words), :mod:`.extract` (cross-attention taken from a model), :mod:`.causal` (a
+decoder-only model's self-attention over the source inside its prompt), :mod:`.eager`
+(weights returned for one pass), :mod:`.heatmap` (terminal text) and :mod:`.figures` (SVG
+and PNG)."""

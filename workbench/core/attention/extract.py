@@ -1,43 +1,25 @@
 """Cross-attention taken from a model: translate one sentence, then one forward pass over
 the output with the weights returned, as an :class:`~workbench.core.attention.grid.AttentionMap`.
+A decoder-only model has no cross-attention; its map is the translation's self-attention
+over the source inside the prompt (:mod:`workbench.core.attention.causal`).
 
-Marian loads with SDPA attention, which is fast but returns no weights. Extraction
-switches the model to eager attention for its own duration and restores the previous
-implementation afterwards, so training and plain translation keep the fast path.
+Marian loads with SDPA attention, which is fast but returns no weights: each pass here
+runs in eager attention for its own duration
+(:func:`~workbench.core.attention.eager.eager_attention`).
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any, Literal, NamedTuple
 
 import numpy as np
 
-from workbench.core.attention.grid import MAX_SOURCE_TOKENS, AttentionMap, is_label
+from workbench.core.attention.eager import check_weights, eager_attention
+from workbench.core.attention.grid import MAX_SOURCE_TOKENS, AttentionMap, special_flags
 from workbench.core.decoding import DecodeOptions, clean_input, length_bound
 from workbench.core.languages import Direction
 from workbench.errors import WorkbenchError
-
-
-@contextmanager
-def eager_attention(model: Any) -> Iterator[None]:
-    """Run the block with eager attention (which returns weights), then restore.
-
-    Only this block pays for eager attention; the model goes back to SDPA (or whatever
-    it was loaded with) even when the block raises.
-    """
-    previous = getattr(model.config, "_attn_implementation", None)
-    if previous == "eager":
-        yield
-        return
-    model.set_attn_implementation("eager")
-    try:
-        yield
-    finally:
-        if previous is not None:
-            model.set_attn_implementation(previous)
 
 
 def source_ids(tokenizer: Any, sentence: str, direction: Direction | None = None) -> list[int]:
@@ -58,14 +40,6 @@ def source_ids(tokenizer: Any, sentence: str, direction: Direction | None = None
             "sentence at a time"
         )
     return ids
-
-
-def _check_weights(attentions: Any) -> None:
-    if attentions is None or any(a is None for a in attentions):
-        raise WorkbenchError(
-            "the model returned no attention weights (its attention implementation cannot "
-            "be switched to eager); load it with attn_implementation='eager'"
-        )
 
 
 class ForwardAttentions(NamedTuple):
@@ -97,7 +71,7 @@ def forward_attentions(model: Any, input_ids: list[int], sequence: list[int]) ->
             use_cache=False,
         )
     for attentions in (out.encoder_attentions, out.decoder_attentions, out.cross_attentions):
-        _check_weights(attentions)
+        check_weights(attentions)
 
     def stacked(attentions: Any) -> np.ndarray:
         return torch.stack([a[0] for a in attentions]).float().cpu().numpy()
@@ -164,7 +138,7 @@ def generate_with_attention(
             return_dict_in_generate=True,
             output_scores=options.num_beams > 1,
         )
-    _check_weights(out.cross_attentions)
+    check_weights(out.cross_attentions)
     sequence = [int(t) for t in out.sequences[0]]
     steps = len(sequence) - 1
     beams = [int(b) for b in out.beam_indices[0][:steps]] if options.num_beams > 1 else [0] * steps
@@ -200,9 +174,14 @@ def attention_for(
     ``method="forward"`` (default) re-runs one forward pass over the final sequence,
     which is the same for greedy and beam search and costs one pass; ``"generate"``
     keeps the weights generate saw step by step (following the chosen beam). Both give
-    the same numbers; the tests hold them to it.
+    the same numbers; the tests hold them to it. A decoder-only model's map (always one
+    forward pass) is its self-attention over the source inside the prompt.
     """
     options = options or DecodeOptions.of_model(model.generation_config)
+    if direction is not None and direction.causal:
+        from workbench.core.attention.causal import causal_attention_for
+
+        return causal_attention_for(model, tokenizer, sentence, direction, options)
     if method == "forward":
         ids, trimmed = translate_for_attention(model, tokenizer, sentence, direction, options)
         weights = forward_attention(model, ids, trimmed)
@@ -233,18 +212,6 @@ def translate_for_attention(
     model.eval()
     sequence = translate_ids(model, ids, options)
     return ids, _strip_padding(sequence, tokenizer.pad_token_id, tokenizer.eos_token_id)
-
-
-def special_flags(
-    tokenizer: Any, ids: list[int], tokens: list[str], direction: Direction | None = None
-) -> list[bool]:
-    """Which tokens are special (label or language code, </s>, padding); <unk> is not: it
-    stands for a word."""
-    special_ids = set(tokenizer.all_special_ids) | set((direction or Direction()).code_ids)
-    unk = tokenizer.unk_token_id
-    return [
-        (i in special_ids and i != unk) or is_label(t) for i, t in zip(ids, tokens, strict=True)
-    ]
 
 
 def cross_attention_map(
@@ -309,12 +276,15 @@ def load_attention_model(
     source_lang: str | None = None,
     target_lang: str | None = None,
     source_prefix: str | None = None,
+    prompt: str | None = None,
+    prompt_template: str | None = None,
 ) -> AttentionModel:
-    """Load a saved model or Hub id in its direction (languages, label or prefix).
+    """Load a saved model or Hub id in its direction (languages, label, prefix or prompt).
 
     ``workbench attention``, the TUI's Attention pane, the Lab and the run report all
-    start here, so they load, label and decode a model the same way; the languages
-    default to what the model recorded (:func:`workbench.core.model.family.direction_for`).
+    start here, so they load, label and decode a model the same way; the languages (and
+    a decoder-only model's prompt, or ``prompt_template``, its text) default to what the
+    model recorded (:func:`workbench.core.model.family.direction_for`).
     """
     from workbench.core.model.family import apply_direction, direction_for, max_positions
     from workbench.core.model.load import load_model_and_tokenizer
@@ -329,6 +299,9 @@ def load_attention_model(
         source_lang,
         target_lang,
         source_prefix=source_prefix,
+        prompt=prompt,
+        prompt_template=prompt_template,
+        model_name=model_dir,
     )
     apply_direction(tokenizer, direction, model)
     return AttentionModel(model_dir, model, tokenizer, direction)

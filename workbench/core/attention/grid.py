@@ -13,10 +13,11 @@ from __future__ import annotations
 import re
 import unicodedata
 from dataclasses import dataclass
-from typing import Literal, NamedTuple
+from typing import Any, Literal, NamedTuple
 
 import numpy as np
 
+from workbench.core.languages import Direction
 from workbench.core.model.family import FAMILIES
 from workbench.core.views.wide import has_cjk
 from workbench.errors import WorkbenchError
@@ -32,6 +33,12 @@ MAX_SOURCE_TOKENS = 200
 #: layers, which align best on the 6-layer opus-mt models.
 DEFAULT_LAYER: int | Literal["mean"] = "mean"
 DEFAULT_HEAD: int | Literal["mean"] = "mean"
+
+#: What a seq2seq map shows, as its title says it.
+CROSS_ATTENTION = "cross-attention"
+#: What the bracket and the axes mean (the heatmap legend's last two lines), for
+#: cross-attention; other maps name their own.
+CROSS_AXES = ("[ ] strongest source token for each row", "rows: translation, columns: source")
 
 Selector = int | Literal["mean"]
 
@@ -175,6 +182,11 @@ class AttentionMap(AttentionGrid):
     ``t``, attended to source token ``s``; each row sums to 1. Tokens are raw
     SentencePiece pieces ("▁cat"); the ``*_special`` lists flag the language label,
     ``</s>`` and padding.
+
+    A decoder-only model has no cross-attention: its map (``kind``, see
+    :mod:`workbench.core.attention.causal`) holds the translation's self-attention over
+    the source's tokens inside the prompt, a slice of rows that each sum to 1 over the
+    whole prompt and translation, so a row's cells sum to the share the source got.
     """
 
     sentence: str
@@ -185,10 +197,16 @@ class AttentionMap(AttentionGrid):
     target_special: list[bool]
     weights: np.ndarray
     num_beams: int = 1
+    kind: str = CROSS_ATTENTION  # what the rows read, as every title says it
+    axes: tuple[str, str] = CROSS_AXES  # the heatmap legend's bracket and axes lines
 
     def axis_tokens(self) -> tuple[list[str], list[str], list[bool], list[bool]]:
         """Rows are what the decoder produced, columns what it read."""
         return self.target_tokens, self.source_tokens, self.target_special, self.source_special
+
+    def heading(self, view: AttentionView) -> str:
+        """The title of a drawn view: the kind of attention, then the layer/head choice."""
+        return f"{self.kind} · {view.title}"
 
 
 # --- pieces and words ------------------------------------------------------------------
@@ -254,3 +272,15 @@ _CODE_TOKEN = re.compile(
 def is_label(token: str) -> bool:
     """True for a target-language label or a language code of any family."""
     return bool(_CODE_TOKEN.match(token))
+
+
+def special_flags(
+    tokenizer: Any, ids: list[int], tokens: list[str], direction: Direction | None = None
+) -> list[bool]:
+    """Which tokens are special (label or language code, </s>, padding); <unk> is not: it
+    stands for a word."""
+    special_ids = set(tokenizer.all_special_ids) | set((direction or Direction()).code_ids)
+    unk = tokenizer.unk_token_id
+    return [
+        (i in special_ids and i != unk) or is_label(t) for i, t in zip(ids, tokens, strict=True)
+    ]

@@ -21,7 +21,7 @@ from typing import Any
 
 import numpy as np
 
-from workbench.core.attention.grid import is_label
+from workbench.core.attention.grid import CROSS_AXES, is_label
 from workbench.core.views.wide import is_wide
 from workbench.errors import WorkbenchError
 
@@ -47,10 +47,6 @@ SHADES = ("·", "░", "▒", "▓", "█")
 PALETTE = ("", "#3b528b", "#21918c", "#5ec962", "#fde725")
 #: Level 0 in the figures (SVG, PNG), where a cell needs a fill: viridis' dark end.
 FIGURE_BASE = "#440154"
-
-#: What the bracket and the axes mean (the legend's last two lines), for cross-attention;
-#: self-attention maps pass their own.
-CROSS_AXES = ("[ ] strongest source token for each row", "rows: translation, columns: source")
 
 Segment = tuple[str, str]  # (text, Rich style; "" for none)
 Line = list[Segment]

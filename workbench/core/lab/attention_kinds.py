@@ -11,6 +11,9 @@ number. Each kind is a :class:`KindMap`, an
 :class:`~workbench.core.attention.grid.AttentionGrid` like the heatmap's map, so layer/head
 choice, word merging and the text renderer serve all three.
 
+A decoder-only model has none of the three (one causal self-attention over prompt and
+translation): its study is :mod:`workbench.core.lab.prompt_attention`.
+
 The per-head table answers "what do different heads do": a head whose rows have low
 entropy points at one token, a high one spreads its attention; for cross-attention,
 ``agreement`` is how often a head's strongest source token is the averaged view's.
@@ -32,6 +35,7 @@ from workbench.core.attention.extract import (
 )
 from workbench.core.attention.grid import AttentionGrid
 from workbench.core.records.typed import init_fields
+from workbench.errors import WorkbenchError
 
 ENCODER = "encoder self-attention"
 DECODER = "masked decoder self-attention"
@@ -178,6 +182,12 @@ def attention_kinds(
     max_new_tokens: int | None = None,
 ) -> AttentionKinds:
     """Translate ``sentence`` as ``loaded.map`` does and return its three attentions."""
+    if loaded.direction.causal:
+        raise WorkbenchError(
+            f"{loaded.name} is a decoder-only model: it has no encoder and no "
+            "cross-attention, one causal self-attention over prompt and translation "
+            "(the prompt study, workbench.core.lab.prompt_attention, measures it)"
+        )
     options = loaded.options(num_beams, max_new_tokens)
     ids, sequence = translate_for_attention(
         loaded.model, loaded.tokenizer, sentence, loaded.direction, options

@@ -2,7 +2,8 @@
 path for ``workbench lab`` and the TUI's Lab pane, so both measure, refuse and save alike.
 
 The decoding study saves into the run whose test set it scored; the cache and attention
-studies into the run folder that trained the model, when it is still there.
+studies into the run folder that trained the model, when it is still there. The attention
+study of a decoder-only model is the prompt study (it has no cross-attention).
 """
 
 from __future__ import annotations
@@ -21,6 +22,8 @@ from workbench.core.lab.cache import DEFAULT_LENGTHS, CacheStudy
 from workbench.core.lab.cache import STUDY_FILE as CACHE_FILE
 from workbench.core.lab.decoding_strategies import STUDY_FILE as DECODING_FILE
 from workbench.core.lab.decoding_strategies import DecodingStudy
+from workbench.core.lab.prompt_attention import STUDY_FILE as PROMPT_FILE
+from workbench.core.lab.prompt_attention import PromptAttention
 from workbench.errors import WorkbenchError
 
 StudyKind = Literal["decoding", "cache", "attention"]
@@ -44,7 +47,7 @@ class StudyRun:
     """A finished study and where its JSON went (None: the model has no run folder)."""
 
     kind: StudyKind
-    result: DecodingStudy | CacheStudy | AttentionKinds
+    result: DecodingStudy | CacheStudy | AttentionKinds | PromptAttention
     saved: Path | None
 
 
@@ -109,7 +112,15 @@ def run_study(
                 "empty sentence: give the text to look at, e.g. "
                 'workbench lab attention "I like to drink tea."'
             )
-        kinds = attention_kinds(load_attention_model(model), sentence)
+        loaded = load_attention_model(model)
+        if loaded.direction.causal:
+            from workbench.core.lab.prompt_attention import prompt_attention
+
+            prompted = prompt_attention(loaded, sentence)
+            return StudyRun(
+                kind, prompted, save_result(study_folder(model), PROMPT_FILE, prompted.to_dict())
+            )
+        kinds = attention_kinds(loaded, sentence)
         return StudyRun(
             kind, kinds, save_result(study_folder(model), ATTENTION_FILE, kinds.to_dict())
         )

@@ -16,6 +16,7 @@ if TYPE_CHECKING:
     from workbench.core.lab.attention_kinds import AttentionKinds
     from workbench.core.lab.cache import CacheStudy
     from workbench.core.lab.decoding_strategies import DecodingStudy
+    from workbench.core.lab.prompt_attention import PromptAttention
 
 # --------------------------------------------------------------------------- decoding
 
@@ -214,13 +215,18 @@ def heads_text(result: AttentionKinds) -> str:
     return "\n".join(lines)
 
 
-def study_text(result: DecodingStudy | CacheStudy | AttentionKinds) -> str | None:
+def study_text(
+    result: DecodingStudy | CacheStudy | AttentionKinds | PromptAttention,
+) -> str | None:
     """A finished study as text; None for the attention kinds, which are drawn as maps."""
     from workbench.core.lab.cache import CacheStudy
     from workbench.core.lab.decoding_strategies import DecodingStudy
+    from workbench.core.lab.prompt_attention import PromptAttention, prompt_attention_text
 
     if isinstance(result, DecodingStudy):
         return decoding_text(result)
     if isinstance(result, CacheStudy):
         return cache_text(result)
+    if isinstance(result, PromptAttention):
+        return prompt_attention_text(result)
     return None

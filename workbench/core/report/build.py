@@ -199,7 +199,8 @@ def attention_figure(run_dir: Path, sentence: str | None) -> AttentionFigure:
             sentence=sentence,
             missing=(f"the attention could not be computed ({type(err).__name__}: {err})"),
         )
-    title = f"Cross-attention · {view.title}"
+    heading = amap.heading(view)
+    title = heading[:1].upper() + heading[1:]
     svg = heatmap_svg(view.row_labels, view.col_labels, view.matrix.tolist(), title=title)
     return AttentionFigure(
         sentence=amap.sentence, translation=amap.translation, view=view.title, svg=svg

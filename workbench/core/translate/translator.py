@@ -125,16 +125,8 @@ class TransformersBackend:
         # A decoder-only model continues its prompt: padded on the left, so that every
         # row's next token follows its own last one; a seq2seq encoder is padded right.
         causal = not self.model.config.is_encoder_decoder
-        padded = [
-            ([pad] * (width - len(ids)) + ids) if causal else (ids + [pad] * (width - len(ids)))
-            for ids in sources
-        ]
-        masks = [
-            [int(i >= width - len(ids)) if causal else int(i < len(ids)) for i in range(width)]
-            for ids in sources
-        ]
-        input_ids = torch.tensor(padded)
-        mask = torch.tensor(masks)
+        input_ids = torch.tensor(padded(sources, pad, width, left=causal))
+        mask = torch.tensor(padded([[1] * len(ids) for ids in sources], 0, width, left=causal))
         self.model.eval()
         with torch.inference_mode():
             generated = self.model.generate(
@@ -150,6 +142,11 @@ class TransformersBackend:
         if causal:  # the prompt comes back in front of what was written
             generated = generated[:, width:]
         return generated.tolist()
+
+
+def padded(rows: list[list[int]], fill: int, width: int, left: bool) -> list[list[int]]:
+    """``rows`` filled with ``fill`` to ``width``, on the left or the right."""
+    return [[fill] * (width - len(r)) + r if left else r + [fill] * (width - len(r)) for r in rows]
 
 
 class Translator:

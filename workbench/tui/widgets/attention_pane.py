@@ -121,6 +121,7 @@ class AttentionPane(ForwardsWorkerFailures, Vertical):
 
     def render_view(self) -> None:
         """Draw the stored weights with the current layer/head/words choice."""
+        from workbench.core.attention.grid import CROSS_ATTENTION
         from workbench.core.attention.heatmap import plan
         from workbench.terminal import render_rich
 
@@ -129,6 +130,8 @@ class AttentionPane(ForwardsWorkerFailures, Vertical):
         rows, cols, matrix, title = self.result.view(
             layer=self.layer_index, head=self.head_index, words=self.merge_words
         )
+        if self.result.kind != CROSS_ATTENTION:  # a decoder-only model's: say what it is
+            title = f"{self.result.kind} · {title}"
         width = max(40, self.size.width - 2)
         self.pages = len(plan(rows, cols, width).pages)
         self.page = min(self.page, self.pages)
@@ -137,7 +140,14 @@ class AttentionPane(ForwardsWorkerFailures, Vertical):
             Text(f"{title} · translation: {self.result.translation}{paging}")
         )
         self.query_one("#attention-heatmap", Static).update(
-            render_rich(rows, cols, matrix, width=width, page=self.page if self.pages > 1 else None)
+            render_rich(
+                rows,
+                cols,
+                matrix,
+                width=width,
+                page=self.page if self.pages > 1 else None,
+                axes=self.result.axes,
+            )
         )
         self.refresh_bindings()
 

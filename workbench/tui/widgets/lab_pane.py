@@ -29,6 +29,7 @@ if TYPE_CHECKING:
     from workbench.core.lab.attention_kinds import AttentionKinds
     from workbench.core.lab.cache import CacheStudy
     from workbench.core.lab.decoding_strategies import DecodingStudy
+    from workbench.core.lab.prompt_attention import PromptAttention
     from workbench.core.lab.run_study import StudyKind
 
 #: The studies in button order, with what each measures (shown when chosen).
@@ -71,7 +72,7 @@ class LabPane(ForwardsWorkerFailures, Vertical):
         """A study ended: its result and text, where it was saved, or why it failed."""
 
         study: str
-        result: DecodingStudy | CacheStudy | AttentionKinds | None
+        result: DecodingStudy | CacheStudy | AttentionKinds | PromptAttention | None
         text: str | None
         saved: Path | None
         error: str | None
@@ -83,7 +84,7 @@ class LabPane(ForwardsWorkerFailures, Vertical):
         self.stop_flag = threading.Event()
         self.running = False
         #: The last finished study's result.
-        self.result: DecodingStudy | CacheStudy | AttentionKinds | None = None
+        self.result: DecodingStudy | CacheStudy | AttentionKinds | PromptAttention | None = None
         self.shown: str | None = None  # which study ``result`` belongs to
         self.kind_index = 2  # cross-attention first: the one `workbench attention` shows
         self.saved: Path | None = None
