@@ -243,3 +243,25 @@ async def test_the_translate_pane_answers_with_the_published_llm(llm_runs, tmp_p
         entries = list(pane.entries.values())
         assert [e.source for e in entries] == [SENTENCES[1]]
         assert entries[0].translation == want
+
+
+@pytest.mark.slow
+def test_runs_compare_lab_and_report_read_a_decoder_only_run(llm_runs):
+    qwen, llama = llm_runs["qwen3"][0], llm_runs["llama"][0]
+    listed = run_cli("runs", "--output-dir", str(qwen), "--json")
+    assert listed.returncode == 0, listed.stderr[-2000:]
+    assert [r["status"] for r in json.loads(listed.stdout)] == ["finished"]
+    compared = run_cli(
+        "compare", str(only_run(qwen)), str(only_run(llama)), "--out", str(qwen / "cmp")
+    )
+    assert compared.returncode == 0, compared.stderr[-2000:]
+    assert "llama" in compared.stdout.lower() or (qwen / "cmp").is_dir()
+    lab = run_cli("lab", "attention", "--model", str(qwen / "best_model"), SENTENCES[0])
+    assert lab.returncode == 0, lab.stderr[-2000:]
+    assert (only_run(qwen) / "lab_prompt_attention.json").is_file()
+    report = run_cli("report", str(only_run(qwen)), "--sentence", SENTENCES[0])
+    assert report.returncode == 0, report.stderr[-2000:]
+    text = (only_run(qwen) / "report.md").read_text(encoding="utf-8")
+    assert "Attention inside the prompt (a decoder-only model)" in text
+    assert "Self-attention" in text
+    assert "Cross-attention ·" not in text

@@ -26,6 +26,8 @@ from workbench.core.lab.cache import STUDY_FILE as CACHE_FILE
 from workbench.core.lab.cache import CacheStudy
 from workbench.core.lab.decoding_strategies import STUDY_FILE as DECODING_FILE
 from workbench.core.lab.decoding_strategies import DecodingStudy
+from workbench.core.lab.prompt_attention import STUDY_FILE as PROMPT_ATTENTION_FILE
+from workbench.core.lab.prompt_attention import PromptAttention
 from workbench.core.live.follow import read_run_events
 from workbench.core.live.liveness import run_liveness
 from workbench.core.records.files import read_json_dict, read_jsonl
@@ -203,7 +205,11 @@ def attention_figure(run_dir: Path, sentence: str | None) -> AttentionFigure:
     title = heading[:1].upper() + heading[1:]
     svg = heatmap_svg(view.row_labels, view.col_labels, view.matrix.tolist(), title=title)
     return AttentionFigure(
-        sentence=amap.sentence, translation=amap.translation, view=view.title, svg=svg
+        sentence=amap.sentence,
+        translation=amap.translation,
+        view=view.title,
+        svg=svg,
+        kind=amap.kind,
     )
 
 
@@ -279,6 +285,7 @@ def read_lab_studies(run_dir: Path) -> LabStudies:
         ("decoding", DECODING_FILE, DecodingStudy),
         ("cache", CACHE_FILE, CacheStudy),
         ("attention", ATTENTION_FILE, AttentionKinds),
+        ("prompt_attention", PROMPT_ATTENTION_FILE, PromptAttention),
     ):
         path = run_dir / name
         if not path.exists():

@@ -8,6 +8,8 @@ from typing import Any
 from workbench.core.lab.attention_kinds import AttentionKinds
 from workbench.core.lab.cache import CacheStudy
 from workbench.core.lab.decoding_strategies import DecodingStudy, findings
+from workbench.core.lab.prompt_attention import PART_NAMES, PromptAttention
+from workbench.core.lab.prompt_attention import findings as prompt_findings
 from workbench.core.records.scores import N_BOOTSTRAP
 from workbench.core.report.model import RunReport
 from workbench.core.views.numbers import MISSING, interval, number, percent
@@ -38,6 +40,8 @@ def lab_blocks(report: RunReport) -> list[Block]:
         blocks += cache_blocks(lab.cache)
     if lab.attention is not None:
         blocks += attention_blocks(lab.attention)
+    if lab.prompt_attention is not None:
+        blocks += prompt_attention_blocks(lab.prompt_attention)
     if lab.unreadable:
         blocks.append(
             (
@@ -160,4 +164,33 @@ def attention_blocks(study: AttentionKinds) -> list[Block]:
             "averaged view's.",
         ),
         ("table", ["Kind", "Layer", "Head", "Entropy", "Ceiling", "Agreement"], rows),
+    ]
+
+
+def prompt_attention_blocks(study: PromptAttention) -> list[Block]:
+    """A decoder-only model's attention: the prompt's parts, the mask, and per layer the
+    translation's share on instruction, source and itself."""
+    parts = [
+        [PART_NAMES[p.name], number(p.start), number(p.stop), number(p.tokens)] for p in study.parts
+    ]
+    layers = [
+        [
+            number(row.layer + 1),
+            percent(round(row.before, 4)),
+            percent(round(row.source, 4)),
+            percent(round(row.after, 4)),
+            percent(round(row.translation, 4)),
+        ]
+        for row in study.layers
+    ]
+    return [
+        ("h3", "Attention inside the prompt (a decoder-only model)"),
+        ("p", f"Sentence: {study.sentence} → {study.translation} ({study.prompt} prompt)."),
+        ("p", prompt_findings(study)),
+        ("table", ["Part", "From token", "To token", "Tokens"], parts),
+        (
+            "table",
+            ["Layer", "Instruction before", "Source", "Instruction after", "Translation"],
+            layers,
+        ),
     ]

@@ -14,6 +14,7 @@ from workbench.core.data.cleaning import Dropped
 from workbench.core.lab.attention_kinds import AttentionKinds
 from workbench.core.lab.cache import CacheStudy
 from workbench.core.lab.decoding_strategies import DecodingStudy
+from workbench.core.lab.prompt_attention import PromptAttention
 from workbench.core.records.summary import RunSummary
 from workbench.core.report.screenshots import Screenshot
 from workbench.core.translate.history import ConsoleLine
@@ -36,6 +37,7 @@ class LabStudies:
     decoding: DecodingStudy | None = None
     cache: CacheStudy | None = None
     attention: AttentionKinds | None = None
+    prompt_attention: PromptAttention | None = None  # a decoder-only model's study
     unreadable: tuple[str, ...] = ()
 
 
@@ -61,6 +63,12 @@ class AttentionFigure:
     view: str = ""
     svg: str | None = None
     missing: str = ""
+    kind: str = "cross-attention"  # what the map shows (a decoder-only model's differs)
+
+    @property
+    def heading(self) -> str:
+        """The section's title: ``Cross-attention heatmap``, or the other kind's."""
+        return f"{self.kind[:1].upper()}{self.kind[1:]} heatmap"
 
 
 @dataclass

@@ -98,8 +98,8 @@ def render_markdown(report: RunReport) -> str:
     if report.console:
         out += md_table(console_header(report), console_rows(report))
         out.append("")
-    out += ["## Cross-attention heatmap", ""]
     att = report.attention
+    out += [f"## {escape_markdown(att.heading)}", ""]
     if att.svg:
         out += [
             f"Source: {escape_markdown(att.sentence)}  ",
@@ -108,7 +108,7 @@ def render_markdown(report: RunReport) -> str:
             "each "
             "cell is the share of the row's attention in percent.",
             "",
-            f"![Cross-attention heatmap]({FIGURE_FILES['attention']})",
+            f"![{escape_markdown(att.heading)}]({FIGURE_FILES['attention']})",
             "",
         ]
     else:
@@ -231,8 +231,8 @@ def render_html(report: RunReport) -> str:
     ]
     if report.console:
         body.append(html_table(console_header(report), console_rows(report), judgement=True))
-    body.append("<h2>Cross-attention heatmap</h2>")
     att = report.attention
+    body.append(f"<h2>{escape_html(att.heading)}</h2>")
     if att.svg:
         body.append(
             f"<p>Source: {escape_html(att.sentence)}<br>"
