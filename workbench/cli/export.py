@@ -27,8 +27,8 @@ def add_parser(subparsers: Subparsers) -> None:
         subparsers,
         "export",
         help="convert a saved model for faster translation (CTranslate2)",
-        description="Convert a saved model (Marian, NLLB-200, M2M100, mBART-50 or T5) to "
-        "CTranslate2 (pip install "
+        description="Convert a saved model (Marian, NLLB-200, M2M100, mBART-50 or T5, or a "
+        "decoder-only Llama, Mistral, Qwen 2 or 3, Gemma or Gemma 3) to CTranslate2 (pip install "
         f"'{DISTRIBUTION}[ct2]'). The export is written to "
         "<model>/ct2-<quantization>/; interact, translate and the TUI use it "
         "automatically while it matches the model.",

@@ -1,19 +1,23 @@
 """CTranslate2: a faster engine for a saved model, as an optional extra.
 
 ``workbench export --ctranslate2`` converts a saved model (Marian, NLLB-200, M2M100,
-mBART-50 or T5; :mod:`workbench.core.translate.ct2_convert` says how each is converted
-exactly) into ``<model>/ct2-<quantization>/`` and the
+mBART-50 or T5, or a decoder-only Llama, Mistral, Qwen or Gemma;
+:mod:`workbench.core.translate.ct2_convert` says how each is converted exactly) into
+``<model>/ct2-<quantization>/`` and the
 :class:`~workbench.core.translate.translator.Translator` can then generate with
 :class:`CT2Backend` instead of ``model.generate``. Everything around generation (cleaning,
-splitting at the position limit, the language codes, batching, decoding) stays in the
-Translator, so both engines treat text the same way; this module only turns token ids into
-token ids, through the export's own vocabulary, row for row.
+splitting at the position limit, the language codes or the prompt, batching, decoding)
+stays in the Translator, so both engines treat text the same way; this module only turns
+token ids into token ids, through the export's own vocabulary, row for row. A seq2seq
+export generates with ``ctranslate2.Translator``, a decoder-only one with
+``ctranslate2.Generator``, which continues each prompt and returns only what it wrote, as
+:class:`~workbench.core.translate.translator.TransformersBackend` does.
 
 The export records a fingerprint of the files it was made from, so an export of an older
 version of the model (or of its tokenizer) is never picked up silently, and the model's
-``model_type`` and position bound, as its config.json is ctranslate2's. Nothing here
-imports ctranslate2 at module level: without the extra, the rest of the workbench works
-and says how to install it.
+``model_type``, position bound and kind (decoder-only or not), as its config.json is
+ctranslate2's. Nothing here imports ctranslate2 at module level: without the extra, the
+rest of the workbench works and says how to install it.
 """
 
 from __future__ import annotations
@@ -51,7 +55,10 @@ INSTALL_HINT = f"pip install '{DISTRIBUTION}[ct2]' (or pip install ctranslate2)"
 #: The tokenizer files are each family's: Marian ``vocab.json`` with ``source.spm`` and
 #: ``target.spm``; NLLB and mBART-50 ``tokenizer.json`` with ``sentencepiece.bpe.model``;
 #: M2M100 ``vocab.json`` with ``sentencepiece.bpe.model``; T5 ``tokenizer.json`` with
-#: ``spiece.model``.
+#: ``spiece.model``; Qwen ``tokenizer.json`` with ``vocab.json`` and ``merges.txt``;
+#: Llama, Mistral and Gemma ``tokenizer.json`` with ``tokenizer.model``. A chat template
+#: (the prompt of a chat model) is saved by transformers 5 as ``chat_template.jinja``,
+#: by older versions as ``chat_template.json`` or inside ``tokenizer_config.json``.
 COPIED_FILES = (
     "vocab.json",
     "source.spm",
@@ -59,6 +66,10 @@ COPIED_FILES = (
     "tokenizer.json",
     "sentencepiece.bpe.model",
     "spiece.model",
+    "merges.txt",
+    "tokenizer.model",
+    "chat_template.jinja",
+    "chat_template.json",
     "added_tokens.json",
     "tokenizer_config.json",
     "special_tokens_map.json",
@@ -117,9 +128,17 @@ def export_model_facts(export_dir: Path) -> ModelFacts:
     return ModelFacts(info["model_type"], int(positions) if positions else None)
 
 
+def export_is_causal(export_dir: Path) -> bool:
+    """Whether the export is of a decoder-only model (generated with
+    ``ctranslate2.Generator``), as its export recorded. Exports made before decoder-only
+    models could be exported record nothing, and are all seq2seq."""
+    return read_export_info(export_dir).get("causal") is True
+
+
 def read_vocabulary(export_dir: Path) -> list[str]:
-    """The export's target vocabulary, one token per embedding row, or [] when unreadable."""
-    for name in ("target_vocabulary.json", "shared_vocabulary.json"):
+    """The export's target vocabulary (a decoder-only model's only one), one token per
+    embedding row, or [] when unreadable."""
+    for name in ("target_vocabulary.json", "shared_vocabulary.json", "vocabulary.json"):
         try:
             tokens = json.loads((export_dir / name).read_text(encoding="utf-8"))
         except (OSError, json.JSONDecodeError):
@@ -167,6 +186,15 @@ class CT2Backend:
         ct2 = import_ctranslate2()
         self.export_dir = export_dir
         self.tokenizer = tokenizer
+        #: A decoder-only export: ``generator`` continues prompts (``translator`` is None).
+        self.causal = export_is_causal(export_dir)
+        if direction is not None and direction.causal != self.causal:
+            kinds = ("seq2seq", "decoder-only")
+            raise WorkbenchError(
+                f"the CTranslate2 export {export_dir} records a {kinds[self.causal]} model, "
+                f"and a {direction.family} model is {kinds[direction.causal]}; rebuild it "
+                "with workbench export --ctranslate2 --force --model <the model folder>"
+            )
         # The export's vocabulary is the embedding rows in order, so ids and tokens map
         # through it exactly, even rows the tokenizer has no token for (M2M100's made-up
         # words, which it would turn into <unk>'s id and so change the text).
@@ -175,8 +203,12 @@ class CT2Backend:
         # CTranslate2 ignores forced_bos_token_id: the target code is given as the start of
         # every output instead (target_prefix), and the Translator drops it when decoding.
         first = (direction or Direction()).first_token_id
-        self.target_prefix = self.tokens([first]) if first is not None else None
-        self.quantization = str(read_export_info(export_dir).get("quantization", "?"))
+        self.target_prefix = self.tokens([first]) if first is not None and not self.causal else None
+        info = read_export_info(export_dir)
+        self.quantization = str(info.get("quantization", "?"))
+        #: The decoder's sliding window (0: none), past which a prompt is not forwarded at
+        #: once (:meth:`_continue`).
+        self.sliding_window = int(info.get("sliding_window") or 0)
         if device not in ("cpu", "cuda"):  # mps and others: ctranslate2 has CPU and CUDA
             device = "cuda" if ct2.get_cuda_device_count() > 0 else "cpu"
         self.device = device
@@ -187,10 +219,11 @@ class CT2Backend:
             if hasattr(os, "sched_getaffinity")
             else os.cpu_count() or 1
         )
+        engine = ct2.Generator if self.causal else ct2.Translator
+        self.translator: Any = None
+        self.generator: Any = None
         try:
-            self.translator = ct2.Translator(
-                str(export_dir), device=device, intra_threads=self.threads
-            )
+            loaded = engine(str(export_dir), device=device, intra_threads=self.threads)
         except (RuntimeError, ValueError) as err:
             raise WorkbenchError(
                 f"cannot load the CTranslate2 export {export_dir}: {err}; "
@@ -201,9 +234,22 @@ class CT2Backend:
             self.generation_config = GenerationConfig.from_pretrained(str(export_dir))
         except OSError:
             self.generation_config = GenerationConfig()
+        if self.causal:
+            self.generator = loaded
+        else:
+            self.translator = loaded
         bad = self.generation_config.bad_words_ids or []
         # transformers blocks <pad> (the decoder start) via bad_words_ids; so do we.
         self.suppressed = [self.tokens(list(seq)) for seq in bad]
+        #: Where a decoder-only model's output ends: at any of its generation config's EOS
+        #: ids or the prompt's stops (the chat turn's end), as
+        #: :func:`~workbench.core.model.prompts.apply_prompt` tells ``generate``.
+        self.stop_ids = sorted(
+            _id_list(self.generation_config.eos_token_id)
+            | (direction.stop_ids if direction is not None else frozenset())
+        )
+        #: The BOS a Generator leaves out of a prompt it returns (its config's own).
+        self.bos_id = self.row_of.get(_config_token(export_dir, "bos_token"), -1)
 
     def tokens(self, ids: list[int]) -> list[str]:
         """The export's tokens for ``ids`` (the tokenizer's where the export has none)."""
@@ -230,6 +276,8 @@ class CT2Backend:
             raise WorkbenchError(
                 "sampling is done with the transformers backend; pass --backend transformers"
             )
+        if self.causal:
+            return self._continue(sources, options, bound)
         # The target prefix (a forced language code) counts in max_decoding_length as the
         # forced first token counts in max_new_tokens. transformers also counts the </s> it
         # forces at the bound (forced_eos_token_id, mBART), which the Translator drops when
@@ -244,3 +292,80 @@ class CT2Backend:
             target_prefix=[self.target_prefix] * len(sources) if self.target_prefix else None,
         )
         return [self.ids(r.hypotheses[0]) for r in results]
+
+    def _continue(
+        self, prompts: list[list[int]], options: DecodeOptions, bound: int
+    ) -> list[list[int]]:
+        """What a decoder-only model writes after each prompt: at most ``bound`` new
+        tokens, ending with the stop token that ended it, the prompt left out -- as
+        :class:`~workbench.core.translate.translator.TransformersBackend` returns them
+        (less its padding after the stop).
+
+        With ``include_prompt_in_result=False`` the Generator forwards the prompts at once
+        (up to the shortest one's length; the rest of a longer one is forced token by
+        token) and ``max_length`` then counts new tokens only, as ``max_new_tokens``
+        does -- unless the shortest prompt is a single token: then nothing is forwarded
+        and ``max_length`` counts the forced rest of the longer prompts too. So one-token
+        prompts go in a batch of their own.
+
+        Two things make a prompt go through the decoding loop whole, token by token
+        (``include_prompt_in_result=True``; ``max_length`` then counts the prompt, less
+        its first token, which is the loop's start), with prompts batched by length:
+
+        - an n-gram block (``no_repeat_ngram_size``): transformers also blocks the
+          prompt's n-grams, and CTranslate2's sees only what went through its loop. The
+          one n-gram that begins at the loop's start token is blocked as a suppressed
+          sequence (prompts batched together share it). Left padding is not in the
+          history, as it is in a batch transformers pads.
+        - a prompt longer than the decoder's sliding window (Gemma 3's 512 or 1,024
+          positions): CTranslate2 forwards such a prompt in window-sized chunks whose
+          later tokens see more than the window, while step by step it keeps the window
+          as transformers does.
+        """
+        n = options.no_repeat_ngram_size
+        window = self.sliding_window
+        groups: dict[tuple[int, ...], list[int]] = {}
+        for i, ids in enumerate(prompts):
+            whole = n > 0 or (window > 0 and len(ids) - 1 > window)
+            key = (1, len(ids), *ids[:n]) if whole else (0, min(len(ids), 2))
+            groups.setdefault(key, []).append(i)
+        rows: list[list[int]] = [[] for _ in prompts]
+        for key, group in groups.items():
+            first = prompts[group[0]]
+            whole = key[0] == 1  # the whole prompt goes through the decoding loop
+            suppressed = list(self.suppressed)
+            if whole and n and len(first) >= n:
+                suppressed.append(self.tokens(first[:n]))
+            results = self.generator.generate_batch(
+                [self.tokens(prompts[i]) for i in group],
+                beam_size=options.num_beams,
+                max_length=bound + (len(first) - 1 if whole else 0),
+                include_prompt_in_result=whole,
+                end_token=self.tokens(self.stop_ids) if self.stop_ids else None,
+                return_end_token=True,
+                no_repeat_ngram_size=n,
+                suppress_sequences=suppressed or None,
+            )
+            for i, result in zip(group, results, strict=True):
+                ids = [int(t) for t in result.sequences_ids[0]]
+                if whole:  # the prompt comes back, its first token unless it is the BOS
+                    ids = ids[len(first) - int(prompts[i][0] == self.bos_id) :]
+                rows[i] = ids
+        return rows
+
+
+def _id_list(value: Any) -> set[int]:
+    """A generation config's ``eos_token_id`` (None, an id or a list) as a set of ids."""
+    if value is None:
+        return set()
+    return {int(v) for v in (value if isinstance(value, (list, tuple)) else [value])}
+
+
+def _config_token(export_dir: Path, key: str) -> str:
+    """A special token ctranslate2 recorded in the export's config.json, or ""."""
+    try:
+        config = json.loads((export_dir / "config.json").read_text(encoding="utf-8"))
+    except (OSError, json.JSONDecodeError):
+        return ""
+    value = config.get(key) if isinstance(config, dict) else None
+    return value if isinstance(value, str) else ""

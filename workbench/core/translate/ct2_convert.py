@@ -27,12 +27,36 @@ the model's family (:func:`workbench.core.model.family.detect_family`), never by
 checks elsewhere; a family without a loader is refused in one line. The target language
 code is not part of the conversion: CTranslate2 ignores ``forced_bos_token_id``, so
 :class:`~workbench.core.translate.ct2.CT2Backend` passes it as the target prefix.
+
+Decoder-only models (:data:`CAUSAL_LOADERS`: Llama, Mistral, Qwen 2 and 3, Gemma 1 and 3)
+convert with the stock loaders into a model for ``ctranslate2.Generator``, with three
+changes of ours:
+
+- the vocabulary is the embedding rows as the tokenizer maps ids
+  (:func:`vocabulary_by_id`), so ids pass through the export unchanged, Qwen's padded
+  rows included;
+- a token the stock loader reads as None (a bos, an unk) gets a name, since
+  CTranslate2 cannot load a config with a null token;
+- **Gemma**: transformers 5 keeps the RoPE in ``rope_parameters`` (Gemma 3 one per
+  attention kind, the global layers' positions scaled linearly from 4B up), which the
+  stock loaders do not read (they assume the default bases and no scaling), and Gemma 3
+  scales queries by ``query_pre_attn_scalar``, not by the head size; ours sets both per
+  layer, and refuses a config with logit soft-capping, which CTranslate2 lacks.
+
+The export also records the decoder's sliding window (Gemma 3, a Mistral with one):
+CTranslate2 forwards a prompt longer than it in chunks that attend differently, so
+:class:`~workbench.core.translate.ct2.CT2Backend` feeds such a prompt step by step.
+
+Gemma 2 is refused (every Gemma 2 soft-caps its logits), and so are decoder-only types
+CTranslate2 has no loader for (Hunyuan-MT's ``hunyuan_v1_dense`` among them), in one
+line, before any weight is read. The prompt is not part of the conversion either: it is
+text the Translator puts around the source, the same for both engines.
 """
 
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 from workbench.core.model.family import (
     FAMILIES,
@@ -42,13 +66,43 @@ from workbench.core.model.family import (
     NLLB,
     T5,
     detect_family,
+    is_causal,
     max_positions,
 )
-from workbench.core.translate.ct2 import ModelFacts
 from workbench.errors import WorkbenchError
 
-#: The families an export converts (each has a loader below), for the refusal of others.
-EXPORTABLE = ", ".join(f.title for f in FAMILIES[:-1]) + f" and {FAMILIES[-1].title}"
+#: Decoder-only ``model_type`` -> the ctranslate2 loader (by class name) it converts with.
+CAUSAL_LOADERS = {
+    "llama": "LlamaLoader",
+    "mistral": "MistralLoader",
+    "qwen2": "Qwen2Loader",
+    "qwen3": "Qwen3Loader",
+    "gemma": "GemmaLoader",
+    "gemma3_text": "Gemma3Loader",
+}
+#: Decoder-only types CTranslate2 has a loader for but that it cannot convert exactly.
+CAUSAL_REFUSED = {
+    "gemma2": "CTranslate2 has no attention logit soft-capping, which Gemma 2 uses",
+}
+#: The decoder-only models an export converts, for the refusal of others.
+CAUSAL_EXPORTABLE = "Llama, Mistral, Qwen 2 and 3, Gemma and Gemma 3"
+#: What an export converts (each has a loader below), for the refusal of others.
+EXPORTABLE = (
+    ", ".join(f.title for f in FAMILIES[:-1])
+    + f" and {FAMILIES[-1].title} models, and the decoder-only {CAUSAL_EXPORTABLE}"
+)
+
+
+class ConvertedModel(NamedTuple):
+    """What an export records of the model it was made from (its config.json is
+    ctranslate2's own): enough to translate with it without the model's weights."""
+
+    model_type: str
+    max_positions: int | None  # None: relative positions (T5)
+    causal: bool  # a decoder-only model: generated with ctranslate2.Generator
+    #: The decoder's sliding window (Gemma 3, a Mistral with one), 0 for none: CTranslate2
+    #: forwards a longer prompt in chunks that do not attend as transformers does.
+    sliding_window: int = 0
 
 
 def vocabulary_by_id(tokenizer: Any, size: int) -> list[str]:
@@ -172,33 +226,136 @@ def _loader(family: str, model_type: str) -> Any:
     return found() if found is not None else None
 
 
-def convert_model(model_dir: Path, output_dir: Path, quantization: str) -> ModelFacts:
+def _causal_loader(model_type: str) -> Any:
+    """The ctranslate2 loader that reproduces transformers for a decoder-only
+    ``model_type``, or None where CTranslate2 has none (or none that is exact)."""
+    name = CAUSAL_LOADERS.get(model_type)
+    if name is None:
+        return None
+    import numpy as np
+    from ctranslate2.converters import transformers as stock
+    from ctranslate2.specs.attention_spec import RotaryScalingType
+
+    class ExactDecoderLoader(getattr(stock, name)):  # type: ignore[misc]
+        """The stock loader, with every embedding row named as the tokenizer maps ids
+        and no null token in the config."""
+
+        def get_vocabulary(self, model: Any, tokenizer: Any) -> list[str]:
+            config = getattr(model.config, "text_config", model.config)
+            return vocabulary_by_id(tokenizer, int(config.vocab_size))
+
+        def set_config(self, config: Any, model: Any, tokenizer: Any) -> None:
+            super().set_config(config, model, tokenizer)
+            # CTranslate2 reads these as strings ("type must be string, but is null");
+            # a Generator only uses the bos to leave it out of a prompt it returns.
+            if config.bos_token is None:
+                config.bos_token = tokenizer.pad_token or tokenizer.eos_token
+            if config.eos_token is None:
+                config.eos_token = tokenizer.eos_token
+            if config.unk_token is None:
+                config.unk_token = ""  # as the stock Llama and Qwen loaders name none
+
+    def set_rope(attention: Any, params: dict[str, Any]) -> None:
+        """One attention layer's RoPE as transformers 5's ``rope_parameters`` give it."""
+        if "rope_theta" in params:
+            attention.rotary_base = np.float32(params["rope_theta"])
+        rope_type = params.get("rope_type", "default")
+        if rope_type == "linear":
+            # Declared only on a spec built scaled: set past the spec's frozen fields.
+            object.__setattr__(attention, "rotary_scaling_type", np.int8(RotaryScalingType.Linear))
+            object.__setattr__(attention, "rotary_scaling_factor", np.float32(params["factor"]))
+        elif rope_type != "default":
+            raise NotImplementedError(f"RoPE type '{rope_type}' in a Gemma model")
+
+    class ExactGemmaLoader(ExactDecoderLoader):
+        """Gemma (and Gemma 3) with the RoPE of ``rope_parameters``, where transformers 5
+        keeps it (the stock loader reads ``rope_theta``, which these configs lack)."""
+
+        def get_model_spec(self, model: Any) -> Any:
+            config = getattr(model.config, "text_config", model.config)
+            for cap in ("attn_logit_softcapping", "final_logit_softcapping"):
+                if getattr(config, cap, None):
+                    raise NotImplementedError(f"CTranslate2 has no {cap}")
+            spec = super().get_model_spec(model)
+            rope = getattr(config, "rope_parameters", None) or {}
+            kinds = getattr(self, "_layer_types", None) or [None] * len(spec.decoder.layer)
+            scalar = getattr(config, "query_pre_attn_scalar", None)
+            for layer, kind in zip(spec.decoder.layer, kinds, strict=True):
+                attention = layer.self_attention
+                set_rope(attention, rope.get(kind, rope) if kind else rope)
+                if scalar:  # transformers scales queries by it, not by the head size
+                    attention.queries_scale = np.float32(float(scalar) ** -0.5)
+            return spec
+
+    return ExactGemmaLoader() if model_type.startswith("gemma") else ExactDecoderLoader()
+
+
+def _refusal(model_dir: Path, model_type: str) -> WorkbenchError:
+    return WorkbenchError(
+        f"export converts {EXPORTABLE}, and '{model_dir}' is a {model_type} model; "
+        "translate it with --backend transformers"
+    )
+
+
+def _causal_refusal(model_dir: Path, config: Any) -> WorkbenchError:
+    import ctranslate2
+    from ctranslate2.converters import transformers as stock
+
+    model_type = str(config.model_type)
+    why = CAUSAL_REFUSED.get(model_type) or (
+        "its CTranslate2 conversion is not one the workbench checks against transformers"
+        if type(config).__name__ in getattr(stock, "_MODEL_LOADERS", {})
+        else f"ctranslate2 {ctranslate2.__version__} has no converter for {model_type} models"
+    )
+    return WorkbenchError(
+        f"cannot export the decoder-only {model_type} model '{model_dir}': {why} (of "
+        f"decoder-only models the export converts {CAUSAL_EXPORTABLE}); translate it "
+        "with --backend transformers"
+    )
+
+
+def convert_model(model_dir: Path, output_dir: Path, quantization: str) -> ConvertedModel:
     """Write the CTranslate2 model of ``model_dir`` into ``output_dir``; what it is (the
-    ``model_type`` and position bound an export must record: its config.json is
-    ctranslate2's own)."""
+    ``model_type``, position bound and kind an export must record: its config.json is
+    ctranslate2's own).
+
+    A decoder-only model's export also gets the generation config transformers decodes
+    it with (its stop tokens, and its defaults), written even where the folder has no
+    generation_config.json of its own (transformers then takes it from config.json).
+    """
     import torch
     from ctranslate2.converters.transformers import TransformersConverter
+    from transformers import AutoConfig
 
     from workbench.core.model.load import load_model_and_tokenizer
 
+    config = AutoConfig.from_pretrained(str(model_dir))
+    causal = is_causal(config)
+    if causal and _causal_loader(str(config.model_type)) is None:
+        raise _causal_refusal(model_dir, config)  # before any weight is read
     model, tokenizer = load_model_and_tokenizer(str(model_dir))
     model_type = str(model.config.model_type)
-    family = detect_family(model_type, tokenizer).name
-    loader = _loader(family, model_type)
+    if causal:
+        loader = _causal_loader(model_type)
+    else:
+        family = detect_family(model_type, tokenizer).name
+        loader = _loader(family, model_type)
+        if loader is not None:
+            fill_missing_ids(model, tokenizer, family, model_dir)
     if loader is None:
-        raise WorkbenchError(
-            f"export converts {EXPORTABLE} models, and '{model_dir}' is a {model_type} "
-            "model; translate it with --backend transformers"
-        )
-    fill_missing_ids(model, tokenizer, family, model_dir)
-    facts = ModelFacts(model_type, max_positions(model.config))
+        raise _refusal(model_dir, model_type)
+    generation = model.generation_config
+    windows: list[int] = []
 
     class LoadedModelConverter(TransformersConverter):
         """ctranslate2's converter over the model we loaded (and checked) ourselves."""
 
         def _load(self) -> Any:
             with torch.no_grad():
-                return loader(model, tokenizer)
+                spec = loader(model, tokenizer)
+            decoder = getattr(spec, "decoder", None)  # a seq2seq spec has no window
+            windows.append(int(getattr(decoder, "sliding_window", 0) or 0) if causal else 0)
+            return spec
 
     # The converter reuses (and may change) the model's tensors: this model object is
     # used for nothing else afterwards.
@@ -211,4 +368,6 @@ def convert_model(model_dir: Path, output_dir: Path, quantization: str) -> Model
             f"ctranslate2 cannot convert the {model_type} model '{model_dir}' ({err}); "
             "translate it with --backend transformers"
         ) from None
-    return facts
+    if causal:
+        generation.save_pretrained(str(output_dir))
+    return ConvertedModel(model_type, max_positions(config), causal, windows[0])

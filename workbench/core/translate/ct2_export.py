@@ -266,6 +266,8 @@ def export_ctranslate2(
         from workbench.core.translate.ct2_convert import convert_model
 
         facts = convert_model(model_dir, staging, quantization)
+        # The model's own files last: its generation_config.json replaces the one a
+        # decoder-only conversion writes (the same settings, as the user saved them).
         for name in COPIED_FILES:
             if (model_dir / name).is_file():
                 shutil.copy2(model_dir / name, staging / name)
@@ -275,6 +277,8 @@ def export_ctranslate2(
             "quantization": quantization,
             "model_type": facts.model_type,
             "max_positions": facts.max_positions,
+            "causal": facts.causal,
+            "sliding_window": facts.sliding_window,
             "ctranslate2_version": ct2.__version__,
             "created": time.strftime("%Y-%m-%dT%H:%M:%S"),
         }
