@@ -25,7 +25,7 @@ from typing import Any
 import numpy as np
 
 from workbench.core.attention.eager import check_weights, eager_attention
-from workbench.core.attention.grid import MAX_SOURCE_TOKENS, AttentionMap, special_flags
+from workbench.core.attention.grid import AttentionMap, check_source_tokens, special_flags
 from workbench.core.decoding import DecodeOptions, clean_input, length_bound
 from workbench.core.languages import Direction
 from workbench.errors import WorkbenchError
@@ -95,13 +95,7 @@ def prompt_tokens(tokenizer: Any, sentence: str, direction: Direction) -> Prompt
             f"the source's tokens could not be found inside the {direction.prompt} prompt; "
             "use a model with a fast tokenizer (tokenizer.json)"
         )
-    if len(source) > MAX_SOURCE_TOKENS:
-        words = len(cleaned.split())
-        raise WorkbenchError(
-            f"the sentence is {len(source):,} tokens long ({words:,} words); the attention "
-            f"view takes at most {MAX_SOURCE_TOKENS} (a wider heatmap cannot be read): pass "
-            "one sentence at a time"
-        )
+    check_source_tokens(len(source), cleaned)
     if direction.max_positions is not None and len(ids) >= direction.max_positions:
         raise WorkbenchError(
             f"the prompt with this sentence is {len(ids):,} tokens and the model has "

@@ -16,7 +16,7 @@ from typing import Any, Literal, NamedTuple
 import numpy as np
 
 from workbench.core.attention.eager import check_weights, eager_attention
-from workbench.core.attention.grid import MAX_SOURCE_TOKENS, AttentionMap, special_flags
+from workbench.core.attention.grid import AttentionMap, check_source_tokens, special_flags
 from workbench.core.decoding import DecodeOptions, clean_input, length_bound
 from workbench.core.languages import Direction
 from workbench.errors import WorkbenchError
@@ -32,13 +32,7 @@ def source_ids(tokenizer: Any, sentence: str, direction: Direction | None = None
             'workbench attention "I like to drink tea."'
         )
     ids = list(tokenizer((direction or Direction()).source_text(cleaned))["input_ids"])
-    if len(ids) > MAX_SOURCE_TOKENS:
-        words = len(cleaned.split())
-        raise WorkbenchError(
-            f"the sentence is {len(ids):,} tokens long ({words:,} words); the attention view "
-            f"takes at most {MAX_SOURCE_TOKENS} (a wider heatmap cannot be read): pass one "
-            "sentence at a time"
-        )
+    check_source_tokens(len(ids), cleaned)
     return ids
 
 

@@ -26,6 +26,17 @@ from workbench.errors import WorkbenchError
 #: nobody reads, and Marian's position table (512 rows) is not far off.
 MAX_SOURCE_TOKENS = 200
 
+
+def check_source_tokens(tokens: int, sentence: str) -> None:
+    """One line when a sentence has more source tokens than a heatmap can show."""
+    if tokens > MAX_SOURCE_TOKENS:
+        raise WorkbenchError(
+            f"the sentence is {tokens:,} tokens long ({len(sentence.split()):,} words); the "
+            f"attention view takes at most {MAX_SOURCE_TOKENS} (a wider heatmap cannot be "
+            "read): pass one sentence at a time"
+        )
+
+
 #: Default view: the mean over every decoder layer and head. Chosen by measurement
 #: (benchmarks/attention_views.py): on the trained demo model its strongest source word was
 #: a target word's lexicon translation about as often as the best single layer's, and far
