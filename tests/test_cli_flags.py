@@ -76,10 +76,16 @@ def test_help_shows_the_type_and_the_presets_defaults(monkeypatch, capsys):
     assert "--learning-rate FLOAT, --lr FLOAT" in text
     assert "--target-label TEXT, --label TEXT" in text
     flat = " ".join(text.split())  # argparse wraps the help at the terminal's width
-    want = "[default: 2e-05; nllb-en-zh: 1e-05; nllb-1.3b-lora-en-zh: 0.0002; demo: 0.0007]"
+    want = (
+        "[default: 2e-05; nllb-en-zh: 1e-05; nllb-1.3b-lora-en-zh: 0.0002; "
+        "qwen3-0.6b-en-zh: 1e-05; hunyuan-mt-7b-lora-en-zh: 0.0002; demo: 0.0007]"
+    )
     assert want in flat
     assert "--batch-size INT" in text
-    assert "[default: 16; nllb-en-zh: 8; demo: 32]" in flat
+    assert (
+        "[default: 16; nllb-en-zh: 8; qwen3-0.6b-en-zh: 8; hunyuan-mt-7b-lora-en-zh: 8; demo: 32]"
+        in flat
+    )
 
 
 @pytest.mark.parametrize("f", SETTINGS, ids=lambda f: f.name)

@@ -25,6 +25,14 @@ PRESET_NOTES: dict[str, str] = {
     "nllb-1.3b-lora-en-zh": "NLLB-200 1.3B with rank-16 LoRA adapters and gradient "
     "checkpointing on the same WMT19 sample and test set: about 16 GB at a step's peak in "
     "bf16 at batch 16, so it fits a 24 GB GPU, where full fine-tuning (about 39 GB) does not",
+    "qwen3-0.6b-en-zh": "Qwen3-0.6B, a decoder-only LLM asked through its chat template, fully "
+    "fine-tuned with gradient checkpointing on the same WMT19 sample and test set: about "
+    "17 GB at a step's peak at batch 8 (prompt, source and target in one 296-token "
+    "sequence), so it fits a 24 GB GPU; on a smaller one add --lora (about 7 GB)",
+    "hunyuan-mt-7b-lora-en-zh": "Hunyuan-MT-7B (Tencent's WMT25 translation LLM) with "
+    "rank-16 LoRA adapters and gradient checkpointing on the same WMT19 sample and test set: "
+    "about 22 GB at a step's peak at batch 8, so it fits a 24 GB GPU, where full "
+    "fine-tuning (about 180 GB) does not",
     "opus-en-de": "opus-mt-en-de on WMT14 de-en: a single-pair Marian (no label), BLEU 13a",
     "demo": "fully offline: HSK pairs and a small Marian built here (5 to 8 minutes on "
     "a 2-core CPU)",
@@ -76,6 +84,74 @@ PRESETS: dict[str, dict[str, Any]] = {
         # Adapters start at zero and are few: LoRA's usual step size, 10x full fine-tuning's.
         "learning_rate": 2e-4,
         "epochs": 2.0,
+    },
+    # Qwen3-0.6B (596,049,920 parameters, embeddings tied), a decoder-only LLM: one sequence
+    # a pair of the chat prompt (about 30 tokens; the plan allows 40), the source (128) and
+    # the target (128), the loss on the target's tokens. Its config.json, as the Hub gives
+    # it (https://huggingface.co/Qwen/Qwen3-0.6B/raw/main/config.json, quoted in a public
+    # repository found through this project's code search; the same shape is in
+    # torchtune's qwen3_0_6b builder): hidden 1024, 28 layers, 16 query heads and 8
+    # key-value heads of 128, FFN 3072, 151,936 pieces, 40,960 positions, bfloat16.
+    # A run fine-tunes it in fp32 weights (architecture.run_dtype: bf16 weights would round
+    # most of AdamW's small updates away) under bf16 autocast, so the memory plan at batch
+    # 8 × 296 tokens on a GPU with bf16 (workbench train prints it before loading a weight):
+    #   weights 2.4 + their bf16 copy 1.2 + gradients 2.4 + AdamW 4.8
+    #     + activations 12.5 (the 151,936-wide logits of every position the largest part)
+    #     + the CUDA runtime 1.0                                        = 24.2 GB: not 24
+    #   with --gradient-checkpointing (on here): activations 4.9       = 16.6 GB: fits 24
+    #   batch 16 with checkpointing: 21.5 GB; --lora (rank 8 on q_proj, v_proj, the frozen
+    #   base in bf16): 11.0 GB; --lora --gradient-checkpointing: 6.8 GB, the way on an
+    #   8 to 12 GB GPU
+    # The same model size as NLLB-200 distilled 600M, hence nllb-en-zh's step: batch 8, lr
+    # 1e-5 (full fine-tuning of an LLM: 1e-5 to 2e-5), 2 epochs.
+    "qwen3-0.6b-en-zh": {
+        "model": "Qwen/Qwen3-0.6B",
+        "prompt": "chat",
+        "gradient_checkpointing": True,
+        "batch_size": 8,
+        "eval_batch_size": 16,
+        "max_source_length": 128,
+        "max_target_length": 128,
+        "learning_rate": 1e-5,
+        "epochs": 2.0,
+    },
+    # Hunyuan-MT-7B (model type hunyuan_v1_dense) with rank-16 LoRA adapters on one 24 GB
+    # GPU, on the same sample and test set. Its shape, as Tencent's hunyuan_v1_dense 7B
+    # configs give it (Hy-MT2-7B's config.json, and Hunyuan-7B's as model-support test
+    # fixtures quote it, found through this project's code search): hidden 4096, 32 layers,
+    # 32 query heads and 8 key-value heads of 128, FFN 14,336, 128,167 pieces, q/k norms,
+    # bfloat16. Hunyuan-MT-7B's own config.json was not found offline: its Hub listing
+    # (huggingface.co/tencent/Hunyuan-MT-7B/tree/main) holds 16.06 GB of bf16 weights,
+    # 8.03B parameters, which this shape gives with an untied output layer (tied: 7.50B,
+    # 15.0 GB, Hunyuan-7B-Instruct's listing); the plan counts the untied 8,029,540,352.
+    # The memory plan at batch 8 × 296 tokens (the plan's 40 for a prompt of about 20,
+    # + 128 + 128) on a GPU in bf16:
+    #   full fine-tuning (fp32 weights to train, 32.1, and their bf16 copy, 16.1),
+    #   gradients 32.1, AdamW 64.2, activations 34.8                    = 180.3 GB: no
+    #   LoRA's frozen base as its checkpoint stores it: 8.03B × 2 bytes    16.1 GB
+    #   LoRA r16 on q_proj, v_proj: 6.8M trainable: gradients, AdamW        0.08 GB
+    #   activations without checkpointing 20.8 GB (37.9 in all: no), with it 4.8 GB (3.6
+    #   of it the logits, 8 × 296 × 128,167 × 4 bytes × 3), decoding 3.9 GB in its place
+    #   at evaluation (16 × 4 beams)
+    #   + the CUDA runtime 1.0                                              22.0 GB: fits
+    # Batch 16 would need 26.9 GB even with checkpointing. The chat prompt is Hunyuan-MT's
+    # own instruction (把下面的文本翻译成中文，不要额外解释。), no system prompt.
+    "hunyuan-mt-7b-lora-en-zh": {
+        "model": "tencent/Hunyuan-MT-7B",
+        "prompt": "chat",
+        "lora": True,
+        "lora_rank": 16,
+        "lora_alpha": 32,
+        "gradient_checkpointing": True,
+        "bf16": True,
+        "batch_size": 8,
+        "eval_batch_size": 16,
+        "max_source_length": 128,
+        "max_target_length": 128,
+        # LoRA's usual step size, as nllb-1.3b-lora-en-zh; one epoch, as ALMA's parallel
+        # stage: a model already trained on translation needs little.
+        "learning_rate": 2e-4,
+        "epochs": 1.0,
     },
     "opus-en-de": {
         "model": "Helsinki-NLP/opus-mt-en-de",

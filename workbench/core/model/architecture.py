@@ -63,12 +63,24 @@ QK_NORM_TYPES = frozenset({"qwen3", "gemma3_text"})
 FOUR_NORM_TYPES = frozenset({"gemma2", "gemma3_text"})
 
 
-def weight_bytes(model_config: Any) -> int:
-    """Bytes a weight takes as transformers loads the model: ``from_pretrained``'s default
-    ``dtype="auto"`` keeps the dtype config.json names (Qwen3's and Hunyuan-MT's
-    ``bfloat16``: 2 bytes), fp32 where it names none."""
-    dtype = str(getattr(model_config, "dtype", None) or "float32").removeprefix("torch.")
-    return 2 if dtype in ("bfloat16", "float16") else 4
+def checkpoint_dtype(model_config: Any) -> str:
+    """The dtype config.json names (``bfloat16`` for Qwen3 and Hunyuan-MT), float32 where
+    it names none."""
+    return str(getattr(model_config, "dtype", None) or "float32").removeprefix("torch.")
+
+
+def run_dtype(model_config: Any, lora: bool) -> str:
+    """The dtype a run loads its model in: float32 for weights that train (a bf16
+    checkpoint fully fine-tuned in bf16 would round most of AdamW's small updates away,
+    and before/after are decoded in fp32); a LoRA run's frozen base as its checkpoint
+    stores it, which is what lets a 7B model's adapters train on a 24 GB GPU."""
+    dtype = checkpoint_dtype(model_config)
+    return dtype if lora and dtype in ("bfloat16", "float16") else "float32"
+
+
+def weight_bytes(model_config: Any, lora: bool) -> int:
+    """Bytes a weight takes as a run loads it (:func:`run_dtype`)."""
+    return 4 if run_dtype(model_config, lora) == "float32" else 2
 
 
 @dataclass(frozen=True)

@@ -54,19 +54,21 @@ def check_local_model(path: Path) -> None:
 
 
 def load_model_and_tokenizer(
-    name: str, attn_implementation: str | None = None
+    name: str, attn_implementation: str | None = None, dtype: str = "auto"
 ) -> tuple[PreTrainedModel, PreTrainedTokenizerBase]:
     """Load a translation model (seq2seq, or a decoder-only causal LM) and its tokenizer
     from a local folder or a Hub id.
 
     ``attn_implementation="eager"`` is for attention maps only: SDPA (the default) is
-    faster but returns no attention weights.
+    faster but returns no attention weights. ``dtype``: ``auto`` (the checkpoint's, as
+    transformers loads it) or a torch dtype's name (a run's: :func:`run_dtype`).
     """
+    import torch
     from transformers import AutoConfig, AutoTokenizer
 
     from workbench.core.model.architecture import model_class
 
-    kwargs: dict[str, Any] = {}
+    kwargs: dict[str, Any] = {"dtype": dtype if dtype == "auto" else getattr(torch, dtype)}
     if attn_implementation:
         kwargs["attn_implementation"] = attn_implementation
 

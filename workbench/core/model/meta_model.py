@@ -24,6 +24,8 @@ class ParameterCounts:
     trainable: int
     #: The linear layers the adapters go on (empty without LoRA).
     adapted_layers: int = 0
+    #: Their input widths, summed: what the adapters' own activations scale with.
+    adapted_inputs: int = 0
 
 
 def meta_model(model_config: Any) -> Any:
@@ -69,4 +71,9 @@ def count_parameters(
         return ParameterCounts(total=total, trainable=total)
     layers = lora_layers(model, lora_targets)
     adapters = sum(rank * (fan_in + fan_out) for _, fan_in, fan_out in layers)
-    return ParameterCounts(total=total, trainable=adapters, adapted_layers=len(layers))
+    return ParameterCounts(
+        total=total,
+        trainable=adapters,
+        adapted_layers=len(layers),
+        adapted_inputs=sum(fan_in for _, fan_in, _ in layers),
+    )

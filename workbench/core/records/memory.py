@@ -27,6 +27,11 @@ class MemoryPlan:
     (AdamW's two moments) cover the trainable parameters only, ``activations`` what the
     forward pass keeps for the backward one at the run's batch and lengths, ``runtime``
     the framework's own (a CUDA context, or the process's libraries on the CPU).
+
+    A decoder-only model's step is one sequence of ``prompt`` + source + target tokens;
+    its ``decoding`` (the key-value cache and one layer's prefill while an evaluation or
+    "before"/"after" generates) takes the activations' place, never both at once: the
+    larger of the two counts.
     """
 
     device: str
@@ -48,11 +53,18 @@ class MemoryPlan:
     #: The cheapest flags that would make a run that does not fit fit (none: fits, or
     #: nothing the workbench can change would).
     fix: Fix | None = field(default=None)
+    #: A decoder-only model's plan, and the tokens it allows for the prompt around the
+    #: source.
+    causal: bool = False
+    prompt: int = 0
+    #: What generating takes beside the weights (0 where the plan does not count it).
+    decoding: float = 0.0
 
     @property
     def total(self) -> float:
         """Bytes at the peak of a step."""
-        return self.weights + self.gradients + self.optimizer + self.activations + self.runtime
+        peak = max(self.activations, self.decoding)
+        return self.weights + self.gradients + self.optimizer + peak + self.runtime
 
     @property
     def fits(self) -> bool:

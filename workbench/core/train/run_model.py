@@ -147,7 +147,11 @@ def load_run_model(
                 )
             )
     else:
-        model, tokenizer = load_model_and_tokenizer(config.model)
+        from workbench.core.model.architecture import run_dtype
+        from workbench.core.model.load import load_model_config
+
+        dtype = run_dtype(load_model_config(config.model), config.lora)
+        model, tokenizer = load_model_and_tokenizer(config.model, dtype=dtype)
     direction = run_direction(config, tokenizer, model.config)
     apply_direction(tokenizer, direction, model)
     for note in direction.notes:
@@ -238,12 +242,15 @@ class Precision:
         return asdict(self)
 
 
-def resolve_precision(config: RunConfig, device: str) -> Precision:
-    """The run's precision from its ``--fp16``/``--bf16`` flags and the device.
+def resolve_precision(config: RunConfig, device: str, model_config: Any = None) -> Precision:
+    """The run's precision from its ``--fp16``/``--bf16`` flags and the device (and, for a
+    LoRA run, the dtype its frozen base keeps:
+    :func:`~workbench.core.model.architecture.run_dtype`).
 
     An unsupported flag fails here, before the run folder is made, with what to drop.
     ``--bf16`` unset means bf16 where the GPU has it.
     """
+    from workbench.core.model.architecture import run_dtype
     from workbench.core.model.load import bf16_supported
 
     bf16 = config.bf16 if config.bf16 is not None else (not config.fp16 and bf16_supported())
@@ -256,10 +263,12 @@ def resolve_precision(config: RunConfig, device: str) -> Precision:
         raise WorkbenchError(
             f"--bf16 is supported on CUDA GPUs and the CPU, not on {device}; drop the flag"
         )
+    base = "float32" if model_config is None else run_dtype(model_config, config.lora)
     return Precision(
         device=device,
         training="fp16" if config.fp16 else "bf16" if bf16 else "fp32",
         training_tf32=device == "cuda" and bf16_supported(),
+        decoding=FP32_DECODING if base == "float32" else f"{base} (the frozen base's), TF32 off",
     )
 
 

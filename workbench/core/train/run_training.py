@@ -50,6 +50,7 @@ from workbench.core.events import (
 )
 from workbench.core.live.run_log import RunLog
 from workbench.core.live.writer import RunWriter
+from workbench.core.model.load import pick_device
 from workbench.core.records.status import RunOutcome
 from workbench.core.records.summary import RunSummary
 from workbench.core.run_folder import (
@@ -188,10 +189,9 @@ def _train(
     with distributed.main_first(), reporting_retries(on_event):
         count_tokens = check_run_model(config)
         # The device, its arithmetic and the memory plan: from the model's config alone.
-        from workbench.core.model.load import pick_device
-
-        precision = resolve_precision(config, pick_device())
-        plan = plan_memory(config, run_model_config(config), precision)
+        shape = run_model_config(config)
+        precision = resolve_precision(config, pick_device(), shape)
+        plan = plan_memory(config, shape, precision)
         scorer = plan_scorer(config, plan)  # --comet's model
     check_fits(plan, config.model)
     fan_out(on_event)(Phase("data", config.data))

@@ -13,23 +13,41 @@ def gb(count: float) -> str:
     return f"{value:.2f} GB" if value < 1 else f"{value:.1f} GB"
 
 
+def _figure(value: float) -> str:
+    return gb(value).removesuffix(" GB")
+
+
 def parts_text(plan: MemoryPlan) -> str:
-    """``weights 13.2 · gradients 13.2 · AdamW 26.4 · activations 15.3 · runtime 0.8 GB``."""
+    """``weights 13.2 · gradients 13.2 · AdamW 26.4 · activations 15.3 · runtime 0.8 GB``;
+    where decoding is counted, the larger of it and the activations first, the other in
+    brackets (``activations 5.2 (decoding 2.3)``): the peak holds one of them."""
+    peak = f"activations {_figure(plan.activations)}"
+    if plan.decoding:
+        decoding = f"decoding {_figure(plan.decoding)}"
+        peak = (
+            f"{decoding} ({peak})" if plan.decoding > plan.activations else f"{peak} ({decoding})"
+        )
     parts = (
-        ("weights", plan.weights),
-        ("gradients", plan.gradients),
-        ("AdamW", plan.optimizer),
-        ("activations", plan.activations),
-        ("runtime", plan.runtime),
+        f"weights {_figure(plan.weights)}",
+        f"gradients {_figure(plan.gradients)}",
+        f"AdamW {_figure(plan.optimizer)}",
+        peak,
+        f"runtime {_figure(plan.runtime)}",
     )
-    return " · ".join(f"{name} {gb(value).removesuffix(' GB')}" for name, value in parts) + " GB"
+    return " · ".join(parts) + " GB"
 
 
 def step_text(plan: MemoryPlan) -> str:
-    """``batch 16 × 128/128 tokens, fp32, gradient checkpointing``: what the step is."""
+    """``batch 16 × 128/128 tokens, fp32, gradient checkpointing``: what the step is; a
+    decoder-only model's ``batch 16 × 296 tokens (prompt 40 + 128 + 128)``."""
     source, target = plan.lengths
     checkpointing = ", gradient checkpointing" if plan.checkpointing else ""
-    return f"batch {plan.batch_size} × {source}/{target} tokens, {plan.precision}{checkpointing}"
+    tokens = (
+        f"{plan.prompt + source + target} tokens (prompt {plan.prompt} + {source} + {target})"
+        if plan.causal
+        else f"{source}/{target} tokens"
+    )
+    return f"batch {plan.batch_size} × {tokens}, {plan.precision}{checkpointing}"
 
 
 def plan_lines(plan: MemoryPlan, scorer: ScorerMemory | None = None) -> list[str]:
