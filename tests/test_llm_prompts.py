@@ -153,3 +153,37 @@ def test_an_encoder_given_as_a_translator_is_refused_in_one_line(
     assert "encoder" in line
     assert sorted(p.name for p in bert.iterdir()) == before
     assert json.loads((bert / "config.json").read_text())["model_type"] == "bert"
+
+
+def test_a_recorded_chat_message_is_kept_for_the_same_languages_and_dropped_for_new_ones(
+    causal_models,
+):
+    from workbench.core.model.family import direction_for, max_positions
+    from workbench.core.model.load import load_tokenizer_and_config
+
+    tokenizer, config = load_tokenizer_and_config(str(causal_models["qwen3"]))
+    message = "Render this in {target_lang}, please:\n{source}"
+    settings = {"source_lang": "en", "target_lang": "zh", "prompt": "chat"}
+    settings["prompt_template"] = message
+
+    def prompt(**flags):
+        direction = direction_for(
+            config.model_type, max_positions(config), tokenizer, settings, **flags
+        )
+        return direction.source_text("Hi.")
+
+    recorded = prompt()
+    assert "Render this in Chinese, please:\nHi." in recorded  # the recorded message
+    assert prompt(target_lang="zh") == recorded
+    assert prompt(prompt="chat") == recorded
+    assert "Render this" not in prompt(target_lang="de")  # it named the old languages
+
+
+def test_a_prompt_for_a_seq2seq_model_is_refused_in_one_line(tiny_model_dir):
+    from workbench.core.model.family import direction_for, max_positions
+    from workbench.core.model.load import load_tokenizer_and_config
+    from workbench.errors import WorkbenchError
+
+    tokenizer, config = load_tokenizer_and_config(str(tiny_model_dir))
+    with pytest.raises(WorkbenchError, match=r"for decoder-only models.*drop them"):
+        direction_for(config.model_type, max_positions(config), tokenizer, {}, prompt="alma")

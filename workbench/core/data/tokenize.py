@@ -137,8 +137,6 @@ class PairTokenizer:
         settings = [
             type(self.tokenizer).__name__,
             self.direction.source_text(""),
-            self.direction.target_prefix,
-            self.direction.target_suffix,
             getattr(self.tokenizer, "src_lang", None),
             getattr(self.tokenizer, "tgt_lang", None),
             self.max_source_length,
@@ -146,6 +144,8 @@ class PairTokenizer:
             probe["input_ids"],
             probe["labels"],
         ]
+        if self.direction.causal:  # what a prompt's target carries around it
+            settings += [self.direction.target_prefix, self.direction.target_suffix]
         digest.update(json.dumps(settings, ensure_ascii=False, default=str).encode())
         return digest.hexdigest()
 

@@ -202,6 +202,11 @@ def cache_study(
     # The loader every study and front end uses: the model, its label, checked.
     loaded = load_attention_model(model_dir)
     model, tokenizer, direction = loaded.model, loaded.tokenizer, loaded.direction
+    if direction.causal:  # its formula and its forced decoding are a seq2seq decoder's
+        raise WorkbenchError(
+            f"the cache study measures a seq2seq decoder's self- and cross-attention cache; "
+            f"{model_dir} is a decoder-only model: run workbench lab attention on it"
+        )
     if direction.max_positions is not None and max(lengths) >= direction.max_positions:
         raise WorkbenchError(
             f"output length {max(lengths)} does not fit this model's "

@@ -114,7 +114,12 @@ def model_shape(model_config: Any) -> Shape:
         layers, kv_heads, head_dim = cache_shape(c)
         return Shape(
             d_model=int(c.hidden_size),
-            ffn_dim=int(c.intermediate_size),
+            # GPT-2 and its kin name no FFN width where it is 4 × the model's
+            ffn_dim=int(
+                getattr(c, "intermediate_size", None)
+                or getattr(c, "n_inner", None)
+                or 4 * int(c.hidden_size)
+            ),
             encoder_layers=0,
             decoder_layers=layers,
             heads=int(c.num_attention_heads),

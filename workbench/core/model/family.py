@@ -13,8 +13,8 @@ Every Hugging Face translation family is told the language pair differently:
 :func:`resolve_direction` turns the user's ``--source-lang``/``--target-lang`` (or a full
 code) into a :class:`~workbench.core.languages.Direction` for one model, and
 :func:`apply_direction` sets it on the tokenizer and the generation config, so no other
-module asks which family a model is. The rest of what differs lives here too: the
-position bound and the KV-cache shape, both read from the model's own config. A family
+module asks which family a model is. Decoder-only LLMs (Qwen, Llama, Gemma, Mistral,
+Hunyuan) are told the pair by a prompt (:mod:`workbench.core.model.prompts`). A family
 not listed works through the generic path, with a note of what the workbench does not set.
 """
 
@@ -119,21 +119,10 @@ BY_NAME = {f.name: f for f in (*FAMILIES, GENERIC, *CAUSAL_FAMILIES, GENERIC_CAU
 #: ``config.model_type`` -> family. NLLB-200 is an ``m2m_100`` with FLORES-200 codes, told
 #: apart by its tokenizer (:func:`detect_family`).
 MODEL_TYPES = {
-    "marian": MARIAN,
-    "m2m_100": M2M100,
-    "mbart": MBART50,
-    "t5": T5,
-    "mt5": T5,
-    "umt5": T5,
-    "qwen2": QWEN,
-    "qwen3": QWEN,
-    "llama": LLAMA,
-    "gemma": GEMMA,
-    "gemma2": GEMMA,
-    "gemma3_text": GEMMA,
-    "mistral": MISTRAL,
-    "hunyuan_v1_dense": HUNYUAN,
-}
+    "marian": MARIAN, "m2m_100": M2M100, "mbart": MBART50, "t5": T5, "mt5": T5, "umt5": T5,
+    "qwen2": QWEN, "qwen3": QWEN, "llama": LLAMA, "mistral": MISTRAL,
+    "gemma": GEMMA, "gemma2": GEMMA, "gemma3_text": GEMMA, "hunyuan_v1_dense": HUNYUAN,
+}  # fmt: skip
 
 
 #: Encoders that transformers can also load as a causal LM head, which cannot translate.
@@ -271,6 +260,11 @@ def resolve_direction(
         return prompted_direction(
             common, tokenizer, model_type, model_name, prompt, prompt_template
         )
+    if prompt or prompt_template:
+        raise WorkbenchError(
+            f"--prompt and --prompt-template are for decoder-only models; this is a "
+            f"{family.title} model, which takes no prompt: drop them"
+        )
     if family is MARIAN:
         if label == AUTO:
             target = _code(family, target_lang, codes, "--target-lang") if codes else None
@@ -339,9 +333,12 @@ def direction_for(
     """
     if label == AUTO and target_lang is None and "target_label" in settings:
         label = settings["target_label"]
-    if prompt is None and prompt_template is None:
+    if prompt_template is None and prompt in (None, settings.get("prompt")):
         prompt = settings.get("prompt")
-        new_languages = source_lang is not None or target_lang is not None
+        # A recorded chat message names the languages: kept unless other ones are asked.
+        new_languages = (source_lang or settings.get("source_lang")) != settings.get(
+            "source_lang"
+        ) or (target_lang or settings.get("target_lang")) != settings.get("target_lang")
         if not (prompt == "chat" and new_languages):
             prompt_template = settings.get("prompt_template")
     return resolve_direction(

@@ -175,9 +175,10 @@ class Translator:
         # decoder-only model's positions hold its prompt, the source and the translation.
         room = self.direction.max_positions or LENGTH_CEILING
         self.prompt_tokens = prompt_overhead(tokenizer, self.direction)
-        if self.direction.causal:
-            source_room = min(max_source_length, (room - self.prompt_tokens) // 3)
-            self.max_source_length = self.prompt_tokens + max(1, source_room)
+        if self.direction.causal:  # a run checked its own lengths; else a third of the room
+            free = room - self.prompt_tokens
+            limit = free - 1 if max_source_length < LENGTH_CEILING else free // 3
+            self.max_source_length = self.prompt_tokens + max(1, min(max_source_length, limit))
         else:
             self.max_source_length = min(max_source_length, room)
         self.backend = backend or TransformersBackend(model, device)
