@@ -187,3 +187,15 @@ def test_a_prompt_for_a_seq2seq_model_is_refused_in_one_line(tiny_model_dir):
     tokenizer, config = load_tokenizer_and_config(str(tiny_model_dir))
     with pytest.raises(WorkbenchError, match=r"for decoder-only models.*drop them"):
         direction_for(config.model_type, max_positions(config), tokenizer, {}, prompt="alma")
+
+
+def test_the_chat_message_is_the_familys_own_wording():
+    from workbench.core.model.family import MODEL_TYPES
+    from workbench.core.model.prompts import chat_instruction
+
+    hunyuan = MODEL_TYPES["hunyuan_v1_dense"].instruction
+    assert chat_instruction(hunyuan, "m", "en", "zh").startswith("把下面的文本翻译成中文")
+    assert chat_instruction(hunyuan, "m", "en", "de").startswith(
+        "Translate the following segment into German"
+    )
+    assert "from English into Chinese" in chat_instruction("general", "x/TowerInstruct", "en", "zh")

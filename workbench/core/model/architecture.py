@@ -8,7 +8,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from workbench.core.model.family import is_causal
+from workbench.core.model.family import family_of, is_causal
 from workbench.errors import WorkbenchError
 
 
@@ -54,13 +54,6 @@ def _head_dim(c: Any) -> int:
     """Floats per attention head: ``head_dim`` where the config sets it (Qwen3, Gemma),
     else the width over the heads."""
     return int(getattr(c, "head_dim", None) or int(c.hidden_size) // int(c.num_attention_heads))
-
-
-#: Decoder-only model types that normalise each head's queries and keys (Hunyuan says so
-#: in its config, ``use_qk_norm``).
-QK_NORM_TYPES = frozenset({"qwen3", "gemma3_text"})
-#: Decoder-only model types with a norm before and after both attention and feed-forward.
-FOUR_NORM_TYPES = frozenset({"gemma2", "gemma3_text"})
 
 
 def checkpoint_dtype(model_config: Any) -> str:
@@ -110,7 +103,7 @@ def model_shape(model_config: Any) -> Shape:
     ``d_ff``/``num_layers``, the BART-like families' ``encoder_ffn_dim``/``encoder_layers``)."""
     c = model_config
     if is_causal(c):  # one stack: counted as the decoder's, with no encoder
-        model_type = str(getattr(c, "model_type", ""))
+        family = family_of(c)  # its layer's norms (Hunyuan names its q/k norm in config)
         layers, kv_heads, head_dim = cache_shape(c)
         return Shape(
             d_model=int(c.hidden_size),
@@ -127,8 +120,8 @@ def model_shape(model_config: Any) -> Shape:
             causal=True,
             query_width=int(c.num_attention_heads) * head_dim,
             kv_width=kv_heads * head_dim,
-            qk_norm=model_type in QK_NORM_TYPES or bool(getattr(c, "use_qk_norm", False)),
-            norms=4 if model_type in FOUR_NORM_TYPES else 2,
+            qk_norm=family.qk_norm or bool(getattr(c, "use_qk_norm", False)),
+            norms=family.layer_norms,
         )
     if hasattr(c, "d_kv"):
         return Shape(

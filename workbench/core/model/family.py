@@ -1,21 +1,13 @@
-"""The seam for model families: how each names languages, and what follows from that.
+"""The seam for model families: how each is told the language pair, and what follows.
 
-Every Hugging Face translation family is told the language pair differently:
-
-- **Marian** (OPUS-MT): a multi-target model wants a label such as ``>>cmn_Hans<<``
-  prefixed to the source text; a single-pair model (opus-mt-en-de) wants nothing.
-- **NLLB-200, M2M100, mBART-50**: the tokenizer's ``src_lang``/``tgt_lang`` put the codes
-  (``eng_Latn``/``zho_Hans``, ``__en__``/``__zh__``, ``en_XX``/``zh_CN``) into the source
-  and the labels, and generation must force the target code as the first token
-  (``forced_bos_token_id``); the Hub's folders do not force it themselves.
-- **T5/mT5**: a task prefix typed before the source ("translate English to German: ").
-
-:func:`resolve_direction` turns the user's ``--source-lang``/``--target-lang`` (or a full
-code) into a :class:`~workbench.core.languages.Direction` for one model, and
+Marian (OPUS-MT) takes a label such as ``>>cmn_Hans<<`` before a multi-target model's
+source; NLLB-200, M2M100 and mBART-50 take the tokenizer's ``src_lang``/``tgt_lang`` and
+the target code forced as the first token (the Hub's folders do not force it); T5 takes a
+task prefix; decoder-only LLMs (Qwen, Llama, Gemma, Mistral, Hunyuan) take a prompt
+(:mod:`workbench.core.model.prompts`). :func:`resolve_direction` turns the user's
+languages into a :class:`~workbench.core.languages.Direction` for one model and
 :func:`apply_direction` sets it on the tokenizer and the generation config, so no other
-module asks which family a model is. Decoder-only LLMs (Qwen, Llama, Gemma, Mistral,
-Hunyuan) are told the pair by a prompt (:mod:`workbench.core.model.prompts`). A family
-not listed works through the generic path, with a note of what the workbench does not set.
+module asks which family a model is. An unlisted family goes the generic path, with a note.
 """
 
 from __future__ import annotations
@@ -51,9 +43,10 @@ class Family:
     #: The linear layers LoRA adapts by default: the attention's query and value
     #: projections, by this family's names (the generic family has none to assume).
     lora_targets: tuple[str, ...] = ()
-    #: A decoder-only model (mechanism ``prompt``): loaded as a causal LM, told the pair
-    #: by a prompt (:mod:`workbench.core.model.prompts`).
-    causal: bool = False
+    causal: bool = False  # decoder-only: a causal LM told the pair by a prompt
+    instruction: str = "general"  # whose chat message it is sent (Hunyuan-MT's own)
+    layer_norms: int = 2  # norms over the width a layer has (Gemma 2 and 3: four)
+    qk_norm: bool = False  # queries and keys normalised per head (Qwen3, Gemma 3)
 
     def codes(self, tokenizer: Any) -> list[str]:
         """The language codes this tokenizer knows, sorted.
@@ -104,15 +97,19 @@ MBART50 = Family("mbart50", "mBART-50", "codes", r"^[a-z]{2}_[A-Z]{2}$", _QV)
 T5 = Family("t5", "T5 / mT5", "prefix", lora_targets=("q", "v"))
 GENERIC = Family("generic", "other seq2seq", "none")
 FAMILIES = (MARIAN, NLLB, M2M100, MBART50, T5)
-#: Decoder-only translators: ALMA and Tower are Llamas, Seed-X a Mistral, TranslateGemma a
-#: Gemma 3; their attention projections are named alike.
-QWEN = Family("qwen", "Qwen", "prompt", lora_targets=_QV, causal=True)
-LLAMA = Family("llama", "Llama", "prompt", lora_targets=_QV, causal=True)
-GEMMA = Family("gemma", "Gemma", "prompt", lora_targets=_QV, causal=True)
-MISTRAL = Family("mistral", "Mistral", "prompt", lora_targets=_QV, causal=True)
-HUNYUAN = Family("hunyuan", "Hunyuan", "prompt", lora_targets=_QV, causal=True)
+#: Decoder-only translators: ALMA and Tower are Llamas, Seed-X a Mistral; their attention
+#: projections are named alike. Each Gemma and Qwen generation is its own shape.
+_LM: dict[str, Any] = {"lora_targets": _QV, "causal": True}
+QWEN = Family("qwen", "Qwen", "prompt", **_LM)
+QWEN3 = Family("qwen", "Qwen", "prompt", **_LM, qk_norm=True)
+LLAMA = Family("llama", "Llama", "prompt", **_LM)
+GEMMA = Family("gemma", "Gemma", "prompt", **_LM)
+GEMMA2 = Family("gemma", "Gemma", "prompt", **_LM, layer_norms=4)
+GEMMA3 = Family("gemma", "Gemma", "prompt", **_LM, layer_norms=4, qk_norm=True)
+MISTRAL = Family("mistral", "Mistral", "prompt", **_LM)
+HUNYUAN = Family("hunyuan", "Hunyuan", "prompt", **_LM, instruction="hunyuan", qk_norm=True)
 GENERIC_CAUSAL = Family("causal", "other decoder-only", "prompt", causal=True)
-CAUSAL_FAMILIES = (QWEN, LLAMA, GEMMA, MISTRAL, HUNYUAN)
+CAUSAL_FAMILIES = (QWEN, QWEN3, LLAMA, GEMMA, GEMMA2, GEMMA3, MISTRAL, HUNYUAN)
 BY_NAME = {f.name: f for f in (*FAMILIES, GENERIC, *CAUSAL_FAMILIES, GENERIC_CAUSAL)}
 
 
@@ -120,31 +117,38 @@ BY_NAME = {f.name: f for f in (*FAMILIES, GENERIC, *CAUSAL_FAMILIES, GENERIC_CAU
 #: apart by its tokenizer (:func:`detect_family`).
 MODEL_TYPES = {
     "marian": MARIAN, "m2m_100": M2M100, "mbart": MBART50, "t5": T5, "mt5": T5, "umt5": T5,
-    "qwen2": QWEN, "qwen3": QWEN, "llama": LLAMA, "mistral": MISTRAL,
-    "gemma": GEMMA, "gemma2": GEMMA, "gemma3_text": GEMMA, "hunyuan_v1_dense": HUNYUAN,
+    "qwen2": QWEN, "qwen3": QWEN3, "llama": LLAMA, "mistral": MISTRAL,
+    "gemma": GEMMA, "gemma2": GEMMA2, "gemma3_text": GEMMA3, "hunyuan_v1_dense": HUNYUAN,
 }  # fmt: skip
 
 
 #: Encoders that transformers can also load as a causal LM head, which cannot translate.
-ENCODER_TYPES = frozenset(
-    {"bert", "roberta", "xlm-roberta", "xlm-roberta-xl", "camembert", "electra",
-     "ernie", "distilbert", "deberta", "deberta-v2", "modernbert"}
-)  # fmt: skip
+ENCODER_TYPES = frozenset({"bert", "roberta", "xlm-roberta", "xlm-roberta-xl", "camembert",
+                           "electra", "ernie", "distilbert", "deberta", "deberta-v2"})  # fmt: skip
+
+
+def family_of(model_config: Any) -> Family:
+    """The family of a config by its ``model_type`` (NLLB-200 is told apart from M2M100
+    by its tokenizer: :func:`detect_family`); an unlisted type is a generic decoder-only
+    model when its checkpoint was saved as a causal LM (BertForMaskedLM is none), else a
+    generic seq2seq one."""
+    model_type = str(getattr(model_config, "model_type", ""))
+    if model_type in MODEL_TYPES:
+        return MODEL_TYPES[model_type]
+    if getattr(model_config, "is_encoder_decoder", False) or model_type in ENCODER_TYPES:
+        return GENERIC
+    saved_as = getattr(model_config, "architectures", None) or []
+    causal = (
+        any(a.endswith(("ForCausalLM", "LMHeadModel")) for a in saved_as)
+        if saved_as
+        else _causal_type(model_type)
+    )
+    return GENERIC_CAUSAL if causal else GENERIC
 
 
 def is_causal(model_config: Any) -> bool:
-    """Whether a config is a decoder-only model: one of the families above, or any
-    config transformers maps to a causal LM and not to a seq2seq one."""
-    model_type = str(getattr(model_config, "model_type", ""))
-    family = MODEL_TYPES.get(model_type)
-    if family is not None:
-        return family.causal
-    if getattr(model_config, "is_encoder_decoder", False) or model_type in ENCODER_TYPES:
-        return False
-    architectures = getattr(model_config, "architectures", None) or []
-    if architectures:  # what the checkpoint was saved as: BertForMaskedLM is no LM
-        return any(a.endswith(("ForCausalLM", "LMHeadModel")) for a in architectures)
-    return _causal_type(model_type)
+    """Whether a config is a decoder-only model (:func:`family_of`)."""
+    return family_of(model_config).causal
 
 
 def detect_family(model_type: str, tokenizer: Any) -> Family:
@@ -159,20 +163,18 @@ def detect_family(model_type: str, tokenizer: Any) -> Family:
 
 
 def _causal_type(model_type: str) -> bool:
-    from transformers.models.auto.modeling_auto import (
-        MODEL_FOR_CAUSAL_LM_MAPPING_NAMES as causal_names,
-    )
-    from transformers.models.auto.modeling_auto import (
-        MODEL_FOR_SEQ_TO_SEQ_CAUSAL_LM_MAPPING_NAMES as seq2seq_names,
-    )
+    from transformers.models.auto import modeling_auto as auto
 
-    return model_type in causal_names and model_type not in seq2seq_names
+    return (
+        model_type in auto.MODEL_FOR_CAUSAL_LM_MAPPING_NAMES
+        and model_type not in auto.MODEL_FOR_SEQ_TO_SEQ_CAUSAL_LM_MAPPING_NAMES
+    )
 
 
 def max_positions(model_config: Any) -> int | None:
     """Tokens a source (or an output) may have: the position table's rows, or None for
     relative positions (T5), which have no table to run past."""
-    if MODEL_TYPES.get(getattr(model_config, "model_type", "")) is T5:
+    if family_of(model_config) is T5:
         return None
     value = getattr(model_config, "max_position_embeddings", None)
     return int(value) if value else None
@@ -258,7 +260,7 @@ def resolve_direction(
         from workbench.core.model.prompts import prompted_direction
 
         return prompted_direction(
-            common, tokenizer, model_type, model_name, prompt, prompt_template
+            common, tokenizer, family.instruction, model_name, prompt, prompt_template
         )
     if prompt or prompt_template:
         raise WorkbenchError(

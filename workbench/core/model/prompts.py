@@ -83,11 +83,11 @@ def _names(source_lang: str, target_lang: str) -> dict[str, str]:
     }
 
 
-def chat_instruction(model_type: str, model_name: str, source_lang: str, target_lang: str) -> str:
+def chat_instruction(instruction: str, model_name: str, source_lang: str, target_lang: str) -> str:
     """The user message a chat prompt sends: the wording the family published
     (Hunyuan-MT's, Chinese where Chinese is one side; Tower's), else a general one."""
     names = _names(source_lang, target_lang)
-    if model_type.startswith("hunyuan"):
+    if instruction == "hunyuan":  # the family's (Family.instruction)
         zh = "zh" in (names["src_code"], names["tgt_code"])
         return (HUNYUAN_ZH_INSTRUCTION if zh else GENERAL_INSTRUCTION).format(**names)
     if re.search(r"tower", model_name, re.IGNORECASE):
@@ -116,7 +116,7 @@ def _adds_bos(tokenizer: Any) -> bool:
 
 def prompt_frame(
     tokenizer: Any,
-    model_type: str,
+    wording: str,
     model_name: str,
     source_lang: str,
     target_lang: str,
@@ -162,7 +162,7 @@ def prompt_frame(
     instruction = (
         text
         if template is not None
-        else chat_instruction(model_type, model_name, source_lang, target_lang)
+        else chat_instruction(wording, model_name, source_lang, target_lang)
     )
     user = [{"role": "user", "content": instruction}]
     rendered = _chat(tokenizer, user, generation=True)
@@ -213,7 +213,7 @@ def _plain(name: str, text: str, eos: str, stops: set[int], template: str | None
 def prompted_direction(
     common: dict[str, Any],
     tokenizer: Any,
-    model_type: str,
+    instruction: str,
     model_name: str,
     prompt: str | None,
     prompt_template: str | None,
@@ -222,8 +222,8 @@ def prompted_direction(
     (:func:`~workbench.core.model.prompts.prompt_frame`), checked against the positions."""
     frame = prompt_frame(
         tokenizer,
-        model_type,
-        model_name or model_type,
+        instruction,
+        model_name or "the model",
         common["source_lang"],
         common["target_lang"],
         prompt,

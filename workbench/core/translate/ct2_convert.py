@@ -60,9 +60,12 @@ from typing import Any, NamedTuple
 
 from workbench.core.model.family import (
     FAMILIES,
+    GEMMA,
+    GENERIC,
     M2M100,
     MARIAN,
     MBART50,
+    MODEL_TYPES,
     NLLB,
     T5,
     detect_family,
@@ -287,7 +290,8 @@ def _causal_loader(model_type: str) -> Any:
                     attention.queries_scale = np.float32(float(scalar) ** -0.5)
             return spec
 
-    return ExactGemmaLoader() if model_type.startswith("gemma") else ExactDecoderLoader()
+    gemma = MODEL_TYPES.get(model_type, GENERIC).name == GEMMA.name  # RoPE as Gemma keeps it
+    return ExactGemmaLoader() if gemma else ExactDecoderLoader()
 
 
 def _refusal(model_dir: Path, model_type: str) -> WorkbenchError:
