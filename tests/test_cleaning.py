@@ -18,7 +18,7 @@ from tests.conftest import (
     wait_for,
     write_planted_tsv,
 )
-from workbench.core.data.scripts import script_share
+from workbench.core.data.writing_systems import script_share
 from workbench.core.languages import length_unit, length_units
 
 

@@ -157,7 +157,7 @@ def test_the_target_language_takes_a_full_code_and_an_unknown_one_lists_the_code
 @pytest.mark.parametrize("family", FAMILY_NAMES)
 def test_attention_hides_the_codes_and_the_lab_cache_formula_holds(family_runs, family):
     from workbench.core.attention.extract import load_attention_model
-    from workbench.core.lab.cache import cache_study
+    from workbench.core.lab.kv_cache import cache_study
 
     best = str(family_runs[family] / "best_model")
     amap = load_attention_model(best).map("I like tea.")

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from workbench.core.lab.cache import (
+from workbench.core.lab.kv_cache import (
     STUDY_FILE,
     CacheStudy,
     cache_study,

@@ -22,7 +22,7 @@ import pytest
 
 from tests.conftest import TINY_DEMO_ARGS, run_cli, tiny_toml
 from workbench.core.live.liveness import run_liveness
-from workbench.core.live.record import WriterRecord
+from workbench.core.live.writer_record import WriterRecord
 
 #: Long enough for a test to watch and stop it (tens of seconds), short enough to finish.
 LONG_TOML = tiny_toml(epochs=40)

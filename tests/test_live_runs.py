@@ -25,9 +25,9 @@ from tests.conftest import run_cli
 from workbench.core.events import JsonlRecorder, Phase, TrainStep
 from workbench.core.live.follow import MetricsFollower, read_run_events
 from workbench.core.live.liveness import run_liveness
-from workbench.core.live.record import STALE_SECONDS, WriterRecord, start_ticks, this_host
 from workbench.core.live.stop_request import STOP_FILE, leave_stop_request, request_stop
 from workbench.core.live.writer import RunFolderBusy, RunWriter
+from workbench.core.live.writer_record import STALE_SECONDS, WriterRecord, start_ticks, this_host
 from workbench.core.records.summary import RunSummary
 from workbench.errors import WorkbenchError
 

@@ -11,8 +11,8 @@ from textual.widgets import Input, Static
 
 from tests.conftest import show_pane, small, wait_for
 from workbench.core.lab.attention_kinds import STUDY_FILE as ATTENTION_FILE
-from workbench.core.lab.cache import STUDY_FILE as CACHE_FILE
 from workbench.core.lab.decoding_strategies import STUDY_FILE
+from workbench.core.lab.kv_cache import STUDY_FILE as CACHE_FILE
 from workbench.tui.app import WorkbenchApp
 from workbench.tui.widgets.lab_pane import LabPane
 

@@ -137,7 +137,7 @@ def run_decoding(args: argparse.Namespace) -> int:
 
 def run_cache(args: argparse.Namespace) -> int:
     """``workbench lab cache``: the timings table, the formula against the cache, a chart."""
-    from workbench.core.lab.cache import DEFAULT_LENGTHS, CacheStudy
+    from workbench.core.lab.kv_cache import DEFAULT_LENGTHS, CacheStudy
     from workbench.core.lab.run_study import StudyOptions, run_study
     from workbench.core.lab.text import cache_text
 

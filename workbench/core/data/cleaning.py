@@ -32,7 +32,7 @@ from dataclasses import dataclass, field
 from typing import Any, Protocol, TypeVar
 
 from workbench.core.config.run_config import RunConfig
-from workbench.core.data.scripts import script_share
+from workbench.core.data.writing_systems import script_share
 from workbench.core.languages import length_unit, length_units
 
 #: The rule that keeps the test score honest: on even with cleaning off.

@@ -19,7 +19,7 @@ from typing import Any
 
 from workbench.core.comet.files import locate
 from workbench.core.comet.scorer import points
-from workbench.core.data.scripts import script_share
+from workbench.core.data.writing_systems import script_share
 from workbench.core.evaluate.comet_sets import ScoreProgressSink
 from workbench.core.evaluate.resampling import corpus_score_with_interval
 from workbench.core.evaluate.segment_statistics import mean, segment_change, segment_interval

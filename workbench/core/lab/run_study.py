@@ -18,10 +18,10 @@ from workbench.core.atomic import write_json
 from workbench.core.decoding import clean_input
 from workbench.core.lab.attention_kinds import STUDY_FILE as ATTENTION_FILE
 from workbench.core.lab.attention_kinds import AttentionKinds
-from workbench.core.lab.cache import DEFAULT_LENGTHS, CacheStudy
-from workbench.core.lab.cache import STUDY_FILE as CACHE_FILE
 from workbench.core.lab.decoding_strategies import STUDY_FILE as DECODING_FILE
 from workbench.core.lab.decoding_strategies import DecodingStudy
+from workbench.core.lab.kv_cache import DEFAULT_LENGTHS, CacheStudy
+from workbench.core.lab.kv_cache import STUDY_FILE as CACHE_FILE
 from workbench.core.lab.prompt_attention import STUDY_FILE as PROMPT_FILE
 from workbench.core.lab.prompt_attention import PromptAttention
 from workbench.errors import WorkbenchError
@@ -92,7 +92,7 @@ def run_study(
             kind, study, save_result(Path(study.run_dir), DECODING_FILE, study.to_dict())
         )
     if kind == "cache":
-        from workbench.core.lab.cache import cache_study
+        from workbench.core.lab.kv_cache import cache_study
 
         cache = cache_study(
             model,

@@ -14,8 +14,8 @@ from workbench.core.views.text_chart import plain_chart
 if TYPE_CHECKING:
     from workbench.core.attention.heatmap import Line
     from workbench.core.lab.attention_kinds import AttentionKinds
-    from workbench.core.lab.cache import CacheStudy
     from workbench.core.lab.decoding_strategies import DecodingStudy
+    from workbench.core.lab.kv_cache import CacheStudy
     from workbench.core.lab.prompt_attention import PromptAttention
 
 # --------------------------------------------------------------------------- decoding
@@ -219,8 +219,8 @@ def study_text(
     result: DecodingStudy | CacheStudy | AttentionKinds | PromptAttention,
 ) -> str | None:
     """A finished study as text; None for the attention kinds, which are drawn as maps."""
-    from workbench.core.lab.cache import CacheStudy
     from workbench.core.lab.decoding_strategies import DecodingStudy
+    from workbench.core.lab.kv_cache import CacheStudy
     from workbench.core.lab.prompt_attention import PromptAttention, prompt_attention_text
 
     if isinstance(result, DecodingStudy):

@@ -18,8 +18,8 @@ import time
 from pathlib import Path
 
 from workbench.core.live.liveness import Liveness, run_liveness
-from workbench.core.live.record import WriterRecord
 from workbench.core.live.stop_request import wait_until_ended
+from workbench.core.live.writer_record import WriterRecord
 from workbench.core.run_folder import LOG_FILE
 from workbench.errors import WorkbenchError
 

@@ -12,7 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
-from workbench.core.live.record import (
+from workbench.core.live.writer_record import (
     LIVE_STATES,
     STALE_SECONDS,
     WriterRecord,

@@ -15,7 +15,7 @@ from pathlib import Path
 
 from workbench.core.atomic import write_json
 from workbench.core.live.liveness import Liveness, run_liveness
-from workbench.core.live.record import now, this_host
+from workbench.core.live.writer_record import now, this_host
 from workbench.core.records.files import read_json_dict
 from workbench.errors import WorkbenchError
 

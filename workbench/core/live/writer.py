@@ -10,7 +10,7 @@ it dies, so a killed run never leaves its folder locked.
 would keep the folder locked after its parent was killed. So the descriptor is opened
 close-on-exec and closed in every forked child (``os.register_at_fork``).
 
-Beside the lock, the writer keeps its :class:`~workbench.core.live.record.WriterRecord`
+Beside the lock, the writer keeps its :class:`~workbench.core.live.writer_record.WriterRecord`
 (host, pid, start time, state, heartbeat) and, on a thread of its own, polls the folder for
 a stop request (``workbench stop``, ``x`` in any TUI): it sets the run's stop flag, so the
 Trainer stops at the next step with a checkpoint, as after Ctrl-C.
@@ -26,7 +26,8 @@ from dataclasses import replace
 from pathlib import Path
 
 from workbench.core.events import EventSink, Level, Note
-from workbench.core.live.record import (
+from workbench.core.live.stop_request import clear_stop_request, read_stop_request
+from workbench.core.live.writer_record import (
     HEARTBEAT_SECONDS,
     LOCK_FILE,
     RECORD_FILE,
@@ -35,7 +36,6 @@ from workbench.core.live.record import (
     start_ticks,
     this_host,
 )
-from workbench.core.live.stop_request import clear_stop_request, read_stop_request
 from workbench.core.run_folder import LOG_FILE, output_dir_flag, output_root_of
 from workbench.errors import WorkbenchError
 

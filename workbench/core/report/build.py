@@ -22,10 +22,10 @@ from workbench.core.data.dropped_pairs import read_dropped_pairs
 from workbench.core.events import EvalDone, Event, TrainStep
 from workbench.core.lab.attention_kinds import STUDY_FILE as ATTENTION_FILE
 from workbench.core.lab.attention_kinds import AttentionKinds
-from workbench.core.lab.cache import STUDY_FILE as CACHE_FILE
-from workbench.core.lab.cache import CacheStudy
 from workbench.core.lab.decoding_strategies import STUDY_FILE as DECODING_FILE
 from workbench.core.lab.decoding_strategies import DecodingStudy
+from workbench.core.lab.kv_cache import STUDY_FILE as CACHE_FILE
+from workbench.core.lab.kv_cache import CacheStudy
 from workbench.core.lab.prompt_attention import STUDY_FILE as PROMPT_ATTENTION_FILE
 from workbench.core.lab.prompt_attention import PromptAttention
 from workbench.core.live.follow import read_run_events

@@ -6,8 +6,8 @@ from __future__ import annotations
 from typing import Any
 
 from workbench.core.lab.attention_kinds import AttentionKinds
-from workbench.core.lab.cache import CacheStudy
 from workbench.core.lab.decoding_strategies import DecodingStudy, findings
+from workbench.core.lab.kv_cache import CacheStudy
 from workbench.core.lab.prompt_attention import PART_NAMES, PromptAttention
 from workbench.core.lab.prompt_attention import findings as prompt_findings
 from workbench.core.records.scores import N_BOOTSTRAP

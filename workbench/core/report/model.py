@@ -12,8 +12,8 @@ from typing import Any
 
 from workbench.core.data.cleaning import Dropped
 from workbench.core.lab.attention_kinds import AttentionKinds
-from workbench.core.lab.cache import CacheStudy
 from workbench.core.lab.decoding_strategies import DecodingStudy
+from workbench.core.lab.kv_cache import CacheStudy
 from workbench.core.lab.prompt_attention import PromptAttention
 from workbench.core.records.summary import RunSummary
 from workbench.core.report.screenshots import Screenshot

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from workbench.core.data.scripts import script_share
+from workbench.core.data.writing_systems import script_share
 from workbench.core.languages import Direction, script_of
 
 #: More than this share of the input's letters in the target's script: already translated.

@@ -27,8 +27,8 @@ from workbench.tui.messages import ForwardsWorkerFailures
 
 if TYPE_CHECKING:
     from workbench.core.lab.attention_kinds import AttentionKinds
-    from workbench.core.lab.cache import CacheStudy
     from workbench.core.lab.decoding_strategies import DecodingStudy
+    from workbench.core.lab.kv_cache import CacheStudy
     from workbench.core.lab.prompt_attention import PromptAttention
     from workbench.core.lab.run_study import StudyKind
 
