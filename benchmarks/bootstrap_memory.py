@@ -85,7 +85,7 @@ def make_systems(
     """References and a system's output for each rate, ``n`` sentences each: by default
     ``(references, before, after)``, "before" a weak system (40% of its characters dropped
     or replaced) and "after" a better one (12%)."""
-    from workbench.core.data.pairs import load_hsk_pairs
+    from workbench.core.data.sources import load_hsk_pairs
 
     sentences = [p.target for p in load_hsk_pairs()]
     rng = random.Random(seed)

@@ -59,7 +59,7 @@ from fsspec.spec import AbstractBufferedFile
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from workbench.core.data import parquet_reads, sample_plan
-from workbench.core.data.pairs import Pair
+from workbench.core.data.pair import Pair
 
 FILES = 13
 GROUP = 1_000  # rows per row group, as in WMT19 zh-en's parquet files

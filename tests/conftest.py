@@ -268,7 +268,7 @@ def cleaned_hsk_pairs() -> list:
     from workbench.core.config.build import build_config
     from workbench.core.data.cleaning import CleaningSettings
     from workbench.core.data.cleaning_pass import clean_pairs
-    from workbench.core.data.pairs import load_hsk_pairs
+    from workbench.core.data.sources import load_hsk_pairs
 
     pairs, _ = clean_pairs(load_hsk_pairs(), CleaningSettings.of(build_config("demo")))
     return pairs

@@ -7,7 +7,9 @@ import pytest
 
 from workbench.core.config.build import build_config
 from workbench.core.config.presets import PRESETS
-from workbench.core.data.pairs import KNOWN_TEST_SETS, Pair, SplitData
+from workbench.core.data.pair import Pair
+from workbench.core.data.sources import KNOWN_TEST_SETS
+from workbench.core.data.splits import SplitData
 from workbench.core.decoding import DecodeOptions
 from workbench.core.evaluate.baselines import (
     LongSentences,

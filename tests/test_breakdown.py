@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 import sacrebleu
 
-from workbench.core.data.pairs import Pair
+from workbench.core.data.pair import Pair
 from workbench.core.decoding import DecodeOptions
 from workbench.core.evaluate.before_after import HeldOutSets, score_rows
 from workbench.core.evaluate.breakdown import (

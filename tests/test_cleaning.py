@@ -114,7 +114,7 @@ def test_the_long_rule_counts_with_the_models_own_tokenizer(tiny_model_dir: Path
     from workbench.core.config.build import build_config
     from workbench.core.data.cleaning import CleaningSettings
     from workbench.core.data.cleaning_pass import clean_pairs
-    from workbench.core.data.pairs import Pair
+    from workbench.core.data.pair import Pair
     from workbench.core.data.tokenize import token_counter
     from workbench.core.languages import Direction
 

@@ -13,15 +13,15 @@ from tests.conftest import TINY_DEMO_ARGS, cleaned_hsk_pairs, run_cli, tiny_toml
 from workbench.core.config.build import build_config
 from workbench.core.data.cleaning import CleaningSettings
 from workbench.core.data.cleaning_pass import clean_pairs
-from workbench.core.data.pairs import (
-    Pair,
+from workbench.core.data.pair import Pair
+from workbench.core.data.prepared import prepare_data
+from workbench.core.data.sources import (
     is_hub_dataset,
     load_hsk_pairs,
     looks_like_local_path,
     read_local_pairs,
-    split_pairs,
 )
-from workbench.core.data.prepared import prepare_data
+from workbench.core.data.splits import split_pairs
 from workbench.errors import WorkbenchError
 
 

@@ -14,8 +14,8 @@ from tests.conftest import write_planted_tsv
 from workbench.core.config.build import build_config
 from workbench.core.data import pair_features
 from workbench.core.data.arrow_pairs import PairTable
+from workbench.core.data.pair import Pair
 from workbench.core.data.pair_rows import PairRows
-from workbench.core.data.pairs import Pair
 from workbench.core.data.prepared import prepare_data, prepare_split
 from workbench.core.data.prepared_cache import TRAIN_FILE, prepared_root
 from workbench.core.data.tokenize import PairTokenizer, training_set

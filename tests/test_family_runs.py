@@ -98,7 +98,7 @@ def test_a_run_records_the_direction_it_trained_in(family_runs, family):
 def test_sources_and_labels_carry_the_codes(family_runs, family):
     """Checked on token ids: the labels start with the target code (NLLB, M2M100,
     mBART-50), the sources with the source code or Marian's label, or T5's prefix."""
-    from workbench.core.data.pairs import Pair
+    from workbench.core.data.pair import Pair
     from workbench.core.data.tokenize import tokenize_pairs
     from workbench.core.translate.translator import Translator
 

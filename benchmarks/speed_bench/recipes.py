@@ -105,7 +105,7 @@ def build_trainer(
             compute_metrics=make_compute_metrics(tokenizer, "zh"),
         )
     else:
-        from workbench.core.data.pairs import Pair
+        from workbench.core.data.pair import Pair
         from workbench.core.train.run_model import configure_generation, resolve_precision
         from workbench.core.train.trainer import build_trainer
 

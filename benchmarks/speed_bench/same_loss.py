@@ -25,7 +25,7 @@ def child_check(workdir: Path, device: str, batch: int, steps: int) -> CheckResu
     import torch
     from transformers import DataCollatorForSeq2Seq
 
-    from workbench.core.data.pairs import Pair
+    from workbench.core.data.pair import Pair
     from workbench.core.data.tokenize import tokenize_pairs
     from workbench.core.languages import Direction
 

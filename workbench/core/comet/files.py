@@ -29,7 +29,7 @@ from workbench.core.comet.settings import (
 )
 from workbench.core.data.hub import GatedOrPrivate, hub_endpoint
 from workbench.core.data.hub_requests import hub_file
-from workbench.core.data.pairs import looks_like_local_path
+from workbench.core.data.sources import looks_like_local_path
 from workbench.errors import WorkbenchError
 
 

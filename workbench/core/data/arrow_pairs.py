@@ -4,7 +4,7 @@ A corpus of millions of pairs held as Python strings costs several times its siz
 memory; as Arrow columns in a file it costs the pages the operating system keeps mapped.
 Readers (:mod:`.local_files`, the HSK corpus, a Hub sample) yield pairs one at a time;
 :func:`write_pairs` strips them and writes them in batches; :class:`PairTable` reads them
-back as a sequence of :class:`~workbench.core.data.pairs.Pair`-like rows without loading
+back as a sequence of :class:`~workbench.core.data.pair.Pair`-like rows without loading
 them all.
 """
 
@@ -85,7 +85,7 @@ def read_table(path: Path, in_memory: bool = False) -> Any:
 
 class PairTable(Sequence[Any]):
     """Pairs in an Arrow table, read on demand: ``len``, index, slice and iterate as a
-    list of :class:`~workbench.core.data.pairs.Pair`, and whole columns where a caller
+    list of :class:`~workbench.core.data.pair.Pair`, and whole columns where a caller
     needs all of one side (a scratch model's vocabulary).
 
     ``tokenized`` tells whether the table also holds the training ids of

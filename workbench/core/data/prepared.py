@@ -36,18 +36,12 @@ from workbench.core.data.cleaning import (
 )
 from workbench.core.data.cleaning_pass import CleaningPass, clean_pairs, test_keys_of
 from workbench.core.data.dropped_pairs import read_dropped_pairs, write_dropped_pairs
+from workbench.core.data.pair import Pair
 from workbench.core.data.pair_features import (
     FeatureJob,
     Rate,
     compute_features,
     default_num_proc,
-)
-from workbench.core.data.pairs import (
-    Pair,
-    SplitData,
-    external_test_set,
-    is_hub_dataset,
-    split_pairs,
 )
 from workbench.core.data.prepared_cache import (
     HELD_OUT_FILE,
@@ -61,7 +55,8 @@ from workbench.core.data.prepared_cache import (
     read_alias,
     write_alias,
 )
-from workbench.core.data.sources import Source, read_source
+from workbench.core.data.sources import Source, external_test_set, is_hub_dataset, read_source
+from workbench.core.data.splits import SplitData, split_pairs
 from workbench.core.data.tokenize import TOKEN_COLUMNS, PairTokenizer
 from workbench.core.events import DataProgress, EventSink, Note
 from workbench.errors import WorkbenchError

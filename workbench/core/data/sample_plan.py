@@ -43,7 +43,7 @@ MAX_ROWS_PER_GROUP = 8
 
 class HubPair(NamedTuple):
     """A source sentence and its reference as read from the Hub: plain, so the sampler
-    needs nothing from :mod:`workbench.core.data.pairs` (which turns these into its ``Pair``)."""
+    needs nothing from :mod:`workbench.core.data.sources` (which turns these into its ``Pair``)."""
 
     source: str
     target: str

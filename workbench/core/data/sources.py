@@ -1,9 +1,18 @@
-"""Where a run's pairs come from, read lazily: the HSK corpus, local files, a Hub sample;
-each with what identifies it for the prepared-data cache (:mod:`.prepared_cache`)."""
+"""Where a run's pairs come from, and what identifies them for the prepared-data cache.
+
+Three sources share one shape (rows of source, target and, for HSK, metadata): the HSK
+corpus shipped in ``hsk-sentences-audio`` (the offline demo), local data
+(:mod:`.local_files`: TSV/CSV/JSONL, line-aligned files, gzipped or not, ``datasets``
+folders), and a random sample of a Hub dataset (:mod:`.hub_sample`), read lazily. A test
+set may come from outside the training data: a ``--test-data`` file or the Hub dataset's
+own held-out split (:func:`external_test_set`). Cleaning and the split come after
+(:mod:`.prepared`, :mod:`.splits`).
+"""
 
 from __future__ import annotations
 
 import dataclasses
+import math
 from collections.abc import Iterable
 from importlib import metadata
 from pathlib import Path
@@ -11,10 +20,108 @@ from typing import Any
 
 from workbench.core.config.presets import HSK_DATA
 from workbench.core.config.run_config import RunConfig
-from workbench.core.data.local_files import moses_files, read_local_rows
-from workbench.core.data.pairs import is_local_data, load_hsk_pairs, sample_draw_size
+from workbench.core.data.local_files import LOCAL_SUFFIXES, moses_files, read_local_rows
+from workbench.core.data.pair import Pair
 from workbench.core.data.prepared_cache import content_digest, file_identity
 from workbench.core.events import EventSink
+from workbench.errors import WorkbenchError
+
+#: Names of the Hub test splits the presets use, shown next to every test number.
+KNOWN_TEST_SETS: dict[tuple[str, str | None, str], str] = {
+    ("wmt/wmt19", "zh-en", "validation"): "newstest2018",
+    ("wmt/wmt14", "de-en", "validation"): "newstest2013",
+}
+
+
+#: How many more pairs a Hub sample draws than ``samples`` asks for, so that ``samples``
+#: is the number left after cleaning (the draw costs only a few more row-group reads).
+SAMPLE_MARGIN = 0.1
+
+
+def sample_draw_size(config: RunConfig) -> int:
+    """The pairs a Hub sample draws: ``samples`` and a margin for what cleaning drops."""
+    if not config.samples or not config.clean:
+        return config.samples
+    return config.samples + math.ceil(config.samples * SAMPLE_MARGIN)
+
+
+def load_hsk_pairs(source_lang: str = "en", target_lang: str = "zh") -> list[Pair]:
+    """The 4,354 HSK 3.0 pairs (CC-BY-SA-4.0) with level and topic for the preview."""
+    if {source_lang, target_lang} != {"en", "zh"}:
+        raise WorkbenchError(f"the hsk corpus is English-Chinese; got {source_lang}->{target_lang}")
+    from hsk_sentences_audio import load_sentences
+
+    pairs = []
+    for record in load_sentences():
+        text = {"en": record["translation"]["en"], "zh": record["chinese"]}
+        meta = {"hsk_level": record.get("hsk_level"), "topic": record.get("topic")}
+        pairs.append(Pair(text[source_lang], text[target_lang], meta))
+    return pairs
+
+
+def looks_like_local_path(value: str) -> bool:
+    """True for values a user meant as a path (never to be sent to the Hub)."""
+    return (
+        value.startswith((".", "/", "~"))
+        or "\\" in value
+        or value.count("/") > 1
+        or value.lower().endswith(LOCAL_SUFFIXES)
+        or Path(value).expanduser().exists()
+    )
+
+
+def read_local_pairs(path: Path, source_lang: str, target_lang: str) -> list[Pair]:
+    """Pairs from a local file, two line-aligned files or a ``datasets`` folder."""
+    return [Pair(s, t) for s, t in read_local_rows(path, source_lang, target_lang)]
+
+
+def is_local_data(value: str, source_lang: str, target_lang: str) -> bool:
+    """True for data a user meant as local: a path, or the prefix of line-aligned files.
+
+    A bare ``corpus`` with ``corpus.en`` and ``corpus.zh`` beside it is local, never a Hub
+    id: the files on disk are what the user has in front of them.
+    """
+    path = Path(value).expanduser()
+    return looks_like_local_path(value) or moses_files(path, source_lang, target_lang) is not None
+
+
+def is_hub_dataset(config: RunConfig) -> bool:
+    """True when the training data is read from a Hub dataset."""
+    return config.data != HSK_DATA and not is_local_data(
+        config.data, config.data_source_lang, config.data_target_lang
+    )
+
+
+def external_test_set(
+    config: RunConfig, revision: str | None, cache_dir: Path | None
+) -> tuple[list[Pair], str] | None:
+    """The test pairs and their name when they come from outside the training data."""
+    if config.test_data:
+        path = Path(config.test_data).expanduser()
+        if not path.exists() and not moses_files(
+            path, config.data_source_lang, config.data_target_lang
+        ):
+            raise WorkbenchError(
+                f"test data '{path}' not found; check the path passed to --test-data"
+            )
+        return read_local_pairs(path, config.data_source_lang, config.data_target_lang), path.name
+    if is_hub_dataset(config) and config.test_split:
+        from workbench.core.data.hub_sample import load_hub_split
+
+        rows = load_hub_split(
+            config.data,
+            config.data_config,
+            config.test_split,
+            config.data_source_lang,
+            config.data_target_lang,
+            cache_dir=cache_dir,
+            revision=revision,
+        )
+        key = (config.data, config.data_config, config.test_split)
+        name = KNOWN_TEST_SETS.get(key, f"{config.data} {config.test_split} split")
+        return [Pair(p.source, p.target) for p in rows.pairs], name
+    return None
+
 
 #: A row as read: source, target and (the HSK corpus) metadata.
 Row = tuple[str, str] | tuple[str, str, dict[str, Any]]

@@ -15,10 +15,10 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any
 
-from workbench.core.data.pairs import Pair
+from workbench.core.data.pair import Pair
 from workbench.core.languages import base_language
+from workbench.core.records.run_records import BaselineRecord
 from workbench.core.translate.translator import Translator
 
 #: BLEU points "before" may be from the published score before a warning. Within it: the
@@ -32,7 +32,7 @@ class PublishedScore:
     """A model's authors' score on one test set in one direction, and how it was made."""
 
     model: str  # the Hub id
-    test_set: str  # as the workbench names it (data/pairs.py KNOWN_TEST_SETS)
+    test_set: str  # as the workbench names it (data/sources.py KNOWN_TEST_SETS)
     source_lang: str  # ISO 639-1
     target_lang: str
     bleu: float
@@ -145,7 +145,7 @@ def compare_with_published(
     bleu_tokenize: str,
     target_label: str | None,
     lengths: LongSentences,
-) -> dict[str, Any]:
+) -> BaselineRecord:
     """The run's "before" beside the published score: ``summary.json``'s ``baseline``.
 
     ``warning`` is None within :data:`TOLERANCE`, else one line: how far, then the causes
@@ -168,17 +168,17 @@ def compare_with_published(
             )
             + (f". Ruled out: {', '.join(ruled_out)}" if ruled_out else "")
         )
-    return {
-        "bleu": published.bleu,
-        "chrf": published.chrf,
-        "bleu_tokenize": published.bleu_tokenize,
-        "source": published.source,
-        "url": published.url,
-        "test_set": published.test_set,
-        "before_bleu": round(before_bleu, 2),
-        "difference": round(difference, 2),
-        "warning": warning,
-    }
+    return BaselineRecord(
+        bleu=published.bleu,
+        chrf=published.chrf,
+        bleu_tokenize=published.bleu_tokenize,
+        source=published.source,
+        url=published.url,
+        test_set=published.test_set,
+        before_bleu=round(before_bleu, 2),
+        difference=round(difference, 2),
+        warning=warning,
+    )
 
 
 def _causes(

@@ -15,11 +15,11 @@ import hashlib
 import json
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 from workbench.core.atomic import write_json
 from workbench.core.config.run_config import RunConfig
-from workbench.core.data.pairs import Pair, SplitData
+from workbench.core.data.pair import Pair
+from workbench.core.data.splits import SplitData
 from workbench.core.decoding import DecodeOptions
 from workbench.core.evaluate.baselines import (
     PublishedScore,
@@ -42,6 +42,7 @@ from workbench.core.evaluate.metrics import (
 from workbench.core.evaluate.significance import score_before_after
 from workbench.core.events import EvalDone, EventSink, Note, Phase, Sample, Split
 from workbench.core.records.files import read_json_dict
+from workbench.core.records.run_records import BaselineRecord, BleuChrf
 from workbench.core.records.scores import SetScores
 from workbench.core.run_folder import translations_file
 from workbench.core.translate.translator import Translator
@@ -135,7 +136,7 @@ def translate_before(
 
 def score_before(
     sets: HeldOutSets, before: dict[str, list[str]], emit: EventSink, translator: Translator
-) -> tuple[dict[str, dict[str, float]], dict[str, Any] | None]:
+) -> tuple[dict[str, BleuChrf], BaselineRecord | None]:
     """Corpus BLEU and chrF of the "before" translations, one event per set, and the test
     set's "before" beside its published score (``summary.json``'s ``baseline``; None where
     none is published).
@@ -143,8 +144,8 @@ def score_before(
     A "before" far from the published score gets one warning that names the likely
     causes (:func:`~.baselines.compare_with_published`).
     """
-    scores: dict[str, dict[str, float]] = {}
-    baseline: dict[str, Any] | None = None
+    scores: dict[str, BleuChrf] = {}
+    baseline: BaselineRecord | None = None
     for split, pairs in sets.pairs.items():
         references = sets.references(split)
         bleu = corpus_bleu(before[split], references, sets.bleu_tokenize)
@@ -164,14 +165,14 @@ def score_before(
                 published_source=published.source if published else "",
             )
         )
-        scores[split] = {"bleu": round(bleu, 2), "chrf": round(chrf, 2)}
+        scores[split] = BleuChrf(bleu=round(bleu, 2), chrf=round(chrf, 2))
         if published is not None:
             lengths = count_long(pairs, translator, sets.options.max_new_tokens)
             baseline = compare_with_published(
                 published, bleu, sets.bleu_tokenize, translator.target_label, lengths
             )
-            if baseline["warning"]:
-                emit(Note(baseline["warning"], "warning"))
+            if baseline.warning:
+                emit(Note(baseline.warning, "warning"))
     return scores, baseline
 
 

@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from workbench.core.data.hub_requests import cached_or_fetched
-from workbench.core.data.pairs import looks_like_local_path
+from workbench.core.data.sources import looks_like_local_path
 from workbench.errors import WorkbenchError
 
 if TYPE_CHECKING:

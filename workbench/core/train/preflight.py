@@ -12,13 +12,13 @@ from pathlib import Path
 
 from workbench.core.config.run_config import RunConfig
 from workbench.core.data.hub_requests import ensure_hub_reachable
-from workbench.core.data.pairs import is_hub_dataset, looks_like_local_path, sample_draw_size
 from workbench.core.data.sample_cache import (
     cached_revision,
     default_cache_dir,
     find_cached_sample,
     find_cached_split,
 )
+from workbench.core.data.sources import is_hub_dataset, looks_like_local_path, sample_draw_size
 from workbench.core.model.load import check_local_model
 from workbench.errors import WorkbenchError
 

@@ -8,18 +8,19 @@ the settings a saved model needs to be decoded the same way everywhere (workbenc
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import asdict, dataclass
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any
 
 from workbench.core.atomic import write_json
 from workbench.core.config.run_config import RunConfig
 from workbench.core.data.arrow_pairs import PairTable
-from workbench.core.data.pairs import Pair, SplitData
+from workbench.core.data.pair import Pair
+from workbench.core.data.splits import SplitData
 from workbench.core.data.tokenize import PairTokenizer
 from workbench.core.decoding import SETTINGS_FILE
 from workbench.core.events import EventSink, Note
 from workbench.core.languages import Direction
+from workbench.core.records.run_records import FP32_DECODING, Precision
 from workbench.core.run_folder import INITIAL_MODEL
 from workbench.core.train import distributed
 from workbench.errors import WorkbenchError
@@ -204,42 +205,6 @@ def keep_initial_model(
         tokenizer.save_pretrained(base_dir)
         write_json(base_dir / SETTINGS_FILE, model_settings(config, direction, run_dir))
     return str(base_dir)
-
-
-#: How before and after are decoded, whatever the training precision
-#: (:func:`~workbench.core.model.load.fp32_decoding`).
-FP32_DECODING = "fp32, TF32 off"
-
-
-@dataclass(frozen=True)
-class Precision:
-    """The arithmetic a run trains and decodes in, resolved once on the device it runs on.
-
-    Mixed precision is for training only: before and after are both decoded in fp32 with
-    TF32 off, so that the two sides of the comparison, and the console, run the same
-    arithmetic. Recorded in config.json and summary.json (:meth:`to_dict`), so a report
-    says how the numbers were computed.
-    """
-
-    device: str  # what pick_device chose: "cuda", "mps" or "cpu"
-    training: Literal["fp16", "bf16", "fp32"]
-    # TF32 matmuls for what still runs in fp32, on the GPUs that have bf16 (Ampere+).
-    training_tf32: bool
-    decoding: str = FP32_DECODING
-
-    @property
-    def fp16(self) -> bool:
-        """Training under fp16 autocast (CUDA only)."""
-        return self.training == "fp16"
-
-    @property
-    def bf16(self) -> bool:
-        """Training under bf16 autocast (CUDA or the CPU)."""
-        return self.training == "bf16"
-
-    def to_dict(self) -> dict[str, Any]:
-        """The recorded form: the ``precision`` object of config.json and summary.json."""
-        return asdict(self)
 
 
 def resolve_precision(config: RunConfig, device: str, model_config: Any = None) -> Precision:

@@ -9,7 +9,7 @@ from typing import Any
 from workbench.core.atomic import write_json
 from workbench.core.config.run_config import RunConfig
 from workbench.core.data.dropped_pairs import write_dropped_pairs
-from workbench.core.data.pairs import SplitData
+from workbench.core.data.splits import SplitData
 from workbench.core.languages import bleu_tokenizer_for
 from workbench.core.run_folder import RUN_CONFIG_FILE, new_run_dir
 from workbench.core.train import distributed

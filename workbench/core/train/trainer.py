@@ -9,6 +9,7 @@ workbench arm from here too, so it times exactly what users run.
 
 from __future__ import annotations
 
+import dataclasses
 import math
 import shutil
 import time
@@ -24,10 +25,12 @@ from transformers.trainer_pt_utils import LengthGroupedSampler
 from transformers.trainer_utils import rotate_checkpoints
 
 from workbench.core.config.run_config import RunConfig
-from workbench.core.data.pairs import Pair
+from workbench.core.data.pair import Pair
 from workbench.core.data.tokenize import PairTokenizer, training_set
 from workbench.core.evaluate.metrics import make_compute_metrics
 from workbench.core.languages import Direction
+from workbench.core.records.run_records import EpochLog
+from workbench.core.records.typed import record_of
 from workbench.core.run_folder import CHECKPOINTS_FOLDER, RunLease, holds
 from workbench.core.train import loss as token_loss
 from workbench.core.train.averaging import keep_for_averaging
@@ -377,10 +380,19 @@ def fine_tune(
     )
 
 
-def evaluation_history(trainer: Seq2SeqTrainer) -> list[dict[str, Any]]:
-    """The per-epoch evaluations logged during training, non-finite values left out."""
+def evaluation_history(trainer: Seq2SeqTrainer) -> list[EpochLog]:
+    """The per-epoch evaluations logged during training, non-finite values left out (a
+    value the log has and :class:`EpochLog` does not, such as a step's own timing, too)."""
+    fields = {f.name for f in dataclasses.fields(EpochLog)}
     return [
-        {k: v for k, v in log.items() if not (isinstance(v, float) and not math.isfinite(v))}
+        record_of(
+            EpochLog,
+            {
+                k: v
+                for k, v in log.items()
+                if k in fields and not (isinstance(v, float) and not math.isfinite(v))
+            },
+        )
         for log in trainer.state.log_history
         if "eval_bleu" in log
     ]

@@ -155,7 +155,7 @@ def choose_export(model: str, requested: str) -> tuple[Path | None, list[str]]:
         return None, []
     if not path.is_dir():
         if requested == "ct2":
-            from workbench.core.data.pairs import looks_like_local_path
+            from workbench.core.data.sources import looks_like_local_path
             from workbench.core.model.load import check_local_model
 
             if looks_like_local_path(model):
@@ -218,7 +218,7 @@ def check_exportable(model: str) -> Path:
     ``translate`` finds it, and the Hub cache is not a place to write into. Exports are
     for the model you fine-tuned, which is always a folder.
     """
-    from workbench.core.data.pairs import looks_like_local_path
+    from workbench.core.data.sources import looks_like_local_path
     from workbench.core.model.load import check_local_model
 
     path = Path(model).expanduser()

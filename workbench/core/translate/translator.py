@@ -63,7 +63,7 @@ def read_settings(model_dir: str | Path) -> dict[str, Any]:
     en → zh, so ``>>cmn_Hans<<``): the base model then decodes in every front end as the
     run's "before" side did, instead of without the label the multi-target model needs.
     """
-    from workbench.core.data.pairs import looks_like_local_path
+    from workbench.core.data.sources import looks_like_local_path
     from workbench.core.records.files import read_json_dict
 
     saved = read_json_dict(Path(model_dir) / SETTINGS_FILE)

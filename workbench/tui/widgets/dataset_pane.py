@@ -26,8 +26,9 @@ from textual.worker import Worker
 from textual_plotext import PlotextPlot
 
 from workbench.core.config.run_config import RunConfig
+from workbench.core.data.pair import Pair
 from workbench.core.data.pair_rows import PairRows
-from workbench.core.data.pairs import Pair, SplitData
+from workbench.core.data.splits import SplitData
 from workbench.core.languages import length_unit, length_units
 from workbench.tui.messages import ForwardsWorkerFailures
 from workbench.tui.widgets.charts import integer_ticks
