@@ -1,12 +1,14 @@
-# The checks of the README's test command, one target each, with the tools of the venv that
-# command sets up (.venv). `make test` runs the suite exactly as that command does
-# (tests/test_readme.py checks it); `make test-fast` leaves out the end-to-end runs.
+# The checks of the README's test command, one target each (`make lint`: ruff and the
+# import contracts), with the tools of the venv that command sets up (.venv). `make test`
+# runs the suite exactly as that command does (tests/test_readme.py checks it);
+# `make test-fast` leaves out the end-to-end runs.
 
 .PHONY: lint type test-fast test
 
 lint:
 	.venv/bin/ruff check .
 	.venv/bin/ruff format --check .
+	.venv/bin/lint-imports
 
 type:
 	.venv/bin/mypy

@@ -32,7 +32,8 @@ def _readme_commands() -> list[list[str]]:
 
 
 def _test_steps() -> list[str]:
-    """The README's test command, one step per ``&&``: install, ruff, ruff, mypy, pytest."""
+    """The README's test command, one step per ``&&``: install, ruff, ruff, mypy,
+    lint-imports, pytest."""
     command = " ".join(line.removesuffix("\\") for line in _readme_commands()[1])
     return [step.strip() for step in command.split("&&")]
 
@@ -92,7 +93,7 @@ def _make_recipes() -> dict[str, list[str]]:
 def test_make_runs_the_readme_checks():
     steps = _test_steps()
     recipes = _make_recipes()
-    assert recipes["lint"] == [s for s in steps if "/ruff " in s]
+    assert recipes["lint"] == [s for s in steps if "/ruff " in s or s.endswith("/lint-imports")]
     assert recipes["type"] == [s for s in steps if s.endswith("/mypy")]
     assert recipes["test"] == [steps[-1]]
     assert recipes["test-fast"] == [f'{steps[-1]} -m "not slow"']
