@@ -85,8 +85,8 @@ def main(model_dir: str, pairs: int | None = None) -> None:
         amap = AttentionMap(
             pair.source,
             pair.target,
-            tok.convert_ids_to_tokens(src),
-            tok.convert_ids_to_tokens(tgt),
+            list(tok.convert_ids_to_tokens(src)),
+            list(tok.convert_ids_to_tokens(tgt)),
             [i == tok.eos_token_id for i in src],
             [i == tok.eos_token_id for i in tgt],
             weights,

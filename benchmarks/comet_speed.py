@@ -78,7 +78,7 @@ TOLERANCE = 1e-4
 SEED = 20240601
 
 #: The encoders --shape builds: xlm-roberta-large's (COMET-22's) and xlm-roberta-base's.
-SHAPES = {
+SHAPES: dict[str, dict[str, Any]] = {
     "large": dict(
         hidden_size=1024, num_hidden_layers=24, num_attention_heads=16, intermediate_size=4096
     ),
@@ -87,7 +87,7 @@ SHAPES = {
     ),
 }
 #: What every shape shares with xlm-roberta-large's config.json.
-ENCODER_CONFIG = dict(
+ENCODER_CONFIG: dict[str, Any] = dict(
     vocab_size=250002,
     max_position_embeddings=514,
     type_vocab_size=1,
@@ -201,7 +201,12 @@ def measure_workbench(spec: dict[str, Any]) -> dict[str, Any]:
     sys.path.insert(0, str(REPO))  # this checkout's workbench, not an installed one
     # What `import comet` imports in the other arm: transformers' XLM-R classes (the
     # workbench imports them lazily, which would otherwise count as loading).
-    from transformers import XLMRobertaModel, XLMRobertaTokenizerFast  # noqa: F401
+    # (transformers 5 makes XLMRobertaTokenizerFast at run time, an alias of
+    # XLMRobertaTokenizer that its type information does not name.)
+    from transformers import (  # type: ignore[attr-defined]  # noqa: F401
+        XLMRobertaModel,
+        XLMRobertaTokenizerFast,
+    )
 
     import workbench.core.comet.network
     import workbench.core.model.load  # noqa: F401
@@ -373,7 +378,8 @@ def build_model(spec: dict[str, Any]) -> dict[str, Any]:
         # As the fixtures are saved: a Lightning checkpoint, the encoder's position_ids
         # buffer in it as in real Unbabel files, hparams.yaml beside it.
         sys.path.insert(0, str(FIXTURES))
-        from build_fixtures import save_comet_checkpoint
+        # tests/fixtures/comet, put on sys.path just above; run in the reference venv only.
+        from build_fixtures import save_comet_checkpoint  # type: ignore[import-not-found]
 
         save_comet_checkpoint(model, model_dir, ENCODER_CONFIG["max_position_embeddings"])
         del model
@@ -508,7 +514,7 @@ def largest_difference(runs: dict[str, list[dict[str, Any]]]) -> float | None:
 def write_report(path: Path, runs: dict[str, list[dict[str, Any]]], context: dict) -> str:
     """COMET_SPEED.md from the runs; a figure not measured prints as "n/a"."""
     segments = context["segments"]
-    rows = {}
+    rows: dict[str, dict[str, Any]] = {}
     for arm in ARMS:
         found = runs[arm]
         seconds = median(r["seconds"] for r in found)

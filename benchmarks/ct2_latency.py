@@ -45,6 +45,7 @@ import statistics
 import sys
 import tempfile
 import time
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
@@ -155,8 +156,8 @@ def validation_bleu(
     references = [p.target for p in validation]
     tokenize = read_settings(model).get("bleu_tokenize", config.bleu_tokenize)
     options = translators["transformers"].default_options()
-    rows = []
-    hypotheses = {}
+    rows: list[dict[str, Any]] = []
+    hypotheses: dict[str, list[str]] = {}
     for name, translator in translators.items():
         started = time.perf_counter()
         hypotheses[name] = translator.translate_many(sources, options, config.eval_batch_size)
@@ -182,7 +183,7 @@ def validation_bleu(
 
 
 def opus_shape_latency(
-    runs: int, gap: float, shape: dict[str, int] = OPUS_SHAPE, warmup: int = 3
+    runs: int, gap: float, shape: Mapping[str, Any] = OPUS_SHAPE, warmup: int = 3
 ) -> dict[str, Any]:
     """A random opus-mt-en-zh-shaped Marian (or ``shape``), with a 65,001-token vocabulary."""
     import shutil

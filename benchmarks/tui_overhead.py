@@ -26,9 +26,12 @@ import sys
 import tempfile
 import time
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from figures import figure, median, ratio, report_path
+
+if TYPE_CHECKING:
+    from workbench.core.config.run_config import RunConfig
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 
@@ -47,7 +50,9 @@ SMOKE_SETTINGS = {
 }
 
 
-def demo_config(output_dir: str, epochs: float, settings: dict[str, Any] | None = None):
+def demo_config(
+    output_dir: str, epochs: float, settings: dict[str, Any] | None = None
+) -> RunConfig:
     """The demo preset with the benchmark's epochs and output folder, as both arms run it."""
     from workbench.core.config.build import build_config
 

@@ -285,7 +285,8 @@ def _qwen3_tokenizer(work: Path, sentences: list[str]) -> Any:
         bos_token=None,
         eos_token=QWEN_IM_END,
         pad_token=QWEN_ENDOFTEXT,
-        unk_token=None,
+        # Qwen's byte-level BPE has no unknown token; the signature types it str only.
+        unk_token=None,  # type: ignore[arg-type]
         model_max_length=MAX_POSITIONS,
         chat_template=QWEN3_CHAT_TEMPLATE,
     )
@@ -340,7 +341,7 @@ def _model(family: str, tokenizer: Any) -> Any:
         Qwen3ForCausalLM,
     )
 
-    shape = dict(
+    shape: dict[str, Any] = dict(
         hidden_size=HIDDEN,
         intermediate_size=FFN,
         num_hidden_layers=LAYERS,
@@ -354,7 +355,7 @@ def _model(family: str, tokenizer: Any) -> Any:
         endoftext = tokenizer.convert_tokens_to_ids(QWEN_ENDOFTEXT)
         im_end = tokenizer.convert_tokens_to_ids(QWEN_IM_END)
         rows = -(-len(tokenizer) // QWEN_VOCAB_MULTIPLE) * QWEN_VOCAB_MULTIPLE
-        config = Qwen3Config(
+        qwen3_config = Qwen3Config(
             **shape,
             vocab_size=rows,
             tie_word_embeddings=True,
@@ -362,7 +363,7 @@ def _model(family: str, tokenizer: Any) -> Any:
             bos_token_id=endoftext,
             eos_token_id=im_end,
         )
-        model: Any = Qwen3ForCausalLM(config)
+        model: Any = Qwen3ForCausalLM(qwen3_config)
         model.generation_config = GenerationConfig(
             bos_token_id=endoftext,
             eos_token_id=[im_end, endoftext],
@@ -375,8 +376,10 @@ def _model(family: str, tokenizer: Any) -> Any:
         return model
     if family == "gemma":
         end_of_turn = tokenizer.convert_tokens_to_ids(GEMMA_END_OF_TURN)
-        special = dict(bos_token_id=2, eos_token_id=[1, end_of_turn], pad_token_id=0)
-        config = Gemma3TextConfig(
+        special: dict[str, Any] = dict(
+            bos_token_id=2, eos_token_id=[1, end_of_turn], pad_token_id=0
+        )
+        gemma_config = Gemma3TextConfig(
             **shape,
             vocab_size=len(tokenizer),
             query_pre_attn_scalar=HEAD_DIM,
@@ -384,7 +387,7 @@ def _model(family: str, tokenizer: Any) -> Any:
             sliding_window=GEMMA_SLIDING_WINDOW,
             **special,
         )
-        model = Gemma3ForCausalLM(config)
+        model = Gemma3ForCausalLM(gemma_config)
         model.generation_config = GenerationConfig(**special, do_sample=True, top_k=64, top_p=0.95)
         return model
     # ALMA (Llama-2) and Seed-X (Mistral): <s> 1, </s> 2, no pad token.

@@ -19,6 +19,7 @@ from __future__ import annotations
 import io
 import json
 import re
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
@@ -74,9 +75,10 @@ def code_token(family: str, lang: str) -> str:
     return CODE_TOKEN[family].format(lang)
 
 
-def train_spm(sentences: list[str], model_type: str, ids: dict[str, int]) -> bytes:
+def train_spm(sentences: list[str], model_type: str, ids: Mapping[str, Any]) -> bytes:
     """A SentencePiece model of ``model_type`` trained in memory, with the special-piece ids
-    ``ids`` (unk_id, bos_id, eos_id, pad_id; -1 for none), as the family's own model has."""
+    ``ids`` (unk_id, bos_id, eos_id, pad_id; -1 for none), as the family's own model has;
+    any other trainer options may travel with them."""
     import sentencepiece as spm
 
     text = [s for s in sentences if s.strip()]
@@ -193,7 +195,9 @@ def _model(family: str, tokenizer: Any) -> Any:
             num_decoder_layers=LAYERS,
             pad_token_id=0,
             eos_token_id=1,
-            decoder_start_token_id=0,
+            # Not in T5Config's signature; an extra keyword becomes an attribute, as in the
+            # Hub's t5-small config.json.
+            decoder_start_token_id=0,  # type: ignore[call-arg]
         )
         model: Any = T5ForConditionalGeneration(config)
         model.generation_config = GenerationConfig(
@@ -201,8 +205,10 @@ def _model(family: str, tokenizer: Any) -> Any:
         )
         return model
     # NLLB, M2M100 and mBART-50: <s> 0, <pad> 1, </s> 2, decoding starts at </s>.
-    special = dict(bos_token_id=0, pad_token_id=1, eos_token_id=2, decoder_start_token_id=2)
-    shape = dict(
+    special: dict[str, Any] = dict(
+        bos_token_id=0, pad_token_id=1, eos_token_id=2, decoder_start_token_id=2
+    )
+    shape: dict[str, Any] = dict(
         vocab_size=size,
         d_model=D_MODEL,
         encoder_layers=LAYERS,
@@ -215,15 +221,15 @@ def _model(family: str, tokenizer: Any) -> Any:
         scale_embedding=True,
     )
     if family == "mbart50":
-        config = MBartConfig(**shape, **special, forced_eos_token_id=2)
-        model = MBartForConditionalGeneration(config)
+        mbart_config = MBartConfig(**shape, **special, forced_eos_token_id=2)
+        model = MBartForConditionalGeneration(mbart_config)
         model.generation_config = GenerationConfig(
             **special, forced_eos_token_id=2, max_length=200, num_beams=5, early_stopping=True
         )
         return model
-    extra = {"tokenizer_class": "NllbTokenizer"} if family == "nllb" else {}
-    config = M2M100Config(**shape, **special, activation_function="relu", **extra)
-    model = M2M100ForConditionalGeneration(config)
+    extra: dict[str, Any] = {"tokenizer_class": "NllbTokenizer"} if family == "nllb" else {}
+    m2m100_config = M2M100Config(**shape, **special, activation_function="relu", **extra)
+    model = M2M100ForConditionalGeneration(m2m100_config)
     beams = {} if family == "nllb" else {"num_beams": 5, "early_stopping": True}
     model.generation_config = GenerationConfig(**special, max_length=200, **beams)
     return model

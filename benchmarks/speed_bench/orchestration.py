@@ -16,7 +16,7 @@ import sys
 import tempfile
 import time
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import startup  # the sibling script: start-up timing, load average
 from figures import figure  # the sibling module: "n/a" for a figure not measured
@@ -24,7 +24,18 @@ from figures import figure  # the sibling module: "n/a" for a figure not measure
 from .modes import Mode
 from .phases import child_eval, child_matmul, child_train
 from .report import GPU_NONE, gpu_section, startup_section
-from .results import ARMS, Arm, ArmRuns, Machine, Measurements, PhaseResult
+from .results import (
+    ARMS,
+    Arm,
+    ArmRuns,
+    CheckResult,
+    EvalResult,
+    Machine,
+    MatmulRate,
+    Measurements,
+    PhaseResult,
+    TrainResult,
+)
 from .same_loss import child_check
 from .workdir import prepare_workdir
 
@@ -77,14 +88,22 @@ def run_phase(child: list[str], workdir: Path, result: Path, threads: int | None
         torch.set_num_threads(threads)
     found: PhaseResult
     if kind == "train":
-        found = child_train(rest[0], workdir, device)
+        found = child_train(arm_named(rest[0]), workdir, device)
     elif kind == "eval":
-        found = child_eval(rest[0], workdir, device, final=rest[1] == "final")
+        found = child_eval(arm_named(rest[0]), workdir, device, final=rest[1] == "final")
     elif kind == "check":
         found = child_check(workdir, device, int(rest[0]), int(rest[1]))
     else:
         found = child_matmul(device)
     result.write_text(json.dumps(found), encoding="utf-8")
+
+
+def arm_named(name: str) -> Arm:
+    """The arm a child's command line names (the parent passes one of ``ARMS``)."""
+    for arm in ARMS:
+        if arm == name:
+            return arm
+    raise ValueError(f"unknown arm {name!r}; one of {', '.join(ARMS)}")
 
 
 def machine() -> Machine:
@@ -135,24 +154,31 @@ def run_benchmark(mode: Mode, device: str, with_startup: bool = True) -> Measure
                     found = run_child(
                         [phase, arm, *extra, device], workdir, mode.threads, mode.fresh_processes
                     )
-                    runs[arm][phase].append(found)
+                    # The child wrote the phase's result type as JSON (run_phase).
+                    if phase == "train":
+                        runs[arm]["train"].append(cast(TrainResult, found))
+                    else:
+                        runs[arm]["eval"].append(cast(EvalResult, found))
                     key = "samples_per_s" if phase == "train" else "sentences_per_s"
                     print(
                         f"rep {rep + 1} {phase:5} {arm:9}: {figure(found.get(key), '.3f')}/s "
                         f"in {figure(found.get('seconds'), '.1f', ' s')}",
                         flush=True,
                     )
-        check = run_child(
-            ["check", str(mode.check_batch), str(mode.check_steps), device],
-            workdir,
-            mode.threads,
-            mode.fresh_processes,
+        check = cast(
+            CheckResult,
+            run_child(
+                ["check", str(mode.check_batch), str(mode.check_steps), device],
+                workdir,
+                mode.threads,
+                mode.fresh_processes,
+            ),
         )
         difference = figure(check.get("max_abs_diff"), ".2e")
         print(f"identical batches: max loss difference {difference}", flush=True)
         # Always a fresh process, so that even the smoke run goes through the child's
         # command line once (the cheapest phase: it imports torch only).
-        matmul = run_child(["matmul", device], workdir, mode.threads)
+        matmul = cast(MatmulRate, run_child(["matmul", device], workdir, mode.threads))
     load_after = startup.load_average()
     startup_lines = startup_section(startup.measure(10)) if with_startup else []
     gpu_lines = gpu_section(measured_on, matmul) if device == "cuda" else GPU_NONE

@@ -115,7 +115,10 @@ def child_train(arm: Arm, workdir: Path, device: str) -> TrainResult:
 
         # The pairs are stored batch after batch in the order the workbench's own sampler
         # gave them over a full epoch (plan_training); keep that order.
-        trainer._get_train_sampler = lambda *a, **k: SequentialSampler(trainer.train_dataset)
+        # A method replaced on this one trainer, over its (sized) training set.
+        trainer._get_train_sampler = lambda *a, **k: SequentialSampler(  # type: ignore[method-assign]
+            trainer.train_dataset  # type: ignore[arg-type]
+        )
     widths: list[list[int]] = []
     collate = trainer.data_collator
 
@@ -157,7 +160,11 @@ def child_train(arm: Arm, workdir: Path, device: str) -> TrainResult:
 
 def child_eval(arm: Arm, workdir: Path, device: str, final: bool = True) -> EvalResult:
     """Time ``trainer.evaluate()`` (evaluation during training) and the final decoding."""
+    from transformers import Seq2SeqTrainingArguments
+
     trainer, model, tokenizer, data = build_trainer(arm, "eval", workdir, device)
+    args = trainer.args
+    assert isinstance(args, Seq2SeqTrainingArguments)  # both recipes build one
     sources = [s for s, _ in data["validation"]]
     target_tokens = sum(len(tokenizer(text_target=t)["input_ids"]) for _, t in data["validation"])
     model.eval()
@@ -175,7 +182,7 @@ def child_eval(arm: Arm, workdir: Path, device: str, final: bool = True) -> Eval
         "seconds": seconds,
         "sentences_per_s": len(sources) / seconds,
         "target_tokens_per_s": target_tokens / seconds,
-        "beams": trainer.args.generation_num_beams or model.generation_config.num_beams,
+        "beams": args.generation_num_beams or model.generation_config.num_beams,
         "eval_loss": metrics.get("eval_loss"),
         **peak_memory(device),
     }

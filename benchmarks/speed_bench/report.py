@@ -11,7 +11,7 @@ import statistics
 import time
 from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 import startup  # the sibling script: start-up timing
 from figures import figure, median, ratio  # the sibling module: "n/a" for a missing figure
@@ -87,6 +87,11 @@ def median_of(results: Sequence[Mapping[str, Any]], key: str) -> float | None:
     return median(r.get(key) for r in results)
 
 
+def measured_values(results: Sequence[Mapping[str, Any]], key: str) -> list[Any]:
+    """``key`` of each repetition that measured it, in order."""
+    return [r[key] for r in results if key in r]
+
+
 def mean_of(values: Sequence[float]) -> float | None:
     """The mean, or ``None`` for no values."""
     return statistics.fmean(values) if values else None
@@ -121,7 +126,7 @@ def summary_lines(measured: Measurements) -> list[str]:
 
     def metric_row(
         label: str,
-        phase: str,
+        phase: Literal["train", "eval"],
         key: str,
         target: str = "",
         unit: str = "",
@@ -130,7 +135,7 @@ def summary_lines(measured: Measurements) -> list[str]:
         a, b = median_of(ref[phase], key), median_of(wb[phase], key)
         times = ratio(a, b) if lower_is_better else ratio(b, a)
         each = "; ".join(
-            f"{arm}: " + ", ".join(short_number(r[key]) for r in runs[arm][phase] if key in r)
+            f"{arm}: " + ", ".join(short_number(v) for v in measured_values(runs[arm][phase], key))
             for arm in ARMS
         )
         return (

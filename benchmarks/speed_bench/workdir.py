@@ -50,7 +50,9 @@ def plan_training(
         eval_dataset=dataset,
     )  # only its sampler is used
     order = list(trainer._get_train_sampler(dataset))
-    model.to("cpu")  # the Trainer moved it to the device; the children load their own
+    # The Trainer moved it to the device; the children load their own. (transformers wraps
+    # Module.to with functools.wraps, which hides the bound self from mypy.)
+    model.to("cpu")  # type: ignore[arg-type]
     epoch = [order[i : i + BATCH] for i in range(0, len(order) - BATCH + 1, BATCH)]
 
     def widths(batch: list[int]) -> tuple[int, int]:
