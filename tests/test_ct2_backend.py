@@ -12,6 +12,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from textual.widgets import Input
 
 from tests.conftest import run_cli
 from workbench.cli import main
@@ -101,12 +102,13 @@ def test_the_length_bound_wins_over_the_generation_config(exported: Path):
 
 @needs_ct2
 def test_int8_export_is_smaller_and_translates(exported: Path, sentences):
-    from workbench.core.translate.ct2 import read_export_info
+    from workbench.core.translate.ct2 import CT2Backend, read_export_info
 
     int8, f32 = exported / "ct2-int8", exported / "ct2-float32"
     assert read_export_info(int8)["quantization"] == "int8"
     assert (int8 / "model.bin").stat().st_size < 0.5 * (f32 / "model.bin").stat().st_size
     translator = Translator.from_pretrained(str(exported), device="cpu", backend="ct2")
+    assert isinstance(translator.backend, CT2Backend)
     assert translator.backend.quantization == "int8"  # int8 is preferred over float32
     out = translator.translate_many(sentences, DecodeOptions(1, 16))
     assert len(out) == len(sentences)
@@ -353,7 +355,7 @@ async def test_tui_translate_pane_names_the_ct2_backend(exported: Path, tmp_path
     app = Host()
     async with app.run_test(size=(100, 30)) as pilot:
         pane = app.query_one(TranslatePane)
-        field = pane.query_one("#translate-input")
+        field = pane.query_one("#translate-input", Input)
         field.value = "I like tea."
         field.focus()
         await pilot.press("enter")

@@ -6,11 +6,13 @@ import io
 from pathlib import Path
 
 import pytest
+from textual.widgets import Log
 
 from tests.conftest import scores_block, small, wait_for
 from workbench.cli.headless import HeadlessPrinter
 from workbench.core.events import (
     EvalDone,
+    Event,
     HubRetry,
     JsonlRecorder,
     Note,
@@ -39,7 +41,7 @@ SUMMARY = {
 MIRROR_FILE = (
     "https://hf-mirror.com/datasets/wmt/wmt19/resolve/0a1b/zh-en/train-00000-of-00013.parquet"
 )
-EVENTS = [
+EVENTS: list[Event] = [
     Phase("data", "hsk"),
     SampleProgress(3, 6, 2_560, 4_800_000, kept=2),
     HubRetry(MIRROR_FILE, "HTTP 503", attempt=1, tries=6, wait_seconds=1.5),
@@ -95,7 +97,7 @@ async def test_the_tui_log_says_what_headless_prints(tmp_path: Path):
         pane = app.query_one(TrainingPane)
         for event in EVENTS:
             pane.post_message(RunEvent(event))
-        log = pane.query_one("#train-log")
+        log = pane.query_one("#train-log", Log)
         expected = out.getvalue().splitlines()
         await wait_for(pilot, lambda: len(log.lines) >= len(expected))
         assert list(log.lines) == expected
@@ -104,7 +106,7 @@ async def test_the_tui_log_says_what_headless_prints(tmp_path: Path):
 
 def test_replay_reads_back_what_the_recorder_writes(tmp_path: Path):
     """The replay's events are the ones the run emitted, field for field."""
-    events = [
+    events: list[Event] = [
         Phase("train"),
         TrainStep(3, 54, 0.33, 6.5, 0.003, 0.9, 500.0, 1.5),
         EvalDone(9, 1.0, 0.62, 2.07, loss=6.49),

@@ -18,6 +18,7 @@ import textwrap
 from pathlib import Path
 
 import pytest
+from textual.widgets import Input
 
 from tests.conftest import closed_port, hub_env, run_cli, wait_for
 from tests.hub_server import LABELS, OPUS_MODEL, WMT_DATASET, ForwardingProxy
@@ -312,8 +313,8 @@ async def test_tui_base_model_translates_with_the_runs_label(
         await wait_for(pilot, lambda: bool(app.query(TranslatePane)))
         pane = app.query_one(TranslatePane)
         pane.query_one("#translate-model", Select).value = "base"
-        pane.query_one("#translate-input").value = "I like tea."
-        pane.query_one("#translate-input").focus()
+        pane.query_one("#translate-input", Input).value = "I like tea."
+        pane.query_one("#translate-input", Input).focus()
         await pilot.press("enter")
         await wait_for(pilot, lambda: pane.pending == 0, what="translated")
         assert pane.query_one("#translate-history", DataTable).row_count == 1

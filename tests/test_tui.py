@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from textual.widgets import DataTable, Input, Static
+from textual.widgets import DataTable, Input, Static, TabbedContent
 
 from tests.conftest import (
     hold_training,
@@ -62,23 +62,23 @@ async def test_panes_switch_and_dataset_filters(tmp_path: Path):
         assert len(dataset.matches) == 180  # train, validation and test rows
         for pane in ["training", "samples", "translate", "attention", "dataset"]:
             await show_pane(pilot, pane)  # F2…F5, F1; focus moves after the next refresh
-            assert app.query_one("#panes").active == pane
-        table = dataset.query_one("#dataset-table")
+            assert app.query_one("#panes", TabbedContent).active == pane
+        table = dataset.query_one("#dataset-table", DataTable)
         await wait_for(pilot, lambda: app.focused is table, what="focus on the dataset table")
         await pilot.press("3")  # digits work where focus is not in a text field
         await wait_for(
             pilot,
-            lambda: app.query_one("#panes").active == "samples",
+            lambda: app.query_one("#panes", TabbedContent).active == "samples",
             what="3 shows the Samples pane",
         )
-        assert app.query_one("#panes").active == "samples"
+        assert app.query_one("#panes", TabbedContent).active == "samples"
         await pilot.press("1")
         await wait_for(pilot, lambda: app.focused is table, what="1: back on the dataset table")
         await pilot.press("/")
         field = dataset.query_one("#dataset-filter", Input)
         await wait_for(pilot, lambda: app.focused is field, what="/ focuses the filter")
         await pilot.press(*"tea")
-        assert dataset.query_one("#dataset-filter").value == "tea"
+        assert dataset.query_one("#dataset-filter", Input).value == "tea"
         await pilot.press("escape")
         await wait_for(pilot, lambda: len(dataset.matches) < 160)
         assert dataset.matches
@@ -101,21 +101,25 @@ async def test_in_a_text_field_digits_are_typed_and_the_footer_says_how_to_leave
         await pilot.press("2")
         await pilot.pause()
         assert field.value.endswith("2")
-        assert app.query_one("#panes").active == "translate"
+        assert app.query_one("#panes", TabbedContent).active == "translate"
         shown = {
             b.binding.description for b in app.screen.active_bindings.values() if b.binding.show
         }
         assert {"Leave field", "Panes"} <= shown
         assert app.query_one(Footer).compact  # 80 columns: every key fits
         await pilot.press("f2")
-        await wait_for(pilot, lambda: app.query_one("#panes").active == "training", what="F2")
+        await wait_for(
+            pilot, lambda: app.query_one("#panes", TabbedContent).active == "training", what="F2"
+        )
         await wait_for(pilot, lambda: not isinstance(app.focused, Input), what="focus left")
         shown = {
             b.binding.description for b in app.screen.active_bindings.values() if b.binding.show
         }
         assert not {"Leave field", "Panes"} & shown
         await pilot.press("4", "escape", "3")  # back, out of the field, then a digit
-        await wait_for(pilot, lambda: app.query_one("#panes").active == "samples", what="3")
+        await wait_for(
+            pilot, lambda: app.query_one("#panes", TabbedContent).active == "samples", what="3"
+        )
 
 
 @pytest.mark.parametrize("size", [(80, 24), (100, 30), (120, 36)], ids=str)
@@ -176,7 +180,7 @@ async def test_invalid_setting_is_refused_without_starting(tmp_path: Path):
     async with app.run_test(size=(100, 30)) as pilot:
         await show_pane(pilot, "training")
         training = app.query_one(TrainingPane)
-        training.query_one("#set-learning_rate").value = "-1"
+        training.query_one("#set-learning_rate", Input).value = "-1"
         await pilot.press("s")
         # The refusal is what the user sees; "not running" alone would also hold if the
         # key had never arrived.
@@ -203,7 +207,7 @@ async def test_training_run_fills_charts_samples_and_translate(
         await wait_for(pilot, lambda: training.running, what="the run started")
         assert training.running
         await show_pane(pilot, "dataset")  # the UI answers while training runs
-        assert app.query_one("#panes").active == "dataset"
+        assert app.query_one("#panes", TabbedContent).active == "dataset"
         await show_pane(pilot, "training")
         go_on.set()
         await wait_for(pilot, lambda: not training.running, timeout=300)
@@ -211,14 +215,14 @@ async def test_training_run_fills_charts_samples_and_translate(
         assert app.query_one("#loss-chart", SeriesChart).point_count("loss") >= 5
         assert app.query_one("#bleu-chart", SeriesChart).point_count("BLEU") == 3
         samples = app.query_one(SamplesPane)
-        table = samples.query_one("#samples-table")
+        table = samples.query_one("#samples-table", DataTable)
         await wait_for(pilot, lambda: table.row_count >= 5, timeout=10)
         assert (tmp_path / "out" / "best_model" / "config.json").is_file()
 
         await show_pane(pilot, "translate")
         translate = app.query_one(TranslatePane)
-        translate.query_one("#translate-input").value = "I like tea."
-        translate.query_one("#translate-input").focus()
+        translate.query_one("#translate-input", Input).value = "I like tea."
+        translate.query_one("#translate-input", Input).focus()
         await pilot.press("enter")
         await wait_for(pilot, lambda: translate.pending == 0, timeout=60)
         history = tmp_path / "out" / "console_history.jsonl"
@@ -230,7 +234,7 @@ async def test_training_run_fills_charts_samples_and_translate(
         await pilot.press("ctrl+t")  # open the highlighted sentence in the Attention pane
         attention = app.query_one(AttentionPane)
         await wait_for(pilot, lambda: attention.result is not None, timeout=60)
-        assert app.query_one("#panes").active == "attention"
+        assert app.query_one("#panes", TabbedContent).active == "attention"
         first = str(attention.query_one("#attention-status").render())
         await pilot.press("escape")  # leave the field, so that ] and h are not typed into it
         await wait_for(
@@ -240,6 +244,7 @@ async def test_training_run_fills_charts_samples_and_translate(
         )
         await pilot.press("]", "h")  # next layer; one head
         await wait_for(pilot, lambda: attention.head_index == 0, what="h shows one head")
+        assert attention.result is not None
         assert (
             attention.layer_index
             == (attention.result.default_layer + 1) % attention.result.num_layers
@@ -279,7 +284,7 @@ async def test_stop_ends_with_a_checkpoint_and_resume_continues(
     assert summary["global_step"] == 27
 
 
-def sample_row(source: str) -> dict[str, object]:
+def sample_row(source: str) -> dict[str, Any]:
     """A before/after row as a run's summary and translations files hold it."""
     return {"source": source, "reference": "茶", "before": "x", "after": "茶",
             "bleu_before": 0.0, "bleu_after": 100.0}  # fmt: skip
@@ -307,7 +312,7 @@ async def samples_shown(pilot: Any, app: WorkbenchApp) -> SamplesPane:
     """The Samples pane once it has rows of the saved run."""
     await show_pane(pilot, "samples")
     samples = app.query_one(SamplesPane)
-    await wait_for(pilot, lambda: samples.query_one("#samples-table").row_count > 0,
+    await wait_for(pilot, lambda: samples.query_one("#samples-table", DataTable).row_count > 0,
                    what="the saved run's rows")  # fmt: skip
     return samples
 
@@ -324,7 +329,7 @@ async def test_app_opens_on_a_saved_run(tmp_path: Path):
     app = WorkbenchApp(small(tmp_path))
     async with app.run_test(size=(100, 30)) as pilot:
         samples = await samples_shown(pilot, app)
-        assert samples.query_one("#samples-table").row_count == 1
+        assert samples.query_one("#samples-table", DataTable).row_count == 1
         assert samples.selected_source() == "[/bold] tea"
         header = str(samples.query_one("#samples-summary").render())
         assert "test (10% held out, seed 42, 425): BLEU 0.50 → 9.50 (+9.00, 95% CI" in header
@@ -343,12 +348,12 @@ async def test_a_torn_translations_file_shows_the_rest_with_a_note(tmp_path: Pat
     app = WorkbenchApp(small(tmp_path))
     async with app.run_test(size=(100, 30)) as pilot:
         samples = await samples_shown(pilot, app)
-        assert samples.query_one("#samples-table").row_count == 3
+        assert samples.query_one("#samples-table", DataTable).row_count == 3
         header = str(samples.query_one("#samples-summary").render())
         assert "note: 1 unreadable line of test_translations.jsonl skipped" in header
 
 
-def scored_row(source: str, reference: str, before: str, after: str) -> dict[str, object]:
+def scored_row(source: str, reference: str, before: str, after: str) -> dict[str, Any]:
     """A translations-file row with real sentence BLEU and chrF, as score_rows writes it."""
     return {
         "source": source,
@@ -410,8 +415,8 @@ async def test_translate_with_a_missing_model_keeps_the_app_up(tmp_path: Path, b
         await show_pane(pilot, "translate")
         translate = app.query_one(TranslatePane)
         translate.set_models(tuned=str(tmp_path / bad))
-        translate.query_one("#translate-input").value = "hello"
-        translate.query_one("#translate-input").focus()
+        translate.query_one("#translate-input", Input).value = "hello"
+        translate.query_one("#translate-input", Input).focus()
         await pilot.press("enter")
 
         # The user is told which model is missing and what to do; no row, no crash.
@@ -424,7 +429,7 @@ async def test_translate_with_a_missing_model_keeps_the_app_up(tmp_path: Path, b
 
         await wait_for(pilot, lambda: bool(errors()), what="the missing-model message")
         assert f"model folder '{tmp_path / bad}' does not exist; train one first" in errors()[0]
-        table = translate.query_one("#translate-history")
+        table = translate.query_one("#translate-history", DataTable)
         assert table.row_count == 1
         assert str(table.get_row_at(0)[2]) == "not translated"
         assert translate.pending == 0

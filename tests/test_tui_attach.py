@@ -19,7 +19,7 @@ import time
 from pathlib import Path
 
 import pytest
-from textual.widgets import Input, Static
+from textual.widgets import Input, Log, Static
 
 from tests.conftest import (
     show_pane,
@@ -79,7 +79,7 @@ async def test_the_tui_follows_a_run_another_process_writes_and_x_stops_it(
             # Let go: the fields are the app's own settings again, for its own Start.
             assert training.query_one("#set-epochs", Input).value == "2"
             assert not any("killed" in text for text in seen)
-            log = [str(line) for line in training.query_one("#train-log").lines]
+            log = [str(line) for line in training.query_one("#train-log", Log).lines]
             assert any("stop requested (by a workbench tui on host" in x for x in log)
     finally:
         if run_liveness(run).live:
@@ -122,8 +122,8 @@ async def test_quitting_while_training_asks_and_can_hand_the_run_to_the_backgrou
             request_stop(run, "a test")
         ended = wait_until_ended(run, 120)
     assert ended.status == "stopped"
-    steps = train_steps(run)  # stopped, continued, stopped: every step once, in order
-    assert all(a < b for a, b in itertools.pairwise(steps))
+    every_step = train_steps(run)  # stopped, continued, stopped: every step once, in order
+    assert all(a < b for a, b in itertools.pairwise(every_step))
 
 
 @pytest.mark.slow

@@ -13,6 +13,7 @@ import shutil
 from pathlib import Path
 
 import numpy as np
+from textual.widgets import Input
 
 from tests.conftest import small, wait_for
 from workbench.cli import main
@@ -40,7 +41,7 @@ async def test_panes_show_what_workbench_translate_and_attention_print(
     async with app.run_test(size=(120, 36)) as pilot:
         await pilot.press("f4")
         translate = app.query_one(TranslatePane)
-        field = translate.query_one("#translate-input")
+        field = translate.query_one("#translate-input", Input)
         await wait_for(pilot, lambda: field.display)
         field.value = SENTENCE
         field.focus()
@@ -52,6 +53,7 @@ async def test_panes_show_what_workbench_translate_and_attention_print(
         attention = app.query_one(AttentionPane)
         await wait_for(pilot, lambda: attention.result is not None)
         amap = attention.result
+        assert amap is not None
 
     assert pane_translation == cli_translation == amap.translation
     # The pane's default view is the command's default view, cell for cell.

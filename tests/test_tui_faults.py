@@ -15,7 +15,7 @@ import time
 from pathlib import Path
 
 import pytest
-from textual.widgets import Log, Static
+from textual.widgets import DataTable, Input, Log, Static, TabbedContent
 
 from tests.conftest import ODD_INPUT, show_pane, small, tiny_toml, wait_for
 from workbench.core.events import EvalDone, TrainStep
@@ -70,8 +70,8 @@ async def test_a_failing_worker_is_shown_and_the_app_stays_up(
             await show_pane(pilot, "translate")
             pane = app.query_one(TranslatePane)
             pane.set_models(tuned=str(tiny_model_dir))
-            pane.query_one("#translate-input").value = "hello"
-            pane.query_one("#translate-input").focus()
+            pane.query_one("#translate-input", Input).value = "hello"
+            pane.query_one("#translate-input", Input).focus()
             await pilot.press("enter")
         await wait_for(
             pilot, lambda: any("injected failure" in n for n in notifications(app)), timeout=30
@@ -82,11 +82,11 @@ async def test_a_failing_worker_is_shown_and_the_app_stays_up(
         await pilot.press("f1", "f3", "f4")  # still answering keys
         await wait_for(
             pilot,
-            lambda: app.query_one("#panes").active == "translate",
+            lambda: app.query_one("#panes", TabbedContent).active == "translate",
             what="the F-keys still switch panes",
         )
         assert app.is_running
-        assert app.query_one("#panes").active == "translate"
+        assert app.query_one("#panes", TabbedContent).active == "translate"
 
 
 async def test_non_finite_values_never_reach_the_charts(tmp_path: Path):
@@ -134,8 +134,8 @@ async def test_console_takes_odd_input_and_goes_on(tmp_path: Path, tiny_model_di
         await show_pane(pilot, "translate")
         pane = app.query_one(TranslatePane)
         pane.set_models(tuned=str(tiny_model_dir))
-        field = pane.query_one("#translate-input")
-        table = pane.query_one("#translate-history")
+        field = pane.query_one("#translate-input", Input)
+        table = pane.query_one("#translate-history", DataTable)
         for text in ["", "    ", *ODD_INPUT]:
             field.value = text
             field.focus()

@@ -112,7 +112,9 @@ async def test_enter_opens_a_run_in_samples_and_new_runs_appear(runs_app):
         assert len(rows) == 3
         assert rows[0][1:3] == [started.name, "running"]
         # The cursor stayed on the run it was on, though a row came in above it.
-        assert pane.highlighted().run_id == RUN_NAMES[0]
+        highlighted = pane.highlighted()
+        assert highlighted is not None
+        assert highlighted.run_id == RUN_NAMES[0]
         pane.query_one(DataTable).move_cursor(row=0)
         await pilot.press("enter")
         await wait_for(pilot, lambda: tabbed.active == "training", what="the Training pane")

@@ -19,8 +19,10 @@ import re
 import shutil
 from collections.abc import Awaitable, Callable
 from pathlib import Path
+from typing import Any
 
 import pytest
+from textual.app import App
 from textual.pilot import Pilot
 from textual.widgets import DataTable, Input, Log, Static
 
@@ -80,7 +82,7 @@ def app(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, tiny_model_dir: Path) -
     app = WorkbenchApp(recorded_config())
     # Toasts (a run finished, a model loaded) stay on screen until the frame is taken,
     # however long the machine takes to get there: 5 s by default.
-    app.NOTIFICATION_TIMEOUT = 3600
+    app.NOTIFICATION_TIMEOUT = 3600  # type: ignore[misc]  # Textual's ClassVar, for this app
     return app
 
 
@@ -221,7 +223,7 @@ def screen_rows(svg: str) -> list[str]:
     return lines
 
 
-def assert_nothing_cut(app: WorkbenchApp, pane: str, rows: list[str]) -> None:
+def assert_nothing_cut(app: App[Any], pane: str, rows: list[str]) -> None:
     """The title, every key the footer shows, and (where checked) every column header of
     the pane's tables stand whole in the screen's text."""
     assert f"{app.title} — {app.sub_title}" in rows[0]

@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from textual.widgets import DataTable, Input, Static
+from textual.widgets import DataTable, Input, Static, TabbedContent
 
 from tests.conftest import FinishedRun, small, wait_for
 from workbench.cli import main
@@ -83,8 +83,9 @@ async def test_rows_appear_at_once_queue_and_show_the_translation_at_80_columns(
         await pilot.press("up", "ctrl+t")  # the older row, highlighted while typing
         attention = app.query_one(AttentionPane)
         await wait_for(pilot, lambda: attention.result is not None, what="the heatmap")
+        assert attention.result is not None
         assert attention.result.sentence == FIRST
-        assert app.query_one("#panes").active == "attention"
+        assert app.query_one("#panes", TabbedContent).active == "attention"
 
 
 @pytest.mark.slow  # reads the shared finished_run, which trains
