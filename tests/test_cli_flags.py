@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
+from workbench.cli.flags import NOT_FLAGS, config_from_args, setting_flag
 from workbench.cli.main import build_parser
-from workbench.cli.train import NOT_FLAGS, config_from_args, setting_flag
 from workbench.core.config.build import build_config, setting_type
 from workbench.core.config.run_config import RunConfig
 from workbench.core.config.settings import SETTING_GROUPS

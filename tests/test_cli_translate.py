@@ -10,8 +10,10 @@ import json
 import shutil
 from pathlib import Path
 
-from tests.conftest import ODD_INPUT, run_cli
-from workbench.cli.translate import run_console, run_pipe
+from tests.conftest import ODD_INPUT, hub_env, run_cli
+from tests.hub_server import OPUS_DE_MODEL
+from workbench.cli.interact import run_console
+from workbench.cli.translate import run_pipe
 from workbench.core.decoding import DecodeOptions
 from workbench.core.translate.translator import Translator
 
@@ -33,7 +35,10 @@ def test_interact_session_takes_everything_and_goes_on(tiny_model_dir: Path, tmp
     )
     assert code == 0
     text = out.getvalue()
-    assert text.count("zh> ") == len(ODD_INPUT) + 1  # blanks skipped, :q ends it
+    # The tiny model translates en -> zh: each line read is asked with "en> ", each
+    # translation answered with "zh> " (blanks skipped, :q ends it).
+    assert text.count("en> ") == len(lines) - 1
+    assert text.count("zh> ") == len(ODD_INPUT) + 1
     assert "note: " in text
     assert "parts" in text
     assert "truncated" in text
@@ -155,3 +160,24 @@ def test_interact_notices_odd_input_and_judges_the_last_translation(
         "verdict": "omission",
         "note": 'dropped "yesterday"',
     }
+
+
+def test_interact_on_an_en_de_model_asks_in_english_and_answers_in_german(
+    hub_server, tmp_path: Path
+):
+    """opus-mt-en-de (the opus-en-de preset's model, served by the Hub look-alike): the
+    console's prompts are the model's languages, not the demo's en -> zh."""
+    result = run_cli(
+        "interact",
+        "--model",
+        OPUS_DE_MODEL,
+        "--max-new-tokens",
+        "4",
+        cwd=tmp_path,
+        env=hub_env(hub_server, tmp_path),
+        input="I like tea.\n:q\n",
+    )
+    assert result.returncode == 0, result.stderr[-2000:]
+    assert result.stdout.count("en> ") == 2  # the sentence, then :q
+    assert result.stdout.count("de> ") == 1
+    assert "zh> " not in result.stdout

@@ -229,7 +229,7 @@ def test_cli_export_then_translate_with_ct2(tiny_model_dir: Path, tmp_path: Path
 
 @needs_ct2
 def test_console_banner_names_the_backend(exported: Path, tmp_path: Path):
-    from workbench.cli.translate import run_console
+    from workbench.cli.interact import run_console
 
     translator = Translator.from_pretrained(str(exported), device="cpu")
     out = io.StringIO()

@@ -150,7 +150,7 @@ def test_kill_9_then_resume_ends_bit_identical_to_the_straight_run(
 @pytest.mark.slow
 @pytest.mark.parametrize("family", ["qwen3", "llama"])
 def test_translate_and_interact_on_the_published_model_need_no_flag(llm_runs, family):
-    from workbench.cli.translate import run_console
+    from workbench.cli.interact import run_console
     from workbench.core.decoding import DecodeOptions
     from workbench.core.translate.translator import Translator
 

@@ -14,9 +14,9 @@ from textual.widgets import DataTable, Static
 
 from tests.conftest import FinishedRun, run_cli, small, wait_for
 from tests.test_tui_translate import open_translate
+from workbench.cli.interact import run_console
 from workbench.cli.options import without_flags
-from workbench.cli.train import QE_FLAG
-from workbench.cli.translate import run_console
+from workbench.cli.tui import QE_FLAG
 from workbench.core.comet.scorer import load_scorer
 from workbench.core.decoding import DecodeOptions
 from workbench.core.report.build import create_report

@@ -15,7 +15,7 @@ from textual.widgets import DataTable, Input, Static, TabbedContent
 
 from tests.conftest import FinishedRun, small, wait_for
 from workbench.cli import main
-from workbench.cli.translate import run_console
+from workbench.cli.interact import run_console
 from workbench.core.decoding import DecodeOptions
 from workbench.core.report.build import create_report
 from workbench.core.report.model import REPORT_HTML, REPORT_MD

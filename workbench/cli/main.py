@@ -16,8 +16,10 @@ from workbench.cli import (
     attention,
     compare,
     export,
+    interact,
     lab,
     logs,
+    presets,
     report,
     runs,
     score,
@@ -26,16 +28,17 @@ from workbench.cli import (
     sweep,
     train,
     translate,
+    tui,
 )
 from workbench.errors import WorkbenchError
 
 #: Each subcommand and the function that runs it.
 COMMANDS: dict[str, Callable[[argparse.Namespace], int]] = {
-    "train": train.run_train,
-    "interact": translate.run_interact,
-    "translate": translate.run_translate,
-    "tui": train.run_tui,
-    "presets": train.run_presets,
+    "train": train.run,
+    "interact": interact.run,
+    "translate": translate.run,
+    "tui": tui.run,
+    "presets": presets.run,
     "attention": attention.run,
     "report": report.run,
     "export": export.run,
@@ -58,8 +61,11 @@ def build_parser() -> argparse.ArgumentParser:
     )
     parser.add_argument("--version", action="version", version=f"workbench {__version__}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
-    train.add_parsers(sub)
-    translate.add_parsers(sub)
+    train.add_parser(sub)
+    tui.add_parser(sub)  # cheap: Textual is imported inside its run()
+    presets.add_parser(sub)
+    interact.add_parser(sub)
+    translate.add_parser(sub)
     attention.add_parser(sub)  # cheap: torch is imported inside its run()
     report.add_parser(sub)
     export.add_parser(sub)  # cheap: ctranslate2 is imported inside its run()

@@ -22,6 +22,8 @@ from workbench.errors import WorkbenchError
 if TYPE_CHECKING:
     #: What ``add_subparsers`` returns: each command module registers itself on it.
     Subparsers: TypeAlias = argparse._SubParsersAction[argparse.ArgumentParser]
+    from workbench.core.decoding import DecodeOptions
+    from workbench.core.translate.translator import Translator
 
 DEFAULT_MODEL_DIR = f"{DEFAULT_OUTPUT_DIR}/{BEST_MODEL}"
 
@@ -190,3 +192,14 @@ def check_default_model(model: str) -> None:
             f"no saved model at {DEFAULT_MODEL_DIR} yet; train one first "
             "(workbench train --headless --preset demo) or pass --model"
         )
+
+
+def load_translator(args: argparse.Namespace) -> tuple[Translator, DecodeOptions]:
+    """The model the flags name, and its own decoding with the user's beams/length."""
+    from workbench.core.translate.translator import Translator
+
+    check_model_options(args)
+    translator = Translator.from_pretrained(
+        args.model, backend=args.backend, **language_choice(args)
+    )
+    return translator, translator.default_options().overridden(args.num_beams, args.max_new_tokens)

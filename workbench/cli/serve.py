@@ -50,7 +50,8 @@ FLAGS = (
 
 def add_parser(subparsers: Subparsers) -> None:
     """Register ``workbench serve``, with the TUI's run flags (given to every tab)."""
-    from workbench.cli.train import QE_FLAG, add_run_options
+    from workbench.cli.flags import add_run_options
+    from workbench.cli.tui import QE_FLAG
 
     parser = add_command(
         subparsers,
@@ -78,7 +79,7 @@ def tab_command(argv: list[str]) -> str:
 
 def run(args: argparse.Namespace) -> int:
     """Check the address, print how to reach it, and serve until Ctrl-C."""
-    from workbench.cli.train import config_from_args
+    from workbench.cli.flags import config_from_args
 
     config_from_args(args)  # a bad flag fails here, once, not in every tab
     if not is_loopback(args.host) and not args.allow_remote:

@@ -10,8 +10,8 @@ from __future__ import annotations
 import argparse
 from typing import TYPE_CHECKING
 
+from workbench.cli.flags import add_run_options
 from workbench.cli.options import Flag, add_command
-from workbench.cli.train import add_run_options
 from workbench.core.experiments.sweep import DEFAULT_HEARTBEAT, GRACE_FACTOR  # no optuna, no torch
 
 if TYPE_CHECKING:
@@ -145,7 +145,8 @@ class SweepPrinter:
 
 def run(args: argparse.Namespace) -> int:
     """Run this worker of the sweep to its end; print the sweep's runs and the best."""
-    from workbench.cli.train import config_from_args, stop_on_signals
+    from workbench.cli.flags import config_from_args
+    from workbench.cli.train import stop_on_signals
     from workbench.core.experiments.sweep import import_optuna, make_plan, run_sweep
     from workbench.core.experiments.sweep.space import default_name, parse_space
     from workbench.errors import without_passwords

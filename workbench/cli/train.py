@@ -1,133 +1,34 @@
-"""``workbench train``, ``workbench tui`` and ``workbench presets``: the commands that take
-run settings (a preset, a TOML file, flags), and how those become one ``RunConfig``.
-
-The flags are made from ``RunConfig``'s fields, as ``HfArgumentParser`` makes them from a
-dataclass: each setting's flag is its name in kebab case, with its group, help and aliases
-from the field's metadata; its value is parsed and checked by the config, not here.
+"""``workbench train``: a fine-tuning run with plain progress lines, here or (``--detach``)
+in a process of its own that outlives this terminal.
 
 Only argparse and the config load at import; the run itself is
-:func:`workbench.core.train.run_training.run_training`, imported inside the command.
+:func:`workbench.core.train.run_training.run_training`, imported inside the command. With
+``--detach`` this process checks the settings, makes (or, with ``--resume``, picks) the
+run folder, starts the run detached (:mod:`workbench.core.live.detach`), waits until it
+holds the folder, and prints where it is and how to follow and stop it -- within seconds.
 """
 
 from __future__ import annotations
 
 import argparse
-import os
 import signal
 import sys
 import threading
 from collections.abc import Callable
-from dataclasses import Field, fields
 from pathlib import Path
 from types import FrameType
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
-from workbench.cli.options import Flag, add_command, without_flags
-from workbench.core.config.build import build_config, preset_values, setting_type
-from workbench.core.config.presets import DEFAULT_PRESET, PRESET_NOTES, PRESETS
+from workbench.cli.flags import add_run_options, config_from_args
+from workbench.cli.options import Flag, add_command
+from workbench.core.config.build import build_config
+from workbench.core.config.presets import DEFAULT_PRESET
 from workbench.core.config.run_config import RunConfig
-from workbench.core.config.settings import (
-    DEFAULT_QE,
-    SETTING_GROUPS,
-    flag_name,
-    load_toml,
-    setting_value,
-)
+from workbench.core.config.settings import setting_value
 from workbench.errors import WorkbenchError
 
 if TYPE_CHECKING:
     from workbench.cli.options import Subparsers
-
-#: The run settings that are no flag of their own. The preset is the base that the TOML
-#: file and the flags override, so it is chosen by --preset (with its choices), once.
-NOT_FLAGS = ("preset",)
-#: What a setting's value looks like in --help, by its type.
-METAVARS = {"int": "INT", "float": "FLOAT", "str": "TEXT"}
-
-
-def flag_settings() -> list[Field[Any]]:
-    """The RunConfig fields that are flags, in field order."""
-    return [f for f in fields(RunConfig) if f.name not in NOT_FLAGS]
-
-
-def setting_flag(f: Field[Any]) -> str:
-    """A setting's own flag: its name in kebab case, or ``--no-clean`` for a switch that
-    is on by default (the flag a user gives is the one that changes something)."""
-    return ("--no-" + f.name.replace("_", "-")) if f.default is True else flag_name(f.name)
-
-
-def default_text(name: str) -> str:
-    """``default: 2e-05; demo: 0.0007``: the default preset's value, then each other
-    preset's where it differs."""
-    values = preset_values(name)
-    default = values[DEFAULT_PRESET]
-    others = [f"{preset}: {setting_value(v)}" for preset, v in values.items() if v != default]
-    return "; ".join([f"default: {setting_value(default)}", *others])
-
-
-def add_run_options(parser: argparse.ArgumentParser) -> None:
-    """Register --preset, --config, --set and one flag per run setting, in its group."""
-    parser.add_argument(
-        "--preset",
-        default=DEFAULT_PRESET,
-        choices=sorted(PRESETS),
-        help=f"starting settings (default: {DEFAULT_PRESET}). Every preset but demo "
-        "downloads its model and data from the Hugging Face Hub, or a mirror set by "
-        "HF_ENDPOINT, and fails without one; demo is the one that runs offline. "
-        "`workbench presets NAME` prints every value a run of NAME will use; the "
-        f"defaults below are {DEFAULT_PRESET}'s, then other presets' where they differ",
-    )
-    parser.add_argument("--config", metavar="FILE", help="TOML file of settings")
-    parser.add_argument(
-        "--set",
-        action="append",
-        default=[],
-        metavar="KEY=VALUE",
-        help="a setting by its TOML key, e.g. --set label_smoothing=0.1",
-    )
-    groups = {
-        name: parser.add_argument_group(f"{name} settings", text)
-        for name, text in SETTING_GROUPS.items()
-    }
-    for f in flag_settings():
-        group = groups[f.metadata["group"]]
-        names = (setting_flag(f), *f.metadata["aliases"])
-        kind, _ = setting_type(f.name)
-        text = f.metadata["help"]
-        options: dict[str, Any]
-        if kind == "bool":
-            # store_const, not store_true: a flag not given stays None and leaves the
-            # preset's or the TOML file's value alone. A setting on by default is
-            # switched off by its --no- flag (--no-clean).
-            options = {"action": "store_const", "const": f.default is not True}
-            if f.default is True:  # the flag is --no-…: say what giving it does
-                text = f"turn off (on by default): {text}"
-        else:
-            # Kept as typed: build_config coerces and checks it, so a bad value is the
-            # config's one sentence, not argparse's usage message.
-            options = {"metavar": METAVARS[kind]}
-            if f.metadata["bare"] is not None:  # --comet alone: its default model
-                options.update(nargs="?", const=f.metadata["bare"])
-            text = f"{text} [{default_text(f.name)}]"
-        help_text = text.replace("%", "%%")  # argparse %-formats help texts
-        group.add_argument(*names, dest=f.name, default=None, help=help_text, **options)
-
-
-def config_from_args(args: argparse.Namespace) -> RunConfig:
-    """Preset, then --config TOML, then flags."""
-    overrides: dict[str, Any] = {}
-    for f in flag_settings():
-        value = getattr(args, f.name, None)
-        if value is not None:
-            overrides[f.name] = value
-    for item in getattr(args, "set", []) or []:
-        key, sep, value = item.partition("=")
-        if not sep:
-            raise WorkbenchError(f"--set takes KEY=VALUE, got '{item}'")
-        overrides[key.strip()] = value.strip()
-    toml_values = load_toml(args.config) if getattr(args, "config", None) else None
-    return build_config(args.preset, toml_values, overrides)
-
 
 #: What ``train`` takes besides the run settings.
 TRAIN_SWITCHES: tuple[Flag, ...] = (
@@ -174,21 +75,8 @@ def train_description() -> str:
     )
 
 
-#: ``tui --qe``: the Translate pane scores each translation without a reference.
-QE_FLAG: Flag = (
-    "--qe",
-    {
-        "nargs": "?",
-        "const": DEFAULT_QE,
-        "metavar": "MODEL",
-        "help": "the Translate pane scores each translation without a reference "
-        f"(alone: {DEFAULT_QE}, gated on the Hub: accept its licence, set HF_TOKEN)",
-    },
-)
-
-
-def add_parsers(sub: Subparsers) -> None:
-    """Register ``train``, ``tui`` and ``presets`` on the CLI's subparsers."""
+def add_parser(sub: Subparsers) -> None:
+    """Register ``train`` on the CLI's subparsers."""
     train = add_command(
         sub,
         "train",
@@ -197,21 +85,12 @@ def add_parsers(sub: Subparsers) -> None:
         flags=TRAIN_SWITCHES,
     )
     add_run_options(train)
-    tui = add_command(sub, "tui", help="the full-screen workbench (Textual)", flags=[QE_FLAG])
-    add_run_options(tui)
-    add_command(
-        sub,
-        "presets",
-        help="list the presets and their settings",
-        flags=[("name", {"nargs": "?", "help": "show one preset in full"})],
-    )
 
 
-def run_train(args: argparse.Namespace) -> int:
+def run(args: argparse.Namespace) -> int:
     """Run a fine-tuning job with the headless printer; Ctrl-C/SIGTERM stop cleanly."""
     config = config_from_args(args)
     if args.detach:
-        from workbench.cli.detach import run_detached
         from workbench.core.train import distributed
 
         if distributed.is_distributed():
@@ -223,7 +102,7 @@ def run_train(args: argparse.Namespace) -> int:
 
         return run_detached(args, config)
     from workbench.cli.headless import HeadlessPrinter
-    from workbench.cli.translate import run_console
+    from workbench.cli.interact import run_console
     from workbench.core.train import distributed
     from workbench.core.train.run_training import run_training
 
@@ -251,6 +130,30 @@ def run_train(args: argparse.Namespace) -> int:
         model_dir = str(result.summary.best_model)
         translator = Translator.from_pretrained(model_dir)
         return run_console(translator, model_dir, Path(config.output_dir) / HISTORY_FILE)
+    return 0
+
+
+def run_detached(args: argparse.Namespace, config: RunConfig) -> int:
+    """Start the run detached and print the lines that find it again."""
+    from workbench.core.live.detach import start_detached_run
+    from workbench.core.run_folder import check_writable, new_run_dir, saved_config
+    from workbench.core.train.checkpoints import run_to_resume
+    from workbench.core.train.preflight import preflight
+    from workbench.core.views.live_text import detached_lines
+
+    output_root = Path(config.output_dir).expanduser()
+    check_writable(output_root)
+    # An offline Hub or a wrong path fails here, in one line, not in the log.
+    if args.resume:
+        run_dir = run_to_resume(output_root)
+        preflight(saved_config(run_dir, config.preset))
+    else:
+        preflight(config)
+        run_dir = new_run_dir(output_root, config.preset)
+    train_args = [a for a in args.argv[1:] if a != "--detach"]  # argv[0] is "train"
+    process = start_detached_run(train_args, run_dir)
+    for line in detached_lines(run_dir, process.pid, config.output_dir):
+        print(line)
     return 0
 
 
@@ -296,47 +199,3 @@ def stop_on_signals(
     for sig in (signal.SIGINT, signal.SIGTERM):
         signal.signal(sig, request_stop)
     return stop
-
-
-def run_tui(args: argparse.Namespace) -> int:
-    """Open the Textual app; without a terminal, say so and point to the headless run."""
-    config = config_from_args(args)
-    served = os.environ.get("TEXTUAL_DRIVER", "").endswith(":WebDriver")  # workbench serve
-    if not served and not (sys.stdin.isatty() and sys.stdout.isatty()):
-        raise WorkbenchError(
-            "workbench tui needs an interactive terminal (stdin/stdout are not a TTY); "
-            "use `workbench train --headless` for pipes, logs and batch jobs"
-        )
-    from workbench.tui.app import WorkbenchApp
-
-    # In a browser tab a run trains in a process of its own: the tab is only a viewer;
-    # it trains with the tab's run flags (--qe is the Translate pane's, not the run's).
-    runs = without_flags(args.argv[1:], [QE_FLAG]) if served else None
-    app = WorkbenchApp(config, detached_runs=runs, qe_model=args.qe)
-    code = app.run() or 0
-    if app.keeps_training:  # the terminal went away: the run trains on, here, to its end
-        app.wait_for_training()
-    for line in app.farewell:
-        print(line)
-    return code
-
-
-def run_presets(args: argparse.Namespace) -> int:
-    """Print presets; with a name, every setting of that preset."""
-    if args.name:
-        config = build_config(args.name)
-        print(f"# {args.name}: {PRESET_NOTES.get(args.name, '')}")
-        print(
-            f"# the values `workbench train --preset {args.name}` uses; a --config file "
-            "and flags override them"
-        )
-        for key, value in config.to_dict().items():
-            print(f"{key} = {value!r}")
-        return 0
-    for name in PRESETS:
-        config = build_config(name)
-        print(
-            f"{name:12} model={config.model}  data={config.data}"
-            + (f" ({config.data_config})" if config.data_config else "")
-        )
-    return 0

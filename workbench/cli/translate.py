@@ -1,8 +1,7 @@
-"""``workbench interact`` (the plain-terminal console) and ``workbench translate`` (pipes).
+"""``workbench translate``: arguments or stdin, one translated line per input line (pipes).
 
-Both are thin loops over :class:`workbench.core.translate.translator.Translator`. The console
-appends every translation to a history file as it happens, so a crash or a closed SSH
-session never loses what the user tried (the run report reads it later).
+A thin loop over :class:`workbench.core.translate.translator.Translator`: stdout holds the
+translations only, so it can feed another program; the backend and notices go to stderr.
 """
 
 from __future__ import annotations
@@ -10,170 +9,34 @@ from __future__ import annotations
 import argparse
 import sys
 from collections.abc import Iterable
-from pathlib import Path
 from typing import TYPE_CHECKING, TextIO
 
 from workbench.cli.options import (
     add_backend_option,
     add_language_options,
     add_model_options,
-    check_model_options,
-    language_choice,
+    load_translator,
 )
-from workbench.core.config.run_config import DEFAULT_OUTPUT_DIR
-from workbench.core.config.settings import DEFAULT_QE
 from workbench.core.decoding import DecodeOptions
-from workbench.core.run_folder import HISTORY_FILE
-from workbench.core.translate.history import append_history, append_judgement
-from workbench.core.translate.judgements import JUDGE_USAGE, is_judge_command, parse_judgement
 from workbench.core.translate.translator import Translator
-from workbench.errors import WorkbenchError
 
 if TYPE_CHECKING:
     from workbench.cli.options import Subparsers
-    from workbench.core.translate.quality import QualityEstimator, QualityScore
-
-QUIT_WORDS = {":q", ":quit", "quit", "exit", ":exit"}
 
 
-def add_parsers(sub: Subparsers) -> None:
-    """Register ``interact`` and ``translate`` on the CLI's subparsers."""
-    interact = sub.add_parser("interact", help="translate what you type with a saved model")
+def add_parser(sub: Subparsers) -> None:
+    """Register ``translate`` on the CLI's subparsers."""
     translate = sub.add_parser("translate", help="translate arguments or stdin, line by line")
     translate.add_argument("text", nargs="*", help="sentences (default: read stdin)")
-    for parser in (interact, translate):
-        add_model_options(parser)
-        add_language_options(parser)
-        add_backend_option(parser)
-    interact.add_argument(
-        "--qe",
-        nargs="?",
-        const=DEFAULT_QE,
-        metavar="MODEL",
-        help="score each translation without a reference, beside it and in the history "
-        f"(alone: {DEFAULT_QE}, gated on the Hub: accept its licence, set HF_TOKEN)",
-    )
+    add_model_options(translate)
+    add_language_options(translate)
+    add_backend_option(translate)
 
 
-def load_translator(args: argparse.Namespace) -> tuple[Translator, DecodeOptions]:
-    """The model the flags name, and its own decoding with the user's beams/length."""
-    check_model_options(args)
-    translator = Translator.from_pretrained(
-        args.model, backend=args.backend, **language_choice(args)
-    )
-    return translator, translator.default_options().overridden(args.num_beams, args.max_new_tokens)
-
-
-def run_interact(args: argparse.Namespace) -> int:
-    """The assignment's --interact: load the best model and translate typed lines."""
-    translator, options = load_translator(args)
-    history = Path(args.model).expanduser().parent / HISTORY_FILE
-    if not Path(args.model).expanduser().exists():
-        history = Path(DEFAULT_OUTPUT_DIR) / HISTORY_FILE
-    quality = None
-    if args.qe:
-        from workbench.core.translate.quality import QualityEstimator
-
-        quality = QualityEstimator(args.qe)
-        print(f"Loading the QE model {args.qe} …", flush=True)
-        quality.load()  # now: a gated or missing model is one line before the session
-    return run_console(translator, args.model, history, options, quality=quality)
-
-
-def run_translate(args: argparse.Namespace) -> int:
+def run(args: argparse.Namespace) -> int:
     """Translate arguments or stdin, one output line per input line."""
     translator, options = load_translator(args)
     return run_pipe(translator, iter_input_lines(args.text), options)
-
-
-def run_console(
-    translator: Translator,
-    model_name: str,
-    history: Path,
-    options: DecodeOptions | None = None,
-    stdin: TextIO | None = None,
-    stdout: TextIO | None = None,
-    quality: QualityEstimator | None = None,
-) -> int:
-    """Read lines, translate each (and score it without a reference, with ``quality``),
-    until EOF, Ctrl-C or ``:q``."""
-    stdin = stdin or sys.stdin
-    stdout = stdout or sys.stdout
-    interactive = stdin.isatty()
-    print(
-        f"Translating with {model_name}. Type a sentence and press Enter; ':q' or Ctrl-D quits.",
-        file=stdout,
-    )
-    print(f"Backend: {translator.backend_label}", file=stdout)
-    for notice in translator.notices:
-        print(f"  note: {notice}", file=stdout)
-    print(f"History: {history}", file=stdout)
-    if quality is not None:
-        print(f"Quality estimate (no reference): {quality.metric} ({quality.model})", file=stdout)
-    print(f"Judge the last translation: {JUDGE_USAGE}", file=stdout)
-    last_id: str | None = None
-    while True:
-        if interactive:
-            try:
-                line = input("en> ")
-            except EOFError:
-                print(file=stdout)
-                return 0
-            except KeyboardInterrupt:
-                print(file=stdout)
-                return 0
-        else:
-            stdout.write("en> ")
-            line = stdin.readline()
-            if not line:
-                print(file=stdout)
-                return 0
-            line = line.rstrip("\r\n")
-            print(line, file=stdout)
-        if line.strip().lower() in QUIT_WORDS:
-            return 0
-        if not line.strip():
-            continue
-        if is_judge_command(line):
-            print(judge_last(history, last_id, line), file=stdout)
-            continue
-        try:
-            item = translator.translate(line, options)
-        except Exception as err:  # one bad line must never end the session
-            print(f"could not translate that line ({type(err).__name__}: {err})", file=stdout)
-            continue
-        for notice in item.notices:
-            print(f"  note: {notice}", file=stdout)
-        score = estimate_quality(quality, line, item.text, stdout)
-        shown = f"   {score.text()}" if score is not None else ""
-        print(f"zh> {item.text}   ({item.seconds * 1000:.0f} ms){shown}", file=stdout)
-        stdout.flush()
-        last_id = append_history(history, model_name, item, translator, score)
-
-
-def estimate_quality(
-    quality: QualityEstimator | None, source: str, translation: str, stdout: TextIO
-) -> QualityScore | None:
-    """The line's QE score, or None (none asked for, or it failed: said, and the session
-    goes on)."""
-    if quality is None:
-        return None
-    score, problem = quality.try_estimate(source, translation)
-    if problem:
-        print(f"  note: no QE score for that line ({problem})", file=stdout)
-    return score
-
-
-def judge_last(history: Path, line_id: str | None, command: str) -> str:
-    """Record ``:judge …`` for the last translation; what to print."""
-    if line_id is None:
-        return "  nothing to judge yet: translate a sentence first"
-    try:
-        judgement = parse_judgement(command)
-    except WorkbenchError as err:
-        return f"  {err}"
-    append_judgement(history, line_id, judgement)
-    return f"  judged: {judgement.text()}"
 
 
 def iter_input_lines(texts: list[str], stdin: TextIO | None = None) -> Iterable[str]:

@@ -1,10 +1,13 @@
-"""Starting a run in a process of its own, detached from any terminal.
+"""Starting a run in a process of its own, detached from any terminal: ``train --detach``,
+Start in a browser tab, and a run the TUI leaves training when it quits.
 
 The process gets a new session (no terminal can send it SIGHUP), standard input from
 ``/dev/null``, and its output appended to the run's ``train.log`` -- never a pipe, which
-fills and hangs the run once nobody reads it. The caller made the run folder already, so
-it can print where the run is at once; it waits only until the new process holds the
-folder (:class:`~workbench.core.live.writer.RunWriter`), a second or two.
+fills and hangs the run once nobody reads it. It is ``workbench train`` run as a module,
+so this package needs nothing of the training code. The caller made (or, to resume,
+picked) the run folder already, so it can print where the run is at once; this waits only
+until the new process holds the folder (:class:`~workbench.core.live.writer.RunWriter`), a
+second or two.
 """
 
 from __future__ import annotations
@@ -49,6 +52,18 @@ def start_detached(train_args: list[str], run_dir: Path) -> subprocess.Popen[byt
                 "HF_DATASETS_DISABLE_PROGRESS_BARS": "1",
             },
         )
+
+
+def start_detached_run(train_args: list[str], run_dir: Path) -> subprocess.Popen[bytes]:
+    """``workbench train TRAIN_ARGS`` detached in ``run_dir``; its process once it holds
+    the folder, or one line naming the log if it failed at once."""
+    process = start_detached(train_args, run_dir)
+    live = wait_until_held(process, run_dir)  # a start that fails names the log
+    if not live.live:
+        raise WorkbenchError(
+            f"the detached run {live.status} at once ({live.why()}); see {run_dir / LOG_FILE}"
+        )
+    return process
 
 
 def continue_detached(run_dir: Path, preset: str, output_dir: str) -> subprocess.Popen[bytes]:

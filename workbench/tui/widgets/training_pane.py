@@ -238,11 +238,15 @@ class TrainingPane(ForwardsWorkerFailures, Vertical):
     @work(thread=True, exclusive=True, exit_on_error=False, group="training")
     def start_detached(self, config: RunConfig, resume: bool) -> None:
         """Start the run in a process of its own (it outlives this app), then follow it."""
-        from workbench.core.train.detached_run import start_detached_run
+        from workbench.core.live.detach import start_detached_run
+        from workbench.core.run_folder import new_run_dir
+        from workbench.core.train.checkpoints import run_to_resume
 
         edited = [f"{flag_name(field)}={getattr(config, field)}" for field, _ in EDITABLE]
         args = [*(self.detached_runs or []), *edited, *(["--resume"] if resume else [])]
-        run_dir, _ = start_detached_run(args, config, resume)
+        root = Path(config.output_dir).expanduser()
+        run_dir = run_to_resume(root) if resume else new_run_dir(root, config.preset)
+        start_detached_run(args, run_dir)
         self.app.call_from_thread(self.show_run, run_dir)
 
     def worker_failed(self, error: BaseException | None) -> None:
