@@ -7,18 +7,19 @@ optional extra and plotext draws terminal text, so the few shapes a report needs
 the markdown links to, and the same text inlined into the HTML. The attention heatmap's
 SVG is drawn in :mod:`workbench.core.attention.heatmap`, with its text and PNG forms.
 
-Every value is checked before it is drawn: NaN and infinity are left out, never drawn
-as a spike or a crash, and all text goes through :func:`xml.sax.saxutils.escape`.
+Every value is checked before it is drawn (:func:`~workbench.core.views.ticks.finite_points`,
+the ticks from :func:`~workbench.core.views.ticks.round_ticks`): NaN and infinity are left
+out, never drawn as a spike or a crash, and all text goes through
+:func:`xml.sax.saxutils.escape`.
 """
 
 from __future__ import annotations
 
-import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 from xml.sax.saxutils import escape, quoteattr
 
-from workbench.core.records.scores import finite_or_none
+from workbench.core.views.ticks import finite_points, round_ticks, tick_label
 from workbench.core.views.wide import is_wide
 
 #: Fonts that carry Chinese glyphs, most common first (Linux, macOS, Windows): the SVG
@@ -57,36 +58,6 @@ class Series:
     name: str
     points: Sequence[tuple[float, float]]
     dashed: bool = False
-
-
-def finite_points(points: Sequence[tuple[float, float]]) -> list[tuple[float, float]]:
-    """The points whose x and y are both finite numbers, in order."""
-    kept = ((finite_or_none(x), finite_or_none(y)) for x, y in points)
-    return [(fx, fy) for fx, fy in kept if fx is not None and fy is not None]
-
-
-def nice_ticks(low: float, high: float, count: int = 5) -> list[float]:
-    """Round tick values (steps of 1, 2 or 5 times a power of ten) covering low..high."""
-    if not (math.isfinite(low) and math.isfinite(high)):
-        return [0.0, 1.0]
-    if high <= low:
-        high = low + (abs(low) or 1.0)
-    raw = (high - low) / max(1, count)
-    power = 10 ** math.floor(math.log10(raw))
-    step = next(m * power for m in (1, 2, 2.5, 5, 10) if m * power >= raw)
-    first = math.floor(low / step) * step
-    ticks = []
-    value = first
-    while value < high + step * 0.999:
-        ticks.append(round(value, 10))
-        value += step
-    return ticks
-
-
-def tick_label(value: float) -> str:
-    """A tick value without trailing zeros (``2``, ``0.5``, ``1.25``)."""
-    text = f"{value:.4f}".rstrip("0").rstrip(".")
-    return "0" if text in ("-0", "") else text
 
 
 def text_width(text: str, size: float) -> float:
@@ -142,8 +113,8 @@ def line_chart_svg(
         return "\n".join(out)
     xs = [x for _, pts in drawn for x, _ in pts]
     ys = [y for _, pts in drawn for _, y in pts]
-    x_ticks = nice_ticks(min(xs), max(xs), 6)
-    y_ticks = nice_ticks(min(0.0, min(ys)), max(ys), 5)
+    x_ticks = round_ticks(min(xs), max(xs), 7)
+    y_ticks = round_ticks(min(0.0, min(ys)), max(ys), 6)
     x0, x1 = x_ticks[0], x_ticks[-1]
     y0, y1 = y_ticks[0], y_ticks[-1]
 

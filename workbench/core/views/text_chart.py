@@ -8,8 +8,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from workbench.core.records.scores import finite_or_none
-from workbench.core.views.svg import nice_ticks
+from workbench.core.views.ticks import finite_points, round_ticks
 
 
 def plain_chart(draw: Callable[[Any], None], width: int = 72, height: int = 16) -> str:
@@ -35,11 +34,7 @@ def line_chart_text(
     empty series is not drawn (plotext fails on NaN and on no data)."""
     cleaned = []
     for label, points in series:
-        kept = [
-            (x, y)
-            for x, y in ((finite_or_none(a), finite_or_none(b)) for a, b in points)
-            if x is not None and y is not None
-        ]
+        kept = finite_points(points)
         if kept:
             cleaned.append((label, kept))
 
@@ -50,7 +45,7 @@ def line_chart_text(
             plt.plot([x for x, _ in points], [y for _, y in points], label=label, marker="braille")
         xs = [x for _, points in cleaned for x, _ in points]
         # Round ticks (epochs 1, 5, 10) instead of plotext's evenly spaced floats.
-        plt.xticks([t for t in nice_ticks(min(xs), max(xs), 6) if min(xs) <= t <= max(xs)])
+        plt.xticks(round_ticks(min(xs), max(xs), 7, within=True))
 
     if not cleaned:
         return f"{title}: no data"

@@ -9,15 +9,14 @@ from typing import Any
 from textual_plotext import PlotextPlot
 
 from workbench.core.events import EvalDone, Event, TrainStep
+from workbench.core.views.ticks import finite_points, round_ticks
 
 MAX_POINTS = 300  # plotext redraws on the main thread; more points cost visible lag
-#: Round steps for whole-number ticks; each is tried in turn, times 1, 10, 100, ...
-ROUND_STEPS = (1, 2, 5)
 
 
 def clean_series(xs: list[float], ys: list[float]) -> tuple[list[float], list[float]]:
     """Drop non-finite points, then keep at most MAX_POINTS evenly spaced ones."""
-    pairs = [(x, y) for x, y in zip(xs, ys, strict=False) if math.isfinite(x) and math.isfinite(y)]
+    pairs = finite_points(zip(xs, ys, strict=False))
     if len(pairs) > MAX_POINTS:
         step = len(pairs) / MAX_POINTS
         pairs = [pairs[int(i * step)] for i in range(MAX_POINTS - 1)] + [pairs[-1]]
@@ -29,19 +28,8 @@ def integer_ticks(low: float, high: float, most: int = 6) -> list[float]:
 
     plotext spaces its own ticks evenly between the extremes and prints them as floats, so
     counts read ``994.0`` and steps ``14.2``; whole numbers should read as whole numbers.
-    The ticks are ints (plotext prints them without ``.0``), typed as the floats
-    ``xticks`` takes.
     """
-    if not (math.isfinite(low) and math.isfinite(high)) or high < low:
-        return []
-    scale = 1
-    while True:
-        for base in ROUND_STEPS:
-            step = base * scale
-            first, last = math.ceil(low / step), math.floor(high / step)
-            if last - first + 1 <= most:
-                return [n * step for n in range(first, last + 1)]
-        scale *= 10
+    return round_ticks(low, high, most, whole=True, within=True)
 
 
 def all_whole(values: list[float]) -> bool:
@@ -83,11 +71,12 @@ class SeriesChart(PlotextPlot):
 
     def add_point(self, name: str, x: float | None, y: float | None) -> bool:
         """Add a point if both values are finite numbers; returns whether it was kept."""
-        if x is None or y is None or not (math.isfinite(x) and math.isfinite(y)):
+        kept = finite_points([(x, y)])
+        if not kept:
             return False
         xs, ys = self.series.setdefault(name, ([], []))
-        xs.append(float(x))
-        ys.append(float(y))
+        xs.append(kept[0][0])
+        ys.append(kept[0][1])
         self.replot()
         return True
 
