@@ -1,16 +1,18 @@
-"""The layering the code relies on, read from the source with ``ast`` (lazy imports too).
+"""What a contract cannot say about the code's shape, checked here.
 
-- ``workbench/core`` imports only ``workbench.core`` and ``workbench.errors``: the TUI and
-  the CLI are adapters over it, so nothing in it may reach into a front end.
-- ``workbench/tui`` does not import ``workbench.cli``: two front ends, one core.
-- No two workbench modules import each other, even through an import inside a function:
-  a cycle hidden that way still means two modules that cannot be read apart.
-- Inside the core, the packages form one chain (:data:`CHAIN`, bottom first): a package
-  imports only the loose modules (:data:`LOOSE`) and the packages below it, and a loose
-  module imports only loose modules. ``views`` (every wording) imports no torch, and torch
-  is imported only in the packages that run a model (:data:`TORCH_PACKAGES`).
-- Every core package says what it owns in its docstring, and docs/architecture.md's map of
-  the code names every core module.
+The layering itself (the core imports only itself and ``workbench.errors``, the TUI never
+the CLI, the core's package chain over its base, torch only where a model runs, no cycles)
+is declared as import-linter contracts in pyproject.toml's ``[tool.importlinter]``, run by
+``lint-imports`` in the README's test command and proven by
+``tests/test_import_contracts.py``. What stays here:
+
+- importing the whole core at run time loads no Textual, through a library's import too;
+- every core package says what it owns in its docstring, and docs/architecture.md's map of
+  the code names every core module;
+- ruff's banned imports (``workbench/core/ruff.toml``) flag a wrong import in an editor;
+- every test can fail;
+- no module of ``workbench/`` or ``benchmarks/`` reaches 400 lines, and the core has few
+  loose modules.
 """
 
 from __future__ import annotations
@@ -24,189 +26,35 @@ import pytest
 
 import workbench
 
+if sys.version_info >= (3, 11):
+    import tomllib
+else:  # pragma: no cover - the venv is 3.11; pyproject's python_version is 3.10
+    import tomli as tomllib
+
 PACKAGE = Path(workbench.__path__[0])
-ARCHITECTURE = PACKAGE.parent / "docs" / "architecture.md"
-
-#: The core's packages, bottom first: each may import the ones before it, never after.
-CHAIN = (
-    "views",
-    "live",
-    "data",
-    "model",
-    "comet",
-    "translate",
-    "evaluate",
-    "train",
-    "attention",
-    "lab",
-    "report",
-    "experiments",
-)
-#: The core's base, which every package may import: the loose modules and the two base
-#: packages (``config``, ``records``). They import only each other (and errors).
-LOOSE = (
-    "atomic",
-    "config",
-    "decoding",
-    "events",
-    "languages",
-    "records",
-    "run_folder",
-)
-#: The packages that run a model, the only ones that may import torch or transformers.
-TORCH_PACKAGES = ("model", "comet", "translate", "train", "attention", "lab")
+REPO = PACKAGE.parent
+ARCHITECTURE = REPO / "docs" / "architecture.md"
 
 
-def module_name(path: Path, root: Path = PACKAGE) -> str:
-    """``workbench/core/report/build.py`` -> ``workbench.core.report.build``."""
-    parts = path.relative_to(root.parent).with_suffix("").parts
-    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
-
-
-def imports_of(path: Path, root: Path = PACKAGE) -> set[str]:
-    """Every ``workbench`` module that ``path`` imports, anywhere in the file."""
-    name = module_name(path, root)
-    package = name if path.name == "__init__.py" else name.rsplit(".", 1)[0]
-    found: set[str] = set()
-    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
-        if isinstance(node, ast.Import):
-            found.update(a.name for a in node.names)
-        elif isinstance(node, ast.ImportFrom):
-            base = node.module or ""
-            if node.level:  # relative: resolve against this module's package
-                anchor = package.split(".")[: len(package.split(".")) - node.level + 1]
-                base = ".".join([*anchor, base] if base else anchor)
-            found.add(base)
-            # ``from workbench.cli import attention`` imports the module cli.attention
-            found.update(f"{base}.{a.name}" for a in node.names)
-    return {name for name in found if name == "workbench" or name.startswith("workbench.")}
-
-
-def graph(root: Path = PACKAGE) -> dict[str, set[str]]:
-    """Module -> the workbench modules it imports (names that are not modules dropped)."""
-    modules = {module_name(p, root): p for p in sorted(root.rglob("*.py"))}
-    return {
-        name: {i for i in imports_of(path, root) if i in modules and i != name}
-        for name, path in modules.items()
-    }
-
-
-def forbidden(edges: dict[str, set[str]], prefix: str, allowed: tuple[str, ...]) -> list[str]:
-    """``importer -> imported`` for every import out of ``prefix`` that is not allowed."""
-    return sorted(
-        f"{src} -> {dst}"
-        for src, dsts in edges.items()
-        if src.startswith(prefix)
-        for dst in dsts
-        if not dst.startswith(allowed)
+def core_layers() -> list[list[str]]:
+    """The core's layers, top first, as the ``core-chain`` contract in pyproject.toml
+    declares them: one package each, then the base (the loose modules, config/, records/)."""
+    config = tomllib.loads((REPO / "pyproject.toml").read_text(encoding="utf-8"))
+    contract = next(
+        c for c in config["tool"]["importlinter"]["contracts"] if c["id"] == "core-chain"
     )
+    return [[name.strip() for name in layer.split(":")] for layer in contract["layers"]]
 
 
-def test_the_core_imports_only_core_and_errors():
-    assert forbidden(graph(), "workbench.core", ("workbench.core", "workbench.errors")) == []
+def core_packages() -> list[str]:
+    """The core's packages of the chain (not the base), top first."""
+    return [name for layer in core_layers()[:-1] for name in layer]
 
 
-def third_party_imports(path: Path) -> set[str]:
-    """The top-level names of every package ``path`` imports, anywhere in the file."""
-    found: set[str] = set()
-    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
-        if isinstance(node, ast.Import):
-            found.update(a.name.split(".")[0] for a in node.names)
-        elif isinstance(node, ast.ImportFrom) and not node.level:
-            found.add((node.module or "").split(".")[0])
-    return found
-
-
-def terminal_libraries(root: Path = PACKAGE) -> list[str]:
-    """Core modules that import Rich or Textual (terminal rendering belongs to front ends)."""
-    return sorted(
-        f"{module_name(p, root)} -> {lib}"
-        for p in (root / "core").rglob("*.py")
-        for lib in third_party_imports(p) & {"rich", "textual"}
-    )
-
-
-def test_the_core_imports_no_terminal_library():
-    assert terminal_libraries() == []
-
-
-def test_the_tui_does_not_import_the_cli():
-    wrong = [
-        e
-        for e in forbidden(graph(), "workbench.tui", ("workbench.tui",))
-        if e.split(" -> ")[1].startswith("workbench.cli")
-    ]
-    assert wrong == []
-
-
-def cycles(edges: dict[str, set[str]]) -> list[list[str]]:
-    """The import cycles of ``edges`` (each as a path from a module back to itself)."""
-    found: list[list[str]] = []
-    state: dict[str, int] = {}  # 1: on the current path, 2: done
-
-    def visit(node: str, path: list[str]) -> None:
-        state[node] = 1
-        for nxt in sorted(edges.get(node, ())):
-            if state.get(nxt) == 1:
-                found.append([*path[path.index(nxt) :], nxt])
-            elif nxt not in state:
-                visit(nxt, [*path, nxt])
-        state[node] = 2
-
-    for start in sorted(edges):
-        if start not in state:
-            visit(start, [start])
-    return found
-
-
-def without_package_imports(edges: dict[str, set[str]]) -> dict[str, set[str]]:
-    """The edges minus a package importing its own submodules (``workbench.cli`` re-exports
-    ``main``), which is how packages work rather than a cycle between two modules."""
-    return {
-        src: {d for d in dsts if not d.startswith(src + ".") and d != "workbench"}
-        for src, dsts in edges.items()
-    }
-
-
-def test_no_module_imports_one_that_imports_it_back():
-    assert cycles(without_package_imports(graph())) == []
-
-
-@pytest.mark.parametrize(
-    ("planted", "source"),
-    [
-        ("core/planted.py", "from workbench.cli.options import DEFAULT_MODEL_DIR\n"),
-        ("core/planted.py", "def later():\n    import workbench.cli.headless\n"),
-        ("core/planted.py", "from workbench.tui.app import WorkbenchApp\n"),
-        ("tui/planted.py", "from workbench.cli import main\n"),
-        ("core/planted.py", "from workbench.core import run_folder\n"),  # importing it back
-        ("core/planted.py", "def later():\n    from rich.text import Text\n"),
-    ],
-)
-def test_the_checks_fail_for_a_planted_violation(tmp_path: Path, planted: str, source: str):
-    """A copy of the package with one bad import added: each rule must catch it."""
-    import shutil
-
-    root = tmp_path / "workbench"
-    shutil.copytree(PACKAGE, root, ignore=shutil.ignore_patterns("__pycache__", "*.tcss"))
-    (root / planted).write_text(source, encoding="utf-8")
-    if "core import run_folder" in source:
-        with (root / "core" / "run_folder.py").open("a", encoding="utf-8") as fh:
-            fh.write("\n\ndef _back():\n    from workbench.core import planted  # noqa\n")
-    edges = graph(root)
-    if "rich" in source:
-        assert terminal_libraries(root) == ["workbench.core.planted -> rich"]
-    elif "core import run_folder" in source:
-        assert any(
-            {"workbench.core.planted", "workbench.core.run_folder"} == set(cycle)
-            for cycle in cycles(without_package_imports(edges))
-        )
-    elif planted.startswith("core/"):
-        assert forbidden(edges, "workbench.core", ("workbench.core", "workbench.errors"))
-    else:
-        assert forbidden(
-            edges, "workbench.tui", ("workbench.tui", "workbench.core", "workbench.errors")
-        )
+def test_the_chain_is_read_from_the_contract():
+    assert core_packages()[0] == "experiments"
+    assert core_packages()[-1] == "views"
+    assert {"config", "records", "run_folder"} <= set(core_layers()[-1])
 
 
 def test_core_never_imports_textual():
@@ -224,63 +72,11 @@ def test_core_never_imports_textual():
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert "TEXTUAL False" in out.stdout
     assert len(modules) >= 10
-    assert "workbench.core.report.render" in modules  # packages too
-
-
-def core_part(module: str) -> str | None:
-    """``workbench.core.train.trainer`` -> ``train``; a loose module -> its own name; the
-    core package itself -> None."""
-    parts = module.split(".")
-    return parts[2] if len(parts) > 2 and parts[:2] == ["workbench", "core"] else None
-
-
-def chain_violations(edges: dict[str, set[str]]) -> list[str]:
-    """Core imports that go up the chain, or out of a loose module into a package."""
-    wrong = []
-    for src, dsts in edges.items():
-        here = core_part(src)
-        if here is None:
-            continue
-        for dst in dsts:
-            there = core_part(dst)
-            if there is None or there == here:
-                continue
-            if here in LOOSE:
-                ok = there in LOOSE
-            elif here in CHAIN:
-                ok = there in LOOSE or (there in CHAIN and CHAIN.index(there) < CHAIN.index(here))
-            else:
-                ok = False  # a core module that is neither loose nor in a package of the chain
-            if not ok:
-                wrong.append(f"{src} -> {dst}")
-    return sorted(wrong)
-
-
-def test_the_core_packages_form_one_chain():
-    assert chain_violations(graph()) == []
-
-
-def test_every_core_module_is_loose_or_in_a_package_of_the_chain():
-    parts = {core_part(name) for name in graph()} - {None}
-    assert parts == set(LOOSE) | set(CHAIN)
-
-
-def torch_imports(root: Path = PACKAGE) -> list[str]:
-    """Core modules outside :data:`TORCH_PACKAGES` that import torch or transformers."""
-    return sorted(
-        f"{module_name(p, root)} -> {lib}"
-        for p in (root / "core").rglob("*.py")
-        if core_part(module_name(p, root)) not in TORCH_PACKAGES
-        for lib in third_party_imports(p) & {"torch", "transformers"}
-    )
-
-
-def test_torch_is_imported_only_where_a_model_runs():
-    assert torch_imports() == []
+    assert any(m.count(".") >= 3 for m in modules)  # the modules inside packages too
 
 
 def test_every_core_package_says_what_it_owns():
-    for package in CHAIN:
+    for package in core_packages():
         doc = ast.get_docstring(
             ast.parse((PACKAGE / "core" / package / "__init__.py").read_text(encoding="utf-8"))
         )
@@ -307,47 +103,6 @@ def test_the_readme_map_names_every_core_module():
         if folder != "." and f"{folder.split('/')[-1]}/" not in text:
             missing.append(f"{folder}/ (the package)")
     assert missing == []
-
-
-@pytest.mark.parametrize(
-    ("planted", "source", "rule"),
-    [
-        ("core/views/planted.py", "from workbench.core.train.trainer import fine_tune\n", "chain"),
-        (
-            "core/data/planted.py",
-            "def later():\n    from workbench.core.report import build\n",
-            "chain",
-        ),
-        (
-            "core/config/build.py",
-            "\n\ndef later():\n    from workbench.core.views import numbers\n",
-            "chain",
-        ),
-        ("core/views/planted.py", "import torch\n", "torch"),
-        (
-            "core/evaluate/planted.py",
-            "def later():\n    from transformers import AutoModel\n",
-            "torch",
-        ),
-    ],
-)
-def test_the_package_rules_fail_for_a_planted_violation(
-    tmp_path: Path, planted: str, source: str, rule: str
-):
-    """A copy of the package with one bad import added: the chain and torch rules catch it."""
-    import shutil
-
-    root = tmp_path / "workbench"
-    shutil.copytree(PACKAGE, root, ignore=shutil.ignore_patterns("__pycache__", "*.tcss"))
-    target = root / planted
-    # An existing module gets the import appended (a loose module reaching into a package).
-    before = target.read_text(encoding="utf-8") if target.exists() else ""
-    target.write_text(before + source, encoding="utf-8")
-    name = module_name(target, root)
-    if rule == "chain":
-        assert any(v.startswith(f"{name} -> ") for v in chain_violations(graph(root)))
-    else:
-        assert [v for v in torch_imports(root) if v.startswith(f"{name} -> ")]
 
 
 @pytest.mark.parametrize(
@@ -409,13 +164,14 @@ def unchecked_tests(folder: Path) -> list[str]:
     (which fails when its state is not reached)."""
     checks = ("assert", "raises", "snap_compare", "wait_for")
     found = []
-    for path in sorted(folder.glob("test_*.py")):
+    for path in sorted(folder.rglob("test_*.py")):
         for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
-            is_test = isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef)
-            if is_test and node.name.startswith("test_"):
+            if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef) and node.name.startswith(
+                "test_"
+            ):
                 body = ast.unparse(node)
                 if not any(check in body for check in checks):
-                    found.append(f"{path.name}::{node.name}")
+                    found.append(f"{path.relative_to(folder).as_posix()}::{node.name}")
     return found
 
 
@@ -431,13 +187,25 @@ MAX_MODULE_LINES = 400
 MAX_LOOSE_MODULES = 6
 
 
-def test_modules_stay_small_and_the_core_has_few_loose_modules():
-    long = {
-        p.relative_to(PACKAGE.parent).as_posix(): n
-        for p in sorted(PACKAGE.rglob("*.py"))
+def long_modules(*folders: Path) -> dict[str, int]:
+    """Each module under ``folders`` of :data:`MAX_MODULE_LINES` lines or more, with its
+    length."""
+    return {
+        p.relative_to(folder.parent).as_posix(): n
+        for folder in folders
+        for p in sorted(folder.rglob("*.py"))
         if (n := len(p.read_text(encoding="utf-8").splitlines())) >= MAX_MODULE_LINES
     }
-    assert long == {}
+
+
+def test_modules_stay_small(tmp_path: Path):
+    assert long_modules(PACKAGE, REPO / "benchmarks") == {}
+    planted = tmp_path / "benchmarks" / "long.py"
+    planted.parent.mkdir()
+    planted.write_text("VALUE = 1\n" * MAX_MODULE_LINES, encoding="utf-8")
+    assert long_modules(PACKAGE, planted.parent) == {"benchmarks/long.py": MAX_MODULE_LINES}
+
+
+def test_the_core_has_few_loose_modules():
     loose = sorted(p.stem for p in (PACKAGE / "core").glob("*.py") if p.name != "__init__.py")
     assert len(loose) <= MAX_LOOSE_MODULES, loose
-    assert {name for name in LOOSE if (PACKAGE / "core" / f"{name}.py").exists()} == set(loose)

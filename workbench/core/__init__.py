@@ -5,8 +5,9 @@ Its base holds what every package uses: five loose modules (``atomic``, ``decodi
 presets, building and checking a config) and ``records`` (what a run writes and every
 front end reads back, typed both ways). Above it the packages form one chain, each
 importing only the base and those below it: ``views`` -> ``live`` -> ``data`` ->
-``model`` -> ``translate`` -> ``evaluate`` -> ``train`` -> ``attention`` -> ``lab`` ->
-``report`` -> ``experiments`` (``tests/test_architecture.py`` holds the code to it).
+``model`` -> ``comet`` -> ``translate`` -> ``evaluate`` -> ``train`` -> ``attention`` ->
+``lab`` -> ``report`` -> ``experiments`` (pyproject.toml's import-linter contracts declare
+it; ``lint-imports`` checks them).
 """
 
 __version__ = "0.1.0"
