@@ -17,7 +17,7 @@ from workbench.core.evaluate.breakdown import (
 )
 from workbench.core.evaluate.significance import score_before_after
 from workbench.core.languages import length_unit, length_units, written_without_spaces
-from workbench.core.records.scores import changed_sentences, length_buckets
+from workbench.core.records.scores import MostChanged
 from workbench.core.records.summary import RunSummary
 from workbench.core.views.score_text import by_length_cells, length_header, length_range
 
@@ -90,8 +90,8 @@ def test_a_source_written_without_spaces_is_counted_in_characters():
         ("天" * 90, "a long one", "a long one", "long"),  # 90
     ]
     breakdown = gain_breakdown(rows(zh), "13a", "zh")
-    buckets = length_buckets(breakdown["by_length"])
-    assert buckets is not None
+    buckets = breakdown["by_length"]
+    assert buckets
     assert [(length_range(b), b.unit) for b in buckets] == [
         ("1–20", "characters"),
         ("21–40", "characters"),
@@ -119,20 +119,30 @@ def test_the_most_changed_are_the_sentences_built_to_rise_and_fall_most():
 def test_the_summary_keeps_both_and_reads_them_back():
     breakdown = gain_breakdown(rows(), "13a", "en")
     summary = RunSummary.from_dict(RunSummary(status="finished", **breakdown).to_dict())
-    assert length_buckets(summary.by_length) == by_length(rows(), "13a", "words")
-    assert changed_sentences(summary.most_changed) == most_changed(rows())
-    cells = by_length_cells(length_buckets(summary.by_length)[0])
+    assert summary.by_length == by_length(rows(), "13a", "words")
+    assert summary.most_changed is not None
+    rose, fell = most_changed(rows())
+    assert summary.most_changed == MostChanged(rose=rose, fell=fell)
+    cells = by_length_cells(summary.by_length[0])
     first = breakdown["by_length"][0]
     assert cells[:2] == ["1–10", "3"]
-    assert cells[2].startswith(f"{first['bleu_before']:.2f} → {first['bleu_after']:.2f} (+")
-    # A summary without them has neither; a hand-edited entry of the wrong shape is dropped.
-    assert length_buckets(RunSummary().by_length) is None
-    assert changed_sentences(RunSummary().most_changed) is None
+    assert cells[2].startswith(f"{first.bleu_before:.2f} → {first.bleu_after:.2f} (+")
+    # A summary without them has neither; a hand-edited entry of the wrong shape is dropped,
+    # and the reader says so.
+    assert RunSummary().by_length is None
+    assert RunSummary().most_changed is None
+    notes: list[str] = []
     edited = RunSummary.from_dict(
-        {"by_length": [{"unit": "words", "low": "1"}, first], "most_changed": {"rose": [{}]}}
+        {
+            "by_length": [{"unit": "words", "low": "1"}, first.to_dict()],
+            "most_changed": {"rose": [{}]},
+        },
+        notes,
     )
-    assert length_buckets(edited.by_length) == length_buckets([first])
-    assert changed_sentences(edited.most_changed) == ([], [])
+    assert edited.by_length == [first]
+    assert edited.most_changed == MostChanged(rose=[], fell=[])
+    assert "summary.json.by_length[0]: an ill-formed record dropped" in notes
+    assert "summary.json.most_changed.rose[0]: an ill-formed record dropped" in notes
 
 
 @pytest.mark.parametrize("tokenize", ["zh", "13a"])

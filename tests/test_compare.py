@@ -33,6 +33,8 @@ from workbench.core.experiments.compare.cells import by_length_header, by_length
 from workbench.core.experiments.compare.render import render_html, render_markdown, render_text
 from workbench.core.experiments.table import RunRow
 from workbench.core.records.files import read_jsonl
+from workbench.core.records.run_records import as_json
+from workbench.core.run_folder import SavedConfig
 from workbench.core.views.score_text import format_p
 
 
@@ -99,13 +101,13 @@ def test_a_run_named_twice_or_not_at_all_is_one_clear_line(three_runs, capsys):
 
 def _run(letter: str, afters: list[str], refs: list[str]) -> ComparedRun:
     rows = [
-        {"source": f"s{n}", "reference": r, "after": t}
+        Sample(f"s{n}", r, "", t, 0.0, 0.0)
         for n, (t, r) in enumerate(zip(afters, refs, strict=True))
     ]
     return ComparedRun(
         letter=letter,
         row=RunRow(letter, letter, "demo", "finished"),
-        settings={},
+        saved=SavedConfig({}),
         epochs=[],
         train_loss=[],
         test_rows=rows,
@@ -170,7 +172,7 @@ def test_each_run_shows_its_test_set_by_source_length_and_a_run_without_it_dashe
             for row in read_jsonl(folder / "test_translations.jsonl")
         ]
         summary = json.loads((folder / "summary.json").read_text(encoding="utf-8"))
-        summary.update(gain_breakdown(rows, summary["bleu_tokenize"], "en"))
+        summary.update(as_json(gain_breakdown(rows, summary["bleu_tokenize"], "en")))
         (folder / "summary.json").write_text(json.dumps(summary), encoding="utf-8")
     comparison = build_comparison([a, b, c], root)
     table = by_length_rows(comparison)
@@ -178,8 +180,8 @@ def test_each_run_shows_its_test_set_by_source_length_and_a_run_without_it_dashe
     assert [row[0] for row in table] == ["A", "B", "C"]  # HSK sentences: one bucket each
     for row, run in zip(table[:2], comparison.runs[:2], strict=True):
         test = run.row.test
-        refs = [[r["reference"] for r in run.test_rows]]
-        after = sacrebleu.corpus_bleu([r["after"] for r in run.test_rows], refs, tokenize="zh")
+        refs = [[r.reference for r in run.test_rows]]
+        after = sacrebleu.corpus_bleu([r.after for r in run.test_rows], refs, tokenize="zh")
         assert test.bleu_after == round(after.score, 2)  # the headline is sacreBLEU's
         assert row[1:3] == ["1–10", f"{len(run.test_rows)}"]
         assert row[3].startswith(f"{test.bleu_before:.2f} → {test.bleu_after:.2f} (")

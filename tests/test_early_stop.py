@@ -18,6 +18,7 @@ from tests.conftest import TINY_DEMO_ARGS, run_cli, small, tiny_toml
 from workbench.core.events import Note, TrainStep
 from workbench.core.train.checkpoints import last_complete_checkpoint
 from workbench.core.train.run_training import run_training
+from workbench.core.views.training_text import early_stopping_text
 
 STILL = 1e-12  # a learning rate that leaves the tiny model's weights as they are
 
@@ -151,7 +152,7 @@ def test_a_sweep_trial_stops_early_too(tmp_path: Path):
 
 
 def test_the_line_when_the_patience_never_ran_out():
-    from workbench.core.train.early_stop import EarlyStopping
+    from workbench.core.records.run_records import EarlyStopping
 
     outcome = EarlyStopping(
         patience=3,
@@ -161,7 +162,7 @@ def test_the_line_when_the_patience_never_ran_out():
         epochs_planned=30.0,
         stopped=False,
     )
-    assert outcome.line() == (
+    assert early_stopping_text(outcome) == (
         "early stopping (patience 3) did not trigger: all 30 epochs ran; "
         "the best was epoch 28 (13.10)"
     )

@@ -12,6 +12,7 @@ from workbench.cli import main
 from workbench.core.atomic import write_json
 from workbench.core.config.build import build_config
 from workbench.core.experiments.table import list_runs, run_row_line
+from workbench.core.records.run_records import EpochLog
 from workbench.core.records.scores import SetScores
 from workbench.core.records.summary import RunSummary, best_epoch
 from workbench.core.run_folder import RUN_CONFIG_FILE
@@ -43,10 +44,10 @@ def output(tmp_path: Path) -> Path:
         test=SetScores.from_dict(scores_block("test", (0.02, 9.5), (0.1, 10.2))),
         validation=SetScores.from_dict(scores_block("validation", (0.01, 8.7), (0.1, 9.9))),
         epochs=[
-            {"epoch": 1.0, "eval_bleu": 3.0},
-            {"epoch": 2.0, "eval_bleu": 9.0},
-            {"epoch": 3.0, "eval_bleu": 9.0},
-            {"epoch": 4.0, "eval_bleu": 8.0},
+            EpochLog(epoch=1.0, eval_bleu=3.0),
+            EpochLog(epoch=2.0, eval_bleu=9.0),
+            EpochLog(epoch=3.0, eval_bleu=9.0),
+            EpochLog(epoch=4.0, eval_bleu=8.0),
         ],
     ).write(finished)
     RunSummary(status="stopped", preset="demo", global_step=40, train_seconds=20.0).write(stopped)
@@ -78,7 +79,9 @@ def test_every_run_is_listed_newest_first_with_what_it_changed_and_scored(output
 def test_the_best_epoch_is_the_first_of_equal_validation_scores():
     assert (
         best_epoch(
-            RunSummary(epochs=[{"epoch": 1.0, "eval_bleu": 2.0}, {"epoch": 2.0, "eval_bleu": 2.0}])
+            RunSummary(
+                epochs=[EpochLog(epoch=1.0, eval_bleu=2.0), EpochLog(epoch=2.0, eval_bleu=2.0)]
+            )
         )
         == 1.0
     )

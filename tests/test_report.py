@@ -18,6 +18,7 @@ from tests.fixtures.record_tiny_run import RUN_NAME
 from tests.fixtures.record_tiny_run import TARGET as RECORDED_RUN
 from workbench.cli import main
 from workbench.core.attention.figures import heatmap_svg
+from workbench.core.records.run_records import BaselineRecord
 from workbench.core.records.summary import RunSummary
 from workbench.core.report.build import build_report, create_report
 from workbench.core.report.model import FIGURE_FILES, REPORT_HTML, REPORT_MD
@@ -371,20 +372,22 @@ def test_the_lab_studies_run_for_a_run_appear_in_its_report(
 def test_the_published_score_and_the_warning_stand_beside_before():
     from workbench.core.report.model import AttentionFigure, RunReport
     from workbench.core.report.render import render_html, render_markdown
+    from workbench.core.run_folder import SavedConfig
 
     warning = "before BLEU 0.30 is 21.70 below the published 22.0 on newstest2018; <cause>"
-    baseline = {
-        "bleu": 22.0,
-        "chrf": 21.19,
-        "source": "Helsinki-NLP opus-2020-07-17",
-        "url": "https://example.org/scores.txt",
-        "test_set": "newstest2018",
-        "before_bleu": 0.3,
-        "difference": -21.7,
-        "warning": warning,
-    }
+    baseline = BaselineRecord(
+        bleu=22.0,
+        chrf=21.19,
+        source="Helsinki-NLP opus-2020-07-17",
+        url="https://example.org/scores.txt",
+        test_set="newstest2018",
+        before_bleu=0.3,
+        difference=-21.7,
+        warning=warning,
+    )
+    none = SavedConfig({})
     report = RunReport(
-        Path("runs/x"), {}, {}, RunSummary(baseline=baseline), [], [], [], "", AttentionFigure()
+        Path("runs/x"), none, none, RunSummary(baseline=baseline), [], [], [], "", AttentionFigure()
     )
     row = (
         "0.30 · published 22.0 (Helsinki-NLP opus-2020-07-17, newstest2018): -21.70 "
@@ -395,7 +398,7 @@ def test_the_published_score_and_the_warning_stand_beside_before():
     assert f"| Before far from published | {escape_markdown(warning)} |" in markdown
     assert html.escape(row) in page
     assert html.escape(warning) in page
-    nothing = RunReport(Path("runs/x"), {}, {}, RunSummary(), [], [], [], "", AttentionFigure())
+    nothing = RunReport(Path("runs/x"), none, none, RunSummary(), [], [], [], "", AttentionFigure())
     assert "published" not in render_markdown(nothing)
 
 

@@ -7,7 +7,15 @@ import json
 from pathlib import Path
 
 from workbench.cli.headless import HeadlessPrinter
+from workbench.core.decoding import DecodeOptions
 from workbench.core.events import JsonlRecorder, RunDone
+from workbench.core.records.run_records import (
+    AveragingRecord,
+    BleuChrf,
+    EpochLog,
+    Precision,
+    Sample,
+)
 from workbench.core.records.scores import SetScores
 from workbench.core.records.summary import RunSummary, read_summary
 from workbench.core.run_folder import is_finished
@@ -48,9 +56,9 @@ def finished() -> RunSummary:
         validation_pairs=18,
         test_pairs=18,
         bleu_tokenize="zh",
-        decoding={"num_beams": 4, "max_new_tokens": 64, "no_repeat_ngram_size": 3},
-        precision={"device": "cpu", "training": "fp32"},
-        before={"test": {"bleu": 0.5, "chrf": 1.0}},
+        decoding=DecodeOptions(num_beams=4, max_new_tokens=64, no_repeat_ngram_size=3),
+        precision=Precision(device="cpu", training="fp32", training_tf32=False),
+        before={"test": BleuChrf(bleu=0.5, chrf=1.0)},
         train_seconds=12.3,
         global_step=18,
         run_dir="out/runs/x",
@@ -61,8 +69,8 @@ def finished() -> RunSummary:
         best_checkpoint="ckpt/checkpoint-18",
         best_model="out/best_model",
         run_best_model="out/runs/x/best_model",
-        samples=[{"source": "I like tea.", "bleu_after": 100.0}],
-        epochs=[{"epoch": 1.0, "step": 9, "eval_bleu": 3.2}],
+        samples=[Sample("I like tea.", "我喜欢茶。", "", "我喜欢茶。", 0.0, 100.0, 0.0, 100.0)],
+        epochs=[EpochLog(epoch=1.0, step=9, eval_bleu=3.2)],
     )
 
 
@@ -94,16 +102,24 @@ def test_an_older_or_odd_file_reads_with_none_for_what_it_lacks(tmp_path: Path):
         ),
         encoding="utf-8",
     )
-    summary = read_summary(tmp_path)
+    notes: list[str] = []
+    summary = read_summary(tmp_path, notes)
     assert summary is not None
     assert summary.status == "stopped"
     assert summary.global_step is None  # ill-typed: not trusted
     assert summary.train_seconds == 7
-    assert summary.samples == [{}]
+    assert summary.samples == []  # neither entry is a sample
     assert summary.test is None
     assert summary.validation is None
     assert summary.best_model is None
     assert not is_finished(tmp_path)
+    # Each decision is said: the ill-typed value, the dropped samples, the torn scores and
+    # the key no field has.
+    assert "summary.json.global_step: '12' is ill-typed; read as missing" in notes
+    assert "summary.json.samples[0]: an ill-formed record dropped" in notes
+    assert "summary.json.samples[1]: an ill-formed record dropped" in notes
+    assert "summary.json.test: no 'name'; the record is read as missing" in notes
+    assert "summary.json: unknown key 'unknown_key' ignored" in notes
     (tmp_path / "summary.json").write_text("[1, 2]", encoding="utf-8")
     assert read_summary(tmp_path) is None
     assert read_summary(tmp_path / "nowhere") is None
@@ -149,7 +165,9 @@ def test_the_closing_lines_say_when_the_model_is_an_average():
     import dataclasses
 
     out = io.StringIO()
-    averaged = dataclasses.replace(finished(), averaging={"kept": "averaged", "epochs": [1.0]})
+    averaged = dataclasses.replace(
+        finished(), averaging=AveragingRecord(k=2, which="best", kept="averaged", epochs=[1.0])
+    )
     HeadlessPrinter(out)(RunDone("finished", "out/runs/x", averaged))
     assert (
         "training 12s; best epoch 1, model averaged over checkpoints (by validation BLEU); "

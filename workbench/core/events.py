@@ -19,6 +19,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
+from workbench.core.records.run_records import Sample
 from workbench.core.records.status import EndStatus
 from workbench.core.records.summary import RunSummary
 from workbench.core.run_folder import RunLease, holds
@@ -78,23 +79,6 @@ class EvalDone:
     published_source: str = ""
     #: The validation set's COMET (×100) of an epoch, when it chooses the best one.
     comet: float | None = None
-
-
-@dataclass(frozen=True)
-class Sample:
-    """One before/after translation of a test-set source, with its sentence BLEU and chrF,
-    and its COMET segment scores (×100) when the run scored COMET."""
-
-    source: str
-    reference: str
-    before: str
-    after: str
-    bleu_before: float
-    bleu_after: float
-    chrf_before: float
-    chrf_after: float
-    comet_before: float | None = None
-    comet_after: float | None = None
 
 
 @dataclass(frozen=True)

@@ -3,34 +3,94 @@ TUI and the report finished ones)."""
 
 from __future__ import annotations
 
-import json
 import os
 import time
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Protocol
 
 from workbench.core.config.build import build_config
 from workbench.core.config.run_config import DEFAULT_OUTPUT_DIR, RunConfig
-from workbench.core.records.files import read_json_dict, read_jsonl
+from workbench.core.records.files import read_json_dict, read_jsonl, read_jsonl_counted
+from workbench.core.records.run_records import CleaningRecord, Precision, Sample
 from workbench.core.records.scores import finite_or_none
-from workbench.core.records.summary import SUMMARY_FILE, RunSummary, read_summary
+from workbench.core.records.summary import RunSummary, read_summary
+from workbench.core.records.typed import decode
+from workbench.core.run_files import (
+    BEST_MODEL,
+    CHECKPOINTS_FOLDER,
+    CONFIG_FILE,
+    HISTORY_FILE,
+    INITIAL_MODEL,
+    LOG_FILE,
+    METRICS_FILE,
+    RUNS_FOLDER,
+    RunFolder,
+    translations_file,
+)
 from workbench.errors import WorkbenchError
 
-RUNS_FOLDER = "runs"
-#: The best model of a run (in its folder) and the published one (in the output folder).
-BEST_MODEL = "best_model"
-#: Every console translation, appended in the output folder (the report reads it back).
-HISTORY_FILE = "console_history.jsonl"
-#: A scratch run's untrained model (the "before" side in the console and the report).
-INITIAL_MODEL = "initial_model"
-#: A run's settings as it ran them (``--resume`` and the report read them back).
-RUN_CONFIG_FILE = "config.json"
-#: Every progress event as one JSON line, written as it happens.
-METRICS_FILE = "metrics.jsonl"
-#: The run's lines, as ``train --headless`` prints them, whoever started the run.
-LOG_FILE = "train.log"
-#: The Trainer's ``checkpoint-N`` folders.
-CHECKPOINTS_FOLDER = "checkpoints"
+__all__ = [
+    "BEST_MODEL",
+    "CHECKPOINTS_FOLDER",
+    "HISTORY_FILE",
+    "INITIAL_MODEL",
+    "LOG_FILE",
+    "METRICS_FILE",
+    "RUNS_FOLDER",
+    "RUN_CONFIG_FILE",
+    "RunFolder",
+    "SavedConfig",
+    "translations_file",
+]
+
+#: config.json, by the name the run folder's readers have used.
+RUN_CONFIG_FILE = CONFIG_FILE
+
+
+@dataclass(frozen=True)
+class SavedConfig:
+    """A run's ``config.json``: the settings it was started with, and the two records the
+    run wrote beside them (its precision, resolved on the device that started it, and what
+    cleaning dropped). Only :attr:`settings` are settings: comparing runs, resuming one or
+    showing what it changed never treats a record as something the user set."""
+
+    settings: dict[str, Any]  # RunConfig.to_dict()'s form, the preset's name included
+    precision: Precision | None = None
+    cleaning: CleaningRecord | None = None
+
+    @property
+    def preset(self) -> str | None:
+        """The preset the run started from, as recorded."""
+        preset = self.settings.get("preset")
+        return str(preset) if preset is not None else None
+
+    def value(self, name: str, missing: Any = None) -> Any:
+        """The setting ``name`` as the run recorded it, or ``missing`` where it recorded none."""
+        return self.settings.get(name, missing)
+
+    def config(self, preset: str) -> RunConfig:
+        """The settings as a :class:`RunConfig`, checked as a new run's are (``preset``
+        where the file names none); a :class:`WorkbenchError` says what does not build."""
+        overrides = {k: v for k, v in self.settings.items() if k != "preset"}
+        return build_config(self.preset or preset, overrides=overrides)
+
+
+def read_saved_config(run_dir: Path, notes: list[str] | None = None) -> SavedConfig | None:
+    """A run's config.json, or None when it is missing, torn or not a JSON object; a record
+    beside the settings that does not read is said in ``notes`` and read as missing."""
+    data = read_json_dict(RunFolder(run_dir).config)
+    if data is None:
+        if notes is not None:
+            notes.append(f"{CONFIG_FILE}: missing or unreadable")
+        return None
+    settings = {k: v for k, v in data.items() if k not in ("precision", "cleaning")}
+    precision = cleaning = None
+    if "precision" in data:
+        precision = decode(Precision, data["precision"], notes, f"{CONFIG_FILE}.precision")
+    if "cleaning" in data:
+        cleaning = decode(CleaningRecord, data["cleaning"], notes, f"{CONFIG_FILE}.cleaning")
+    return SavedConfig(settings, precision, cleaning)
 
 
 class RunLease(Protocol):
@@ -65,11 +125,6 @@ def check_lease(lease: RunLease | None, run_dir: Path, step: int | None = None) 
     """Raise :class:`LeaseLost` unless the run may still write into ``run_dir``."""
     if not holds(lease):
         raise LeaseLost(run_dir, step)
-
-
-def translations_file(split: str) -> str:
-    """Every sentence of a held-out set with its before/after translation and BLEU."""
-    return f"{split}_translations.jsonl"
 
 
 def check_writable(folder: Path) -> None:
@@ -119,39 +174,39 @@ def new_run_dir(output_root: Path, preset: str) -> Path:
 
 
 def saved_config(run_dir: Path, preset: str) -> RunConfig:
-    """The configuration a run was started with (its config.json), to resume it as it was.
+    """The configuration a run was started with (its config.json), to resume it as it was
+    (its precision is resolved again, on the device it now runs on).
 
     ``preset`` is used when the file names none.
     """
-    saved = json.loads((run_dir / RUN_CONFIG_FILE).read_text(encoding="utf-8"))
-    # Precision.to_dict() of the machine that started the run: a record, not a setting (a
-    # resumed run resolves its own, on the device it now runs on).
-    saved.pop("precision", None)
-    saved.pop("cleaning", None)  # what cleaning dropped: a record too
-    return build_config(saved.pop("preset", preset), overrides=saved)
+    saved = read_saved_config(run_dir)
+    if saved is None:
+        raise WorkbenchError(
+            f"{RunFolder(run_dir).config} is missing or unreadable, so the run cannot be "
+            "resumed as it was; start a new run instead"
+        )
+    return saved.config(preset)
 
 
 def started_settings(run_dir: Path, fallback: RunConfig) -> RunConfig:
     """The settings a run was started with (its config.json) to show them, or
     ``fallback`` where they do not read (a run too old, or killed before writing them)."""
-    saved = read_json_dict(run_dir / RUN_CONFIG_FILE)
+    saved = read_saved_config(run_dir)
     if saved is None:
         return fallback
-    for record in ("precision", "cleaning"):  # what the run recorded, not settings
-        saved.pop(record, None)
     try:
-        return build_config(str(saved.pop("preset", fallback.preset)), overrides=saved)
+        return saved.config(fallback.preset)
     except WorkbenchError:
         return fallback
 
 
-def preset_defaults(settings: dict[str, Any]) -> dict[str, Any]:
-    """The settings of the preset a run's config.json names ({} for an unknown one), to
-    show what the run changed."""
+def preset_defaults(saved: SavedConfig) -> SavedConfig:
+    """The settings of the preset a run's config.json names (none for an unknown one), in
+    the same form, to show what the run changed."""
     try:
-        return build_config(str(settings.get("preset"))).to_dict()
+        return SavedConfig(build_config(str(saved.preset)).to_dict())
     except WorkbenchError:
-        return {}
+        return SavedConfig({})
 
 
 def run_dir_of(model_dir: str | Path, recorded: Any) -> Path | None:
@@ -196,14 +251,34 @@ def latest_finished_run(output_root: Path) -> tuple[Path, RunSummary] | None:
     return None
 
 
-def finish_time(run_dir: Path, events: list[dict[str, Any]] | None = None) -> float | None:
-    """When the run finished (and published its model), as a Unix time."""
-    if events is None:
-        events = read_jsonl(run_dir / METRICS_FILE)
-    for e in reversed(events):
-        if e.get("event") == "RunDone" and e.get("status") == "finished":
-            return finite_or_none(e.get("time"))
+def finish_time(run_dir: Path) -> float | None:
+    """When the run finished (and published its model), as a Unix time: the time its
+    ``RunDone`` event was written, else its summary's (a run from before events were
+    timed)."""
+    folder = RunFolder(run_dir)
+    for event in reversed(read_jsonl(folder.metrics)):
+        if event.get("event") == "RunDone" and event.get("status") == "finished":
+            return finite_or_none(event.get("time"))
     try:
-        return (run_dir / SUMMARY_FILE).stat().st_mtime
+        return folder.summary.stat().st_mtime
     except OSError:
         return None
+
+
+def read_translations(
+    run_dir: Path, split: str, notes: list[str] | None = None
+) -> tuple[list[Sample], int]:
+    """A held-out set's sentences with their before/after translations
+    (``<split>_translations.jsonl``), and how many lines did not read (a torn last line of
+    a killed writer, a hand-edited one); each such line is said in ``notes``."""
+    path = RunFolder(run_dir).translations(split)
+    records, torn = read_jsonl_counted(path)
+    said = notes if notes is not None else []
+    rows = []
+    for number, record in enumerate(records, 1):
+        sample = decode(Sample, record, said, f"{path.name} line {number}")
+        if sample is not None:
+            rows.append(sample)
+    if torn:
+        said.append(f"{path.name}: {torn} line(s) that are not JSON objects skipped")
+    return rows, torn + len(records) - len(rows)

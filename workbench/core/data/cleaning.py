@@ -34,6 +34,8 @@ from typing import Any, Protocol, TypeVar
 from workbench.core.config.run_config import RunConfig
 from workbench.core.data.writing_systems import script_share
 from workbench.core.languages import length_unit, length_units
+from workbench.core.records.run_records import CleaningRecord
+from workbench.core.records.typed import record_of
 
 #: The rule that keeps the test score honest: on even with cleaning off.
 TEST_RULE = "in test set"
@@ -168,8 +170,12 @@ class CleaningReport:
             )
         return [head, "  " + " · ".join(parts)]
 
-    def to_dict(self) -> dict[str, Any]:
+    def record(self) -> CleaningRecord:
         """The record in config.json and summary.json."""
+        return record_of(CleaningRecord, self.to_dict())
+
+    def to_dict(self) -> dict[str, Any]:
+        """The record's JSON, as config.json holds it."""
         s = self.settings
         return {
             "rules": list(s.rules),

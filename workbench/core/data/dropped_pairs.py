@@ -12,8 +12,7 @@ from pathlib import Path
 
 from workbench.core.atomic import write_text
 from workbench.core.data.cleaning import CleaningReport, Dropped
-
-DROPPED_PAIRS_FILE = "dropped_pairs.jsonl"
+from workbench.core.run_files import DROPPED_PAIRS_FILE
 
 
 def write_dropped_pairs(run_dir: Path, report: CleaningReport) -> None:

@@ -44,11 +44,9 @@ from workbench.core.events import EvalDone, EventSink, Note, Phase, Sample, Spli
 from workbench.core.records.files import read_json_dict
 from workbench.core.records.run_records import BaselineRecord, BleuChrf
 from workbench.core.records.scores import SetScores
+from workbench.core.run_files import BEFORE_FILE
 from workbench.core.run_folder import translations_file
 from workbench.core.translate.translator import Translator
-
-#: The "before" translations, kept so that a resumed run does not decode them again.
-BEFORE_FILE = "before.json"
 
 
 @dataclass(frozen=True)

@@ -19,7 +19,13 @@ from typing import Any
 from workbench.core.evaluate.metrics import corpus_bleu, corpus_chrf
 from workbench.core.events import Sample
 from workbench.core.languages import length_unit, length_units
-from workbench.core.records.scores import ChangedSentence, LengthBucket, LengthUnit, score_change
+from workbench.core.records.scores import (
+    ChangedSentence,
+    LengthBucket,
+    LengthUnit,
+    MostChanged,
+    score_change,
+)
 
 #: The upper bound of each source-length bucket but the last, which has none: 1-10,
 #: 11-20, 21-40 and 41+ words. A Chinese sentence holds about twice as many characters as
@@ -77,11 +83,12 @@ def most_changed(
             reference=row.reference,
             before=row.before,
             after=row.after,
-            chrf_before=row.chrf_before,
-            chrf_after=row.chrf_after,
-            change=score_change(row.chrf_before, row.chrf_after),
+            chrf_before=before,
+            chrf_after=after,
+            change=score_change(before, after),
         )
         for row in rows
+        if (before := row.chrf_before) is not None and (after := row.chrf_after) is not None
     ]
     rose = sorted((c for c in changed if c.change > 0), key=lambda c: -c.change)
     fell = sorted((c for c in changed if c.change < 0), key=lambda c: c.change)
@@ -94,9 +101,6 @@ def gain_breakdown(
     """The summary's ``by_length`` and ``most_changed`` fields, from the test set's rows."""
     rose, fell = most_changed(rows, k)
     return {
-        "by_length": [b.to_dict() for b in by_length(rows, tokenize, length_unit(source_lang))],
-        "most_changed": {
-            "rose": [c.to_dict() for c in rose],
-            "fell": [c.to_dict() for c in fell],
-        },
+        "by_length": by_length(rows, tokenize, length_unit(source_lang)),
+        "most_changed": MostChanged(rose=rose, fell=fell),
     }

@@ -16,10 +16,15 @@ from workbench.core.config.settings import setting_value
 from workbench.core.events import TrainStep
 from workbench.core.live.follow import read_run_events
 from workbench.core.live.liveness import run_liveness
-from workbench.core.records.files import read_json_dict
 from workbench.core.records.scores import SetScores
 from workbench.core.records.summary import RunSummary, best_epoch
-from workbench.core.run_folder import METRICS_FILE, RUN_CONFIG_FILE, preset_defaults, run_folders
+from workbench.core.run_folder import (
+    METRICS_FILE,
+    SavedConfig,
+    preset_defaults,
+    read_saved_config,
+    run_folders,
+)
 from workbench.core.views.human_agreement import agreement_brief
 from workbench.core.views.numbers import MISSING, format_seconds
 from workbench.core.views.score_text import with_ci
@@ -58,27 +63,27 @@ class RunRow:
 
 
 def run_row(
-    run_dir: Path, settings: dict[str, Any] | None = None, summary: RunSummary | None = None
+    run_dir: Path, saved: SavedConfig | None = None, summary: RunSummary | None = None
 ) -> RunRow:
     """One run folder as a row; what it lacks (a run killed early) stays missing. A caller
     that has read the folder's config.json or summary already passes them in."""
-    if settings is None:
-        settings = read_json_dict(run_dir / RUN_CONFIG_FILE) or {}
+    if saved is None:
+        saved = read_saved_config(run_dir) or SavedConfig({})
     live = run_liveness(run_dir)
     if summary is None:
         summary = live.summary or RunSummary()
     step = latest_step(run_dir) if live.live else None
-    defaults = preset_defaults(settings)
+    defaults = preset_defaults(saved).settings
     changed = {
         key: value
-        for key, value in settings.items()
+        for key, value in saved.settings.items()
         if key not in NOT_A_CHOICE and key in defaults and defaults[key] != value
     }
-    epochs = settings.get("epochs")
+    epochs = saved.value("epochs")
     return RunRow(
         run_id=run_dir.name,
         run_dir=str(run_dir),
-        preset=str(settings.get("preset") or summary.preset or MISSING),
+        preset=str(saved.preset or summary.preset or MISSING),
         status=live.status,
         changed=changed,
         epochs=float(epochs) if isinstance(epochs, int | float) else None,

@@ -21,12 +21,13 @@ from typing import Any
 
 from workbench.core.decoding import DecodeOptions
 from workbench.core.records.typed import init_fields
+from workbench.core.run_files import lab_file
 from workbench.errors import WorkbenchError
 
 #: The seeds every sampled strategy runs with: a sampled score is a draw, not a value.
 SEEDS = (0, 1, 2)
 #: The study's file in the run folder (the report reads it back).
-STUDY_FILE = "lab_decoding.json"
+STUDY_FILE = lab_file("decoding")
 #: An output "repeats itself" when one n-gram of this many units occurs twice in it.
 REPEAT_N = 3
 
@@ -134,15 +135,10 @@ class DecodingStudy:
 
 def held_out_pairs(run_dir: Path, limit: int) -> list[tuple[str, str]]:
     """The first ``limit`` (source, reference) pairs of a run's test set, in its order."""
-    from workbench.core.records.files import read_jsonl
-    from workbench.core.run_folder import translations_file
+    from workbench.core.run_folder import RunFolder, read_translations
 
-    path = run_dir / translations_file("test")
-    pairs = [
-        (str(r["source"]), str(r["reference"]))
-        for r in read_jsonl(path)
-        if "source" in r and "reference" in r
-    ]
+    path = RunFolder(run_dir).translations("test")
+    pairs = [(r.source, r.reference) for r in read_translations(run_dir, "test")[0]]
     if not pairs:  # missing, unreadable or empty
         raise WorkbenchError(
             f"no test sentences in {path}; pass --run with a finished run "

@@ -17,10 +17,11 @@ from workbench.core.atomic import write_json
 from workbench.core.live.liveness import Liveness, run_liveness
 from workbench.core.live.writer_record import now, this_host
 from workbench.core.records.files import read_json_dict
+from workbench.core.run_files import STOP_REQUEST_FILE
 from workbench.errors import WorkbenchError
 
 #: The request's file in the run folder.
-STOP_FILE = "stop.request"
+STOP_FILE = STOP_REQUEST_FILE
 
 
 def leave_stop_request(run_dir: Path, by: str) -> None:

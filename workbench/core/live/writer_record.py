@@ -19,11 +19,12 @@ from pathlib import Path
 from workbench.core.atomic import write_json
 from workbench.core.records.files import read_json_dict
 from workbench.core.records.status import RunStatus
+from workbench.core.run_files import WRITER_LOCK_FILE, WRITER_RECORD_FILE
 
 #: The file a writer holds with ``flock`` for its whole life.
-LOCK_FILE = "writer.lock"
+LOCK_FILE = WRITER_LOCK_FILE
 #: Who writes the run folder (or last wrote it), and in what state.
-RECORD_FILE = "writer.json"
+RECORD_FILE = WRITER_RECORD_FILE
 #: Seconds between two rewrites of the record by a live writer.
 HEARTBEAT_SECONDS = 15.0
 #: A writer on another host whose heartbeat is older than this is taken as ``stale``:

@@ -20,6 +20,8 @@ import math
 from dataclasses import dataclass
 from typing import Any, Literal
 
+from workbench.core.records.typed import decode
+
 #: Bootstrap resamples for intervals and the paired test (sacreBLEU's default for -bs).
 N_BOOTSTRAP = 1000
 #: Shuffles for approximate randomisation (sacreBLEU's default for --paired-ar).
@@ -58,12 +60,7 @@ class MetricChange:
     @classmethod
     def from_dict(cls, data: Any) -> MetricChange | None:
         """A change stored in a summary, or None when it is missing or ill-formed."""
-        if not isinstance(data, dict):
-            return None
-        try:
-            return cls(**{f.name: data[f.name] for f in dataclasses.fields(cls) if f.name in data})
-        except TypeError:  # a required field missing
-            return None
+        return decode(cls, data)
 
 
 @dataclass(frozen=True)
@@ -107,15 +104,7 @@ class SetScores:
     @classmethod
     def from_dict(cls, data: Any) -> SetScores | None:
         """The scores stored in a summary block, or None (a stopped or failed run)."""
-        fields = dataclasses.fields(cls)
-        required = {f.name for f in fields if f.default is dataclasses.MISSING}
-        if not isinstance(data, dict) or not required <= set(data):
-            return None
-        values: dict[str, Any] = {k: data[k] for k in required}
-        for f in fields:
-            if f.name not in required:
-                values[f.name] = MetricChange.from_dict(data.get(f.name))
-        return cls(**values)
+        return decode(cls, data)
 
     @property
     def label(self) -> str:
@@ -162,28 +151,6 @@ def score_change(before: float, after: float) -> float:
     return round(after - before, 2)
 
 
-def _record_values(cls: type, data: Any) -> dict[str, Any] | None:
-    """The fields of a frozen record from a summary's JSON object, or None when one is
-    missing or of the wrong type (a hand-edited file)."""
-    if not isinstance(data, dict):
-        return None
-    values = {}
-    for f in dataclasses.fields(cls):
-        value = data.get(f.name)
-        number = isinstance(value, int | float) and not isinstance(value, bool)
-        fits = {
-            "str": isinstance(value, str),
-            "LengthUnit": value in ("words", "characters"),
-            "int": number and isinstance(value, int),
-            "int | None": value is None or (number and isinstance(value, int)),
-            "float": number,
-        }[str(f.type)]
-        if not fits:
-            return None
-        values[f.name] = value
-    return values
-
-
 @dataclass(frozen=True)
 class LengthBucket:
     """Corpus BLEU and chrF before and after on the test sentences of one source-length
@@ -205,8 +172,7 @@ class LengthBucket:
     @classmethod
     def from_dict(cls, data: Any) -> LengthBucket | None:
         """A bucket stored in a summary's ``by_length``, or None when it is ill-formed."""
-        values = _record_values(cls, data)
-        return cls(**values) if values is not None else None
+        return decode(cls, data)
 
 
 @dataclass(frozen=True)
@@ -228,29 +194,12 @@ class ChangedSentence:
     @classmethod
     def from_dict(cls, data: Any) -> ChangedSentence | None:
         """A sentence stored in a summary's ``most_changed``, or None when it is ill-formed."""
-        values = _record_values(cls, data)
-        return cls(**values) if values is not None else None
+        return decode(cls, data)
 
 
-def length_buckets(stored: list[dict[str, Any]] | None) -> list[LengthBucket] | None:
-    """A summary's ``by_length`` read back; None when the run recorded none."""
-    if not stored:
-        return None
-    buckets = [b for b in map(LengthBucket.from_dict, stored) if b is not None]
-    return buckets or None
+@dataclass(frozen=True)
+class MostChanged:
+    """The test sentences whose sentence chrF rose most and fell most (``most_changed``)."""
 
-
-def changed_sentences(
-    stored: dict[str, Any] | None,
-) -> tuple[list[ChangedSentence], list[ChangedSentence]] | None:
-    """A summary's ``most_changed`` read back as (rose most, fell most); None when the run
-    recorded none."""
-    if stored is None:
-        return None
-
-    def side(key: str) -> list[ChangedSentence]:
-        rows = stored.get(key)
-        found = map(ChangedSentence.from_dict, rows if isinstance(rows, list) else [])
-        return [c for c in found if c is not None]
-
-    return side("rose"), side("fell")
+    rose: list[ChangedSentence] = dataclasses.field(default_factory=list)
+    fell: list[ChangedSentence] = dataclasses.field(default_factory=list)

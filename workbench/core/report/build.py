@@ -48,12 +48,13 @@ from workbench.core.run_folder import (
     BEST_MODEL,
     HISTORY_FILE,
     METRICS_FILE,
-    RUN_CONFIG_FILE,
     RUNS_FOLDER,
+    SavedConfig,
     latest_finished_run,
     output_dir_flag,
     output_root_of,
     preset_defaults,
+    read_saved_config,
 )
 from workbench.core.translate.history import console_for_run
 from workbench.core.views.svg import Series, line_chart_svg
@@ -115,10 +116,7 @@ def epoch_rows(summary: RunSummary, events: list[Event]) -> list[EpochRow]:
     A finished run's summary holds the Trainer's evaluation log; a stopped run has only
     the ``EvalDone`` events in ``metrics.jsonl``, which carry the same numbers.
     """
-    evals = [
-        (e.get("epoch"), e.get("step"), e.get("eval_loss"), e.get("eval_bleu"), e.get("eval_chrf"))
-        for e in summary.epochs or []
-    ]
+    evals = [(e.epoch, e.step, e.eval_loss, e.eval_bleu, e.eval_chrf) for e in summary.epochs or []]
     if not evals:
         evals = [
             (e.epoch, e.step, e.loss, e.bleu, e.chrf)
@@ -232,9 +230,7 @@ def build_report(
             f"{run_dir / SUMMARY_FILE} is missing or unreadable; report on a finished run"
         )
     root = Path(output_root) if output_root is not None else output_root_of(run_dir)
-    settings = read_json_dict(run_dir / RUN_CONFIG_FILE) or {}
-    settings.pop("precision", None)  # recorded by the run, shown from the summary
-    settings.pop("cleaning", None)
+    saved = read_saved_config(run_dir) or SavedConfig({})
     events = read_run_events(run_dir / METRICS_FILE)
     console, console_note = console_for_run(
         read_jsonl(root / HISTORY_FILE), run_dir, summary, root, console_choice
@@ -243,7 +239,7 @@ def build_report(
     chosen = (
         sentence
         or next((c.source for c in console if c.role == "fine-tuned"), None)
-        or (samples[0].get("source") if samples else None)
+        or (samples[0].source if samples else None)
     )
     attention = (
         attention_figure(run_dir, chosen)
@@ -252,8 +248,8 @@ def build_report(
     )
     report = RunReport(
         run_dir=run_dir,
-        settings=settings,
-        preset_defaults=preset_defaults(settings),
+        saved=saved,
+        preset_defaults=preset_defaults(saved),
         summary=summary,
         epochs=epoch_rows(summary, events),
         train_loss=train_loss_points(events),

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from workbench.core.config.presets import SCRATCH_MODEL
 from workbench.core.config.settings import setting_value
-from workbench.core.records.scores import SetScores, changed_sentences, length_buckets
+from workbench.core.records.scores import SetScores
 from workbench.core.records.summary import RunSummary
 from workbench.core.report.model import RunReport
 from workbench.core.views.human_agreement import CITATION, agreement_readings
@@ -41,14 +41,15 @@ def model_text(model: str) -> str:
 def key_facts(report: RunReport) -> list[tuple[str, str]]:
     """The key facts of the run, label and value, for the top of both documents."""
     s = report.summary
-    decode_text = ", ".join(f"{k.replace('_', ' ')} {v}" for k, v in (s.decoding or {}).items())
+    decoding = vars(s.decoding) if s.decoding is not None else {}
+    decode_text = ", ".join(f"{k.replace('_', ' ')} {v}" for k, v in decoding.items())
     rows = [
         ("Run", report.name),
         ("Status", report.status),
-        ("Model", model_text(str(s.model or report.settings.get("model", "?")))),
+        ("Model", model_text(str(s.model or report.saved.value("model") or "?"))),
         (
             "Data",
-            f"{s.data or report.settings.get('data', '?')}: "
+            f"{s.data or report.saved.value('data') or '?'}: "
             f"{number(s.train_pairs)} training / {number(s.validation_pairs)} "
             f"validation / {number(s.test_pairs)} test pairs",
         ),
@@ -79,7 +80,9 @@ def key_facts(report: RunReport) -> list[tuple[str, str]]:
         ("Before/after decoding", decode_text or "?"),
         (
             "Precision",
-            ", ".join(f"{k.replace('_', ' ')} {setting_value(v)}" for k, v in s.precision.items())
+            ", ".join(
+                f"{k.replace('_', ' ')} {setting_value(v)}" for k, v in vars(s.precision).items()
+            )
             if s.precision
             else MISSING,
         ),
@@ -92,33 +95,27 @@ def key_facts(report: RunReport) -> list[tuple[str, str]]:
 def baseline_rows(summary: RunSummary) -> list[tuple[str, str]]:
     """The test set's "before" beside the model's published score, with where the figure
     is from, and the warning when they are far apart (none where nothing is published)."""
-    b = summary.baseline or {}
-    values = [
-        v
-        for key in ("bleu", "before_bleu", "difference")
-        if isinstance(v := b.get(key), int | float)
-    ]
-    if len(values) != 3:  # a hand-edited or partial summary: nothing to show
+    b = summary.baseline
+    if b is None:  # nothing published, or a partial summary: nothing to show
         return []
-    bleu, before, difference = values
-    test_set = str(b.get("test_set", "?"))
+    test_set = b.test_set or "?"
     rows = [
         (
             f"BLEU before vs published, {test_set}",
-            f"{before:.2f} · {published_text(bleu, str(b.get('source', '?')), test_set)}: "
-            f"{difference:+.2f} (figure from {b.get('url', '?')})",
+            f"{b.before_bleu:.2f} · {published_text(b.bleu, b.source or '?', test_set)}: "
+            f"{b.difference:+.2f} (figure from {b.url or '?'})",
         )
     ]
-    if b.get("warning"):
-        rows.append(("Before far from published", str(b["warning"])))
+    if b.warning:
+        rows.append(("Before far from published", b.warning))
     return rows
 
 
 def report_settings_rows(report: RunReport) -> list[tuple[str, str, str]]:
     """(setting, value, the preset's value where this run changed it)."""
     rows = []
-    for key, value in report.settings.items():
-        default = report.preset_defaults.get(key, value)
+    for key, value in report.saved.settings.items():
+        default = report.preset_defaults.value(key, value)
         changed = "" if default == value or key == "preset" else setting_value(default)
         rows.append((key, setting_value(value), changed))
     return rows
@@ -168,14 +165,7 @@ def before_after_rows(report: RunReport) -> list[list[str]]:
 def sample_rows(report: RunReport) -> list[list[str]]:
     """The before/after samples: source, reference, both outputs and sentence BLEU."""
     return [
-        [
-            str(x.get("source", "")),
-            str(x.get("reference", "")),
-            str(x.get("before", "")),
-            str(x.get("after", "")),
-            number(x.get("bleu_before")),
-            number(x.get("bleu_after")),
-        ]
+        [x.source, x.reference, x.before, x.after, number(x.bleu_before), number(x.bleu_after)]
         for x in report.summary.samples or []
     ]
 
@@ -189,7 +179,7 @@ NO_BREAKDOWN = (
 
 def by_length_table(report: RunReport) -> tuple[list[str], list[list[str]]]:
     """Header and rows of the test set's scores by source length ([] when not recorded)."""
-    buckets = length_buckets(report.summary.by_length)
+    buckets = report.summary.by_length
     if not buckets:
         return [], []
     return [length_header(buckets[0].unit), *BY_LENGTH_COLUMNS], [
@@ -200,7 +190,7 @@ def by_length_table(report: RunReport) -> tuple[list[str], list[list[str]]]:
 def breakdown_note(report: RunReport) -> str:
     """Which set the breakdown is of, and how it is scored."""
     test = report.summary.test
-    buckets = length_buckets(report.summary.by_length) or []
+    buckets = report.summary.by_length or []
     unit = buckets[0].unit if buckets else "words"
     return (
         f"{test.label if test is not None else 'test'}: its sentences grouped by the length "
@@ -214,9 +204,10 @@ def breakdown_note(report: RunReport) -> str:
 def changed_tables(report: RunReport) -> list[tuple[str, list[list[str]], str]]:
     """(title, rows, what to say when there are none) of the test sentences whose chrF
     rose most, then fell most ([] when not recorded)."""
-    changed = changed_sentences(report.summary.most_changed)
-    if changed is None:
+    most = report.summary.most_changed
+    if most is None:
         return []
+    changed = (most.rose, most.fell)
     return [
         (
             f"Test sentences whose sentence chrF {way} most",
@@ -258,7 +249,7 @@ def console_rows(report: RunReport) -> list[list[str]]:
 
 def decoding_note(report: RunReport) -> str:
     """Which set is which, and why per-epoch BLEU and before/after BLEU differ."""
-    beams = report.settings.get("eval_num_beams", 1)
+    beams = report.saved.value("eval_num_beams") or 1
     test = report.summary.test
     validation = report.summary.validation
     sets = ""

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
 
 from workbench.core.data.cleaning import Dropped
 from workbench.core.lab.attention_kinds import AttentionKinds
@@ -17,6 +16,7 @@ from workbench.core.lab.kv_cache import CacheStudy
 from workbench.core.lab.prompt_attention import PromptAttention
 from workbench.core.records.summary import RunSummary
 from workbench.core.report.screenshots import Screenshot
+from workbench.core.run_folder import SavedConfig
 from workbench.core.translate.history import ConsoleLine
 
 REPORT_MD = "report.md"
@@ -76,8 +76,8 @@ class RunReport:
     """Everything the report shows, read from one run folder."""
 
     run_dir: Path
-    settings: dict[str, Any]
-    preset_defaults: dict[str, Any]
+    saved: SavedConfig  # config.json: the settings, and the run's records beside them
+    preset_defaults: SavedConfig  # the settings of the preset the run names
     summary: RunSummary
     epochs: list[EpochRow]
     train_loss: list[tuple[float, float]]  # (epoch, loss) per logging step

@@ -33,15 +33,15 @@ from workbench.core.config.run_config import RunConfig
 from workbench.core.evaluate.before_after import HeldOutSets, translate_after
 from workbench.core.evaluate.significance import score_systems
 from workbench.core.events import EventSink, Note
+from workbench.core.records.run_records import AveragingRecord
+from workbench.core.records.typed import record_of
+from workbench.core.run_files import AVERAGED_MODEL
 from workbench.core.run_folder import CHECKPOINTS_FOLDER, RunLease, holds
 from workbench.core.train.checkpoints import is_complete_checkpoint
 from workbench.core.views.training_text import averaging_text
 
 if TYPE_CHECKING:
     import torch
-
-#: Where a run writes the averaged model (it becomes ``best_model/`` when it is kept).
-AVERAGED_MODEL = "averaged_model"
 
 
 @dataclass(frozen=True)
@@ -160,7 +160,7 @@ class Averaging:
     """What averaging did: ``summary.json``'s record and the validation translations of
     the model that is the run's best now (so that "after" does not decode them again)."""
 
-    record: dict[str, Any] | None = None
+    record: AveragingRecord | None = None
     translations: dict[str, list[str]] = field(default_factory=dict)
 
 
@@ -196,9 +196,9 @@ def average_checkpoints(
     elif best is None:
         skipped = "the best epoch's checkpoint is not there"
     if skipped or best is None:
-        record.update(kept="best", skipped=skipped)
-        emit(Note(averaging_text(record), "warning"))
-        return Averaging(record)
+        skipped_record = record_of(AveragingRecord, {**record, "kept": "best", "skipped": skipped})
+        emit(Note(averaging_text(skipped_record), "warning"))
+        return Averaging(skipped_record)
     if len(chosen) < k:
         emit(
             Note(
@@ -212,9 +212,9 @@ def average_checkpoints(
     try:
         write_averaged_model(best_dir, [c.path for c in chosen], averaged_dir)
     except ValueError as err:  # checkpoints that do not fit together: the run stays as it is
-        record.update(kept="best", skipped=str(err))
-        emit(Note(averaging_text(record), "warning"))
-        return Averaging(record)
+        failed = record_of(AveragingRecord, {**record, "kept": "best", "skipped": str(err)})
+        emit(Note(averaging_text(failed), "warning"))
+        return Averaging(failed)
 
     validation = dataclasses.replace(
         held_out,
@@ -242,10 +242,11 @@ def average_checkpoints(
     )
     if not kept:
         record["model"] = str(averaged_dir)
-    emit(Note(averaging_text(record)))
+    emit(Note(averaging_text(record_of(AveragingRecord, record))))
     if not kept:
-        return Averaging(record, {"validation": of_best})
+        return Averaging(record_of(AveragingRecord, record), {"validation": of_best})
     if not holds(lease):
         return Averaging()
     replace_folder(averaged_dir, best_dir)
-    return Averaging({**record, "model": str(best_dir)}, {"validation": of_average})
+    kept_record = record_of(AveragingRecord, {**record, "model": str(best_dir)})
+    return Averaging(kept_record, {"validation": of_average})

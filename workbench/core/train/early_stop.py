@@ -13,11 +13,11 @@ stopped one was.
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass
 from typing import Any
 
 from workbench.core.config.run_config import RunConfig
 from workbench.core.events import EventSink, Note
+from workbench.core.records.run_records import EarlyStopping
 from workbench.core.views.training_text import early_stopping_text
 
 
@@ -26,26 +26,6 @@ def early_stopping_callback(patience: int) -> Any:
     from transformers import EarlyStoppingCallback
 
     return EarlyStoppingCallback(early_stopping_patience=patience)
-
-
-@dataclass(frozen=True)
-class EarlyStopping:
-    """How a run with a patience ended: ``summary.json``'s ``early_stopping``."""
-
-    patience: int
-    best_epoch: float
-    best_bleu: float  # the Trainer's per-epoch validation BLEU of the best epoch
-    stopped_after_epoch: float  # the last epoch evaluated
-    epochs_planned: float
-    stopped: bool  # the patience ran out before the last planned epoch
-
-    def line(self) -> str:
-        """The one line a run prints about it (the report says it the same way)."""
-        return early_stopping_text(self.to_dict())
-
-    def to_dict(self) -> dict[str, Any]:
-        """The summary's record."""
-        return asdict(self)
 
 
 def early_stopping_outcome(trainer: Any, patience: int, epochs: float) -> EarlyStopping | None:
@@ -79,13 +59,11 @@ def early_stopping_outcome(trainer: Any, patience: int, epochs: float) -> EarlyS
     )
 
 
-def report_early_stopping(
-    trainer: Any, config: RunConfig, emit: EventSink
-) -> dict[str, Any] | None:
+def report_early_stopping(trainer: Any, config: RunConfig, emit: EventSink) -> EarlyStopping | None:
     """Say in one line how early stopping ended the run; its summary record (None when
     the run had no patience)."""
     outcome = early_stopping_outcome(trainer, config.early_stopping, config.epochs)
     if outcome is None:
         return None
-    emit(Note(outcome.line()))
-    return outcome.to_dict()
+    emit(Note(early_stopping_text(outcome)))
+    return outcome

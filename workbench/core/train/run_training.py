@@ -51,6 +51,7 @@ from workbench.core.events import (
 from workbench.core.live.run_log import RunLog
 from workbench.core.live.writer import RunWriter
 from workbench.core.model.load import pick_device
+from workbench.core.records.run_records import BaselineRecord, BleuChrf
 from workbench.core.records.status import RunOutcome
 from workbench.core.records.summary import RunSummary
 from workbench.core.run_folder import (
@@ -248,8 +249,8 @@ def _train(
     # ---- before: once, by rank 0, with the plain fp32 model the Trainer has not wrapped yet
     held_out = HeldOutSets.of(data, config)
     before: dict[str, list[str]] = {}
-    before_scores: dict[str, dict[str, float]] = {}
-    baseline: dict[str, Any] | None = None  # the test set's published score, where there is one
+    before_scores: dict[str, BleuChrf] = {}
+    baseline: BaselineRecord | None = None  # the test set's published score, where there is one
     if main:
         translator = Translator(model, tokenizer, direction, config.max_source_length)
         before = translate_before(held_out, translator, run_dir, emit)
@@ -294,10 +295,10 @@ def _train(
         train_pairs=len(data.train),
         validation_pairs=len(data.validation),
         test_pairs=len(data.test),
-        cleaning=data.cleaning.to_dict(),
+        cleaning=data.cleaning.record(),
         bleu_tokenize=config.bleu_tokenize,
-        decoding=vars(held_out.options),
-        precision=precision.to_dict(),
+        decoding=held_out.options,
+        precision=precision,
         before=before_scores,
         baseline=baseline,
         train_seconds=round(outcome.seconds, 1),
@@ -340,7 +341,7 @@ def _train(
         best_checkpoint=trainer.state.best_model_checkpoint,
         best_model=str(published if publish else best_dir),
         run_best_model=str(best_dir),
-        samples=[vars(s) for s in samples],
+        samples=list(samples),
         epochs=evaluation_history(trainer),
         early_stopping=stopping,
         averaging=averaging.record,

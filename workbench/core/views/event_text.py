@@ -147,7 +147,7 @@ def best_epoch_text(summary: RunSummary) -> str:
     """``best epoch 4``, and whether the published model is instead an average of
     checkpoints (``--average-checkpoints``)."""
     best = best_epoch(summary)
-    averaged = (summary.averaging or {}).get("kept") == "averaged"
+    averaged = summary.averaging is not None and summary.averaging.kept == "averaged"
     return f"best epoch {MISSING if best is None else f'{best:g}'}" + (
         ", model averaged over checkpoints" if averaged else ""
     )

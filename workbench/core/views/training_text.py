@@ -7,6 +7,7 @@ from __future__ import annotations
 from typing import Any
 
 from workbench.core.config.run_config import RunConfig
+from workbench.core.records.run_records import AveragingRecord, EarlyStopping
 from workbench.core.records.scores import N_BOOTSTRAP
 from workbench.core.records.summary import RunSummary, best_epoch
 from workbench.core.views.event_text import best_epoch_text
@@ -18,20 +19,17 @@ def _epoch(value: Any) -> str:
     return f"{round(float(value), 2):g}" if isinstance(value, int | float) else "?"
 
 
-def early_stopping_text(record: dict[str, Any]) -> str:
+def early_stopping_text(record: EarlyStopping) -> str:
     """``early stopping: validation BLEU has not risen for 2 epochs since epoch 4 (12.31);
     stopped after epoch 6 of 30``, or that the patience never ran out."""
-    patience = record.get("patience")
-    bleu = record.get("best_bleu")
-    best = f"epoch {_epoch(record.get('best_epoch'))}" + (
-        f" ({bleu:.2f})" if isinstance(bleu, int | float) else ""
-    )
-    planned = _epoch(record.get("epochs_planned"))
-    if record.get("stopped"):
+    patience = record.patience
+    best = f"epoch {_epoch(record.best_epoch)} ({record.best_bleu:.2f})"
+    planned = _epoch(record.epochs_planned)
+    if record.stopped:
         return (
             f"early stopping: validation BLEU has not risen for {patience} "
             f"epoch{'s' if patience != 1 else ''} since {best}; stopped after "
-            f"epoch {_epoch(record.get('stopped_after_epoch'))} of {planned}"
+            f"epoch {_epoch(record.stopped_after_epoch)} of {planned}"
         )
     return (
         f"early stopping (patience {patience}) did not trigger: all {planned} epochs ran; "
@@ -39,34 +37,33 @@ def early_stopping_text(record: dict[str, Any]) -> str:
     )
 
 
-def averaging_text(record: dict[str, Any]) -> str:
+def averaging_text(record: AveragingRecord) -> str:
     """``averaging the last 3 checkpoints (epochs 4, 5, 6): validation BLEU 12.31 → 12.58
     (+0.27, p = 0.040), chrF … against the best checkpoint (epoch 5); the average is kept``."""
-    if record.get("skipped"):
-        return f"checkpoint averaging skipped: {record['skipped']}"
-    epochs = record.get("epochs") or []
-    which = record.get("which")
-    what = f"last {len(epochs)}" if which == "last" else f"{len(epochs)} best"
-    scores = record.get("validation") or {}
-    best, averaged = scores.get("best") or {}, scores.get("averaged") or {}
-    try:
+    if record.skipped:
+        return f"checkpoint averaging skipped: {record.skipped}"
+    epochs = record.epochs
+    what = f"last {len(epochs)}" if record.which == "last" else f"{len(epochs)} best"
+    scores = record.validation
+    if scores is not None and record.p_value is not None:
+        best, averaged = scores.best, scores.averaged
         change = (
-            f"validation BLEU {best['bleu']:.2f} → {averaged['bleu']:.2f} "
-            f"({averaged['bleu'] - best['bleu']:+.2f}, "
-            f"{format_p(float(record['p_value']), N_BOOTSTRAP)}), chrF {best['chrf']:.2f} → "
-            f"{averaged['chrf']:.2f}"
+            f"validation BLEU {best.bleu:.2f} → {averaged.bleu:.2f} "
+            f"({averaged.bleu - best.bleu:+.2f}, "
+            f"{format_p(record.p_value, N_BOOTSTRAP)}), chrF {best.chrf:.2f} → "
+            f"{averaged.chrf:.2f}"
         )
-    except (KeyError, TypeError, ValueError):
+    else:
         change = "validation scores not recorded"
     kept = (
         "the average is kept"
-        if record.get("kept") == "averaged"
+        if record.kept == "averaged"
         else "the best checkpoint is kept"
-        + (f" (the average stays in {record['model']})" if record.get("model") else "")
+        + (f" (the average stays in {record.model})" if record.model else "")
     )
     return (
         f"averaging the {what} checkpoints (epochs {', '.join(_epoch(e) for e in epochs)}): "
-        f"{change}, against the best checkpoint (epoch {_epoch(record.get('best_epoch'))}); "
+        f"{change}, against the best checkpoint (epoch {_epoch(record.best_epoch)}); "
         f"{kept}"
     )
 

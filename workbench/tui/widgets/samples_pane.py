@@ -21,10 +21,10 @@ from textual.binding import Binding
 from textual.containers import Vertical
 from textual.widgets import DataTable, Static
 
-from workbench.core.records.files import read_jsonl_counted
+from workbench.core.records.run_records import Sample
 from workbench.core.records.scores import MetricChange, score_change
 from workbench.core.records.summary import RunSummary
-from workbench.core.run_folder import translations_file
+from workbench.core.run_folder import read_translations, translations_file
 from workbench.core.views.human_agreement import agreement_text
 from workbench.core.views.numbers import MISSING, number, signed
 from workbench.core.views.score_text import change_before_after, headline
@@ -32,7 +32,6 @@ from workbench.tui.messages import ShowAttention
 
 MAX_ROWS = 500
 #: What a row of a run's translations file holds; a row without them is skipped and counted.
-SAMPLE_KEYS = {"source", "reference", "before", "after", "bleu_before", "bleu_after"}
 #: The change column's label in each order ``o`` cycles through: test order, chrF rose
 #: most first (▼, largest first), chrF fell most first (▲, smallest first).
 CHANGE_LABELS = ("Δ", "Δ ▼", "Δ ▲")
@@ -47,30 +46,30 @@ def sentence_score(value: object) -> float | None:
     return value
 
 
-def change_of(row: dict[str, Any], metric: str = "chrf") -> float | None:
+def change_of(row: Sample, metric: str = "chrf") -> float | None:
     """A row's sentence ``metric`` (``chrf`` or ``comet``) after minus before, or None
     when the row has none."""
-    before = sentence_score(row.get(f"{metric}_before"))
-    after = sentence_score(row.get(f"{metric}_after"))
+    before = sentence_score(getattr(row, f"{metric}_before"))
+    after = sentence_score(getattr(row, f"{metric}_after"))
     if before is None or after is None:
         return None
     return score_change(before, after)
 
 
-def row_metric(rows: list[dict[str, Any]]) -> str:
+def row_metric(rows: list[Sample]) -> str:
     """``comet`` when the run scored each sentence with COMET, else ``chrf``."""
     return "comet" if any(change_of(r, "comet") is not None for r in rows) else "chrf"
 
 
-def before_to_after(row: dict[str, Any], metric: str) -> str:
+def before_to_after(row: Sample, metric: str) -> str:
     """``1.2→5.0``: a row's sentence score before and after, or a dash when it has none."""
-    before, after = row.get(f"{metric}_before"), row.get(f"{metric}_after")
+    before, after = getattr(row, f"{metric}_before"), getattr(row, f"{metric}_after")
     if before is None or after is None:
         return MISSING
     return f"{number(before, 1)}→{number(after, 1)}"
 
 
-def in_order(rows: list[dict[str, Any]], order: int, metric: str = "chrf") -> list[dict[str, Any]]:
+def in_order(rows: list[Sample], order: int, metric: str = "chrf") -> list[Sample]:
     """``rows`` in test order (0), by the change of their ``metric``, largest rise first (1)
     or largest fall first (2); rows without it last, ties in test order."""
     if order == 0:
@@ -99,8 +98,8 @@ class SamplesPane(Vertical):
 
     def __init__(self, **kwargs: Any) -> None:
         super().__init__(**kwargs)
-        self.rows: list[dict[str, Any]] = []  # in test order, the five samples first
-        self.shown: list[dict[str, Any]] = []  # the table's rows, in its order
+        self.rows: list[Sample] = []  # in test order, the five samples first
+        self.shown: list[Sample] = []  # the table's rows, in its order
         self.order = 0  # index into CHANGE_LABELS
         self.metric = "chrf"  # what each sentence is scored by: chrf, or comet
 
@@ -135,10 +134,10 @@ class SamplesPane(Vertical):
         self.shown = in_order(self.rows, self.order, self.metric)[:MAX_ROWS]
         for row in self.shown:
             table.add_row(
-                Text(row["source"]),
-                Text(row["reference"]),
-                Text(row["before"]),
-                Text(row["after"]),
+                Text(row.source),
+                Text(row.reference),
+                Text(row.before),
+                Text(row.after),
                 before_to_after(row, self.metric),
                 signed(change_of(row, self.metric), 1),
             )
@@ -151,7 +150,7 @@ class SamplesPane(Vertical):
         text = Text()
         for name in ("source", "reference", "before", "after"):
             text.append(f"{name:>9}: ", style="bold")
-            text.append(str(row[name]) + "\n")
+            text.append(str(getattr(row, name)) + "\n")
         text.append(f"{'scores':>9}: ", style="bold")
         parts = [f"BLEU {before_to_after(row, 'bleu')}"]
         for metric, name in (("chrf", "chrF"), ("comet", "COMET")):
@@ -164,14 +163,11 @@ class SamplesPane(Vertical):
     def show_run(self, run_dir: str, summary: RunSummary) -> None:
         """Fill from a summary: the five samples first, then the other test rows."""
         samples = list(summary.samples or [])
-        seen = {s["source"] for s in samples}
+        seen = {s.source for s in samples}
         rows = "test"
-        records, skipped = read_jsonl_counted(Path(run_dir) / translations_file(rows))
+        records, skipped = read_translations(Path(run_dir), rows)
         for row in records:
-            if not set(row) >= SAMPLE_KEYS:
-                skipped += 1
-                continue
-            if row["source"] in seen:
+            if row.source in seen:
                 continue
             samples.append(row)  # scored once, by the run
         self.rows = samples
@@ -204,7 +200,7 @@ class SamplesPane(Vertical):
     def selected_source(self) -> str | None:
         """The source sentence of the highlighted row."""
         row = self.query_one(DataTable).cursor_row
-        return str(self.shown[row]["source"]) if 0 <= row < len(self.shown) else None
+        return self.shown[row].source if 0 <= row < len(self.shown) else None
 
     @on(DataTable.RowSelected, "#samples-table")
     def _row_selected(self) -> None:

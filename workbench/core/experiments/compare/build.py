@@ -21,8 +21,8 @@ from workbench.core.evaluate.segment_statistics import segment_change
 from workbench.core.evaluate.significance import randomisation_p, score_before_after
 from workbench.core.experiments.table import RunRow, run_row
 from workbench.core.live.follow import read_run_events
-from workbench.core.records.files import read_json_dict, read_jsonl
-from workbench.core.records.scores import LengthBucket, MetricChange, SetScores, length_buckets
+from workbench.core.records.run_records import Sample
+from workbench.core.records.scores import LengthBucket, MetricChange, SetScores
 from workbench.core.records.summary import SUMMARY_FILE, RunSummary, read_summary
 from workbench.core.report.build import epoch_rows, train_loss_points
 from workbench.core.report.model import EpochRow
@@ -30,8 +30,11 @@ from workbench.core.run_folder import (
     METRICS_FILE,
     RUN_CONFIG_FILE,
     RUNS_FOLDER,
+    RunFolder,
+    SavedConfig,
     output_root_of,
-    translations_file,
+    read_saved_config,
+    read_translations,
 )
 from workbench.core.views.numbers import LETTERS
 from workbench.errors import WorkbenchError
@@ -60,10 +63,10 @@ class ComparedRun:
 
     letter: str  # "A" for the first (the baseline of every test), "B", ...
     row: RunRow
-    settings: dict[str, Any]
+    saved: SavedConfig  # config.json: its settings (and, apart, the run's records)
     epochs: list[EpochRow]
     train_loss: list[tuple[float, float]]
-    test_rows: list[dict[str, Any]]  # test_translations.jsonl
+    test_rows: list[Sample]  # test_translations.jsonl
     bleu_tokenize: str | None
     by_length: list[LengthBucket] | None = None  # None: the run recorded none
 
@@ -141,28 +144,30 @@ def resolve_run(name: str, output_root: Path) -> Path:
 
 def read_run(letter: str, run_dir: Path) -> ComparedRun:
     """One run folder read back (what a run killed early lacks stays empty)."""
-    settings = read_json_dict(run_dir / RUN_CONFIG_FILE) or {}
+    folder = RunFolder(run_dir)
+    saved = read_saved_config(run_dir) or SavedConfig({})
     summary = read_summary(run_dir) or RunSummary()
-    events = read_run_events(run_dir / METRICS_FILE)
-    tokenize = settings.get("bleu_tokenize")
+    events = read_run_events(folder.metrics)
+    tokenize = saved.value("bleu_tokenize")
     return ComparedRun(
         letter=letter,
-        row=run_row(run_dir, settings, summary),
-        settings=settings,
+        row=run_row(run_dir, saved, summary),
+        saved=saved,
         epochs=epoch_rows(summary, events),
         train_loss=train_loss_points(events),
-        test_rows=read_jsonl(run_dir / translations_file("test")),
+        test_rows=read_translations(run_dir, "test")[0],
         bleu_tokenize=tokenize if isinstance(tokenize, str) else None,
-        by_length=length_buckets(summary.by_length),
+        by_length=summary.by_length,
     )
 
 
 def differing_settings(runs: list[ComparedRun]) -> dict[str, list[Any]]:
-    """The settings whose values are not the same in every run, in config order."""
+    """The settings whose values are not the same in every run, in config order (only
+    settings: the precision and cleaning records config.json holds beside them are not)."""
     names: list[str] = []
     for run in runs:
-        names += [k for k in run.settings if k not in names and k not in NOT_COMPARED]
-    values = {name: [run.settings.get(name) for run in runs] for name in names}
+        names += [k for k in run.saved.settings if k not in names and k not in NOT_COMPARED]
+    values = {name: [run.saved.value(name) for run in runs] for name in names}
     return {name: vals for name, vals in values.items() if any(v != vals[0] for v in vals[1:])}
 
 
@@ -181,8 +186,8 @@ def why_not_paired(first: ComparedRun, other: ComparedRun) -> str:
             f"{first.letter}'s is {a.name} ({a.size:,}); a paired test needs the same "
             "sentences"
         )
-    if [(r.get("source"), r.get("reference")) for r in first.test_rows] != [
-        (r.get("source"), r.get("reference")) for r in other.test_rows
+    if [(r.source, r.reference) for r in first.test_rows] != [
+        (r.source, r.reference) for r in other.test_rows
     ]:
         return (
             f"runs {first.letter} and {other.letter} were tested on different sentences "
@@ -205,19 +210,15 @@ def differences(
     k where it loses most (sentences with equal scores are neither)."""
     rows = [
         Difference(
-            source=str(a.get("source", "")),
-            reference=str(a.get("reference", "")),
-            first=str(a.get("after", "")),
-            other=str(b.get("after", "")),
-            chrf_first=round(
-                sentence_chrf(str(a.get("after", "")), str(a.get("reference", ""))), 2
-            ),
-            chrf_other=round(
-                sentence_chrf(str(b.get("after", "")), str(b.get("reference", ""))), 2
-            ),
+            source=a.source,
+            reference=a.reference,
+            first=a.after,
+            other=b.after,
+            chrf_first=round(sentence_chrf(a.after, a.reference), 2),
+            chrf_other=round(sentence_chrf(b.after, b.reference), 2),
         )
         for a, b in zip(first.test_rows, other.test_rows, strict=True)
-        if a.get("after") != b.get("after")
+        if a.after != b.after
     ]
     ranked = sorted(rows, key=lambda d: d.gap)  # stable: ties keep test-set order
     better = [d for d in reversed(ranked) if d.gap > 0][:k]
@@ -229,9 +230,9 @@ def paired_result(first: ComparedRun, other: ComparedRun) -> PairedResult:
     """sacreBLEU's paired bootstrap and approximate randomisation, ``other`` vs first; and
     COMET's paired test on the sentences' stored scores when both runs scored them with
     the same model (:func:`comet_change`)."""
-    refs = [str(r.get("reference", "")) for r in first.test_rows]
-    base = [str(r.get("after", "")) for r in first.test_rows]
-    system = [str(r.get("after", "")) for r in other.test_rows]
+    refs = [r.reference for r in first.test_rows]
+    base = [r.after for r in first.test_rows]
+    system = [r.after for r in other.test_rows]
     tokenize = first.bleu_tokenize or "13a"
     name = first.row.test.name if first.row.test is not None else "test"
     scores = score_before_after(base, system, refs, tokenize, "test", name)
@@ -257,7 +258,7 @@ def comet_change(first: ComparedRun, other: ComparedRun) -> MetricChange | None:
     test = first.row.test
     if test is None or test.comet is None or comet_model(other) != test.comet.model:
         return None
-    columns = [[r.get("comet_after") for r in run.test_rows] for run in (first, other)]
+    columns = [[r.comet_after for r in run.test_rows] for run in (first, other)]
     numbers = [[float(v) for v in c if isinstance(v, int | float)] for c in columns]
     if any(len(n) != len(c) for n, c in zip(numbers, columns, strict=True)):
         return None  # a sentence without its score (a hand-edited file): no paired test
