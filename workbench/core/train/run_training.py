@@ -283,8 +283,7 @@ def _train(
         raise LeaseLost(run_dir, trainer.state.global_step)
     if not main:  # rank 0 writes the outputs; the others are done
         return RunResult(outcome.status, run_dir, RunSummary())
-    # What the summary says however the run ends; each ending adds its own fields and
-    # builds the summary once.
+    # What the summary says however the run ends; each ending adds its fields, builds it once.
     summary_with = partial(
         RunSummary,
         status=outcome.status,
