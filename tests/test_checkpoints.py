@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from workbench.core.events import Event, Note
 from workbench.core.train.checkpoints import last_complete_checkpoint, publish_model
 
 
@@ -16,8 +17,9 @@ def test_incomplete_checkpoint_is_skipped(tmp_path: Path):
     for name in ("model.safetensors", "trainer_state.json", "optimizer.pt"):
         (good / name).write_text("x")
     (bad / "trainer_state.json").write_text("x")  # killed mid-save: no weights
-    notes = []
+    notes: list[Event] = []
     assert last_complete_checkpoint(run, notes.append) == good
+    assert isinstance(notes[0], Note)
     assert "checkpoint-8" in notes[0].text
 
 

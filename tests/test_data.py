@@ -102,7 +102,7 @@ def test_a_near_copy_of_a_test_pair_leaves_train_and_validation(tmp_path: Path):
     config = build_config("demo", overrides={"data": str(data_file), "test_data": str(test_file)})
     data = prepare_data(config)
     assert data.dropped["in test set"] == 2  # s5 by its source, s7 by its target
-    assert {"s5", "s7"}.isdisjoint(p.source for p in data.train + data.validation)
+    assert {"s5", "s7"}.isdisjoint(p.source for p in [*data.train, *data.validation])
 
 
 def test_demo_data_is_clean_and_split_8_1_1_with_no_sentence_in_two_splits():
@@ -112,7 +112,7 @@ def test_demo_data_is_clean_and_split_8_1_1_with_no_sentence_in_two_splits():
     # 424 held out each; then a training pair left as a near-copy of a test pair
     assert len(data.test) == len(data.validation) == 424
     assert data.dropped["in test set"] == 1
-    sources = [p.source for p in data.train + data.validation + data.test]
+    sources = [p.source for p in [*data.train, *data.validation, *data.test]]
     assert len(set(sources)) == n  # no sentence on two sides of a split
     assert not any(s.lower() == "placeholder" for s in sources)
     assert data.test_name == data.validation_name == "10% held out, seed 42"
@@ -153,7 +153,7 @@ def test_test_data_file_is_the_test_set_and_never_trained_on(tmp_path: Path):
     assert [p.source for p in data.test] == [f"s{i}" for i in range(90, 120)]
     assert data.test_name == "held.tsv"
     assert data.dropped["in test set"] == 10
-    seen = {p.source for p in data.train + data.validation}
+    seen = {p.source for p in [*data.train, *data.validation]}
     assert not seen & {p.source for p in data.test}
     assert len(data.train) + len(data.validation) == 90
     assert len(data.validation) == 9
@@ -263,7 +263,7 @@ def test_moses_prefix_reads_line_aligned_files(tmp_path: Path):
     config = build_config("demo", overrides={"data": str(prefix)})
     assert not is_hub_dataset(config)
     data = prepare_data(config)
-    pairs = data.train + data.validation + data.test
+    pairs = [*data.train, *data.validation, *data.test]
     assert len(pairs) == 29
     assert data.dropped["empty"] == 1
     assert all(p.target == f"句{p.source[1:]}" for p in pairs if p.source.startswith("s"))

@@ -104,6 +104,8 @@ def test_worker_processes_prepare_what_one_process_does(
     events: list = []
     workers = prepare_split(config, on_event=events.append, count_tokens=tokens, num_proc=2)
     assert digest(workers) == digest(alone)
+    assert isinstance(workers.train, PairTable)
+    assert isinstance(alone.train, PairTable)
     assert workers.train.column("input_ids") == alone.train.column("input_ids")
     assert workers.cleaning.counts["long"] == alone.cleaning.counts["long"] > 0
     assert not any(isinstance(e, Note) and "cached" in e.text for e in events)

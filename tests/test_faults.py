@@ -17,7 +17,7 @@ from pathlib import Path
 import pytest
 
 from tests.conftest import TINY_DEMO_ARGS, run_cli, small, tiny_toml
-from workbench.core.events import EvalDone, Note, TrainStep
+from workbench.core.events import EvalDone, Event, Note, TrainStep
 from workbench.core.live.follow import read_run_events
 from workbench.core.train.checkpoints import last_complete_checkpoint, publish_model
 from workbench.core.train.run_training import run_training
@@ -53,7 +53,9 @@ def test_stop_then_resume_equals_an_uninterrupted_run_bit_for_bit(tmp_path: Path
 
     stopped = run_training(small(tmp_path, "b", logging_steps=1), stop_at_6, stop)
     assert stopped.status == "stopped"
-    assert last_complete_checkpoint(stopped.run_dir).name == "checkpoint-7"  # mid-epoch 1
+    checkpoint = last_complete_checkpoint(stopped.run_dir)
+    assert checkpoint is not None
+    assert checkpoint.name == "checkpoint-7"  # mid-epoch 1
     resumed = run_training(small(tmp_path, "b", logging_steps=1), losses(log), resume=True)
     assert resumed.status == "finished"
     assert resumed.run_dir == stopped.run_dir
@@ -146,6 +148,8 @@ class LeaseTakenAt:
     """A run folder's lease (``RunLease``) that another worker takes as the run sends the
     event ``taken_at`` picks: what a sweep's trial sees when it is taken for dead."""
 
+    seen: list[Event]
+
     def __init__(self, taken_at) -> None:
         self.taken_at, self.taken, self.seen = taken_at, False, []
 
@@ -232,7 +236,9 @@ def test_full_disk_while_saving_a_checkpoint_keeps_the_last_one_resumable(
         run_training(small(tmp_path, epochs=3.0))
     run = next((tmp_path / "out" / "runs").iterdir())
     assert sorted(p.name for p in (run / "checkpoints").iterdir()) == ["checkpoint-9"]
-    assert last_complete_checkpoint(run).name == "checkpoint-9"
+    checkpoint = last_complete_checkpoint(run)
+    assert checkpoint is not None
+    assert checkpoint.name == "checkpoint-9"
     monkeypatch.setattr(torch, "save", real_save)
     resumed = run_training(small(tmp_path, epochs=3.0), resume=True)
     assert resumed.status == "finished"

@@ -95,7 +95,7 @@ def test_spread_is_even_within_limits():
 def test_plan_covers_every_file_in_proportion_with_few_rows_per_group():
     groups = [[100] * 20, [100] * 40, [100] * 140]
     plan = plan_sample(groups, 1000, seed=0)
-    per_file = collections.Counter()
+    per_file: collections.Counter[int] = collections.Counter()
     for (f, _g), offsets in plan.items():
         per_file[f] += len(offsets)
         assert len(set(offsets)) == len(offsets)  # without replacement
@@ -112,7 +112,7 @@ def test_plan_spreads_a_quota_evenly_over_the_fewest_groups():
 
 def test_plan_is_uniform_within_a_file():
     # Quota 25 of 100 rows: 4 of 5 groups, 6-7 rows each; each row has p = 1/4.
-    hits = collections.Counter()
+    hits: collections.Counter[tuple[int, int]] = collections.Counter()
     for seed in range(400):
         for (_f, g), offsets in plan_sample([[20] * 5], 25, seed).items():
             hits.update((g, o) for o in offsets)
@@ -235,7 +235,7 @@ def test_the_revision_is_in_the_cache_and_returned(wmt_like: Path, tmp_path: Pat
 
 
 def test_load_hub_split_returns_every_row_in_order(wmt_like: Path, tmp_path: Path):
-    kwargs = dict(
+    kwargs: dict[str, Any] = dict(
         repo="wmt/wmt19",
         config="zh-en",
         split="validation",
@@ -282,7 +282,7 @@ def test_a_missing_split_says_which_and_how_to_do_without(wmt_like: Path, tmp_pa
 def test_local_parquet_sample_is_seeded_reproducible_and_from_every_file(tmp_path: Path):
     root = write_corpus(tmp_path / "repo")
     fs = fsspec.filesystem("file")
-    kwargs = dict(
+    kwargs: dict[str, Any] = dict(
         repo="wmt/wmt19",
         config="zh-en",
         source_lang="en",
@@ -325,7 +325,7 @@ def test_a_tiny_corpus_is_sampled_whole_without_crashing(tmp_path: Path):
 def test_second_call_reads_the_cache_not_the_hub(tmp_path: Path):
     root = write_corpus(tmp_path / "repo", files=2)
     fs = fsspec.filesystem("file")
-    kwargs = dict(
+    kwargs: dict[str, Any] = dict(
         repo="wmt/wmt19",
         config="zh-en",
         source_lang="en",
@@ -441,7 +441,7 @@ def test_opus_preset_tests_on_the_datasets_own_split_at_the_samples_commit(
     assert data.revision == sha
     assert data.test_name == "newstest2018"
     assert len(data.test) == 24
-    trained = {p.source for p in data.train + data.validation}
+    trained = {p.source for p in [*data.train, *data.validation]}
     assert not trained & {p.source for p in data.test}
     # 10% more were drawn, so that cleaning leaves the 200 asked for.
     assert data.cleaning.pairs_in == 220
@@ -472,7 +472,7 @@ def test_opus_preset_tests_on_the_datasets_own_split_at_the_samples_commit(
 
 #: 200 pairs of the look-alike's WMT19 (tests/hub_server.py): 3 files of ~1,440 rows in
 #: 10-row groups, 9 row groups from each.
-HUB_SAMPLE = dict(
+HUB_SAMPLE: dict[str, Any] = dict(
     repo="wmt/wmt19", config="zh-en", source_lang="en", target_lang="zh", n=200, seed=0
 )
 ROW_GROUPS = 27

@@ -18,6 +18,7 @@ import threading
 import time
 from dataclasses import replace
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -194,7 +195,7 @@ def test_a_stop_request_stops_the_writer_and_a_dead_run_says_so(tmp_path: Path):
     run = run_folder(tmp_path)
     stop = threading.Event()
     writer = RunWriter(stop)
-    seen = []
+    seen: list[Any] = []  # the writer's events: Notes
     writer.on_event = seen.append
     writer.hold(run)
     try:

@@ -26,6 +26,15 @@ NLLB_3B_CONFIG = FIXTURES / "nllb-200-3.3B-config.json"
 CPU = Precision("cpu", "fp32", False)
 #: A plan's figure in a line: ``needs about 80.0 GB``.
 NEEDS = re.compile(r"needs about ([\d.]+) GB")
+#: The planned peak a run prints: ``about 1.2 GB at a step's peak``.
+PLANNED = re.compile(r"about ([\d.]+) GB at a step's peak")
+
+
+def figure_in(pattern: re.Pattern[str], text: str) -> float:
+    """The number ``pattern``'s group finds in ``text``; a failed assertion if none."""
+    found = pattern.search(text)
+    assert found, f"{pattern.pattern!r} not in {text!r}"
+    return float(found.group(1))
 
 
 def nllb_3b_config():
@@ -63,7 +72,7 @@ def test_a_3b_model_that_will_not_fit_is_refused_in_one_line_naming_lora(
     line = lines[0]
     assert "will not fit" in line
     assert "--lora" in line
-    assert float(NEEDS.search(line).group(1)) > 53  # 16 bytes a parameter alone: 53.5 GB
+    assert figure_in(NEEDS, line) > 53  # 16 bytes a parameter alone: 53.5 GB
     # Before any weight was looked for: no data read, no run folder, no weights error.
     assert "[data]" not in result.stdout
     assert not (tmp_path / "out" / "runs").exists()
@@ -72,7 +81,7 @@ def test_a_3b_model_that_will_not_fit_is_refused_in_one_line_naming_lora(
 def test_with_lora_the_3b_plan_is_smaller(nllb_3b_folder, pairs_file, tmp_path):
     full = refused(nllb_3b_folder, pairs_file, tmp_path)
     lora = refused(nllb_3b_folder, pairs_file, tmp_path, "--lora")
-    assert float(NEEDS.search(lora.stderr).group(1)) < float(NEEDS.search(full.stderr).group(1))
+    assert figure_in(NEEDS, lora.stderr) < figure_in(NEEDS, full.stderr)
 
 
 def test_the_plan_counts_16_bytes_a_parameter_without_lora_and_the_adapters_with_it():
@@ -206,7 +215,7 @@ def test_the_plan_holds_against_the_measured_peak_on_the_cpu(
     done = subprocess.run(command, capture_output=True, text=True, cwd=tmp_path, timeout=600)
     assert done.returncode == 0, done.stderr[-2000:]
     measured = int(done.stdout.split()[-1])
-    planned = float(re.search(r"about ([\d.]+) GB at a step's peak", done.stderr).group(1)) * GB
+    planned = figure_in(PLANNED, done.stderr) * GB
     run = next((tmp_path / "out" / "runs").iterdir())
     assert json.loads((run / "summary.json").read_text())["status"] == "finished"
     assert 0.8 <= measured / planned <= 1.25, (measured / GB, planned / GB)

@@ -10,11 +10,12 @@ import re
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 from tests.conftest import run_cli, tiny_config
-from tests.test_memory_plan import NEEDS, PEAK_OF_CHILD
+from tests.test_memory_plan import NEEDS, PEAK_OF_CHILD, PLANNED, figure_in
 from workbench.core.records.memory import GB
 from workbench.core.train.memory_plan import PROMPT_TOKENS, estimate, plan_memory
 from workbench.core.train.run_model import Precision
@@ -26,7 +27,7 @@ BUDGET = (24 * GB, "(--memory-budget)")
 #: Hunyuan-7B's as model-support fixtures quote it). The output layer untied: the Hub's
 #: listing of tencent/Hunyuan-MT-7B holds 16.06 GB of bf16 weights, 8.03B parameters
 #: (tied, this shape has 7.50B). See workbench/core/config/presets.py.
-HUNYUAN_MT_7B = {
+HUNYUAN_MT_7B: dict[str, Any] = {
     "architectures": ["HunYuanDenseV1ForCausalLM"],
     "attention_bias": False,
     "attention_dropout": 0.0,
@@ -119,7 +120,7 @@ def test_hunyuan_mt_7b_without_lora_is_refused_in_one_line_naming_lora(
     line = lines[0]
     assert "will not fit" in line
     # bf16 weights, gradients and AdamW moments: 8 bytes a parameter before activations
-    assert float(NEEDS.search(line).group(1)) > 8 * HUNYUAN_PARAMETERS / GB
+    assert figure_in(NEEDS, line) > 8 * HUNYUAN_PARAMETERS / GB
     assert f"batch 8 × {PROMPT_TOKENS + 256} tokens (prompt {PROMPT_TOKENS} + 128 + 128)" in line
     assert re.search(r"pass --lora --gradient-checkpointing \(about 2\d\.\d GB\)", line), line
     # Before any weight was looked for: no data read, no run folder.
@@ -286,7 +287,7 @@ def test_the_causal_plan_holds_against_the_measured_peak_on_the_cpu(
     done = subprocess.run(command, capture_output=True, text=True, cwd=tmp_path, timeout=600)
     assert done.returncode == 0, done.stderr[-2000:]
     measured = int(done.stdout.split()[-1])
-    planned = float(re.search(r"about ([\d.]+) GB at a step's peak", done.stderr).group(1)) * GB
+    planned = figure_in(PLANNED, done.stderr) * GB
     assert "(prompt 40 + 64 + 64)" in done.stderr
     run = next((tmp_path / "out" / "runs").iterdir())
     assert json.loads((run / "summary.json").read_text())["status"] == "finished"

@@ -5,11 +5,12 @@ from __future__ import annotations
 
 import importlib
 import sys
+from collections.abc import Sequence
 
 import numpy as np
 import pytest
 from sacrebleu.metrics import BLEU, CHRF
-from sacrebleu.significance import PairedTest, _bootstrap_resample
+from sacrebleu.significance import PairedTest, Result, _bootstrap_resample
 
 from tests.conftest import REPO
 from workbench.core.evaluate import resampling
@@ -19,6 +20,14 @@ from workbench.core.evaluate.resampling import (
     paired_bootstrap,
     resampled_scores,
 )
+
+
+def metric_column(table: dict[str, list[str | Result]], key: str) -> list[Result]:
+    """A metric's column of a paired test's table: one Result a system (only the "System"
+    column holds names)."""
+    column = [entry for entry in table[key] if isinstance(entry, Result)]
+    assert len(column) == len(table[key]), f"{key}: the column holds names"
+    return column
 
 
 def make_systems(n: int, rates: tuple[float, ...]) -> tuple[list[str], ...]:
@@ -62,7 +71,9 @@ def test_paired_bootstrap_is_sacrebleus_paired_test(
     small_blocks(n)
     # A baseline, a system close to it (a p-value that is not the smallest) and a better one.
     references, *outputs = make_systems(n, rates=(0.3, 0.28, 0.15))
-    named = list(zip(("baseline", "close", "better"), outputs, strict=True))
+    named: list[tuple[str, Sequence[str]]] = list(
+        zip(("baseline", "close", "better"), outputs, strict=True)
+    )
     signatures, table = PairedTest(named, metrics(), [references], "bs", samples)()
     ours = paired_bootstrap(named, metrics(), [references], samples)
 
@@ -72,8 +83,10 @@ def test_paired_bootstrap_is_sacrebleus_paired_test(
         assert ours.signatures[key].format() == signatures[key].format()
         for mine, theirs in zip(ours.table[key], table[key], strict=True):
             assert vars(mine) == vars(theirs)  # score, p_value, mean, ci: bit for bit
-    assert 0.01 < table["BLEU"][1].p_value < 1  # the close system is not the floor
-    assert [s.score for s in ours.scores["BLEU"]] == [r.score for r in table["BLEU"]]
+    close = metric_column(table, "BLEU")[1]
+    assert close.p_value is not None
+    assert 0.01 < close.p_value < 1  # the close system is not the floor
+    assert [s.score for s in ours.scores["BLEU"]] == [r.score for r in metric_column(table, "BLEU")]
 
 
 def test_differences_are_the_p_values_resamples(small_blocks):
@@ -137,8 +150,10 @@ def test_an_unseeded_test_draws_fresh_resamples(monkeypatch: pytest.MonkeyPatch)
     references, before, after = make_systems(60, rates=(0.3, 0.2))
     ours = paired_bootstrap([("before", before), ("after", after)], metrics(), [references], 100)
     assert "seed:none" in ours.signatures["BLEU"].format()
-    baseline, system = ours.table["BLEU"]
+    baseline, system = metric_column(ours.table, "BLEU")
+    assert system.p_value is not None
     assert 0 < system.p_value <= 1
+    assert baseline.ci is not None
     assert baseline.ci > 0
 
 
@@ -146,7 +161,7 @@ def test_a_seed_of_zero_seeds_the_baselines_interval_only(monkeypatch: pytest.Mo
     """As PairedTest: the baseline's interval with seed 0, the comparison unseeded."""
     monkeypatch.setenv("SACREBLEU_SEED", "0")
     references, before, after = make_systems(60, rates=(0.3, 0.2))
-    named = [("before", before), ("after", after)]
+    named: list[tuple[str, Sequence[str]]] = [("before", before), ("after", after)]
     _, table = PairedTest(named, metrics(), [references], "bs", 100)()
     ours = paired_bootstrap(named, metrics(), [references], 100)
     assert vars(ours.table["BLEU"][0]) == vars(table["BLEU"][0])

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 import sacrebleu
 from sacrebleu.metrics import BLEU, CHRF
-from sacrebleu.significance import PairedTest
+from sacrebleu.significance import PairedTest, Result
 
 from workbench.core.evaluate.significance import score_before_after
 from workbench.core.records.scores import SetScores
@@ -47,8 +47,13 @@ def test_scores_are_sacrebleus_own():
         test_type="bs",
         n_samples=200,
     )()
-    assert s.bleu_p == round(table["BLEU"][1].p_value, 6)
-    assert s.chrf_p == round(table["chrF2"][1].p_value, 6)
+    bleu, chrf = table["BLEU"][1], table["chrF2"][1]  # the second system's: "after"
+    assert isinstance(bleu, Result)
+    assert isinstance(chrf, Result)
+    assert bleu.p_value is not None
+    assert chrf.p_value is not None
+    assert s.bleu_p == round(bleu.p_value, 6)
+    assert s.chrf_p == round(chrf.p_value, 6)
     assert s.bleu_p < 0.05  # a large gain on 40 sentences
     # Each interval holds its score, the delta's holds the delta and excludes 0 here.
     for score, (low, high) in (
