@@ -8,8 +8,8 @@ rule took and can judge it.
 from __future__ import annotations
 
 from workbench.core.data.cleaning import RULE_REASONS
-from workbench.core.report.lab_blocks import Block
 from workbench.core.report.model import RunReport
+from workbench.core.views.blocks import Block, Paragraph, Table
 from workbench.core.views.numbers import MISSING, number, percent
 
 #: Examples shown per rule.
@@ -28,11 +28,10 @@ def cleaning_blocks(report: RunReport) -> list[Block]:
         return []
     counts = record.get("counts") or {}
     if not counts:
-        return [("p", "Cleaning was off for this run (--no-clean): every pair was kept.")]
+        return [Paragraph("Cleaning was off for this run (--no-clean): every pair was kept.")]
     long_kept = not record.get("drop_long") and bool(counts.get("long"))
     blocks: list[Block] = [
-        (
-            "p",
+        Paragraph(
             f"Before the split, {number(record.get('dropped'))} of "
             f"{number(record.get('pairs_in'))} pairs were dropped, each by the first rule it "
             f"failed (scripts: at least {percent(record.get('min_script_share'))} of a side's "
@@ -40,8 +39,7 @@ def cleaning_blocks(report: RunReport) -> list[Block]:
             f"{_times(record.get('max_length_ratio'))} of each other)."
             + (" Long pairs were counted and kept, truncated in training." if long_kept else ""),
         ),
-        (
-            "table",
+        Table(
             ["Rule", "What it drops", "Pairs"],
             [
                 [
@@ -61,7 +59,9 @@ def cleaning_blocks(report: RunReport) -> list[Block]:
         examples += [[rule, d.source, d.target] for d in taken]
     if examples:
         blocks += [
-            ("p", f"Up to {EXAMPLES_PER_RULE} pairs per rule (all are in dropped_pairs.jsonl):"),
-            ("table", ["Rule", "Source", "Target"], examples),
+            Paragraph(
+                f"Up to {EXAMPLES_PER_RULE} pairs per rule (all are in dropped_pairs.jsonl):"
+            ),
+            Table(["Rule", "Source", "Target"], examples),
         ]
     return blocks

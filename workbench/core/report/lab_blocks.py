@@ -3,8 +3,6 @@ markdown and HTML both render, from the typed studies (:class:`LabStudies`)."""
 
 from __future__ import annotations
 
-from typing import Any
-
 from workbench.core.lab.attention_kinds import AttentionKinds
 from workbench.core.lab.decoding_strategies import DecodingStudy, findings
 from workbench.core.lab.kv_cache import CacheStudy
@@ -12,6 +10,7 @@ from workbench.core.lab.prompt_attention import PART_NAMES, PromptAttention
 from workbench.core.lab.prompt_attention import findings as prompt_findings
 from workbench.core.records.scores import N_BOOTSTRAP
 from workbench.core.report.model import RunReport
+from workbench.core.views.blocks import Block, Heading, Paragraph, Table, with_code
 from workbench.core.views.numbers import MISSING, interval, number, percent
 from workbench.core.views.score_text import format_p
 
@@ -24,9 +23,6 @@ SIZE_HEADER = [
     "measured",
     "Bytes",
 ]
-
-#: A piece of a Lab section: ("h3", title), ("p", text) or ("table", header, rows).
-Block = tuple[Any, ...]
 
 
 def lab_blocks(report: RunReport) -> list[Block]:
@@ -44,10 +40,12 @@ def lab_blocks(report: RunReport) -> list[Block]:
         blocks += prompt_attention_blocks(lab.prompt_attention)
     if lab.unreadable:
         blocks.append(
-            (
-                "p",
-                f"Left out: {', '.join(lab.unreadable)} in the run folder does not read as "
-                "its study (damaged or edited); run the study again with `workbench lab`.",
+            Paragraph(
+                with_code(
+                    f"Left out: {', '.join(lab.unreadable)} in the run folder does not read "
+                    "as its study (damaged or edited); run the study again with "
+                    "`workbench lab`."
+                )
             )
         )
     return blocks
@@ -83,16 +81,15 @@ def decoding_blocks(study: DecodingStudy) -> list[Block]:
         for n, r in enumerate(study.results)
     ]
     return [
-        ("h3", "Decoding strategies"),
-        (
-            "p",
+        Heading("Decoding strategies", level=3),
+        Paragraph(
             f"The first {number(study.size)} sentences of the test set; "
             "BLEU with sacreBLEU's 95% bootstrap interval and the paired p-value "
             "against greedy; sampled rows are the mean of three seeds (interval "
             "and p of the first), with the BLEU range over the seeds.",
         ),
-        ("table", header, rows),
-        ("p", findings(study)),
+        Table(header, rows),
+        Paragraph(findings(study)),
     ]
 
 
@@ -133,10 +130,10 @@ def cache_blocks(study: CacheStudy) -> list[Block]:
         for t in study.timings
     ]
     return [
-        ("h3", "The KV cache"),
-        ("p", explained),
-        ("table", SIZE_HEADER, sizes),
-        ("table", ["t", "ms/token with the cache", "without", "Speed-up", "Same output"], timings),
+        Heading("The KV cache", level=3),
+        Paragraph(explained),
+        Table(SIZE_HEADER, sizes),
+        Table(["t", "ms/token with the cache", "without", "Speed-up", "Same output"], timings),
     ]
 
 
@@ -154,16 +151,15 @@ def attention_blocks(study: AttentionKinds) -> list[Block]:
         for h in study.heads
     ]
     return [
-        ("h3", "The three attentions"),
-        (
-            "p",
+        Heading("The three attentions", level=3),
+        Paragraph(
             f"Sentence: {study.sentence} → {study.translation}."
             " Entropy is the mean over a head's rows in bits (0: all on one "
             "token; the ceiling: spread evenly over what the row can see); "
             "agreement is the share of rows whose strongest source token is the "
             "averaged view's.",
         ),
-        ("table", ["Kind", "Layer", "Head", "Entropy", "Ceiling", "Agreement"], rows),
+        Table(["Kind", "Layer", "Head", "Entropy", "Ceiling", "Agreement"], rows),
     ]
 
 
@@ -184,12 +180,11 @@ def prompt_attention_blocks(study: PromptAttention) -> list[Block]:
         for row in study.layers
     ]
     return [
-        ("h3", "Attention inside the prompt (a decoder-only model)"),
-        ("p", f"Sentence: {study.sentence} → {study.translation} ({study.prompt} prompt)."),
-        ("p", prompt_findings(study)),
-        ("table", ["Part", "From token", "To token", "Tokens"], parts),
-        (
-            "table",
+        Heading("Attention inside the prompt (a decoder-only model)", level=3),
+        Paragraph(f"Sentence: {study.sentence} → {study.translation} ({study.prompt} prompt)."),
+        Paragraph(prompt_findings(study)),
+        Table(["Part", "From token", "To token", "Tokens"], parts),
+        Table(
             ["Layer", "Instruction before", "Source", "Instruction after", "Translation"],
             layers,
         ),

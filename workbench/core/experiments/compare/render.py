@@ -1,15 +1,16 @@
 """A :class:`~.build.Comparison` as terminal text, ``compare.md`` and ``compare.html``.
 
 The tables are built once (:func:`run_rows`, :func:`comparison_settings_rows`, :func:`test_rows`,
-:func:`difference_rows`) and laid out three ways, with the run report's markdown and
-HTML helpers, so the terminal, the markdown and the page never disagree.
+:func:`difference_rows`) and laid out twice: as terminal columns, and as one list of blocks
+(:func:`comparison_blocks`) that the markdown and the page are both written from
+(:mod:`workbench.core.views.blocks`), so the terminal, the markdown and the page never
+disagree.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
 
 from workbench.core import __version__
 from workbench.core.atomic import write_documents
@@ -39,14 +40,16 @@ from workbench.core.experiments.compare.cells import (
     test_rows,
 )
 from workbench.core.experiments.table import run_row_line
-from workbench.core.views.document import (
-    escape_html,
-    escape_markdown,
-    html_page,
-    html_table,
-    md_table,
+from workbench.core.views.blocks import (
+    Block,
+    Figure,
+    Heading,
+    Note,
+    Paragraph,
+    Table,
+    html_document,
+    markdown_document,
 )
-from workbench.core.views.svg import inline_svg
 from workbench.core.views.text_chart import line_chart_text
 
 # --------------------------------------------------------------------------- terminal
@@ -118,109 +121,67 @@ def render_text(comparison: Comparison, width: int = 72) -> str:
     return "\n".join(out).rstrip() + "\n"
 
 
-# --------------------------------------------------------------------------- markdown
-
-
-def _md_figure(key: str, comparison: Comparison) -> list[str]:
-    if key not in comparison.figures:
-        return []
-    return [f"![{FIGURE_TITLES[key][0]}]({FIGURE_FILES[key]})", ""]
+# --------------------------------------------------------------------------- documents
 
 
 def render_markdown(comparison: Comparison) -> str:
     """``compare.md``; the figures are the SVG files next to it."""
-    names = " vs ".join(run.run_id for run in comparison.runs)
-    out = [
-        f"# Comparison: {escape_markdown(names)}",
-        "",
-        f"Generated {comparison.generated} by workbench {__version__}. Run A is the "
-        "baseline of every test.",
-        "",
-        "## Runs",
-        "",
-    ]
-    out += [*md_table(RUN_HEADER, run_rows(comparison)), "", "## Settings that differ", ""]
-    out += (
-        md_table(settings_header(comparison), comparison_settings_rows(comparison))
-        if comparison.settings
-        else ["None: the runs share every setting."]
-    )
-    out += [""] + [f"> **Note:** {escape_markdown(note)}" for note in comparison.notes]
-    out += ["", "## Curves", ""]
-    for key in FIGURE_FILES:
-        out += _md_figure(key, comparison)
-    out += ["## Test set: scores and paired tests", ""]
-    if comparison.paired:
-        out += [
-            escape_markdown(test_caption(comparison)),
-            "",
-            *md_table(TEST_HEADER, test_rows(comparison)),
-            "",
-            escape_markdown(METRICS_CAPTION),
-            "",
-            *md_table(METRICS_HEADER, metrics_rows(comparison)),
-        ]
-    out += [line for text in not_paired_lines(comparison) for line in ("", escape_markdown(text))]
-    out += ["", "## Test set by source length", "", escape_markdown(BY_LENGTH_CAPTION), ""]
-    out += md_table(by_length_header(comparison), by_length_rows(comparison))
-    for _, title, rows in difference_sections(comparison):
-        out += ["", f"## {title}", ""]
-        out += md_table(DIFFERENCE_HEADER, rows) if rows else ["None."]
-    return "\n".join(out).rstrip() + "\n"
-
-
-# --------------------------------------------------------------------------- HTML
-
-
-def _html_figure(key: str, comparison: Comparison) -> str:
-    svg = comparison.figures.get(key)
-    if not svg:
-        return ""
-    return (
-        f"<figure>\n{inline_svg(svg)}\n"
-        f'<figcaption class="caption">{escape_html(FIGURE_TITLES[key][0])}, one line per run.'
-        "</figcaption></figure>"
-    )
+    return markdown_document(comparison_blocks(comparison))
 
 
 def render_html(comparison: Comparison) -> str:
     """``compare.html``: one file with its CSS and SVG inline; no scripts, no URLs."""
-    title = "Comparison: " + " vs ".join(run.run_id for run in comparison.runs)
-    body: list[Any] = [
-        f"<h1>{escape_html(title)}</h1>",
-        f'<p class="meta">Generated {escape_html(comparison.generated)} '
-        f"by workbench {escape_html(__version__)}. "
-        "Run A is the baseline of every test.</p>",
-        *(f'<p class="note"><strong>Note:</strong> {escape_html(n)}</p>' for n in comparison.notes),
-        "<h2>Runs</h2>",
-        html_table(RUN_HEADER, run_rows(comparison)),
-        "<h2>Settings that differ</h2>",
-        html_table(settings_header(comparison), comparison_settings_rows(comparison), numeric=False)
+    return html_document(comparison_blocks(comparison))
+
+
+def comparison_blocks(comparison: Comparison) -> list[Block]:
+    """The comparison, section by section, as the blocks ``compare.md`` and
+    ``compare.html`` are both written from."""
+    blocks: list[Block] = [
+        Heading("Comparison: " + " vs ".join(run.run_id for run in comparison.runs), level=1),
+        Paragraph(
+            f"Generated {comparison.generated} by workbench {__version__}. "
+            "Run A is the baseline of every test.",
+            style="meta",
+        ),
+        Heading("Runs"),
+        Table(RUN_HEADER, run_rows(comparison)),
+        Heading("Settings that differ"),
+        Table(settings_header(comparison), comparison_settings_rows(comparison), numeric=False)
         if comparison.settings
-        else "<p>None: the runs share every setting.</p>",
-        "<h2>Curves</h2>",
-        *(_html_figure(key, comparison) for key in FIGURE_FILES),
-        "<h2>Test set: scores and paired tests</h2>",
+        else Paragraph("None: the runs share every setting."),
+        *(Note(note) for note in comparison.notes),
+        Heading("Curves"),
+        *(
+            Figure(
+                FIGURE_FILES[key],
+                comparison.figures.get(key),
+                alt=FIGURE_TITLES[key][0],
+                caption=f"{FIGURE_TITLES[key][0]}, one line per run.",
+            )
+            for key in FIGURE_FILES
+        ),
+        Heading("Test set: scores and paired tests"),
     ]
     if comparison.paired:
-        body += [
-            f'<p class="caption">{escape_html(test_caption(comparison))}</p>',
-            html_table(TEST_HEADER, test_rows(comparison)),
-            f'<p class="caption">{escape_html(METRICS_CAPTION)}</p>',
-            html_table(METRICS_HEADER, metrics_rows(comparison), numeric=False),
+        blocks += [
+            Paragraph(test_caption(comparison), style="caption"),
+            Table(TEST_HEADER, test_rows(comparison)),
+            Paragraph(METRICS_CAPTION, style="caption"),
+            Table(METRICS_HEADER, metrics_rows(comparison), numeric=False),
         ]
-    body += [f"<p>{escape_html(text)}</p>" for text in not_paired_lines(comparison)]
-    body += [
-        "<h2>Test set by source length</h2>",
-        f'<p class="caption">{escape_html(BY_LENGTH_CAPTION)}</p>',
-        html_table(by_length_header(comparison), by_length_rows(comparison)),
+    blocks += [Paragraph(text) for text in not_paired_lines(comparison)]
+    blocks += [
+        Heading("Test set by source length"),
+        Paragraph(BY_LENGTH_CAPTION, style="caption"),
+        Table(by_length_header(comparison), by_length_rows(comparison)),
     ]
-    for _, heading, rows in difference_sections(comparison):
-        body += [
-            f"<h2>{escape_html(heading)}</h2>",
-            html_table(DIFFERENCE_HEADER, rows) if rows else "<p>None.</p>",
+    for _, title, rows in difference_sections(comparison):
+        blocks += [
+            Heading(title),
+            Table(DIFFERENCE_HEADER, rows) if rows else Paragraph("None."),
         ]
-    return html_page(title, body)
+    return blocks
 
 
 def write_comparison(comparison: Comparison, folder: Path) -> list[Path]:
