@@ -193,3 +193,22 @@ def test_each_run_shows_its_test_set_by_source_length_and_a_run_without_it_dashe
     assert "## Test set by source length" in md
     assert "| C | — | — | — | — |" in md
     assert "<h2>Test set by source length</h2>" in render_html(comparison)
+
+
+def test_records_beside_the_settings_are_never_listed_as_settings(tmp_path: Path):
+    """config.json holds the run's precision and cleaning records beside its settings: two
+    runs whose records differ (another machine, other data dropped) list only what the
+    user set differently."""
+    root = tmp_path / "out"
+    a, b, _ = COMPARE_RUNS
+    for name in (a, b):
+        shutil.copytree(COMPARE_TARGET / name, root / "runs" / name)
+    before = build_comparison([a, b], root).settings
+    config = root / "runs" / b / "config.json"
+    saved = json.loads(config.read_text(encoding="utf-8"))
+    saved["precision"] = {"device": "cuda", "training": "bf16", "training_tf32": True}
+    saved["cleaning"] = {"rules": ["empty"], "counts": {"empty": 5}, "pairs_in": 9, "dropped": 5}
+    config.write_text(json.dumps(saved), encoding="utf-8")
+    after = build_comparison([a, b], root).settings
+    assert after == before
+    assert set(after) == {"epochs", "learning_rate"}  # what the two runs truly differ in

@@ -1,9 +1,9 @@
 """The core every front end runs through; it imports only itself and ``workbench.errors``.
 
 Its base holds what every package uses: six loose modules (``atomic``, ``decoding``,
-``events``, ``languages``, ``run_files``, ``run_folder``) and two packages, ``config`` (the settings, the
-presets, building and checking a config) and ``records`` (what a run writes and every
-front end reads back, typed both ways). Above it the packages form one chain, each
+``events``, ``languages``, ``run_files``, ``run_folder``) and two packages, ``config``
+(the settings, the presets, building and checking a config) and ``records`` (what a run
+writes and every front end reads back, typed both ways). Above it the packages form one chain, each
 importing only the base and those below it: ``views`` -> ``live`` -> ``data`` ->
 ``model`` -> ``comet`` -> ``translate`` -> ``evaluate`` -> ``train`` -> ``attention`` ->
 ``lab`` -> ``report`` -> ``experiments`` (pyproject.toml's import-linter contracts declare

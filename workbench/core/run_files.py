@@ -41,6 +41,9 @@ AVERAGED_MODEL = "averaged_model"
 CHECKPOINTS_FOLDER = "checkpoints"
 #: Every console translation, appended in the *output* folder (the report reads it back).
 HISTORY_FILE = "console_history.jsonl"
+#: A saved model's transformers config (``CONFIG_NAME``): a model folder's file, named
+#: like a run's settings.
+MODEL_CONFIG_FILE = CONFIG_FILE
 #: The Lab's studies a run folder may hold, each written by ``workbench lab <study>``.
 LAB_FILES = {
     "decoding": "lab_decoding.json",

@@ -3,6 +3,7 @@ TUI and the report finished ones)."""
 
 from __future__ import annotations
 
+import dataclasses
 import os
 import time
 from dataclasses import dataclass
@@ -46,6 +47,8 @@ __all__ = [
 
 #: config.json, by the name the run folder's readers have used.
 RUN_CONFIG_FILE = CONFIG_FILE
+#: What config.json's settings may hold: a RunConfig's fields and the preset's name.
+SETTING_NAMES = ("preset", *(f.name for f in dataclasses.fields(RunConfig) if f.name != "preset"))
 
 
 @dataclass(frozen=True)
@@ -77,19 +80,36 @@ class SavedConfig:
 
 
 def read_saved_config(run_dir: Path, notes: list[str] | None = None) -> SavedConfig | None:
-    """A run's config.json, or None when it is missing, torn or not a JSON object; a record
-    beside the settings that does not read is said in ``notes`` and read as missing."""
+    """A run's config.json, or None when it is missing, torn or not a JSON object.
+
+    What does not read is said in ``notes``: a key that is no setting (a newer or
+    hand-edited file) is left out of the settings; a setting the file lacks (an older
+    run) takes the preset's value when the settings are built; a record beside the
+    settings that does not read is read as missing.
+    """
+    said = notes if notes is not None else []
     data = read_json_dict(RunFolder(run_dir).config)
     if data is None:
-        if notes is not None:
-            notes.append(f"{CONFIG_FILE}: missing or unreadable")
+        said.append(f"{CONFIG_FILE}: missing or unreadable")
         return None
-    settings = {k: v for k, v in data.items() if k not in ("precision", "cleaning")}
+    settings = {}
+    for key, value in data.items():
+        if key in ("precision", "cleaning"):
+            continue
+        if key in SETTING_NAMES:
+            settings[key] = value
+        else:
+            said.append(f"{CONFIG_FILE}: unknown setting {key!r} ignored")
+    said += [
+        f"{CONFIG_FILE}: no {name!r}; the preset's value is used"
+        for name in SETTING_NAMES
+        if name not in data
+    ]
     precision = cleaning = None
     if "precision" in data:
-        precision = decode(Precision, data["precision"], notes, f"{CONFIG_FILE}.precision")
+        precision = decode(Precision, data["precision"], said, f"{CONFIG_FILE}.precision")
     if "cleaning" in data:
-        cleaning = decode(CleaningRecord, data["cleaning"], notes, f"{CONFIG_FILE}.cleaning")
+        cleaning = decode(CleaningRecord, data["cleaning"], said, f"{CONFIG_FILE}.cleaning")
     return SavedConfig(settings, precision, cleaning)
 
 

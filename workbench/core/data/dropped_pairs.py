@@ -12,6 +12,8 @@ from pathlib import Path
 
 from workbench.core.atomic import write_text
 from workbench.core.data.cleaning import CleaningReport, Dropped
+from workbench.core.records.files import read_jsonl_counted
+from workbench.core.records.typed import decode
 from workbench.core.run_files import DROPPED_PAIRS_FILE
 
 
@@ -21,24 +23,15 @@ def write_dropped_pairs(run_dir: Path, report: CleaningReport) -> None:
     write_text(run_dir / DROPPED_PAIRS_FILE, "".join(f"{line}\n" for line in lines))
 
 
-def read_dropped_pairs(run_dir: Path) -> list[Dropped]:
-    """The pairs a run's cleaning took out ([] for a run from before cleaning, or an
-    unreadable line skipped)."""
+def read_dropped_pairs(run_dir: Path, notes: list[str] | None = None) -> list[Dropped]:
+    """The pairs a run's cleaning took out ([] for a run from before cleaning); a line that
+    does not read is skipped, and said in ``notes``."""
     path = run_dir / DROPPED_PAIRS_FILE
-    if not path.is_file():
-        return []
-    found: list[Dropped] = []
-    for line in path.read_text(encoding="utf-8").splitlines():
-        try:
-            record = json.loads(line)
-            found.append(
-                Dropped(
-                    str(record["rule"]),
-                    str(record["source"]),
-                    str(record["target"]),
-                    bool(record.get("kept", False)),
-                )
-            )
-        except (ValueError, KeyError, TypeError):
-            continue
-    return found
+    records, torn = read_jsonl_counted(path)
+    if torn and notes is not None:
+        notes.append(f"{DROPPED_PAIRS_FILE}: {torn} line(s) that are not JSON objects skipped")
+    found = (
+        decode(Dropped, record, notes, f"{DROPPED_PAIRS_FILE} line {n}")
+        for n, record in enumerate(records, 1)
+    )
+    return [d for d in found if d is not None]

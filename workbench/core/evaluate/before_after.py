@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import hashlib
 import json
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from workbench.core.atomic import write_json
@@ -44,6 +44,7 @@ from workbench.core.events import EvalDone, EventSink, Note, Phase, Sample, Spli
 from workbench.core.records.files import read_json_dict
 from workbench.core.records.run_records import BaselineRecord, BleuChrf
 from workbench.core.records.scores import SetScores
+from workbench.core.records.typed import decode
 from workbench.core.run_files import BEFORE_FILE
 from workbench.core.run_folder import translations_file
 from workbench.core.translate.translator import Translator
@@ -96,6 +97,33 @@ def sources_fingerprint(pairs: list[Pair]) -> str:
     return hashlib.sha256("\n".join(p.source for p in pairs).encode("utf-8")).hexdigest()
 
 
+@dataclass(frozen=True)
+class BeforeFile:
+    """``before.json``: each set's "before" translations, and a fingerprint of the sources
+    they translate (:func:`sources_fingerprint`), so a resume reuses them only for those."""
+
+    sources: dict[str, str] = field(default_factory=dict)
+    test: list[str] | None = None
+    validation: list[str] | None = None
+
+    def translations(self, split: str) -> list[str] | None:
+        """The set's "before" translations, if the file holds them."""
+        return self.test if split == "test" else self.validation if split == "validation" else None
+
+    def fingerprint(self, split: str) -> str | None:
+        """The fingerprint of the sources they were made from."""
+        return self.sources.get(split)
+
+
+def read_before(run_dir: Path, notes: list[str] | None = None) -> BeforeFile:
+    """A run's ``before.json`` (empty when missing or unreadable); what did not read is
+    said in ``notes``."""
+    data = read_json_dict(run_dir / BEFORE_FILE)
+    if data is None:
+        return BeforeFile()
+    return decode(BeforeFile, data, notes, BEFORE_FILE) or BeforeFile()
+
+
 def translate_before(
     sets: HeldOutSets, translator: Translator, run_dir: Path, emit: EventSink
 ) -> dict[str, list[str]]:
@@ -105,16 +133,16 @@ def translate_before(
 
     Reused only for the very same sentences: a data file may have changed since.
     """
-    saved = read_json_dict(run_dir / BEFORE_FILE) or {}
+    saved = read_before(run_dir)
     fingerprints = {split: sources_fingerprint(pairs) for split, pairs in sets.pairs.items()}
     before: dict[str, list[str]] = {}
     decoding: str | None = None
     for split, pairs in sets.pairs.items():
-        done = saved.get(split)
+        done = saved.translations(split)
         if (
-            isinstance(done, list)
+            done is not None
             and len(done) == len(pairs)
-            and (saved.get("sources") or {}).get(split) == fingerprints[split]
+            and saved.fingerprint(split) == (fingerprints[split])
         ):
             before[split] = done
             continue

@@ -20,11 +20,22 @@ from workbench.core.run_folder import LOG_FILE, METRICS_FILE
 
 def event_of_line(line: bytes) -> Event | None:
     """The event one ``metrics.jsonl`` line records, or None for a line that does not read."""
+    return read_event(line)[0]
+
+
+def read_event(line: bytes) -> tuple[Event | None, str]:
+    """The event one ``metrics.jsonl`` line records and "", or None and why it does not
+    read (torn JSON, an unknown event, a field its event does not have or lacks)."""
     try:
         record = json.loads(line.decode("utf-8", errors="replace"))
-        return event_from_record(record) if isinstance(record, dict) else None
-    except (ValueError, TypeError, KeyError):  # JSONDecodeError is a ValueError
-        return None
+    except ValueError:  # JSONDecodeError is a ValueError
+        return None, "not JSON (a torn line?)"
+    if not isinstance(record, dict):
+        return None, "not a JSON object"
+    try:
+        return event_from_record(record), ""
+    except (ValueError, TypeError, KeyError) as err:
+        return None, str(err)
 
 
 class GrowingFile:
@@ -58,27 +69,34 @@ class GrowingFile:
 class MetricsFollower:
     """Reads the events added to a ``metrics.jsonl`` since its last read."""
 
-    def __init__(self, path: Path) -> None:
+    def __init__(self, path: Path, notes: list[str] | None = None) -> None:
         self.file = GrowingFile(path)
         self.skipped = 0  # lines that did not read
+        self.lines = 0  # lines read so far
+        self.notes = notes  # where each skipped line is said, when given
 
     def read_new(self) -> list[Event]:
         """The events whole lines added since the last call recorded (all, the first time)."""
         events = []
         for line in self.file.read_new_lines():
+            self.lines += 1
             if not line.strip():
                 continue
-            event = event_of_line(line)
+            event, why = read_event(line)
             if event is None:
                 self.skipped += 1
+                if self.notes is not None:
+                    name = self.file.path.name
+                    self.notes.append(f"{name} line {self.lines}: {why}; skipped")
             else:
                 events.append(event)
         return events
 
 
-def read_run_events(path: Path) -> list[Event]:
-    """Every event a ``metrics.jsonl`` holds in whole lines that read (none if missing)."""
-    return MetricsFollower(path).read_new()
+def read_run_events(path: Path, notes: list[str] | None = None) -> list[Event]:
+    """Every event a ``metrics.jsonl`` holds in whole lines that read (none if missing);
+    each line skipped is said in ``notes``."""
+    return MetricsFollower(path, notes).read_new()
 
 
 class RunReader:

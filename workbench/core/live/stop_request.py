@@ -11,12 +11,14 @@ from __future__ import annotations
 import contextlib
 import os
 import time
+from dataclasses import dataclass
 from pathlib import Path
 
 from workbench.core.atomic import write_json
 from workbench.core.live.liveness import Liveness, run_liveness
 from workbench.core.live.writer_record import now, this_host
 from workbench.core.records.files import read_json_dict
+from workbench.core.records.typed import decode
 from workbench.core.run_files import STOP_REQUEST_FILE
 from workbench.errors import WorkbenchError
 
@@ -32,12 +34,24 @@ def leave_stop_request(run_dir: Path, by: str) -> None:
     )
 
 
-def read_stop_request(run_dir: Path) -> str | None:
-    """Who asked the run to stop (``workbench stop on host gpu1``), or None if nobody has."""
+@dataclass(frozen=True)
+class StopRequest:
+    """``stop.request``: who asked the run to stop, from where, and when."""
+
+    by: str = "a viewer"
+    host: str = "?"
+    pid: int | None = None
+    time: float | None = None
+
+
+def read_stop_request(run_dir: Path, notes: list[str] | None = None) -> str | None:
+    """Who asked the run to stop (``workbench stop on host gpu1``), or None if nobody has;
+    a request that does not read still stops the run, and ``notes`` says what was odd."""
     data = read_json_dict(run_dir / STOP_FILE)
     if data is None:
         return "a stop request" if (run_dir / STOP_FILE).exists() else None
-    return f"by {data.get('by', 'a viewer')} on host {data.get('host', '?')}"
+    request = decode(StopRequest, data, notes, STOP_FILE) or StopRequest()
+    return f"by {request.by} on host {request.host}"
 
 
 def clear_stop_request(run_dir: Path) -> None:

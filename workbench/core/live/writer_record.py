@@ -19,6 +19,7 @@ from pathlib import Path
 from workbench.core.atomic import write_json
 from workbench.core.records.files import read_json_dict
 from workbench.core.records.status import RunStatus
+from workbench.core.records.typed import decode
 from workbench.core.run_files import WRITER_LOCK_FILE, WRITER_RECORD_FILE
 
 #: The file a writer holds with ``flock`` for its whole life.
@@ -47,23 +48,13 @@ class WriterRecord:
     error: str | None = None  # why it failed, when it did
 
     @classmethod
-    def read(cls, run_dir: Path) -> WriterRecord | None:
-        """The record in ``run_dir``, or None (no writer ever held it, or unreadable)."""
+    def read(cls, run_dir: Path, notes: list[str] | None = None) -> WriterRecord | None:
+        """The record in ``run_dir``, or None (no writer ever held it, or unreadable); what
+        did not read is said in ``notes``."""
         data = read_json_dict(run_dir / RECORD_FILE)
         if data is None:
             return None
-        try:
-            return cls(
-                host=str(data["host"]),
-                pid=int(data["pid"]),
-                start_ticks=int(data["start_ticks"]) if data.get("start_ticks") else None,
-                started=float(data["started"]),
-                heartbeat=float(data["heartbeat"]),
-                state=str(data["state"]),
-                error=str(data["error"]) if data.get("error") else None,
-            )
-        except (KeyError, TypeError, ValueError):
-            return None
+        return decode(cls, data, notes, RECORD_FILE)
 
     def write(self, run_dir: Path) -> None:
         """Replace the record atomically: a viewer reads the old one or the new one."""

@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 from workbench.core.data.hub_requests import cached_or_fetched
 from workbench.core.data.sources import looks_like_local_path
+from workbench.core.run_files import MODEL_CONFIG_FILE
 from workbench.errors import WorkbenchError
 
 if TYPE_CHECKING:
@@ -46,7 +47,7 @@ def check_local_model(path: Path) -> None:
             f"model folder '{path}' does not exist; train one first "
             "(workbench train --headless --preset demo) or pass --model with a saved model"
         )
-    if not (path / "config.json").is_file():
+    if not (path / MODEL_CONFIG_FILE).is_file():
         raise WorkbenchError(
             f"'{path}' is not a saved model (no config.json); pass a folder written by "
             "save_pretrained, such as translation_output/best_model"

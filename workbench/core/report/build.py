@@ -44,6 +44,7 @@ from workbench.core.report.model import (
 )
 from workbench.core.report.render import render_html, render_markdown
 from workbench.core.report.screenshots import read_screenshots
+from workbench.core.run_files import MODEL_CONFIG_FILE
 from workbench.core.run_folder import (
     BEST_MODEL,
     HISTORY_FILE,
@@ -181,7 +182,7 @@ def attention_figure(run_dir: Path, sentence: str | None) -> AttentionFigure:
             "translation and no samples; pass --sentence"
         )
     model_dir = run_dir / BEST_MODEL
-    if not (model_dir / "config.json").is_file():
+    if not (model_dir / MODEL_CONFIG_FILE).is_file():
         return AttentionFigure(
             sentence=sentence,
             missing=(
@@ -272,9 +273,10 @@ def build_report(
     return report
 
 
-def read_lab_studies(run_dir: Path) -> LabStudies:
+def read_lab_studies(run_dir: Path, notes: list[str] | None = None) -> LabStudies:
     """Every Lab study saved in the run folder (``workbench lab ...``), read back typed; a
-    file that does not read as its study is named in ``unreadable`` and left out."""
+    file that does not read as its study is named in ``unreadable``, left out, and why is
+    said in ``notes`` (values a study derives, such as a speed-up, are not read back)."""
     studies: dict[str, Any] = {}
     unreadable: list[str] = []
     for key, name, study in (
@@ -288,8 +290,10 @@ def read_lab_studies(run_dir: Path) -> LabStudies:
             continue
         try:
             studies[key] = study.from_dict(read_json_dict(path))
-        except (ValueError, TypeError, KeyError):
+        except (ValueError, TypeError, KeyError) as err:
             unreadable.append(name)
+            if notes is not None:
+                notes.append(f"{name}: {err}; the study is left out")
     return LabStudies(**studies, unreadable=tuple(unreadable))
 
 

@@ -26,17 +26,17 @@ def cleaning_blocks(report: RunReport) -> list[Block]:
     record = report.summary.cleaning
     if not record:
         return []
-    counts = record.get("counts") or {}
+    counts = record.counts
     if not counts:
         return [Paragraph("Cleaning was off for this run (--no-clean): every pair was kept.")]
-    long_kept = not record.get("drop_long") and bool(counts.get("long"))
+    long_kept = not record.drop_long and "long" in counts and counts["long"] > 0
     blocks: list[Block] = [
         Paragraph(
-            f"Before the split, {number(record.get('dropped'))} of "
-            f"{number(record.get('pairs_in'))} pairs were dropped, each by the first rule it "
-            f"failed (scripts: at least {percent(record.get('min_script_share'))} of a side's "
+            f"Before the split, {number(record.dropped)} of "
+            f"{number(record.pairs_in)} pairs were dropped, each by the first rule it "
+            f"failed (scripts: at least {percent(record.min_script_share)} of a side's "
             f"letters in its language's script; lengths within "
-            f"{_times(record.get('max_length_ratio'))} of each other)."
+            f"{_times(record.max_length_ratio)} of each other)."
             + (" Long pairs were counted and kept, truncated in training." if long_kept else ""),
         ),
         Table(
@@ -45,9 +45,7 @@ def cleaning_blocks(report: RunReport) -> list[Block]:
                 [
                     rule,
                     RULE_REASONS.get(rule, ""),
-                    "not counted"
-                    if rule == "long" and not record.get("long_measured")
-                    else number(count),
+                    "not counted" if rule == "long" and not record.long_measured else number(count),
                 ]
                 for rule, count in counts.items()
             ],

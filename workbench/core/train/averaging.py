@@ -182,12 +182,13 @@ def average_checkpoints(
     run_dir = best_dir.parent
     found = epoch_checkpoints(run_dir / CHECKPOINTS_FOLDER, state.log_history)
     chosen = choose(found, k, which)
-    record: dict[str, Any] = {
-        "k": k,
-        "which": which,
-        "epochs": [c.epoch for c in sorted(chosen, key=lambda c: c.step)],
-        "checkpoints": [c.path.name for c in sorted(chosen, key=lambda c: c.step)],
-    }
+    in_order = sorted(chosen, key=lambda c: c.step)
+    record: dict[str, Any] = dict(
+        k=k,
+        which=which,
+        epochs=[c.epoch for c in in_order],
+        checkpoints=[c.path.name for c in in_order],
+    )
     best = next((c for c in found if c.step == state.best_global_step), None)
     skipped = None
     if len(chosen) < 2:

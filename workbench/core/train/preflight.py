@@ -20,6 +20,7 @@ from workbench.core.data.sample_cache import (
 )
 from workbench.core.data.sources import is_hub_dataset, looks_like_local_path, sample_draw_size
 from workbench.core.model.load import check_local_model
+from workbench.core.run_files import MODEL_CONFIG_FILE
 from workbench.errors import WorkbenchError
 
 
@@ -76,7 +77,7 @@ def hub_model_cached(name: str) -> bool:
     from huggingface_hub import try_to_load_from_cache
 
     try:
-        found = try_to_load_from_cache(name, "config.json")
+        found = try_to_load_from_cache(name, MODEL_CONFIG_FILE)
     except Exception:  # a malformed id: let the loader produce the real message
         return False
     return isinstance(found, str)

@@ -30,6 +30,7 @@ from typing import TYPE_CHECKING, Any, NamedTuple
 from workbench.core import DISTRIBUTION
 from workbench.core.decoding import SETTINGS_FILE, DecodeOptions
 from workbench.core.languages import Direction
+from workbench.core.run_files import MODEL_CONFIG_FILE
 from workbench.errors import WorkbenchError
 
 if TYPE_CHECKING:
@@ -364,7 +365,7 @@ def _id_list(value: Any) -> set[int]:
 def _config_token(export_dir: Path, key: str) -> str:
     """A special token ctranslate2 recorded in the export's config.json, or ""."""
     try:
-        config = json.loads((export_dir / "config.json").read_text(encoding="utf-8"))
+        config = json.loads((export_dir / MODEL_CONFIG_FILE).read_text(encoding="utf-8"))
     except (OSError, json.JSONDecodeError):
         return ""
     value = config.get(key) if isinstance(config, dict) else None

@@ -15,6 +15,7 @@ from typing import Any
 
 from workbench.core.atomic import save_atomically
 from workbench.core.decoding import BACKENDS
+from workbench.core.run_files import MODEL_CONFIG_FILE
 from workbench.core.translate.ct2 import (
     COPIED_FILES,
     DEFAULT_QUANTIZATION,
@@ -37,7 +38,7 @@ WEIGHT_PREFIXES = ("model", "pytorch_model")
 
 def _source_files(model_dir: Path) -> list[Path]:
     """Files whose change changes translations: weights, config, tokenizer, settings."""
-    names = {"config.json", *COPIED_FILES}
+    names = {MODEL_CONFIG_FILE, *COPIED_FILES}
     files = [
         p
         for p in model_dir.iterdir()
