@@ -22,6 +22,7 @@ import socket
 import subprocess
 import tempfile
 from pathlib import Path
+from typing import Any
 
 #: The role the tests connect as, and the database their sweeps share.
 USER = "workbench"
@@ -69,7 +70,7 @@ class PostgresServer:
 
     def _run(self, *args: str) -> None:
         """A server program, as the server's user; its output in the error when it fails."""
-        as_user = {}
+        as_user: dict[str, Any] = {}
         if self.user is not None:
             as_user = {"user": self.user.pw_uid, "group": self.user.pw_gid, "extra_groups": []}
         done = subprocess.run(
@@ -78,7 +79,7 @@ class PostgresServer:
             text=True,
             cwd=self.folder,
             timeout=120,
-            **as_user,  # type: ignore[arg-type]
+            **as_user,
         )
         if done.returncode != 0:
             raise RuntimeError(f"{' '.join(args)} failed:\n{done.stdout}\n{done.stderr}")

@@ -161,6 +161,8 @@ def test_byte_level_tokens_are_labelled_as_text(causal_models: dict[str, Path]):
     assert "".join(token_labels(tokenizer, ids)) == "▁tea\\n"
     partial = tokenizer.convert_tokens_to_ids(bytes_to_unicode()[0xE8])  # 3-byte CJK's lead
     im_end = tokenizer.convert_tokens_to_ids("<|im_end|>")
+    assert isinstance(partial, int)
+    assert isinstance(im_end, int)
     assert token_labels(tokenizer, [partial, im_end]) == ["<0xE8>", "<|im_end|>"]
     llama = AutoTokenizer.from_pretrained(causal_models["llama"])
     pieces = llama(" tea", add_special_tokens=False)["input_ids"]

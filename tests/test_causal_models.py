@@ -96,8 +96,8 @@ def test_each_causal_family_loads_as_its_hub_model_does(causal_models, family):
         unk_id, bos_id, eos_id, pad_id = SPM_IDS[family]
         assert model.config.vocab_size == len(tokenizer)
         assert model.config.tie_word_embeddings is (family == "gemma")
-        ids = (tokenizer.unk_token_id, tokenizer.bos_token_id, tokenizer.eos_token_id)
-        assert ids == (unk_id, bos_id, eos_id)
+        special_ids = (tokenizer.unk_token_id, tokenizer.bos_token_id, tokenizer.eos_token_id)
+        assert special_ids == (unk_id, bos_id, eos_id)
         assert (tokenizer.pad_token_id, generation.pad_token_id) == (pad_id, pad_id)
         assert generation.bos_token_id == bos_id
         encoded = tokenizer(SOURCE)["input_ids"]

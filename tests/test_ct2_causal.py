@@ -328,7 +328,7 @@ def _edited(source: Path, folder: Path, **changes: Any) -> Path:
 def _variant(name: str, causal_models: dict[str, Path], folder: Path) -> Path:
     from transformers import AutoConfig, GemmaConfig, Qwen2Config
 
-    shape = dict(
+    shape: dict[str, Any] = dict(
         hidden_size=32,
         intermediate_size=64,
         num_hidden_layers=2,
@@ -338,17 +338,17 @@ def _variant(name: str, causal_models: dict[str, Path], folder: Path) -> Path:
     )
     if name == "qwen2":  # Qwen2/2.5: biases on q, k and v, no q/k norm
         qwen = AutoConfig.from_pretrained(str(causal_models["qwen3"]))
-        config = Qwen2Config(
+        qwen2_config = Qwen2Config(
             **shape,
             vocab_size=qwen.vocab_size,
             tie_word_embeddings=True,
             bos_token_id=qwen.bos_token_id,
             eos_token_id=qwen.eos_token_id,
         )
-        return _rebuilt(causal_models["qwen3"], folder, config)
+        return _rebuilt(causal_models["qwen3"], folder, qwen2_config)
     if name == "gemma":  # Gemma 1: its RoPE base in rope_parameters
         gemma = AutoConfig.from_pretrained(str(causal_models["gemma"]))
-        config = GemmaConfig(
+        gemma_config = GemmaConfig(
             **shape,
             head_dim=16,
             vocab_size=gemma.vocab_size,
@@ -357,7 +357,7 @@ def _variant(name: str, causal_models: dict[str, Path], folder: Path) -> Path:
             pad_token_id=gemma.pad_token_id,
             rope_parameters={"rope_type": "default", "rope_theta": 5000.0},
         )
-        return _rebuilt(causal_models["gemma"], folder, config)
+        return _rebuilt(causal_models["gemma"], folder, gemma_config)
     if name == "gemma3-scaled":  # as Gemma 3 4B and up: global positions scaled by 8
         rope = {
             "full_attention": {"rope_type": "linear", "factor": 8.0, "rope_theta": 1e6},

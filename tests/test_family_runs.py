@@ -232,6 +232,7 @@ def test_a_pair_into_english_is_scored_with_13a(model_folders, pairs_file, tmp_p
     settings = json.loads((result.run_dir / "best_model" / "workbench.json").read_text())
     assert (settings["source_code"], settings["target_code"]) == ("zho_Hans", "eng_Latn")
     assert result.summary.bleu_tokenize == "13a"
+    assert result.summary.test is not None
     assert "tok:13a" in result.summary.test.bleu_signature
 
 

@@ -47,6 +47,7 @@ def test_no_planted_secret_reaches_any_output_or_file(hub_server, tmp_path):
         outputs = []
         # A busy mirror for the first run, so that retry lines (which name URLs) are printed.
         hub_server.faults.every = {4: 429, 7: 503}
+        args: tuple[str, ...]
         hub_server.faults.retry_after = "0"  # no waiting: the lines are what is tested
         for args in (
             ("train", "--headless", "--preset", "opus-en-zh", "--model", OPUS_MODEL, *SHRUNK),

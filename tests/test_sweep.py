@@ -38,6 +38,7 @@ from workbench.core.config.build import build_config
 from workbench.core.experiments.sweep import (
     OPTUNA_MISSING,
     TrialFailed,
+    TrialRow,
     import_optuna,
     make_plan,
     run_sweep,
@@ -51,6 +52,26 @@ from workbench.core.records.summary import RunSummary, read_summary
 from workbench.errors import WorkbenchError
 
 optuna = pytest.importorskip("optuna")
+
+
+def summary_of(run_dir: str | Path | None) -> RunSummary:
+    """The summary.json in ``run_dir``; a failed assertion where there is none."""
+    assert run_dir is not None
+    summary = read_summary(Path(run_dir))
+    assert summary is not None, f"no summary.json in {run_dir}"
+    return summary
+
+
+def value_of(row: TrialRow) -> float:
+    """A settled trial's value; a failed assertion where it has none."""
+    assert row.value is not None, f"trial #{row.number} has no value"
+    return row.value
+
+
+def run_dir_of(row: TrialRow) -> str:
+    """A trial's run folder; a failed assertion where it has none."""
+    assert row.run_dir is not None, f"trial #{row.number} has no run folder"
+    return row.run_dir
 
 
 # --------------------------------------------------------------------------- specs
@@ -268,6 +289,7 @@ def test_a_point_enqueued_twice_is_run_once(tmp_path: Path):
     for _ in range(2):
         worker.study.enqueue_trial(params, user_attrs={"point": json.dumps(params)})
     first = worker._claim()
+    assert not isinstance(first, str)
     assert first.trial.number == 0
     # The first is running (here, in this worker): the copy is a duplicate, nothing is left.
     assert worker._claim() == "wait"
@@ -308,24 +330,25 @@ def test_a_grid_sweep_runs_each_point_once_and_a_rerun_runs_none(tmp_path: Path,
     runs = sorted((tmp_path / "out" / "runs").iterdir())
     assert len(runs) == 2
     for row in result.trials:
-        summary = read_summary(Path(row.run_dir))
+        summary = summary_of(row.run_dir)
         assert row.status == "finished"
         assert summary is not None
         assert summary.status == "finished"
         # The study's value is the run's validation BLEU after fine-tuning, nothing else.
+        assert summary.validation is not None
         assert row.value == summary.validation.bleu_after
         # No trial publishes: <output>/best_model is the best trial's, copied at the end.
         assert summary.best_model == summary.run_best_model
     assert {point_text(r.params) for r in result.trials} == {"epochs=1", "epochs=2"}
     assert result.best is not None
-    assert result.best.value == max(r.value for r in result.trials)
-    best_summary = read_summary(Path(result.best.run_dir))
+    assert result.best.value == max(value_of(r) for r in result.trials)
+    best_summary = summary_of(result.best.run_dir)
     published = json.loads((tmp_path / "out" / "best_model" / "workbench.json").read_text())
     assert published["run_dir"] == best_summary.run_dir  # the best trial's model, published
     assert [type(e).__name__ for e in events].count("TrialStarted") == 2
     # The closing compare: the best run first (it is run A, the baseline of each test).
     compared, left_out = runs_to_compare(result)
-    values = {r.run_dir: r.value for r in result.trials}
+    values = {run_dir_of(r): value_of(r) for r in result.trials}
     assert left_out == 0
     assert sorted(compared) == sorted(values)
     assert values[compared[0]] == max(values.values())
@@ -358,7 +381,7 @@ def test_two_workers_on_one_sqlite_study_run_distinct_trials(tmp_path: Path):
         assert "best: trial #" in text
     # No trial published (run_training's publish=False): <output>/best_model is the best
     # trial's, copied at the end.
-    summaries = {t.number: read_summary(Path(t.user_attrs["run_dir"])) for t in trials}
+    summaries = {t.number: summary_of(t.user_attrs["run_dir"]) for t in trials}
     for summary in summaries.values():
         assert summary.best_model == summary.run_best_model
     best = max(trials, key=lambda t: t.value)
@@ -387,7 +410,7 @@ def test_a_killed_worker_s_trial_is_taken_up_and_continued(tmp_path: Path):
     retry = next(t for t in done if t.params["epochs"] == 6.0)
     assert retry.user_attrs["retry_of"] == 0
     assert retry.user_attrs["run_dir"] == retry.user_attrs["resume"] == str(killed_run)
-    assert read_summary(killed_run).status == "finished"  # continued, not started over
+    assert summary_of(killed_run).status == "finished"  # continued, not started over
     assert len(list((output / "runs").iterdir())) == 2
     assert f"continues run {killed_run.name}" in rerun.stdout
     assert f"#0  killed  epochs=6  → run {killed_run.name}, continued by trial #" in rerun.stdout
@@ -441,7 +464,7 @@ def test_a_paused_worker_taken_for_dead_writes_nothing_more(tmp_path: Path):
     assert other.returncode == 0, other.stdout + other.stderr
     assert paused.returncode == 0, text
     assert f"continues run {run.name}" in other.stdout
-    assert read_summary(run).status == "finished"
+    assert summary_of(run).status == "finished"
 
     # The paused worker wrote nothing once resumed: no step line, checkpoint or summary.
     assert folder_files(run) == left_by_other
@@ -502,14 +525,14 @@ def test_ctrl_c_stops_the_sweep_cleanly_and_a_rerun_continues(tmp_path: Path):
         ("FAIL", "stopped"),
         ("WAITING", None),
     ]  # the grid's other point, not started
-    assert read_summary(stopped_run).status == "stopped"
+    assert summary_of(stopped_run).status == "stopped"
 
     rerun = fake_rerun(args, tmp_path)
     assert rerun.returncode == 0, rerun.stdout + rerun.stderr
     assert f"continues run {stopped_run.name}" in rerun.stdout
     _, trials = _study(output)
     assert [t.state.name for t in trials] == ["FAIL", "COMPLETE", "COMPLETE"]
-    assert read_summary(stopped_run).status == "finished"
+    assert summary_of(stopped_run).status == "finished"
     assert len(list((output / "runs").iterdir())) == 2
     assert "trials (3);" in rerun.stdout
     assert f"#0  stopped  epochs=6  → run {stopped_run.name}, continued by trial #2" in rerun.stdout
@@ -531,7 +554,7 @@ def test_a_search_draws_its_trials_in_range_and_a_rerun_draws_no_more(
     for row in result.trials:
         assert 1e-3 <= row.params["learning_rate"] <= 5e-3
         assert row.params["batch_size"] in (16, 32)
-        config = json.loads((Path(row.run_dir) / "config.json").read_text())
+        config = json.loads((Path(run_dir_of(row)) / "config.json").read_text())
         assert config["learning_rate"] == row.params["learning_rate"]  # the run used the draw
     assert len({r.params["learning_rate"] for r in result.trials}) == 2
     assert [r.number for r in run_sweep(plan).trials] == [0, 1]

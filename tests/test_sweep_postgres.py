@@ -18,6 +18,7 @@ import os
 import signal
 import socket
 from pathlib import Path
+from typing import NoReturn
 
 import pytest
 
@@ -37,7 +38,7 @@ from workbench.core.records.summary import read_summary
 PLANTED = "planted7Secret9pw"
 
 
-def _missing(what: str, fix: str) -> None:
+def _missing(what: str, fix: str) -> NoReturn:
     """Fail under CI, skip elsewhere (see the module docstring)."""
     if os.environ.get("CI"):
         pytest.fail(f"{what}, and CI must run this test: {fix}")
@@ -125,7 +126,9 @@ def test_three_workers_share_a_grid_through_postgresql(tmp_path: Path, postgres)
     (retry,) = [t for t in finished if t.user_attrs.get("retry_of") == killed_trial.number]
     assert retry.user_attrs["run_dir"] == killed_trial.user_attrs["run_dir"]
     for run in runs:
-        assert read_summary(run).status == "finished"
+        summary = read_summary(run)
+        assert summary is not None
+        assert summary.status == "finished"
         assert one_writer_at_a_time(writers(run)), run
     killed_run = Path(killed_trial.user_attrs["run_dir"])
     assert writers(killed_run)[0] == killed.pid
