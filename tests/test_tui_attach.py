@@ -46,6 +46,45 @@ def status_text(training: TrainingPane) -> str:
     return str(training.query_one("#train-status", Static).render())
 
 
+async def test_the_header_shows_the_watched_runs_settings_and_says_when_they_are_the_next_starts(
+    tmp_path: Path,
+):
+    """A run of 4 epochs, watched by an app whose own settings say 28: while it trains and
+    after it ends, the line above the charts is the run's (its config.json); once it has
+    ended the fields are the next Start's again, and the line says so."""
+    from workbench.core.atomic import write_json
+    from workbench.core.live.writer import RunWriter
+    from workbench.core.run_folder import RUN_CONFIG_FILE, new_run_dir
+
+    mine = small(tmp_path, epochs=28.0)
+    run = new_run_dir(Path(mine.output_dir), mine.preset)
+    write_json(run / RUN_CONFIG_FILE, small(tmp_path, epochs=4.0).to_dict())
+    writer = RunWriter(threading.Event())
+    writer.hold(run)  # this process writes the run: live while the test holds it
+    app = WorkbenchApp(mine)
+    try:
+        async with app.run_test(size=(200, 30)) as pilot:
+            await show_pane(pilot, "training")
+            training = app.query_one(TrainingPane)
+            next_starts = "the fields: next Start's"
+
+            def header() -> str:
+                return str(training.query_one("#train-config", Static).render())
+
+            await wait_for(pilot, lambda: training.attached is not None, what="attached")
+            assert header().startswith(f"run {run.name}: epochs 4 · ")
+            assert next_starts not in header()  # the fields hold the watched run's
+            assert training.query_one("#set-epochs", Input).value == "4"
+            writer.release("stopped")
+            await wait_for(pilot, lambda: training.attached is None, what="the end seen")
+            assert training.last_status == "stopped"
+            assert header().startswith(f"run {run.name}: epochs 4 · ")  # not the preset's 28
+            assert header().endswith(next_starts)
+            assert training.query_one("#set-epochs", Input).value == "28"
+    finally:
+        writer.release("stopped")
+
+
 @pytest.mark.slow
 async def test_the_tui_follows_a_run_another_process_writes_and_x_stops_it(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch

@@ -21,7 +21,7 @@ from rich.text import Text
 from textual import on, work
 from textual.app import ComposeResult
 from textual.containers import Horizontal, Vertical
-from textual.widgets import Button, Input, Label, Log, ProgressBar, Static, TabbedContent
+from textual.widgets import Button, Log, ProgressBar, Static, TabbedContent
 
 from workbench.core.config.build import build_config
 from workbench.core.config.run_config import RunConfig
@@ -43,30 +43,17 @@ from workbench.core.records.summary import RunSummary
 from workbench.core.run_folder import started_settings
 from workbench.core.views.event_text import EventText, data_status
 from workbench.core.views.numbers import format_seconds
-from workbench.core.views.training_text import last_run_line, settings_line
+from workbench.core.views.training_text import last_run_line
 from workbench.errors import WorkbenchError
 from workbench.tui.messages import ForwardsWorkerFailures, RunEvent, RunFinished, checked
 from workbench.tui.widgets.charts import SeriesChart, charted, replayed_series
+from workbench.tui.widgets.run_settings import EDITABLE, NEXT_START, SettingsFields, header_text
 
-#: Settings a user may change before Start: (config field, label).
-EDITABLE = (
-    ("epochs", "epochs"),
-    ("learning_rate", "lr"),
-    ("batch_size", "batch"),
-    ("samples", "samples"),
-)
 LOG_LINES = 1000
-#: How the samples setting shows 0, which means every pair, not none.
-ALL_SAMPLES = "all"
 #: Seconds between two reads of an attached run's new events (the view lags by about this).
 FOLLOW_SECONDS = 1.0
 #: How long Start or Resume waits for the last run's worker to let go of its folder.
 FOLDER_LET_GO_SECONDS = 10.0
-
-
-def setting_text(field: str, value: float) -> str:
-    """A setting as its field shows it: ``0.003``, ``16``, and ``all`` for 0 samples."""
-    return ALL_SAMPLES if field == "samples" and value == 0 else f"{value:g}"
 
 
 class TrainingPane(ForwardsWorkerFailures, Vertical):
@@ -92,18 +79,12 @@ class TrainingPane(ForwardsWorkerFailures, Vertical):
         self.training_done.set()
         #: Whether the log shows the events' lines (a run with a train.log shows its own).
         self.lines_from_events = True
+        #: Whose settings the line above the charts shows, and they (see _show_header).
+        self.header: tuple[str, RunConfig] = (NEXT_START, config)
 
     def compose(self) -> ComposeResult:
         """The editable settings, the run buttons and status, the charts and the log."""
-        with Horizontal(id="train-settings"):
-            for field, label in EDITABLE:
-                yield Label(f"{label}:")
-                yield Input(
-                    setting_text(field, getattr(self.config, field)),
-                    id=f"set-{field}",
-                    classes="setting",
-                    compact=True,
-                )
+        yield SettingsFields(self.config, id="train-settings")
         with Horizontal(id="train-buttons"):
             yield Button("Start (s)", id="start", variant="success")
             yield Button("Stop (x)", id="stop", variant="error", disabled=True)
@@ -111,7 +92,7 @@ class TrainingPane(ForwardsWorkerFailures, Vertical):
             # A total from the start: an indeterminate bar animates even when idle.
             yield ProgressBar(total=1, id="train-progress", show_eta=False)
             yield Static("idle", id="train-status")
-        yield Static(Text(settings_line(self.config)), id="train-config")
+        yield Static(header_text(NEXT_START, self.config), id="train-config")
         yield Static("no run yet in this output folder", id="train-run")
         with Horizontal(id="train-charts"):
             yield SeriesChart("training loss", "step", id="loss-chart")
@@ -126,9 +107,7 @@ class TrainingPane(ForwardsWorkerFailures, Vertical):
         """The pane's settings applied to the base config, validated like the CLI."""
         values: dict[str, Any] = self.config.to_dict()
         preset = values.pop("preset")
-        for field, _ in EDITABLE:
-            text = self.query_one(f"#set-{field}", Input).value.strip()
-            values[field] = 0 if field == "samples" and text.lower() == ALL_SAMPLES else text
+        values.update(self.query_one(SettingsFields).edited())
         return build_config(preset, overrides=values)
 
     # ------------------------------------------------------------------ actions
@@ -200,7 +179,7 @@ class TrainingPane(ForwardsWorkerFailures, Vertical):
             self.start_detached(config, resume)
             return
         self.config = config
-        self.query_one("#train-config", Static).update(Text(settings_line(config)))
+        self._show_header("this run", config)
         self.stop_flag = threading.Event()
         self.running = True
         self._set_buttons()
@@ -288,24 +267,35 @@ class TrainingPane(ForwardsWorkerFailures, Vertical):
         self.query_one("#loss-chart", SeriesChart).set_series(loss)
         self.query_one("#bleu-chart", SeriesChart).set_series(scores)
         live = run_liveness(run_dir)
+        settings = started_settings(run_dir, self.config)
         if live.live:
             self.attached = reader  # followed by _follow, every FOLLOW_SECONDS
-            self._show_settings(started_settings(run_dir, self.config))  # the run's own
+            self.query_one(SettingsFields).show(settings)  # the run's own
+        self._show_run_header(run_dir, settings)
         self._show_liveness(run_dir, live)
 
-    def _show_settings(self, shown: RunConfig) -> None:
-        """The settings line and fields: an attached run's, else this pane's own."""
-        self.query_one("#train-config", Static).update(Text(settings_line(shown)))
-        for field, _ in EDITABLE:
-            self.query_one(f"#set-{field}", Input).value = setting_text(
-                field, getattr(shown, field)
-            )
+    def _show_run_header(self, run_dir: Path, settings: RunConfig) -> None:
+        """The shown run's settings above the charts, as its config.json has them
+        (:func:`started_settings`), not the next Start's, which may differ."""
+        if settings is self.config:  # no config.json that reads: say whose they are
+            self._show_header(f"run {run_dir.name}, no config.json; {NEXT_START}", settings)
+        else:
+            self._show_header(f"run {run_dir.name}", settings)
+
+    def _show_header(self, whose: str, config: RunConfig) -> None:
+        """The line above the charts; beside fields that are not a watched run's, it says
+        they are the next Start's whenever it shows a run's settings."""
+        self.header = (whose, config)
+        differ = not whose.endswith(NEXT_START) and self.attached is None
+        self.query_one("#train-config", Static).update(header_text(whose, config, differ))
 
     def _let_go(self) -> None:
-        """Stop following the attached run (it goes on); the fields are this pane's again."""
+        """Stop following the attached run (it goes on); the fields are the next Start's
+        again, while the line above the charts keeps the shown run's settings."""
         if self.attached is not None:
             self.attached = None
-            self._show_settings(self.config)
+            self.query_one(SettingsFields).show(self.config)
+            self._show_header(*self.header)  # the run is still shown: now beside them
 
     def _show_liveness(self, run_dir: Path, live: Liveness) -> None:
         """The run's status line; a live run names its writer and how to stop it."""
@@ -353,6 +343,10 @@ class TrainingPane(ForwardsWorkerFailures, Vertical):
             self.running = False
             self.last_status = event.status
             self.last_run_dir = Path(event.run_dir)
+            # Its config.json: a resumed run's own, not the pane's.
+            self._show_run_header(
+                self.last_run_dir, started_settings(self.last_run_dir, self.config)
+            )
             self._set_buttons()
             self.query_one("#train-run", Static).update(
                 Text(last_run_line(Path(event.run_dir).name, event.status, event.summary))
