@@ -8,8 +8,8 @@ process of its own, SIGTERM, and a terminal that goes away.
   to follow and stop it.
 - SIGTERM (kill, a batch system) stops training with a checkpoint, then exits.
 - SIGHUP (the SSH link dropped, ``tmux kill-session``): the UI ends, and the run trains
-  on to its end in this process; ``run_tui`` waits for it. Its lines go on into the run's
-  ``train.log``, and any ``workbench tui`` attaches to it.
+  on to its end in this process; :func:`workbench.cli.tui.run` waits for it. Its lines go
+  on into the run's ``train.log``, and any ``workbench tui`` attaches to it.
 
 Python's default for both signals ends the process at once, leaving the terminal in raw
 mode on the alternate screen and losing a running epoch. The handlers are not installed
