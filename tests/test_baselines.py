@@ -20,6 +20,7 @@ from workbench.core.evaluate.baselines import (
 from workbench.core.evaluate.before_after import HeldOutSets, score_before
 from workbench.core.events import EvalDone, Note
 from workbench.core.languages import Direction
+from workbench.core.records.run_records import BaselineRecord
 from workbench.core.translate.translator import Translator
 from workbench.core.views.event_text import EventText
 
@@ -74,21 +75,21 @@ def test_the_lookup_is_by_model_test_set_and_direction_not_by_preset():
 
 def test_a_before_within_three_bleu_has_no_warning():
     record = compare_with_published(EN_ZH, 20.5, "zh", ">>cmn_Hans<<", lengths())
-    assert record == {
-        "bleu": 22.0,
-        "chrf": 21.19,
-        "bleu_tokenize": "zh",
-        "source": "Helsinki-NLP opus-2020-07-17",
-        "url": EN_ZH.url,
-        "test_set": "newstest2018",
-        "before_bleu": 20.5,
-        "difference": -1.5,
-        "warning": None,
-    }
+    assert record == BaselineRecord(
+        bleu=22.0,
+        chrf=21.19,
+        bleu_tokenize="zh",
+        source="Helsinki-NLP opus-2020-07-17",
+        url=EN_ZH.url,
+        test_set="newstest2018",
+        before_bleu=20.5,
+        difference=-1.5,
+        warning=None,
+    )
 
 
 def test_13a_on_chinese_is_named_first_then_the_length_bound_with_fixes():
-    warning = compare_with_published(EN_ZH, 0.3, "13a", ">>cmn_Hans<<", lengths(2, 40))["warning"]
+    warning = compare_with_published(EN_ZH, 0.3, "13a", ">>cmn_Hans<<", lengths(2, 40)).warning
     assert warning.startswith("before BLEU 0.30 is 21.70 below the published 22.0 on newstest2018")
     causes = warning.split("likely causes, most likely first: ", 1)[1]
     assert causes.startswith("the BLEU tokenizer is 13a, the published score used zh")
@@ -102,14 +103,14 @@ def test_13a_on_chinese_is_named_first_then_the_length_bound_with_fixes():
 
 
 def test_another_label_is_named_with_the_test_sets_own():
-    warning = compare_with_published(EN_ZH, 4.0, "zh", ">>cmn_Hant<<", lengths())["warning"]
+    warning = compare_with_published(EN_ZH, 4.0, "zh", ">>cmn_Hant<<", lengths()).warning
     assert "likely cause: the Marian label is >>cmn_Hant<<, not >>cmn_Hans<<" in warning
     assert "--target-label '>>cmn_Hans<<'" in warning
     assert "Ruled out: the BLEU tokenizer (zh, as published), the length bounds" in warning
 
 
 def test_a_far_before_no_setting_explains_says_what_to_check():
-    warning = compare_with_published(EN_ZH, 2.0, "zh", ">>cmn_Hans<<", lengths())["warning"]
+    warning = compare_with_published(EN_ZH, 2.0, "zh", ">>cmn_Hans<<", lengths()).warning
     assert "none of the usual causes shows in this run's settings" in warning
     assert (
         "the model is Helsinki-NLP opus-2020-07-17 and the test set all of newstest2018" in warning
@@ -117,7 +118,7 @@ def test_a_far_before_no_setting_explains_says_what_to_check():
 
 
 def test_a_before_far_above_is_put_down_to_the_tokenizer_only():
-    warning = compare_with_published(EN_ZH, 40.0, "char", ">>cmn_Hant<<", lengths(0, 40))["warning"]
+    warning = compare_with_published(EN_ZH, 40.0, "char", ">>cmn_Hant<<", lengths(0, 40)).warning
     assert "18.00 above the published 22.0" in warning
     assert "likely cause: the BLEU tokenizer is char, the published score used zh" in warning
     assert "near 0" not in warning
@@ -157,8 +158,8 @@ def test_the_before_line_shows_the_published_score_and_the_warning_follows():
     assert lines[2].startswith("  warning: before BLEU 0.00 is 22.00 below the published 22.0")
     assert "likely cause: the BLEU tokenizer is 13a" in lines[2]
     assert baseline is not None
-    assert baseline["warning"] == events[2].text
-    assert baseline["before_bleu"] == scores["test"]["bleu"]
+    assert baseline.warning == events[2].text
+    assert baseline.before_bleu == scores["test"].bleu
 
 
 def test_a_test_set_with_nothing_published_has_no_baseline():

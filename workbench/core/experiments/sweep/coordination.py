@@ -20,7 +20,9 @@ from pathlib import Path
 from typing import Any
 
 from workbench.core import DISTRIBUTION
+from workbench.core.experiments.sweep.optuna_study import StudyAttrs
 from workbench.core.experiments.sweep.plan import GRACE_FACTOR, SweepPlan
+from workbench.core.records.typed import decode
 from workbench.errors import WorkbenchError
 
 #: What to install for a driver SQLAlchemy could not import, by its module's name.
@@ -162,7 +164,7 @@ def open_study(optuna: Any, plan: SweepPlan) -> tuple[Any, Any]:
     study = optuna.create_study(
         study_name=plan.name, storage=storage, direction="maximize", load_if_exists=True
     )
-    recorded = study.user_attrs.get("space")
+    recorded = (decode(StudyAttrs, study.user_attrs) or StudyAttrs()).space
     if recorded is None:
         study.set_user_attr("space", plan.space.spec())
     elif recorded != plan.space.spec():

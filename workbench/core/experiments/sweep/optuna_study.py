@@ -8,6 +8,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from workbench.core import DISTRIBUTION
+from workbench.core.records.typed import decode
 from workbench.errors import WorkbenchError
 
 #: How a trial was cut short: Ctrl-C (``stopped`` at a step with a checkpoint), Ctrl-C
@@ -57,9 +58,44 @@ class SweepResult:
     published: str | None  # where the best trial's model was copied
 
 
+@dataclass(frozen=True)
+class TrialAttrs:
+    """What a sweep records on an Optuna trial (its user attributes), typed."""
+
+    point: str | None = None  # the point's key: two trials of one point are one point
+    run_dir: str | None = None  # the trial's run folder, once it has one
+    resume: str | None = None  # the folder of a cut-short trial this one continues
+    retry_of: int | None = None  # that trial's number
+    worker: str | None = None  # host:pid of the worker that ran it
+    outcome: str | None = None  # how it ended, when it ended itself
+    reason: str | None = None  # why it failed
+
+
+@dataclass(frozen=True)
+class EnqueuedAttrs:
+    """The one system attribute of Optuna's that a sweep reads: an enqueued trial's
+    settings, before it runs."""
+
+    fixed_params: dict[str, Any] | None = None
+
+
+@dataclass(frozen=True)
+class StudyAttrs:
+    """What a sweep records on its study: the search space it was started with."""
+
+    space: Any = None
+
+
+def trial_attrs(trial: Any) -> TrialAttrs:
+    """A trial's :class:`TrialAttrs` (an attribute of the wrong type read as missing)."""
+    return decode(TrialAttrs, trial.user_attrs) or TrialAttrs()
+
+
 def trial_params(trial: Any) -> dict[str, Any]:
-    """A trial's settings: suggested, or fixed when it was enqueued and not yet run."""
-    return dict(trial.params or trial.system_attrs.get("fixed_params") or {})
+    """A trial's settings: suggested, or fixed when it was enqueued and not yet run (Optuna
+    keeps those in its own ``fixed_params`` system attribute)."""
+    fixed = decode(EnqueuedAttrs, trial.system_attrs) or EnqueuedAttrs()
+    return dict(trial.params or fixed.fixed_params or {})
 
 
 def trial_status(trial: Any) -> str:
@@ -70,7 +106,7 @@ def trial_status(trial: Any) -> str:
     if state in ("RUNNING", "WAITING"):
         return state.lower()
     # A FAIL with no outcome was failed by a heartbeat check: its worker died.
-    return trial.user_attrs.get("outcome") or "killed"
+    return trial_attrs(trial).outcome or "killed"
 
 
 def is_settled(trial: Any) -> bool:
@@ -86,8 +122,8 @@ def rows_of(trials: list[Any]) -> list[TrialRow]:
             trial_status(t),
             trial_params(t),
             t.value if t.state.name == "COMPLETE" else None,
-            t.user_attrs.get("run_dir"),
-            t.user_attrs.get("reason"),
+            trial_attrs(t).run_dir,
+            trial_attrs(t).reason,
         )
         for t in trials
         if trial_status(t) != "duplicate"

@@ -25,6 +25,7 @@ from workbench.core.experiments.sweep.optuna_study import (
     import_optuna,
     is_settled,
     rows_of,
+    trial_attrs,
     trial_params,
     trial_status,
 )
@@ -68,16 +69,16 @@ class SweepWorker:
     def _enqueue_missing(self, trials: list[Any]) -> None:
         """Enqueue each point with no trial done or under way: grid points never tried,
         and the points of trials cut short (which carry the run folder to continue)."""
-        settled = {t.user_attrs.get("point") for t in trials if is_settled(t)}
+        settled = {trial_attrs(t).point for t in trials if is_settled(t)}
         cut_short: dict[str, Any] = {}
         for t in trials:  # the latest cut-short trial of each point
-            if trial_status(t) in CUT_SHORT and t.user_attrs.get("point") not in settled:
-                cut_short[t.user_attrs.get("point")] = t
+            point = trial_attrs(t).point
+            # A trial killed before its settings were drawn has no point: nothing to continue.
+            if point is not None and trial_status(t) in CUT_SHORT and point not in settled:
+                cut_short[point] = t
         for key, t in cut_short.items():
-            if key is None:
-                continue  # killed before its settings were drawn: nothing to continue
             attrs = {"point": key, "retry_of": t.number}
-            run_dir = t.user_attrs.get("run_dir")
+            run_dir = trial_attrs(t).run_dir
             if run_dir and _resumable(Path(run_dir)):
                 attrs["resume"] = run_dir
             self.study.enqueue_trial(trial_params(t), user_attrs=attrs)
@@ -114,14 +115,14 @@ class SweepWorker:
     def _is_duplicate(self, frozen: Any) -> bool:
         """Another trial of the same point is done, or under way with a lower number, or
         under way in the run folder this one would continue (which has one writer)."""
-        key, folder = frozen.user_attrs.get("point"), frozen.user_attrs.get("resume")
+        key, folder = trial_attrs(frozen).point, trial_attrs(frozen).resume
         for other in self._trials():
             if other.number == frozen.number:
                 continue
             status = trial_status(other)
-            if folder and status == "running" and other.user_attrs.get("run_dir") == folder:
+            if folder and status == "running" and trial_attrs(other).run_dir == folder:
                 return True
-            if other.user_attrs.get("point") != key:
+            if trial_attrs(other).point != key:
                 continue
             if status in ("finished", "failed") or (
                 status in ("running", "waiting") and other.number < frozen.number
@@ -139,7 +140,7 @@ class SweepWorker:
             if popped is not None:
                 frozen, trial_id = popped
                 trial = self.optuna.trial.Trial(self.study, trial_id)
-                resume = frozen.user_attrs.get("resume")
+                resume = trial_attrs(frozen).resume
                 resume_dir = Path(resume) if resume and _resumable(Path(resume)) else None
                 if resume_dir is not None:  # the folder's lease passes to this trial, here
                     self.storage.set_trial_user_attr(trial_id, "run_dir", str(resume_dir))
