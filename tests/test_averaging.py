@@ -114,9 +114,11 @@ def _held_out(finished_run: FinishedRun, config):
     from workbench.core.decoding import DecodeOptions
     from workbench.core.evaluate.before_after import HeldOutSets
 
+    validation = finished_run.result.summary.validation
+    assert validation is not None
     return HeldOutSets(
         pairs={"validation": finished_run.handed["validation"]},
-        names={"validation": finished_run.result.summary.validation.name},
+        names={"validation": validation.name},
         options=DecodeOptions(config.num_beams, config.max_new_tokens, config.no_repeat_ngram_size),
         batch_size=config.eval_batch_size,
         bleu_tokenize=config.bleu_tokenize,
@@ -156,33 +158,37 @@ def test_the_average_of_a_run_is_scored_on_validation_against_its_best(
     )
     record = result.record
     assert record is not None
-    assert record["k"] == 3
-    assert record["which"] == "best"
-    assert record["checkpoints"] == ["checkpoint-9", "checkpoint-18"]
-    assert record["epochs"] == [1.0, 2.0]
-    best, averaged = record["validation"]["best"], record["validation"]["averaged"]
+    assert record.k == 3
+    assert record.which == "best"
+    assert record.checkpoints == ["checkpoint-9", "checkpoint-18"]
+    assert record.epochs == [1.0, 2.0]
+    assert record.validation is not None
+    best, averaged = record.validation.best, record.validation.averaged
     # "best" is decoded exactly as the run decoded its "after".
-    assert best["bleu"] == finished_run.result.summary.validation.bleu_after
-    assert record["kept"] == ("averaged" if averaged["bleu"] > best["bleu"] else "best")
-    assert 0 < record["p_value"] <= 1
+    assert finished_run.result.summary.validation is not None
+    assert best.bleu == finished_run.result.summary.validation.bleu_after
+    assert record.kept == ("averaged" if averaged.bleu > best.bleu else "best")
+    assert record.p_value is not None
+    assert 0 < record.p_value <= 1
     texts = [n.text for n in notes if isinstance(n, Note)]
     assert "--average-checkpoints 3: the run has only 2 epoch checkpoints; averaging those 2" in (
         texts
     )
     decision = (
         "the average is kept"
-        if record["kept"] == "averaged"
+        if record.kept == "averaged"
         else f"the best checkpoint is kept (the average stays in {run / AVERAGED_MODEL})"
     )
     assert (
-        f"averaging the 2 best checkpoints (epochs 1, 2): validation BLEU {best['bleu']:.2f} → "
-        f"{averaged['bleu']:.2f} ({averaged['bleu'] - best['bleu']:+.2f}, p = "
+        f"averaging the 2 best checkpoints (epochs 1, 2): validation BLEU {best.bleu:.2f} → "
+        f"{averaged.bleu:.2f} ({averaged.bleu - best.bleu:+.2f}, p = "
     ) in texts[-1]
     assert texts[-1].endswith(f"against the best checkpoint (epoch 1); {decision}")
 
-    model = Path(record["model"])
+    assert record.model is not None
+    model = Path(record.model)
     checkpoints = [load_file(str(run / "checkpoints" / c / "model.safetensors")) for c in
-                   record["checkpoints"]]  # fmt: skip
+                   record.checkpoints]  # fmt: skip
     weights = load_file(str(model / "model.safetensors"))
     assert weights.keys() == checkpoints[0].keys()
     for name, value in weights.items():
@@ -205,6 +211,7 @@ def test_an_average_better_on_validation_becomes_the_best_model(
 
     run, config, state = _run_copy(finished_run, tmp_path, k=2)
     summary = finished_run.result.summary.validation
+    assert summary is not None
     assert summary.bleu_after > summary.bleu_before, "the shared run no longer learns"
     trained = load_file(str(run / "best_model/model.safetensors"))
     untrained = load_file(str(run / "initial_model/model.safetensors"))
@@ -223,11 +230,12 @@ def test_an_average_better_on_validation_becomes_the_best_model(
     )
     assert isinstance(result, Averaging)
     assert result.record is not None
-    assert result.record["validation"]["best"]["bleu"] == summary.bleu_before
-    assert result.record["validation"]["averaged"]["bleu"] == summary.bleu_after
-    assert result.record["kept"] == "averaged"
+    assert result.record.validation is not None
+    assert result.record.validation.best.bleu == summary.bleu_before
+    assert result.record.validation.averaged.bleu == summary.bleu_after
+    assert result.record.kept == "averaged"
     assert [n for n in notes if isinstance(n, Note)][-1].text.endswith("; the average is kept")
-    assert result.record["model"] == str(run / "best_model")
+    assert result.record.model == str(run / "best_model")
     assert not (run / AVERAGED_MODEL).exists()
     published = load_file(str(run / "best_model/model.safetensors"))
     assert all(torch.allclose(published[n], trained[n], atol=1e-6) for n in trained)
@@ -252,6 +260,6 @@ def test_one_epoch_checkpoint_is_not_averaged(finished_run: FinishedRun, tmp_pat
         "checkpoint averaging skipped: the run has 1 epoch checkpoint; averaging needs 2 or more"
     ]
     assert result.record is not None
-    assert result.record["kept"] == "best"
+    assert result.record.kept == "best"
     assert result.translations == {}
     assert not (run / AVERAGED_MODEL).exists()
