@@ -175,6 +175,7 @@ def test_select_on_comet_chooses_the_epoch_by_validation_comet(tmp_path: Path):
     (run,) = (out / "runs").iterdir()
     summary = read_summary(run)
     assert summary is not None
-    assert [round(e["eval_comet"], 2) for e in summary.epochs or []] == [
+    epochs_logged = summary.epochs or []
+    assert [None if e.eval_comet is None else round(e.eval_comet, 2) for e in epochs_logged] == [
         float(c) for _, c in epochs
     ]

@@ -57,6 +57,8 @@ def test_paired_tests_run_on_a_shared_test_set_and_refuse_another(three_runs):
     result = comparison.paired[0].scores
     # Both sides are the runs' own best-model translations: the same BLEU their summaries hold.
     run_a, run_b = comparison.runs[0].row.test, comparison.runs[1].row.test
+    assert run_a is not None
+    assert run_b is not None
     assert (result.bleu_before, result.bleu_after) == (run_a.bleu_after, run_b.bleu_after)
     assert 0 < result.bleu_p <= 1
     assert 0 < comparison.paired[0].bleu_p_ar <= 1
@@ -180,6 +182,7 @@ def test_each_run_shows_its_test_set_by_source_length_and_a_run_without_it_dashe
     assert [row[0] for row in table] == ["A", "B", "C"]  # HSK sentences: one bucket each
     for row, run in zip(table[:2], comparison.runs[:2], strict=True):
         test = run.row.test
+        assert test is not None
         refs = [[r.reference for r in run.test_rows]]
         after = sacrebleu.corpus_bleu([r.after for r in run.test_rows], refs, tokenize="zh")
         assert test.bleu_after == round(after.score, 2)  # the headline is sacreBLEU's

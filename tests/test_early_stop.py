@@ -109,7 +109,8 @@ def test_a_resumed_run_goes_on_counting_epochs_without_gain(tmp_path: Path):
     assert second.status == "finished"
     assert second.run_dir == first.run_dir
     assert second.summary.global_step == 27
-    assert second.summary.early_stopping["stopped_after_epoch"] == 3.0
+    assert second.summary.early_stopping is not None
+    assert second.summary.early_stopping.stopped_after_epoch == 3.0
     assert any(
         n.startswith("early stopping: validation BLEU has not risen for 2 epochs since epoch 1 ")
         and n.endswith("stopped after epoch 3 of 30")
@@ -121,7 +122,8 @@ def test_a_resumed_run_goes_on_counting_epochs_without_gain(tmp_path: Path):
         "checkpoint-27",
         "checkpoint-9",
     ]
-    assert second.summary.averaging["checkpoints"] == [
+    assert second.summary.averaging is not None
+    assert second.summary.averaging.checkpoints == [
         "checkpoint-9",
         "checkpoint-18",
         "checkpoint-27",
@@ -142,12 +144,14 @@ def test_a_sweep_trial_stops_early_too(tmp_path: Path):
     result = run_sweep(make_plan(base, space, default_name(base, space)), lambda e: None)
     assert result.status == "finished"
     (trial,) = result.trials
+    assert trial.run_dir is not None
     summary = read_summary(Path(trial.run_dir))
     assert trial.status == "finished"
     assert summary is not None
     assert summary.early_stopping is not None
-    assert summary.early_stopping["stopped"] is True
-    assert summary.early_stopping["stopped_after_epoch"] == 2.0
+    assert summary.early_stopping.stopped is True
+    assert summary.early_stopping.stopped_after_epoch == 2.0
+    assert summary.validation is not None
     assert trial.value == summary.validation.bleu_after
 
 

@@ -242,7 +242,9 @@ def test_charts_skip_non_finite_points_and_escape_text():
         y_label="loss",
     )
     root = ET.fromstring(svg)
-    points = root.find(f".//{SVG}polyline").get("points").split()
+    polyline = root.find(f".//{SVG}polyline")
+    assert polyline is not None
+    points = polyline.get("points", "").split()
     assert len(points) == 2
     assert "nan" not in svg
     assert "inf" not in svg

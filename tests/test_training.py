@@ -190,7 +190,8 @@ def test_after_is_decoded_like_translate_even_with_bf16_autocast_in_training(tmp
 
     result = run_training(small(tmp_path, bf16=True))
     assert result.status == "finished"
-    assert result.summary.precision["training"] == "bf16"
+    assert result.summary.precision is not None
+    assert result.summary.precision.training == "bf16"
     rows = [
         json.loads(line)
         for line in (result.run_dir / "test_translations.jsonl").read_text().splitlines()
