@@ -101,9 +101,12 @@ def test_config_json_says_what_it_ignored_and_what_the_preset_fills(tmp_path: Pa
     notes: list[str] = []
     saved = read_saved_config(tmp_path, notes)
     assert saved is not None
-    assert "planted_key" not in saved.settings and "epochs" not in saved.settings
-    assert saved.precision is not None and saved.precision.device == "cpu"
-    assert saved.cleaning is not None and saved.cleaning.pairs_in == 3
+    assert "planted_key" not in saved.settings
+    assert "epochs" not in saved.settings
+    assert saved.precision is not None
+    assert saved.precision.device == "cpu"
+    assert saved.cleaning is not None
+    assert saved.cleaning.pairs_in == 3
     assert notes == [
         "config.json: unknown setting 'planted_key' ignored",
         "config.json: no 'epochs'; the preset's value is used",
@@ -162,15 +165,21 @@ def test_metrics_jsonl_says_which_lines_it_skipped_and_why(tmp_path: Path):
     assert events == [EvalDone(step=9, epoch=1.0, bleu=3.2, chrf=9.0)]
     assert notes[0].startswith("metrics.jsonl line 2: EvalDone record has fields ['planted_key']")
     assert notes[1].startswith("metrics.jsonl line 3: ")
-    assert "step" in notes[1] and notes[1].endswith("; skipped")
+    assert "step" in notes[1]
+    assert notes[1].endswith("; skipped")
 
 
 def test_before_json_says_what_it_ignored_and_reuses_nothing_it_lacks(tmp_path: Path):
-    record = {"test": ["a", "b"], "validation": ["c"], "sources": {"test": "f1", "validation": "f2"}}
+    record = {
+        "test": ["a", "b"],
+        "validation": ["c"],
+        "sources": {"test": "f1", "validation": "f2"},
+    }
     planted(RunFolder(tmp_path).before, record, "validation")
     notes: list[str] = []
     before = read_before(tmp_path, notes)
-    assert before.translations("test") == ["a", "b"] and before.fingerprint("test") == "f1"
+    assert before.translations("test") == ["a", "b"]
+    assert before.fingerprint("test") == "f1"
     assert before.translations("validation") is None
     assert notes == ["before.json: unknown key 'planted_key' ignored"]
 
@@ -187,7 +196,8 @@ def test_the_writer_record_says_what_it_lacked(tmp_path: Path):
     planted(RunFolder(tmp_path).writer_record, record, "error")
     notes: list[str] = []
     writer = WriterRecord.read(tmp_path, notes)
-    assert writer is not None and (writer.host, writer.error) == ("gpu1", None)
+    assert writer is not None
+    assert (writer.host, writer.error) == ("gpu1", None)
     assert notes == ["writer.json: unknown key 'planted_key' ignored"]
     planted(RunFolder(tmp_path).writer_record, record, "pid")
     notes.clear()
