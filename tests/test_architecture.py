@@ -160,7 +160,7 @@ def test_ruff_shows_the_layering_for_a_planted_import(
 
 def unchecked_tests(folder: Path) -> list[str]:
     """Test functions in ``folder`` that can never fail on a wrong result: no ``assert``,
-    no ``pytest.raises``, no snapshot comparison and no :func:`tests.conftest.wait_for`
+    no ``pytest.raises``, no snapshot comparison and no :func:`tests.helpers.tui.wait_for`
     (which fails when its state is not reached)."""
     checks = ("assert", "raises", "snap_compare", "wait_for")
     found = []

@@ -14,7 +14,7 @@ from types import SimpleNamespace
 
 import pytest
 
-from tests.conftest import FinishedRun
+from tests.helpers.runs import FinishedRun
 from workbench.core.events import Note
 from workbench.core.train.averaging import (
     AVERAGED_MODEL,

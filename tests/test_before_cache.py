@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import small
+from tests.helpers.runs import small
 from workbench.core.events import EvalDone, Note, Phase
 from workbench.core.train.run_training import run_training
 

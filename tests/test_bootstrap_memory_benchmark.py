@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 import sacrebleu
 
-from tests.conftest import REPO
+from tests.helpers.paths import REPO
 
 
 @pytest.fixture(scope="module")
@@ -85,7 +85,7 @@ def test_extrapolation_is_linear_from_the_two_largest_sizes(bench):
 def test_the_quick_run_measures_every_arm_in_fresh_processes(tmp_path: Path):
     """``bootstrap_memory.py --quick``, as a user runs it: every arm in its own process,
     then the report, here in tmp_path (by default a temporary folder, never BOOTSTRAP.md)."""
-    from tests.test_benchmark_smoke import run_benchmark
+    from tests.helpers.benchmarks import run_benchmark
 
     out = tmp_path / "BOOTSTRAP.md"
     run_benchmark("bootstrap_memory.py", "--quick", "--reps", "1", "--out", str(out), cwd=tmp_path)

@@ -1,4 +1,4 @@
-"""The tiny decoder-only models of tests/causal_models.py are what the Hub ships.
+"""The tiny decoder-only models of tests/helpers/causal_models.py are what the Hub ships.
 
 Each folder loads with the Auto classes as its family (architecture, tokenizer class,
 special tokens, pad or none, vocabulary and position sizes, generation config), runs a
@@ -14,7 +14,7 @@ import json
 
 import pytest
 
-from tests.causal_models import (
+from tests.helpers.causal_models import (
     ARCHITECTURES,
     CAUSAL_FAMILIES,
     CHAT_PROMPT,

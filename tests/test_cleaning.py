@@ -9,15 +9,10 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import (
-    PLANTED,
-    TINY_DEMO_ARGS,
-    run_cli,
-    small,
-    tiny_toml,
-    wait_for,
-    write_planted_tsv,
-)
+from tests.helpers.cli import TINY_DEMO_ARGS, run_cli
+from tests.helpers.data import PLANTED, write_planted_tsv
+from tests.helpers.runs import small, tiny_toml
+from tests.helpers.tui import wait_for
 from workbench.core.data.writing_systems import script_share
 from workbench.core.languages import length_unit, length_units
 

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import TINY_DEMO_ARGS, run_cli
+from tests.helpers.cli import TINY_DEMO_ARGS, run_cli
 
 
 def test_help_does_not_import_torch():
@@ -193,7 +193,7 @@ def test_tui_without_a_terminal_points_to_headless(tmp_path: Path):
 @pytest.mark.slow
 def test_a_30_pair_file_trains_with_the_demo_preset(tmp_path: Path):
     """The scratch vocabularies shrink to what 24 training pairs support, with one line."""
-    from tests.conftest import cleaned_hsk_pairs
+    from tests.helpers.data import cleaned_hsk_pairs
 
     pairs = cleaned_hsk_pairs()
     (tmp_path / "pairs.tsv").write_text(
@@ -224,8 +224,8 @@ def test_a_30_pair_file_trains_with_the_demo_preset(tmp_path: Path):
 def test_a_run_without_a_terminal_says_the_console_was_skipped(tmp_path: Path):
     """Piped, the run cannot open the console: it says so in its last line, with the fix;
     the closing lines name the best epoch. The CLI's contract: the stand-in trainer
-    (tests/fake_training.py) finishes a recorded run in place of a real one."""
-    from tests.conftest import tiny_toml
+    (tests/helpers/fake_training.py) finishes a recorded run in place of a real one."""
+    from tests.helpers.runs import tiny_toml
     from workbench.cli.train import console_skipped_line
 
     (tmp_path / "tiny.toml").write_text(tiny_toml(epochs=1), encoding="utf-8")

@@ -10,8 +10,10 @@ import json
 import shutil
 from pathlib import Path
 
-from tests.conftest import ODD_INPUT, hub_env, run_cli
-from tests.hub_server import OPUS_DE_MODEL
+from tests.helpers.cli import run_cli
+from tests.helpers.data import ODD_INPUT
+from tests.helpers.hub import hub_env
+from tests.helpers.hub_server import OPUS_DE_MODEL
 from workbench.cli.interact import run_console
 from workbench.cli.translate import run_pipe
 from workbench.core.decoding import DecodeOptions

@@ -12,7 +12,8 @@ import pytest
 import torch
 import yaml
 
-from tests.conftest import TINY_RUN_SETTINGS, run_cli, tiny_toml
+from tests.helpers.cli import run_cli
+from tests.helpers.runs import TINY_RUN_SETTINGS, tiny_toml
 from workbench.core.records.memory import MemoryPlan
 from workbench.errors import WorkbenchError
 
@@ -241,7 +242,7 @@ def test_a_scorer_that_cannot_fit_is_refused_before_training():
     """The memory plan counts the scorer from its config before anything is fetched: held
     against a budget it cannot fit, the run is refused in one line, with the way out;
     choosing the epoch, it is counted beside the training step."""
-    from tests.conftest import tiny_config
+    from tests.helpers.runs import tiny_config
     from workbench.core.train.memory_plan import plan_scorer
     from workbench.core.views.memory_text import scorer_line
 
@@ -268,7 +269,7 @@ def test_a_scorer_that_cannot_fit_is_refused_before_training():
 
 
 def test_select_on_comet_needs_comet_and_no_bleu_weighing_options():
-    from tests.conftest import tiny_config
+    from tests.helpers.runs import tiny_config
 
     for overrides, expected in (
         ({"select_on": "comet"}, "needs the COMET model"),

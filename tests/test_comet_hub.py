@@ -1,5 +1,5 @@
 """COMET models come through the same Hub code as every model: the tests' Hub look-alike
-(tests/hub_server.py) serves the fixture models under Unbabel's ids, with ``hparams.yaml``
+(tests/helpers/hub_server.py) serves the fixture models under Unbabel's ids, with ``hparams.yaml``
 naming an encoder repo by its Hub id, as the real ones name ``xlm-roberta-large``. Only
 the COMET files and the encoder's config and tokenizer are fetched; a model fetched once
 scores offline; a gated model is one line naming its licence page and ``HF_TOKEN``."""
@@ -14,7 +14,8 @@ import pytest
 import torch
 import yaml
 
-from tests.conftest import hub_env, run_cli
+from tests.helpers.cli import run_cli
+from tests.helpers.hub import hub_env
 from workbench.core.comet.scorer import load_scorer
 from workbench.core.config.settings import DEFAULT_COMET, DEFAULT_QE
 from workbench.errors import WorkbenchError

@@ -14,7 +14,9 @@ import pytest
 from scipy.stats import ttest_rel
 from textual.widgets import DataTable, Static
 
-from tests.conftest import TINY_RUN_SETTINGS, run_cli, small, tiny_toml, wait_for
+from tests.helpers.cli import run_cli
+from tests.helpers.runs import TINY_RUN_SETTINGS, small, tiny_toml
+from tests.helpers.tui import wait_for
 from workbench.core.comet.scorer import load_scorer
 from workbench.core.records.summary import read_summary
 from workbench.core.views.event_text import EventText
@@ -141,7 +143,7 @@ def test_without_comet_the_test_line_is_as_it_was(finished_run):
 
 
 async def test_the_samples_pane_shows_and_orders_by_each_sentences_comet(comet_runs):
-    from tests.test_tui import samples_shown
+    from tests.helpers.tui import samples_shown
     from workbench.tui.app import WorkbenchApp
 
     out, runs, _ = comet_runs

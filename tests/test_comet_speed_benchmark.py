@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import REPO
+from tests.helpers.paths import REPO
 
 SCRIPT = REPO / "benchmarks" / "comet_speed.py"
 REFERENCE_PYTHON = Path("/tmp/comet-reference-venv/bin/python")

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import tiny_config
+from tests.helpers.runs import tiny_config
 from workbench.core.config.build import build_config
 from workbench.core.config.presets import PRESETS
 from workbench.core.config.settings import load_toml

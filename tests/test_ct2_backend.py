@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 from textual.widgets import Input
 
-from tests.conftest import run_cli
+from tests.helpers.cli import run_cli
 from workbench.cli import main
 from workbench.core.decoding import DecodeOptions
 from workbench.core.translate.translator import Translator

@@ -1,5 +1,5 @@
 """CTranslate2 exports of decoder-only models (issue 40): Qwen3, ALMA's Llama, Gemma 3
-and Seed-X's Mistral from tests/causal_models.py, plus the variants whose conversion
+and Seed-X's Mistral from tests/helpers/causal_models.py, plus the variants whose conversion
 needs care (Qwen2, Gemma 1, a Gemma 3 with scaled RoPE and its own query scale, sliding
 windows shorter than the prompt).
 
@@ -21,7 +21,7 @@ from typing import Any
 
 import pytest
 
-from tests.causal_models import CAUSAL_FAMILIES
+from tests.helpers.causal_models import CAUSAL_FAMILIES
 from workbench.cli import main
 from workbench.core.decoding import SETTINGS_FILE, DecodeOptions
 from workbench.core.translate.translator import Translator

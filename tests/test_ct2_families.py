@@ -1,6 +1,6 @@
 """CTranslate2 exports of every family beside Marian (tests/test_ct2_backend.py has it):
 NLLB-200, M2M100, mBART-50 and T5, from the tiny Hub-shaped models of
-tests/family_models.py. Each export at float32 must give transformers' greedy strings
+tests/helpers/family_models.py. Each export at float32 must give transformers' greedy strings
 with the target language code forced (CTranslate2's target prefix), show no language
 code, bound the output as ``max_new_tokens`` does, and go stale when its tokenizer
 changes."""
@@ -20,9 +20,9 @@ from workbench.core.translate.translator import Translator
 pytest.importorskip("ctranslate2")
 
 FAMILIES = ("nllb", "m2m100", "mbart50", "t5")
-#: The prefix T5 is told the task with (tests/family_models.py's T5_PREFIX).
+#: The prefix T5 is told the task with (tests/helpers/family_models.py's T5_PREFIX).
 T5_PREFIX = "translate English to Chinese: "
-#: The tokenizer files each family's folder holds (tests/family_models.py).
+#: The tokenizer files each family's folder holds (tests/helpers/family_models.py).
 TOKENIZER_FILES = {
     "nllb": ("tokenizer.json", "sentencepiece.bpe.model", "tokenizer_config.json"),
     "m2m100": ("vocab.json", "sentencepiece.bpe.model", "tokenizer_config.json"),

@@ -9,7 +9,9 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import TINY_DEMO_ARGS, cleaned_hsk_pairs, run_cli, tiny_toml
+from tests.helpers.cli import TINY_DEMO_ARGS, run_cli
+from tests.helpers.data import cleaned_hsk_pairs
+from tests.helpers.runs import tiny_toml
 from workbench.core.config.build import build_config
 from workbench.core.data.cleaning import CleaningSettings
 from workbench.core.data.cleaning_pass import clean_pairs

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import write_planted_tsv
+from tests.helpers.data import write_planted_tsv
 from workbench.core.config.build import build_config
 from workbench.core.data import pair_features
 from workbench.core.data.arrow_pairs import PairTable

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import REPO
+from tests.helpers.paths import REPO
 
 
 @pytest.fixture(scope="module")
@@ -79,7 +79,7 @@ def test_the_smoke_run_reaches_the_first_step_in_every_arm(
 ):
     """``data_scale.py --smoke``: the anchor, then ``workbench train`` cold and cached up
     to its first step, on 1,000 pairs; the report and its JSON in tmp_path."""
-    from tests.test_benchmark_smoke import run_main
+    from tests.helpers.benchmarks import run_main
 
     out = tmp_path / "DATA_SCALE.md"
     args = ("--smoke", "--out", str(out), "--work", str(tmp_path))

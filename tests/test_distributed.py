@@ -10,7 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import TINY_DEMO_ARGS, tiny_toml
+from tests.helpers.cli import TINY_DEMO_ARGS
+from tests.helpers.runs import tiny_toml
 
 TRAIN = ["-m", "workbench", *TINY_DEMO_ARGS]
 

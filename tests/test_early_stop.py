@@ -14,7 +14,8 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import TINY_DEMO_ARGS, run_cli, small, tiny_toml
+from tests.helpers.cli import TINY_DEMO_ARGS, run_cli
+from tests.helpers.runs import small, tiny_toml
 from workbench.core.events import Note, TrainStep
 from workbench.core.train.checkpoints import last_complete_checkpoint
 from workbench.core.train.run_training import run_training
@@ -175,7 +176,7 @@ def test_the_line_when_the_patience_never_ran_out():
 async def test_the_training_pane_shows_the_patience_and_the_averaging(tmp_path: Path):
     from textual.widgets import Static
 
-    from tests.conftest import show_pane
+    from tests.helpers.tui import show_pane
     from workbench.tui.app import WorkbenchApp
 
     app = WorkbenchApp(small(tmp_path, early_stopping=2, average_checkpoints=3, average="last"))

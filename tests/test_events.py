@@ -8,7 +8,9 @@ from pathlib import Path
 import pytest
 from textual.widgets import Log
 
-from tests.conftest import scores_block, small, wait_for
+from tests.helpers.data import scores_block
+from tests.helpers.runs import small
+from tests.helpers.tui import wait_for
 from workbench.cli.headless import HeadlessPrinter
 from workbench.core.events import (
     EvalDone,

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import scores_block
+from tests.helpers.data import scores_block
 from workbench.cli import main
 from workbench.core.atomic import write_json
 from workbench.core.config.build import build_config

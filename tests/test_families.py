@@ -1,4 +1,4 @@
-"""The tiny family models of tests/family_models.py are what the Hub ships.
+"""The tiny family models of tests/helpers/family_models.py are what the Hub ships.
 
 Each folder loads with the Auto classes as its family (model type, tokenizer class, special
 ids, vocabulary and position sizes), its tokenizer round-trips text and holds the language
@@ -12,7 +12,7 @@ import json
 
 import pytest
 
-from tests.family_models import (
+from tests.helpers.family_models import (
     FAMILIES,
     HUB_IDS,
     LANGUAGES,

@@ -1,5 +1,6 @@
 """Every Hugging Face translation family through the workbench, on tiny models shaped as
-the Hub ships them (tests/family_models.py and the Marian look-alike of tests/hub_server.py).
+the Hub ships them (tests/helpers/family_models.py and the Marian look-alike of
+tests/helpers/hub_server.py).
 
 Each family is fine-tuned once on local pairs with ``--source-lang en --target-lang zh``
 (T5 with ``--source-prefix``); then the tests read what the run left and load its model
@@ -13,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.family_models import T5_PREFIX
+from tests.helpers.family_models import T5_PREFIX
 from workbench.errors import WorkbenchError
 
 #: What each family's run must record as its target language.
@@ -40,13 +41,13 @@ def run_args(family: str) -> dict[str, object]:
 @pytest.fixture(scope="module")
 def model_folders(family_models, hub_server) -> dict[str, Path]:
     """family -> the Hub-shaped folder (the Marian look-alike from the Hub server)."""
-    from tests.hub_server import OPUS_MODEL
+    from tests.helpers.hub_server import OPUS_MODEL
 
     return {"marian": hub_server.repos[("model", OPUS_MODEL)].folder, **family_models}
 
 
 def tiny_run_config(model: Path, data: Path, output: Path, **extra: object):
-    from tests.conftest import tiny_config
+    from tests.helpers.runs import tiny_config
 
     return tiny_config(
         model=str(model),
@@ -247,7 +248,7 @@ def test_the_commands_a_user_runs_on_a_hub_shaped_folder(
 ):
     """train --model DIR --data pairs.tsv --source-lang en --target-lang zh (T5 with
     --source-prefix), then translate, attention and lab cache with no language flag."""
-    from tests.conftest import run_cli
+    from tests.helpers.cli import run_cli
 
     prefix = ("--source-prefix", T5_PREFIX) if family == "t5" else ()
     proc = run_cli(
@@ -277,7 +278,8 @@ def test_the_commands_a_user_runs_on_a_hub_shaped_folder(
 def test_the_nllb_preset_runs_shrunk_through_the_hub(hub_server, tmp_path):
     """``--preset nllb-en-zh`` downloads the NLLB look-alike and samples WMT19 from the
     Hub server; the run resolves en → zh to NLLB's codes and translates without them."""
-    from tests.conftest import hub_env, run_cli
+    from tests.helpers.cli import run_cli
+    from tests.helpers.hub import hub_env
 
     env = hub_env(hub_server, tmp_path)
     proc = run_cli(
@@ -300,7 +302,8 @@ def test_the_nllb_preset_runs_shrunk_through_the_hub(hub_server, tmp_path):
 def test_the_en_de_preset_runs_shrunk_through_the_hub(hub_server, tmp_path):
     """``--preset opus-en-de``: a single-pair Marian (no label), WMT14's de-en layout,
     scored with 13a."""
-    from tests.conftest import hub_env, run_cli
+    from tests.helpers.cli import run_cli
+    from tests.helpers.hub import hub_env
 
     # The look-alike's "German" is the HSK Chinese (there is no German text offline), which
     # the script rule rightly drops: it is left off here.

@@ -5,33 +5,23 @@ from __future__ import annotations
 import errno
 import json
 import os
-import re
 import shutil
 import signal
 import subprocess
 import sys
 import threading
-import time
 from pathlib import Path
 
 import pytest
 
-from tests.conftest import TINY_DEMO_ARGS, run_cli, small, tiny_toml
+from tests.helpers.cli import TINY_DEMO_ARGS, run_cli
+from tests.helpers.processes import same_weights, wait_for_line
+from tests.helpers.runs import small, tiny_toml
 from workbench.core.events import EvalDone, Event, Note, TrainStep
 from workbench.core.live.follow import read_run_events
 from workbench.core.train.checkpoints import last_complete_checkpoint, publish_model
 from workbench.core.train.run_training import run_training
 from workbench.errors import WorkbenchError
-
-
-def same_weights(a: Path, b: Path) -> bool:
-    """True when two saved models hold bit-identical tensors."""
-    from safetensors.torch import load_file
-
-    left, right = load_file(str(a / "model.safetensors")), load_file(str(b / "model.safetensors"))
-    return left.keys() == right.keys() and all(
-        left[k].dtype == right[k].dtype and bool((left[k] == right[k]).all()) for k in left
-    )
 
 
 @pytest.mark.slow
@@ -290,17 +280,6 @@ def start_run(work: Path) -> subprocess.Popen:
         stderr=subprocess.PIPE,
         text=True,
     )
-
-
-def wait_for_line(proc: subprocess.Popen, pattern: str, timeout: float = 300) -> None:
-    deadline = time.monotonic() + timeout
-    assert proc.stdout is not None
-    for line in proc.stdout:
-        if re.search(pattern, line):
-            return
-        if time.monotonic() > deadline:
-            break
-    raise AssertionError(f"never saw {pattern!r}")
 
 
 @pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGINT])

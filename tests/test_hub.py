@@ -1,7 +1,7 @@
 """The job a user with the Hub runs, through a Hub look-alike on 127.0.0.1.
 
 ``workbench train --headless --preset opus-en-zh`` in a subprocess with ``HF_ENDPOINT`` at
-the look-alike (tests/hub_server.py) and ``HF_HUB_OFFLINE`` unset: the real
+the look-alike (tests/helpers/hub_server.py) and ``HF_HUB_OFFLINE`` unset: the real
 ``from_pretrained`` of a Hub id, ``HfFileSystem`` listing and range reads, the caches, then
 a rerun that asks the Hub nothing and one offline. Then the base model's language label in
 every front end, the messages for a misbehaving server, and proxies. Nothing here leaves
@@ -20,8 +20,10 @@ from pathlib import Path
 import pytest
 from textual.widgets import Input
 
-from tests.conftest import closed_port, hub_env, run_cli, wait_for
-from tests.hub_server import LABELS, OPUS_MODEL, WMT_DATASET, ForwardingProxy
+from tests.helpers.cli import run_cli
+from tests.helpers.hub import closed_port, hub_env
+from tests.helpers.hub_server import LABELS, OPUS_MODEL, WMT_DATASET, ForwardingProxy
+from tests.helpers.tui import wait_for
 
 #: The assignment's run, shrunk: 40 sampled pairs, one epoch, greedy 8-token decoding.
 TRAIN = (

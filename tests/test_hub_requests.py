@@ -1,7 +1,7 @@
 """Retrying Hub requests that fail in ways that pass (workbench/core/data/hub_requests.py,
 retry_policy.py).
 
-Against the Hub look-alike on 127.0.0.1 (tests/hub_server.py) made to misbehave as a
+Against the Hub look-alike on 127.0.0.1 (tests/helpers/hub_server.py) made to misbehave as a
 loaded public mirror does: every n-th file request answered 429 or 503, bodies cut off
 mid-way, answers late enough for a read timeout. The real ``HfFileSystem``,
 ``HfApi`` and transformers' ``from_pretrained`` make the requests; the retries are 10 ms
@@ -15,7 +15,7 @@ from email.utils import formatdate
 
 import pytest
 
-from tests.hub_server import OPUS_MODEL, WMT_DATASET
+from tests.helpers.hub_server import OPUS_MODEL, WMT_DATASET
 from workbench.core.data.hub_requests import ensure_hub_reachable, reporting_retries
 from workbench.core.data.hub_sample import load_hub_sample
 from workbench.core.data.retry_policy import RetryPolicy, retry_after

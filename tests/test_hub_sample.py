@@ -2,7 +2,7 @@
 
 The plan and the reads are tested on real parquet files on a local fsspec filesystem; the
 Hub path through the real ``HfApi`` and ``HfFileSystem`` against the Hub look-alike on
-127.0.0.1 (``tests/hub_server.py``, fixture ``served_hub``).
+127.0.0.1 (``tests/helpers/hub_server.py``, fixture ``served_hub``).
 """
 
 from __future__ import annotations
@@ -470,7 +470,7 @@ def test_opus_preset_tests_on_the_datasets_own_split_at_the_samples_commit(
 
 # --- a sample stopped half-way resumes ------------------------------------------------------
 
-#: 200 pairs of the look-alike's WMT19 (tests/hub_server.py): 3 files of ~1,440 rows in
+#: 200 pairs of the look-alike's WMT19 (tests/helpers/hub_server.py): 3 files of ~1,440 rows in
 #: 10-row groups, 9 row groups from each.
 HUB_SAMPLE: dict[str, Any] = dict(
     repo="wmt/wmt19", config="zh-en", source_lang="en", target_lang="zh", n=200, seed=0
@@ -567,7 +567,7 @@ def test_a_sample_killed_half_way_resumes_with_what_is_missing(served_hub, tmp_p
     import sys
     import time
 
-    from tests.conftest import hub_env
+    from tests.helpers.hub import hub_env
 
     cache = tmp_path / "cache"
     served_hub.faults.hang_after = 3 + 12  # then every request is held unanswered

@@ -6,87 +6,34 @@ killed with -9.
 
 from __future__ import annotations
 
-import fcntl
 import itertools
 import json
 import os
-import pty
 import signal
-import subprocess
 import sys
-import termios
 import time
 from pathlib import Path
 
 import pytest
 
-from tests.conftest import TINY_DEMO_ARGS, run_cli, tiny_toml
+from tests.helpers.cli import TINY_DEMO_ARGS, run_cli
+from tests.helpers.processes import (
+    LONG_TOML,
+    in_a_terminal,
+    only_run,
+    start_detached_run,
+    train_steps,
+    wait_until,
+)
+from tests.helpers.runs import tiny_toml
 from workbench.core.live.liveness import run_liveness
 from workbench.core.live.writer_record import WriterRecord
-
-#: Long enough for a test to watch and stop it (tens of seconds), short enough to finish.
-LONG_TOML = tiny_toml(epochs=40)
-
-
-def wait_until(predicate, what: str, timeout: float = 300) -> None:
-    """Poll ``predicate`` (a bound on waiting, not a measurement)."""
-    deadline = time.monotonic() + timeout
-    while not predicate():
-        assert time.monotonic() < deadline, f"never: {what}"
-        time.sleep(0.2)
-
-
-def only_run(work: Path) -> Path:
-    (run,) = (work / "translation_output" / "runs").iterdir()
-    return run
-
-
-def train_steps(run: Path) -> list[int]:
-    """The steps of the run's TrainStep records, in the order they were written."""
-    path = run / "metrics.jsonl"
-    if not path.is_file():
-        return []
-    records = [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
-    return [r["step"] for r in records if r["event"] == "TrainStep"]
 
 
 def runs_json(work: Path) -> list[dict]:
     listed = run_cli("runs", "--json", cwd=work)
     assert listed.returncode == 0, listed.stderr
     return json.loads(listed.stdout)
-
-
-def start_detached_run(work: Path) -> tuple[Path, WriterRecord]:
-    """A tiny run of LONG_TOML with ``--detach`` in ``work``: its folder and its writer."""
-    (work / "tiny.toml").write_text(LONG_TOML, encoding="utf-8")
-    started = run_cli(*TINY_DEMO_ARGS, "--detach", cwd=work)
-    assert started.returncode == 0, started.stderr
-    run = only_run(work)
-    record = WriterRecord.read(run)
-    assert record is not None
-    return run, record
-
-
-def in_a_terminal(argv: list[str], cwd: Path) -> tuple[subprocess.Popen[bytes], int]:
-    """``argv`` with a new pseudo-terminal as its controlling terminal (as an SSH login
-    gives one); returns the process and the terminal's master end."""
-    master, slave = pty.openpty()
-
-    def take_terminal() -> None:  # after setsid: the terminal becomes the session's
-        fcntl.ioctl(0, termios.TIOCSCTTY, 0)
-
-    proc = subprocess.Popen(
-        argv,
-        cwd=cwd,
-        env={**os.environ, "HF_HUB_OFFLINE": "1", "PYTHONUNBUFFERED": "1"},
-        stdin=slave,
-        stdout=slave,
-        stderr=slave,
-        start_new_session=True,
-        preexec_fn=take_terminal,
-    )
-    os.close(slave)
-    return proc, master
 
 
 def drain(master: int, until: float) -> bytes:

@@ -22,7 +22,7 @@ from typing import Any
 
 import pytest
 
-from tests.conftest import run_cli
+from tests.helpers.cli import run_cli
 from workbench.core.events import JsonlRecorder, Phase, TrainStep
 from workbench.core.live.follow import MetricsFollower, read_run_events
 from workbench.core.live.liveness import run_liveness
@@ -253,7 +253,7 @@ def test_a_try_to_continue_a_run_that_fails_a_check_leaves_its_status(tmp_path: 
     """A refused ``--resume`` (here: a config.json with a value no run accepts) is not the
     run failing: the run stays ``stopped``, as its last writer left it, and its folder is
     free."""
-    from tests.conftest import small
+    from tests.helpers.runs import small
     from workbench.core.atomic import write_json
     from workbench.core.train.run_training import run_training
 

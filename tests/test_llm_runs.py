@@ -1,5 +1,5 @@
 """Decoder-only translators through the command line, as a user runs them: each tiny
-causal family of tests/causal_models.py (Qwen3 and Gemma with their chat templates,
+causal family of tests/helpers/causal_models.py (Qwen3 and Gemma with their chat templates,
 ALMA's Llama with ``--prompt alma``, Seed-X's Mistral with ``--prompt seed-x``) is
 fine-tuned by ``workbench train --headless``, killed and resumed, and its published model
 translated with no flag; LoRA runs train a small share, and their merged model equals the
@@ -16,8 +16,8 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import run_cli
-from tests.test_faults import same_weights, wait_for_line
+from tests.helpers.cli import run_cli
+from tests.helpers.processes import same_weights, wait_for_line
 
 #: The prompt each family is run with (the chat families take their template's default).
 PROMPTS = {
@@ -222,7 +222,8 @@ async def test_the_translate_pane_answers_with_the_published_llm(llm_runs, tmp_p
 
     from textual.widgets import Input
 
-    from tests.conftest import small, wait_for
+    from tests.helpers.runs import small
+    from tests.helpers.tui import wait_for
     from workbench.core.translate.translator import Translator
     from workbench.tui.app import WorkbenchApp
     from workbench.tui.widgets.translate_pane import TranslatePane

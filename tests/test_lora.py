@@ -1,5 +1,5 @@
 """``workbench train --lora`` on the tiny Hub-shaped NLLB and T5 models of
-tests/family_models.py, through the real command line.
+tests/helpers/family_models.py, through the real command line.
 
 Each family trains LoRA adapters once (two epochs, lr 1e-3): the run prints peft's count of
 trainable parameters, a small share of the model, and publishes the base model with the
@@ -23,9 +23,9 @@ from typing import Any
 
 import pytest
 
-from tests.conftest import run_cli
-from tests.family_models import T5_PREFIX
-from tests.test_faults import same_weights, wait_for_line
+from tests.helpers.cli import run_cli
+from tests.helpers.family_models import T5_PREFIX
+from tests.helpers.processes import same_weights, wait_for_line
 from workbench.cli import main
 from workbench.core.decoding import DecodeOptions
 from workbench.core.train.checkpoints import last_complete_checkpoint

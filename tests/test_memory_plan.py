@@ -5,7 +5,6 @@ refusal of a run that will not fit, naming the flags that would make it."""
 from __future__ import annotations
 
 import json
-import re
 import shutil
 import subprocess
 import sys
@@ -13,7 +12,9 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import run_cli, tiny_config
+from tests.helpers.cli import run_cli
+from tests.helpers.memory import NEEDS, PEAK_OF_CHILD, PLANNED, figure_in
+from tests.helpers.runs import tiny_config
 from workbench.core.records.memory import GB
 from workbench.core.train.memory_plan import estimate, plan_memory
 from workbench.core.train.run_model import Precision
@@ -24,17 +25,6 @@ FIXTURES = Path(__file__).parent / "fixtures"
 #: 8192, 16 heads, 256,206 pieces): 3,344,863,232 parameters.
 NLLB_3B_CONFIG = FIXTURES / "nllb-200-3.3B-config.json"
 CPU = Precision("cpu", "fp32", False)
-#: A plan's figure in a line: ``needs about 80.0 GB``.
-NEEDS = re.compile(r"needs about ([\d.]+) GB")
-#: The planned peak a run prints: ``about 1.2 GB at a step's peak``.
-PLANNED = re.compile(r"about ([\d.]+) GB at a step's peak")
-
-
-def figure_in(pattern: re.Pattern[str], text: str) -> float:
-    """The number ``pattern``'s group finds in ``text``; a failed assertion if none."""
-    found = pattern.search(text)
-    assert found, f"{pattern.pattern!r} not in {text!r}"
-    return float(found.group(1))
 
 
 def nllb_3b_config():
@@ -183,16 +173,6 @@ def long_pairs(tmp_path_factory, hsk_pairs) -> Path:
     ]
     path.write_text("en\tzh\n" + "".join(f"{s}\t{t}\n" for s, t in rows), encoding="utf-8")
     return path
-
-
-#: Runs a command as its only child and prints the child's peak resident bytes.
-PEAK_OF_CHILD = (
-    "import resource, subprocess, sys\n"
-    "done = subprocess.run(sys.argv[1:], capture_output=True, text=True)\n"
-    "sys.stderr.write(done.stdout + done.stderr)\n"
-    "print(resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss * 1024)\n"
-    "sys.exit(done.returncode)\n"
-)
 
 
 @pytest.mark.slow

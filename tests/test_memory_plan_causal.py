@@ -14,8 +14,9 @@ from typing import Any
 
 import pytest
 
-from tests.conftest import run_cli, tiny_config
-from tests.test_memory_plan import NEEDS, PEAK_OF_CHILD, PLANNED, figure_in
+from tests.helpers.cli import run_cli
+from tests.helpers.memory import NEEDS, PEAK_OF_CHILD, PLANNED, figure_in
+from tests.helpers.runs import tiny_config
 from workbench.core.records.memory import GB
 from workbench.core.train.memory_plan import PROMPT_TOKENS, estimate, plan_memory
 from workbench.core.train.run_model import Precision

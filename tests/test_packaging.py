@@ -23,7 +23,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import REPO
+from tests.helpers.paths import REPO
 from workbench.core import DISTRIBUTION, __version__
 
 pytestmark = pytest.mark.slow

@@ -8,7 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import REPO, tiny_config
+from tests.helpers.paths import REPO
+from tests.helpers.runs import tiny_config
 from workbench.core.train.run_model import Precision, resolve_precision
 from workbench.errors import WorkbenchError
 

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import tiny_config
+from tests.helpers.runs import tiny_config
 
 
 def test_report_to_tensorboard_without_the_package_is_one_line(tmp_path: Path, monkeypatch):

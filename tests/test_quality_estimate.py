@@ -12,8 +12,9 @@ from pathlib import Path
 import pytest
 from textual.widgets import DataTable, Static
 
-from tests.conftest import FinishedRun, run_cli, small, wait_for
-from tests.test_tui_translate import open_translate
+from tests.helpers.cli import run_cli
+from tests.helpers.runs import FinishedRun, small
+from tests.helpers.tui import open_translate, wait_for
 from workbench.cli.interact import run_console
 from workbench.cli.options import without_flags
 from workbench.cli.tui import QE_FLAG

@@ -6,7 +6,7 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from tests.conftest import REPO
+from tests.helpers.paths import REPO
 
 
 def _command_at(lines: list[str], first: int) -> list[str]:

@@ -13,9 +13,11 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import FinishedRun, run_cli, tiny_config, wait_for
 from tests.fixtures.record_tiny_run import RUN_NAME
 from tests.fixtures.record_tiny_run import TARGET as RECORDED_RUN
+from tests.helpers.cli import run_cli
+from tests.helpers.runs import FinishedRun, tiny_config
+from tests.helpers.tui import wait_for
 from workbench.cli import main
 from workbench.core.attention.figures import heatmap_svg
 from workbench.core.records.run_records import BaselineRecord

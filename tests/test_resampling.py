@@ -12,7 +12,7 @@ import pytest
 from sacrebleu.metrics import BLEU, CHRF
 from sacrebleu.significance import PairedTest, Result, _bootstrap_resample
 
-from tests.conftest import REPO
+from tests.helpers.paths import REPO
 from workbench.core.evaluate import resampling
 from workbench.core.evaluate.resampling import (
     CorpusStatistics,

@@ -11,7 +11,7 @@ import pytest
 import sacrebleu
 from scipy.stats import ttest_rel
 
-from tests.conftest import run_cli
+from tests.helpers.cli import run_cli
 from workbench.core.comet.scorer import load_scorer
 
 FIXTURES = Path(__file__).parent / "fixtures" / "comet"

@@ -13,8 +13,9 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import hub_env, run_cli
-from tests.hub_server import OPUS_MODEL, ForwardingProxy
+from tests.helpers.cli import run_cli
+from tests.helpers.hub import hub_env
+from tests.helpers.hub_server import OPUS_MODEL, ForwardingProxy
 
 MIRROR_PASSWORD = "mirrorpw-0xPLANTED"
 PROXY_PASSWORD = "proxypw-0xPLANTED"

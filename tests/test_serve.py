@@ -22,8 +22,10 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import closed_port, run_cli, tiny_toml
-from tests.test_live_processes import train_steps, wait_until
+from tests.helpers.cli import run_cli
+from tests.helpers.hub import closed_port
+from tests.helpers.processes import train_steps, wait_until
+from tests.helpers.runs import tiny_toml
 from workbench.core.live.liveness import live_runs, run_liveness
 from workbench.core.live.stop_request import request_stop, wait_until_ended
 

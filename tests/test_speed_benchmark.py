@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 
-from tests.conftest import REPO
+from tests.helpers.paths import REPO
 
 
 def load_speed():
@@ -119,7 +119,7 @@ def test_the_smoke_run_goes_through_every_phase_and_writes_the_report(
 ):
     """``speed.py --smoke``: every phase at toy size (the matmul in a fresh process, as
     every phase of a measuring run), then RESULTS.md; every figure found."""
-    from tests.test_benchmark_smoke import run_main
+    from tests.helpers.benchmarks import run_main
 
     out = tmp_path / "RESULTS.md"
     run_main("speed.py", "--smoke", "--device", "cpu", "--out", str(out), monkeypatch=monkeypatch)

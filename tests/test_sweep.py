@@ -4,9 +4,9 @@ SQLite study, a worker killed with SIGKILL, a worker stopped by Ctrl-C.
 The subprocess tests use real processes and signals: what they check (two processes
 claiming trials from one database file, a dead worker's trial found by its silence) is
 exactly what a mock would hide. What the protocol does not need is real training: except
-the two-worker sweep, which trains its four tiny runs, trials run tests/fake_training.py's
+the two-worker sweep, which trains its four tiny runs, trials run tests/helpers/fake_training.py's
 stand-in for run_training (a run folder in milliseconds, stopped or continued as a real
-run is), in this process or in a worker started with ``python -m tests.fake_training``.
+run is), in this process or in a worker started with ``python -m tests.helpers.fake_training``.
 """
 
 from __future__ import annotations
@@ -22,9 +22,12 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import REPO, closed_port, scores_block, small, tiny_toml
-from tests.fake_training import fake_run_training
-from tests.sweep_workers import (
+from tests.helpers.data import scores_block
+from tests.helpers.fake_training import fake_run_training
+from tests.helpers.hub import closed_port
+from tests.helpers.paths import REPO
+from tests.helpers.runs import small, tiny_toml
+from tests.helpers.sweep_workers import (
     fake_rerun,
     folder_files,
     one_writer_at_a_time,

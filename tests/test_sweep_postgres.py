@@ -2,7 +2,7 @@
 extra), a server of Debian's ``postgresql`` package (.ci/run installs it), a password in
 the ``--storage`` URL.
 
-The server is a throwaway cluster (tests/postgres_server.py). When its programs or the
+The server is a throwaway cluster (tests/helpers/postgres_server.py). When its programs or the
 driver are missing, the test fails under CI (``CI`` set, as .ci/run sets it) and is
 skipped, with the reason, elsewhere: CI must run what the README promises, while a
 developer without PostgreSQL can still run the rest of the suite.
@@ -22,9 +22,9 @@ from typing import NoReturn
 
 import pytest
 
-from tests.conftest import tiny_toml
-from tests.postgres_server import PostgresServer, server_binaries
-from tests.sweep_workers import (
+from tests.helpers.postgres_server import PostgresServer, server_binaries
+from tests.helpers.runs import tiny_toml
+from tests.helpers.sweep_workers import (
     fake_rerun,
     one_writer_at_a_time,
     start_worker,

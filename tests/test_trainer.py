@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import tiny_config
+from tests.helpers.runs import tiny_config
 
 
 @pytest.mark.slow

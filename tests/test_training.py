@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import FinishedRun, small
+from tests.helpers.runs import FinishedRun, small
 from workbench.core.evaluate.metrics import sentence_chrf
 from workbench.core.events import EvalDone, Note, Phase, RunDone, Sample, TrainStep
 from workbench.core.records.files import read_jsonl
@@ -186,7 +186,7 @@ def test_a_run_folder_given_as_run_dir_is_continued_from_its_last_checkpoint(
 def test_after_is_decoded_like_translate_even_with_bf16_autocast_in_training(tmp_path: Path):
     """bf16 autocast during training (accelerate's, on CPU here) must not reach "after":
     it is decoded by the saved best model, exactly as `workbench translate` decodes it."""
-    from tests.conftest import run_cli
+    from tests.helpers.cli import run_cli
 
     result = run_training(small(tmp_path, bf16=True))
     assert result.status == "finished"

@@ -11,14 +11,9 @@ from typing import Any
 import pytest
 from textual.widgets import DataTable, Input, Static, TabbedContent
 
-from tests.conftest import (
-    hold_training,
-    scores_block,
-    show_pane,
-    small,
-    start_training,
-    wait_for,
-)
+from tests.helpers.data import scores_block
+from tests.helpers.runs import small
+from tests.helpers.tui import hold_training, samples_shown, show_pane, start_training, wait_for
 from workbench.core.evaluate.metrics import sentence_bleu, sentence_chrf
 from workbench.tui.app import WorkbenchApp
 from workbench.tui.widgets.attention_pane import AttentionPane
@@ -306,15 +301,6 @@ def saved_test_run(tmp_path: Path) -> Path:
         "bleu_tokenize": "zh",
         "samples": [],
     })  # fmt: skip
-
-
-async def samples_shown(pilot: Any, app: WorkbenchApp) -> SamplesPane:
-    """The Samples pane once it has rows of the saved run."""
-    await show_pane(pilot, "samples")
-    samples = app.query_one(SamplesPane)
-    await wait_for(pilot, lambda: samples.query_one("#samples-table", DataTable).row_count > 0,
-                   what="the saved run's rows")  # fmt: skip
-    return samples
 
 
 async def test_app_opens_on_a_saved_run(tmp_path: Path):

@@ -21,20 +21,15 @@ from pathlib import Path
 import pytest
 from textual.widgets import Input, Log, Static
 
-from tests.conftest import (
-    show_pane,
-    small,
-    start_training,
-    tiny_toml,
-    wait_for,
-)
-from tests.test_live_processes import (
+from tests.helpers.processes import (
     in_a_terminal,
     only_run,
     start_detached_run,
     train_steps,
     wait_until,
 )
+from tests.helpers.runs import small, tiny_toml
+from tests.helpers.tui import show_pane, start_training, wait_for
 from workbench.core.live.liveness import run_liveness
 from workbench.core.live.stop_request import request_stop, wait_until_ended
 from workbench.tui.app import WorkbenchApp

@@ -15,7 +15,8 @@ from pathlib import Path
 import numpy as np
 from textual.widgets import Input
 
-from tests.conftest import small, wait_for
+from tests.helpers.runs import small
+from tests.helpers.tui import wait_for
 from workbench.cli import main
 from workbench.core.attention.extract import load_attention_model
 from workbench.core.attention.heatmap import render_plain

@@ -17,7 +17,9 @@ from pathlib import Path
 import pytest
 from textual.widgets import DataTable, Input, Log, Static, TabbedContent
 
-from tests.conftest import ODD_INPUT, show_pane, small, tiny_toml, wait_for
+from tests.helpers.data import ODD_INPUT
+from tests.helpers.runs import small, tiny_toml
+from tests.helpers.tui import show_pane, wait_for
 from workbench.core.events import EvalDone, TrainStep
 from workbench.core.train.checkpoints import last_complete_checkpoint
 from workbench.tui.app import WorkbenchApp

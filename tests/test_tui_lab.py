@@ -9,7 +9,8 @@ from pathlib import Path
 import pytest
 from textual.widgets import Input, Static
 
-from tests.conftest import show_pane, small, wait_for
+from tests.helpers.runs import small
+from tests.helpers.tui import show_pane, wait_for
 from workbench.core.lab.attention_kinds import STUDY_FILE as ATTENTION_FILE
 from workbench.core.lab.decoding_strategies import STUDY_FILE
 from workbench.core.lab.kv_cache import STUDY_FILE as CACHE_FILE

@@ -13,8 +13,9 @@ from pathlib import Path
 import pytest
 from textual.widgets import DataTable, Static, TabbedContent
 
-from tests.conftest import show_pane, small, wait_for
 from tests.fixtures.record_tiny_run import RUN_NAMES, copy_recorded_runs
+from tests.helpers.runs import small
+from tests.helpers.tui import show_pane, wait_for
 from workbench.core.atomic import write_json
 from workbench.core.live.writer import RunWriter
 from workbench.core.run_folder import RUN_CONFIG_FILE

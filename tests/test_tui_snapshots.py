@@ -26,8 +26,8 @@ from textual.app import App
 from textual.pilot import Pilot
 from textual.widgets import DataTable, Input, Log, Static
 
-from tests.conftest import show_pane, wait_for
 from tests.fixtures.record_tiny_run import FILES, RUN_NAME, copy_recorded_runs, recorded_config
+from tests.helpers.tui import show_pane, wait_for
 from workbench.tui.app import WorkbenchApp
 from workbench.tui.widgets.attention_pane import AttentionPane
 from workbench.tui.widgets.charts import SeriesChart

@@ -13,7 +13,8 @@ from typing import Any
 import pytest
 from textual.widgets import DataTable, Input, Static, TabbedContent
 
-from tests.conftest import FinishedRun, small, wait_for
+from tests.helpers.runs import FinishedRun, small
+from tests.helpers.tui import open_translate, wait_for
 from workbench.cli import main
 from workbench.cli.interact import run_console
 from workbench.core.decoding import DecodeOptions
@@ -23,22 +24,10 @@ from workbench.core.translate.translator import Translator
 from workbench.core.views.document import escape_markdown
 from workbench.tui.app import WorkbenchApp
 from workbench.tui.widgets.attention_pane import AttentionPane
-from workbench.tui.widgets.translate_pane import TranslatePane
 from workbench.tui.widgets.translate_rows import LOADING
 
 FIRST = "I like to drink tea with my friends every morning."
 SECOND = "My brother is a doctor."
-
-
-async def open_translate(pilot) -> TranslatePane:
-    """Press 4 as a user does (focus starts in the Dataset table) and wait for the input."""
-    app = pilot.app
-    await wait_for(pilot, lambda: bool(app.query(TranslatePane)), what="the panes mounted")
-    await pilot.press("4")
-    pane = app.query_one(TranslatePane)
-    field = pane.query_one("#translate-input", Input)
-    await wait_for(pilot, lambda: app.focused is field, what="the input has the focus")
-    return pane
 
 
 async def test_rows_appear_at_once_queue_and_show_the_translation_at_80_columns(

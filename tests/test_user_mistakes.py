@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import run_cli
+from tests.helpers.cli import run_cli
 
 TRAIN = ("train", "--headless", "--preset", "demo", "--no-interact")
 

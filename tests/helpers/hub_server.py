@@ -574,7 +574,7 @@ def build_opus_like_model(
     """
     from transformers import GenerationConfig, MarianConfig, MarianMTModel, MarianTokenizer
 
-    from tests.conftest import tiny_config
+    from tests.helpers.runs import tiny_config
     from workbench.core.model.scratch import build_tokenizer
 
     spm = folder / "spm"

@@ -23,7 +23,7 @@ exists: long enough for a test to signal, pause or kill the worker process in th
 of a trial. Each step is a write: one line in the run folder's ``fake_writes.jsonl``,
 which names the writing process, as every other write of the stand-in does, so a test
 can tell the writers of a folder apart.
-``python -m tests.fake_training ARGS`` is ``python -m workbench ARGS`` with the stand-in in
+``python -m tests.helpers.fake_training ARGS`` is ``python -m workbench ARGS`` with the stand-in in
 place: a real worker process, real signals and a real study, no training. One real sweep
 (tests/test_sweep.py, two workers) still trains.
 """

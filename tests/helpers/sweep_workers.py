@@ -1,8 +1,8 @@
 """Sweep workers as real processes, for the tests of several workers on one study
 (tests/test_sweep.py on SQLite, tests/test_sweep_postgres.py on PostgreSQL).
 
-A worker is ``python -m workbench sweep ...``, or ``python -m tests.fake_training sweep
-...`` when its trials run the stand-in trainer (tests/fake_training.py).
+A worker is ``python -m workbench sweep ...``, or ``python -m tests.helpers.fake_training sweep
+...`` when its trials run the stand-in trainer (tests/helpers/fake_training.py).
 """
 
 from __future__ import annotations
@@ -14,8 +14,8 @@ import sys
 import time
 from pathlib import Path
 
-from tests.conftest import REPO
-from tests.fake_training import HOLD_VARIABLE, SECONDS_VARIABLE, WRITES_FILE
+from tests.helpers.fake_training import HOLD_VARIABLE, SECONDS_VARIABLE, WRITES_FILE
+from tests.helpers.paths import REPO
 
 
 def sweep_args(output: Path, *extra: str) -> list[str]:
@@ -50,7 +50,7 @@ def start_worker(
     file ``hold`` exists)."""
     fake = fake_seconds is not None or hold is not None
     return subprocess.Popen(
-        [sys.executable, "-m", "tests.fake_training" if fake else "workbench", *args],
+        [sys.executable, "-m", "tests.helpers.fake_training" if fake else "workbench", *args],
         cwd=cwd,
         env=worker_env(fake_seconds, hold),
         stdout=subprocess.PIPE,
@@ -62,7 +62,7 @@ def start_worker(
 def fake_rerun(args: list[str], cwd: Path) -> subprocess.CompletedProcess:
     """The same command run again to its end, trials on the stand-in (none waits)."""
     return subprocess.run(
-        [sys.executable, "-m", "tests.fake_training", *args],
+        [sys.executable, "-m", "tests.helpers.fake_training", *args],
         cwd=cwd,
         env=worker_env(fake_seconds=0),
         capture_output=True,

@@ -1,7 +1,7 @@
 """Tiny random decoder-only translation models of four LLM-translator families, saved as
 the Hub ships them.
 
-Next to ``tests/family_models.py``'s encoder-decoder families these imitate the causal
+Next to ``tests/helpers/family_models.py``'s encoder-decoder families these imitate the causal
 language models people fine-tune for translation:
 
 - ``qwen3``: Qwen3 (``Qwen3ForCausalLM``, tied embeddings as Qwen3-0.6B) with a byte-level
@@ -33,7 +33,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-from tests.family_models import LOAD_KEYS, train_spm
+from tests.helpers.family_models import LOAD_KEYS, train_spm
 
 #: The families, in the order the tests go through them.
 CAUSAL_FAMILIES = ("qwen3", "llama", "gemma", "mistral")
