@@ -1,10 +1,10 @@
-"""How fast each user mistake is answered: the cases of tests/test_user_mistakes.py, timed.
+"""How fast each user mistake is answered: the cases of tests/cli/test_user_mistakes.py, timed.
 
 Usage: python benchmarks/user_mistakes.py [--repeat 3]
        python benchmarks/user_mistakes.py --smoke   # two mistakes once: the code paths
 Prints markdown rows (mistake, the error line, exit code, median wall time of the whole
 ``python -m workbench`` process) for docs/reliability.md. The test suite runs ``--smoke``
-(tests/test_user_mistakes.py checks every mistake's answer itself).
+(tests/cli/test_user_mistakes.py checks every mistake's answer itself).
 """
 
 from __future__ import annotations
@@ -22,7 +22,7 @@ sys.path.insert(0, str(REPO))
 
 from figures import figure, median  # noqa: E402
 
-from tests.test_user_mistakes import MISTAKES  # noqa: E402
+from tests.helpers.mistakes import MISTAKES  # noqa: E402
 
 SMOKE_MISTAKES = 2  # --smoke times the first two, once
 

@@ -7,12 +7,13 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from tests.helpers.paths import EXPECTED
 from workbench.core.attention.extract import attention_for, eager_attention, forward_attention
 from workbench.core.attention.grid import AttentionMap, word_groups
 from workbench.core.decoding import DecodeOptions
 from workbench.errors import WorkbenchError
 
-EXPECTED = Path(__file__).parent / "expected" / "attention_heatmap_zh_en.txt"
+HEATMAP = EXPECTED / "attention_heatmap_zh_en.txt"
 SENTENCE = "The cat sat on the mat."
 
 

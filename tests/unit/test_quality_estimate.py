@@ -13,6 +13,7 @@ import pytest
 from textual.widgets import DataTable, Static
 
 from tests.helpers.cli import run_cli
+from tests.helpers.paths import FIXTURES
 from tests.helpers.runs import FinishedRun, small
 from tests.helpers.tui import open_translate, wait_for
 from workbench.cli.interact import run_console
@@ -26,7 +27,7 @@ from workbench.core.translate.quality import QualityEstimator
 from workbench.core.translate.translator import Translator
 from workbench.tui.app import WorkbenchApp
 
-KIWI = Path(__file__).parent / "fixtures" / "comet" / "unified-kiwi"
+KIWI = FIXTURES / "comet" / "unified-kiwi"
 
 
 def records(history: Path) -> list[dict]:

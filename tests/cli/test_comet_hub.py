@@ -16,12 +16,13 @@ import yaml
 
 from tests.helpers.cli import run_cli
 from tests.helpers.hub import hub_env
+from tests.helpers.paths import FIXTURES
 from workbench.core.comet.scorer import load_scorer
 from workbench.core.config.settings import DEFAULT_COMET, DEFAULT_QE
 from workbench.errors import WorkbenchError
 
-FIXTURES = Path(__file__).parent / "fixtures" / "comet"
-SEGMENTS = json.loads((FIXTURES / "segments.json").read_text(encoding="utf-8"))
+COMET_FIXTURES = FIXTURES / "comet"
+SEGMENTS = json.loads((COMET_FIXTURES / "segments.json").read_text(encoding="utf-8"))
 #: The encoder repo the served COMET models name, as COMET-22 names xlm-roberta-large.
 ENCODER_ID = "FacebookAI/xlm-roberta-large"
 
@@ -29,7 +30,7 @@ ENCODER_ID = "FacebookAI/xlm-roberta-large"
 def as_hub_repo(fixture: str, folder: Path) -> Path:
     """A fixture model copied, naming its encoder by Hub id in hparams.yaml and in the
     checkpoint's hyper_parameters (which unbabel-comet, and so the workbench, reads)."""
-    shutil.copytree(FIXTURES / fixture, folder)
+    shutil.copytree(COMET_FIXTURES / fixture, folder)
     hparams_path = folder / "hparams.yaml"
     hparams = yaml.safe_load(hparams_path.read_text(encoding="utf-8"))
     hparams["pretrained_model"] = ENCODER_ID
@@ -46,7 +47,7 @@ def comet_hub(hub_server, tmp_path_factory: pytest.TempPathFactory):
     """The shared Hub look-alike, serving COMET-22 and CometKiwi shaped fixtures and
     their encoder."""
     folder = tmp_path_factory.mktemp("comet_hub")
-    hub_server.add_repo("model", ENCODER_ID, FIXTURES / "encoder")
+    hub_server.add_repo("model", ENCODER_ID, COMET_FIXTURES / "encoder")
     hub_server.add_repo(
         "model", DEFAULT_COMET, as_hub_repo("regression-mix-sparsemax", folder / "comet")
     )
@@ -64,7 +65,7 @@ def test_comet_22_comes_from_the_hub_as_the_local_model_scores(
     translations = [s["mt"] for s in SEGMENTS]
     references = [s["ref"] for s in SEGMENTS]
     served = load_scorer(DEFAULT_COMET, device="cpu").score(sources, translations, references)
-    local = load_scorer(str(FIXTURES / "regression-mix-sparsemax"), device="cpu")
+    local = load_scorer(str(COMET_FIXTURES / "regression-mix-sparsemax"), device="cpu")
     assert served == pytest.approx(local.score(sources, translations, references), abs=1e-6)
     fetched = {  # each file's path in its repo, whichever revision it was asked at
         r.path.split("/resolve/", 1)[1].split("/", 1)[1]

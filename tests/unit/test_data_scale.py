@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 
 from tests.helpers.data import write_planted_tsv
+from tests.helpers.paths import REPO
 from workbench.core.config.build import build_config
 from workbench.core.data import pair_features
 from workbench.core.data.arrow_pairs import PairTable
@@ -349,7 +350,7 @@ def test_a_run_killed_while_its_workers_prepare_leaves_nothing_the_next_run_trip
     import sys
     import time
 
-    sys.path.insert(0, str(Path(__file__).parents[1] / "benchmarks"))
+    sys.path.insert(0, str(REPO / "benchmarks"))
     from data_scale import make_corpus
 
     corpus = make_corpus(60_000, tmp_path / "pairs.tsv")  # past PARALLEL_MIN: workers

@@ -27,6 +27,7 @@ from textual.pilot import Pilot
 from textual.widgets import DataTable, Input, Log, Static
 
 from tests.fixtures.record_tiny_run import FILES, RUN_NAME, copy_recorded_runs, recorded_config
+from tests.helpers.paths import FIXTURES
 from tests.helpers.tui import show_pane, wait_for
 from workbench.tui.app import WorkbenchApp
 from workbench.tui.widgets.attention_pane import AttentionPane
@@ -38,7 +39,7 @@ from workbench.tui.widgets.samples_pane import SamplesPane
 from workbench.tui.widgets.training_pane import TrainingPane
 from workbench.tui.widgets.translate_pane import TranslatePane
 
-RECORDED_RUN = Path(__file__).parent / "fixtures" / "tiny_run"
+RECORDED_RUN = FIXTURES / "tiny_run"
 SIZES = {"80x24": (80, 24), "120x36": (120, 36)}
 #: Typed into the Translate pane: English, Chinese, and text that looks like Rich markup.
 CONSOLE_LINES = (

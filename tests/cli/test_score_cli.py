@@ -12,12 +12,13 @@ import sacrebleu
 from scipy.stats import ttest_rel
 
 from tests.helpers.cli import run_cli
+from tests.helpers.paths import FIXTURES
 from workbench.core.comet.scorer import load_scorer
 
-FIXTURES = Path(__file__).parent / "fixtures" / "comet"
-SEGMENTS = json.loads((FIXTURES / "segments.json").read_text(encoding="utf-8"))
-COMET = FIXTURES / "regression-mix-sparsemax"
-QE = FIXTURES / "unified-kiwi"
+COMET_FIXTURES = FIXTURES / "comet"
+SEGMENTS = json.loads((COMET_FIXTURES / "segments.json").read_text(encoding="utf-8"))
+COMET = COMET_FIXTURES / "regression-mix-sparsemax"
+QE = COMET_FIXTURES / "unified-kiwi"
 
 
 @pytest.fixture(scope="module")

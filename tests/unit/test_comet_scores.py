@@ -13,16 +13,16 @@ past the encoder's length bound and pairs cut only once joined.
 from __future__ import annotations
 
 import json
-from pathlib import Path
 
 import pytest
 
+from tests.helpers.paths import FIXTURES
 from workbench.core.comet.inputs import joint_sequence
 from workbench.core.comet.scorer import CometScorer, load_scorer
 
-FIXTURES = Path(__file__).parent / "fixtures" / "comet"
-EXPECTED = json.loads((FIXTURES / "expected.json").read_text(encoding="utf-8"))
-SEGMENTS = json.loads((FIXTURES / "segments.json").read_text(encoding="utf-8"))
+COMET_FIXTURES = FIXTURES / "comet"
+EXPECTED = json.loads((COMET_FIXTURES / "expected.json").read_text(encoding="utf-8"))
+SEGMENTS = json.loads((COMET_FIXTURES / "segments.json").read_text(encoding="utf-8"))
 MODELS = sorted(EXPECTED["models"])
 #: The issue's bar; the differences seen are about 1e-6 (thread count and SDPA kernels).
 TOLERANCE = 1e-4
@@ -41,7 +41,7 @@ _loaded: dict[str, CometScorer] = {}
 
 def scorer(model: str) -> CometScorer:
     if model not in _loaded:
-        _loaded[model] = load_scorer(str(FIXTURES / model), device="cpu")
+        _loaded[model] = load_scorer(str(COMET_FIXTURES / model), device="cpu")
     loaded = _loaded[model]
     loaded._vectors.clear()  # each test encodes for itself
     return loaded
@@ -109,7 +109,7 @@ def test_a_tokenizer_json_is_read_as_written_as_transformers_4_read_it():
 
     from workbench.core.comet.inputs import SegmentTokenizer, SequenceBounds
 
-    folder = FIXTURES / "encoder-legacy-json"
+    folder = COMET_FIXTURES / "encoder-legacy-json"
     rebuilt = AutoTokenizer.from_pretrained(str(folder))
     bounds = SequenceBounds(max_positions=40, cls_id=0, sep_id=2, pad_id=1)
     encode = SegmentTokenizer(rebuilt, bounds, folder / "tokenizer.json")

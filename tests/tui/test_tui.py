@@ -12,6 +12,7 @@ import pytest
 from textual.widgets import DataTable, Input, Static, TabbedContent
 
 from tests.helpers.data import scores_block
+from tests.helpers.paths import FIXTURES
 from tests.helpers.runs import small
 from tests.helpers.tui import hold_training, samples_shown, show_pane, start_training, wait_for
 from workbench.core.evaluate.metrics import sentence_bleu, sentence_chrf
@@ -24,7 +25,7 @@ from workbench.tui.widgets.samples_pane import SamplesPane
 from workbench.tui.widgets.training_pane import TrainingPane
 from workbench.tui.widgets.translate_pane import TranslatePane
 
-RECORDED_RUN = Path(__file__).parent / "fixtures" / "tiny_run"
+RECORDED_RUN = FIXTURES / "tiny_run"
 
 
 def test_chart_series_drop_non_finite_and_downsample():

@@ -13,17 +13,18 @@ import torch
 import yaml
 
 from tests.helpers.cli import run_cli
+from tests.helpers.paths import FIXTURES
 from tests.helpers.runs import TINY_RUN_SETTINGS, tiny_toml
 from workbench.core.records.memory import MemoryPlan
 from workbench.errors import WorkbenchError
 
-FIXTURES = Path(__file__).parent / "fixtures" / "comet"
-GOOD = FIXTURES / "regression-mix-sparsemax"
+COMET_FIXTURES = FIXTURES / "comet"
+GOOD = COMET_FIXTURES / "regression-mix-sparsemax"
 
 
 def copy_model(tmp_path: Path, name: str = "comet") -> Path:
     """A fixture model copied, its encoder beside it as its hparams.yaml expects."""
-    shutil.copytree(FIXTURES / "encoder", tmp_path / "encoder", dirs_exist_ok=True)
+    shutil.copytree(COMET_FIXTURES / "encoder", tmp_path / "encoder", dirs_exist_ok=True)
     target = tmp_path / name
     shutil.copytree(GOOD, target)
     return target

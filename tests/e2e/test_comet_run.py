@@ -15,6 +15,7 @@ from scipy.stats import ttest_rel
 from textual.widgets import DataTable, Static
 
 from tests.helpers.cli import run_cli
+from tests.helpers.paths import FIXTURES
 from tests.helpers.runs import TINY_RUN_SETTINGS, small, tiny_toml
 from tests.helpers.tui import wait_for
 from workbench.core.comet.scorer import load_scorer
@@ -22,8 +23,8 @@ from workbench.core.records.summary import read_summary
 from workbench.core.views.event_text import EventText
 from workbench.core.views.score_text import headline
 
-FIXTURES = Path(__file__).parent / "fixtures" / "comet"
-COMET = FIXTURES / "regression-mix-sparsemax"
+COMET_FIXTURES = FIXTURES / "comet"
+COMET = COMET_FIXTURES / "regression-mix-sparsemax"
 
 pytestmark = pytest.mark.slow
 

@@ -14,13 +14,13 @@ import pytest
 
 from tests.helpers.cli import run_cli
 from tests.helpers.memory import NEEDS, PEAK_OF_CHILD, PLANNED, figure_in
+from tests.helpers.paths import FIXTURES
 from tests.helpers.runs import tiny_config
 from workbench.core.records.memory import GB
 from workbench.core.train.memory_plan import estimate, plan_memory
 from workbench.core.train.run_model import Precision
 from workbench.errors import WorkbenchError
 
-FIXTURES = Path(__file__).parent / "fixtures"
 #: NLLB-200 3.3B's config.json as the Hub gives it (d_model 2048, 24 + 24 layers, FFN
 #: 8192, 16 heads, 256,206 pieces): 3,344,863,232 parameters.
 NLLB_3B_CONFIG = FIXTURES / "nllb-200-3.3B-config.json"

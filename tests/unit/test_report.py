@@ -16,6 +16,7 @@ import pytest
 from tests.fixtures.record_tiny_run import RUN_NAME
 from tests.fixtures.record_tiny_run import TARGET as RECORDED_RUN
 from tests.helpers.cli import run_cli
+from tests.helpers.paths import TESTS
 from tests.helpers.runs import FinishedRun, tiny_config
 from tests.helpers.tui import wait_for
 from workbench.cli import main
@@ -334,7 +335,7 @@ def test_f6_writes_a_png_beside_the_svg_when_cairosvg_is_installed(tmp_path: Pat
     from workbench.core.report.screenshots import write_png
 
     svg = tmp_path / "screenshot-training-20261201-173405.svg"
-    shot = Path(__file__).parent / "__snapshots__" / "test_tui_snapshots"
+    shot = TESTS / "tui" / "__snapshots__" / "test_tui_snapshots"
     shutil.copyfile(shot / "test_pane_snapshot[80x24-training].svg", svg)
     png = write_png(svg)
     assert png == svg.with_suffix(".png")
@@ -456,7 +457,7 @@ def test_the_reports_show_the_f6_screenshots_with_pane_and_time(tmp_path: Path):
     shutil.copytree(RECORDED_RUN, run)
     before = render_markdown(build_report(run, with_attention=False))
     assert NO_SCREENSHOTS in before
-    shot = Path(__file__).parent / "__snapshots__" / "test_tui_snapshots"
+    shot = TESTS / "tui" / "__snapshots__" / "test_tui_snapshots"
     exported = (shot / "test_pane_snapshot[80x24-training].svg").read_text(encoding="utf-8")
     name = screenshot_name("training", time.mktime((2026, 12, 1, 17, 34, 5, 0, 0, -1)))
     assert name == "screenshot-training-20261201-173405.svg"

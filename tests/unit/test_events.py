@@ -9,6 +9,7 @@ import pytest
 from textual.widgets import Log
 
 from tests.helpers.data import scores_block
+from tests.helpers.paths import FIXTURES
 from tests.helpers.runs import small
 from tests.helpers.tui import wait_for
 from workbench.cli.headless import HeadlessPrinter
@@ -122,7 +123,7 @@ def test_replay_reads_back_what_the_recorder_writes(tmp_path: Path):
     for event in events:
         recorder(event)
     assert read_run_events(tmp_path / "metrics.jsonl") == events
-    recorded = read_run_events(Path(__file__).parent / "fixtures" / "tiny_run" / "metrics.jsonl")
+    recorded = read_run_events(FIXTURES / "tiny_run" / "metrics.jsonl")
     assert isinstance(recorded[-1], RunDone)
     assert recorded[-1].status == "finished"
     with pytest.raises(TypeError, match="fields"):

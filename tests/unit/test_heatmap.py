@@ -3,17 +3,17 @@
 from __future__ import annotations
 
 import re
-from pathlib import Path
 
 import numpy as np
 import pytest
 from rich.cells import cell_len
 
+from tests.helpers.paths import EXPECTED
 from workbench.core.attention.heatmap import PALETTE, render_plain
 from workbench.errors import WorkbenchError
 from workbench.terminal import render_rich
 
-EXPECTED = Path(__file__).parent / "expected" / "attention_heatmap_zh_en.txt"
+HEATMAP = EXPECTED / "attention_heatmap_zh_en.txt"
 
 
 ROWS = ["我", "喜欢", "喝", "茶", "。", "</s>"]
@@ -35,7 +35,7 @@ def _cell_offset(line: str, index: int) -> int:
 
 
 def test_rendering_matches_the_stored_expectation():
-    assert render_plain(ROWS, COLS, MATRIX, width=80) == EXPECTED.read_text(encoding="utf-8")
+    assert render_plain(ROWS, COLS, MATRIX, width=80) == HEATMAP.read_text(encoding="utf-8")
 
 
 def test_rendered_columns_align_for_chinese_and_english_labels():
