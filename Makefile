@@ -1,7 +1,8 @@
 # The checks of the README's test command, one target each (`make lint`: ruff and the
 # import contracts), with the tools of the venv that command sets up (.venv). `make test`
-# runs the suite exactly as that command does (tests/test_readme.py checks it);
-# `make test-fast` leaves out the end-to-end runs.
+# runs the suite exactly as that command does (tests/meta/test_readme.py checks it);
+# `make test-fast` leaves out the end-to-end runs: everything but tests/e2e, which its
+# conftest.py marks slow.
 
 .PHONY: lint type test-fast test
 

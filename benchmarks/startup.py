@@ -17,7 +17,7 @@ Usage: python benchmarks/startup.py [--repeats 10] [--out benchmarks/STARTUP.md]
   terminal sees.
 
 A figure a probe did not find prints as "n/a" (``figures.figure``); the smoke test
-(tests/test_benchmark_smoke.py) fails when one goes missing, so a probe that stops
+(tests/meta/test_benchmark_smoke.py) fails when one goes missing, so a probe that stops
 matching the screen shows in CI, not after a ten-minute benchmark.
 """
 

@@ -1,6 +1,6 @@
 """What every test folder shares: offline mode, one torch thread, a private cache per test,
 and the session fixtures of tests/helpers/fixtures.py (the HSK pairs, a tiny Marian model,
-one finished tiny run, the Hub look-alike and the family models).
+the Hub look-alike and the family models).
 
 The fixtures are imported here, not named in ``pytest_plugins``: pytest reads that only in
 the rootdir's conftest, and this one sits in tests/. A folder's own conftest.py holds the
@@ -23,7 +23,6 @@ os.environ.setdefault("OMP_NUM_THREADS", "1")
 from tests.helpers.fixtures import (  # noqa: F401 (fixtures: pytest finds them by name here)
     causal_models,
     family_models,
-    finished_run,
     hsk_pairs,
     hub_server,
     pairs_file,

@@ -76,7 +76,7 @@ MODES = {
         threads=0,
     ),
     # Smoke: every phase and the report at toy size, for the test that keeps the
-    # benchmark from rotting (tests/test_speed_benchmark.py); its figures mean nothing.
+    # benchmark from rotting (tests/meta/test_speed_benchmark.py); its figures mean nothing.
     "smoke": Mode(
         "smoke",
         epoch=64,

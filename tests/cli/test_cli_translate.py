@@ -1,6 +1,6 @@
 """Odd console input in ``interact`` and ``translate``: no crash, an answer or a notice.
 
-The TUI console gets the same inputs in tests/test_tui_faults.py.
+The TUI console gets the same inputs in tests/tui/test_tui_faults.py.
 """
 
 from __future__ import annotations

@@ -5,41 +5,21 @@ missing a weight, of a class not implemented, with a missing encoder."""
 
 from __future__ import annotations
 
-import shutil
 from pathlib import Path
 
 import pytest
 import torch
-import yaml
 
 from tests.helpers.cli import run_cli
-from tests.helpers.paths import FIXTURES
-from tests.helpers.runs import TINY_RUN_SETTINGS, tiny_toml
+from tests.helpers.comet import (
+    GOOD,
+    assert_one_line_error,
+    break_class,
+    copy_model,
+    set_hparam,
+)
 from workbench.core.records.memory import MemoryPlan
 from workbench.errors import WorkbenchError
-
-COMET_FIXTURES = FIXTURES / "comet"
-GOOD = COMET_FIXTURES / "regression-mix-sparsemax"
-
-
-def copy_model(tmp_path: Path, name: str = "comet") -> Path:
-    """A fixture model copied, its encoder beside it as its hparams.yaml expects."""
-    shutil.copytree(COMET_FIXTURES / "encoder", tmp_path / "encoder", dirs_exist_ok=True)
-    target = tmp_path / name
-    shutil.copytree(GOOD, target)
-    return target
-
-
-def set_hparam(model: Path, **values: object) -> None:
-    """Change settings in hparams.yaml and in the checkpoint's hyper_parameters alike."""
-    path = model / "hparams.yaml"
-    hparams = yaml.safe_load(path.read_text(encoding="utf-8"))
-    hparams.update(values)
-    path.write_text(yaml.safe_dump(hparams), encoding="utf-8")
-    ckpt = model / "checkpoints" / "model.ckpt"
-    data = torch.load(ckpt, map_location="cpu", weights_only=False)
-    data["hyper_parameters"] = {**dict(data["hyper_parameters"]), **values}
-    torch.save(data, ckpt)
 
 
 def write_segments(tmp_path: Path) -> list[str]:
@@ -55,18 +35,6 @@ def write_segments(tmp_path: Path) -> list[str]:
         "--src",
         str(tmp_path / "src.en"),
     ]
-
-
-def assert_one_line_error(done, *expected: str) -> str:
-    """The CLI failed with one line (no traceback) that says each of ``expected``."""
-    assert done.returncode == 2, done.stderr
-    assert "Traceback" not in done.stderr
-    lines = [line for line in done.stderr.splitlines() if line.startswith("workbench: error:")]
-    assert len(lines) == 1, done.stderr
-    for text in expected:
-        assert text in lines[0], lines[0]
-    assert done.stdout.strip() == "" or "scored" not in done.stdout  # no half report
-    return lines[0]
 
 
 def break_no_hparams(model: Path) -> None:
@@ -91,10 +59,6 @@ def break_missing_weight(model: Path) -> None:
     data = torch.load(ckpt, map_location="cpu", weights_only=False)
     del data["state_dict"]["estimator.ff.3.weight"]
     torch.save(data, ckpt)
-
-
-def break_class(model: Path) -> None:
-    set_hparam(model, class_identifier="xcomet_metric")
 
 
 def break_unknown_class(model: Path) -> None:
@@ -209,22 +173,6 @@ def test_files_of_unequal_length_and_empty_files_are_refused(tmp_path: Path):
     assert_one_line_error(done, "comet needs --ref")
     done = run_cli("score", "--hyp", str(tmp_path / "hyp.zh"))
     assert_one_line_error(done, "nothing to score", "--ref FILE", "--qe")
-
-
-@pytest.mark.slow
-def test_train_refuses_a_bad_comet_model_before_any_run_folder(tmp_path: Path):
-    """--comet's model is read (hparams.yaml, the encoder's config) before training: a bad
-    one costs one line and leaves no run behind."""
-    model = copy_model(tmp_path)
-    break_class(model)
-    (tmp_path / "tiny.toml").write_text(tiny_toml(**TINY_RUN_SETTINGS), encoding="utf-8")
-    out = tmp_path / "out"
-    done = run_cli(
-        "train", "--headless", "--preset", "demo", "--config", str(tmp_path / "tiny.toml"),
-        "--output-dir", str(out), "--comet", str(model), timeout=300,
-    )  # fmt: skip
-    assert_one_line_error(done, "xCOMET")
-    assert not (out / "runs").exists() or not any((out / "runs").iterdir())
 
 
 def training_plan(budget_gb: float, step_gb: float = 1.5) -> MemoryPlan:

@@ -26,8 +26,6 @@ from workbench.core.views.score_text import headline
 COMET_FIXTURES = FIXTURES / "comet"
 COMET = COMET_FIXTURES / "regression-mix-sparsemax"
 
-pytestmark = pytest.mark.slow
-
 
 def train(folder: Path, out: Path, *extra: str) -> str:
     """A tiny demo run through the CLI with ``--comet``; its stdout."""

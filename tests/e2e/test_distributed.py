@@ -51,7 +51,6 @@ def runs(tmp_path_factory: pytest.TempPathFactory):
     return root, two, one
 
 
-@pytest.mark.slow
 def test_two_processes_finish_with_one_set_of_outputs(runs):
     root, two, _ = runs
     assert two.returncode == 0, two.stderr[-3000:]
@@ -71,7 +70,6 @@ def test_two_processes_finish_with_one_set_of_outputs(runs):
     assert isinstance(translator.translate("I like tea.").text, str)
 
 
-@pytest.mark.slow
 def test_two_processes_match_one_with_the_same_global_batch(runs):
     root, _, one = runs
     assert one.returncode == 0, one.stderr[-3000:]

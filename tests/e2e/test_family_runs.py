@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 
 from tests.helpers.family_models import T5_PREFIX
-from workbench.errors import WorkbenchError
+from tests.helpers.family_runs import run_args, tiny_run_config
 
 #: What each family's run must record as its target language.
 TARGET_CODES = {
@@ -27,40 +27,6 @@ TARGET_CODES = {
 }
 SOURCE_CODES = {"marian": None, "nllb": "eng_Latn", "m2m100": "__en__", "mbart50": "en_XX"}
 FAMILY_NAMES = tuple(TARGET_CODES)
-
-
-def run_args(family: str) -> dict[str, object]:
-    """The settings that tell a family the pair: en -> zh, and T5's prefix."""
-    # auto: the label of the target language (the demo preset tiny_config starts from has none)
-    extra: dict[str, object] = {"source_lang": "en", "target_lang": "zh", "target_label": "auto"}
-    if family == "t5":
-        extra["source_prefix"] = T5_PREFIX
-    return extra
-
-
-@pytest.fixture(scope="module")
-def model_folders(family_models, hub_server) -> dict[str, Path]:
-    """family -> the Hub-shaped folder (the Marian look-alike from the Hub server)."""
-    from tests.helpers.hub_server import OPUS_MODEL
-
-    return {"marian": hub_server.repos[("model", OPUS_MODEL)].folder, **family_models}
-
-
-def tiny_run_config(model: Path, data: Path, output: Path, **extra: object):
-    from tests.helpers.runs import tiny_config
-
-    return tiny_config(
-        model=str(model),
-        data=str(data),
-        samples=0,
-        epochs=1.0,
-        batch_size=16,
-        learning_rate=1e-3,
-        max_new_tokens=8,
-        logging_steps=2,
-        output_dir=str(output),
-        **extra,
-    )
 
 
 @pytest.fixture(scope="module")
@@ -83,7 +49,6 @@ def codes_of(family: str, tokenizer) -> list[str]:
     return BY_NAME[family].codes(tokenizer)
 
 
-@pytest.mark.slow  # family_runs trains a tiny run per family
 @pytest.mark.parametrize("family", FAMILY_NAMES)
 def test_a_run_records_the_direction_it_trained_in(family_runs, family):
     settings = json.loads((family_runs[family] / "best_model" / "workbench.json").read_text())
@@ -94,7 +59,6 @@ def test_a_run_records_the_direction_it_trained_in(family_runs, family):
     assert settings["bleu_tokenize"] == "zh"
 
 
-@pytest.mark.slow  # family_runs trains a tiny run per family
 @pytest.mark.parametrize("family", FAMILY_NAMES)
 def test_sources_and_labels_carry_the_codes(family_runs, family):
     """Checked on token ids: the labels start with the target code (NLLB, M2M100,
@@ -121,7 +85,6 @@ def test_sources_and_labels_carry_the_codes(family_runs, family):
         assert tokenizer.decode(source).startswith(T5_PREFIX.strip())
 
 
-@pytest.mark.slow  # family_runs trains a tiny run per family
 @pytest.mark.parametrize("family", FAMILY_NAMES)
 def test_no_language_code_appears_in_any_translation(family_runs, family):
     from workbench.core.translate.translator import Translator
@@ -140,21 +103,6 @@ def test_no_language_code_appears_in_any_translation(family_runs, family):
     assert not leaked
 
 
-def test_the_target_language_takes_a_full_code_and_an_unknown_one_lists_the_codes(
-    model_folders,
-):
-    from workbench.core.translate.translator import Translator
-
-    nllb = str(model_folders["nllb"])
-    hant = Translator.from_pretrained(nllb, backend="transformers", target_lang="zho_Hant")
-    assert hant.direction.target_code == "zho_Hant"
-    with pytest.raises(WorkbenchError, match="'xx' is not a language of this NLLB-200") as err:
-        Translator.from_pretrained(nllb, backend="transformers", target_lang="xx")
-    assert "zho_Hans" in str(err.value)
-    assert "\n" not in str(err.value)
-
-
-@pytest.mark.slow  # family_runs trains a tiny run per family
 @pytest.mark.parametrize("family", FAMILY_NAMES)
 def test_attention_hides_the_codes_and_the_lab_cache_formula_holds(family_runs, family):
     from workbench.core.attention.extract import load_attention_model
@@ -175,52 +123,6 @@ def test_attention_hides_the_codes_and_the_lab_cache_formula_holds(family_runs, 
     assert all(t.identical for t in study.timings)
 
 
-@pytest.mark.parametrize(
-    ("family", "setting", "needle"),
-    [
-        ("marian", {"target_label": ">>xx<<"}, "target label '>>xx<<' is not a single token"),
-        ("nllb", {"target_lang": "zho_Hxnt"}, "--target-lang 'zho_Hxnt' is not a language"),
-    ],
-)
-def test_a_language_mistake_fails_before_the_run_folder(
-    model_folders, pairs_file, tmp_path, family, setting, needle
-):
-    from workbench.core.train.run_training import run_training
-
-    values = {**run_args(family), **setting}
-    config = tiny_run_config(model_folders[family], pairs_file, tmp_path / "out", **values)
-    with pytest.raises(WorkbenchError, match=needle):
-        run_training(config)
-    runs = tmp_path / "out" / "runs"
-    assert not runs.exists() or not any(runs.iterdir())
-
-
-@pytest.mark.parametrize(
-    ("family", "length", "fits"),
-    [
-        ("marian", 512, True),
-        ("marian", 513, False),
-        ("nllb", 1024, True),
-        ("nllb", 1025, False),
-        ("t5", 4000, True),
-    ],
-)
-def test_the_length_bound_is_the_models_own(
-    model_folders, pairs_file, tmp_path, family, length, fits
-):
-    from workbench.core.train.run_model import check_run_model
-
-    config = tiny_run_config(
-        model_folders[family], pairs_file, tmp_path, max_source_length=length, **run_args(family)
-    )
-    if fits:
-        check_run_model(config)
-    else:
-        with pytest.raises(WorkbenchError, match=f"max_source_length {length} is more than"):
-            check_run_model(config)
-
-
-@pytest.mark.slow
 def test_a_pair_into_english_is_scored_with_13a(model_folders, pairs_file, tmp_path):
     """zh -> en on NLLB: the codes swap and BLEU uses sacreBLEU's default tokenizer."""
     from workbench.core.train.run_training import run_training
@@ -241,7 +143,6 @@ def test_a_pair_into_english_is_scored_with_13a(model_folders, pairs_file, tmp_p
 SHRUNK = ("--epochs", "1", "--batch-size", "16", "--num-beams", "1", "--max-new-tokens", "8")
 
 
-@pytest.mark.slow
 @pytest.mark.parametrize("family", ["nllb", "t5"])
 def test_the_commands_a_user_runs_on_a_hub_shaped_folder(
     model_folders, pairs_file, tmp_path, family
@@ -274,7 +175,6 @@ def test_the_commands_a_user_runs_on_a_hub_shaped_folder(
     assert "formula and measured cache agree at every t" in cache.stdout
 
 
-@pytest.mark.slow
 def test_the_nllb_preset_runs_shrunk_through_the_hub(hub_server, tmp_path):
     """``--preset nllb-en-zh`` downloads the NLLB look-alike and samples WMT19 from the
     Hub server; the run resolves en → zh to NLLB's codes and translates without them."""
@@ -298,7 +198,6 @@ def test_the_nllb_preset_runs_shrunk_through_the_hub(hub_server, tmp_path):
     assert "zho_Hans" not in translated.stdout
 
 
-@pytest.mark.slow
 def test_the_en_de_preset_runs_shrunk_through_the_hub(hub_server, tmp_path):
     """``--preset opus-en-de``: a single-pair Marian (no label), WMT14's de-en layout,
     scored with 13a."""

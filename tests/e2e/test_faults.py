@@ -5,7 +5,6 @@ from __future__ import annotations
 import errno
 import json
 import os
-import shutil
 import signal
 import subprocess
 import sys
@@ -19,12 +18,11 @@ from tests.helpers.processes import same_weights, wait_for_line
 from tests.helpers.runs import small, tiny_toml
 from workbench.core.events import EvalDone, Event, Note, TrainStep
 from workbench.core.live.follow import read_run_events
-from workbench.core.train.checkpoints import last_complete_checkpoint, publish_model
+from workbench.core.train.checkpoints import last_complete_checkpoint
 from workbench.core.train.run_training import run_training
 from workbench.errors import WorkbenchError
 
 
-@pytest.mark.slow
 def test_stop_then_resume_equals_an_uninterrupted_run_bit_for_bit(tmp_path: Path):
     """Stop mid-epoch, resume: the same steps, losses, weights and BLEU as one straight run."""
 
@@ -104,7 +102,6 @@ def collect(notes: list, steps: list):
     )
 
 
-@pytest.mark.slow
 def test_nan_loss_stops_the_run_names_the_step_and_keeps_the_best_model(tmp_path, monkeypatch):
     poison_loss(monkeypatch, at_call=12)  # in epoch 2, after epoch 1 was evaluated and saved
     notes: list[Note] = []
@@ -151,7 +148,6 @@ class LeaseTakenAt:
         self.taken = self.taken or self.taken_at(event)
 
 
-@pytest.mark.slow
 @pytest.mark.parametrize(
     ("taken_at", "checkpoints", "last_step"),
     [
@@ -181,7 +177,6 @@ def test_a_run_that_lost_its_lease_writes_nothing_more(
     assert max(e.step for e in lease.seen if isinstance(e, TrainStep)) == last_step
 
 
-@pytest.mark.slow
 def test_a_run_that_lost_its_lease_before_training_stops_before_the_model(tmp_path: Path):
     """Lost while the run writes its first lines: the check before the model raises
     LeaseLost, which the run turns into ``lost`` with no step and nothing more written."""
@@ -194,7 +189,6 @@ def test_a_run_that_lost_its_lease_before_training_stops_before_the_model(tmp_pa
     assert all(isinstance(e, Note) for e in lease.seen[taken:])  # no model phase, no step
 
 
-@pytest.mark.slow
 def test_nan_loss_before_any_evaluation_says_nothing_was_kept(tmp_path, monkeypatch):
     poison_loss(monkeypatch, at_call=3)
     notes: list[Note] = []
@@ -205,7 +199,6 @@ def test_nan_loss_before_any_evaluation_says_nothing_was_kept(tmp_path, monkeypa
     assert not (result.run_dir / "best_model").exists()
 
 
-@pytest.mark.slow
 def test_full_disk_while_saving_a_checkpoint_keeps_the_last_one_resumable(
     tmp_path: Path, monkeypatch
 ):
@@ -235,37 +228,6 @@ def test_full_disk_while_saving_a_checkpoint_keeps_the_last_one_resumable(
     assert resumed.run_dir == run
 
 
-def test_full_disk_while_publishing_keeps_the_previous_best_model(tmp_path: Path, monkeypatch):
-    old = tmp_path / "best_model"
-    old.mkdir()
-    (old / "config.json").write_text("old")
-    new = tmp_path / "new"
-    new.mkdir()
-    for i in range(5):
-        (new / f"part{i}.bin").write_text("x" * 10)
-    real_copy = shutil.copyfile
-    copied = {"n": 0}
-
-    def failing_copy(src, dst, *a, **k):
-        copied["n"] += 1
-        if copied["n"] == 3:  # the disk fills up on the third file
-            raise OSError(errno.ENOSPC, "No space left on device")
-        return real_copy(src, dst, *a, **k)
-
-    monkeypatch.setattr(shutil, "copyfile", failing_copy)
-    with pytest.raises(OSError, match="No space left on device"):
-        publish_model(new, old)
-    assert (old / "config.json").read_text() == "old"
-    assert sorted(p.name for p in tmp_path.iterdir()) == ["best_model", "new"]
-
-
-def test_output_dir_that_cannot_be_written(tmp_path: Path):
-    blocker = tmp_path / "file"
-    blocker.write_text("x")
-    with pytest.raises(WorkbenchError, match="not writable"):
-        run_training(small(tmp_path, "file/out"))
-
-
 TINY_TOML = tiny_toml(epochs=3)
 
 
@@ -283,7 +245,6 @@ def start_run(work: Path) -> subprocess.Popen:
 
 
 @pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGINT])
-@pytest.mark.slow
 def test_signal_stops_with_a_resumable_checkpoint(tmp_path: Path, sig):
     proc = start_run(tmp_path)
     wait_for_line(proc, r"step +3/")
@@ -300,7 +261,6 @@ def train_cli(work: Path, *extra: str) -> subprocess.CompletedProcess:
     return run_cli(*TINY_DEMO_ARGS, *extra, cwd=work)
 
 
-@pytest.mark.slow
 def test_kill_9_then_resume_matches_an_uninterrupted_run(tmp_path: Path):
     killed = tmp_path / "killed"
     killed.mkdir()

@@ -14,8 +14,6 @@ import sys
 import time
 from pathlib import Path
 
-import pytest
-
 from tests.helpers.cli import TINY_DEMO_ARGS, run_cli
 from tests.helpers.processes import (
     LONG_TOML,
@@ -52,7 +50,6 @@ def drain(master: int, until: float) -> bytes:
     return bytes(out)
 
 
-@pytest.mark.slow
 def test_a_headless_run_whose_terminal_closes_trains_to_its_end(tmp_path: Path):
     """The SSH link drops: the terminal closes under the run (SIGHUP, then EIO on every
     write). The run goes on, its lines in train.log, and finishes."""
@@ -77,7 +74,6 @@ def test_a_headless_run_whose_terminal_closes_trains_to_its_end(tmp_path: Path):
     assert run_liveness(run).status == "finished"
 
 
-@pytest.mark.slow
 def test_a_detached_run_is_watched_refused_stopped_and_resumed(tmp_path: Path):
     (tmp_path / "tiny.toml").write_text(LONG_TOML, encoding="utf-8")
     started = run_cli(*TINY_DEMO_ARGS, "--detach", cwd=tmp_path)
@@ -120,7 +116,6 @@ def test_a_detached_run_is_watched_refused_stopped_and_resumed(tmp_path: Path):
     assert runs_json(tmp_path)[0]["status"] == "finished"
 
 
-@pytest.mark.slow
 def test_a_detached_run_killed_with_9_reads_killed(tmp_path: Path):
     run, record = start_detached_run(tmp_path)
     try:

@@ -97,7 +97,6 @@ def only_run(output: Path) -> Path:
     return next((output / "runs").iterdir())
 
 
-@pytest.mark.slow
 @pytest.mark.parametrize("family", ["qwen3", "llama", "gemma", "mistral"])
 def test_each_family_fine_tunes_and_prints_before_after_with_intervals(llm_runs, family):
     output, printed = llm_runs[family]
@@ -117,7 +116,6 @@ def test_each_family_fine_tunes_and_prints_before_after_with_intervals(llm_runs,
         assert "no pad token: batches are padded with its EOS (</s>)" in printed
 
 
-@pytest.mark.slow
 @pytest.mark.parametrize("family", ["qwen3", "llama", "gemma", "mistral"])
 def test_kill_9_then_resume_ends_bit_identical_to_the_straight_run(
     llm_runs, causal_models, pairs_file, tmp_path, family
@@ -147,7 +145,6 @@ def test_kill_9_then_resume_ends_bit_identical_to_the_straight_run(
     assert same_weights(tmp_path / "best_model", straight / "best_model")
 
 
-@pytest.mark.slow
 @pytest.mark.parametrize("family", ["qwen3", "llama"])
 def test_translate_and_interact_on_the_published_model_need_no_flag(llm_runs, family):
     from workbench.cli.interact import run_console
@@ -184,7 +181,6 @@ def first_step_logits(model, tokenizer, prompts: list[str]):
         return model(**batch).logits
 
 
-@pytest.mark.slow
 @pytest.mark.parametrize("family", ["qwen3", "llama"])
 def test_lora_trains_under_a_tenth_and_the_merged_model_equals_base_plus_adapter(
     causal_models, pairs_file, tmp_path, family
@@ -216,7 +212,6 @@ def test_lora_trains_under_a_tenth_and_the_merged_model_equals_base_plus_adapter
     assert not torch.allclose(got, base_alone, atol=1e-5)  # the adapter did change it
 
 
-@pytest.mark.slow
 async def test_the_translate_pane_answers_with_the_published_llm(llm_runs, tmp_path):
     import shutil
 
@@ -246,7 +241,6 @@ async def test_the_translate_pane_answers_with_the_published_llm(llm_runs, tmp_p
         assert entries[0].translation == want
 
 
-@pytest.mark.slow
 def test_runs_compare_lab_and_report_read_a_decoder_only_run(llm_runs):
     qwen, llama = llm_runs["qwen3"][0], llm_runs["llama"][0]
     listed = run_cli("runs", "--output-dir", str(qwen), "--json")

@@ -31,8 +31,6 @@ from workbench.core.decoding import DecodeOptions
 from workbench.core.train.checkpoints import last_complete_checkpoint
 from workbench.core.train.lora import ADAPTER_FOLDER, ADAPTER_WEIGHTS
 
-pytestmark = pytest.mark.slow  # every test trains, itself or through lora_run
-
 FAMILIES = ("nllb", "t5")
 #: The layers the adapters go on by default (workbench/core/model/family.py).
 TARGETS = {"nllb": ("q_proj", "v_proj"), "t5": ("q", "v")}

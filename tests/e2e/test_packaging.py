@@ -26,8 +26,6 @@ import pytest
 from tests.helpers.paths import REPO
 from workbench.core import DISTRIBUTION, __version__
 
-pytestmark = pytest.mark.slow
-
 #: Files a user's install cannot do without: the deepest module, the TUI's stylesheet.
 MUST_SHIP = ("workbench/core/train/run_training.py", "workbench/tui/app.tcss")
 #: What a checkout holds that is not source (.git, .venv, caches): the build must not see it.

@@ -11,8 +11,6 @@ from __future__ import annotations
 
 from pathlib import Path
 
-import pytest
-
 from tests.helpers.cli import run_cli
 from tests.helpers.hub import hub_env
 from tests.helpers.hub_server import OPUS_MODEL, ForwardingProxy
@@ -36,7 +34,6 @@ def files_under(*roots: Path) -> list[Path]:
     return [p for root in roots if root.exists() for p in root.rglob("*") if p.is_file()]
 
 
-@pytest.mark.slow
 def test_no_planted_secret_reaches_any_output_or_file(hub_server, tmp_path):
     proxy = ForwardingProxy()
     try:

@@ -17,7 +17,6 @@ from workbench.core.train.checkpoints import last_complete_checkpoint
 from workbench.core.train.run_training import run_training
 
 
-@pytest.mark.slow
 def test_events_and_outputs(finished_run: FinishedRun):
     result, events, handed = finished_run.result, finished_run.events, finished_run.handed
     assert result.status == "finished"
@@ -86,7 +85,6 @@ def test_events_and_outputs(finished_run: FinishedRun):
     assert (Path(summary["best_model"]) / "workbench.json").is_file()
 
 
-@pytest.mark.slow
 def test_a_finished_run_records_where_its_gain_comes_from(finished_run: FinishedRun):
     """summary.json's by_length and most_changed are the test set's, scored as the
     headline is: HSK sentences are short, so one bucket holds all 18 with its numbers."""
@@ -110,7 +108,6 @@ def test_a_finished_run_records_where_its_gain_comes_from(finished_run: Finished
     assert [c["change"] for c in fell] == [c for c in changes if c < 0][:5]
 
 
-@pytest.mark.slow
 def test_stop_event_ends_at_a_step_with_a_checkpoint_then_resume(tmp_path: Path):
     stop = threading.Event()
     seen: list[int] = []
@@ -138,7 +135,6 @@ def test_stop_event_ends_at_a_step_with_a_checkpoint_then_resume(tmp_path: Path)
     assert done[-1].summary.global_step == 18
 
 
-@pytest.mark.slow
 def test_a_second_run_never_touches_the_first_and_best_model_follows_the_newer(
     finished_run: FinishedRun, tmp_path: Path
 ):
@@ -155,11 +151,10 @@ def test_a_second_run_never_touches_the_first_and_best_model_follows_the_newer(
     assert not [p for p in (tmp_path / "out").iterdir() if p.name.startswith(".")]
 
 
-@pytest.mark.slow
 def test_a_run_folder_given_as_run_dir_is_continued_from_its_last_checkpoint(
     finished_run: FinishedRun, tmp_path: Path
 ):
-    """How a sweep continues a trial cut short (tests/test_sweep.py runs its trials on a
+    """How a sweep continues a trial cut short (tests/unit/test_sweep.py runs its trials on a
     stand-in): ``run_dir`` with a config.json goes on from its checkpoint, in that folder."""
     run = finished_run.copy_to(tmp_path / "out")
     # As a kill during epoch 2 leaves it: epoch 1's checkpoint, no summary, no best model.
@@ -182,7 +177,6 @@ def test_a_run_folder_given_as_run_dir_is_continued_from_its_last_checkpoint(
     assert result.summary.best_model == result.summary.run_best_model == str(run / "best_model")
 
 
-@pytest.mark.slow
 def test_after_is_decoded_like_translate_even_with_bf16_autocast_in_training(tmp_path: Path):
     """bf16 autocast during training (accelerate's, on CPU here) must not reach "after":
     it is decoded by the saved best model, exactly as `workbench translate` decodes it."""

@@ -36,3 +36,20 @@ def run_main(script: str, *args: str, monkeypatch: pytest.MonkeyPatch) -> None:
     module = importlib.import_module(Path(script).stem)
     monkeypatch.setattr(sys, "argv", [str(BENCHMARKS / script), *args])
     assert module.main() in (0, None)
+
+
+def load_speed():
+    sys.path.insert(0, str(REPO / "benchmarks"))  # as benchmarks/speed.py does
+    return importlib.import_module("speed_bench")
+
+
+@pytest.fixture(scope="module")
+def speed():
+    import torch
+
+    # One thread: on a shared 2-core machine, two threads wait on each other at every
+    # one of the toy model's many tiny ops (seconds per test instead of a fraction).
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)
+    yield load_speed()
+    torch.set_num_threads(threads)

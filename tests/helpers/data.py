@@ -3,6 +3,7 @@ pairs, and a TSV file with known noise among clean pairs."""
 
 from __future__ import annotations
 
+import gzip
 from pathlib import Path
 
 #: Console lines that have broken translation consoles: each must give a row, not a crash.
@@ -82,3 +83,12 @@ def write_planted_tsv(path: Path, clean: int = 300) -> Path:
     random.Random(1).shuffle(mixed)
     path.write_text("en\tzh\n" + "".join(f"{s}\t{t}\n" for s, t in mixed), encoding="utf-8")
     return path
+
+
+def moses_files(prefix: Path, sources: list[str], targets: list[str], gz: bool = False) -> Path:
+    """Line-aligned ``PREFIX.en`` and ``PREFIX.zh`` (``.gz`` when asked); returns PREFIX."""
+    for lang, lines in (("en", sources), ("zh", targets)):
+        data = "".join(f"{line}\n" for line in lines).encode("utf-8")
+        name = f"{prefix}.{lang}" + (".gz" if gz else "")
+        Path(name).write_bytes(gzip.compress(data) if gz else data)
+    return prefix

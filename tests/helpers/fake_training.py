@@ -25,7 +25,7 @@ which names the writing process, as every other write of the stand-in does, so a
 can tell the writers of a folder apart.
 ``python -m tests.helpers.fake_training ARGS`` is ``python -m workbench ARGS`` with the stand-in in
 place: a real worker process, real signals and a real study, no training. One real sweep
-(tests/test_sweep.py, two workers) still trains.
+(tests/e2e/test_sweep_runs.py, two workers) still trains.
 """
 
 from __future__ import annotations

@@ -1,43 +1,17 @@
-"""The session fixtures every test folder shares (tests/conftest.py imports them): the HSK
-pairs, a pairs file, a tiny Marian model, one finished tiny run, the Hub look-alike and the
-tiny models of each family. Each is built once per test process; nothing may write into
-what they return."""
+"""The session fixtures more than one test folder uses (tests/conftest.py imports them): the
+HSK pairs, a pairs file, a tiny Marian model, the Hub look-alike and the tiny models of each
+family (the finished tiny run is e2e/'s). Each is built once per test process; nothing may
+write into what they return."""
 
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
 
 import pytest
 
 from tests.helpers.data import cleaned_hsk_pairs
 from tests.helpers.hub import DEAD_PROXY, PROXY_VARIABLES
-from tests.helpers.runs import FinishedRun, small, tiny_config
-
-
-@pytest.fixture(scope="session")
-def finished_run(tmp_path_factory: pytest.TempPathFactory) -> FinishedRun:
-    """One in-process ``small`` run (2 epochs), trained once for every test that reads what
-    a finished run leaves instead of one training each. Nothing may write into it: a test
-    that writes (a report, a second run, a resume) works on ``finished_run.copy_to(...)``."""
-    from workbench.core.train import trainer
-    from workbench.core.train.run_training import run_training
-
-    handed: dict[str, list[Any]] = {}
-    real_build = trainer.build_trainer
-
-    def recording_build(config, model, tokenizer, train, validation, *args, **kwargs):
-        handed.update(train=train, validation=validation)  # what the Trainer will see
-        return real_build(config, model, tokenizer, train, validation, *args, **kwargs)
-
-    events: list[Any] = []
-    with pytest.MonkeyPatch.context() as patch:
-        # A cache of its own: a session fixture is set up before the autouse one.
-        patch.setenv("WORKBENCH_CACHE", str(tmp_path_factory.mktemp("finished_run_cache")))
-        patch.setattr(trainer, "build_trainer", recording_build)
-        result = run_training(small(tmp_path_factory.mktemp("finished_run")), events.append)
-    assert result.status == "finished"
-    return FinishedRun(result, events, handed)
+from tests.helpers.runs import tiny_config
 
 
 @pytest.fixture(scope="session")

@@ -3,8 +3,15 @@ unreachable: the proxy safety net, and a port where nothing listens."""
 
 from __future__ import annotations
 
+import json
+import os
 import socket
+import subprocess
+import sys
+import textwrap
 from pathlib import Path
+
+from tests.helpers.hub_server import LABELS, OPUS_MODEL
 
 #: Proxy variables, cleared for Hub subprocesses unless a test sets them.
 PROXY_VARIABLES = ("HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY", "NO_PROXY")
@@ -49,3 +56,86 @@ def closed_port() -> int:
     with socket.socket() as sock:
         sock.bind(("127.0.0.1", 0))
         return int(sock.getsockname()[1])
+
+
+#: The assignment's run, shrunk: 40 sampled pairs, one epoch, greedy 8-token decoding.
+HUB_TRAIN = (
+    "train",
+    "--headless",
+    "--preset",
+    "opus-en-zh",
+    "--model",
+    OPUS_MODEL,
+    "--samples",
+    "40",
+    "--epochs",
+    "1",
+    "--batch-size",
+    "8",
+    "--eval-batch-size",
+    "16",
+    "--num-beams",
+    "1",
+    "--max-new-tokens",
+    "8",
+    "--no-interact",
+    "--set",
+    "logging_steps=1",
+)
+
+
+#: Runs the CLI with ``MarianMTModel.generate`` wrapped to record the first input id of
+#: every sequence it is given: where the language label must be.
+SPY = textwrap.dedent("""
+    import json, os, sys
+    from transformers import MarianMTModel
+
+    real = MarianMTModel.generate
+
+    def spy(self, *args, **kwargs):
+        ids = kwargs.get("input_ids", args[0] if args else None)
+        with open(os.environ["GENERATE_LOG"], "a") as fh:
+            fh.write(json.dumps([row[0] for row in ids.tolist()]) + "\\n")
+        return real(self, *args, **kwargs)
+
+    MarianMTModel.generate = spy
+    from workbench.cli import main
+
+    sys.exit(main(sys.argv[1:]))
+""")
+
+
+def spied_cli(
+    *args: str, cwd: Path, env: dict[str, str], input: str | None = None
+) -> tuple[subprocess.CompletedProcess, list[int]]:
+    """Run the CLI under SPY; also return the first input id of every generated sequence."""
+    log = cwd / "generate.jsonl"
+    log.unlink(missing_ok=True)
+    proc = subprocess.run(
+        [sys.executable, "-c", SPY, *args],
+        cwd=cwd,
+        input=input,
+        capture_output=True,
+        text=True,
+        timeout=300,
+        env={**os.environ, "PYTHONUNBUFFERED": "1", **env, "GENERATE_LOG": str(log)},
+    )
+    first = (
+        [i for line in log.read_text().splitlines() for i in json.loads(line)]
+        if log.exists()
+        else []
+    )
+    return proc, first
+
+
+def label_ids(server) -> dict[str, int]:
+    """The served model's ids of its language labels."""
+    folder = server.repos[("model", OPUS_MODEL)].folder
+    vocab = json.loads((folder / "vocab.json").read_text(encoding="utf-8"))
+    return {label: vocab[label] for label in LABELS}
+
+
+def error_line(proc: subprocess.CompletedProcess) -> str:
+    lines = [line for line in proc.stderr.splitlines() if line.startswith("workbench: error:")]
+    assert len(lines) == 1, proc.stderr[-3000:]
+    return lines[0]

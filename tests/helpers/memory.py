@@ -3,6 +3,9 @@
 from __future__ import annotations
 
 import re
+from pathlib import Path
+
+from tests.helpers.cli import run_cli
 
 #: A plan's figure in a line: ``needs about 80.0 GB``.
 NEEDS = re.compile(r"needs about ([\d.]+) GB")
@@ -27,3 +30,31 @@ PEAK_OF_CHILD = (
     "print(resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss * 1024)\n"
     "sys.exit(done.returncode)\n"
 )
+
+
+#: A ChatML template, as Qwen's (a tokenizer without one needs --prompt alma or seed-x).
+CHATML = (
+    "{% for m in messages %}<|im_start|>{{ m['role'] }}\n{{ m['content'] }}<|im_end|>\n"
+    "{% endfor %}{% if add_generation_prompt %}<|im_start|>assistant\n{% endif %}"
+)
+
+
+def chat_tokenizer(family_models: dict[str, Path], folder: Path) -> int:
+    """The tiny NLLB's pieces with ChatML's markers and template, saved into ``folder``
+    (as the 3.3B test borrows a tokenizer of its family); returns its length."""
+    from transformers import AutoTokenizer
+
+    tokenizer = AutoTokenizer.from_pretrained(family_models["nllb"])
+    tokenizer.add_special_tokens({"additional_special_tokens": ["<|im_start|>", "<|im_end|>"]})
+    tokenizer.chat_template = CHATML
+    tokenizer.save_pretrained(folder)
+    return len(tokenizer)
+
+
+def train_chat(folder: Path, pairs: Path, tmp_path: Path, *extra: str):
+    return run_cli(
+        "train", "--headless", "--model", str(folder), "--data", str(pairs),
+        "--source-lang", "en", "--target-lang", "zh", "--prompt", "chat",
+        "--batch-size", "8", "--memory-budget", "24", "--output-dir", str(tmp_path / "out"),
+        "--no-interact", *extra, cwd=tmp_path,
+    )  # fmt: skip

@@ -1,5 +1,5 @@
 """Sweep workers as real processes, for the tests of several workers on one study
-(tests/test_sweep.py on SQLite, tests/test_sweep_postgres.py on PostgreSQL).
+(tests/unit/test_sweep.py on SQLite, tests/cli/test_sweep_postgres.py on PostgreSQL).
 
 A worker is ``python -m workbench sweep ...``, or ``python -m tests.helpers.fake_training sweep
 ...`` when its trials run the stand-in trainer (tests/helpers/fake_training.py).

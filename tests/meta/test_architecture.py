@@ -4,13 +4,13 @@ The layering itself (the core imports only itself and ``workbench.errors``, the 
 the CLI, the core's package chain over its base, torch only where a model runs, no cycles)
 is declared as import-linter contracts in pyproject.toml's ``[tool.importlinter]``, run by
 ``lint-imports`` in the README's test command and proven by
-``tests/test_import_contracts.py``. What stays here:
+``tests/meta/test_import_contracts.py``. What stays here:
 
 - importing the whole core at run time loads no Textual, through a library's import too;
 - every core package says what it owns in its docstring, and docs/architecture.md's map of
   the code names every core module;
 - ruff's banned imports (``workbench/core/ruff.toml``) flag a wrong import in an editor;
-- every test can fail;
+- every test can fail, no test module imports another, and only e2e/ is slow;
 - no module of ``workbench/`` or ``benchmarks/`` reaches 400 lines, and the core has few
   loose modules.
 """
@@ -179,6 +179,70 @@ def test_every_test_checks_something(tmp_path: Path):
     assert unchecked_tests(PACKAGE.parent / "tests") == []
     (tmp_path / "test_planted.py").write_text("def test_nothing():\n    run()\n", "utf-8")
     assert unchecked_tests(tmp_path) == ["test_planted.py::test_nothing"]
+
+
+def imports_of_test_modules(folder: Path) -> list[str]:
+    """Each import of a test module (``test_*``) by any module under ``folder``: what two
+    test modules share belongs in tests/helpers, so that moving or splitting one test
+    module never breaks another."""
+    found = []
+    for path in sorted(folder.rglob("*.py")):
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.Import):
+                names = [alias.name for alias in node.names]
+            elif isinstance(node, ast.ImportFrom) and node.module:
+                names = [node.module] + [f"{node.module}.{alias.name}" for alias in node.names]
+            else:
+                continue
+            for name in names:
+                if name.split(".")[-1].startswith("test_"):
+                    found.append(f"{path.relative_to(folder).as_posix()}: {name}")
+                    break
+    return found
+
+
+def test_no_test_module_imports_another(tmp_path: Path):
+    assert imports_of_test_modules(PACKAGE.parent / "tests") == []
+    (tmp_path / "test_planted.py").write_text(
+        "from tests.unit.test_data import helper\nimport tests.cli.test_cli\n"
+        "from tests.tui import test_tui\n",
+        "utf-8",
+    )
+    assert imports_of_test_modules(tmp_path) == [
+        "test_planted.py: tests.unit.test_data",
+        "test_planted.py: tests.cli.test_cli",
+        "test_planted.py: tests.tui.test_tui",
+    ]
+
+
+def slow_marks_outside_e2e(tests: Path) -> list[str]:
+    """Test modules outside ``tests/e2e`` that mark a test ``slow`` by hand: e2e/'s
+    conftest.py marks its own, and a slow test elsewhere would be missed by the rule that
+    ``-m "not slow"`` is everything but e2e/."""
+    found = []
+    for path in sorted(tests.rglob("test_*.py")):
+        if "e2e" in path.relative_to(tests).parts:
+            continue
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if (
+                isinstance(node, ast.Attribute)
+                and node.attr == "slow"
+                and isinstance(node.value, ast.Attribute)
+                and node.value.attr == "mark"
+            ):
+                found.append(path.relative_to(tests).as_posix())
+                break
+    return found
+
+
+def test_only_e2e_is_slow_and_by_its_folder(tmp_path: Path):
+    assert slow_marks_outside_e2e(PACKAGE.parent / "tests") == []
+    (tmp_path / "unit").mkdir()
+    (tmp_path / "e2e").mkdir()
+    planted = "import pytest\n\n\n@pytest.mark.slow\ndef test_x():\n    assert True\n"
+    (tmp_path / "unit" / "test_planted.py").write_text(planted, "utf-8")
+    (tmp_path / "e2e" / "test_planted.py").write_text(planted, "utf-8")
+    assert slow_marks_outside_e2e(tmp_path) == ["unit/test_planted.py"]
 
 
 #: The size a module stays under, so that it reads in one sitting and says one thing.

@@ -69,19 +69,6 @@ def test_startup_report_prints_what_was_not_measured_as_na(figures):
     assert "imported by then: n/a" in lines[1]
 
 
-@pytest.mark.slow
-def test_tui_overhead_trains_in_both_arms_and_reports(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-):
-    out = tmp_path / "TUI.md"
-    run_main("tui_overhead.py", "--smoke", "--out", str(out), monkeypatch=monkeypatch)
-    text = out.read_text(encoding="utf-8")
-    assert "n/a" not in text, text
-    assert "| headless |" in text
-    assert "| tui |" in text
-    assert "**TUI / headless training throughput: " in text
-
-
 def test_sampling_draws_every_scheme(tmp_path: Path):
     out = tmp_path / "SAMPLING.md"
     run_benchmark("sampling.py", "--smoke", "--out", str(out), cwd=tmp_path)

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import importlib
-import json
 import os
 import sys
 from pathlib import Path
@@ -71,28 +70,6 @@ def test_the_report_gives_each_arm_against_the_anchor(bench):
     assert (
         "| 1,000 | 10.0 s | 15.0 s | 1.50 | n/a | 2.0 s | n/a | n/a | 500 / 750 / n/a MiB" in text
     )
-
-
-@pytest.mark.slow
-def test_the_smoke_run_reaches_the_first_step_in_every_arm(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-):
-    """``data_scale.py --smoke``: the anchor, then ``workbench train`` cold and cached up
-    to its first step, on 1,000 pairs; the report and its JSON in tmp_path."""
-    from tests.helpers.benchmarks import run_main
-
-    out = tmp_path / "DATA_SCALE.md"
-    args = ("--smoke", "--out", str(out), "--work", str(tmp_path))
-    run_main("data_scale.py", *args, monkeypatch=monkeypatch)
-    text = out.read_text(encoding="utf-8")
-    assert "n/a" not in text, text
-    assert "| 1,000 | " in text
-    assert "the 50 validation and 30 test pairs" in text
-    assert [row["arm"] for row in json.loads(out.with_suffix(".json").read_text())] == [
-        "anchor",
-        "cold",
-        "cached",
-    ]
 
 
 def test_memory_is_summed_over_the_process_group(bench):

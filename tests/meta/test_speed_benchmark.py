@@ -3,32 +3,10 @@
 from __future__ import annotations
 
 import dataclasses
-import importlib
-import re
-import sys
 from pathlib import Path
 from typing import Any
 
 import pytest
-
-from tests.helpers.paths import REPO
-
-
-def load_speed():
-    sys.path.insert(0, str(REPO / "benchmarks"))  # as benchmarks/speed.py does
-    return importlib.import_module("speed_bench")
-
-
-@pytest.fixture(scope="module")
-def speed():
-    import torch
-
-    # One thread: on a shared 2-core machine, two threads wait on each other at every
-    # one of the toy model's many tiny ops (seconds per test instead of a fraction).
-    threads = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield load_speed()
-    torch.set_num_threads(threads)
 
 
 @pytest.fixture(scope="module")
@@ -111,33 +89,6 @@ def test_model_flops_count_real_tokens_only(speed, workdir: Path):
     one = speed.model_flops(model, [(10, 10)])
     assert speed.model_flops(model, [(10, 10), (10, 10)]) == pytest.approx(2 * one)
     assert speed.model_flops(model, [(20, 10)]) > one
-
-
-@pytest.mark.slow
-def test_the_smoke_run_goes_through_every_phase_and_writes_the_report(
-    speed, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-):
-    """``speed.py --smoke``: every phase at toy size (the matmul in a fresh process, as
-    every phase of a measuring run), then RESULTS.md; every figure found."""
-    from tests.helpers.benchmarks import run_main
-
-    out = tmp_path / "RESULTS.md"
-    run_main("speed.py", "--smoke", "--device", "cpu", "--out", str(out), monkeypatch=monkeypatch)
-    text = out.read_text(encoding="utf-8")
-    assert "n/a" not in text, text
-    assert "Command: `python benchmarks/speed.py --smoke` (smoke mode;" in text
-    assert "| training samples/s |" in text
-    assert "| evaluation during training" in text
-    assert "(source/target, first repetition): reference 128/128; workbench " in text
-    # The reference projects every padded position, the workbench only the real tokens.
-    projected = re.search(r"reference 2,048, workbench ([\d,]+); real target tokens ([\d,]+)", text)
-    assert projected, text
-    assert projected[1] == projected[2]
-    difference = re.search(r"Largest per-step difference: \*\*([\d.e+-]+)\*\*", text)
-    assert difference, text
-    assert float(difference[1]) < 1e-4
-    for section in ("## Same loss", "## The data", speed.GPU_NONE[0]):
-        assert section in text
 
 
 def toy_measurements(speed) -> Any:

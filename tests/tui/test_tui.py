@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import asyncio
 import json
 import re
 from pathlib import Path
@@ -14,14 +13,11 @@ from textual.widgets import DataTable, Input, Static, TabbedContent
 from tests.helpers.data import scores_block
 from tests.helpers.paths import FIXTURES
 from tests.helpers.runs import small
-from tests.helpers.tui import hold_training, samples_shown, show_pane, start_training, wait_for
+from tests.helpers.tui import samples_shown, show_pane, wait_for
 from workbench.core.evaluate.metrics import sentence_bleu, sentence_chrf
 from workbench.tui.app import WorkbenchApp
-from workbench.tui.widgets.attention_pane import AttentionPane
 from workbench.tui.widgets.charts import SeriesChart, clean_series, integer_ticks
 from workbench.tui.widgets.dataset_pane import SCROLLBAR, DatasetPane, length_bins
-from workbench.tui.widgets.quit_dialog import QuitDialog
-from workbench.tui.widgets.samples_pane import SamplesPane
 from workbench.tui.widgets.training_pane import TrainingPane
 from workbench.tui.widgets.translate_pane import TranslatePane
 
@@ -190,96 +186,6 @@ async def test_invalid_setting_is_refused_without_starting(tmp_path: Path):
         assert not (tmp_path / "out" / "runs").exists()
 
 
-@pytest.mark.slow
-async def test_training_run_fills_charts_samples_and_translate(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-):
-    go_on = hold_training(monkeypatch, after_steps=0)  # until the pane switch is checked
-    app = WorkbenchApp(small(tmp_path))
-    async with app.run_test(size=(120, 36)) as pilot:
-        await show_pane(pilot, "training")
-        training = app.query_one(TrainingPane)
-        await pilot.press("s")
-        await wait_for(pilot, lambda: training.running, what="the run started")
-        assert training.running
-        await show_pane(pilot, "dataset")  # the UI answers while training runs
-        assert app.query_one("#panes", TabbedContent).active == "dataset"
-        await show_pane(pilot, "training")
-        go_on.set()
-        await wait_for(pilot, lambda: not training.running, timeout=300)
-        assert training.last_status == "finished"
-        assert app.query_one("#loss-chart", SeriesChart).point_count("loss") >= 5
-        assert app.query_one("#bleu-chart", SeriesChart).point_count("BLEU") == 3
-        samples = app.query_one(SamplesPane)
-        table = samples.query_one("#samples-table", DataTable)
-        await wait_for(pilot, lambda: table.row_count >= 5, timeout=10)
-        assert (tmp_path / "out" / "best_model" / "config.json").is_file()
-
-        await show_pane(pilot, "translate")
-        translate = app.query_one(TranslatePane)
-        translate.query_one("#translate-input", Input).value = "I like tea."
-        translate.query_one("#translate-input", Input).focus()
-        await pilot.press("enter")
-        await wait_for(pilot, lambda: translate.pending == 0, timeout=60)
-        history = tmp_path / "out" / "console_history.jsonl"
-        assert (
-            json.loads(history.read_text(encoding="utf-8").splitlines()[0])["source"]
-            == "I like tea."
-        )
-
-        await pilot.press("ctrl+t")  # open the highlighted sentence in the Attention pane
-        attention = app.query_one(AttentionPane)
-        await wait_for(pilot, lambda: attention.result is not None, timeout=60)
-        assert app.query_one("#panes", TabbedContent).active == "attention"
-        first = str(attention.query_one("#attention-status").render())
-        await pilot.press("escape")  # leave the field, so that ] and h are not typed into it
-        await wait_for(
-            pilot,
-            lambda: not isinstance(app.focused, Input),
-            what="Escape leaves the sentence field",
-        )
-        await pilot.press("]", "h")  # next layer; one head
-        await wait_for(pilot, lambda: attention.head_index == 0, what="h shows one head")
-        assert attention.result is not None
-        assert (
-            attention.layer_index
-            == (attention.result.default_layer + 1) % attention.result.num_layers
-        )
-        assert attention.head_index == 0
-        assert str(attention.query_one("#attention-status").render()) != first
-
-
-@pytest.mark.slow
-async def test_stop_ends_with_a_checkpoint_and_resume_continues(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-):
-    go_on = hold_training(monkeypatch, after_steps=2)  # two logged losses, then until x
-    app = WorkbenchApp(small(tmp_path, epochs=3.0, logging_steps=1))
-    async with app.run_test(size=(100, 30)) as pilot:
-        training = await start_training(pilot)
-        await pilot.press("x")
-        go_on.set()
-        await wait_for(pilot, lambda: not training.running, timeout=120)
-        assert training.last_status == "stopped"
-        runs = list((tmp_path / "out" / "runs").iterdir())
-        assert list((runs[0] / "checkpoints").glob("checkpoint-*"))
-        await pilot.press("r")  # Resume goes on in the same run folder
-        await wait_for(
-            pilot, lambda: not training.running and training.last_status == "finished", timeout=300
-        )
-        # The app takes the finished run after the pane: leaving before it has would stop
-        # the app under that message.
-        await wait_for(
-            pilot,
-            lambda: any(n.title == "Run finished" for n in app._notifications),
-            what="the app's Run finished notice",
-        )
-    assert list((tmp_path / "out" / "runs").iterdir()) == runs
-    summary = json.loads((runs[0] / "summary.json").read_text())
-    assert summary["status"] == "finished"
-    assert summary["global_step"] == 27
-
-
 def sample_row(source: str) -> dict[str, Any]:
     """A before/after row as a run's summary and translations files hold it."""
     return {"source": source, "reference": "茶", "before": "x", "after": "茶",
@@ -421,24 +327,6 @@ async def test_translate_with_a_missing_model_keeps_the_app_up(tmp_path: Path, b
         assert str(table.get_row_at(0)[2]) == "not translated"
         assert translate.pending == 0
         assert app.is_running
-
-
-@pytest.mark.slow
-async def test_quit_during_training_stops_with_a_checkpoint(tmp_path: Path):
-    app = WorkbenchApp(small(tmp_path, epochs=30.0))
-    loop = asyncio.get_running_loop()
-    async with app.run_test(size=(100, 30)) as pilot:
-        await start_training(pilot)
-        await pilot.press("q")  # it asks: stop with a checkpoint, background, or stay
-        await wait_for(pilot, lambda: isinstance(app.screen, QuitDialog), what="the question")
-        started = loop.time()
-        await pilot.press("s")
-        await wait_for(pilot, lambda: not app.is_running, timeout=10)
-        assert loop.time() - started < 5
-    runs = list((tmp_path / "out" / "runs").iterdir())
-    summary = json.loads((runs[0] / "summary.json").read_text())
-    assert summary["status"] == "stopped"
-    assert list((runs[0] / "checkpoints").glob("checkpoint-*"))
 
 
 async def test_keys_left_out_of_the_footer_are_in_the_palette(tmp_path: Path):

@@ -3,8 +3,6 @@ the highlighted row's heatmap, and judgements that reach the run report."""
 
 from __future__ import annotations
 
-import io
-import json
 import shutil
 import threading
 from pathlib import Path
@@ -13,15 +11,9 @@ from typing import Any
 import pytest
 from textual.widgets import DataTable, Input, Static, TabbedContent
 
-from tests.helpers.runs import FinishedRun, small
+from tests.helpers.runs import small
 from tests.helpers.tui import open_translate, wait_for
-from workbench.cli import main
-from workbench.cli.interact import run_console
-from workbench.core.decoding import DecodeOptions
-from workbench.core.report.build import create_report
-from workbench.core.report.model import REPORT_HTML, REPORT_MD
 from workbench.core.translate.translator import Translator
-from workbench.core.views.document import escape_markdown
 from workbench.tui.app import WorkbenchApp
 from workbench.tui.widgets.attention_pane import AttentionPane
 from workbench.tui.widgets.translate_rows import LOADING
@@ -75,52 +67,6 @@ async def test_rows_appear_at_once_queue_and_show_the_translation_at_80_columns(
         assert attention.result is not None
         assert attention.result.sentence == FIRST
         assert app.query_one("#panes", TabbedContent).active == "attention"
-
-
-@pytest.mark.slow  # reads the shared finished_run, which trains
-async def test_judgements_in_the_pane_and_in_interact_reach_the_report(
-    tmp_path: Path, finished_run: FinishedRun
-):
-    run_dir = finished_run.copy_to(tmp_path / "out")
-    history = tmp_path / "out" / "console_history.jsonl"
-    app = WorkbenchApp(small(tmp_path))
-    async with app.run_test(size=(80, 24)) as pilot:
-        pane = await open_translate(pilot)
-        for line in ("I like tea.", "Some tea.", "I like tea."):
-            await pilot.press(*line, "enter")
-        await wait_for(pilot, lambda: pane.pending == 0, what="three translated")
-        await pilot.press("up")  # "Some tea.": left unjudged
-        await pilot.press("escape")  # out of the input: g, o, e judge the highlighted row
-        await wait_for(pilot, lambda: not isinstance(app.focused, Input))
-        await pilot.press("down", "g")
-        await pilot.press("slash")  # back to typing: a note needs the command
-        await pilot.press(*":judge good [b]reads well[/b]", "enter")
-        table = pane.query_one("#translate-history", DataTable)
-        assert str(table.get_row_at(2)[4]) == "good"
-        assert pane.query_one("#translate-input", Input).value == ""
-    translator = Translator.from_pretrained(str(run_dir / "best_model"), device="cpu")
-    lines = 'My brother is a doctor.\n:judge omission dropped "brother"\n:q\n'
-    run_console(
-        translator, str(run_dir / "best_model"), history, DecodeOptions(1, 8),
-        stdin=io.StringIO(lines), stdout=io.StringIO(),
-    )  # fmt: skip
-    records = [json.loads(r) for r in history.read_text(encoding="utf-8").splitlines()]
-    assert len([r for r in records if "judges" in r]) == 3  # g, :judge, interact's
-
-    _, written = create_report(run_dir, sentence="I like tea.")
-    texts = {p.name: p.read_text(encoding="utf-8") for p in written}
-    md, page = texts[REPORT_MD], texts[REPORT_HTML]
-    assert escape_markdown("good — [b]reads well[/b]") in md  # as typed, not styled
-    assert "good — [b]reads well[/b]</td>" in page
-    assert 'has omissions — dropped "brother"' in md
-    assert "has omissions — dropped &quot;brother&quot;</td>" in page
-    assert "| 2× |" in md  # "I like tea." twice, listed once
-    assert "Some tea." not in md.split("## Translations tried in the console")[1].split("##")[0]
-    assert "the 2 judged of 3 distinct lines" in md
-    assert main(["report", str(run_dir), "--console", "all", "--sentence", "I like tea."]) == 0
-    md = (run_dir / REPORT_MD).read_text(encoding="utf-8")
-    assert "| Some tea. |" in md
-    assert "Listed: all 3 distinct lines" in md
 
 
 async def test_a_long_sentence_from_translate_pages_with_a_key_in_the_footer(

@@ -19,7 +19,8 @@ def test_default_preset_is_the_assignment():
     assert (c.data, c.data_config) == ("wmt/wmt19", "zh-en")
     assert c.samples == 50_000
     assert c.validation_fraction == 0.1
-    # The label follows the target language (>>cmn_Hans<< on opus-mt-en-zh: tests/test_families.py)
+    # The label follows the target language (>>cmn_Hans<< on opus-mt-en-zh:
+    # tests/unit/test_families.py)
     assert (c.source_lang, c.target_lang, c.target_label) == ("en", "zh", "auto")
     assert (c.max_source_length, c.max_target_length) == (128, 128)
     assert (c.batch_size, c.eval_batch_size, c.learning_rate, c.epochs) == (16, 16, 2e-5, 3.0)

@@ -1,4 +1,4 @@
-"""CTranslate2 exports of every family beside Marian (tests/test_ct2_backend.py has it):
+"""CTranslate2 exports of every family beside Marian (tests/unit/test_ct2_backend.py has it):
 NLLB-200, M2M100, mBART-50 and T5, from the tiny Hub-shaped models of
 tests/helpers/family_models.py. Each export at float32 must give transformers' greedy strings
 with the target language code forced (CTranslate2's target prefix), show no language

@@ -9,9 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.helpers.cli import TINY_DEMO_ARGS, run_cli
-from tests.helpers.data import cleaned_hsk_pairs
-from tests.helpers.runs import tiny_toml
+from tests.helpers.data import moses_files
 from workbench.core.config.build import build_config
 from workbench.core.data.cleaning import CleaningSettings
 from workbench.core.data.cleaning_pass import clean_pairs
@@ -247,21 +245,12 @@ def test_samples_subsamples_local_data(tmp_path: Path):
     assert len(data.train) + len(data.validation) + len(data.test) == 20
 
 
-def _moses(prefix: Path, sources: list[str], targets: list[str], gz: bool = False) -> Path:
-    """Line-aligned ``PREFIX.en`` and ``PREFIX.zh`` (``.gz`` when asked); returns PREFIX."""
-    for lang, lines in (("en", sources), ("zh", targets)):
-        data = "".join(f"{line}\n" for line in lines).encode("utf-8")
-        name = f"{prefix}.{lang}" + (".gz" if gz else "")
-        Path(name).write_bytes(gzip.compress(data) if gz else data)
-    return prefix
-
-
 def test_moses_prefix_reads_line_aligned_files(tmp_path: Path):
     sources = [f"s{i}" for i in range(30)]
     targets = [f"句{i}" for i in range(30)]
     sources[3] = "a line\u2028with a line separator inside"  # no shift of later lines
     targets[7] = ""  # an empty side: dropped as empty, like an empty TSV cell
-    prefix = _moses(tmp_path / "corpus", sources, targets)
+    prefix = moses_files(tmp_path / "corpus", sources, targets)
     config = build_config("demo", overrides={"data": str(prefix)})
     assert not is_hub_dataset(config)
     data = prepare_data(config)
@@ -274,7 +263,7 @@ def test_moses_prefix_reads_line_aligned_files(tmp_path: Path):
 
 
 def test_moses_via_one_file_name_picks_sides_by_language(tmp_path: Path):
-    prefix = _moses(tmp_path / "corpus", ["Hi", "Yes"], ["嗨", "是"])
+    prefix = moses_files(tmp_path / "corpus", ["Hi", "Yes"], ["嗨", "是"])
     expected = [Pair("Hi", "嗨"), Pair("Yes", "是")]
     assert read_local_pairs(Path(f"{prefix}.en"), "en", "zh") == expected
     assert read_local_pairs(Path(f"{prefix}.zh"), "en", "zh") == expected
@@ -283,8 +272,10 @@ def test_moses_via_one_file_name_picks_sides_by_language(tmp_path: Path):
 
 
 def test_bare_moses_prefix_in_the_working_folder_is_local(tmp_path, monkeypatch):
-    _moses(tmp_path / "corpus", [f"s{i}" for i in range(30)], [f"句{i}" for i in range(30)])
-    _moses(tmp_path / "held", [f"s{i}" for i in range(25, 35)], [f"句{i}" for i in range(25, 35)])
+    moses_files(tmp_path / "corpus", [f"s{i}" for i in range(30)], [f"句{i}" for i in range(30)])
+    moses_files(
+        tmp_path / "held", [f"s{i}" for i in range(25, 35)], [f"句{i}" for i in range(25, 35)]
+    )
     monkeypatch.chdir(tmp_path)
     config = build_config("demo", overrides={"data": "corpus", "test_data": "held"})
     assert not looks_like_local_path("corpus")  # a bare name alone would be a Hub id
@@ -296,7 +287,7 @@ def test_bare_moses_prefix_in_the_working_folder_is_local(tmp_path, monkeypatch)
 
 
 def test_moses_line_count_mismatch_is_one_line_with_both_counts(tmp_path: Path):
-    prefix = _moses(tmp_path / "corpus", ["a", "b", "c"], ["甲", "乙"])
+    prefix = moses_files(tmp_path / "corpus", ["a", "b", "c"], ["甲", "乙"])
     with pytest.raises(WorkbenchError) as info:
         prepare_data(build_config("demo", overrides={"data": str(prefix)}))
     message = str(info.value)
@@ -321,7 +312,7 @@ def test_gzipped_tsv_csv_jsonl_and_moses(tmp_path: Path):
     rows = [{"en": "Hi", "zh": "嗨"}, {"en": "Yes", "zh": "是"}]
     text = "".join(json.dumps(r, ensure_ascii=False) + "\n" for r in rows)
     jsonl.write_bytes(gzip.compress(text.encode()))
-    prefix = _moses(tmp_path / "corpus", ["Hi", "Yes"], ["嗨", "是"], gz=True)
+    prefix = moses_files(tmp_path / "corpus", ["Hi", "Yes"], ["嗨", "是"], gz=True)
     expected = [Pair("Hi", "嗨"), Pair("Yes", "是")]
     for path in (tsv, csv, jsonl, prefix, Path(f"{prefix}.zh.gz")):
         assert read_local_pairs(path, "en", "zh") == expected, path
@@ -353,16 +344,3 @@ def test_source_target_and_src_tgt_columns_need_no_flags(tmp_path: Path):
     both = tmp_path / "both.tsv"  # language-named columns win over source/target
     both.write_text("source\tzh\ten\ttarget\nx\t嗨\tHi\ty\n", encoding="utf-8")
     assert read_local_pairs(both, "en", "zh") == [Pair("Hi", "嗨")]
-
-
-@pytest.mark.slow
-def test_train_headless_reads_a_bare_moses_prefix(tmp_path: Path):
-    """``--data corpus`` with corpus.en/corpus.zh in the working folder trains, offline."""
-    pairs = cleaned_hsk_pairs()
-    _moses(tmp_path / "corpus", [p.source for p in pairs[:60]], [p.target for p in pairs[:60]])
-    (tmp_path / "tiny.toml").write_text(tiny_toml(epochs=1.0), encoding="utf-8")
-    result = run_cli(*TINY_DEMO_ARGS, "--data", "corpus", cwd=tmp_path)
-    assert result.returncode == 0, result.stderr[-3000:]
-    assert "48 train / 6 validation" in result.stdout
-    assert "corpus.en + corpus.zh" in result.stdout
-    assert "Traceback" not in result.stderr

@@ -11,7 +11,6 @@ from pathlib import Path
 import pytest
 
 from tests.helpers.data import write_planted_tsv
-from tests.helpers.paths import REPO
 from workbench.core.config.build import build_config
 from workbench.core.data import pair_features
 from workbench.core.data.arrow_pairs import PairTable
@@ -337,49 +336,6 @@ def test_the_array_pass_gives_the_loops_verdicts(skip: str, drop_long: bool):
     assert kept == expected_kept
     assert cleaning.drops == expected_drops
     assert sum(cleaning.report.counts.values()) == len(expected_drops)
-
-
-@pytest.mark.slow
-def test_a_run_killed_while_its_workers_prepare_leaves_nothing_the_next_run_trips_on(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-):
-    """kill -9 of a run (and its forked workers) mid-preparation: no cache entry appears,
-    the next preparation removes the dead one's folder and prepares the same data."""
-    import signal
-    import subprocess
-    import sys
-    import time
-
-    sys.path.insert(0, str(REPO / "benchmarks"))
-    from data_scale import make_corpus
-
-    corpus = make_corpus(60_000, tmp_path / "pairs.tsv")  # past PARALLEL_MIN: workers
-    cache = tmp_path / "cache"
-    env = {**os.environ, "HF_HUB_OFFLINE": "1", "WORKBENCH_CACHE": str(cache)}
-    child = subprocess.Popen(
-        [sys.executable, "-m", "workbench", "train", "--headless", "--preset", "demo",
-         "--data", str(corpus), "--num-proc", "2", "--output-dir", str(tmp_path / "out")],
-        env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True,
-    )  # fmt: skip
-    root = cache / "prepared"
-    deadline = time.monotonic() + 120
-    while not list(root.glob(".building-*/features-*.arrow")):
-        assert child.poll() is None, "no worker wrote a shard"
-        assert time.monotonic() < deadline, "no worker wrote a shard"
-        time.sleep(0.05)
-    os.killpg(child.pid, signal.SIGKILL)
-    child.wait()
-    time.sleep(0.5)  # the workers die with their group
-    (dead,) = list(root.glob(".building-*"))
-    assert not [p for p in root.iterdir() if not p.name.startswith(".")]  # no entry
-    monkeypatch.setenv("WORKBENCH_CACHE", str(cache))
-    config = build_config("demo", overrides={"data": str(corpus), "num_proc": 2})
-    data = prepare_data(config)
-    assert not dead.exists()
-    assert data.cleaning.pairs_in == 60_000
-    assert len(data.train) > 40_000
-    assert [p.name for p in root.iterdir()] != []
-    assert not list(root.glob(".building-*"))
 
 
 def test_the_dataset_pane_browses_what_a_run_prepared_and_a_run_never_does(

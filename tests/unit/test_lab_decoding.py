@@ -3,17 +3,16 @@
 from __future__ import annotations
 
 import json
-import shutil
 import threading
 from pathlib import Path
 
 import pytest
 
+from tests.helpers.lab import SENTENCES
 from workbench.cli import main
 from workbench.core.decoding import DecodeOptions
 from workbench.core.lab.decoding_strategies import (
     STRATEGIES,
-    STUDY_FILE,
     DecodingStudy,
     Strategy,
     decoding_study,
@@ -22,40 +21,6 @@ from workbench.core.lab.decoding_strategies import (
 )
 from workbench.core.translate.translator import Translator
 from workbench.errors import WorkbenchError
-
-SENTENCES = [
-    "I like tea.",
-    "He quit smoking.",
-    "The bus is here.",
-    "Where is the station?",
-    "We eat rice.",
-    "She reads a book.",
-]
-
-
-@pytest.fixture
-def run_with_model(tmp_path: Path, tiny_model_dir: Path) -> tuple[Path, Path]:
-    """A run folder with a test set, and its model naming it (relative, as training does)."""
-    root = tmp_path / "translation_output"
-    run = root / "runs" / "20260101-000000-demo"
-    run.mkdir(parents=True)
-    rows = [{"source": s, "reference": "我喜欢茶。", "before": "", "after": ""} for s in SENTENCES]
-    (run / "test_translations.jsonl").write_text(
-        "".join(json.dumps(r, ensure_ascii=False) + "\n" for r in rows), encoding="utf-8"
-    )
-    model = root / "best_model"
-    shutil.copytree(tiny_model_dir, model)
-    (model / "workbench.json").write_text(
-        json.dumps(
-            {
-                "target_label": None,
-                "run_dir": "translation_output/runs/20260101-000000-demo",
-                "bleu_tokenize": "zh",
-            }
-        ),
-        encoding="utf-8",
-    )
-    return run, model
 
 
 def test_sampling_with_a_fixed_seed_is_reproducible(tiny_model_dir: Path):
@@ -134,26 +99,6 @@ def test_repeated_ngrams_are_counted_in_characters_for_chinese():
     assert not repeats_itself("我喜欢喝茶。")
     assert repeats_itself("the cat the cat the cat")
     assert not repeats_itself("the cat sat")
-
-
-@pytest.mark.slow
-def test_cli_prints_the_table_chart_and_findings_and_saves_json(
-    run_with_model, capsys, monkeypatch
-):
-    run, model = run_with_model
-    monkeypatch.chdir(run.parent.parent.parent)  # where training ran: run_dir is relative
-    assert main(["lab", "decoding", "--model", str(model), "--limit", "3"]) == 0
-    out = capsys.readouterr().out
-    assert "decoding strategies on the first 3 sentences" in out
-    for strategy in STRATEGIES:
-        assert f"\n{strategy.name}" in out
-    assert "BLEU against time per sentence" in out
-    assert "\x1b[" not in out
-    assert "one sentence under every strategy" in out
-    assert "the highest BLEU is" in out
-    saved = json.loads((run / STUDY_FILE).read_text(encoding="utf-8"))
-    assert len(saved["results"]) == len(STRATEGIES)
-    assert saved["size"] == 3
 
 
 def test_cli_without_a_test_set_is_one_line(tiny_model_dir: Path, capsys):

@@ -7,15 +7,17 @@ from __future__ import annotations
 
 import json
 import re
-import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from tests.helpers.cli import run_cli
-from tests.helpers.memory import NEEDS, PEAK_OF_CHILD, PLANNED, figure_in
+from tests.helpers.memory import (
+    NEEDS,
+    chat_tokenizer,
+    figure_in,
+    train_chat,
+)
 from tests.helpers.runs import tiny_config
 from workbench.core.records.memory import GB
 from workbench.core.train.memory_plan import PROMPT_TOKENS, estimate, plan_memory
@@ -57,24 +59,6 @@ HUNYUAN_MT_7B: dict[str, Any] = {
 }
 HUNYUAN_PARAMETERS = 8_029_540_352
 
-#: A ChatML template, as Qwen's (a tokenizer without one needs --prompt alma or seed-x).
-CHATML = (
-    "{% for m in messages %}<|im_start|>{{ m['role'] }}\n{{ m['content'] }}<|im_end|>\n"
-    "{% endfor %}{% if add_generation_prompt %}<|im_start|>assistant\n{% endif %}"
-)
-
-
-def chat_tokenizer(family_models: dict[str, Path], folder: Path) -> int:
-    """The tiny NLLB's pieces with ChatML's markers and template, saved into ``folder``
-    (as the 3.3B test borrows a tokenizer of its family); returns its length."""
-    from transformers import AutoTokenizer
-
-    tokenizer = AutoTokenizer.from_pretrained(family_models["nllb"])
-    tokenizer.add_special_tokens({"additional_special_tokens": ["<|im_start|>", "<|im_end|>"]})
-    tokenizer.chat_template = CHATML
-    tokenizer.save_pretrained(folder)
-    return len(tokenizer)
-
 
 @pytest.fixture(scope="module")
 def hunyuan_folder(tmp_path_factory, family_models) -> Path:
@@ -103,19 +87,10 @@ def qwen3_tiny(**overrides):
     return Qwen3Config(**{**values, **overrides})
 
 
-def train(folder: Path, pairs: Path, tmp_path: Path, *extra: str):
-    return run_cli(
-        "train", "--headless", "--model", str(folder), "--data", str(pairs),
-        "--source-lang", "en", "--target-lang", "zh", "--prompt", "chat",
-        "--batch-size", "8", "--memory-budget", "24", "--output-dir", str(tmp_path / "out"),
-        "--no-interact", *extra, cwd=tmp_path,
-    )  # fmt: skip
-
-
 def test_hunyuan_mt_7b_without_lora_is_refused_in_one_line_naming_lora(
     hunyuan_folder, pairs_file, tmp_path
 ):
-    result = train(hunyuan_folder, pairs_file, tmp_path)
+    result = train_chat(hunyuan_folder, pairs_file, tmp_path)
     lines = result.stderr.strip().splitlines()
     assert (result.returncode, len(lines)) == (2, 1), result.stderr[-2000:]
     line = lines[0]
@@ -135,7 +110,7 @@ def test_with_lora_checkpointing_and_bf16_the_run_goes_past_its_plan(
     """Accepted: the plan is printed and the run goes on until it looks for the weights
     this folder does not have."""
     flags = ("--lora", "--lora-rank", "16", "--gradient-checkpointing", "--bf16")
-    result = train(hunyuan_folder, pairs_file, tmp_path, *flags)
+    result = train_chat(hunyuan_folder, pairs_file, tmp_path, *flags)
     assert "will not fit" not in result.stderr
     plan = re.search(r"memory plan \(LoRA rank 16 on q_proj, v_proj; (.*)\)", result.stdout)
     assert plan is not None, result.stdout[-2000:]
@@ -230,66 +205,3 @@ def test_the_fixes_for_a_causal_model_do_not_offer_bf16():
 
 
 # ------------------------------------------------------------------ against a measured peak
-
-
-@pytest.fixture(scope="module")
-def mid_causal_model(tmp_path_factory, family_models) -> Path:
-    """A 41.6M-parameter Qwen3 (8 layers, 512 wide, 8 heads of 64, 4 key-value heads, a
-    32,000-row vocabulary tied to the output) in fp32, with a chat tokenizer: its step,
-    not the libraries, sets the peak, and the logits weigh as an LLM's do."""
-    import torch
-    from transformers import AutoModelForCausalLM, Qwen3Config
-
-    folder = tmp_path_factory.mktemp("mid-qwen3")
-    chat_tokenizer(family_models, folder)
-    config = Qwen3Config(
-        hidden_size=512, num_hidden_layers=8, num_attention_heads=8, num_key_value_heads=4,
-        head_dim=64, intermediate_size=1536, vocab_size=32_000, tie_word_embeddings=True,
-        max_position_embeddings=1024, bos_token_id=0, pad_token_id=1, eos_token_id=2,
-    )  # fmt: skip
-    torch.manual_seed(0)
-    AutoModelForCausalLM.from_config(config).save_pretrained(folder)
-    return folder
-
-
-@pytest.fixture(scope="module")
-def long_pairs(tmp_path_factory, hsk_pairs) -> Path:
-    """Pairs of 8 sentences each (as tests/test_memory_plan.py's): longer than 64 tokens,
-    so every batch is 16 × (prompt + 64 + 64)."""
-    path = tmp_path_factory.mktemp("long-causal-data") / "long.tsv"
-    rows = [
-        (
-            " ".join(p.source for p in hsk_pairs[i : i + 8]),
-            "".join(p.target for p in hsk_pairs[i : i + 8]),
-        )
-        for i in range(0, 280, 2)
-    ]
-    path.write_text("en\tzh\n" + "".join(f"{s}\t{t}\n" for s, t in rows), encoding="utf-8")
-    return path
-
-
-@pytest.mark.slow
-def test_the_causal_plan_holds_against_the_measured_peak_on_the_cpu(
-    mid_causal_model, long_pairs, tmp_path
-):
-    """Full fine-tuning of the 41.6M Qwen3 at batch 16 × (prompt + 64 + 64) tokens: the
-    plan against the whole run's peak resident memory, measured. Measured here: 3.68 GB
-    against 3.8 planned (and --lora 3.28 against 3.1, --lora --gradient-checkpointing 2.46
-    against 2.4, --gradient-checkpointing 2.87 against 2.9)."""
-    command = [
-        sys.executable, "-c", PEAK_OF_CHILD, sys.executable, "-m", "workbench",
-        "train", "--headless", "--model", str(mid_causal_model), "--data", str(long_pairs),
-        "--source-lang", "en", "--target-lang", "zh", "--prompt", "chat", "--samples", "0",
-        "--epochs", "1", "--batch-size", "16", "--max-source-length", "64",
-        "--max-target-length", "64", "--max-new-tokens", "4", "--num-beams", "1",
-        "--eval-batch-size", "8", "--num-proc", "1", "--no-clean",
-        "--output-dir", str(tmp_path / "out"), "--no-interact",
-    ]  # fmt: skip
-    done = subprocess.run(command, capture_output=True, text=True, cwd=tmp_path, timeout=600)
-    assert done.returncode == 0, done.stderr[-2000:]
-    measured = int(done.stdout.split()[-1])
-    planned = figure_in(PLANNED, done.stderr) * GB
-    assert "(prompt 40 + 64 + 64)" in done.stderr
-    run = next((tmp_path / "out" / "runs").iterdir())
-    assert json.loads((run / "summary.json").read_text())["status"] == "finished"
-    assert 0.8 <= measured / planned <= 1.25, (measured / GB, planned / GB)

@@ -5,33 +5,17 @@ next to the student's own judgement (the fixture CometKiwi-shaped model, offline
 from __future__ import annotations
 
 import io
-import json
-import shutil
 from pathlib import Path
 
-import pytest
-from textual.widgets import DataTable, Static
-
 from tests.helpers.cli import run_cli
-from tests.helpers.paths import FIXTURES
-from tests.helpers.runs import FinishedRun, small
-from tests.helpers.tui import open_translate, wait_for
+from tests.helpers.comet import KIWI, qe_records
 from workbench.cli.interact import run_console
 from workbench.cli.options import without_flags
 from workbench.cli.tui import QE_FLAG
 from workbench.core.comet.scorer import load_scorer
 from workbench.core.decoding import DecodeOptions
-from workbench.core.report.build import create_report
-from workbench.core.report.model import REPORT_MD
 from workbench.core.translate.quality import QualityEstimator
 from workbench.core.translate.translator import Translator
-from workbench.tui.app import WorkbenchApp
-
-KIWI = FIXTURES / "comet" / "unified-kiwi"
-
-
-def records(history: Path) -> list[dict]:
-    return [json.loads(line) for line in history.read_text(encoding="utf-8").splitlines()]
 
 
 def test_interact_prints_and_keeps_each_lines_qe_score(tiny_model_dir: Path, tmp_path: Path):
@@ -45,7 +29,7 @@ def test_interact_prints_and_keeps_each_lines_qe_score(tiny_model_dir: Path, tmp
     )  # fmt: skip
     text = out.getvalue()
     assert f"Quality estimate (no reference): COMET-QE ({KIWI})" in text
-    made = [r for r in records(history) if "judges" not in r]
+    made = [r for r in qe_records(history) if "judges" not in r]
     assert len(made) == 2
     scorer = load_scorer(str(KIWI), device="cpu")
     for record in made:
@@ -84,7 +68,7 @@ def test_a_reference_based_model_as_qe_is_said_per_line_and_the_session_goes_on(
     )  # fmt: skip
     assert "note: no QE score for that line" in out.getvalue()
     assert "--qe takes a reference-free model such as Unbabel/wmt22-cometkiwi-da" in out.getvalue()
-    (line,) = records(history)
+    (line,) = qe_records(history)
     assert "qe" not in line
     assert line["translation"]
 
@@ -98,37 +82,6 @@ def test_serve_passes_every_run_flag_on_but_qe():
     ]
     assert without_flags(["--qe", "M", "--lr", "1"], [QE_FLAG]) == ["--lr", "1"]
     assert without_flags(["--qe=M", "--lr", "1", "--qe"], [QE_FLAG]) == ["--lr", "1"]
-
-
-@pytest.mark.slow  # reads the shared finished_run, which trains
-async def test_the_translate_pane_scores_each_row_and_the_report_shows_it_beside_the_judgement(
-    tmp_path: Path, finished_run: FinishedRun
-):
-    run_dir = finished_run.copy_to(tmp_path / "out")
-    app = WorkbenchApp(small(tmp_path), qe_model=str(KIWI))
-    async with app.run_test(size=(80, 24)) as pilot:
-        pane = await open_translate(pilot)
-        table = pane.query_one("#translate-history", DataTable)
-        labels = [str(c.label) for c in table.columns.values()]
-        assert labels == ["model", "source", "translation", "ms", "QE", "judged"]
-        widths = sum(c.get_render_width(table) for c in table.columns.values())
-        assert widths <= table.size.width  # still fits 80 columns
-        await pilot.press(*"I like tea.", "enter")
-        await wait_for(pilot, lambda: pane.pending == 0, what="translated and scored")
-        (entry,) = pane.entries.values()
-        assert entry.quality.startswith("COMET-QE ")
-        assert str(table.get_row_at(0)[4]) == f"{float(entry.quality.split()[1]):.1f}"
-        detail = str(pane.query_one("#translate-detail", Static).render())
-        assert "QE: COMET-QE " in detail
-        await pilot.press(*":judge error wrong word", "enter")
-    history = tmp_path / "out" / "console_history.jsonl"
-    (line,) = [r for r in records(history) if "judges" not in r]
-    assert line["qe"]["metric"] == "COMET-QE"
-    _, written = create_report(run_dir, sentence="I like tea.")
-    md = next(p for p in written if p.name == REPORT_MD).read_text(encoding="utf-8")
-    assert "| QE (no reference) | Judgement (one line) |" in md
-    assert f"| COMET-QE {line['qe']['score']:.2f} | has errors — wrong word |" in md
-    shutil.rmtree(tmp_path / "out")
 
 
 def test_a_served_tab_gets_the_run_flags_and_qe_but_not_serves_own():

@@ -36,6 +36,7 @@ from tests.helpers.sweep_workers import (
     wait_for_checkpoints,
     writers,
 )
+from tests.helpers.sweeps import study_trials, summary_of
 from workbench.cli import main
 from workbench.core.config.build import build_config
 from workbench.core.experiments.sweep import (
@@ -51,18 +52,10 @@ from workbench.core.experiments.sweep import (
 )
 from workbench.core.experiments.sweep.space import default_name, parse_space, point_text
 from workbench.core.records.scores import SetScores
-from workbench.core.records.summary import RunSummary, read_summary
+from workbench.core.records.summary import RunSummary
 from workbench.errors import WorkbenchError
 
 optuna = pytest.importorskip("optuna")
-
-
-def summary_of(run_dir: str | Path | None) -> RunSummary:
-    """The summary.json in ``run_dir``; a failed assertion where there is none."""
-    assert run_dir is not None
-    summary = read_summary(Path(run_dir))
-    assert summary is not None, f"no summary.json in {run_dir}"
-    return summary
 
 
 def value_of(row: TrialRow) -> float:
@@ -315,13 +308,6 @@ def fake_training(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(training_module, "run_training", fake_run_training)
 
 
-def _study(output: Path) -> tuple[str, list]:
-    (db,) = (output / "sweeps").glob("*.db")
-    storage = f"sqlite:///{db}"
-    (name,) = optuna.get_all_study_names(storage)
-    return name, optuna.load_study(study_name=name, storage=storage).get_trials()
-
-
 def test_a_grid_sweep_runs_each_point_once_and_a_rerun_runs_none(tmp_path: Path, fake_training):
     base = small(tmp_path, epochs=1.0)
     space = parse_space(base, ["epochs=1,2"], [])
@@ -362,36 +348,6 @@ def test_a_grid_sweep_runs_each_point_once_and_a_rerun_runs_none(tmp_path: Path,
     assert sorted((tmp_path / "out" / "runs").iterdir()) == runs
 
 
-@pytest.mark.slow
-def test_two_workers_on_one_sqlite_study_run_distinct_trials(tmp_path: Path):
-    (tmp_path / "tiny.toml").write_text(tiny_toml(num_beams=1), encoding="utf-8")
-    output = tmp_path / "out"
-    args = sweep_args(output, "--grid", "epochs=1,2", "--grid", "lr=3e-3,1e-3")
-    workers = [start_worker(args, tmp_path) for _ in range(2)]
-    outputs = [w.communicate(timeout=600)[0] for w in workers]
-    assert [w.returncode for w in workers] == [0, 0], outputs
-    _, trials = _study(output)
-    assert [t.state.name for t in trials] == ["COMPLETE"] * 4, outputs
-    points = [json.dumps(t.params, sort_keys=True) for t in trials]
-    assert len(set(points)) == 4  # no grid point twice
-    run_dirs = {t.user_attrs["run_dir"] for t in trials}
-    assert len(run_dirs) == 4
-    assert len(list((output / "runs").iterdir())) == 4
-    assert len({t.user_attrs["worker"] for t in trials}) == 2, outputs  # both took trials
-    for text in outputs:  # each worker ends with the whole sweep's table
-        assert "trials (4);" in text
-        assert text.count("\n#") == 4
-        assert "best: trial #" in text
-    # No trial published (run_training's publish=False): <output>/best_model is the best
-    # trial's, copied at the end.
-    summaries = {t.number: summary_of(t.user_attrs["run_dir"]) for t in trials}
-    for summary in summaries.values():
-        assert summary.best_model == summary.run_best_model
-    best = max(trials, key=lambda t: t.value)
-    published = json.loads((output / "best_model" / "workbench.json").read_text())
-    assert published["run_dir"] == summaries[best.number].run_dir
-
-
 def test_a_killed_worker_s_trial_is_taken_up_and_continued(tmp_path: Path):
     (tmp_path / "tiny.toml").write_text(tiny_toml(num_beams=1), encoding="utf-8")
     output = tmp_path / "out"
@@ -400,12 +356,12 @@ def test_a_killed_worker_s_trial_is_taken_up_and_continued(tmp_path: Path):
     (killed_run,) = wait_for_checkpoints(output, [worker])
     worker.send_signal(signal.SIGKILL)
     worker.wait(timeout=30)
-    _, trials = _study(output)
+    _, trials = study_trials(output)
     assert trials[0].state.name == "RUNNING"  # nobody told the study
 
     rerun = fake_rerun(args, tmp_path)
     assert rerun.returncode == 0, rerun.stdout + rerun.stderr
-    _, trials = _study(output)
+    _, trials = study_trials(output)
     status = {t.number: (t.state.name, t.user_attrs.get("outcome")) for t in trials}
     assert status[0] == ("FAIL", None)  # failed by the heartbeat check: its worker died
     done = [t for t in trials if t.state.name == "COMPLETE"]
@@ -483,7 +439,7 @@ def test_a_paused_worker_taken_for_dead_writes_nothing_more(tmp_path: Path):
     assert "wrote nothing more" in lost[0]
     assert "Traceback" not in text
 
-    _, trials = _study(output)
+    _, trials = study_trials(output)
     assert trials[0].state.name == "FAIL"  # failed as stale by the other worker
     done = [t for t in trials if t.state.name == "COMPLETE"]
     assert sorted(t.params["epochs"] for t in done) == [1.0, 6.0]
@@ -523,7 +479,7 @@ def test_ctrl_c_stops_the_sweep_cleanly_and_a_rerun_continues(tmp_path: Path):
     assert "stopping after this step (SIGINT)" in text
     assert "Traceback" not in text
     assert "run the same command again to continue" in text
-    _, trials = _study(output)
+    _, trials = study_trials(output)
     assert [(t.state.name, t.user_attrs.get("outcome")) for t in trials] == [
         ("FAIL", "stopped"),
         ("WAITING", None),
@@ -533,7 +489,7 @@ def test_ctrl_c_stops_the_sweep_cleanly_and_a_rerun_continues(tmp_path: Path):
     rerun = fake_rerun(args, tmp_path)
     assert rerun.returncode == 0, rerun.stdout + rerun.stderr
     assert f"continues run {stopped_run.name}" in rerun.stdout
-    _, trials = _study(output)
+    _, trials = study_trials(output)
     assert [t.state.name for t in trials] == ["FAIL", "COMPLETE", "COMPLETE"]
     assert summary_of(stopped_run).status == "finished"
     assert len(list((output / "runs").iterdir())) == 2

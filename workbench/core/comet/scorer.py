@@ -4,7 +4,7 @@
 :mod:`.network`) and the encoder's config and tokenizer, which ``hparams.yaml`` names by its
 ``pretrained_model`` (a Hub id, or a folder). ``scorer.score(sources, hypotheses,
 references)`` gives one score per segment, equal to unbabel-comet 2.2.7's within 1e-4 in
-fp32 (``tests/test_comet_scores.py`` holds it to the library's own scores), and
+fp32 (``tests/unit/test_comet_scores.py`` holds it to the library's own scores), and
 :meth:`CometScorer.score_systems` scores several systems on the same segments, encoding
 their shared sources and references once. Scores are the library's scale (about 0–1 for
 COMET-22); the front ends show them ×100, as the WMT papers do.

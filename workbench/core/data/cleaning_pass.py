@@ -39,7 +39,7 @@ class CleaningPass:
     kept pair can equal it: an equal pair has the same source), so a later pair with that
     source is a ``duplicate`` when it equals that first pair and a ``repeated source``
     otherwise; a pair whose source normalises to nothing is kept unless it equals an
-    earlier such pair. ``tests/test_data_scale.py`` checks this against the loop.
+    earlier such pair. ``tests/unit/test_data_scale.py`` checks this against the loop.
 
     Rows are numbered as in the corpus read; :attr:`drops` lists what each rule took, in
     the order the loop would meet them, for the caller to fill in texts.

@@ -14,7 +14,7 @@ bookkeeping differs:
   ``sum_of_lists`` carried from block to block, the same additions in the same order;
 - the same index draws are made a few resamples at a time: ``Generator.choice`` with
   replacement fills its output in order from one stream, so consecutive calls continue
-  where one large call would have gone on (``tests/test_resampling.py`` checks it);
+  where one large call would have gone on (``tests/unit/test_resampling.py`` checks it);
 - a resample's statistics are summed as index counts times statistics, in float64: exact
   for integer statistics (BLEU's and chrF's are counts). sacreBLEU sums them in float32,
   which is exact too while a total stays below 2**24; a resample with a larger total, or

@@ -11,14 +11,14 @@ are an estimate per layer and token, after Korthikanti et al.'s accounting ("Red
 Activation Recomputation in Large Transformer Models", 2022) for an encoder-decoder: what
 self-attention, cross-attention, the feed-forward block, the layer norms and the dropout
 masks keep for the backward pass, the attention scores, and the vocabulary projection's
-logits with the softmax and its gradient. ``tests/test_memory_plan.py`` holds the whole
+logits with the softmax and its gradient. ``tests/e2e/test_memory_plan_runs.py`` holds the whole
 plan against the peak resident memory of a real ``workbench train`` on the CPU.
 
 A decoder-only model (Qwen3, Llama, Gemma, Mistral, Hunyuan-MT) trains on one sequence a
 pair, prompt + source + target: :func:`causal_activation_bytes` counts what autograd keeps
 in its Llama-like layers, and :func:`causal_decoding_bytes` what evaluation's generating
 takes in the activations' place; its weights in the dtype they load in, its adapters in
-fp32. ``tests/test_memory_plan_causal.py`` holds one such plan against a real run's peak
+fp32. ``tests/e2e/test_memory_plan_causal_runs.py`` holds one such plan against a real run's peak
 on the CPU; what a GPU adds (kernels' workspaces, fragmentation) is not measured.
 """
 

@@ -1,0 +1,34 @@
+"""The decoding-strategy study (workbench.core.lab.decoding_strategies) on a tiny model.
+
+The tests that train (or build), split from tests/unit/test_lab_decoding.py, whose other tests
+do not.
+"""
+
+from __future__ import annotations
+
+import json
+
+from workbench.cli import main
+from workbench.core.lab.decoding_strategies import (
+    STRATEGIES,
+    STUDY_FILE,
+)
+
+
+def test_cli_prints_the_table_chart_and_findings_and_saves_json(
+    run_with_model, capsys, monkeypatch
+):
+    run, model = run_with_model
+    monkeypatch.chdir(run.parent.parent.parent)  # where training ran: run_dir is relative
+    assert main(["lab", "decoding", "--model", str(model), "--limit", "3"]) == 0
+    out = capsys.readouterr().out
+    assert "decoding strategies on the first 3 sentences" in out
+    for strategy in STRATEGIES:
+        assert f"\n{strategy.name}" in out
+    assert "BLEU against time per sentence" in out
+    assert "\x1b[" not in out
+    assert "one sentence under every strategy" in out
+    assert "the highest BLEU is" in out
+    saved = json.loads((run / STUDY_FILE).read_text(encoding="utf-8"))
+    assert len(saved["results"]) == len(STRATEGIES)
+    assert saved["size"] == 3
