@@ -19,8 +19,9 @@ from tests.helpers.report import SVG, summary_of
 from tests.helpers.runs import FinishedRun, tiny_config
 from tests.helpers.tui import wait_for
 from workbench.cli import main
-from workbench.core.report.build import build_report, create_report
-from workbench.core.report.model import FIGURE_FILES, REPORT_HTML, REPORT_MD
+from workbench.core.report.contents import FIGURE_FILES, REPORT_HTML, REPORT_MD
+from workbench.core.report.read import build_report
+from workbench.core.report.write import create_report
 from workbench.core.translate.history import append_history, same_folder
 from workbench.core.translate.translator import Translation
 from workbench.core.views.document import escape_markdown

@@ -23,13 +23,13 @@ from workbench.core.evaluate.breakdown import gain_breakdown
 from workbench.core.evaluate.metrics import sentence_chrf
 from workbench.core.evaluate.significance import randomisation_p
 from workbench.core.events import Sample
-from workbench.core.experiments.compare.build import (
+from workbench.core.experiments.compare.cells import by_length_header, by_length_rows
+from workbench.core.experiments.compare.read import (
     ComparedRun,
     Difference,
     build_comparison,
     differences,
 )
-from workbench.core.experiments.compare.cells import by_length_header, by_length_rows
 from workbench.core.experiments.compare.render import render_html, render_markdown, render_text
 from workbench.core.experiments.table import RunRow
 from workbench.core.records.files import read_jsonl

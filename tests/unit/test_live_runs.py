@@ -274,7 +274,7 @@ def test_a_try_to_continue_a_run_that_fails_a_check_leaves_its_status(tmp_path: 
 
 
 def test_report_on_a_live_run_says_to_wait_for_it(tmp_path: Path):
-    from workbench.core.report.build import resolve_run_dir
+    from workbench.core.report.read import resolve_run_dir
 
     run = run_folder(tmp_path)
     RunSummary(status="stopped").write(run)  # an earlier try's, while a resume trains

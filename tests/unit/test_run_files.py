@@ -19,7 +19,7 @@ from workbench.core.live.follow import read_run_events
 from workbench.core.live.stop_request import read_stop_request
 from workbench.core.live.writer_record import WriterRecord
 from workbench.core.records.summary import read_summary
-from workbench.core.report.build import read_lab_studies
+from workbench.core.report.read import read_lab_studies
 from workbench.core.run_files import RunFolder
 from workbench.core.run_folder import read_saved_config, read_translations
 

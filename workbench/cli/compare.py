@@ -56,8 +56,8 @@ def show_comparison(runs: list[str], output_dir: str, out: str | None = None) ->
     """Print the comparison of ``runs`` and write its files (also the end of a sweep)."""
     from pathlib import Path
 
-    from workbench.core.experiments.compare.build import build_comparison, default_folder
     from workbench.core.experiments.compare.cells import COMPARE_HTML, COMPARE_MD
+    from workbench.core.experiments.compare.read import build_comparison, default_folder
     from workbench.core.experiments.compare.render import render_text, write_comparison
 
     comparison = build_comparison(runs, output_dir)

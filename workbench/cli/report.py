@@ -1,6 +1,6 @@
 """``workbench report``: write the hand-in report of a run into its folder.
 
-A thin adapter over :mod:`workbench.core.report.build`; only argparse at import, so
+A thin adapter over :mod:`workbench.core.report.read`; only argparse at import, so
 ``workbench --help`` stays instant (torch loads for the heatmap, inside ``run``).
 """
 
@@ -66,7 +66,7 @@ def add_parser(subparsers: Subparsers) -> None:
 
 def run(args: argparse.Namespace) -> int:
     """Find the run, build the report, write it, print the paths."""
-    from workbench.core.report.build import create_report
+    from workbench.core.report.write import create_report
 
     report, written = create_report(args.run_dir, args.output_dir, args.sentence, args.console)
     for note in report.notes:

@@ -290,8 +290,8 @@ class WorkbenchApp(QuitsAroundTraining, ForwardsWorkerFailures, App[int]):
     @work(thread=True, exit_on_error=False, group="report")
     def write_report(self, sentence: str | None) -> None:
         """Build and write the report off the main thread (it loads the model)."""
-        from workbench.core.report.build import create_report
-        from workbench.core.report.model import REPORT_HTML, REPORT_MD
+        from workbench.core.report.contents import REPORT_HTML, REPORT_MD
+        from workbench.core.report.write import create_report
 
         report, _ = create_report(None, self.output_root, sentence)
         self.call_from_thread(

@@ -7,7 +7,7 @@ from workbench.core.config.presets import SCRATCH_MODEL
 from workbench.core.config.settings import setting_value
 from workbench.core.records.scores import SetScores
 from workbench.core.records.summary import RunSummary
-from workbench.core.report.model import RunReport
+from workbench.core.report.contents import RunReport
 from workbench.core.views.human_agreement import CITATION, agreement_readings
 from workbench.core.views.numbers import MISSING, number
 from workbench.core.views.score_text import (

@@ -8,7 +8,7 @@ rule took and can judge it.
 from __future__ import annotations
 
 from workbench.core.data.cleaning import RULE_REASONS
-from workbench.core.report.model import RunReport
+from workbench.core.report.contents import RunReport
 from workbench.core.views.blocks import Block, Paragraph, Table
 from workbench.core.views.numbers import MISSING, number, percent
 

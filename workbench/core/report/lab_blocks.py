@@ -9,7 +9,7 @@ from workbench.core.lab.kv_cache import CacheStudy
 from workbench.core.lab.prompt_attention import PART_NAMES, PromptAttention
 from workbench.core.lab.prompt_attention import findings as prompt_findings
 from workbench.core.records.scores import N_BOOTSTRAP
-from workbench.core.report.model import RunReport
+from workbench.core.report.contents import RunReport
 from workbench.core.views.blocks import Block, Heading, Paragraph, Table, with_code
 from workbench.core.views.numbers import MISSING, interval, number, percent
 from workbench.core.views.score_text import format_p

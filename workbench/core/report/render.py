@@ -1,7 +1,7 @@
 """The run report as one list of blocks, written as ``report.md`` for GitHub/GitLab and
 as a self-contained HTML page.
 
-:func:`report_blocks` walks the :class:`~workbench.core.report.model.RunReport` once;
+:func:`report_blocks` walks the :class:`~workbench.core.report.contents.RunReport` once;
 the Markdown and the HTML are both written from its blocks
 (:mod:`workbench.core.views.blocks`), so they list the same sections in the same order
 and say the same things. The Markdown links the SVG figures written next to it (so it
@@ -29,8 +29,8 @@ from workbench.core.report.cells import (
     sample_rows,
 )
 from workbench.core.report.cleaning_blocks import cleaning_blocks
+from workbench.core.report.contents import FIGURE_FILES, RunReport
 from workbench.core.report.lab_blocks import lab_blocks
-from workbench.core.report.model import FIGURE_FILES, RunReport
 from workbench.core.report.screenshots import offline_svg
 from workbench.core.views.blocks import (
     Block,

@@ -3,7 +3,7 @@
 The table is ``workbench runs`` (:func:`workbench.core.experiments.table.list_runs`), re-read
 every few seconds so that a run or a sweep started elsewhere shows up as it goes. Space
 marks a row (the first marked is run A, the baseline of every test); ``c`` compares the
-marked runs with :func:`workbench.core.experiments.compare.build.build_comparison` on a worker
+marked runs with :func:`workbench.core.experiments.compare.read.build_comparison` on a worker
 thread (the paired tests take seconds) and shows the overlaid validation BLEU curves,
 the settings that differ and the paired tests in ``workbench compare``'s own wording.
 Enter opens the highlighted run: a finished one in the Samples pane, a live one in the
@@ -41,7 +41,7 @@ from workbench.tui.messages import ForwardsWorkerFailures, OpenRun
 from workbench.tui.widgets.charts import SeriesChart
 
 if TYPE_CHECKING:
-    from workbench.core.experiments.compare.build import Comparison
+    from workbench.core.experiments.compare.read import Comparison
 
 #: Seconds between two readings of the runs folder (a few small JSON files per run, and
 #: a live run's metrics.jsonl for its progress and curve).
@@ -254,7 +254,7 @@ class RunsPane(ForwardsWorkerFailures, Vertical):
     @work(thread=True, exit_on_error=False, group="compare")
     def compare(self, run_ids: list[str]) -> None:
         """Build the comparison off the main thread; the result comes back as a message."""
-        from workbench.core.experiments.compare.build import build_comparison
+        from workbench.core.experiments.compare.read import build_comparison
         from workbench.errors import WorkbenchError
 
         try:

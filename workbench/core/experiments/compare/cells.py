@@ -4,7 +4,7 @@ and HTML forms."""
 from __future__ import annotations
 
 from workbench.core.config.settings import setting_value
-from workbench.core.experiments.compare.build import ComparedRun, Comparison, Difference
+from workbench.core.experiments.compare.read import ComparedRun, Comparison, Difference
 from workbench.core.experiments.table import after_cells, training_cells
 from workbench.core.records.scores import N_BOOTSTRAP, N_PERMUTATIONS
 from workbench.core.views.numbers import MISSING

@@ -14,7 +14,6 @@ from pathlib import Path
 
 from workbench.core import __version__
 from workbench.core.atomic import write_documents
-from workbench.core.experiments.compare.build import Comparison
 from workbench.core.experiments.compare.cells import (
     BY_LENGTH_CAPTION,
     COMPARE_HTML,
@@ -39,6 +38,7 @@ from workbench.core.experiments.compare.cells import (
     test_caption,
     test_rows,
 )
+from workbench.core.experiments.compare.read import Comparison
 from workbench.core.experiments.table import run_row_line
 from workbench.core.views.blocks import (
     Block,

@@ -24,8 +24,8 @@ from workbench.core.live.follow import read_run_events
 from workbench.core.records.run_records import Sample
 from workbench.core.records.scores import LengthBucket, MetricChange, SetScores
 from workbench.core.records.summary import SUMMARY_FILE, RunSummary, read_summary
-from workbench.core.report.build import epoch_rows, train_loss_points
-from workbench.core.report.model import EpochRow
+from workbench.core.report.contents import EpochRow
+from workbench.core.report.read import epoch_rows, train_loss_points
 from workbench.core.run_folder import (
     METRICS_FILE,
     RUN_CONFIG_FILE,

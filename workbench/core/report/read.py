@@ -5,7 +5,7 @@ translations tried in the console and an attention heatmap -- evidence scattered
 ``config.json``, ``metrics.jsonl``, ``summary.json``, the console history and the model.
 :func:`build_report` gathers it into one :class:`~.model.RunReport` (plain data, figures
 as SVG text); :mod:`.render` turns that into ``report.md`` and a self-contained
-``report.html``; :func:`write_report` puts both in the run folder. The CLI (``workbench
+``report.html``; :func:`~.write.write_report` puts both in the run folder. The CLI (``workbench
 report``) and the TUI call :func:`create_report`, which does all three.
 """
 
@@ -15,9 +15,7 @@ import time
 from pathlib import Path
 from typing import Any, TypeVar
 
-from workbench.core.atomic import write_documents
 from workbench.core.attention.figures import heatmap_svg
-from workbench.core.config.run_config import DEFAULT_OUTPUT_DIR
 from workbench.core.data.dropped_pairs import read_dropped_pairs
 from workbench.core.events import EvalDone, Event, TrainStep
 from workbench.core.lab.attention_kinds import STUDY_FILE as ATTENTION_FILE
@@ -33,16 +31,12 @@ from workbench.core.live.liveness import run_liveness
 from workbench.core.records.files import read_json_dict, read_jsonl
 from workbench.core.records.scores import finite_or_none
 from workbench.core.records.summary import SUMMARY_FILE, RunSummary, read_summary
-from workbench.core.report.model import (
-    FIGURE_FILES,
-    REPORT_HTML,
-    REPORT_MD,
+from workbench.core.report.contents import (
     AttentionFigure,
     EpochRow,
     LabStudies,
     RunReport,
 )
-from workbench.core.report.render import render_html, render_markdown
 from workbench.core.report.screenshots import read_screenshots
 from workbench.core.run_files import MODEL_CONFIG_FILE
 from workbench.core.run_folder import (
@@ -329,34 +323,3 @@ def draw_report_figures(report: RunReport) -> dict[str, str]:
     if report.attention.svg:
         figures["attention"] = report.attention.svg
     return figures
-
-
-def write_report(report: RunReport) -> list[Path]:
-    """Write report.md, report.html and the SVG figures into the run folder."""
-    files = {FIGURE_FILES[key]: svg for key, svg in report.figures.items()}
-    files[REPORT_MD] = render_markdown(report)
-    files[REPORT_HTML] = render_html(report)
-    stale = set(FIGURE_FILES.values()) - set(files)  # e.g. an old heatmap now absent
-    return write_documents(report.run_dir, files, "the report", stale)
-
-
-def create_report(
-    run_dir: str | Path | None,
-    output_root: str | Path | None = None,
-    sentence: str | None = None,
-    console_choice: str = "auto",
-) -> tuple[RunReport, list[Path]]:
-    """Find the run (default: the newest finished one), build its report and write it.
-
-    ``output_root`` is where runs and the console history live; by default the run
-    folder's own output folder, or ``translation_output`` when no run folder is given.
-    """
-    root = Path(output_root).expanduser() if output_root is not None else None
-    run = resolve_run_dir(run_dir, root if root is not None else DEFAULT_OUTPUT_DIR)
-    report = build_report(
-        run,
-        sentence=sentence,
-        output_root=root if root is not None else output_root_of(run),
-        console_choice=console_choice,
-    )
-    return report, write_report(report)

@@ -1,7 +1,8 @@
 """What a run report holds: plain data read from one run folder, figures as SVG text.
 
-:mod:`.build` fills a :class:`RunReport` from the run folder, the console history and the
-model; :mod:`.render` writes it as markdown and HTML. Both read only these types.
+:mod:`.read` fills a :class:`RunReport` from the run folder, the console history and the
+model; :mod:`.render` makes it one list of blocks and :mod:`.write` writes it as Markdown
+and HTML. They share only these types.
 """
 
 from __future__ import annotations
