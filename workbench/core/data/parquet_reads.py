@@ -4,9 +4,10 @@ groups of a sample (see :mod:`workbench.core.data.sample_plan`), or every row of
 from __future__ import annotations
 
 import os
+import queue
 import threading
 from collections.abc import Iterator
-from concurrent.futures import FIRST_EXCEPTION, Future, ThreadPoolExecutor, wait
+from concurrent.futures import Future, ThreadPoolExecutor
 from contextlib import ExitStack, contextmanager
 from typing import Any
 
@@ -290,14 +291,24 @@ def _url_prefix(fs: Any, files: list[str]) -> str | None:
 def _wait_for(jobs: list[Future[None]]) -> None:
     """Wait for ``jobs``, raising the first failure as soon as it happens.
 
-    In short waits, so that Ctrl-C is seen at once: the signal may land on a reading
-    thread, and a main thread blocked in one long wait would not wake up for it.
+    The main thread waits in a queue read that holds no lock a reading thread needs: the
+    KeyboardInterrupt of a second Ctrl-C is raised where the main thread waits, and inside
+    ``concurrent.futures.wait``, which takes every job's lock in turn, it can leave one
+    held; the reading thread that then ends its job waits for that lock forever, and so does
+    the command. In short waits, so that Ctrl-C is seen at once: the signal may land on a
+    reading thread, and a main thread blocked in one long wait would not wake up for it.
     """
-    pending = set(jobs)
-    while pending:
-        done, pending = wait(pending, timeout=0.2, return_when=FIRST_EXCEPTION)
-        for job in done:
-            job.result()
+    finished: queue.SimpleQueue[Future[None]] = queue.SimpleQueue()
+    for job in jobs:
+        job.add_done_callback(finished.put)
+    for _ in jobs:
+        while True:
+            try:
+                done = finished.get(timeout=0.2)
+            except queue.Empty:
+                continue
+            done.result()
+            break
 
 
 def read_sample(
