@@ -28,13 +28,17 @@ SENTENCES = [
 RUN_NAME = "20260101-000000-demo"
 
 
+#: The sentence scores a run writes beside each test sentence (read, not used, by the studies).
+NO_SCORES = {"bleu_before": 0.0, "bleu_after": 0.0, "chrf_before": 0.0, "chrf_after": 0.0}
+
+
 def lab_run(tiny_model_dir: Path, copies: int = 1) -> tuple[WorkbenchApp, Path]:
     """An app whose fine-tuned model is the tiny model, trained (it says) by a run whose
     test set is SENTENCES ``copies`` times: what the studies read and where they save."""
     run = Path("out/runs") / RUN_NAME
     run.mkdir(parents=True)
     rows = [
-        {"source": s, "reference": "我喜欢茶。", "before": "", "after": ""}
+        {"source": s, "reference": "我喜欢茶。", "before": "", "after": "", **NO_SCORES}
         for s in SENTENCES * copies
     ]
     (run / "test_translations.jsonl").write_text(
@@ -89,7 +93,10 @@ def run_with_model(tmp_path: Path, tiny_model_dir: Path) -> tuple[Path, Path]:
     root = tmp_path / "translation_output"
     run = root / "runs" / "20260101-000000-demo"
     run.mkdir(parents=True)
-    rows = [{"source": s, "reference": "我喜欢茶。", "before": "", "after": ""} for s in SENTENCES]
+    rows = [
+        {"source": s, "reference": "我喜欢茶。", "before": "", "after": "", **NO_SCORES}
+        for s in SENTENCES
+    ]
     (run / "test_translations.jsonl").write_text(
         "".join(json.dumps(r, ensure_ascii=False) + "\n" for r in rows), encoding="utf-8"
     )
