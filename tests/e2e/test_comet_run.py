@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import re
+from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
@@ -39,21 +40,33 @@ def train(folder: Path, out: Path, *extra: str) -> str:
     return done.stdout
 
 
+@dataclass
+class CometRuns:
+    """Two finished runs with COMET in one output folder: the first a plain demo run, the
+    second one epoch longer and choosing its best epoch by validation COMET
+    (``--select-on comet``); what each printed."""
+
+    out: Path
+    runs: list[Path]
+    first: str
+    second: str
+
+
 @pytest.fixture(scope="module")
-def comet_runs(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, list[Path], str]:
-    """Two finished runs with COMET (the second one epoch longer) in one output folder;
-    the first one's output."""
+def comet_runs(tmp_path_factory: pytest.TempPathFactory) -> CometRuns:
+    """Trained once for the module, and read by its tests: only the report test writes into
+    them (its report.md), and nothing changes what a run recorded."""
     folder = tmp_path_factory.mktemp("comet_runs")
     out = folder / "out"
     first = train(folder, out)
-    train(folder, out, "--epochs", "3")
+    second = train(folder, out, "--epochs", "3", "--select-on", "comet")
     runs = sorted((out / "runs").iterdir())
     assert len(runs) == 2
-    return out, runs, first
+    return CometRuns(out, runs, first, second)
 
 
 def test_the_run_prints_comet_with_interval_p_value_and_human_reading(comet_runs):
-    _, _, stdout = comet_runs
+    stdout = comet_runs.first
     test = re.search(
         r"\n  test \(.*\n    95% CI.*\n    (.*)\n    (COMET .*)\n    (what humans.*)\n", stdout
     )
@@ -77,7 +90,7 @@ def test_the_run_prints_comet_with_interval_p_value_and_human_reading(comet_runs
 
 
 def test_each_sentence_holds_its_comet_and_the_summary_its_paired_test(comet_runs):
-    _, runs, _ = comet_runs
+    runs = comet_runs.runs
     summary = read_summary(runs[0])
     assert summary is not None
     assert summary.test is not None
@@ -100,7 +113,7 @@ def test_each_sentence_holds_its_comet_and_the_summary_its_paired_test(comet_run
 
 
 def test_runs_compare_and_report_show_comet(comet_runs, tmp_path: Path):
-    out, runs, _ = comet_runs
+    out, runs = comet_runs.out, comet_runs.runs
     listing = run_cli("runs", "--output-dir", str(out))
     assert listing.returncode == 0, listing.stderr
     rows = [line for line in listing.stdout.splitlines() if line.startswith(runs[0].name[:8])]
@@ -145,7 +158,7 @@ async def test_the_samples_pane_shows_and_orders_by_each_sentences_comet(comet_r
     from tests.helpers.tui import samples_shown
     from workbench.tui.app import WorkbenchApp
 
-    out, runs, _ = comet_runs
+    out, runs = comet_runs.out, comet_runs.runs
     rows = [json.loads(line) for line in (runs[1] / "test_translations.jsonl").open()]
     app = WorkbenchApp(small(out.parent, name="out"))
     async with app.run_test(size=(100, 30)) as pilot:
@@ -165,15 +178,13 @@ async def test_the_samples_pane_shows_and_orders_by_each_sentences_comet(comet_r
         assert order == sorted(order, reverse=True)
 
 
-def test_select_on_comet_chooses_the_epoch_by_validation_comet(tmp_path: Path):
-    out = tmp_path / "out"
-    stdout = train(tmp_path, out, "--epochs", "3", "--select-on", "comet")
+def test_select_on_comet_chooses_the_epoch_by_validation_comet(comet_runs):
+    stdout, run = comet_runs.second, comet_runs.runs[1]
     epochs = re.findall(r"  epoch (\d) done: BLEU \S+  chrF \S+  COMET (\S+)  eval loss", stdout)
     assert [e for e, _ in epochs] == ["1", "2", "3"]
     chosen = max(epochs, key=lambda e: float(e[1]))[0]  # the first of equal ones
     assert f"best epoch {chosen} (by validation COMET)" in stdout
     assert "loaded for each epoch's validation score beside the training step" in stdout
-    (run,) = (out / "runs").iterdir()
     summary = read_summary(run)
     assert summary is not None
     epochs_logged = summary.epochs or []

@@ -21,6 +21,7 @@ from tests.helpers.memory import (
     PLANNED,
     chat_tokenizer,
     figure_in,
+    write_long_pairs,
 )
 from workbench.core.records.memory import GB
 
@@ -49,16 +50,7 @@ def mid_causal_model(tmp_path_factory, family_models) -> Path:
 def long_pairs(tmp_path_factory, hsk_pairs) -> Path:
     """Pairs of 8 sentences each (as tests/test_memory_plan.py's): longer than 64 tokens,
     so every batch is 16 × (prompt + 64 + 64)."""
-    path = tmp_path_factory.mktemp("long-causal-data") / "long.tsv"
-    rows = [
-        (
-            " ".join(p.source for p in hsk_pairs[i : i + 8]),
-            "".join(p.target for p in hsk_pairs[i : i + 8]),
-        )
-        for i in range(0, 280, 2)
-    ]
-    path.write_text("en\tzh\n" + "".join(f"{s}\t{t}\n" for s, t in rows), encoding="utf-8")
-    return path
+    return write_long_pairs(tmp_path_factory.mktemp("long-causal-data") / "long.tsv", hsk_pairs)
 
 
 def test_the_causal_plan_holds_against_the_measured_peak_on_the_cpu(

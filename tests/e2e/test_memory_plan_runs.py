@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.helpers.memory import PEAK_OF_CHILD, PLANNED, figure_in
+from tests.helpers.memory import PEAK_OF_CHILD, PLANNED, figure_in, write_long_pairs
 from workbench.core.records.memory import GB
 
 
@@ -41,16 +41,7 @@ def mid_model(tmp_path_factory, family_models) -> Path:
 @pytest.fixture(scope="module")
 def long_pairs(tmp_path_factory, hsk_pairs) -> Path:
     """Pairs of 8 sentences each: longer than 64 tokens, so every batch is 16 × 64/64."""
-    path = tmp_path_factory.mktemp("long-data") / "long.tsv"
-    rows = [
-        (
-            " ".join(p.source for p in hsk_pairs[i : i + 8]),
-            "".join(p.target for p in hsk_pairs[i : i + 8]),
-        )
-        for i in range(0, 280, 2)
-    ]
-    path.write_text("en\tzh\n" + "".join(f"{s}\t{t}\n" for s, t in rows), encoding="utf-8")
-    return path
+    return write_long_pairs(tmp_path_factory.mktemp("long-data") / "long.tsv", hsk_pairs)
 
 
 @pytest.mark.parametrize(

@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 from pathlib import Path
+from typing import Any
 
 from tests.helpers.cli import run_cli
 
@@ -30,6 +32,26 @@ PEAK_OF_CHILD = (
     "print(resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss * 1024)\n"
     "sys.exit(done.returncode)\n"
 )
+
+
+#: Rows of the long pairs a measured run trains on: 6 validation, 6 test and 48 to train, three
+#: full batches of 16. The peak is a step's, from the second on (AdamW's moments are made at
+#: the end of the first), so more rows repeat it: 140 rows (7 steps) measured the same peak.
+LONG_ROWS = 60
+
+
+def write_long_pairs(path: Path, hsk_pairs: Sequence[Any]) -> Path:
+    """LONG_ROWS pairs of 8 HSK sentences each, every one longer than 64 tokens, as a TSV
+    file at ``path``: each batch of a run at 64 tokens a side is full, 16 × 64/64."""
+    rows = [
+        (
+            " ".join(p.source for p in hsk_pairs[i : i + 8]),
+            "".join(p.target for p in hsk_pairs[i : i + 8]),
+        )
+        for i in range(0, 2 * LONG_ROWS, 2)
+    ]
+    path.write_text("en\tzh\n" + "".join(f"{s}\t{t}\n" for s, t in rows), encoding="utf-8")
+    return path
 
 
 #: A ChatML template, as Qwen's (a tokenizer without one needs --prompt alma or seed-x).

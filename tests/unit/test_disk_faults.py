@@ -1,6 +1,8 @@
-"""Faults injected for real: stop and resume, signals, kill -9, NaN, a full disk.
+"""Faults on the disk that need no training: a full disk while the best model is published
+keeps the previous one, and an output folder that cannot be written is refused as such.
 
-The checks that train nothing, split from tests/e2e/test_faults.py (whose tests train).
+Split from tests/e2e/test_faults.py, whose faults (stop and resume, signals, kill -9, NaN, a
+full disk mid-run) each train a run.
 """
 
 from __future__ import annotations

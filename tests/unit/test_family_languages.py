@@ -1,8 +1,9 @@
-"""Every Hugging Face translation family through the workbench, on tiny models shaped as the Hub
-ships them (tests/helpers/family_models.py and the Marian look-alike of
+"""A family's languages checked without training: a full NLLB code and an unknown one, a
+language mistake refused before the run folder, and the length bound the model gives, on the
+tiny Hub-shaped models (tests/helpers/family_models.py and the Marian look-alike of
 tests/helpers/hub_server.py).
 
-The checks that train nothing, split from tests/e2e/test_family_runs.py (whose tests train).
+Split from tests/e2e/test_family_runs.py, whose tests train a run per family.
 """
 
 from __future__ import annotations
