@@ -7,6 +7,7 @@ How fast each fails is measured in docs/reliability.md, not asserted here.
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import pytest
@@ -33,3 +34,39 @@ def test_mistake_is_one_clear_line_and_writes_nothing(name: str, tmp_path: Path)
     for needle in needles:
         assert needle in lines[0], (needle, lines[0])
     assert files_under(tmp_path) == before
+
+
+#: The mistakes in a data file a first look at its start finds (workbench.core.data.sources).
+DATA_FILE_MISTAKES = [
+    "dataset file missing",
+    "test data file missing",
+    "dataset file empty",
+    "dataset not UTF-8",
+    "dataset lacks columns",
+]
+
+
+@pytest.mark.parametrize("name", DATA_FILE_MISTAKES)
+def test_a_data_file_mistake_is_refused_before_torch_is_imported(name: str, tmp_path: Path):
+    """The same one line, from the first look at the file, not after the model's config has
+    imported torch and transformers (seconds before the line, on every such mistake)."""
+    import subprocess
+    import sys
+
+    files, argv, _, needles = MISTAKES[name]
+    for rel, content in files.items():
+        (tmp_path / rel).write_bytes(content)
+    code = (
+        "import sys\nfrom workbench.cli.main import main\ncode = main(sys.argv[1:])\n"
+        "print(code, 'torch' in sys.modules, 'transformers' in sys.modules)"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", code, *argv],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env={**os.environ, "HF_HUB_OFFLINE": "1"},
+    )
+    assert done.stdout.split() == ["2", "False", "False"], (done.stdout, done.stderr[-2000:])
+    assert all(needle in done.stderr for needle in needles), done.stderr

@@ -92,18 +92,39 @@ def is_hub_dataset(config: RunConfig) -> bool:
     )
 
 
+def _test_data_path(config: RunConfig) -> Path:
+    """The ``--test-data`` path, refused in one line when nothing is there."""
+    path = Path(config.test_data or "").expanduser()
+    if not path.exists() and not moses_files(
+        path, config.data_source_lang, config.data_target_lang
+    ):
+        raise WorkbenchError(f"test data '{path}' not found; check the path passed to --test-data")
+    return path
+
+
+def first_look(config: RunConfig) -> None:
+    """Read the first pair of each local data file the run names (``--data``,
+    ``--test-data``), so that a file that is missing, empty, not UTF-8 at its start, or
+    without the languages' columns is refused in one line before the model's config is
+    read, which imports torch and transformers (seconds). The whole file is read, and
+    checked to its end, when the data is prepared; a ``datasets`` folder only then."""
+    src, tgt = config.data_source_lang, config.data_target_lang
+    paths = [Path(config.data).expanduser()] if is_local_data(config.data, src, tgt) else []
+    if config.test_data:
+        paths.append(_test_data_path(config))
+    for path in paths:
+        if not path.is_dir():
+            rows = read_local_rows(path, src, tgt)
+            next(iter(rows), None)
+            getattr(rows, "close", lambda: None)()
+
+
 def external_test_set(
     config: RunConfig, revision: str | None, cache_dir: Path | None
 ) -> tuple[list[Pair], str] | None:
     """The test pairs and their name when they come from outside the training data."""
     if config.test_data:
-        path = Path(config.test_data).expanduser()
-        if not path.exists() and not moses_files(
-            path, config.data_source_lang, config.data_target_lang
-        ):
-            raise WorkbenchError(
-                f"test data '{path}' not found; check the path passed to --test-data"
-            )
+        path = _test_data_path(config)
         return read_local_pairs(path, config.data_source_lang, config.data_target_lang), path.name
     if is_hub_dataset(config) and config.test_split:
         from workbench.core.data.hub_sample import load_hub_split

@@ -18,7 +18,12 @@ from workbench.core.data.sample_cache import (
     find_cached_sample,
     find_cached_split,
 )
-from workbench.core.data.sources import is_hub_dataset, looks_like_local_path, sample_draw_size
+from workbench.core.data.sources import (
+    first_look,
+    is_hub_dataset,
+    looks_like_local_path,
+    sample_draw_size,
+)
 from workbench.core.model.load import check_local_model
 from workbench.core.run_files import MODEL_CONFIG_FILE
 from workbench.errors import WorkbenchError
@@ -43,6 +48,7 @@ def preflight(config: RunConfig) -> None:
             check_local_model(Path(config.model).expanduser())
         elif not hub_model_cached(config.model):
             ensure_hub_reachable(f"model '{config.model}'")
+    first_look(config)
     if is_hub_dataset(config):
         cache = default_cache_dir()
         args = (config.data, config.data_config)

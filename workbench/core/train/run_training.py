@@ -203,7 +203,7 @@ def _train(
         # Pinned in config.json: a resume, or a rerun with this config, reads the same rows.
         config = dataclasses.replace(config, data_revision=data.revision)
 
-    # Only now, with every check passed, torch and transformers are imported for training.
+    # The training modules, once every check has passed and the data is ready.
     from transformers import set_seed
 
     from workbench.core.model.load import quiet_libraries
