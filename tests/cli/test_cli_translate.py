@@ -13,7 +13,7 @@ from pathlib import Path
 from tests.helpers.cli import run_cli
 from tests.helpers.data import ODD_INPUT
 from tests.helpers.hub import hub_env
-from tests.helpers.hub_server import OPUS_DE_MODEL
+from tests.helpers.hub_repos import OPUS_DE_MODEL
 from workbench.cli.interact import run_console
 from workbench.cli.translate import run_pipe
 from workbench.core.decoding import DecodeOptions

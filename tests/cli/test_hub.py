@@ -14,7 +14,8 @@ import pytest
 
 from tests.helpers.cli import run_cli
 from tests.helpers.hub import HUB_TRAIN, closed_port, error_line, hub_env, label_ids, spied_cli
-from tests.helpers.hub_server import OPUS_MODEL, WMT_DATASET, ForwardingProxy
+from tests.helpers.hub_proxy import ForwardingProxy
+from tests.helpers.hub_repos import OPUS_MODEL, WMT_DATASET
 
 # --- a server that misbehaves: each its own one-line message -----------------------------
 

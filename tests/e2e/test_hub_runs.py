@@ -16,7 +16,7 @@ from textual.widgets import Input
 
 from tests.helpers.cli import run_cli
 from tests.helpers.hub import HUB_TRAIN, error_line, hub_env, label_ids, spied_cli
-from tests.helpers.hub_server import OPUS_MODEL, WMT_DATASET
+from tests.helpers.hub_repos import OPUS_MODEL, WMT_DATASET
 from tests.helpers.tui import wait_for
 
 

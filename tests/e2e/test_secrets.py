@@ -13,7 +13,8 @@ from pathlib import Path
 
 from tests.helpers.cli import run_cli
 from tests.helpers.hub import hub_env
-from tests.helpers.hub_server import OPUS_MODEL, ForwardingProxy
+from tests.helpers.hub_proxy import ForwardingProxy
+from tests.helpers.hub_repos import OPUS_MODEL
 
 MIRROR_PASSWORD = "mirrorpw-0xPLANTED"
 PROXY_PASSWORD = "proxypw-0xPLANTED"

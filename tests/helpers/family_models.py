@@ -1,6 +1,6 @@
 """Tiny random translation models of each Hugging Face family, saved as the Hub ships them.
 
-Next to ``tests/helpers/hub_server.py``'s Marian look-alike (opus-mt-en-zh) these imitate the other
+Next to ``tests/helpers/hub_repos.py``'s Marian look-alike (opus-mt-en-zh) these imitate the other
 families a user can name with ``--model``: NLLB-200, M2M100, mBART-50 and T5. Each is a
 1-layer, 16-wide random model written with ``save_pretrained``, with a real tokenizer of its
 family built from a SentencePiece model trained here on the given sentences, the family's

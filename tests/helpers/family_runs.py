@@ -22,7 +22,7 @@ def run_args(family: str) -> dict[str, object]:
 @pytest.fixture(scope="module")
 def model_folders(family_models, hub_server) -> dict[str, Path]:
     """family -> the Hub-shaped folder (the Marian look-alike from the Hub server)."""
-    from tests.helpers.hub_server import OPUS_MODEL
+    from tests.helpers.hub_repos import OPUS_MODEL
 
     return {"marian": hub_server.repos[("model", OPUS_MODEL)].folder, **family_models}
 

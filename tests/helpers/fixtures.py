@@ -59,15 +59,15 @@ def hub_server(tmp_path_factory: pytest.TempPathFactory, hsk_pairs, family_model
     (opus-mt-en-de, wmt/wmt14) and each family model under the id it imitates
     (tests/helpers/family_models.py HUB_IDS); tests reset its faults."""
     from tests.helpers.family_models import HUB_IDS
-    from tests.helpers.hub_server import (
+    from tests.helpers.hub_repos import (
         OPUS_DE_MODEL,
         OPUS_MODEL,
         WMT14_DATASET,
         WMT_DATASET,
-        HubServer,
         build_opus_like_model,
         build_wmt_like_dataset,
     )
+    from tests.helpers.hub_server import HubServer
 
     folder = tmp_path_factory.mktemp("hub")
     model = build_opus_like_model(

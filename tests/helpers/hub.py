@@ -11,7 +11,7 @@ import sys
 import textwrap
 from pathlib import Path
 
-from tests.helpers.hub_server import LABELS, OPUS_MODEL
+from tests.helpers.hub_repos import LABELS, OPUS_MODEL
 
 #: Proxy variables, cleared for Hub subprocesses unless a test sets them.
 PROXY_VARIABLES = ("HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY", "NO_PROXY")

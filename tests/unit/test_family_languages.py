@@ -1,7 +1,7 @@
 """A family's languages checked without training: a full NLLB code and an unknown one, a
 language mistake refused before the run folder, and the length bound the model gives, on the
 tiny Hub-shaped models (tests/helpers/family_models.py and the Marian look-alike of
-tests/helpers/hub_server.py).
+tests/helpers/hub_repos.py).
 
 Split from tests/e2e/test_family_runs.py, whose tests train a run per family.
 """

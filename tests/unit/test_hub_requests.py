@@ -15,7 +15,7 @@ from email.utils import formatdate
 
 import pytest
 
-from tests.helpers.hub_server import OPUS_MODEL, WMT_DATASET
+from tests.helpers.hub_repos import OPUS_MODEL, WMT_DATASET
 from workbench.core.data.hub_requests import ensure_hub_reachable, reporting_retries
 from workbench.core.data.hub_sample import load_hub_sample
 from workbench.core.data.retry_policy import RetryPolicy, retry_after

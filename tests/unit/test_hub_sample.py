@@ -470,7 +470,7 @@ def test_opus_preset_tests_on_the_datasets_own_split_at_the_samples_commit(
 
 # --- a sample stopped half-way resumes ------------------------------------------------------
 
-#: 200 pairs of the look-alike's WMT19 (tests/helpers/hub_server.py): 3 files of ~1,440 rows in
+#: 200 pairs of the look-alike's WMT19 (tests/helpers/hub_repos.py): 3 files of ~1,440 rows in
 #: 10-row groups, 9 row groups from each.
 HUB_SAMPLE: dict[str, Any] = dict(
     repo="wmt/wmt19", config="zh-en", source_lang="en", target_lang="zh", n=200, seed=0
