@@ -16,7 +16,9 @@ from workbench.core.data.cleaning_pass import clean_pairs
 from workbench.core.data.pair import Pair
 from workbench.core.data.prepared import prepare_data
 from workbench.core.data.sources import (
+    first_look,
     is_hub_dataset,
+    is_local_data,
     load_hsk_pairs,
     looks_like_local_path,
     read_local_pairs,
@@ -301,6 +303,22 @@ def test_moses_file_without_its_other_side_says_which_is_missing(tmp_path: Path)
     with pytest.raises(WorkbenchError, match=r"corpus\.zh' not found: .* needs both") as info:
         read_local_pairs(tmp_path / "corpus.en", "en", "zh")
     assert "\n" not in str(info.value)
+
+
+def test_empty_line_aligned_files_are_refused_at_the_first_look(tmp_path: Path):
+    """As an empty table file is: one line before any model is read, not "no usable pairs"
+    after it."""
+    prefix = moses_files(tmp_path / "corpus", [], [])
+    with pytest.raises(WorkbenchError, match=r"corpus\.en' and '.*corpus\.zh' are empty"):
+        first_look(build_config("demo", overrides={"data": str(prefix)}))
+
+
+def test_the_first_look_leaves_the_bundled_corpus_alone(tmp_path: Path, monkeypatch):
+    """``hsk`` is the corpus shipped with the package even beside files named like it."""
+    monkeypatch.chdir(tmp_path)
+    moses_files(Path("hsk"), [], [])  # empty: refused if they were read
+    assert is_local_data("hsk", "en", "zh")  # as --data, these files would be the data
+    first_look(build_config("demo"))
 
 
 def test_gzipped_tsv_csv_jsonl_and_moses(tmp_path: Path):

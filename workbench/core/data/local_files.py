@@ -123,7 +123,7 @@ def moses_files(path: Path, source_lang: str, target_lang: str) -> tuple[Path, P
     return source, target
 
 
-def read_moses_files(source_file: Path, target_file: Path) -> Iterator[TextPair]:
+def read_moses_files(source_file: Path, target_file: Path) -> Generator[TextPair, None, None]:
     """Pairs from two line-aligned files: line i of one translates line i of the other."""
     for side in (source_file, target_file):
         if not side.is_file():
@@ -132,6 +132,7 @@ def read_moses_files(source_file: Path, target_file: Path) -> Iterator[TextPair]
                 f"both '{source_file.name}' and '{target_file.name}' (either may be .gz)"
             )
     sources, targets = file_lines(source_file), file_lines(target_file)
+    count = -1
     for count, (source, target) in enumerate(zip_longest(sources, targets)):
         if source is None or target is None:
             longer = sources if target is None else targets
@@ -143,6 +144,8 @@ def read_moses_files(source_file: Path, target_file: Path) -> Iterator[TextPair]
                 "be the translation of line i of the other, so fix or re-export them together"
             )
         yield source, target
+    if count < 0:
+        raise WorkbenchError(f"data files '{source_file}' and '{target_file}' are empty")
 
 
 class _Columns:
@@ -233,7 +236,9 @@ def _jsonl_rows(path: Path, columns: _Columns) -> Iterator[TextPair]:
         yield columns.pair(row)
 
 
-def read_pair_file(path: Path, source_lang: str, target_lang: str) -> Iterator[TextPair]:
+def read_pair_file(
+    path: Path, source_lang: str, target_lang: str
+) -> Generator[TextPair, None, None]:
     """Pairs from a TSV/CSV (its header names the columns) or JSONL file, maybe gzipped."""
     suffix = Path(_without_gz(path.name)).suffix.lower()
     columns = _Columns(source_lang, target_lang, f"data file '{path}'")
@@ -250,7 +255,9 @@ def read_pair_file(path: Path, source_lang: str, target_lang: str) -> Iterator[T
         raise WorkbenchError(f"data file '{path}' has a header but no pairs")
 
 
-def read_datasets_folder(path: Path, source_lang: str, target_lang: str) -> Iterator[TextPair]:
+def read_datasets_folder(
+    path: Path, source_lang: str, target_lang: str
+) -> Generator[TextPair, None, None]:
     """Pairs from a folder written by ``datasets``' ``save_to_disk`` (all splits pooled)."""
     import datasets
 
@@ -269,7 +276,9 @@ def read_datasets_folder(path: Path, source_lang: str, target_lang: str) -> Iter
                 yield columns.pair(dict(zip(names, values, strict=True)))
 
 
-def read_local_rows(path: Path, source_lang: str, target_lang: str) -> Iterator[TextPair]:
+def read_local_rows(
+    path: Path, source_lang: str, target_lang: str
+) -> Generator[TextPair, None, None]:
     """Pairs from a line-aligned pair of files, a table file or a ``datasets`` folder."""
     moses = moses_files(path, source_lang, target_lang)
     if moses is not None:

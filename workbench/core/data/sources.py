@@ -14,6 +14,7 @@ from __future__ import annotations
 import dataclasses
 import math
 from collections.abc import Iterable
+from contextlib import closing
 from importlib import metadata
 from pathlib import Path
 from typing import Any
@@ -109,14 +110,15 @@ def first_look(config: RunConfig) -> None:
     read, which imports torch and transformers (seconds). The whole file is read, and
     checked to its end, when the data is prepared; a ``datasets`` folder only then."""
     src, tgt = config.data_source_lang, config.data_target_lang
-    paths = [Path(config.data).expanduser()] if is_local_data(config.data, src, tgt) else []
+    paths = []
+    if config.data != HSK_DATA and is_local_data(config.data, src, tgt):
+        paths.append(Path(config.data).expanduser())
     if config.test_data:
         paths.append(_test_data_path(config))
     for path in paths:
         if not path.is_dir():
-            rows = read_local_rows(path, src, tgt)
-            next(iter(rows), None)
-            getattr(rows, "close", lambda: None)()
+            with closing(read_local_rows(path, src, tgt)) as rows:
+                next(rows, None)
 
 
 def external_test_set(

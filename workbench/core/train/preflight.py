@@ -43,12 +43,12 @@ def preflight(config: RunConfig) -> None:
             "pip install 'nmt-workbench[lora]' (or drop --lora)"
         )
 
+    first_look(config)  # local files first: no network check delays their one line
     if not config.is_scratch:
         if looks_like_local_path(config.model):
             check_local_model(Path(config.model).expanduser())
         elif not hub_model_cached(config.model):
             ensure_hub_reachable(f"model '{config.model}'")
-    first_look(config)
     if is_hub_dataset(config):
         cache = default_cache_dir()
         args = (config.data, config.data_config)
