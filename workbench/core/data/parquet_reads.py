@@ -305,10 +305,10 @@ def _wait_for(jobs: list[Future[None]]) -> None:
         while True:
             try:
                 done = finished.get(timeout=0.2)
+                break
             except queue.Empty:
-                continue
-            done.result()
-            break
+                pass
+        done.result()
 
 
 def read_sample(
