@@ -124,7 +124,8 @@ MODEL_TYPES = {
 
 #: Encoders that transformers can also load as a causal LM head, which cannot translate.
 ENCODER_TYPES = frozenset({"bert", "roberta", "xlm-roberta", "xlm-roberta-xl", "camembert",
-                           "electra", "ernie", "distilbert", "deberta", "deberta-v2"})  # fmt: skip
+                           "electra", "ernie", "distilbert", "deberta", "deberta-v2",
+                           "modernbert"})  # fmt: skip
 
 
 def family_of(model_config: Any) -> Family:
