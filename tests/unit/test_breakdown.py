@@ -17,6 +17,7 @@ from workbench.core.evaluate.breakdown import (
 )
 from workbench.core.evaluate.significance import score_before_after
 from workbench.core.languages import length_unit, length_units, written_without_spaces
+from workbench.core.records.run_records import as_json
 from workbench.core.records.scores import MostChanged
 from workbench.core.records.summary import RunSummary
 from workbench.core.views.score_text import by_length_cells, length_header, length_range
@@ -134,7 +135,7 @@ def test_the_summary_keeps_both_and_reads_them_back():
     notes: list[str] = []
     edited = RunSummary.from_dict(
         {
-            "by_length": [{"unit": "words", "low": "1"}, first.to_dict()],
+            "by_length": [{"unit": "words", "low": "1"}, as_json(first)],
             "most_changed": {"rose": [{}]},
         },
         notes,

@@ -18,11 +18,6 @@ from workbench.core.events import Event, event_from_record
 from workbench.core.run_folder import LOG_FILE, METRICS_FILE
 
 
-def event_of_line(line: bytes) -> Event | None:
-    """The event one ``metrics.jsonl`` line records, or None for a line that does not read."""
-    return read_event(line)[0]
-
-
 def read_event(line: bytes) -> tuple[Event | None, str]:
     """The event one ``metrics.jsonl`` line records and "", or None and why it does not
     read (torn JSON, an unknown event, a field its event does not have or lacks)."""

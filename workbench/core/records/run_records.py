@@ -149,10 +149,6 @@ class EarlyStopping:
     epochs_planned: float
     stopped: bool  # the patience ran out before the last planned epoch
 
-    def to_dict(self) -> dict[str, Any]:
-        """The summary's record."""
-        return dataclasses.asdict(self)
-
 
 @dataclass(frozen=True)
 class AveragingScores:

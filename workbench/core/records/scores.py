@@ -53,15 +53,6 @@ class MetricChange:
     model: str | None = None  # a neural metric's model, as the user named it
     lower_is_better: bool = False  # TER counts edits
 
-    def to_dict(self) -> dict[str, Any]:
-        """Plain dict for summary.json."""
-        return dataclasses.asdict(self)
-
-    @classmethod
-    def from_dict(cls, data: Any) -> MetricChange | None:
-        """A change stored in a summary, or None when it is missing or ill-formed."""
-        return decode(cls, data)
-
 
 @dataclass(frozen=True)
 class SetScores:
@@ -165,15 +156,6 @@ class LengthBucket:
     chrf_before: float
     chrf_after: float
 
-    def to_dict(self) -> dict[str, Any]:
-        """Plain dict for summary.json."""
-        return dataclasses.asdict(self)
-
-    @classmethod
-    def from_dict(cls, data: Any) -> LengthBucket | None:
-        """A bucket stored in a summary's ``by_length``, or None when it is ill-formed."""
-        return decode(cls, data)
-
 
 @dataclass(frozen=True)
 class ChangedSentence:
@@ -186,15 +168,6 @@ class ChangedSentence:
     chrf_before: float
     chrf_after: float
     change: float  # after minus before (:func:`score_change`)
-
-    def to_dict(self) -> dict[str, Any]:
-        """Plain dict for summary.json."""
-        return dataclasses.asdict(self)
-
-    @classmethod
-    def from_dict(cls, data: Any) -> ChangedSentence | None:
-        """A sentence stored in a summary's ``most_changed``, or None when it is ill-formed."""
-        return decode(cls, data)
 
 
 @dataclass(frozen=True)

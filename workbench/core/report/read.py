@@ -3,7 +3,7 @@
 The assignment asks for loss and BLEU per epoch, BLEU before vs after, five samples,
 translations tried in the console and an attention heatmap -- evidence scattered over
 ``config.json``, ``metrics.jsonl``, ``summary.json``, the console history and the model.
-:func:`build_report` gathers it into one :class:`~.model.RunReport` (plain data, figures
+:func:`build_report` gathers it into one :class:`~.contents.RunReport` (plain data, figures
 as SVG text); :mod:`.render` turns that into ``report.md`` and a self-contained
 ``report.html``; :func:`~.write.write_report` puts both in the run folder. The CLI (``workbench
 report``) and the TUI call :func:`create_report`, which does all three.

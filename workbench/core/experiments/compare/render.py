@@ -1,4 +1,4 @@
-"""A :class:`~.build.Comparison` as terminal text, ``compare.md`` and ``compare.html``.
+"""A :class:`~.read.Comparison` as terminal text, ``compare.md`` and ``compare.html``.
 
 The tables are built once (:func:`run_rows`, :func:`comparison_settings_rows`, :func:`test_rows`,
 :func:`difference_rows`) and laid out twice: as terminal columns, and as one list of blocks
