@@ -116,18 +116,16 @@ def is_settled(trial: Any) -> bool:
 
 def rows_of(trials: list[Any]) -> list[TrialRow]:
     """The study's trials as rows, duplicates (never trained) left out."""
-    return [
-        TrialRow(
-            t.number,
-            trial_status(t),
-            trial_params(t),
-            t.value if t.state.name == "COMPLETE" else None,
-            trial_attrs(t).run_dir,
-            trial_attrs(t).reason,
-        )
-        for t in trials
-        if trial_status(t) != "duplicate"
-    ]
+    rows = []
+    for t in trials:
+        status = trial_status(t)
+        if status != "duplicate":
+            attrs = trial_attrs(t)
+            value = t.value if t.state.name == "COMPLETE" else None
+            rows.append(
+                TrialRow(t.number, status, trial_params(t), value, attrs.run_dir, attrs.reason)
+            )
+    return rows
 
 
 def best_row(rows: list[TrialRow]) -> TrialRow | None:

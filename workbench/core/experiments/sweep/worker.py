@@ -115,14 +115,14 @@ class SweepWorker:
     def _is_duplicate(self, frozen: Any) -> bool:
         """Another trial of the same point is done, or under way with a lower number, or
         under way in the run folder this one would continue (which has one writer)."""
-        key, folder = trial_attrs(frozen).point, trial_attrs(frozen).resume
+        mine = trial_attrs(frozen)
         for other in self._trials():
             if other.number == frozen.number:
                 continue
-            status = trial_status(other)
-            if folder and status == "running" and trial_attrs(other).run_dir == folder:
+            status, attrs = trial_status(other), trial_attrs(other)
+            if mine.resume and status == "running" and attrs.run_dir == mine.resume:
                 return True
-            if trial_attrs(other).point != key:
+            if attrs.point != mine.point:
                 continue
             if status in ("finished", "failed") or (
                 status in ("running", "waiting") and other.number < frozen.number
