@@ -10,6 +10,7 @@ from __future__ import annotations
 import io
 import json
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -250,7 +251,13 @@ def test_runs_compare_lab_and_report_read_a_decoder_only_run(llm_runs):
         "compare", str(only_run(qwen)), str(only_run(llama)), "--out", str(qwen / "cmp")
     )
     assert compared.returncode == 0, compared.stderr[-2000:]
-    assert "llama" in compared.stdout.lower() or (qwen / "cmp").is_dir()
+    table = (qwen / "cmp" / "compare.md").read_text(encoding="utf-8")
+    assert (qwen / "cmp" / "compare.html").is_file()
+    # The two runs differ in their model and in the prompt asked for (none: the chat
+    # template's default), and in nothing else the user set.
+    differ = table[table.index("## Settings that differ") : table.index("## Curves")]
+    assert re.findall(r"^\| (\w+) \|", differ, re.M) == ["Setting", "model", "prompt"], differ
+    assert "| prompt | none | alma |" in differ, differ
     lab = run_cli("lab", "attention", "--model", str(qwen / "best_model"), SENTENCES[0])
     assert lab.returncode == 0, lab.stderr[-2000:]
     assert (only_run(qwen) / "lab_prompt_attention.json").is_file()
