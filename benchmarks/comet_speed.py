@@ -69,10 +69,9 @@ from comet_speed_report import (
     TOLERANCE,
     cpu_name,
     largest_difference,
-    load_average,
     write_report,
 )
-from figures import BENCHMARKS, report_path
+from figures import BENCHMARKS, load_average, report_path
 
 FIXTURES = REPO / "tests" / "fixtures" / "comet"
 SMOKE_MODEL = FIXTURES / "regression-mix-sparsemax"

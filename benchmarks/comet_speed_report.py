@@ -3,22 +3,25 @@ prints as "n/a"."""
 
 from __future__ import annotations
 
-import os
 import platform
 from pathlib import Path
 from typing import Any
 
-from figures import figure, median, ratio
+from figures import (
+    Spread,
+    figure,
+    median,
+    noise_summary,
+    noise_warning,
+    ratio,
+    spread,
+    spread_share,
+)
 
 ARMS = ("workbench", "library")
 ARM_NAMES = {"workbench": "workbench", "library": "unbabel-comet 2.2.7"}
 #: The issue's bar for the two arms' segment scores.
 TOLERANCE = 1e-4
-
-
-def load_average() -> str:
-    """The 1-, 5- and 15-minute load averages."""
-    return " ".join(f"{x:.2f}" for x in os.getloadavg())
 
 
 def cpu_name() -> str:
@@ -45,6 +48,7 @@ def write_report(path: Path, runs: dict[str, list[dict[str, Any]]], context: dic
     """COMET_SPEED.md from the runs; a figure not measured prints as "n/a"."""
     segments = context["segments"]
     rows: dict[str, dict[str, Any]] = {}
+    noise: dict[str, dict[str, Spread]] = {"scoring": {}, "model load": {}}  # figure → arm → spread
     for arm in ARMS:
         found = runs[arm]
         seconds = median(r["seconds"] for r in found)
@@ -59,6 +63,13 @@ def write_report(path: Path, runs: dict[str, list[dict[str, Any]]], context: dic
             "loads": ", ".join(f"{r['load_s']:.2f}" for r in found) or figure(None),
             "first": found[0] if found else {},
         }
+        for name, key in (("scoring", "seconds"), ("model load", "load_s")):
+            noise[name][arm] = spread(r[key] for r in found)
+            cell = "each" if key == "seconds" else "loads"
+            if found:  # the values, then "(5%)" or "(1 repetition: no spread)"
+                share = spread_share(noise[name][arm])
+                warning = noise_warning({arm: noise[name][arm]})
+                rows[arm][cell] += f" ({share})" + (f": **{warning}**" if warning else "")
     speedup = ratio(rows["workbench"]["per_second"], rows["library"]["per_second"])
     worst = context["difference"]
     wb, lib = rows["workbench"]["first"], rows["library"]["first"]
@@ -71,6 +82,8 @@ def write_report(path: Path, runs: dict[str, list[dict[str, Any]]], context: dic
         f"measured {context['date']}).",
         "",
         "## Result",
+        "",
+        noise_summary(noise),
         "",
         "| arm | scoring (s), median | segments/s | CPU (s), median | import (s), median "
         "| load (s), median | warm-up (s), median | scoring, each repetition (s) "
@@ -85,10 +98,12 @@ def write_report(path: Path, runs: dict[str, list[dict[str, Any]]], context: dic
             f"{figure(r['import'], '.2f')} | {figure(r['load'], '.2f')} | "
             f"{figure(r['warmup'], '.2f')} | {r['each']} | {r['loads']} |"
         )
+    result = f"Ratio workbench / library (segments per second): {figure(speedup, '.2f', '×')}"
+    warning = noise_warning(noise["scoring"])
     lines += [
         "",
-        f"**Ratio workbench / library (segments per second): {figure(speedup, '.2f', '×')}** "
-        "(above 1: the workbench scores faster).",
+        (f"{result}, {warning}" if warning else f"**{result}**")
+        + " (above 1: the workbench scores faster; spread: largest repetition / smallest − 1).",
         "",
         f"Largest |workbench − library| over the {segments} segment scores (every pair of "
         f"runs): **{figure(worst, '.2e')}** (bar: {TOLERANCE:.0e}).",

@@ -53,7 +53,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from figures import figure, ratio, report_path
+from figures import figure, load_average, noise_summary, ratio, report_path, spread
 
 REPO = Path(__file__).resolve().parents[1]
 if str(REPO) not in sys.path:  # measure this checkout's workbench, not an installed one
@@ -276,7 +276,11 @@ def render_report(rows: list[dict[str, Any]], context: dict[str, Any]) -> str:
         "",
         "Measured by `python benchmarks/data_scale.py` (its docstring says how); "
         f"{context['machine']}, {context['cores']} cores, `num_proc` {context['procs']}, "
-        f"{context['date']}. Ratios are against the anchor measured in the same run.",
+        f"{context['date']}. Ratios are against the anchor measured in the same run. Load "
+        f"average (1/5/15 min) before {figure(context.get('load_before'))}, after "
+        f"{figure(context.get('load_after'))}. Each arm runs once at each size.",
+        "",
+        noise_summary({f"{r['n']:,} {r['arm']}": {"": spread([r.get("seconds")])} for r in rows}),
         "",
         "| pairs | anchor: preprocessing | workbench cold: first step | × anchor | "
         'of which data | of which "before" | workbench cached: first step | × anchor | '
@@ -345,6 +349,7 @@ def main() -> None:
     from workbench.core.data.pair_features import default_num_proc
 
     procs = default_num_proc()
+    load_before = load_average()
     with tempfile.TemporaryDirectory(prefix="data-scale-", dir=args.work) as folder:
         work = Path(folder)
         model = build_model(work)
@@ -357,6 +362,8 @@ def main() -> None:
         "cores": os.cpu_count(),
         "procs": procs,
         "date": time.strftime("%Y-%m-%d"),
+        "load_before": load_before,
+        "load_after": load_average(),
         "validation_pairs": validation,
         "test_pairs": test_pairs,
     }

@@ -33,7 +33,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from figures import NA, figure, median, report_path
+from figures import NA, figure, load_average, median, report_path
 
 HEAVY = ("torch", "transformers", "datasets", "textual", "ctranslate2", "tensorboard")
 SIZE = (30, 100)  # rows, columns
@@ -41,11 +41,6 @@ SIZE = (30, 100)  # rows, columns
 #: The footer used to be found by "Quit", until q moved to the command palette to keep
 #: the footer within 80 columns (workbench/tui/app.py), and the probe found nothing.
 FOOTER_KEY = b"Screenshot"
-
-
-def load_average() -> str:
-    """The 1/5/15-minute load average: how busy the shared machine was."""
-    return " ".join(f"{x:.2f}" for x in os.getloadavg()) if hasattr(os, "getloadavg") else "n/a"
 
 
 def cli_command() -> list[str]:

@@ -28,7 +28,17 @@ import time
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from figures import figure, median, ratio, report_path
+from figures import (
+    figure,
+    load_average,
+    median,
+    noise_summary,
+    noise_warning,
+    ratio,
+    report_path,
+    spread,
+    spread_text,
+)
 
 if TYPE_CHECKING:
     from workbench.core.config.run_config import RunConfig
@@ -124,32 +134,48 @@ def report_lines(
     rates: dict[str, list[float | None]],
     paints: list[float],
     torch_loaded: bool | None,
+    load: tuple[str, str],
 ) -> list[str]:
-    """TUI.md's lines; a figure not measured prints as "n/a"."""
+    """TUI.md's lines; a figure not measured prints as "n/a", a noisy one says so.
+
+    ``load``: the load average before and after the run.
+    """
     med = {arm: median(v) for arm, v in rates.items()}
+    spreads = {arm: spread(v) for arm, v in rates.items()}
+    paint = {"": spread(paints)}
+
+    def flagged(text: str, warning: str) -> str:
+        return f"{text}: **{warning}**" if warning else text
+
+    tui_over_headless = figure(ratio(med.get("tui"), med.get("headless")), ".3f")
+    throughput = f"TUI / headless training throughput: {tui_over_headless}"
+    warning = noise_warning(spreads)
     return [
         "# TUI overhead",
         "",
         f"Command: `{command}`",
         f"Machine: {platform.platform()}, {os.cpu_count()} CPUs, Python "
-        f"{platform.python_version()}; measured {time.strftime('%Y-%m-%d')}.",
+        f"{platform.python_version()}; load average (1/5/15 min) before {load[0]}, after "
+        f"{load[1]}; measured {time.strftime('%Y-%m-%d')}.",
         "",
-        "| arm | steps/s per repetition | median |",
-        "| --- | --- | --- |",
+        noise_summary({"training steps/s": spreads, "first frame": paint}),
+        "",
+        "| arm | steps/s per repetition | median | spread (largest / smallest − 1) |",
+        "| --- | --- | --- | --- |",
         *(
-            f"| {arm} | {', '.join(figure(r, '.3f') for r in v)} | {figure(med[arm], '.3f')} |"
+            f"| {arm} | {', '.join(figure(r, '.3f') for r in v)} | {figure(med[arm], '.3f')} "
+            f"| {flagged(spread_text(spreads[arm], '.3f'), noise_warning({arm: spreads[arm]}))} |"
             for arm, v in rates.items()
         ),
         "",
-        f"**TUI / headless training throughput: "
-        f"{figure(ratio(med.get('tui'), med.get('headless')), '.3f')}** (demo preset, "
-        f"{epochs:g} epochs, arms interleaved).",
+        (f"{throughput}, {warning}" if warning else f"**{throughput}**")
+        + f" (demo preset, {epochs:g} epochs, arms interleaved).",
         "",
         f"Time to the first frame of `workbench tui` in a 100x30 pseudo-terminal "
         f"(benchmarks/startup.py, {len(paints)} runs): median "
-        f"{figure(median(paints), '.2f', ' s')} (min {figure(min(paints, default=None), '.2f')}, "
-        f"max {figure(max(paints, default=None), '.2f')}); torch imported before first "
-        f"paint: {figure(torch_loaded)}.",
+        f"{figure(median(paints), '.2f', ' s')} ({'spread ' if paint[''].count > 1 else ''}"
+        + flagged(spread_text(paint[""], ".2f", " s"), noise_warning(paint))
+        + f"); torch imported before first paint: {figure(torch_loaded)}.",
         "",
     ]
 
@@ -171,6 +197,7 @@ def main() -> int:
     settings = SMOKE_SETTINGS if args.smoke else None
     epochs, repeats = (1.0, 1) if args.smoke else (args.epochs, args.repeats)
 
+    load_before = load_average()
     rates: dict[str, list[float | None]] = {"headless": [], "tui": []}
     for _ in range(repeats):
         for arm, fn in (("headless", run_headless), ("tui", run_tui)):
@@ -188,7 +215,8 @@ def main() -> int:
         if args.smoke
         else f"python benchmarks/tui_overhead.py --epochs {epochs:g} --repeats {repeats}"
     )
-    lines = report_lines(command, epochs, rates, paints, torch_loaded)
+    load = (load_before, load_average())
+    lines = report_lines(command, epochs, rates, paints, torch_loaded, load)
     out.write_text("\n".join(lines), encoding="utf-8")
     print("\n".join(lines))
     print(f"wrote {out}")

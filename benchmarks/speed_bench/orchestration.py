@@ -18,8 +18,8 @@ import time
 from pathlib import Path
 from typing import Any, cast
 
-import startup  # the sibling script: start-up timing, load average
-from figures import figure  # the sibling module: "n/a" for a figure not measured
+import startup  # the sibling script: start-up timing
+from figures import figure, load_average  # the sibling module: "n/a", the load
 
 from .modes import Mode
 from .phases import child_eval, child_matmul, child_train
@@ -137,7 +137,7 @@ def run_benchmark(mode: Mode, device: str, with_startup: bool = True) -> Measure
     """Prepare the work folder, time every phase in its own process, gather the results."""
     started = time.perf_counter()
     measured_on = machine()
-    load_before = startup.load_average()
+    load_before = load_average()
     runs: dict[Arm, ArmRuns] = {arm: {"train": [], "eval": []} for arm in ARMS}
     with tempfile.TemporaryDirectory(prefix="wb-speed-") as tmp:
         workdir = Path(tmp)
@@ -179,7 +179,7 @@ def run_benchmark(mode: Mode, device: str, with_startup: bool = True) -> Measure
         # Always a fresh process, so that even the smoke run goes through the child's
         # command line once (the cheapest phase: it imports torch only).
         matmul = cast(MatmulRate, run_child(["matmul", device], workdir, mode.threads))
-    load_after = startup.load_average()
+    load_after = load_average()
     startup_lines = startup_section(startup.measure(10)) if with_startup else []
     gpu_lines = gpu_section(measured_on, matmul) if device == "cuda" else GPU_NONE
     return Measurements(

@@ -14,7 +14,17 @@ from pathlib import Path
 from typing import Any, Literal
 
 import startup  # the sibling script: start-up timing
-from figures import figure, median, ratio  # the sibling module: "n/a" for a missing figure
+from figures import (  # the sibling module: "n/a" for a missing figure, and noise
+    NOISY,
+    Spread,
+    figure,
+    median,
+    noise_summary,
+    noise_warning,
+    ratio,
+    spread,
+    spread_share,
+)
 
 from .pairs import RATIO_SIGMA, SOURCE_MEDIAN, SOURCE_SIGMA
 from .recipes import BATCH
@@ -104,6 +114,17 @@ def short_number(value: float | None) -> str:
     return figure(value, ",.3g" if abs(value) < 100 else ",.0f")
 
 
+def spread_cell(spreads: dict[str, Spread]) -> str:
+    """Each arm's spread ("reference 2%; workbench 11%"), then the flag of a noisy figure;
+    once "1 repetition: no spread" where no arm has two."""
+    shares = {arm: spread_share(s) for arm, s in spreads.items()}
+    if len(set(shares.values())) == 1 and all(s.count < 2 for s in spreads.values()):
+        return next(iter(shares.values()))  # "1 repetition: no spread" (or "n/a") once
+    cell = "; ".join(f"{arm} {share}" for arm, share in shares.items())
+    warning = noise_warning(spreads)
+    return f"{cell}: **{warning}**" if warning else cell
+
+
 def write_report(path: Path, measured: Measurements) -> str:
     """Write RESULTS.md for one run to ``path`` and return its text."""
     lines = [
@@ -123,6 +144,7 @@ def summary_lines(measured: Measurements) -> list[str]:
     """The command, machine and set-up, then the table of medians and ratios."""
     runs, machine, mode, data = measured.runs, measured.machine, measured.mode, measured.data
     ref, wb = runs["reference"], runs["workbench"]
+    noise: dict[str, dict[str, Spread]] = {}  # each row's label → each arm's spread
 
     def metric_row(
         label: str,
@@ -138,10 +160,40 @@ def summary_lines(measured: Measurements) -> list[str]:
             f"{arm}: " + ", ".join(short_number(v) for v in measured_values(runs[arm][phase], key))
             for arm in ARMS
         )
+        spreads: dict[str, Spread] = {
+            arm: spread(measured_values(runs[arm][phase], key)) for arm in ARMS
+        }
+        noise[label] = spreads
+        shown = figure(times, ".2f", "×")  # a noisy figure's ratio is not quoted as a result
+        shown = f"({shown}: noisy)" if noise_warning(spreads) else f"**{shown}**"
         return (
             f"| {label} | {short_number(a)}{unit} | {short_number(b)}{unit} "
-            f"| **{figure(times, '.2f', '×')}** | {target} | {each} |"
+            f"| {shown} | {target} | {each} | {spread_cell(spreads)} |"
         )
+
+    rows = [
+        metric_row("training samples/s", "train", "samples_per_s", "≥ 2.5×"),
+        metric_row("training target tokens/s", "train", "target_tokens_per_s"),
+        metric_row("evaluation during training, sentences/s", "eval", "sentences_per_s", "≥ 3×"),
+        metric_row("evaluation during training, target tokens/s", "eval", "target_tokens_per_s"),
+        metric_row(
+            "final before/after decoding, sentences/s (4 beams both)",
+            "eval",
+            "final_sentences_per_s",
+            "same decoding",
+        ),
+        metric_row(
+            "peak memory, training (RSS MiB)", "train", "rss_mib", "", "", lower_is_better=True
+        ),
+        metric_row(
+            "peak memory, evaluation (RSS MiB)", "eval", "rss_mib", "", "", lower_is_better=True
+        ),
+    ]
+    if measured.device == "cuda":
+        rows += [
+            metric_row("peak GPU memory, training (MiB)", "train", "gpu_mib", "", "", True),
+            metric_row("peak GPU memory, evaluation (MiB)", "eval", "gpu_mib", "", "", True),
+        ]
 
     rate = measured.matmul
     tflops = rate.get("tflops")
@@ -172,6 +224,8 @@ def summary_lines(measured: Measurements) -> list[str]:
         f"Load average (1/5/15 min) before: {measured.load_before}; after: {measured.load_after} "
         f"— other sessions share these {machine['cores']} cores; arms are interleaved so such "
         "load falls on both.",
+        "",
+        noise_summary(noise),
         *(["", THREADS_NOTE] if mode.threads == 1 else []),
         "",
         f"Model: opus-mt-en-zh's shape, random weights ({data['parameters'] / 1e6:.1f}M "
@@ -195,35 +249,19 @@ def summary_lines(measured: Measurements) -> list[str]:
         )
         + f"; real target tokens {data['train_target_tokens']:,}.",
         "",
-        "| metric | reference | workbench | workbench / reference | target | per repetition |",
-        "| --- | --- | --- | --- | --- | --- |",
-        metric_row("training samples/s", "train", "samples_per_s", "≥ 2.5×"),
-        metric_row("training target tokens/s", "train", "target_tokens_per_s"),
-        metric_row("evaluation during training, sentences/s", "eval", "sentences_per_s", "≥ 3×"),
-        metric_row("evaluation during training, target tokens/s", "eval", "target_tokens_per_s"),
-        metric_row(
-            "final before/after decoding, sentences/s (4 beams both)",
-            "eval",
-            "final_sentences_per_s",
-            "same decoding",
-        ),
-        metric_row(
-            "peak memory, training (RSS MiB)", "train", "rss_mib", "", "", lower_is_better=True
-        ),
-        metric_row(
-            "peak memory, evaluation (RSS MiB)", "eval", "rss_mib", "", "", lower_is_better=True
-        ),
+        "| metric | reference | workbench | workbench / reference | target | per repetition "
+        "| spread |",
+        "| --- | --- | --- | --- | --- | --- | --- |",
+        *rows,
     ]
-    if measured.device == "cuda":
-        lines += [
-            metric_row("peak GPU memory, training (MiB)", "train", "gpu_mib", "", "", True),
-            metric_row("peak GPU memory, evaluation (MiB)", "eval", "gpu_mib", "", "", True),
-        ]
     return [
         *lines,
         "",
         "For peak memory the ratio is reference / workbench (above 1 = the workbench uses "
-        "less). Peak RSS is the whole process (Python, torch, model, optimizer state).",
+        "less). Peak RSS is the whole process (Python, torch, model, optimizer state). "
+        "Spread: each arm's largest repetition over its smallest, less one; where an arm's "
+        f"repetitions differ by more than {NOISY:.0%} the row says so and its ratio is not "
+        "a result.",
         "",
         f"Useful model FLOPs/s in training (matmul FLOPs of the real, unpadded tokens; "
         f"`model_flops`) as a share of this machine's measured {rate.get('dtype')} matmul "

@@ -149,7 +149,7 @@ class Measurements:
     mode: Mode
     device: str  # "cuda" or "cpu"
     machine: Machine
-    load_before: str  # the 1/5/15-minute load average, as startup.load_average gives it
+    load_before: str  # the 1/5/15-minute load average, as figures.load_average gives it
     load_after: str
     data: DataSummary
     runs: dict[Arm, ArmRuns]

@@ -49,6 +49,71 @@ def test_a_missing_figure_prints_as_na_and_smoke_runs_stay_out_of_benchmarks(
         figures.report_path(committed, committed, smoke=True)
 
 
+def test_a_figure_gives_its_repetitions_spread_and_more_than_25_percent_is_noise(figures):
+    wide = figures.spread([1.0, None, 1.3])  # a repetition that was not measured is left out
+    assert (wide.count, wide.low, wide.high) == (2, 1.0, 1.3)
+    assert wide.relative == pytest.approx(0.30)  # largest / smallest - 1
+    assert wide.noisy
+    assert figures.spread_text(wide, ".2f", " s") == "1.00–1.30 s (30%)"
+    narrow = figures.spread([1.1, 1.0])
+    assert narrow.relative == pytest.approx(0.10)
+    assert not narrow.noisy
+    assert not figures.spread([1.0, 1.25]).noisy  # 25% exactly is not more than 25%
+    assert figures.NOISY == 0.25
+    one = figures.spread([4.2])
+    assert (one.relative, one.noisy) == (None, False)
+    assert figures.spread_text(one) == "1 repetition: no spread"
+    assert figures.spread_text(figures.spread([None])) == "n/a"
+    assert figures.spread_share(narrow) == "10%"
+
+    assert figures.noise_warning({"": wide}) == (
+        "noisy: repetitions differ by 30% (> 25%); not a result"
+    )
+    arms = {"reference": narrow, "workbench": wide}
+    assert figures.noise_warning(arms) == (
+        "noisy: workbench repetitions differ by 30% (> 25%); not a result"
+    )
+    assert figures.noise_warning({"a": wide, "b": figures.spread([2.0, 3.0])}) == (
+        "noisy: a repetitions differ by 30%, b by 50% (> 25%); not a result"
+    )
+    assert figures.noise_warning({"reference": narrow, "workbench": one}) == ""
+
+    summary = figures.noise_summary({"steps/s": arms, "memory": {"reference": narrow}})
+    assert summary.startswith("**Noisy, not results (repetitions differ by more than 25%): ")
+    assert "steps/s (workbench 30%)" in summary
+    assert "memory" not in summary
+    assert figures.noise_summary({"steps/s": {"reference": narrow}}) == (
+        "Noise: no figure's repetitions differ by more than 25%."
+    )
+    assert figures.noise_summary({"steps/s": {"reference": one, "workbench": one}}) == (
+        "Noise: 1 repetition per arm: no spread, so no figure here can be told from noise."
+    )
+    assert len(figures.load_average().split()) == 3
+
+
+def test_tui_overhead_flags_an_arm_whose_repetitions_differ_by_more_than_25_percent(figures):
+    tui = importlib.import_module("tui_overhead")
+    load = ("0.20 0.30 0.40", "1.00 0.50 0.40")
+    rates = {"headless": [4.0, 3.0], "tui": [3.9, 3.7]}
+    lines = tui.report_lines("cmd", 3, rates, [0.78, 0.80, 0.82], False, load)
+    text = "\n".join(lines)
+    assert "load average (1/5/15 min) before 0.20 0.30 0.40, after 1.00 0.50 0.40" in text
+    assert (
+        "| headless | 4.000, 3.000 | 3.500 | 3.000–4.000 (33%): "
+        "**noisy: headless repetitions differ by 33% (> 25%); not a result** |" in lines
+    )
+    assert "| tui | 3.900, 3.700 | 3.800 | 3.700–3.900 (5%) |" in lines
+    assert "training steps/s (headless 33%)" in text  # in the summary, above the table
+    assert "**TUI / headless training throughput" not in text  # not quoted as a result
+    assert "TUI / headless training throughput: 1.086, noisy: headless repetitions" in text
+    assert "median 0.80 s (spread 0.78–0.82 s (5%))" in text
+
+    quiet = tui.report_lines("cmd", 1, {"headless": [4.0], "tui": [3.9]}, [0.8], False, load)
+    assert "| headless | 4.000 | 4.000 | 1 repetition: no spread |" in quiet
+    assert "**TUI / headless training throughput: 0.975** (demo preset" in "\n".join(quiet)
+    assert "Noise: 1 repetition per arm: no spread" in "\n".join(quiet)
+
+
 def test_startup_finds_the_first_screen_the_footer_and_the_data(figures, tmp_path: Path):
     """The probes match what the TUI really draws: a probe that stops matching (the footer's
     "Quit" did, when q moved to the palette) fails here, not in a 10-minute run."""

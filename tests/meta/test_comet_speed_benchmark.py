@@ -72,3 +72,32 @@ def test_without_the_reference_venv_the_library_arm_is_na(tmp_path: Path):
     assert_workbench_measured(report)
     assert "n/a" in row(report, "| unbabel-comet 2.2.7 |")
     assert "n/a" in row(report, "**Ratio workbench / library")
+
+
+def test_a_noisy_scoring_time_is_flagged_and_not_quoted_as_the_ratio(tmp_path: Path):
+    sys.path.insert(0, str(REPO / "benchmarks"))  # as comet_speed.py finds its siblings
+    from comet_speed_report import write_report
+
+    def run(seconds: float, load: float) -> dict:
+        return dict(seconds=seconds, load_s=load, import_s=1.0, warmup_s=0.5, cpu_seconds=2.0)
+
+    runs = {"workbench": [run(1.0, 2.0), run(1.4, 2.1)], "library": [run(2.0, 3.0)]}
+    context = dict(
+        segments=10, difference=None, smoke=True, command="c", wall=60, date="d",
+        model={"path": "p", "what": "w"}, segments_what="s", batch_size=16, threads=1,
+        order="o", cpu="c", cores=2, load_before="0.1", load_after="0.2", reference_python="p",
+    )  # fmt: skip
+    report = write_report(tmp_path / "COMET_SPEED.md", runs, context)
+    workbench = row(report, "| workbench |")
+    assert workbench.endswith(
+        "| 1.00, 1.40 (40%): **noisy: workbench repetitions differ by 40% (> 25%); not a "
+        "result** | 2.00, 2.10 (5%) |"
+    )
+    assert row(report, "| unbabel-comet 2.2.7 |").endswith(
+        "| 2.00 (1 repetition: no spread) | 3.00 (1 repetition: no spread) |"
+    )
+    assert "**Ratio" not in report
+    assert "Ratio workbench / library (segments per second): 1.67×, noisy: workbench " in report
+    assert row(report, "**Noisy, not results").startswith(
+        "**Noisy, not results (repetitions differ by more than 25%): scoring (workbench 40%).**"
+    )

@@ -59,7 +59,11 @@ def test_the_report_gives_each_arm_against_the_anchor(bench):
         },
     ]
     context = {"machine": "m", "cores": 2, "procs": 2, "date": "2026-12-02"}
+    context.update(load_before="0.50 0.40 0.30", load_after="1.20 0.60 0.40")
     text = bench.render_report(rows, context)
+    assert "Load average (1/5/15 min) before 0.50 0.40 0.30, after 1.20 0.60 0.40." in text
+    # Each arm runs once at each size: no spread is made up.
+    assert "Noise: 1 repetition per arm: no spread, so no figure here can be told" in text
     assert (
         "| 1,000 | 10.0 s | 15.0 s | 1.50 | 9.0 s | 2.0 s | 2.0 s | 0.20 | "
         "500 / 750 / 400 MiB (1.50×) |" in text

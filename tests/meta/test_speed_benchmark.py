@@ -181,3 +181,33 @@ def test_a_figure_a_run_did_not_measure_prints_as_na(speed, tmp_path: Path):
     assert "matmul rate (n/a GFLOPS, 64×64 matmuls): reference: n/a, workbench: n/a." in text
     assert "- reference:  (mean n/a)" in text
     assert "footer keys at n/a, data at n/a" in text
+
+
+def test_each_row_gives_its_spread_and_a_noisy_one_is_no_result(speed, tmp_path: Path):
+    """An arm whose repetitions differ by more than 25% is flagged on its row, its ratio is
+    not bolded, and the summary above the table names it."""
+    measured = toy_measurements(speed)
+    text = speed.write_report(tmp_path / "ONE.md", measured)
+    assert "Noise: 1 repetition per arm: no spread" in text
+    assert "| reference: 16; workbench: 16 | 1 repetition: no spread |" in text
+    for arm in measured.runs.values():  # a second repetition of each phase
+        arm["train"].append({**arm["train"][0]})
+        arm["eval"].append({**arm["eval"][0]})
+    measured.runs["reference"]["train"][1]["samples_per_s"] = 16.0 * 1.1  # 10%: a result
+    measured.runs["workbench"]["train"][1]["samples_per_s"] = 16.0 * 1.31  # 31%: noise
+    text = speed.write_report(tmp_path / "RESULTS.md", measured)
+    assert (
+        "| training samples/s | 16.8 | 18.5 | (1.10×: noisy) | ≥ 2.5× | reference: 16, 17.6; "
+        "workbench: 16, 21 | reference 10%; workbench 31%: **noisy: workbench repetitions "
+        "differ by 31% (> 25%); not a result** |" in text
+    )
+    assert (
+        "| training target tokens/s | 500 | 500 | **1.00×** |  | reference: 500, 500; "
+        "workbench: 500, 500 | reference 0%; workbench 0% |" in text
+    )
+    summary = text.split("| metric |")[0]  # above the table
+    assert (
+        "**Noisy, not results (repetitions differ by more than 25%): training samples/s "
+        "(workbench 31%).**" in summary
+    )
+    assert "Load average (1/5/15 min) before: 0 0 0; after: 0 0 0" in summary
