@@ -28,9 +28,11 @@ def test_chart_series_drop_non_finite_and_downsample():
     xs = list(range(1000))
     ys = [float("nan") if i % 10 == 0 else float(i) for i in xs]
     ys[5] = float("inf")
-    cx, cy = clean_series([float(x) for x in xs], ys)
-    assert len(cx) <= 300
+    ys[503] = 5000.0  # a spike evenly spaced points would step over
+    cx, cy = clean_series([float(x) for x in xs], ys, cells=100)
+    assert len(cx) <= 202
     assert cx[-1] == 999
+    assert (503.0, 5000.0) in zip(cx, cy, strict=True)
     assert all(y == y and abs(y) != float("inf") for y in cy)
 
 

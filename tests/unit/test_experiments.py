@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 
 import pytest
@@ -100,3 +101,24 @@ def test_the_command_prints_lines_or_json_and_says_when_there_are_none(output: P
     assert data[0]["test"] is None
     assert main(["runs", "--output-dir", str(output / "nothing")]) == 0
     assert "no runs under" in capsys.readouterr().out
+
+
+def test_an_ended_run_is_read_once_until_one_of_its_files_changes(output: Path):
+    """The TUI lists the runs every two seconds: an ended run's row is kept while its
+    files' stamps (inode, size, modification time) stay, and read again when one moves."""
+    finished = output / "runs" / "20260101-100000-demo"
+    summary = finished / "summary.json"
+    first = {r.run_id: r for r in list_runs(output)}["20260101-100000-demo"]
+    assert first.steps == 120
+    # Same size and modification time, other content: the kept row answers.
+    stat = summary.stat()
+    text = summary.read_text(encoding="utf-8")
+    summary.write_text(text.replace('"global_step": 120', '"global_step": 121'), "utf-8")
+    os.utime(summary, ns=(stat.st_atime_ns, stat.st_mtime_ns))
+    assert summary.stat().st_size == stat.st_size
+    kept = {r.run_id: r for r in list_runs(output)}["20260101-100000-demo"]
+    assert kept is first
+    # A rewrite that moves the stamp: read again.
+    os.utime(summary, ns=(stat.st_atime_ns, stat.st_mtime_ns + 1_000_000))
+    again = {r.run_id: r for r in list_runs(output)}["20260101-100000-demo"]
+    assert again.steps == 121

@@ -8,6 +8,7 @@ The runs that train are in ``test_live_processes.py``; the TUI attaching to one 
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
 import signal
@@ -228,7 +229,7 @@ def test_the_reader_keeps_a_half_written_line_for_its_next_read(tmp_path: Path):
     recorder = JsonlRecorder(path)
     recorder(Phase("train"))
     step = TrainStep(1, 10, 0.1, 5.0, 0.001, 1.0, 10.0, 9.0)
-    line = json.dumps({"event": "TrainStep", "time": 0.0, **vars(step)})
+    line = json.dumps({"event": "TrainStep", "time": 0.0, **dataclasses.asdict(step)})
     with path.open("a", encoding="utf-8") as fh:
         fh.write(line[:20])  # the writer is in the middle of this line
     follower = MetricsFollower(path)

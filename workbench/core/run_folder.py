@@ -12,7 +12,11 @@ from typing import Any, Protocol
 
 from workbench.core.config.build import build_config
 from workbench.core.config.run_config import DEFAULT_OUTPUT_DIR, RunConfig
-from workbench.core.records.files import read_json_dict, read_jsonl, read_jsonl_counted
+from workbench.core.records.files import (
+    read_json_dict,
+    read_jsonl_counted,
+    records_from_end,
+)
 from workbench.core.records.run_records import CleaningRecord, Precision, Sample
 from workbench.core.records.scores import finite_or_none
 from workbench.core.records.summary import RunSummary, read_summary
@@ -276,7 +280,7 @@ def finish_time(run_dir: Path) -> float | None:
     ``RunDone`` event was written, else its summary's (a run from before events were
     timed)."""
     folder = RunFolder(run_dir)
-    for event in reversed(read_jsonl(folder.metrics)):
+    for event in records_from_end(folder.metrics):
         if event.get("event") == "RunDone" and event.get("status") == "finished":
             return finite_or_none(event.get("time"))
     try:

@@ -6,15 +6,26 @@ So the reader parses only up to the last newline and keeps the rest for its next
 a line that does not parse, or an event of another workbench version, is skipped rather
 than fatal. A file that shrank or was replaced (another inode) is read again from the
 start. TensorBoard follows its event files the same way, by polling.
+
+Front ends that look at the same runs again and again (the TUI's Runs and Training panes,
+every two seconds) read through :func:`followed_events`: a file is read once, kept while
+its inode, size and modification time say it has not changed, and a file that grew is
+read from where the last look stopped. A finished run of 300,000 logged steps is then
+parsed once per session instead of at every refresh.
 """
 
 from __future__ import annotations
 
 import json
 import os
+import threading
+from collections import OrderedDict
+from collections.abc import Sequence
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from workbench.core.events import Event, event_from_record
+from workbench.core.records.files import Stamp, file_stamp
 from workbench.core.run_folder import LOG_FILE, METRICS_FILE
 
 
@@ -40,6 +51,7 @@ class GrowingFile:
         self.path = path
         self.offset = 0  # bytes read, up to a newline
         self.inode: int | None = None
+        self.restarts = 0  # times the file was found replaced or truncated after a read
 
     def read_new_lines(self) -> list[bytes]:
         """Lines (without their newline) completed since the last call; all, the first time."""
@@ -47,6 +59,8 @@ class GrowingFile:
             with self.path.open("rb") as fh:
                 stat = os.fstat(fh.fileno())
                 if stat.st_ino != self.inode or stat.st_size < self.offset:
+                    if self.inode is not None:
+                        self.restarts += 1
                     self.inode, self.offset = stat.st_ino, 0  # replaced or truncated
                 fh.seek(self.offset)
                 data = fh.read()
@@ -94,6 +108,53 @@ def read_run_events(path: Path, notes: list[str] | None = None) -> list[Event]:
     return MetricsFollower(path, notes).read_new()
 
 
+#: How many files :func:`followed_events` keeps: the runs a user looks at in turn.
+KEPT_LOGS = 8
+
+
+@dataclass
+class EventLog:
+    """A ``metrics.jsonl``'s events as of the last look, and how to read what comes next."""
+
+    follower: MetricsFollower
+    events: list[Event] = field(default_factory=list)
+    #: The file's stamp at the last look (None: not there).
+    stamp: Stamp = None
+    #: Times the file was replaced or truncated, so ``events`` started over.
+    restarts: int = 0
+
+    def look(self) -> None:
+        """Read the lines added since the last look, unless the file's stamp is the same."""
+        stamp = file_stamp(self.follower.file.path)
+        if stamp == self.stamp and stamp is not None:
+            return
+        self.stamp = stamp
+        restarts = self.follower.file.restarts
+        new = self.follower.read_new()
+        if self.follower.file.restarts != restarts:
+            self.events, self.restarts = new, self.restarts + 1
+        else:
+            self.events.extend(new)
+
+
+_LOGS: OrderedDict[Path, EventLog] = OrderedDict()
+_LOGS_LOCK = threading.Lock()  # the TUI reads from its main thread and from workers
+
+
+def followed_events(path: Path) -> EventLog:
+    """The events of the ``metrics.jsonl`` at ``path`` as of now, read once per process
+    and then followed (see the module's docstring). The log's ``events`` are shared: read
+    them, never change them."""
+    key = path.absolute()
+    with _LOGS_LOCK:
+        log = _LOGS.pop(key, None) or EventLog(MetricsFollower(path))
+        _LOGS[key] = log  # the newest look last; the oldest goes first
+        while len(_LOGS) > KEPT_LOGS:
+            _LOGS.popitem(last=False)
+        log.look()
+        return log
+
+
 class RunReader:
     """A run folder as it grows: the new lines of its ``train.log`` (what the run said)
     and the new events of its ``metrics.jsonl`` (its numbers), since the last read."""
@@ -101,12 +162,17 @@ class RunReader:
     def __init__(self, run_dir: Path) -> None:
         self.run_dir = run_dir
         self.log = GrowingFile(run_dir / LOG_FILE)
-        self.metrics = MetricsFollower(run_dir / METRICS_FILE)
+        self.metrics = run_dir / METRICS_FILE
+        self._read: tuple[int, int] = (-1, 0)  # (restarts, events) of the last read
 
     def has_log(self) -> bool:
         """Whether the run writes a ``train.log`` (runs of earlier versions do not)."""
         return self.log.path.is_file()
 
-    def read_new(self) -> tuple[list[str], list[Event]]:
+    def read_new(self) -> tuple[list[str], Sequence[Event]]:
         """The log lines and the events added since the last call (all, the first time)."""
-        return self.log.read_new_text(), self.metrics.read_new()
+        log = followed_events(self.metrics)
+        restarts, seen = self._read
+        events = log.events[seen:] if restarts == log.restarts else log.events[:]
+        self._read = (log.restarts, len(log.events))
+        return self.log.read_new_text(), events

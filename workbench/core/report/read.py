@@ -12,6 +12,7 @@ report``) and the TUI call :func:`create_report`, which does all three.
 from __future__ import annotations
 
 import time
+from bisect import bisect_right
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -118,18 +119,18 @@ def epoch_rows(summary: RunSummary, events: list[Event]) -> list[EpochRow]:
             for e in _by_step([e for e in events if isinstance(e, EvalDone) and e.stage == "epoch"])
         ]
     steps = _by_step([e for e in events if isinstance(e, TrainStep)])
+    numbers = [s.step for s in steps]  # sorted: each epoch's steps are a slice
     best_step = _checkpoint_step(summary.best_checkpoint)
     rows = []
     previous = -1
     for epoch, at, val_loss, bleu, chrf in evals:
         step = at if isinstance(at, int) else None
-        losses = [
-            loss
-            for s in steps
-            if step is not None and previous < s.step <= step
-            for loss in [finite_or_none(s.loss)]
-            if loss is not None
-        ]
+        since = (
+            steps[bisect_right(numbers, previous) : bisect_right(numbers, step)]
+            if step is not None
+            else []
+        )
+        losses = [loss for s in since if (loss := finite_or_none(s.loss)) is not None]
         rows.append(
             EpochRow(
                 epoch=finite_or_none(epoch) or 0.0,

@@ -19,6 +19,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from xml.sax.saxutils import escape, quoteattr
 
+from workbench.core.views.downsample import envelope
 from workbench.core.views.ticks import finite_points, round_ticks, tick_label
 from workbench.core.views.wide import is_wide
 
@@ -91,10 +92,11 @@ def line_chart_svg(
     of the same measure are comparable by eye. A series of at most 60 points gets a
     dot per point, so one epoch's value can be read off.
     """
-    cleaned = [(s, finite_points(s.points)) for s in series]
-    drawn = [(s, pts) for s, pts in cleaned if pts]
     left, right, top, bottom = 64, 20, 58, 48  # the legend sits between title and plot
     plot_w, plot_h = width - left - right, height - top - bottom
+    # A pixel column's lowest and highest point: a 300,000-step loss is ~1,100 points.
+    cleaned = [(s, envelope(finite_points(s.points), plot_w)) for s in series]
+    drawn = [(s, pts) for s, pts in cleaned if pts]
     out = svg_open(width, height, title)
     out.append(
         f'<text x="{width / 2:.1f}" y="22" text-anchor="middle" font-size="15" '

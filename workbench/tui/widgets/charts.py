@@ -8,18 +8,20 @@ from typing import Any
 
 from textual_plotext import PlotextPlot
 
-from workbench.core.events import EvalDone, Event, TrainStep
+from workbench.core.views.downsample import envelope
 from workbench.core.views.ticks import finite_points, round_ticks
 
-MAX_POINTS = 300  # plotext redraws on the main thread; more points cost visible lag
+#: The cells a chart is taken to span before it is laid out (its width is 0 then). A chart
+#: draws each cell's lowest and highest point: plotext redraws on the main thread, and
+#: more points cost visible lag without showing more.
+DEFAULT_CELLS = 150
 
 
-def clean_series(xs: list[float], ys: list[float]) -> tuple[list[float], list[float]]:
-    """Drop non-finite points, then keep at most MAX_POINTS evenly spaced ones."""
-    pairs = finite_points(zip(xs, ys, strict=False))
-    if len(pairs) > MAX_POINTS:
-        step = len(pairs) / MAX_POINTS
-        pairs = [pairs[int(i * step)] for i in range(MAX_POINTS - 1)] + [pairs[-1]]
+def clean_series(
+    xs: list[float], ys: list[float], cells: int = DEFAULT_CELLS
+) -> tuple[list[float], list[float]]:
+    """Drop non-finite points, then keep each cell's lowest and highest (:func:`envelope`)."""
+    pairs = envelope(finite_points(zip(xs, ys, strict=False)), cells)
     return [p[0] for p in pairs], [p[1] for p in pairs]
 
 
@@ -35,29 +37,6 @@ def integer_ticks(low: float, high: float, most: int = 6) -> list[float]:
 def all_whole(values: list[float]) -> bool:
     """Whether every value is a whole number (a step, a count), so ticks should be too."""
     return bool(values) and all(math.isfinite(v) and v == int(v) for v in values)
-
-
-def charted(e: EvalDone) -> bool:
-    """Whether the BLEU chart shows this evaluation: it follows the validation set, as the
-    test set is scored before and after only."""
-    return e.stage in ("before", "epoch") and e.split == "validation"
-
-
-Series = dict[str, list[tuple[float, float]]]
-
-
-def replayed_series(events: list[Event]) -> tuple[Series, Series]:
-    """A run's recorded events as the loss chart's and the BLEU chart's series."""
-    loss: list[tuple[float, float]] = []
-    bleu: list[tuple[float, float]] = []
-    chrf: list[tuple[float, float]] = []
-    for event in events:
-        if isinstance(event, TrainStep) and event.loss is not None:
-            loss.append((float(event.step), event.loss))
-        elif isinstance(event, EvalDone) and charted(event):
-            bleu += [(event.epoch, event.bleu)] if event.bleu is not None else []
-            chrf += [(event.epoch, event.chrf)] if event.chrf is not None else []
-    return {"loss": loss}, {"BLEU": bleu, "chrF": chrf}
 
 
 class SeriesChart(PlotextPlot):
@@ -105,8 +84,9 @@ class SeriesChart(PlotextPlot):
         plt.title(self.title)
         plt.xlabel(self.xlabel)
         shown: list[float] = []
+        cells = self.size.width or DEFAULT_CELLS
         for name, (xs, ys) in self.series.items():
-            cx, cy = clean_series(xs, ys)
+            cx, cy = clean_series(xs, ys, cells)
             if cx:
                 plt.plot(cx, cy, label=name, marker="braille")
                 shown.extend(cx)

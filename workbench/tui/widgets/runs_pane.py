@@ -34,7 +34,7 @@ from workbench.core.experiments.table import (
     status_text,
     training_cells,
 )
-from workbench.core.live.follow import read_run_events
+from workbench.core.live.follow import followed_events
 from workbench.core.run_folder import METRICS_FILE
 from workbench.core.views.numbers import LETTERS, format_seconds
 from workbench.tui.messages import ForwardsWorkerFailures, OpenRun
@@ -208,7 +208,7 @@ class RunsPane(ForwardsWorkerFailures, Vertical):
         row = self.highlighted()
         points: list[tuple[float, float]] = []
         if row is not None:
-            events = read_run_events(Path(row.run_dir) / METRICS_FILE)
+            events = followed_events(Path(row.run_dir) / METRICS_FILE).events
             by_epoch = {
                 e.epoch: e.bleu  # a resumed run's repeated epoch: the last one counts
                 for e in events

@@ -46,7 +46,8 @@ from workbench.core.views.numbers import format_seconds
 from workbench.core.views.training_text import last_run_line
 from workbench.errors import WorkbenchError
 from workbench.tui.messages import ForwardsWorkerFailures, RunEvent, RunFinished, checked
-from workbench.tui.widgets.charts import SeriesChart, charted, replayed_series
+from workbench.tui.widgets.charts import SeriesChart
+from workbench.tui.widgets.replay import charted, last_drawn, replayed_series
 from workbench.tui.widgets.run_settings import EDITABLE, NEXT_START, SettingsFields, header_text
 
 LOG_LINES = 1000
@@ -256,11 +257,13 @@ class TrainingPane(ForwardsWorkerFailures, Vertical):
         # notes and warnings too); metrics.jsonl, the numbers, draws the rest.
         reader = RunReader(run_dir)
         lines, events = reader.read_new()
+        self.lines_from_events = not reader.has_log()
+        if self.lines_from_events:  # a run of an earlier version: its events are its log
+            lines = [line for event in events for line in self.text.lines(event)]
         for line in lines[-LOG_LINES:]:
             self.write_log(line)
-        self.lines_from_events = not reader.has_log()
-        for event in events:
-            self._show(event, charts=False)
+        for event in last_drawn(events):
+            self._show(event, charts=False, log=False)
         # Each chart drawn once: a point at a time, a long run's hundreds of logging steps
         # would redraw the chart hundreds of times on the main thread.
         loss, scores = replayed_series(events)
@@ -353,14 +356,13 @@ class TrainingPane(ForwardsWorkerFailures, Vertical):
             )
             self.post_message(RunFinished(event.status, event.run_dir, event.summary))
 
-    def _show(self, event: Event, charts: bool = True) -> None:
+    def _show(self, event: Event, charts: bool = True, log: bool = True) -> None:
         """Draw one event: the log line, the status, the progress bar, a chart point
-        (unless ``charts`` is off: a replay draws its charts at once)."""
+        (unless ``charts`` or ``log`` is off: a replay draws those at once)."""
         # The log says what `train --headless` prints, in the same words (unless the
         # run's own train.log already said it).
-        lines = self.text.lines(event)
-        if self.lines_from_events:
-            for line in lines:
+        if log and self.lines_from_events:
+            for line in self.text.lines(event):
                 self.write_log(line)
         if isinstance(event, Phase):
             self.query_one("#train-status", Static).update(event.name)
