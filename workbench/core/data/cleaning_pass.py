@@ -60,8 +60,9 @@ class CleaningPass:
         columns: dict[str, Any],
         lengths: RowLengths | None = None,
         test_keys: tuple[set[int], set[int]] = (set(), set()),
-    ) -> list[int]:
-        """The rows that pass, in order."""
+    ) -> Any:
+        """The rows that pass, in order, as an int64 array (a corpus's worth of row
+        numbers: as a list of ints they would cost several times as much)."""
         import numpy as np
 
         s = self.report.settings
@@ -92,7 +93,7 @@ class CleaningPass:
             rule = "duplicate" if duplicate[position] else "repeated source"
             self._take(rule, [kept[position]])
         unique = kept[~(duplicate | repeated)]
-        return self.overlap(unique.tolist(), columns, test_keys)
+        return self.overlap(unique, columns, test_keys)
 
     def _long(self, rows: Any, lengths: RowLengths) -> Any:
         import numpy as np
@@ -105,22 +106,23 @@ class CleaningPass:
         return rows[~over] if s.drop_long else rows
 
     def overlap(
-        self, rows: list[int], columns: dict[str, Any], test_keys: tuple[set[int], set[int]]
-    ) -> list[int]:
-        """``rows`` without those whose normalised source or target is a test pair's."""
+        self, rows: Any, columns: dict[str, Any], test_keys: tuple[set[int], set[int]]
+    ) -> Any:
+        """``rows`` (row numbers, in any order) without those whose normalised source or
+        target is a test pair's, in their order, as an int64 array."""
         import numpy as np
 
         sources, targets = test_keys
-        if TEST_RULE not in self.report.settings.rules or not (sources or targets):
-            return rows
         at = np.asarray(rows, dtype=np.int64)
+        if TEST_RULE not in self.report.settings.rules or not (sources or targets):
+            return at
         source_keys = np.asarray(columns["source_key"], dtype=np.int64)[at]
         target_keys = np.asarray(columns["target_key"], dtype=np.int64)[at]
         hit = np.isin(source_keys, np.fromiter(sources, np.int64, len(sources))) | np.isin(
             target_keys, np.fromiter(targets, np.int64, len(targets))
         )
         self._take(TEST_RULE, at[hit])
-        return at[~hit].tolist()
+        return at[~hit]
 
 
 def _repeats(keys: Any) -> Any:
@@ -168,7 +170,7 @@ def clean_pairs(
     cleaning = CleaningPass(report)
     kept = cleaning.run(columns, lengths if count_tokens else None, test_keys_of(test))
     _drops_in_memory(report, cleaning, pairs)
-    return [pairs[r] for r in kept], report
+    return [pairs[r] for r in kept.tolist()], report
 
 
 def drop_test_overlap(pairs: list[P], test: Iterable[_PairLike], report: CleaningReport) -> list[P]:
@@ -180,6 +182,6 @@ def drop_test_overlap(pairs: list[P], test: Iterable[_PairLike], report: Cleanin
         [p.source for p in pairs], [p.target for p in pairs], report.settings
     )
     cleaning = CleaningPass(report)
-    kept = cleaning.overlap(list(range(len(pairs))), columns, keys)
+    kept = cleaning.overlap(range(len(pairs)), columns, keys)
     _drops_in_memory(report, cleaning, pairs)
-    return [pairs[r] for r in kept]
+    return [pairs[r] for r in kept.tolist()]

@@ -78,6 +78,10 @@ class FeatureJob:
         """Where shard ``index`` writes its columns; the parent maps them back in order."""
         return self.folder / f"features-{index:05d}.arrow"
 
+    def shard_files(self, rows: int) -> list[Path]:
+        """Every shard's file, in order, for a corpus of ``rows`` pairs."""
+        return [self.shard_file(index) for index in range(max(1, -(-rows // SHARD_ROWS)))]
+
     def run_shard(self, index: int) -> int:
         """Compute and write shard ``index``; its number of pairs."""
         import pyarrow as pa
@@ -142,7 +146,7 @@ def compute_features(
         finally:
             pool.join()
             _JOB = None
-    tables = [read_table(job.shard_file(index)) for index in range(shards)]
+    tables = [read_table(path) for path in job.shard_files(rows)]
     return pa.concat_tables(tables)
 
 

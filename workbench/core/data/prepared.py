@@ -7,10 +7,12 @@ test set first, every rule counted); here they run over a corpus on disk:
 1. the pairs are written to Arrow as they are read (:mod:`.arrow_pairs`);
 2. every pair's rule verdict, keys and token ids are computed by ``num_proc`` processes
    (:mod:`.pair_features`);
-3. the order-bound rules, the sample and the split run over row numbers and keys alone
-   (:class:`~.cleaning.CleaningPass`, :func:`~.pairs.split_pairs`);
+3. the order-bound rules, the sample and the split run over row numbers and keys alone,
+   held as numpy arrays (:class:`~.cleaning.CleaningPass`, :func:`~.splits.split_rows`);
 4. the training split is written with its ids and lengths, the held-out sets and what
-   cleaning took out beside it, as one entry of the cache (:mod:`.prepared_cache`).
+   cleaning took out beside it, as one entry of the cache (:mod:`.prepared_cache`); the
+   corpus is read for them in file order, never gathered from in shuffled order
+   (:mod:`.corpus_reads` says why).
 
 A second run with the same inputs opens that entry, memory-mapped, and says
 ``data: cached (...)``.
@@ -26,7 +28,13 @@ from pathlib import Path
 from typing import Any
 
 from workbench.core.config.run_config import RunConfig
-from workbench.core.data.arrow_pairs import BATCH_ROWS, PairTable, read_table, write_pairs
+from workbench.core.data.arrow_pairs import (
+    BATCH_ROWS,
+    TEXT_COLUMNS,
+    PairTable,
+    read_table,
+    write_pairs,
+)
 from workbench.core.data.cleaning import (
     NO_KEY,
     CleaningReport,
@@ -35,6 +43,12 @@ from workbench.core.data.cleaning import (
     TokenCounter,
 )
 from workbench.core.data.cleaning_pass import CleaningPass, clean_pairs, test_keys_of
+from workbench.core.data.corpus_reads import (
+    CorpusFiles,
+    gather,
+    in_file_order,
+    write_in_order,
+)
 from workbench.core.data.dropped_pairs import read_dropped_pairs, write_dropped_pairs
 from workbench.core.data.pair import Pair
 from workbench.core.data.pair_features import (
@@ -56,8 +70,8 @@ from workbench.core.data.prepared_cache import (
     write_alias,
 )
 from workbench.core.data.sources import Source, external_test_set, is_hub_dataset, read_source
-from workbench.core.data.splits import SplitData, split_pairs
-from workbench.core.data.tokenize import TOKEN_COLUMNS, PairTokenizer
+from workbench.core.data.splits import SplitData, split_rows
+from workbench.core.data.tokenize import PairTokenizer
 from workbench.core.events import DataProgress, EventSink, Note
 from workbench.errors import WorkbenchError
 
@@ -184,6 +198,8 @@ def _build(
     num_proc: int | None,
 ) -> None:
     """Prepare the data into ``folder``: the steps of this module's docstring."""
+    import numpy as np
+
     corpus = folder / "corpus.arrow"
     reading = Rate()
 
@@ -202,7 +218,7 @@ def _build(
     job = FeatureJob(corpus, folder, settings, tokenizer)
     procs = num_proc or config.num_proc or default_num_proc()
     features = compute_features(job, count, procs, on_shard)
-    raw = read_table(corpus)
+    plain = CorpusFiles(corpus)
     columns = {
         name: features.column(name).to_numpy()
         for name in ("rule", "source_key", "target_key", "pair_key")
@@ -221,31 +237,40 @@ def _build(
         counter = count_tokens
 
         def lengths(rows: Any) -> tuple[Any, Any]:
-            pairs = _pairs_at(raw, rows.tolist())
-            return counter([p.source for p in pairs], [p.target for p in pairs])
+            found = [
+                counter(part.column("source").to_pylist(), part.column("target").to_pylist())
+                for part in in_file_order(plain, rows)
+            ]
+            by_row = np.argsort(rows, kind="stable")  # back from file order to rows' order
+            source, target = np.empty(len(rows), np.int64), np.empty(len(rows), np.int64)
+            source[by_row] = [n for s, _ in found for n in s]
+            target[by_row] = [n for _, t in found for n in t]
+            return source, target
 
     kept = cleaning.run(columns, lengths, test_keys_of(test))
-    if not kept:
+    if not len(kept):
         raise WorkbenchError(
             f"no usable pairs in {source.origin} after cleaning ({' '.join(report.lines())}); "
             "check the file's columns and languages, or pass --no-clean"
         )
     notes: list[str] = []
     if config.samples and len(kept) > config.samples:
-        kept = random.Random(config.seed).sample(kept, config.samples)
+        # Positions drawn as sample() draws items, so the same pairs in the same order.
+        kept = kept[random.Random(config.seed).sample(range(len(kept)), config.samples)]
     elif config.samples and is_hub_dataset(config) and len(kept) < config.samples:
         notes.append(
             f"{len(kept):,} pairs left after cleaning {report.pairs_in:,} drawn, fewer than "
             f"the {config.samples:,} asked for; pass a larger --samples to draw more"
         )
     held_out = f"{config.validation_fraction:.0%} held out, seed {config.seed}"
+    # Row numbers, in each split's shuffled order: positions in kept, mapped to rows.
+    shares = (config.validation_fraction, 0.0 if external is not None else config.test_fraction)
+    train_rows, validation_rows, test_rows = (
+        kept[at] for at in split_rows(len(kept), config.seed, *shares)
+    )
     if external is not None:
-        train_rows, validation_rows, _ = split_pairs(kept, config.seed, config.validation_fraction)
         test_name = external[1]
     else:
-        train_rows, validation_rows, test_rows = split_pairs(
-            kept, config.seed, config.validation_fraction, config.test_fraction
-        )
         # A test share of the same data: its near-copies leave train and validation now.
         keys = (
             set(columns["source_key"][test_rows].tolist()) - {NO_KEY},
@@ -253,17 +278,24 @@ def _build(
         )
         train_rows = cleaning.overlap(train_rows, columns, keys)
         validation_rows = cleaning.overlap(validation_rows, columns, keys)
-        test = _pairs_at(raw, test_rows)
         test_name = f"{config.test_fraction:.0%} held out, seed {config.seed}"
-    dropped = _pairs_at(raw, [row for _, row, _ in cleaning.drops])
+    # The held-out and dropped pairs in one pass over the corpus.
+    drop_rows = np.fromiter((row for _, row, _ in cleaning.drops), np.int64, len(cleaning.drops))
+    wanted = np.concatenate([validation_rows, test_rows, drop_rows])
+    found = _pairs_of(gather(plain, wanted))
+    validation = found[: len(validation_rows)]
+    if external is None:
+        test = found[len(validation_rows) : len(validation_rows) + len(test_rows)]
+    dropped = found[len(validation_rows) + len(test_rows) :]
     report.dropped = [
         Dropped(rule, pair.source, pair.target, was_kept)
         for (rule, _, was_kept), pair in zip(cleaning.drops, dropped, strict=True)
     ]
     write_dropped_pairs(folder, report)
-    _write_train(raw, features if tokenizer else None, train_rows, folder / TRAIN_FILE, emit)
+    shards = tuple(job.shard_files(count)) if tokenizer else ()
+    _write_train(CorpusFiles(corpus, shards), train_rows, folder / TRAIN_FILE, emit)
     held = {
-        "validation": [_pair_record(p) for p in _pairs_at(raw, validation_rows)],
+        "validation": [_pair_record(p) for p in validation],
         "test": [_pair_record(p) for p in test],
         "origin": source.origin,
         "validation_name": held_out,
@@ -284,13 +316,10 @@ def _build(
         shard.unlink()
 
 
-def _pairs_at(table: Any, rows: list[int]) -> list[Pair]:
-    """The pairs at ``rows`` of a corpus table, in that order."""
-    if not rows:
-        return []
-    part = table.take(rows)
-    meta = [name for name in part.column_names if name not in ("source", "target")]
-    columns = {name: part.column(name).to_pylist() for name in part.column_names}
+def _pairs_of(table: Any) -> list[Pair]:
+    """The pairs of a table of the corpus's columns, in its order."""
+    meta = [name for name in table.column_names if name not in TEXT_COLUMNS]
+    columns = {name: table.column(name).to_pylist() for name in table.column_names}
     return [
         Pair(s, t, {name: columns[name][i] for name in meta})
         for i, (s, t) in enumerate(zip(columns["source"], columns["target"], strict=True))
@@ -301,33 +330,16 @@ def _pair_record(pair: Pair) -> list[Any]:
     return [pair.source, pair.target, pair.meta] if pair.meta else [pair.source, pair.target]
 
 
-def _write_train(raw: Any, features: Any, rows: list[int], path: Path, emit: EventSink) -> None:
-    """The training split's rows, in order, with their ids and lengths when tokenized."""
-    import pyarrow as pa
-    import pyarrow.compute as pc
-
-    writer: Any = None
+def _write_train(files: CorpusFiles, rows: Any, path: Path, emit: EventSink) -> None:
+    """The training split's rows, in its order, with their ids and lengths when tokenized
+    (:func:`~.corpus_reads.write_in_order`), and a progress line now and then."""
     rate = Rate()
-    try:
-        for start in range(0, max(1, len(rows)), BATCH_ROWS):
-            chunk = pa.array(rows[start : start + BATCH_ROWS], type=pa.int64())
-            part = raw.take(chunk)
-            if features is not None:
-                tokens = features.select(list(TOKEN_COLUMNS)).take(chunk)
-                for name in TOKEN_COLUMNS:
-                    part = part.append_column(name, tokens.column(name))
-                part = part.append_column(
-                    "length", pc.list_value_length(tokens.column("input_ids")).cast(pa.int32())
-                )
-            if writer is None:
-                writer = pa.ipc.new_stream(str(path), part.schema)
-            writer.write_table(part)
-            done = min(len(rows), start + BATCH_ROWS)
-            if len(rows) >= 4 * BATCH_ROWS and rate.due(done, len(rows)):
-                emit(DataProgress("writing", done, len(rows), *rate.figures(done, len(rows))))
-    finally:
-        if writer is not None:
-            writer.close()
+
+    def on_rows(done: int, total: int) -> None:
+        if total >= 4 * BATCH_ROWS and rate.due(done, total):
+            emit(DataProgress("writing", done, total, *rate.figures(done, total)))
+
+    write_in_order(files, rows, path, on_rows)
 
 
 def load_entry(folder: Path, keep: bool = False) -> SplitData:
