@@ -27,9 +27,9 @@ differ. The timed training epoch runs with evaluation and checkpointing off in b
 
 The modules, in the order a run uses them: ``modes`` (how much a run measures),
 ``model`` and ``pairs`` (what both arms train on), ``recipes`` (the two arms),
-``workdir`` (saved once for every child process), ``phases`` and ``same_loss`` (what
-each child process measures), ``orchestration`` (the run), ``report`` (RESULTS.md);
-``results`` names the shapes passed between them. The command is
+``workdir`` (saved once for every child process), ``phases``, ``same_loss`` and
+``profile`` (what each child process measures), ``orchestration`` (the run), ``report``
+(RESULTS.md); ``results`` names the shapes passed between them. The command is
 ``benchmarks/speed.py``, which imports this package from its own folder.
 """
 
@@ -40,6 +40,7 @@ from .modes import MODES, Mode
 from .orchestration import machine, run_benchmark, run_phase
 from .pairs import length_stats, length_strata, make_lengths, make_pairs
 from .phases import child_eval, child_matmul, child_train, model_flops
+from .profile import MEASURES, PARTS, child_profile, profile_lines
 from .report import GPU_NONE, write_report
 from .results import Measurements
 from .same_loss import child_check
@@ -48,14 +49,17 @@ from .workdir import plan_training, prepare_workdir
 __all__ = [
     "EOS",
     "GPU_NONE",
+    "MEASURES",
     "MODES",
     "PAD",
+    "PARTS",
     "Measurements",
     "Mode",
     "build_tokenizer",
     "child_check",
     "child_eval",
     "child_matmul",
+    "child_profile",
     "child_train",
     "length_stats",
     "length_strata",
@@ -66,6 +70,7 @@ __all__ = [
     "model_flops",
     "plan_training",
     "prepare_workdir",
+    "profile_lines",
     "run_benchmark",
     "run_phase",
     "write_report",

@@ -23,6 +23,7 @@ from figures import figure, load_average  # the sibling module: "n/a", the load
 
 from .modes import Mode
 from .phases import child_eval, child_matmul, child_train
+from .profile import child_profile
 from .report import GPU_NONE, gpu_section, startup_section
 from .results import (
     ARMS,
@@ -41,6 +42,7 @@ from .workdir import prepare_workdir
 
 REPO = Path(__file__).resolve().parents[2]
 ENTRY_POINT = REPO / "benchmarks" / "speed.py"  # what each child process runs
+PROFILED_STEPS = 4  # timed steps of the profile, after one untimed
 
 
 def run_child(args: list[str], workdir: Path, threads: int, fresh: bool = True) -> dict[str, Any]:
@@ -93,6 +95,8 @@ def run_phase(child: list[str], workdir: Path, result: Path, threads: int | None
         found = child_eval(arm_named(rest[0]), workdir, device, final=rest[1] == "final")
     elif kind == "check":
         found = child_check(workdir, device, int(rest[0]), int(rest[1]))
+    elif kind == "profile":
+        found = cast(PhaseResult, child_profile(workdir, device, rest[0], int(rest[1])))
     else:
         found = child_matmul(device)
     result.write_text(json.dumps(found), encoding="utf-8")
@@ -176,6 +180,12 @@ def run_benchmark(mode: Mode, device: str, with_startup: bool = True) -> Measure
         )
         difference = figure(check.get("max_abs_diff"), ".2e")
         print(f"identical batches: max loss difference {difference}", flush=True)
+        profile = run_child(
+            ["profile", "as shipped", str(PROFILED_STEPS), device],
+            workdir,
+            mode.threads,
+            mode.fresh_processes,
+        )
         # Always a fresh process, so that even the smoke run goes through the child's
         # command line once (the cheapest phase: it imports torch only).
         matmul = cast(MatmulRate, run_child(["matmul", device], workdir, mode.threads))
@@ -192,6 +202,7 @@ def run_benchmark(mode: Mode, device: str, with_startup: bool = True) -> Measure
         runs=runs,
         check=check,
         matmul=matmul,
+        profile=profile,
         wall=time.perf_counter() - started,
         startup_lines=startup_lines,
         gpu_lines=gpu_lines,

@@ -27,6 +27,7 @@ from figures import (  # the sibling module: "n/a" for a missing figure, and noi
 )
 
 from .pairs import RATIO_SIGMA, SOURCE_MEDIAN, SOURCE_SIGMA
+from .profile import profile_section
 from .recipes import BATCH
 from .results import ARMS, DataSummary, Machine, MatmulRate, Measurements
 
@@ -131,6 +132,7 @@ def write_report(path: Path, measured: Measurements) -> str:
         *summary_lines(measured),
         *METHOD_LINES,
         *same_loss_lines(measured),
+        *profile_section(measured.profile),
         *data_lines(measured.data),
         *measured.startup_lines,
         *measured.gpu_lines,

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Literal, TypedDict
+from typing import Any, Literal, TypedDict
 
 from .modes import Mode
 
@@ -155,6 +155,7 @@ class Measurements:
     runs: dict[Arm, ArmRuns]
     check: CheckResult
     matmul: MatmulRate
+    profile: dict[str, Any]  # the workbench step's parts (profile.child_profile)
     wall: float  # seconds, the whole run
     startup_lines: Sequence[str] = ()  # the start-up section, unless --skip-startup
     gpu_lines: Sequence[str] = ()  # the GPU section

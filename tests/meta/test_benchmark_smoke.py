@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import importlib
 import importlib.util
+import json
 import shutil
 import sys
 from pathlib import Path
@@ -20,6 +21,7 @@ from pathlib import Path
 import pytest
 
 from tests.helpers.benchmarks import BENCHMARKS, run_benchmark, run_main
+from tests.helpers.paths import FIXTURES
 
 
 @pytest.fixture(scope="module")
@@ -182,3 +184,49 @@ def test_ct2_latency_measures_every_arm(
         assert [r["arm"] for r in rows] == ["transformers", "ct2 int8", "ct2 float32"]
         assert all(value is not None for row in rows for value in row.values()), rows
     assert report["validation_bleu"]["pairs"] == 20
+
+
+def test_tui_runs_inflates_a_real_run_and_reports_every_figure(figures, tmp_path: Path):
+    tui_runs = importlib.import_module("tui_runs")
+    dest = tmp_path / "long"
+    tui_runs.inflate(FIXTURES / "tiny_run", dest, 1000)
+    lines = (dest / "metrics.jsonl").read_text(encoding="utf-8").splitlines()
+    events = [json.loads(line) for line in lines]
+    steps = [e for e in events if e["event"] == "TrainStep"]
+    assert [e["step"] for e in steps] == list(range(1, 1001))
+    assert all(e["max_steps"] == 1000 for e in steps)
+    # The run's own evaluations stay, each after the steps of its epoch.
+    epochs = [e for e in events if e["event"] == "EvalDone" and e["stage"] == "epoch"]
+    assert len(epochs) == 6
+    assert epochs[-1]["step"] == 1000
+    assert [e["event"] for e in events].count("RunDone") == 1
+    pane = {"first_frame": 0.5, "list": 0.4, "idle_core": 0.004}
+    result = {
+        "many": pane,
+        "long": pane,
+        "report_long": {"seconds": 6.0, "peak_mib": 560.0},
+        "report_short": {"seconds": 4.0, "peak_mib": 550.0},
+    }
+    text = "\n".join(tui_runs.report_lines(result, 50, 1_000_000, 300_000, ("0.1", "0.2")))
+    assert "n/a" not in text
+    assert "| 0.40 s | ≤ 2 s |" in text
+    assert "0.4% of a core" in text
+
+
+def test_step_measures_compares_each_measure_with_the_step_as_shipped(figures):
+    step_measures = importlib.import_module("step_measures")
+
+    def run(seconds: float, losses: list[float]) -> dict:
+        parts = {"step": [seconds, seconds], "optimizer": [0.1, 0.1]}
+        return {"parts": parts, "first_step": seconds, "losses": losses}
+
+    lines = step_measures.measure_lines(
+        {
+            "as shipped": [run(2.0, [11.0, 10.9]), run(2.2, [11.0, 10.9])],
+            "2 threads": [run(1.05, [11.0, 10.9]), run(1.05, [11.0, 10.9])],
+            "torch.compile": [run(2.1, [11.0, 10.95])],
+        }
+    )
+    assert lines[2].startswith("| as shipped | 2.00, 2.20 | 2.00–2.20 (10%) | 1.00× |")
+    assert "| 2.00× |" in lines[3]
+    assert lines[4].endswith("| 5.0e-02 |")

@@ -129,6 +129,15 @@ def toy_measurements(speed) -> Any:
             arm: {"train": [train(projected)], "eval": [evaluation()]}
             for arm, projected in (("reference", 2048), ("workbench", 560))
         },
+        profile=dict(
+            measure="as shipped",
+            threads=1,
+            first_step=2.0,
+            losses=[11.0, 10.9],
+            rss_mib=900.0,
+            parts={name: [0.1, 0.2] for name in (*speed.PARTS, "other", "step")},
+            top_ops=[["aten::mm", 0.5, 40], ["aten::copy_", 0.01, 12]],
+        ),
         check=dict(
             batch=2,
             steps=2,
@@ -211,3 +220,24 @@ def test_each_row_gives_its_spread_and_a_noisy_one_is_no_result(speed, tmp_path:
         "(workbench 31%).**" in summary
     )
     assert "Load average (1/5/15 min) before: 0 0 0; after: 0 0 0" in summary
+
+
+def test_the_step_profile_splits_a_step_into_parts_that_add_up(speed, workdir: Path):
+    shipped = speed.child_profile(workdir, "cpu", "as shipped", steps=2)
+    parts = shipped["parts"]
+    assert len(parts["step"]) == 2
+    for n, step in enumerate(parts["step"]):
+        measured = sum(parts[name][n] for name in speed.PARTS)
+        assert all(parts[name][n] >= 0 for name in speed.PARTS)
+        assert measured + parts["other"][n] == pytest.approx(step)
+        assert measured > 0.5 * step  # the parts, not "other", hold most of a step
+    assert any(name == "aten::mm" or name == "aten::addmm" for name, _, _ in shipped["top_ops"])
+    lines = speed.profile_lines(shipped)
+    assert any(line.startswith("| forward, projection |") for line in lines)
+    # A measure that only changes how AdamW runs keeps the losses at float rounding.
+    for measure in ("AdamW foreach", "AdamW for-loop", "loss in chunks"):
+        other = speed.child_profile(workdir, "cpu", measure, steps=2)
+        assert other["losses"] == pytest.approx(shipped["losses"], abs=1e-5), measure
+    import torch.nn.functional as F
+
+    assert F.cross_entropy.__name__ == "cross_entropy"  # the chunked loss was undone
