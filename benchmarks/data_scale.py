@@ -202,6 +202,13 @@ def timed(argv: list[str], env: dict[str, str], until: str | None) -> dict[str, 
     return {"seconds": round(seconds, 1), "peak_mib": round(peak / 1024), "lines": lines}
 
 
+def data_stages(lines: list[tuple[float, str]]) -> dict[str, float]:
+    """The stages of a cold run's ``data: prepared N pairs in T s: reading 6.0 s · …``."""
+    found = next((t.split(" s: ", 1)[1] for _, t in lines if "data: prepared " in t), "")
+    pairs = (part.rsplit(" ", 2)[:2] for part in found.split(" · ") if part.endswith(" s"))
+    return {name: float(seconds) for name, seconds in pairs}
+
+
 def phase_seconds(lines: list[tuple[float, str]], start: str, end: str) -> float | None:
     """Seconds between the first line starting with ``start`` and the first with ``end``."""
     begin = next((t for t, text in lines if text.strip().startswith(start)), None)
@@ -256,6 +263,7 @@ def measure(
                 **run,
                 "data_seconds": phase_seconds(run["lines"], "[data]", "[model]"),
                 "before_seconds": phase_seconds(run["lines"], "[before]", "[train]") or 0.0,
+                "stages": data_stages(run["lines"]),
             }
         )
     for row in rows:
@@ -313,6 +321,16 @@ def render_report(rows: list[dict[str, Any]], context: dict[str, Any]) -> str:
         "neither cleaning nor decoding: it only reads and tokenizes.",
         "",
     ]
+    sizes = sorted({r["n"] for r in rows})
+    stages = {n: by.get((n, "cold"), {}).get("stages") or {} for n in sizes}
+    names = list(dict.fromkeys(name for found in stages.values() for name in found))
+    if names:  # the cold run's own account of its data time (its `data: prepared` line)
+        lines += ["Where the cold run's data time went, as its `data: prepared` line says:", ""]
+        lines += [f"| pairs | {' | '.join(names)} |", "|---:|" + "---:|" * len(names)]
+        lines += [
+            f"| {n:,} | " + " | ".join(figure(found.get(k), ".1f", " s") for k in names) + " |"
+            for n, found in stages.items()
+        ] + [""]
     return "\n".join(lines)
 
 

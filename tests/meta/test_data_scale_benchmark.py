@@ -39,6 +39,10 @@ def test_the_report_gives_each_arm_against_the_anchor(bench):
     lines = [(0.5, "[data] x"), (3.0, "[model] m"), (3.5, "[before] t"), (5.5, "[train]")]
     assert bench.phase_seconds(lines, "[data]", "[model]") == 2.5
     assert bench.phase_seconds(lines, "[before]", "[nothing]") is None
+    said = [(4.0, "  data: prepared 1,000 pairs in 9.0 s: reading 1.5 s · writing 7.5 s")]
+    stages = bench.data_stages([*lines, *said])
+    assert stages == {"reading": 1.5, "writing": 7.5}
+    assert bench.data_stages(lines) == {}
     rows = [
         {"n": 1000, "arm": "anchor", "seconds": 10.0, "peak_mib": 500},
         {
@@ -48,6 +52,7 @@ def test_the_report_gives_each_arm_against_the_anchor(bench):
             "peak_mib": 750,
             "data_seconds": 9.0,
             "before_seconds": 2.0,
+            "stages": stages,
         },
         {
             "n": 1000,
@@ -68,6 +73,8 @@ def test_the_report_gives_each_arm_against_the_anchor(bench):
         "| 1,000 | 10.0 s | 15.0 s | 1.50 | 9.0 s | 2.0 s | 2.0 s | 0.20 | "
         "500 / 750 / 400 MiB (1.50×) |" in text
     )
+    assert "| pairs | reading | writing |" in text
+    assert "| 1,000 | 1.5 s | 7.5 s |" in text
     # A phase line the run never printed, an arm that never ran: "n/a", not a crash.
     rows[1]["data_seconds"] = None
     text = bench.render_report(rows[:2], context)

@@ -109,6 +109,17 @@ def test_worker_processes_prepare_what_one_process_does(
     assert workers.train.column("input_ids") == alone.train.column("input_ids")
     assert workers.cleaning.counts["long"] == alone.cleaning.counts["long"] > 0
     assert not any(isinstance(e, Note) and "cached" in e.text for e in events)
+    # Where the time went, said once the data is ready (benchmarks/data_scale.py reads it).
+    said = [e.text for e in events if isinstance(e, Note) and "data: prepared" in e.text]
+    assert len(said) == 1
+    assert said[0].startswith(f"data: prepared {workers.cleaning.pairs_in:,} pairs in ")
+    stages = [part.rsplit(" ", 2)[0] for part in said[0].split(" s: ", 1)[1].split(" · ")]
+    assert stages == [
+        "reading",
+        "cleaning and tokenizing",
+        "rules, sample, split and held-out sets",
+        "writing",
+    ]
 
 
 def test_prepared_ids_are_the_tokenizers_own_truncated_ids(tmp_path: Path, tiny_model_dir: Path):
@@ -191,7 +202,8 @@ def test_a_torn_cache_entry_is_found_and_built_again(tmp_path: Path):
     events: list = []
     rebuilt = prepare_data(config, on_event=events.append)
     notes = [e.text for e in events if isinstance(e, Note)]
-    assert notes == [f"data: the cached copy in {entry} was incomplete; preparing again"]
+    assert notes[0] == f"data: the cached copy in {entry} was incomplete; preparing again"
+    assert [n.split(" in ")[0] for n in notes[1:]] == ["data: prepared 100 pairs"]  # again
     assert digest(rebuilt) == whole
 
 

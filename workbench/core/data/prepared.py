@@ -54,6 +54,7 @@ from workbench.core.data.pair import Pair
 from workbench.core.data.pair_features import (
     FeatureJob,
     Rate,
+    StageClock,
     compute_features,
     default_num_proc,
 )
@@ -202,12 +203,14 @@ def _build(
 
     corpus = folder / "corpus.arrow"
     reading = Rate()
+    laps = StageClock()
 
     def on_rows(done: int) -> None:
         if done >= 2 * BATCH_ROWS and reading.due(done, 0):  # a small corpus: no lines
             emit(DataProgress("reading", done, 0, reading.figures(done, 0)[0]))
 
     count = write_pairs(source.rows, corpus, on_rows)
+    laps.lap("reading")
     stage = "cleaning and tokenizing" if tokenizer else "cleaning"
     working = Rate()
 
@@ -218,6 +221,7 @@ def _build(
     job = FeatureJob(corpus, folder, settings, tokenizer)
     procs = num_proc or config.num_proc or default_num_proc()
     features = compute_features(job, count, procs, on_shard)
+    laps.lap(stage)
     plain = CorpusFiles(corpus)
     columns = {
         name: features.column(name).to_numpy()
@@ -293,7 +297,10 @@ def _build(
     ]
     write_dropped_pairs(folder, report)
     shards = tuple(job.shard_files(count)) if tokenizer else ()
+    laps.lap("rules, sample, split and held-out sets")
     _write_train(CorpusFiles(corpus, shards), train_rows, folder / TRAIN_FILE, emit)
+    laps.lap("writing")
+    emit(Note(f"data: prepared {count:,} pairs in {laps.text()}"))
     held = {
         "validation": [_pair_record(p) for p in validation],
         "test": [_pair_record(p) for p in test],
