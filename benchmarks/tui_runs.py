@@ -15,7 +15,8 @@ Measured on each, with the real ``workbench tui`` in a 100x30 pseudo-terminal:
 - **list**: seconds from pressing ``7`` (the Runs pane), sent as soon as the first frame
   is painted, to the pane's line "N runs under …";
 - **idle CPU**: the TUI's CPU seconds over ``IDLE_SECONDS`` while the Runs pane is shown
-  and nothing changes, as a share of one core (from ``/proc/PID/stat``).
+  and nothing changes, as a share of one core (from ``/proc/PID/stat``), once the app has
+  settled (:func:`settle`: the shown run's log is read on a worker after the list).
 
 And ``workbench report`` on the long run and on the same run with its own short log
 (the floor: loading torch and the model for the attention heatmap): wall seconds and the
@@ -159,7 +160,7 @@ def runs_pane(output_dir: Path, runs: int) -> dict[str, float | None]:
         term.read(0.2)
         os.write(term.master, b"7")
         listed = term.wait_for(rf"{runs} runs? under".encode())
-        term.read(2.0)  # let it settle: what follows is idleness
+        settle(term)  # what follows is idleness, not the reading of the runs
         before = cpu_seconds(term.proc.pid)
         term.read(IDLE_SECONDS)
         after = cpu_seconds(term.proc.pid)
@@ -167,6 +168,18 @@ def runs_pane(output_dir: Path, runs: int) -> dict[str, float | None]:
         term.close()
     idle = (after - before) / IDLE_SECONDS if after is not None and before is not None else None
     return {"first_frame": first, "list": listed, "idle_core": idle}
+
+
+def settle(term: Terminal, most: float = 30.0) -> None:
+    """Wait until the app used under 5% of a core over a second (its worker has read the
+    shown run's log), or ``most`` seconds."""
+    until = time.perf_counter() + most
+    while time.perf_counter() < until:
+        before = cpu_seconds(term.proc.pid)
+        term.read(1.0)
+        after = cpu_seconds(term.proc.pid)
+        if before is None or after is None or after - before < 0.05:
+            return
 
 
 def report_cost(run: Path) -> dict[str, float | None]:

@@ -204,8 +204,13 @@ class RunsPane(ForwardsWorkerFailures, Vertical):
             self._show_curve()
 
     def _show_curve(self) -> None:
-        """The highlighted run's validation BLEU per epoch (until runs are compared)."""
-        row = self.highlighted()
+        """The highlighted run's validation BLEU per epoch (until runs are compared), read
+        on a worker: a run that logged 300,000 steps takes seconds to read the first time,
+        and the table must not wait for its curve."""
+        self._read_curve(self.highlighted())
+
+    @work(thread=True, exclusive=True, exit_on_error=False, group="runs-curve")
+    def _read_curve(self, row: RunRow | None) -> None:
         points: list[tuple[float, float]] = []
         if row is not None:
             events = followed_events(Path(row.run_dir) / METRICS_FILE).events
@@ -215,6 +220,11 @@ class RunsPane(ForwardsWorkerFailures, Vertical):
                 if isinstance(e, EvalDone) and e.stage == "epoch" and e.split == "validation"
             }
             points = sorted(by_epoch.items())
+        self.app.call_from_thread(self._draw_curve, row, points)
+
+    def _draw_curve(self, row: RunRow | None, points: list[tuple[float, float]]) -> None:
+        if self.comparison is not None or self.highlighted() != row:
+            return  # a comparison, or another run highlighted since: its own drawing
         self.query_one("#runs-chart", SeriesChart).set_series(
             {row.run_id if row else "BLEU": points}
         )
