@@ -241,7 +241,9 @@ def profile_section(found: dict[str, Any]) -> list[str]:
         "",
         *profile_lines(found),
         "",
-        "What each measure the libraries offer (AdamW's foreach and fused kernels, "
-        "`torch.compile`, the loss in chunks, threads) did to this step: "
-        "`python benchmarks/step_measures.py`, written to `benchmarks/STEP_MEASURES.md`.",
+        "What each measure the libraries offer (AdamW's foreach and for-loop kernels beside "
+        "the fused one the Trainer uses, `torch.compile`, the loss in chunks, threads) did "
+        "to this step: `python benchmarks/step_measures.py`, written to "
+        "`benchmarks/STEP_MEASURES.md`.",
+        "",
     ]
