@@ -7,7 +7,7 @@ import json
 import os
 from pathlib import Path
 
-from workbench.core.events import EvalDone, JsonlRecorder, Phase, TrainStep
+from workbench.core.events import EvalDone, Event, JsonlRecorder, Phase, TrainStep
 from workbench.core.live.follow import RunReader, followed_events
 from workbench.tui.widgets.replay import last_drawn
 
@@ -58,7 +58,7 @@ def test_a_run_reader_gives_each_event_once_even_across_a_replaced_log(tmp_path:
 
 def test_a_replay_draws_only_the_events_the_status_and_the_bar_end_on():
     evaluation = EvalDone(step=2, epoch=1.0, bleu=3.0, chrf=4.0)
-    events = [Phase("train"), step(1), step(2), evaluation, Phase("after")]
+    events: list[Event] = [Phase("train"), step(1), step(2), evaluation, Phase("after")]
     assert last_drawn(events) == [step(2), Phase("after")]
     assert last_drawn([Phase("train"), step(1), evaluation]) == [step(1)]
     assert last_drawn([evaluation]) == []
