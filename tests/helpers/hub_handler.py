@@ -278,8 +278,10 @@ class HubHandler(BaseHTTPRequestHandler):
         number = self.hub.count_file_request()
         if faults.stall_every and number % faults.stall_every == 0:
             time.sleep(faults.stall_seconds)
+        key = f"{self.path} {self.headers.get('Range')}"
         for every, status in faults.every.items():
-            if number % every == 0:
+            if number % every == 0 and faults.every_seen.get(key, 0) < faults.every_most:
+                faults.every_seen[key] = faults.every_seen.get(key, 0) + 1
                 extra = {"Retry-After": faults.retry_after} if status == 429 else {}
                 self._error(status, None, f"HTTP {status} injected (file request {number})", extra)
                 return

@@ -21,6 +21,12 @@ class Faults:
     # with 429 and every 7th with 503 (the first that divides wins); a 429 says Retry-After.
     every: dict[int, int] = field(default_factory=dict)
     retry_after: str = "1"
+    # ...but a mirror under load, not a dead one: the same request (path and range) is
+    # answered so at most this many times, under the client's 6 tries. With the count
+    # shared by concurrent readers, one request's retries could otherwise land on
+    # multiples of 4 or 7 six times running (seen once in CI: HubRetriesExhausted).
+    every_most: int = 3
+    every_seen: dict[str, int] = field(default_factory=dict)
     # Every n-th file GET sends its headers and half its body, then resets the connection.
     cut_every: int | None = None
     # Every n-th file request waits this long before it is answered (a read timeout).
