@@ -7,9 +7,9 @@ import json
 import os
 from pathlib import Path
 
-from workbench.core.events import EvalDone, Event, JsonlRecorder, Phase, TrainStep
+from workbench.core.events import JsonlRecorder, Phase, TrainStep
+from workbench.core.live import follow
 from workbench.core.live.follow import RunReader, followed_events
-from workbench.tui.widgets.replay import last_drawn
 
 
 def step(n: int) -> TrainStep:
@@ -56,9 +56,24 @@ def test_a_run_reader_gives_each_event_once_even_across_a_replaced_log(tmp_path:
     assert reader.read_new() == ([], [Phase("after")])
 
 
-def test_a_replay_draws_only_the_events_the_status_and_the_bar_end_on():
-    evaluation = EvalDone(step=2, epoch=1.0, bleu=3.0, chrf=4.0)
-    events: list[Event] = [Phase("train"), step(1), step(2), evaluation, Phase("after")]
-    assert last_drawn(events) == [step(2), Phase("after")]
-    assert last_drawn([Phase("train"), step(1), evaluation]) == [step(1)]
-    assert last_drawn([evaluation]) == []
+def test_the_kept_logs_are_bounded_and_a_reader_keeps_its_place_when_one_goes(
+    tmp_path: Path, monkeypatch
+):
+    """At most KEPT_EVENTS events are kept across the logs (the newest look always); a
+    RunReader holds its own log, so a log the cache let go is not read twice."""
+    monkeypatch.setattr(follow, "KEPT_EVENTS", 5)
+    paths = [tmp_path / f"run{n}" / "metrics.jsonl" for n in range(3)]
+    for path in paths:
+        path.parent.mkdir()
+        recorder = JsonlRecorder(path)
+        for n in (1, 2, 3):
+            recorder(step(n))
+    reader = RunReader(paths[0].parent)
+    assert reader.read_new() == ([], [step(1), step(2), step(3)])
+    first = followed_events(paths[0])
+    followed_events(paths[1])  # 6 events kept: the oldest log goes
+    assert followed_events(paths[0]) is not first  # read again, as a new log
+    JsonlRecorder(paths[0])(step(4))
+    assert reader.read_new() == ([], [step(4)])
+    followed_events(paths[2])
+    assert len(follow._LOGS) == 1  # every look holds 3 events, only one log fits

@@ -13,10 +13,9 @@ from pathlib import Path
 from typing import Any
 
 from workbench.core.config.settings import setting_value
-from workbench.core.events import TrainStep
-from workbench.core.live.follow import followed_events
+from workbench.core.events import TrainStep, event_from_record
 from workbench.core.live.liveness import run_liveness
-from workbench.core.records.files import Stamp, file_stamp
+from workbench.core.records.files import Stamp, file_stamp, records_from_end
 from workbench.core.records.scores import SetScores
 from workbench.core.records.status import LIVE_STATUSES
 from workbench.core.records.summary import RunSummary, best_epoch
@@ -102,10 +101,16 @@ def run_row(
 
 
 def latest_step(run_dir: Path) -> TrainStep | None:
-    """The last training step a run logged (its progress while it lives); the log is
-    followed, so a refresh reads only what the run added since the last one."""
-    events = followed_events(run_dir / METRICS_FILE).events
-    return next((e for e in reversed(events) if isinstance(e, TrainStep)), None)
+    """The last training step a run logged (its progress while it lives), read from the
+    end of its log: a block or two, however long the run."""
+    for record in records_from_end(run_dir / METRICS_FILE):
+        if record.get("event") == "TrainStep":
+            try:
+                step = event_from_record(record)
+            except (ValueError, TypeError, KeyError):
+                continue  # a record of another version: an earlier step says the progress
+            return step if isinstance(step, TrainStep) else None
+    return None
 
 
 def status_text(row: RunRow) -> str:
@@ -117,18 +122,18 @@ def status_text(row: RunRow) -> str:
 
 def list_runs(output_root: Path) -> list[RunRow]:
     """Every run under ``output_root``, newest first. A run that no longer changes is
-    read once per process (:func:`ended_row`): the TUI lists the runs every two seconds."""
-    return [ended_row(folder) or run_row(folder) for folder in run_folders(output_root)]
+    read once per process (:func:`kept_row`): the TUI lists the runs every two seconds."""
+    return [kept_row(folder) for folder in run_folders(output_root)]
 
 
 #: Rows of ended runs, by folder, with the stamps of the files they were read from.
 _ENDED_ROWS: dict[Path, tuple[tuple[Stamp, ...], RunRow]] = {}
 
 
-def ended_row(run_dir: Path) -> RunRow | None:
-    """The row of a run that has ended, read again only when one of the files a row is
-    read from changed (a resume, a rewritten config); None for a live run, whose status
-    and progress change by the second."""
+def kept_row(run_dir: Path) -> RunRow:
+    """A run's row; a run that has ended is read again only when one of the files a row
+    is read from changed (a resume, a rewritten config), a live one every time (its
+    status and progress change by the second)."""
     folder = RunFolder(run_dir)
     files = (folder.config, folder.summary, folder.writer_record, folder.log)
     stamps = tuple(file_stamp(path) for path in files)
@@ -138,8 +143,8 @@ def ended_row(run_dir: Path) -> RunRow | None:
     row = run_row(run_dir)
     if row.status in LIVE_STATUSES:
         _ENDED_ROWS.pop(run_dir, None)
-        return None  # run_row reads it again, as it is then
-    _ENDED_ROWS[run_dir] = (stamps, row)
+    else:
+        _ENDED_ROWS[run_dir] = (stamps, row)
     return row
 
 

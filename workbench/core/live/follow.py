@@ -21,7 +21,6 @@ import os
 import threading
 from collections import OrderedDict
 from collections.abc import Sequence
-from dataclasses import dataclass, field
 from pathlib import Path
 
 from workbench.core.events import Event, event_from_record
@@ -108,61 +107,78 @@ def read_run_events(path: Path, notes: list[str] | None = None) -> list[Event]:
     return MetricsFollower(path, notes).read_new()
 
 
-#: How many files :func:`followed_events` keeps: the runs a user looks at in turn.
+#: How many files :func:`followed_events` keeps (the runs a user looks at in turn), and
+#: how many events in all: a slotted logged step is about 300 bytes, so a run of 300,000
+#: steps is about 90 MB kept.
 KEPT_LOGS = 8
+KEPT_EVENTS = 1_000_000
 
 
-@dataclass
 class EventLog:
-    """A ``metrics.jsonl``'s events as of the last look, and how to read what comes next."""
+    """A ``metrics.jsonl``'s events as of the last look, and how to read what comes next.
 
-    follower: MetricsFollower
-    events: list[Event] = field(default_factory=list)
-    #: The file's stamp at the last look (None: not there).
-    stamp: Stamp = None
-    #: Times the file was replaced or truncated, so ``events`` started over.
-    restarts: int = 0
+    ``events`` grows in place (CPython lists are safe to read while another thread
+    extends them); what one look saw, with its count and restarts, comes from
+    :meth:`look`, taken under the log's own lock.
+    """
 
-    def look(self) -> None:
-        """Read the lines added since the last look, unless the file's stamp is the same."""
-        stamp = file_stamp(self.follower.file.path)
-        if stamp == self.stamp and stamp is not None:
-            return
-        self.stamp = stamp
-        restarts = self.follower.file.restarts
-        new = self.follower.read_new()
-        if self.follower.file.restarts != restarts:
-            self.events, self.restarts = new, self.restarts + 1
-        else:
-            self.events.extend(new)
+    def __init__(self, path: Path) -> None:
+        self.follower = MetricsFollower(path)
+        self.events: list[Event] = []
+        self.stamp: Stamp = None  # the file's stamp at the last look (None: not there)
+        self.restarts = 0  # times the file was replaced or truncated: events started over
+        self.lock = threading.Lock()
+
+    def look(self) -> tuple[list[Event], int, int]:
+        """Read the lines added since the last look, unless the file's stamp is the same;
+        the events, how many there were as of this look, and the restarts."""
+        with self.lock:
+            stamp = file_stamp(self.follower.file.path)
+            if stamp != self.stamp or stamp is None:
+                self.stamp = stamp
+                restarts = self.follower.file.restarts
+                new = self.follower.read_new()
+                if self.follower.file.restarts != restarts:
+                    self.events, self.restarts = new, self.restarts + 1
+                else:
+                    self.events.extend(new)
+            return self.events, len(self.events), self.restarts
 
 
 _LOGS: OrderedDict[Path, EventLog] = OrderedDict()
-_LOGS_LOCK = threading.Lock()  # the TUI reads from its main thread and from workers
+_LOGS_LOCK = threading.Lock()  # the TUI looks from its main thread and from workers
 
 
 def followed_events(path: Path) -> EventLog:
-    """The events of the ``metrics.jsonl`` at ``path`` as of now, read once per process
-    and then followed (see the module's docstring). The log's ``events`` are shared: read
-    them, never change them."""
+    """The log of the ``metrics.jsonl`` at ``path``, looked at now: read once per process
+    and then followed (see the module's docstring). Its ``events`` are shared: read them,
+    never change them. A file is parsed under its own log's lock only, so a worker
+    reading a long run never holds up a look at another."""
     key = path.absolute()
     with _LOGS_LOCK:
-        log = _LOGS.pop(key, None) or EventLog(MetricsFollower(path))
+        log = _LOGS.pop(key, None) or EventLog(path)
         _LOGS[key] = log  # the newest look last; the oldest goes first
-        while len(_LOGS) > KEPT_LOGS:
-            _LOGS.popitem(last=False)
-        log.look()
-        return log
+    log.look()
+    with _LOGS_LOCK:
+        kept = sum(len(other.events) for other in _LOGS.values())
+        while len(_LOGS) > 1 and (len(_LOGS) > KEPT_LOGS or kept > KEPT_EVENTS):
+            _, oldest = _LOGS.popitem(last=False)
+            kept -= len(oldest.events)
+    return log
 
 
 class RunReader:
     """A run folder as it grows: the new lines of its ``train.log`` (what the run said)
-    and the new events of its ``metrics.jsonl`` (its numbers), since the last read."""
+    and the new events of its ``metrics.jsonl`` (its numbers), since the last read.
+
+    It keeps the :class:`EventLog` it was given first, so its place in the events holds
+    even when the shared cache lets that log go."""
 
     def __init__(self, run_dir: Path) -> None:
         self.run_dir = run_dir
         self.log = GrowingFile(run_dir / LOG_FILE)
         self.metrics = run_dir / METRICS_FILE
+        self.events: EventLog | None = None
         self._read: tuple[int, int] = (-1, 0)  # (restarts, events) of the last read
 
     def has_log(self) -> bool:
@@ -171,8 +187,10 @@ class RunReader:
 
     def read_new(self) -> tuple[list[str], Sequence[Event]]:
         """The log lines and the events added since the last call (all, the first time)."""
-        log = followed_events(self.metrics)
-        restarts, seen = self._read
-        events = log.events[seen:] if restarts == log.restarts else log.events[:]
-        self._read = (log.restarts, len(log.events))
-        return self.log.read_new_text(), events
+        if self.events is None:
+            self.events = followed_events(self.metrics)
+        events, count, restarts = self.events.look()
+        seen_restarts, seen = self._read
+        new = events[seen:count] if restarts == seen_restarts else events[:count]
+        self._read = (restarts, count)
+        return self.log.read_new_text(), new

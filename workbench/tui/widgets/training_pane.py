@@ -74,6 +74,7 @@ class TrainingPane(ForwardsWorkerFailures, Vertical):
         self.text = EventText()
         #: The run another process writes, which this pane follows (attached).
         self.attached: RunReader | None = None
+        self.shows = 0  # runs shown so far: a late start-up replay must not replace one
         #: Clear while this pane's training thread runs (the app waits on it when its
         #: terminal went away mid-run).
         self.training_done = threading.Event()
@@ -248,6 +249,7 @@ class TrainingPane(ForwardsWorkerFailures, Vertical):
         status and best epoch; a live one is then followed (attached)."""
         if self.running:
             return
+        self.shows += 1
         self._let_go()
         for chart in self.query(SeriesChart):
             chart.clear_series()
