@@ -41,6 +41,8 @@ def step_seconds(found: dict[str, Any]) -> float:
 
 def measure_lines(results: dict[str, list[dict[str, Any]]]) -> list[str]:
     """One row per measure: its step against the step as shipped, and its losses."""
+    if not results.get(SHIPPED):
+        return ["The step as shipped did not run, so no measure can be compared with it."]
     base = statistics.median(step_seconds(r) for r in results[SHIPPED])
     base_losses = results[SHIPPED][0]["losses"]
     lines = [
@@ -111,7 +113,7 @@ def main() -> int:
         "",
         "## The step as shipped",
         "",
-        *profile_lines(results[SHIPPED][0]),
+        *(profile_lines(results[SHIPPED][0]) if results.get(SHIPPED) else []),
     ]
     out = report_path(args.out, Path(__file__).with_name("STEP_MEASURES.md"), args.smoke)
     out.write_text("\n".join(lines) + "\n", encoding="utf-8")

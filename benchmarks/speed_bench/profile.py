@@ -107,6 +107,7 @@ def timed_steps(
         "first_step": first_step,
         "losses": losses,
         "top_ops": [[e.key, e.self_cpu_time_total / 1e6, e.count] for e in top[:10]],
+        "adamw": {key: trainer.optimizer.param_groups[0].get(key) for key in ("fused", "foreach")},  # type: ignore[union-attr]
         **peak_memory(device),
     }
 
@@ -119,9 +120,11 @@ def apply_measure(trainer: Seq2SeqTrainer, measure: str) -> Callable[[], None]:
     if measure.startswith("AdamW"):
         # As shipped, the Trainer's default ("adamw_torch_fused") already runs the fused
         # kernel; these are the other two implementations.
+        # A group's own options win over the constructor's: they are set in the groups.
         foreach = measure == "AdamW foreach"
         groups: Any = trainer.optimizer.param_groups  # type: ignore[union-attr]
-        trainer.optimizer = torch.optim.AdamW(groups, foreach=foreach, fused=False)
+        mine = [{**group, "fused": False, "foreach": foreach} for group in groups]
+        trainer.optimizer = torch.optim.AdamW(mine)
         trainer.lr_scheduler.optimizer = trainer.optimizer  # type: ignore[union-attr]
     elif measure == "loss in chunks":
         return chunk_cross_entropy()

@@ -235,9 +235,13 @@ def test_the_step_profile_splits_a_step_into_parts_that_add_up(speed, workdir: P
     lines = speed.profile_lines(shipped)
     assert any(line.startswith("| forward, projection |") for line in lines)
     # A measure that only changes how AdamW runs keeps the losses at float rounding.
+    assert shipped["adamw"] == {"fused": True, "foreach": None}  # the Trainer's default
+    kernels = {"AdamW foreach": {"fused": False, "foreach": True}}
+    kernels["AdamW for-loop"] = {"fused": False, "foreach": False}
     for measure in ("AdamW foreach", "AdamW for-loop", "loss in chunks"):
         other = speed.child_profile(workdir, "cpu", measure, steps=2)
         assert other["losses"] == pytest.approx(shipped["losses"], abs=1e-5), measure
+        assert other["adamw"] == kernels.get(measure, shipped["adamw"]), measure
     import torch.nn.functional as F
 
     assert F.cross_entropy.__name__ == "cross_entropy"  # the chunked loss was undone

@@ -30,9 +30,9 @@ def test_each_cell_keeps_its_lowest_and_highest_point_and_the_ends():
     assert max(b - a for a, b in itertools.pairwise(xs)) <= 2 * 10_000 / 50
 
 
-def test_one_x_for_every_point_keeps_the_lowest_and_highest():
-    points = [(3.0, float(y)) for y in range(100)]
-    assert envelope(points, cells=10) == [(3.0, 0.0), (3.0, 99.0)]
+def test_one_x_for_every_point_keeps_the_lowest_highest_first_and_last():
+    points = [(3.0, float(y % 50)) for y in range(1, 100)]
+    assert envelope(points, cells=10) == [(3.0, 0.0), (3.0, 1.0), (3.0, 49.0)]
 
 
 def test_unsorted_points_are_bucketed_by_their_x():

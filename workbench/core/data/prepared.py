@@ -247,8 +247,9 @@ def _build(
             ]
             by_row = np.argsort(rows, kind="stable")  # back from file order to rows' order
             source, target = np.empty(len(rows), np.int64), np.empty(len(rows), np.int64)
-            source[by_row] = [n for s, _ in found for n in s]
-            target[by_row] = [n for _, t in found for n in t]
+            if found:  # each part's counts as an array: no Python int per pair
+                source[by_row] = np.concatenate([np.asarray(s, np.int64) for s, _ in found])
+                target[by_row] = np.concatenate([np.asarray(t, np.int64) for _, t in found])
             return source, target
 
     kept = cleaning.run(columns, lengths, test_keys_of(test))

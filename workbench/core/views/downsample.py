@@ -23,8 +23,8 @@ def envelope(points: Sequence[Point], cells: int) -> list[Point]:
     if cells < 1 or len(points) <= 2 * cells + 2:
         return list(points)
     low, high = min(p[0] for p in points), max(p[0] for p in points)
-    if high <= low:  # one x for every point: the lowest and the highest say it all
-        return sorted({min(points, key=_y), max(points, key=_y)})
+    if high <= low:  # one x for every point: its lowest and highest, its first and last
+        return sorted({points[0], min(points, key=_y), max(points, key=_y), points[-1]})
     scale = cells / (high - low)
     lowest: list[Point | None] = [None] * cells
     highest: list[Point | None] = [None] * cells
