@@ -27,7 +27,16 @@ REPO = Path(__file__).resolve().parents[1]
 if str(REPO) not in sys.path:  # measure this checkout's workbench, not an installed one
     sys.path.insert(0, str(REPO))
 sys.path.insert(0, str(Path(__file__).parent))
-from figures import figure, load_average, ratio, report_path, spread, spread_text  # noqa: E402
+from figures import (  # noqa: E402
+    Spread,
+    figure,
+    load_average,
+    noise_warning,
+    ratio,
+    report_path,
+    spread,
+    spread_text,
+)
 from speed_bench import MEASURES, MODES, machine, prepare_workdir, profile_lines  # noqa: E402
 from speed_bench.orchestration import run_child  # noqa: E402
 
@@ -37,6 +46,12 @@ SHIPPED = MEASURES[0]
 def step_seconds(found: dict[str, Any]) -> float:
     """A repetition's step: the median of its timed steps."""
     return statistics.median(found["parts"]["step"])
+
+
+def flagged(found: Spread) -> str:
+    """The spread of a measure's repetitions, and the flag when they differ by over 25%."""
+    warning = noise_warning({"": found})
+    return f"{spread_text(found, '.2f')}: **{warning}**" if warning else spread_text(found, ".2f")
 
 
 def measure_lines(results: dict[str, list[dict[str, Any]]]) -> list[str]:
@@ -57,7 +72,7 @@ def measure_lines(results: dict[str, list[dict[str, Any]]]) -> list[str]:
         diff = max(abs(a - b) for a, b in zip(runs[0]["losses"], base_losses, strict=True))
         lines.append(
             f"| {measure} | {', '.join(f'{s:.2f}' for s in steps)} | "
-            f"{spread_text(spread(steps), '.2f')} | "
+            f"{flagged(spread(steps))} | "
             f"{figure(ratio(base, statistics.median(steps)), '.2f')}× | {optimizer:.3f} | "
             f"{first:.2f} | {diff:.1e} |"
         )

@@ -225,8 +225,10 @@ def test_step_measures_compares_each_measure_with_the_step_as_shipped(figures):
             "as shipped": [run(2.0, [11.0, 10.9]), run(2.2, [11.0, 10.9])],
             "2 threads": [run(1.05, [11.0, 10.9]), run(1.05, [11.0, 10.9])],
             "torch.compile": [run(2.1, [11.0, 10.95])],
+            "loss in chunks": [run(2.0, [11.0, 10.9]), run(3.0, [11.0, 10.9])],
         }
     )
     assert lines[2].startswith("| as shipped | 2.00, 2.20 | 2.00–2.20 (10%) | 1.00× |")
     assert "| 2.00× |" in lines[3]
     assert lines[4].endswith("| 5.0e-02 |")
+    assert "2.00–3.00 (50%): **noisy: repetitions differ by 50% (> 25%); not a result**" in lines[5]
