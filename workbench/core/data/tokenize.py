@@ -20,6 +20,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from workbench.core.data.piece_ids import batch_ids
 from workbench.core.languages import Direction
 
 #: The token columns of a tokenized corpus, as the Trainer reads them, and ``length``
@@ -54,11 +55,11 @@ class PairTokenizer:
         if self.direction.causal:
             return self._encode_prompted(sources, targets)
         texts = [self.direction.source_text(s) for s in sources]
-        source = self.tokenizer(texts)
-        target = self.tokenizer(text_target=targets)
-        source_tokens = [len(ids) for ids in source["input_ids"]]
-        target_tokens = [len(ids) for ids in target["input_ids"]]
-        ids, mask, labels = source["input_ids"], source["attention_mask"], target["input_ids"]
+        ids = batch_ids(self.tokenizer, texts)
+        labels = batch_ids(self.tokenizer, targets, target=True)
+        source_tokens = [len(row) for row in ids]
+        target_tokens = [len(row) for row in labels]
+        mask = [[1] * n for n in source_tokens]
         long_sources = [i for i, n in enumerate(source_tokens) if n > self.max_source_length]
         if long_sources:
             cut = self.tokenizer(
