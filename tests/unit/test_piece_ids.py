@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
@@ -30,31 +31,68 @@ AWKWARD = [
 
 
 @pytest.fixture(scope="module")
-def marian(tmp_path_factory: pytest.TempPathFactory, hsk_pairs):
-    from transformers import AutoTokenizer
-
+def opus_folder(tmp_path_factory: pytest.TempPathFactory, hsk_pairs) -> Path:
     from tests.helpers.hub_repos import build_opus_like_model
 
-    folder = build_opus_like_model(
+    return build_opus_like_model(
         tmp_path_factory.mktemp("opus") / "model",
         [p.source for p in hsk_pairs],
         [p.target for p in hsk_pairs],
     )
-    return AutoTokenizer.from_pretrained(folder)
+
+
+@pytest.fixture(scope="module")
+def marian(opus_folder: Path):
+    from transformers import AutoTokenizer
+
+    return AutoTokenizer.from_pretrained(opus_folder)
+
+
+@pytest.fixture(scope="module")
+def two_vocabularies(opus_folder: Path, tmp_path_factory: pytest.TempPathFactory):
+    """A Marian tokenizer with a target vocabulary of its own, in another order: ``<unk>``
+    and every piece have other ids on the target side than on the source side."""
+    from transformers import MarianTokenizer
+
+    folder = tmp_path_factory.mktemp("two-vocabularies")
+    vocabulary = json.loads((opus_folder / "vocab.json").read_text(encoding="utf-8"))
+    (folder / "vocab.json").write_text(json.dumps(vocabulary), encoding="utf-8")
+    order = sorted(vocabulary, key=lambda piece: vocabulary[piece])
+    keep = {"</s>", "<pad>"}  # the model's eos and pad ids are shared by both sides
+    moved = [p for p in reversed(order) if p not in keep]
+    target = {p: vocabulary[p] for p in keep}
+    free = (i for i in range(len(vocabulary) + 2) if i not in target.values())
+    target.update({p: next(free) for p in moved})
+    (folder / "target_vocab.json").write_text(json.dumps(target), encoding="utf-8")
+    tokenizer = MarianTokenizer(
+        vocab=str(folder / "vocab.json"),
+        source_spm=str(opus_folder / "source.spm"),
+        target_spm=str(opus_folder / "target.spm"),
+        target_vocab_file=str(folder / "target_vocab.json"),
+        separate_vocabs=True,
+        source_lang="en",
+        target_lang="zh",
+    )
+    assert tokenizer.encoder["<unk>"] != tokenizer.target_encoder["<unk>"]
+    return tokenizer
 
 
 @pytest.mark.parametrize("target", [False, True], ids=["source", "target"])
+@pytest.mark.parametrize("vocabularies", ["one vocabulary", "two vocabularies"])
 def test_the_shortcut_gives_the_tokenizers_ids_on_awkward_and_real_text(
-    marian, hsk_pairs, target: bool
+    request, hsk_pairs, target: bool, vocabularies: str
 ):
+    tokenizer = request.getfixturevalue(
+        "marian" if vocabularies == "one vocabulary" else "two_vocabularies"
+    )
     side = [p.target if target else p.source for p in hsk_pairs]
-    texts = AWKWARD + side
-    expected = (marian(text_target=texts) if target else marian(texts))["input_ids"]
-    pieces = piece_ids._Pieces.of(marian, target)
+    texts = AWKWARD + side + [p.source if target else p.target for p in hsk_pairs[:50]]
+    expected = (tokenizer(text_target=texts) if target else tokenizer(texts))["input_ids"]
+    pieces = piece_ids._Pieces.of(tokenizer, target)
     assert pieces is not None  # a MarianTokenizer takes the shortcut
     assert pieces.ids(texts) == expected
-    assert batch_ids(marian, texts, target) == expected
-    assert batch_ids(marian, [], target) == []
+    assert batch_ids(tokenizer, texts, target) == expected
+    assert batch_ids(tokenizer, [], target) == []
 
 
 def test_other_tokenizers_are_called_as_they_are(tmp_path: Path, hsk_pairs):
@@ -67,8 +105,7 @@ def test_other_tokenizers_are_called_as_they_are(tmp_path: Path, hsk_pairs):
     )
     t5 = AutoTokenizer.from_pretrained(folder)
     assert piece_ids._Pieces.of(t5, False) is None
-    texts = AWKWARD[:5] + [p.source for p in hsk_pairs[:20]]
-    assert batch_ids(t5, texts) == t5(texts)["input_ids"]
+    assert piece_ids._Pieces.of(t5, True) is None
 
 
 def test_a_batch_the_shortcut_gets_wrong_goes_to_the_tokenizer(marian, hsk_pairs, monkeypatch):

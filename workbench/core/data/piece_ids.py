@@ -7,10 +7,14 @@ a corpus. A Marian tokenizer is a SentencePiece model per side and a vocabulary,
 batch can go through SentencePiece's C++ ``encode`` at once and through one dict lookup
 per piece; that is what :func:`batch_ids` does, about four times faster.
 
-The ids are the tokenizer's own. A sentence the shortcut cannot vouch for (one holding an
-added or special token such as ``</s>``, which the tokenizer splits out before
-SentencePiece sees the text) goes through the tokenizer, and so does every batch whose
-first sentences do not come out the same both ways. Any other tokenizer is simply called.
+The shortcut takes the tokenizer's own steps: the leading language label split off as
+the tokenizer splits it, the side's SentencePiece model, added tokens looked up before
+the side's vocabulary, an unknown piece as the side's ``<unk>``, ``</s>`` at the end. A
+sentence holding an added or special token such as ``</s>`` (which the tokenizer splits
+out before SentencePiece sees the text) goes through the tokenizer. The first sentences
+of every batch are also encoded both ways, and a difference sends the batch to the
+tokenizer: that catches a transformers release whose MarianTokenizer works otherwise, not
+a difference in one sentence further on. Any other tokenizer is simply called.
 """
 
 from __future__ import annotations
@@ -55,7 +59,8 @@ class _Pieces:
         added = dict(tokenizer._added_tokens_encoder)
         # The tokenizer looks a piece up among the added tokens first, then the vocabulary.
         self.lookup = {**(vocabulary or tokenizer.encoder), **added}
-        self.unknown = self.lookup[tokenizer.unk_token]
+        # An unknown piece is the side's own <unk> (the added token's id is the source's).
+        self.unknown = (vocabulary or tokenizer.encoder)[tokenizer.unk_token]
         self.end = [tokenizer.eos_token_id]
         special = sorted({*added, *tokenizer.all_special_tokens}, key=len, reverse=True)
         self.special = re.compile("|".join(map(re.escape, special))) if special else None
@@ -88,7 +93,8 @@ class _Pieces:
         out: list[list[int]] = [[] for _ in texts]
         for start in range(0, len(plain), CHUNK):
             chunk = slice(start, start + CHUNK)
-            pieces = self.spm.encode(bodies[chunk], out_type=str)
+            # One thread: the feature workers are the parallelism (one per core).
+            pieces = self.spm.encode(bodies[chunk], out_type=str, num_threads=1)
             for i, label, sentence in zip(plain[chunk], labels[chunk], pieces, strict=True):
                 if label not in label_ids:
                     label_ids[label] = [lookup.get(label, unknown)]
