@@ -12,8 +12,10 @@ from __future__ import annotations
 
 import re
 
-#: ``scheme://user:password@`` anywhere in a text; the password is what is hidden.
-_USERINFO = re.compile(r"(?P<head>\b[A-Za-z][\w+.-]*://[^\s:/@]*:)[^\s@/]+@")
+#: ``scheme://user:password@`` anywhere in a text; the password is what is hidden. One
+#: slash is enough: a URL given where a path was expected comes back from ``Path`` as
+#: ``https:/user:password@host``.
+_USERINFO = re.compile(r"(?P<head>\b[A-Za-z][\w+.-]*:/+[^\s:/@]*:)[^\s@/]+@")
 HIDDEN = "***"
 
 

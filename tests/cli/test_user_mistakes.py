@@ -39,6 +39,7 @@ def test_mistake_is_one_clear_line_and_writes_nothing(name: str, tmp_path: Path)
 #: The mistakes in a data file a first look at its start finds (workbench.core.data.sources).
 DATA_FILE_MISTAKES = [
     "dataset file missing",
+    "dataset URL with a password",
     "test data file missing",
     "dataset file empty",
     "dataset not UTF-8",

@@ -28,6 +28,12 @@ MISTAKES = {
         ["no_such_model", "does not exist"],
     ),
     "dataset file missing": ({}, (*TRAIN, "--data", "pairs.tsv"), {}, ["pairs.tsv", "not found"]),
+    "dataset URL with a password": (
+        {},
+        (*TRAIN, "--data", "https://alice:s3cret@example.invalid/pairs.tsv"),
+        {},
+        ["alice:***@example.invalid/pairs.tsv", "not found"],  # the path's one slash too
+    ),
     "test data file missing": (
         {},
         (*TRAIN, "--test-data", "held-out.tsv"),

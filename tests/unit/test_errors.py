@@ -22,7 +22,12 @@ from workbench.errors import HubUnreachableError, WorkbenchError, without_passwo
             "postgresql+psycopg2://u:x@h/db and https://a:b@mirror.example/ both",
             "postgresql+psycopg2://u:***@h/db and https://a:***@mirror.example/ both",
         ),
+        (
+            "data file 'https:/alice:s3cret@example.invalid/pairs.tsv' not found",
+            "data file 'https:/alice:***@example.invalid/pairs.tsv' not found",
+        ),  # a URL that went through Path keeps one slash
         ("sqlite:///tmp/out/sweeps/demo.db", "sqlite:///tmp/out/sweeps/demo.db"),
+        ("C:/Users/ann/pairs.tsv and a:b@c", "C:/Users/ann/pairs.tsv and a:b@c"),
         (
             "https://user@host/path and http://127.0.0.1:8080/x",
             "https://user@host/path and http://127.0.0.1:8080/x",
