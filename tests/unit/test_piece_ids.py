@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -64,7 +65,7 @@ def two_vocabularies(opus_folder: Path, tmp_path_factory: pytest.TempPathFactory
     free = (i for i in range(len(vocabulary) + 2) if i not in target.values())
     target.update({p: next(free) for p in moved})
     (folder / "target_vocab.json").write_text(json.dumps(target), encoding="utf-8")
-    tokenizer = MarianTokenizer(
+    tokenizer: Any = MarianTokenizer(
         vocab=str(folder / "vocab.json"),
         source_spm=str(opus_folder / "source.spm"),
         target_spm=str(opus_folder / "target.spm"),
