@@ -5,7 +5,7 @@ SentencePiece on one sentence at a time and then turns each piece into an id thr
 several Python calls, so SentencePiece is under a fifth of the time it takes to tokenize
 a corpus. A Marian tokenizer is a SentencePiece model per side and a vocabulary, so a
 batch can go through SentencePiece's C++ ``encode`` at once and through one dict lookup
-per piece; that is what :func:`batch_ids` does, about four times faster.
+per piece; that is what :func:`batch_ids` does, three to four times faster (20,000 pairs).
 
 The shortcut takes the tokenizer's own steps: the leading language label split off as
 the tokenizer splits it, the side's SentencePiece model, added tokens looked up before
