@@ -20,21 +20,46 @@ import json
 import os
 import threading
 from collections import OrderedDict
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from pathlib import Path
+from typing import Any
 
 from workbench.core.events import Event, event_from_record
 from workbench.core.records.files import Stamp, file_stamp
 from workbench.core.run_folder import LOG_FILE, METRICS_FILE
 
+#: Lines decoded by one ``json.loads`` (as one JSON array): a third faster than a call per
+#: line on a 300,000-step log, and a block holding a torn line is decoded line by line.
+DECODE_BLOCK = 4096
 
-def read_event(line: bytes) -> tuple[Event | None, str]:
-    """The event one ``metrics.jsonl`` line records and "", or None and why it does not
-    read (torn JSON, an unknown event, a field its event does not have or lacks)."""
-    try:
-        record = json.loads(line.decode("utf-8", errors="replace"))
-    except ValueError:  # JSONDecodeError is a ValueError
-        return None, "not JSON (a torn line?)"
+#: What :func:`decoded_records` yields for a line that is not JSON.
+NOT_JSON = "not JSON (a torn line?)"
+
+
+def decoded_records(lines: Sequence[bytes]) -> Iterator[tuple[int, Any, str]]:
+    """``(index, record, "")`` for each line of ``lines`` that holds JSON, and
+    ``(index, None, why)`` for each that does not; blank lines are left out."""
+    for start in range(0, len(lines), DECODE_BLOCK):
+        block = [(start + i, line) for i, line in enumerate(lines[start : start + DECODE_BLOCK])]
+        block = [(i, line) for i, line in block if line.strip()]
+        try:
+            records = json.loads(b"[" + b",".join(line for _, line in block) + b"]")
+        except ValueError:  # a torn line, or bytes that are not UTF-8: one line at a time
+            records = None
+        if isinstance(records, list) and len(records) == len(block):
+            for (i, _), record in zip(block, records, strict=True):
+                yield i, record, ""
+            continue
+        for i, line in block:
+            try:
+                yield i, json.loads(line.decode("utf-8", errors="replace")), ""
+            except ValueError:  # JSONDecodeError is a ValueError
+                yield i, None, NOT_JSON
+
+
+def record_event(record: Any) -> tuple[Event | None, str]:
+    """The event a decoded ``metrics.jsonl`` record holds and "", or None and why it does
+    not read (not an object, an unknown event, a field its event does not have or lacks)."""
     if not isinstance(record, dict):
         return None, "not a JSON object"
     try:
@@ -86,19 +111,26 @@ class MetricsFollower:
     def read_new(self) -> list[Event]:
         """The events whole lines added since the last call recorded (all, the first time)."""
         events = []
-        for line in self.file.read_new_lines():
-            self.lines += 1
-            if not line.strip():
-                continue
-            event, why = read_event(line)
+        lines = self.file.read_new_lines()
+        for i, record, why in decoded_records(lines):
+            event, why = (None, why) if why else record_event(record)
             if event is None:
-                self.skipped += 1
-                if self.notes is not None:
-                    name = self.file.path.name
-                    self.notes.append(f"{name} line {self.lines}: {why}; skipped")
+                self.skip(self.lines + i + 1, why)
             else:
                 events.append(event)
+        self.lines += len(lines)
         return events
+
+    def skip(self, number: int, why: str) -> None:
+        """Count line ``number`` of the file as skipped, and say why in ``notes``."""
+        self.skipped += 1
+        if self.notes is not None:
+            self.notes.append(skipped_line(self.file.path, number, why))
+
+
+def skipped_line(path: Path, number: int, why: str) -> str:
+    """The note on a line of ``path`` that did not read."""
+    return f"{path.name} line {number}: {why}; skipped"
 
 
 def read_run_events(path: Path, notes: list[str] | None = None) -> list[Event]:

@@ -12,13 +12,14 @@ report``) and the TUI call :func:`create_report`, which does all three.
 from __future__ import annotations
 
 import time
-from bisect import bisect_right
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any
+
+import numpy as np
 
 from workbench.core.attention.figures import heatmap_svg
 from workbench.core.data.dropped_pairs import read_dropped_pairs
-from workbench.core.events import EvalDone, Event, TrainStep
+from workbench.core.events import EvalDone
 from workbench.core.lab.attention_kinds import STUDY_FILE as ATTENTION_FILE
 from workbench.core.lab.attention_kinds import AttentionKinds
 from workbench.core.lab.decoding_strategies import STUDY_FILE as DECODING_FILE
@@ -27,8 +28,8 @@ from workbench.core.lab.kv_cache import STUDY_FILE as CACHE_FILE
 from workbench.core.lab.kv_cache import CacheStudy
 from workbench.core.lab.prompt_attention import STUDY_FILE as PROMPT_ATTENTION_FILE
 from workbench.core.lab.prompt_attention import PromptAttention
-from workbench.core.live.follow import read_run_events
 from workbench.core.live.liveness import run_liveness
+from workbench.core.live.run_metrics import RunMetrics, read_run_metrics
 from workbench.core.records.files import read_json_dict, read_jsonl
 from workbench.core.records.scores import finite_or_none
 from workbench.core.records.summary import SUMMARY_FILE, RunSummary, read_summary
@@ -97,16 +98,13 @@ def resolve_run_dir(run_dir: str | Path | None, output_root: str | Path) -> Path
 # --------------------------------------------------------------------------- reading the run
 
 
-StepEvent = TypeVar("StepEvent", TrainStep, EvalDone)
-
-
-def _by_step(events: list[StepEvent]) -> list[StepEvent]:
+def _by_step(events: list[EvalDone]) -> list[EvalDone]:
     """One event per step, the last one written (a resumed run logs its steps again)."""
     kept = {event.step: event for event in events}
     return [kept[s] for s in sorted(kept)]
 
 
-def epoch_rows(summary: RunSummary, events: list[Event]) -> list[EpochRow]:
+def epoch_rows(summary: RunSummary, metrics: RunMetrics) -> list[EpochRow]:
     """Per-epoch evaluations with the mean training loss of the steps since the last one.
 
     A finished run's summary holds the Trainer's evaluation log; a stopped run has only
@@ -116,21 +114,26 @@ def epoch_rows(summary: RunSummary, events: list[Event]) -> list[EpochRow]:
     if not evals:
         evals = [
             (e.epoch, e.step, e.loss, e.bleu, e.chrf)
-            for e in _by_step([e for e in events if isinstance(e, EvalDone) and e.stage == "epoch"])
+            for e in _by_step(
+                [e for e in metrics.events if isinstance(e, EvalDone) and e.stage == "epoch"]
+            )
         ]
-    steps = _by_step([e for e in events if isinstance(e, TrainStep)])
-    numbers = [s.step for s in steps]  # sorted: each epoch's steps are a slice
+    steps = metrics.steps.last_per_step()  # in step order: each epoch's steps are a slice
     best_step = _checkpoint_step(summary.best_checkpoint)
     rows = []
     previous = -1
     for epoch, at, val_loss, bleu, chrf in evals:
         step = at if isinstance(at, int) else None
         since = (
-            steps[bisect_right(numbers, previous) : bisect_right(numbers, step)]
+            steps.loss[
+                np.searchsorted(steps.step, previous, "right") : np.searchsorted(
+                    steps.step, step, "right"
+                )
+            ]
             if step is not None
-            else []
+            else steps.loss[:0]
         )
-        losses = [loss for s in since if (loss := finite_or_none(s.loss)) is not None]
+        losses = since[np.isfinite(since)].tolist()
         rows.append(
             EpochRow(
                 epoch=finite_or_none(epoch) or 0.0,
@@ -152,14 +155,11 @@ def _checkpoint_step(path: Any) -> int | None:
     return int(number) if number.isdigit() else None
 
 
-def train_loss_points(events: list[Event]) -> list[tuple[float, float]]:
-    """(epoch, loss) of every logged training step with a finite loss."""
-    points = []
-    for e in _by_step([e for e in events if isinstance(e, TrainStep)]):
-        epoch, loss = finite_or_none(e.epoch), finite_or_none(e.loss)
-        if epoch is not None and loss is not None:
-            points.append((epoch, loss))
-    return points
+def train_loss_points(metrics: RunMetrics) -> list[tuple[float, float]]:
+    """(epoch, loss) of every logged training step with a finite epoch and loss."""
+    steps = metrics.steps.last_per_step()
+    finite = np.isfinite(steps.epoch) & np.isfinite(steps.loss)
+    return list(zip(steps.epoch[finite].tolist(), steps.loss[finite].tolist(), strict=True))
 
 
 # --------------------------------------------------------------------------- the heatmap
@@ -227,7 +227,7 @@ def build_report(
         )
     root = Path(output_root) if output_root is not None else output_root_of(run_dir)
     saved = read_saved_config(run_dir) or SavedConfig({})
-    events = read_run_events(run_dir / METRICS_FILE)
+    metrics = read_run_metrics(run_dir / METRICS_FILE)
     console, console_note = console_for_run(
         read_jsonl(root / HISTORY_FILE), run_dir, summary, root, console_choice
     )
@@ -247,8 +247,8 @@ def build_report(
         saved=saved,
         preset_defaults=preset_defaults(saved),
         summary=summary,
-        epochs=epoch_rows(summary, events),
-        train_loss=train_loss_points(events),
+        epochs=epoch_rows(summary, metrics),
+        train_loss=train_loss_points(metrics),
         console=console,
         console_note=console_note,
         attention=attention,

@@ -20,7 +20,7 @@ from workbench.core.evaluate.metrics import sentence_chrf
 from workbench.core.evaluate.segment_statistics import segment_change
 from workbench.core.evaluate.significance import randomisation_p, score_before_after
 from workbench.core.experiments.table import RunRow, run_row
-from workbench.core.live.follow import read_run_events
+from workbench.core.live.run_metrics import read_run_metrics
 from workbench.core.records.run_records import Sample
 from workbench.core.records.scores import LengthBucket, MetricChange, SetScores
 from workbench.core.records.summary import SUMMARY_FILE, RunSummary, read_summary
@@ -147,14 +147,14 @@ def read_run(letter: str, run_dir: Path) -> ComparedRun:
     folder = RunFolder(run_dir)
     saved = read_saved_config(run_dir) or SavedConfig({})
     summary = read_summary(run_dir) or RunSummary()
-    events = read_run_events(folder.metrics)
+    metrics = read_run_metrics(folder.metrics)
     tokenize = saved.value("bleu_tokenize")
     return ComparedRun(
         letter=letter,
         row=run_row(run_dir, saved, summary),
         saved=saved,
-        epochs=epoch_rows(summary, events),
-        train_loss=train_loss_points(events),
+        epochs=epoch_rows(summary, metrics),
+        train_loss=train_loss_points(metrics),
         test_rows=read_translations(run_dir, "test")[0],
         bleu_tokenize=tokenize if isinstance(tokenize, str) else None,
         by_length=summary.by_length,
