@@ -8,7 +8,10 @@ from __future__ import annotations
 import html
 import importlib.util
 import json
+import os
 import shutil
+import subprocess
+import sys
 import xml.etree.ElementTree as ET
 from pathlib import Path
 
@@ -19,9 +22,11 @@ from tests.helpers.report import SVG, summary_of
 from tests.helpers.runs import FinishedRun, tiny_config
 from tests.helpers.tui import wait_for
 from workbench.cli import main
+from workbench.core.attention.kept_heatmaps import kept_views
 from workbench.core.report.contents import FIGURE_FILES, REPORT_HTML, REPORT_MD
 from workbench.core.report.read import build_report
 from workbench.core.report.write import create_report
+from workbench.core.run_files import RunFolder
 from workbench.core.translate.history import append_history, same_folder
 from workbench.core.translate.translator import Translation
 from workbench.core.views.document import escape_markdown
@@ -119,6 +124,35 @@ def test_heatmap_is_of_the_first_console_sentence(tiny_run: Path, written: dict[
     assert "tea" in labels
     assert "like" in labels
     assert "I like tea." in written[REPORT_MD]
+
+
+def test_a_finished_run_keeps_its_first_samples_heatmap_for_the_report(
+    finished_run: FinishedRun, tmp_path: Path
+):
+    """The report draws the kept view without torch, and it is the figure a report that
+    computes the view now draws."""
+    run = Path(finished_run.result.run_dir)
+    first = finished_run.result.summary.samples[0].source
+    assert [k.asked for k in kept_views(run, run / "best_model")] == [first]
+    copy = Path(shutil.copytree(run, tmp_path / "run"))  # modification times kept
+    code = (
+        "import sys; from workbench.cli import main; rc = main(['report', sys.argv[1]]); "
+        "print('torch loaded:', 'torch' in sys.modules); sys.exit(rc)"
+    )
+    proc = subprocess.run(
+        [sys.executable, "-c", code, str(copy)],
+        capture_output=True,
+        text=True,
+        env={**os.environ, "HF_HUB_OFFLINE": "1"},
+        timeout=300,
+    )
+    assert proc.returncode == 0, proc.stderr
+    assert "torch loaded: False" in proc.stdout
+    kept = (copy / FIGURE_FILES["attention"]).read_text(encoding="utf-8")
+    RunFolder(copy).heatmaps.unlink()
+    computed = build_report(copy).attention
+    assert computed.sentence == first
+    assert computed.svg == kept
 
 
 def test_console_lines_of_other_models_are_left_out(tiny_run: Path):

@@ -44,6 +44,8 @@ HISTORY_FILE = "console_history.jsonl"
 #: A saved model's transformers config (``CONFIG_NAME``): a model folder's file, named
 #: like a run's settings.
 MODEL_CONFIG_FILE = CONFIG_FILE
+#: Attention views the report draws, kept with the stamp of the model they came from.
+HEATMAPS_FILE = "attention_heatmaps.json"
 #: The Lab's studies a run folder may hold, each written by ``workbench lab <study>``.
 LAB_FILES = {
     "decoding": "lab_decoding.json",
@@ -144,6 +146,11 @@ class RunFolder:
     def checkpoints(self) -> Path:
         """checkpoints/: the Trainer's checkpoints."""
         return self.path / CHECKPOINTS_FOLDER
+
+    @property
+    def heatmaps(self) -> Path:
+        """attention_heatmaps.json: the report's attention views, kept."""
+        return self.path / HEATMAPS_FILE
 
     def translations(self, split: str) -> Path:
         """``<split>_translations.jsonl``: each sentence of ``test`` or ``validation``."""

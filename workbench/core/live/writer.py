@@ -26,6 +26,7 @@ from dataclasses import replace
 from pathlib import Path
 
 from workbench.core.events import EventSink, Level, Note
+from workbench.core.live.run_log import RunLog
 from workbench.core.live.stop_request import clear_stop_request, read_stop_request
 from workbench.core.live.writer_record import (
     HEARTBEAT_SECONDS,
@@ -93,10 +94,15 @@ class RunWriter:
         self._thread: threading.Thread | None = None
         self._write_lock = threading.Lock()
 
-    def hold(self, run_dir: Path) -> None:
-        """Take ``run_dir`` for this process, or raise :class:`RunFolderBusy`."""
-        if self.run_dir == run_dir:
-            return
+    def hold(self, run_dir: Path, log: RunLog | None = None) -> None:
+        """Take ``run_dir`` for this process, or raise :class:`RunFolderBusy`; then ``log``
+        (the run's lines) writes into it."""
+        if self.run_dir != run_dir:
+            self._take(run_dir)
+        if log is not None:
+            log.open(run_dir)
+
+    def _take(self, run_dir: Path) -> None:
         fd: int | None = os.open(run_dir / LOCK_FILE, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o644)
         assert fd is not None
         try:

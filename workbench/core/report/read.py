@@ -18,6 +18,7 @@ from typing import Any
 import numpy as np
 
 from workbench.core.attention.figures import heatmap_svg
+from workbench.core.attention.kept_heatmaps import heatmap_view
 from workbench.core.data.dropped_pairs import read_dropped_pairs
 from workbench.core.events import EvalDone
 from workbench.core.lab.attention_kinds import STUDY_FILE as ATTENTION_FILE
@@ -166,10 +167,11 @@ def train_loss_points(metrics: RunMetrics) -> list[tuple[float, float]]:
 
 
 def attention_figure(run_dir: Path, sentence: str | None) -> AttentionFigure:
-    """Translate the sentence with the run's best model and draw its cross-attention.
+    """The sentence's attention under the run's best model, drawn: the view the run kept
+    (:mod:`~workbench.core.attention.kept_heatmaps`), else one computed now.
 
-    Loads torch and the model only here. A run without a model, or a model that cannot
-    be loaded, gives a figure that says why instead of failing the whole report.
+    Only a view not kept loads torch and the model. A run without a model, or a model
+    that cannot be loaded, gives a figure that says why instead of failing the report.
     """
     if not sentence:
         return AttentionFigure(
@@ -186,24 +188,19 @@ def attention_figure(run_dir: Path, sentence: str | None) -> AttentionFigure:
             ),
         )
     try:
-        from workbench.core.attention.extract import load_attention_model
-
-        amap = load_attention_model(str(model_dir)).map(sentence)
-        view = amap.view(words=True)
+        view = heatmap_view(run_dir, model_dir, sentence)
     except Exception as err:  # a figure must never take the whole report down
         return AttentionFigure(
             sentence=sentence,
             missing=(f"the attention could not be computed ({type(err).__name__}: {err})"),
         )
-    heading = amap.heading(view)
-    title = heading[:1].upper() + heading[1:]
-    svg = heatmap_svg(view.row_labels, view.col_labels, view.matrix.tolist(), title=title)
+    title = view.heading[:1].upper() + view.heading[1:]
     return AttentionFigure(
-        sentence=amap.sentence,
-        translation=amap.translation,
-        view=view.title,
-        svg=svg,
-        kind=amap.kind,
+        sentence=view.sentence,
+        translation=view.translation,
+        view=view.view,
+        svg=heatmap_svg(view.rows, view.cols, view.matrix, title=title),
+        kind=view.kind,
     )
 
 

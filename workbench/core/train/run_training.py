@@ -2,10 +2,12 @@
 
 ``run_training`` reads as the job does: data, model, the held-out sets scored *before*,
 fine-tuning with ``Seq2SeqTrainer``, the same sets scored *after* with the same decoding,
-the best model published, the summary written. The details live in their own modules:
-``run_start`` (the run folder and its first lines), ``preflight``, ``run_model``,
-``trainer`` and ``callbacks`` (the Trainer and its callback), ``checkpoints``, and
-:mod:`workbench.core.evaluate.before_after` (the held-out sets before and after).
+the best model published, the first sample's attention kept for the report
+(:mod:`workbench.core.attention.kept_heatmaps`), the summary written. The details live in
+their own modules: ``run_start`` (the run folder and its first lines), ``preflight``,
+``run_model``, ``trainer`` and ``callbacks`` (the Trainer and its callback),
+``checkpoints``, and :mod:`workbench.core.evaluate.before_after` (the held-out sets before
+and after).
 
 Progress goes to an event sink and the run folder's ``train.log``; a ``threading.Event``
 (or a stop request left in the folder) stops training at the next step with a
@@ -24,6 +26,7 @@ from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final
 
+from workbench.core.attention.kept_heatmaps import keep_heatmap, sample_heatmap
 from workbench.core.config.run_config import RunConfig
 from workbench.core.data.hub_requests import reporting_retries
 from workbench.core.data.prepared import prepare_data
@@ -180,7 +183,7 @@ def _train(
         resume_dir = run_dir
     held = resume_dir or run_dir
     if main and held is not None:  # taken before minutes of set-up
-        _hold(writer, log, held)
+        writer.hold(held, log)
     if resume_dir is not None:
         config = saved_config(resume_dir, config.preset)
     preflight(config)
@@ -219,7 +222,7 @@ def _train(
     device = precision.device
     run_dir = resume_dir or new_run(output_root, config, precision, main, run_dir, data)
     if main:
-        _hold(writer, log, run_dir)
+        writer.hold(run_dir, log)
         writer.began = True  # from here on, the run writes its folder
     recorder = JsonlRecorder(run_dir / METRICS_FILE) if main else None
     emit = fan_out(while_held(recorder, lease) if recorder else None, on_event)
@@ -327,12 +330,15 @@ def _train(
     samples = pick_samples(rows["test"], config.num_samples_shown)
     for sample in samples:
         emit(sample)
+    heatmap = sample_heatmap(best_dir, samples)  # the report's, drawn without torch
 
     # ---- publish (the run's last writes, the lease checked once more: decoding takes long)
     check_lease(lease, run_dir, trainer.state.global_step)
     if publish:
         publish_model(best_dir, published)
     write_translations(run_dir, rows)
+    if heatmap is not None:
+        keep_heatmap(run_dir, best_dir, heatmap)
     summary = summary_with(
         test=scores["test"],
         validation=scores["validation"],
@@ -352,13 +358,6 @@ def _train(
 
 
 # --------------------------------------------------------------------------- the steps' details
-
-
-def _hold(writer: RunWriter, log: RunLog | None, run_dir: Path) -> None:
-    """Take the run folder for this process, and write the run's lines into it."""
-    writer.hold(run_dir)
-    if log is not None:
-        log.open(run_dir)
 
 
 def _end_early(

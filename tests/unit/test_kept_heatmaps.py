@@ -1,0 +1,125 @@
+"""A run's attention views kept in its folder: the same numbers as computed, used while the
+model folder is unchanged, stale once it changed, bounded, and each entry that does not
+read said and left out (workbench.core.attention.kept_heatmaps)."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+from pathlib import Path
+
+import pytest
+
+from workbench.core.attention import kept_heatmaps
+from workbench.core.attention.kept_heatmaps import (
+    HeatmapView,
+    KeptView,
+    compute_heatmap,
+    heatmap_view,
+    keep_heatmap,
+    kept_views,
+    model_stamp,
+    sample_heatmap,
+)
+from workbench.core.records.run_records import Sample
+from workbench.core.run_files import RunFolder
+
+SENTENCE = "I like to drink tea."
+
+
+def planted_view(sentence: str, translation: str = "planted") -> HeatmapView:
+    """A view no model computed: seeing it back proves the kept one was used."""
+    return HeatmapView(
+        sentence, translation, "cross-attention", "h", "v", ["a"], ["b", "c"], [[0.25, 0.75]]
+    )
+
+
+@pytest.fixture
+def model_copy(tiny_model_dir: Path, tmp_path: Path) -> Path:
+    """The session's tiny Marian, copied with its modification times (a test touches it)."""
+    return Path(shutil.copytree(tiny_model_dir, tmp_path / "best_model"))
+
+
+def test_a_view_is_computed_once_then_read_back_as_the_same_numbers(
+    model_copy: Path, tmp_path: Path
+):
+    run = tmp_path
+    computed = heatmap_view(run, model_copy, SENTENCE)
+    assert computed == compute_heatmap(model_copy, SENTENCE)  # the same function, twice
+    assert len(computed.rows) == len(computed.matrix) > 0
+    assert [k.asked for k in kept_views(run, model_copy)] == [SENTENCE]
+    assert kept_views(run, model_copy)[0].view == computed  # through JSON, bit for bit
+    # Kept for this model: the kept view is what comes back, not a new computation.
+    keep_heatmap(run, model_copy, KeptView(SENTENCE, planted_view(SENTENCE)))
+    assert heatmap_view(run, model_copy, SENTENCE).translation == "planted"
+
+
+def test_a_changed_model_folder_makes_its_kept_views_stale(model_copy: Path, tmp_path: Path):
+    keep_heatmap(tmp_path, model_copy, KeptView(SENTENCE, planted_view(SENTENCE)))
+    stamp = model_stamp(model_copy)
+    weights = model_copy / "model.safetensors"
+    os.utime(weights, ns=(weights.stat().st_atime_ns, weights.stat().st_mtime_ns + 1))
+    assert model_stamp(model_copy) != stamp
+    assert kept_views(tmp_path, model_copy) == []
+    view = heatmap_view(tmp_path, model_copy, SENTENCE)
+    assert view.translation != "planted"
+    assert view == compute_heatmap(model_copy, SENTENCE)
+
+
+def test_the_first_sample_is_drawn_and_a_model_that_cannot_be_is_not(
+    model_copy: Path, tmp_path: Path
+):
+    sample = Sample(SENTENCE, "我喜欢喝茶。", "", "", 0.0, 0.0)
+    kept = sample_heatmap(model_copy, [sample])
+    assert kept is not None
+    assert kept.asked == SENTENCE
+    assert kept.view == compute_heatmap(model_copy, SENTENCE)
+    assert sample_heatmap(model_copy, []) is None
+    assert sample_heatmap(tmp_path / "no_model", [sample]) is None
+
+
+def test_views_are_bounded_and_a_sentence_asked_again_replaces_its_view(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+):
+    model = tmp_path / "model"
+    model.mkdir()
+    (model / "config.json").write_text("{}", encoding="utf-8")
+    monkeypatch.setattr(kept_heatmaps, "KEPT_VIEWS", 3)
+    for name in ("a", "b", "c", "d"):
+        keep_heatmap(tmp_path, model, KeptView(name, planted_view(name)))
+    assert [k.asked for k in kept_views(tmp_path, model)] == ["b", "c", "d"]
+    keep_heatmap(tmp_path, model, KeptView("b", planted_view("b", "again")))
+    assert [(k.asked, k.view.translation) for k in kept_views(tmp_path, model)] == [
+        ("c", "planted"),
+        ("d", "planted"),
+        ("b", "again"),
+    ]
+
+
+def test_an_entry_that_does_not_read_is_said_and_left_out(tmp_path: Path):
+    model = tmp_path / "model"
+    model.mkdir()
+    (model / "config.json").write_text("{}", encoding="utf-8")
+    good = {"asked": "a", "view": vars(planted_view("a"))}
+    no_matrix = {
+        "asked": "b",
+        "view": {k: v for k, v in vars(planted_view("b")).items() if k != "matrix"},
+    }
+    ragged = {"asked": "c", "view": {**vars(planted_view("c")), "matrix": [[0.5]]}}
+    record = {"model": model_stamp(model), "views": [good, no_matrix, ragged], "planted_key": 1}
+    RunFolder(tmp_path).heatmaps.write_text(json.dumps(record), encoding="utf-8")
+    notes: list[str] = []
+    assert [k.asked for k in kept_views(tmp_path, model, notes)] == ["a"]
+    # The run records' one decoder says it (a dropped view is also named as ill-typed).
+    said = [n for n in notes if "is ill-typed" not in n]
+    assert said == [
+        "attention_heatmaps.json.views[1].view: no 'matrix'; the record is read as missing",
+        "attention_heatmaps.json.views[1]: an ill-formed record dropped",
+        "attention_heatmaps.json.views[2].view: its matrix is not 1 rows of 2 (its labels); "
+        "the record is read as missing",
+        "attention_heatmaps.json.views[2]: an ill-formed record dropped",
+        "attention_heatmaps.json: unknown key 'planted_key' ignored",
+    ]
+    RunFolder(tmp_path).heatmaps.write_text("{torn", encoding="utf-8")
+    assert kept_views(tmp_path, model) == []

@@ -1,0 +1,149 @@
+"""A run's attention heatmaps, kept in its folder so that a report draws one without torch.
+
+The report's heatmap needs the run's model to translate a sentence and run once more with
+its attention weights returned: torch, transformers and the model load first, about five
+seconds and 550 MB before anything is drawn. So the view of a sentence (its labels and
+weights, not a drawing) is kept in ``attention_heatmaps.json`` with the stamp of the
+model folder it came from (each file's name, size and modification time):
+
+- a run that finishes keeps the view of its first test sample, the sentence its report
+  shows when the console has not translated one (:func:`keep_heatmap`);
+- a report on another sentence (a console line, ``--sentence``) computes its view and
+  keeps it for the next report (:func:`heatmap_view`).
+
+A model folder whose stamp changed (a resume saved another best model) makes the kept
+views stale: they are computed again. A view is the same numbers whether kept or computed
+(:func:`compute_heatmap`, on the CPU, with the model's own decoding settings).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import dataclasses
+import json
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from workbench.core.atomic import write_text
+from workbench.core.records.files import read_json_dict
+from workbench.core.records.run_records import Sample
+from workbench.core.records.typed import decode
+from workbench.core.run_files import RunFolder
+
+#: Views kept per run folder, the newest last; the oldest goes first.
+KEPT_VIEWS = 32
+
+
+@dataclass(frozen=True)
+class HeatmapView:
+    """One sentence's attention, as the report draws it."""
+
+    sentence: str
+    translation: str
+    kind: str  # what the rows read ("cross-attention", or a decoder-only model's kind)
+    heading: str  # the kind and the layer/head choice, e.g. "cross-attention · layer 2/2 …"
+    view: str  # the layer/head choice alone
+    rows: list[str]  # the translation's words
+    cols: list[str]  # the source's words
+    matrix: list[list[float]]  # rows x cols
+
+    def __post_init__(self) -> None:
+        if len(self.matrix) != len(self.rows) or any(len(r) != len(self.cols) for r in self.matrix):
+            raise ValueError(
+                f"its matrix is not {len(self.rows)} rows of {len(self.cols)} (its labels)"
+            )
+
+
+@dataclass(frozen=True)
+class KeptView:
+    """A view and the sentence it was asked for (the view's own is the cleaned one)."""
+
+    asked: str
+    view: HeatmapView
+
+
+@dataclass(frozen=True)
+class KeptHeatmaps:
+    """What ``attention_heatmaps.json`` holds: the model's stamp, and its views oldest first."""
+
+    model: list[Any]
+    views: list[KeptView]
+
+
+def compute_heatmap(model_dir: Path, sentence: str) -> HeatmapView:
+    """Translate ``sentence`` with the model in ``model_dir`` and take its attention, by
+    words (loads torch and the model)."""
+    from workbench.core.attention.extract import load_attention_model
+
+    amap = load_attention_model(str(model_dir)).map(sentence)
+    view = amap.view(words=True)
+    return HeatmapView(
+        sentence=amap.sentence,
+        translation=amap.translation,
+        kind=amap.kind,
+        heading=amap.heading(view),
+        view=view.title,
+        rows=list(view.row_labels),
+        cols=list(view.col_labels),
+        matrix=[[float(v) for v in row] for row in view.matrix.tolist()],
+    )
+
+
+def model_stamp(model_dir: Path) -> list[list[Any]]:
+    """What says the model folder is the one a view came from: each file's name, size and
+    modification time (a copy that keeps modification times, ``cp -a``, keeps its views)."""
+    stamp = []
+    for path in sorted(model_dir.iterdir()) if model_dir.is_dir() else []:
+        if path.is_file():
+            st = path.stat()
+            stamp.append([path.name, st.st_size, st.st_mtime_ns])
+    return stamp
+
+
+def kept_views(run_dir: Path, model_dir: Path, notes: list[str] | None = None) -> list[KeptView]:
+    """The views kept for the model as it is now, oldest first: none when the file is
+    missing, unreadable or from another model. A view that does not read is left out,
+    to be computed again when asked for, and ``notes`` says so."""
+    path = RunFolder(run_dir).heatmaps
+    record = read_json_dict(path)
+    if record is None:
+        return []
+    kept = decode(KeptHeatmaps, record, notes, where=path.name)
+    if kept is None or kept.model != model_stamp(model_dir):
+        return []
+    return kept.views
+
+
+def keep_heatmap(run_dir: Path, model_dir: Path, kept: KeptView) -> None:
+    """Keep a view for the model as it is now, in place of an older view of its sentence;
+    at most :data:`KEPT_VIEWS`, the oldest going first."""
+    views = [k for k in kept_views(run_dir, model_dir) if k.asked != kept.asked]
+    record = KeptHeatmaps(model_stamp(model_dir), [*views, kept][-KEPT_VIEWS:])
+    text = json.dumps(dataclasses.asdict(record), ensure_ascii=False)
+    write_text(RunFolder(run_dir).heatmaps, text + "\n")
+
+
+def sample_heatmap(model_dir: Path, samples: Sequence[Sample]) -> KeptView | None:
+    """The view of the first sample, which a report on the run shows unless the console
+    translated a sentence; None when there is no sample or its attention cannot be
+    computed (the report then tries again and says why)."""
+    if not samples:
+        return None
+    try:
+        return KeptView(samples[0].source, compute_heatmap(model_dir, samples[0].source))
+    except Exception:  # a figure must never fail the run that trained the model
+        return None
+
+
+def heatmap_view(run_dir: Path, model_dir: Path, sentence: str) -> HeatmapView:
+    """The kept view of ``sentence``, else one computed now and kept (loads torch). A run
+    folder that cannot be written to (read-only, a full disk) still gets its view."""
+    for kept in kept_views(run_dir, model_dir):
+        if kept.asked == sentence:
+            return kept.view
+    view = compute_heatmap(model_dir, sentence)
+    with contextlib.suppress(OSError):  # not kept: the next report computes it again
+        keep_heatmap(run_dir, model_dir, KeptView(sentence, view))
+    return view
