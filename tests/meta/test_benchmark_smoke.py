@@ -206,11 +206,13 @@ def test_tui_runs_inflates_a_real_run_and_reports_every_figure(figures, tmp_path
         "long": pane,
         "report_long": {"seconds": 6.0, "peak_mib": 560.0},
         "report_short": {"seconds": 4.0, "peak_mib": 550.0},
+        "report_new": {"seconds": 5.0, "peak_mib": 555.0},
     }
     text = "\n".join(tui_runs.report_lines(result, 50, 1_000_000, 300_000, ("0.1", "0.2")))
     assert "n/a" not in text
     assert "| 0.40 s | ≤ 2 s |" in text
     assert "0.4% of a core" in text
+    assert "| 5.00 s, 555 MiB | (loads torch and the model) |" in text
 
 
 def test_step_measures_compares_each_measure_with_the_step_as_shipped(figures):
