@@ -132,7 +132,9 @@ def test_a_finished_run_keeps_its_first_samples_heatmap_for_the_report(
     """The report draws the kept view without torch, and it is the figure a report that
     computes the view now draws."""
     run = Path(finished_run.result.run_dir)
-    first = finished_run.result.summary.samples[0].source
+    samples = finished_run.result.summary.samples
+    assert samples
+    first = samples[0].source
     assert [k.asked for k in kept_views(run, run / "best_model")] == [first]
     copy = Path(shutil.copytree(run, tmp_path / "run"))  # modification times kept
     code = (

@@ -18,6 +18,7 @@ from workbench.core.attention.kept_heatmaps import (
     compute_heatmap,
     heatmap_view,
     keep_heatmap,
+    keep_sample_heatmap,
     kept_views,
     model_stamp,
     sample_heatmap,
@@ -107,7 +108,12 @@ def test_an_entry_that_does_not_read_is_said_and_left_out(tmp_path: Path):
         "view": {k: v for k, v in vars(planted_view("b")).items() if k != "matrix"},
     }
     ragged = {"asked": "c", "view": {**vars(planted_view("c")), "matrix": [[0.5]]}}
-    record = {"model": model_stamp(model), "views": [good, no_matrix, ragged], "planted_key": 1}
+    record = {
+        "format": kept_heatmaps.FORMAT,
+        "model": model_stamp(model),
+        "views": [good, no_matrix, ragged],
+        "planted_key": 1,
+    }
     RunFolder(tmp_path).heatmaps.write_text(json.dumps(record), encoding="utf-8")
     notes: list[str] = []
     assert [k.asked for k in kept_views(tmp_path, model, notes)] == ["a"]
@@ -123,3 +129,37 @@ def test_an_entry_that_does_not_read_is_said_and_left_out(tmp_path: Path):
     ]
     RunFolder(tmp_path).heatmaps.write_text("{torn", encoding="utf-8")
     assert kept_views(tmp_path, model) == []
+
+
+def test_no_view_is_kept_for_a_missing_model_another_format_or_a_model_changed_meanwhile(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+):
+    model = tmp_path / "model"
+    keep_heatmap(tmp_path, model, KeptView("a", planted_view("a")))  # no model folder
+    assert not RunFolder(tmp_path).heatmaps.exists()
+    model.mkdir()
+    (model / "config.json").write_text("{}", encoding="utf-8")
+    computed_with = model_stamp(model)
+    (model / "config.json").write_text('{"changed": 1}', encoding="utf-8")
+    keep_heatmap(tmp_path, model, KeptView("a", planted_view("a")), computed_with)
+    assert not RunFolder(tmp_path).heatmaps.exists()
+    keep_heatmap(tmp_path, model, KeptView("a", planted_view("a")))
+    assert [k.asked for k in kept_views(tmp_path, model)] == ["a"]
+    monkeypatch.setattr(kept_heatmaps, "FORMAT", kept_heatmaps.FORMAT + 1)
+    assert kept_views(tmp_path, model) == []
+
+
+def test_the_end_of_a_run_keeps_its_view_over_a_torn_file_and_survives_an_unwritable_one(
+    tmp_path: Path,
+):
+    model = tmp_path / "model"
+    model.mkdir()
+    (model / "config.json").write_text("{}", encoding="utf-8")
+    RunFolder(tmp_path).heatmaps.write_bytes(b"\xff\xfe{torn")  # not even UTF-8
+    keep_sample_heatmap(tmp_path, model, KeptView("a", planted_view("a")))
+    assert [k.asked for k in kept_views(tmp_path, model)] == ["a"]
+    RunFolder(tmp_path).heatmaps.unlink()
+    RunFolder(tmp_path).heatmaps.mkdir()  # cannot be written as a file
+    keep_sample_heatmap(tmp_path, model, KeptView("b", planted_view("b")))
+    keep_sample_heatmap(tmp_path, model, None)
+    assert RunFolder(tmp_path).heatmaps.is_dir()

@@ -1,19 +1,22 @@
 """A run's attention heatmaps, kept in its folder so that a report draws one without torch.
 
 The report's heatmap needs the run's model to translate a sentence and run once more with
-its attention weights returned: torch, transformers and the model load first, about five
-seconds and 550 MB before anything is drawn. So the view of a sentence (its labels and
-weights, not a drawing) is kept in ``attention_heatmaps.json`` with the stamp of the
-model folder it came from (each file's name, size and modification time):
+its attention weights returned: torch, transformers and the model load first, about 4.5 s
+and 400 MiB for the demo's model before anything is drawn. So the view of a sentence (its
+labels and weights, not a drawing) is kept in ``attention_heatmaps.json`` with the stamp
+of the model folder it came from (each file's name, size and modification time) and the
+:data:`FORMAT` of the views:
 
 - a run that finishes keeps the view of its first test sample, the sentence its report
-  shows when the console has not translated one (:func:`keep_heatmap`);
+  shows when the console has not translated one (:func:`sample_heatmap`,
+  :func:`keep_heatmap`);
 - a report on another sentence (a console line, ``--sentence``) computes its view and
   keeps it for the next report (:func:`heatmap_view`).
 
-A model folder whose stamp changed (a resume saved another best model) makes the kept
-views stale: they are computed again. A view is the same numbers whether kept or computed
-(:func:`compute_heatmap`, on the CPU, with the model's own decoding settings).
+A model folder whose stamp changed (a resume saved another best model), or views of
+another format, are stale: they are computed again. A view is the same numbers whether
+kept or computed (:func:`compute_heatmap`, on the CPU, with the model's own decoding
+settings).
 """
 
 from __future__ import annotations
@@ -34,6 +37,9 @@ from workbench.core.run_files import RunFolder
 
 #: Views kept per run folder, the newest last; the oldest goes first.
 KEPT_VIEWS = 32
+#: How the views are computed; views of another format are computed again. Raise it when
+#: :func:`compute_heatmap` changes what it takes (the layer and head, words, labels).
+FORMAT = 1
 
 
 @dataclass(frozen=True)
@@ -66,8 +72,10 @@ class KeptView:
 
 @dataclass(frozen=True)
 class KeptHeatmaps:
-    """What ``attention_heatmaps.json`` holds: the model's stamp, and its views oldest first."""
+    """What ``attention_heatmaps.json`` holds: the views' format, the model's stamp, and
+    the views, oldest first."""
 
+    format: int
     model: list[Any]
     views: list[KeptView]
 
@@ -93,36 +101,71 @@ def compute_heatmap(model_dir: Path, sentence: str) -> HeatmapView:
 
 def model_stamp(model_dir: Path) -> list[list[Any]]:
     """What says the model folder is the one a view came from: each file's name, size and
-    modification time (a copy that keeps modification times, ``cp -a``, keeps its views)."""
+    modification time (a copy that keeps modification times, ``cp -a``, keeps its views);
+    empty when the folder is missing or empty, which no view matches."""
     stamp = []
     for path in sorted(model_dir.iterdir()) if model_dir.is_dir() else []:
-        if path.is_file():
-            st = path.stat()
-            stamp.append([path.name, st.st_size, st.st_mtime_ns])
+        with contextlib.suppress(OSError):  # a file that went meanwhile
+            if path.is_file():
+                st = path.stat()
+                stamp.append([path.name, st.st_size, st.st_mtime_ns])
     return stamp
+
+
+def _matching(run_dir: Path, stamp: list[list[Any]]) -> dict[str, Any] | None:
+    """The file's record when it holds views of this format for the model with ``stamp``."""
+    record = read_json_dict(RunFolder(run_dir).heatmaps)
+    if not stamp or record is None:
+        return None
+    return record if record.get("format") == FORMAT and record.get("model") == stamp else None
+
+
+def _entries(run_dir: Path, stamp: list[list[Any]]) -> list[Any]:
+    """The matching file's entries, as JSON (see :func:`_matching`)."""
+    entries = (_matching(run_dir, stamp) or {}).get("views")
+    return entries if isinstance(entries, list) else []
 
 
 def kept_views(run_dir: Path, model_dir: Path, notes: list[str] | None = None) -> list[KeptView]:
     """The views kept for the model as it is now, oldest first: none when the file is
-    missing, unreadable or from another model. A view that does not read is left out,
-    to be computed again when asked for, and ``notes`` says so."""
-    path = RunFolder(run_dir).heatmaps
-    record = read_json_dict(path)
+    missing, unreadable, of another format or from another model. A view that does not
+    read is left out, to be computed again when asked for, and ``notes`` says so."""
+    record = _matching(run_dir, model_stamp(model_dir))
     if record is None:
         return []
-    kept = decode(KeptHeatmaps, record, notes, where=path.name)
-    if kept is None or kept.model != model_stamp(model_dir):
-        return []
-    return kept.views
+    kept = decode(KeptHeatmaps, record, notes, where=RunFolder(run_dir).heatmaps.name)
+    return kept.views if kept is not None else []
 
 
-def keep_heatmap(run_dir: Path, model_dir: Path, kept: KeptView) -> None:
+def kept_view(
+    run_dir: Path, model_dir: Path, sentence: str, notes: list[str] | None = None
+) -> HeatmapView | None:
+    """The view kept of ``sentence`` for the model as it is now, if any (only its entry is
+    decoded: a file of 32 long sentences' views is megabytes of numbers)."""
+    entries = _entries(run_dir, model_stamp(model_dir))
+    for i, entry in reversed(list(enumerate(entries))):
+        if isinstance(entry, dict) and entry.get("asked") == sentence:
+            where = f"{RunFolder(run_dir).heatmaps.name}.views[{i}]"
+            kept = decode(KeptView, entry, notes, where=where)
+            return kept.view if kept is not None else None
+    return None
+
+
+def keep_heatmap(
+    run_dir: Path, model_dir: Path, kept: KeptView, stamp: list[list[Any]] | None = None
+) -> None:
     """Keep a view for the model as it is now, in place of an older view of its sentence;
-    at most :data:`KEPT_VIEWS`, the oldest going first."""
-    views = [k for k in kept_views(run_dir, model_dir) if k.asked != kept.asked]
-    record = KeptHeatmaps(model_stamp(model_dir), [*views, kept][-KEPT_VIEWS:])
-    text = json.dumps(dataclasses.asdict(record), ensure_ascii=False)
-    write_text(RunFolder(run_dir).heatmaps, text + "\n")
+    at most :data:`KEPT_VIEWS`, the oldest going first. With ``stamp`` (the model's when
+    the view was computed), a model folder that changed since keeps nothing."""
+    now = model_stamp(model_dir)
+    if not now or (stamp is not None and stamp != now):
+        return
+    entries = [
+        e for e in _entries(run_dir, now) if isinstance(e, dict) and e.get("asked") != kept.asked
+    ]
+    entries = [*entries, dataclasses.asdict(kept)][-KEPT_VIEWS:]
+    record = {"format": FORMAT, "model": now, "views": entries}
+    write_text(RunFolder(run_dir).heatmaps, json.dumps(record, ensure_ascii=False) + "\n")
 
 
 def sample_heatmap(model_dir: Path, samples: Sequence[Sample]) -> KeptView | None:
@@ -137,13 +180,23 @@ def sample_heatmap(model_dir: Path, samples: Sequence[Sample]) -> KeptView | Non
         return None
 
 
+def keep_sample_heatmap(run_dir: Path, model_dir: Path, kept: KeptView | None) -> None:
+    """:func:`keep_heatmap` at the end of a run, which a view that cannot be kept (a full
+    disk, a torn file) must not fail: the report computes it again."""
+    if kept is not None:
+        with contextlib.suppress(Exception):
+            keep_heatmap(run_dir, model_dir, kept)
+
+
 def heatmap_view(run_dir: Path, model_dir: Path, sentence: str) -> HeatmapView:
     """The kept view of ``sentence``, else one computed now and kept (loads torch). A run
-    folder that cannot be written to (read-only, a full disk) still gets its view."""
-    for kept in kept_views(run_dir, model_dir):
-        if kept.asked == sentence:
-            return kept.view
+    folder that cannot be written to (read-only, a full disk) still gets its view; a model
+    folder that changed while the view was computed keeps nothing."""
+    view = kept_view(run_dir, model_dir, sentence)
+    if view is not None:
+        return view
+    stamp = model_stamp(model_dir)
     view = compute_heatmap(model_dir, sentence)
     with contextlib.suppress(OSError):  # not kept: the next report computes it again
-        keep_heatmap(run_dir, model_dir, KeptView(sentence, view))
+        keep_heatmap(run_dir, model_dir, KeptView(sentence, view), stamp)
     return view

@@ -1,4 +1,6 @@
-"""The one typed reader of ``metrics.jsonl``, whole or as it grows.
+"""The typed reader of ``metrics.jsonl``'s events, whole or as it grows; its decoding and
+its reasons for skipping a line are shared with :mod:`.run_metrics`, which reads a whole
+log for figures with the logged steps as columns.
 
 A writer appends one whole line per ``write()``, but a reader can still meet a line
 half-written (it reads while the writer writes) or torn for good (the writer was killed).
@@ -29,7 +31,9 @@ from workbench.core.records.files import Stamp, file_stamp
 from workbench.core.run_folder import LOG_FILE, METRICS_FILE
 
 #: Lines decoded by one ``json.loads`` (as one JSON array): a third faster than a call per
-#: line on a 300,000-step log, and a block holding a torn line is decoded line by line.
+#: line on a 300,000-step log. A block is decoded line by line instead when a line of it
+#: is not braced like one object, when it does not decode (a torn line), or when it
+#: decodes to another count of values than it has lines.
 DECODE_BLOCK = 4096
 
 #: What :func:`decoded_records` yields for a line that is not JSON.
@@ -41,11 +45,13 @@ def decoded_records(lines: Sequence[bytes]) -> Iterator[tuple[int, Any, str]]:
     ``(index, None, why)`` for each that does not; blank lines are left out."""
     for start in range(0, len(lines), DECODE_BLOCK):
         block = [(start + i, line) for i, line in enumerate(lines[start : start + DECODE_BLOCK])]
-        block = [(i, line) for i, line in block if line.strip()]
-        try:
-            records = json.loads(b"[" + b",".join(line for _, line in block) + b"]")
-        except ValueError:  # a torn line, or bytes that are not UTF-8: one line at a time
-            records = None
+        block = [(i, line.strip()) for i, line in block if line.strip()]
+        records = None
+        if all(line[:1] == b"{" and line[-1:] == b"}" for _, line in block):
+            try:
+                records = json.loads(b"[" + b",".join(line for _, line in block) + b"]")
+            except ValueError:  # a torn line, or bytes that are not UTF-8
+                records = None
         if isinstance(records, list) and len(records) == len(block):
             for (i, _), record in zip(block, records, strict=True):
                 yield i, record, ""

@@ -2,8 +2,9 @@
 as columns, every other event as itself.
 
 The report and ``compare`` draw a run's loss curve and average its loss per epoch. A run
-of 300,000 logged steps holds 300,000 ``TrainStep`` records; made into event objects they
-took a second and about 90 MB, and the figures only want three numbers of each. So a
+of 300,000 logged steps holds 300,000 ``TrainStep`` records; read as event objects they
+took 2.2 s and a 253 MiB peak here, as columns 1.3 s and 83 MiB, and the figures only
+want three numbers of each. So a
 well-formed step record goes straight into three columns (step, epoch, loss), and any
 other record, a step record of another shape included, goes through the one typed
 reader (:func:`~workbench.core.live.follow.record_event`), which says why a line that
@@ -22,6 +23,7 @@ import numpy as np
 
 from workbench.core.events import Event, TrainStep
 from workbench.core.live.follow import decoded_records, record_event, skipped_line
+from workbench.core.records.scores import finite_or_none
 
 #: Bytes of ``metrics.jsonl`` read at a time.
 BLOCK_BYTES = 4 << 20
@@ -85,7 +87,7 @@ def read_run_metrics(path: Path, notes: list[str] | None = None) -> RunMetrics:
                     events.append(event)
                     continue
                 step, epoch, loss = event.step, event.epoch, event.loss
-            if type(step) is not int:
+            if type(step) is not int or not 0 <= step < 2**63:  # an int64
                 skipped.append(skipped_line(path, number, f"a step numbered {step!r}"))
                 continue
             columns[0].append(step)
@@ -114,7 +116,8 @@ def _line_blocks(path: Path) -> Iterator[tuple[int, list[bytes]]]:
 
 
 def _numbers(values: list[Any]) -> np.ndarray:
-    """Floats, NaN for each value that is None or not a number (a bool is not one)."""
+    """Floats, NaN for each value that is not a finite number, read as the event readers
+    read one (:func:`~workbench.core.records.scores.finite_or_none`: "1.5" is 1.5)."""
     return np.array(  # None converts to NaN
-        [v if type(v) is float or type(v) is int else None for v in values], dtype=np.float64
+        [v if type(v) is float else finite_or_none(v) for v in values], dtype=np.float64
     )

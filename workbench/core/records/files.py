@@ -36,7 +36,7 @@ def read_json_dict(path: Path) -> dict[str, Any] | None:
     """
     try:
         data = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, json.JSONDecodeError):
+    except (OSError, ValueError):  # ValueError: not JSON, or not UTF-8 (a torn file)
         return None
     return data if isinstance(data, dict) else None
 

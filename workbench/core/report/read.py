@@ -170,8 +170,9 @@ def attention_figure(run_dir: Path, sentence: str | None) -> AttentionFigure:
     """The sentence's attention under the run's best model, drawn: the view the run kept
     (:mod:`~workbench.core.attention.kept_heatmaps`), else one computed now.
 
-    Only a view not kept loads torch and the model. A run without a model, or a model
-    that cannot be loaded, gives a figure that says why instead of failing the report.
+    Only a view not kept loads torch and the model (a kept view that does not read is
+    computed again). A run without a model, or a model that cannot be loaded, gives a
+    figure that says why instead of failing the report.
     """
     if not sentence:
         return AttentionFigure(

@@ -26,7 +26,7 @@ from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final
 
-from workbench.core.attention.kept_heatmaps import keep_heatmap, sample_heatmap
+from workbench.core.attention.kept_heatmaps import keep_sample_heatmap, sample_heatmap
 from workbench.core.config.run_config import RunConfig
 from workbench.core.data.hub_requests import reporting_retries
 from workbench.core.data.prepared import prepare_data
@@ -337,8 +337,7 @@ def _train(
     if publish:
         publish_model(best_dir, published)
     write_translations(run_dir, rows)
-    if heatmap is not None:
-        keep_heatmap(run_dir, best_dir, heatmap)
+    keep_sample_heatmap(run_dir, best_dir, heatmap)
     summary = summary_with(
         test=scores["test"],
         validation=scores["validation"],
