@@ -68,8 +68,8 @@ def test_a_changed_model_folder_makes_its_kept_views_stale(model_copy: Path, tmp
     assert view == compute_heatmap(model_copy, SENTENCE)
 
 
-def test_the_first_sample_is_drawn_and_a_model_that_cannot_be_is_not(
-    model_copy: Path, tmp_path: Path
+def test_the_first_sample_is_drawn_and_a_model_that_cannot_be_or_is_too_big_is_not(
+    model_copy: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ):
     sample = Sample(SENTENCE, "我喜欢喝茶。", "", "", 0.0, 0.0)
     kept = sample_heatmap(model_copy, [sample])
@@ -78,6 +78,8 @@ def test_the_first_sample_is_drawn_and_a_model_that_cannot_be_is_not(
     assert kept.view == compute_heatmap(model_copy, SENTENCE)
     assert sample_heatmap(model_copy, []) is None
     assert sample_heatmap(tmp_path / "no_model", [sample]) is None
+    monkeypatch.setattr(kept_heatmaps, "RUN_END_BYTES", 1_000)  # a model too big to load
+    assert sample_heatmap(model_copy, [sample]) is None
 
 
 def test_views_are_bounded_and_a_sentence_asked_again_replaces_its_view(

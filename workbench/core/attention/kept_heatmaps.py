@@ -29,6 +29,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+import psutil
+
 from workbench.core.atomic import write_text
 from workbench.core.records.files import read_json_dict
 from workbench.core.records.run_records import Sample
@@ -37,6 +39,9 @@ from workbench.core.run_files import RunFolder
 
 #: Views kept per run folder, the newest last; the oldest goes first.
 KEPT_VIEWS = 32
+#: The largest model folder (bytes of its files) whose view a finishing run computes:
+#: OPUS-MT's 300 MB, NLLB-200-distilled-600M's 2.5 GB in float32 is not.
+RUN_END_BYTES = 2 << 30
 #: How the views are computed; views of another format are computed again. Raise it when
 #: :func:`compute_heatmap` changes what it takes (the layer and head, words, labels).
 FORMAT = 1
@@ -170,14 +175,27 @@ def keep_heatmap(
 
 def sample_heatmap(model_dir: Path, samples: Sequence[Sample]) -> KeptView | None:
     """The view of the first sample, which a report on the run shows unless the console
-    translated a sentence; None when there is no sample or its attention cannot be
+    translated a sentence; None when there is no sample, the model is too big to load
+    again at the end of the run (:func:`small_enough`), or its attention cannot be
     computed (the report then tries again and says why)."""
-    if not samples:
+    if not samples or not small_enough(model_dir):
         return None
     try:
         return KeptView(samples[0].source, compute_heatmap(model_dir, samples[0].source))
     except Exception:  # a figure must never fail the run that trained the model
         return None
+
+
+def small_enough(model_dir: Path) -> bool:
+    """Whether a finishing run loads its model once more, on the CPU, for the view: at
+    most :data:`RUN_END_BYTES` of files, and half the RAM available. A bigger model (an
+    LLM trained on a GPU) would hold the run's end for its load and decoding, or not fit
+    beside what the run holds; its report computes the view when asked."""
+    try:
+        size = sum(p.stat().st_size for p in model_dir.iterdir() if p.is_file())
+    except OSError:  # no model folder: nothing to draw
+        return False
+    return size <= RUN_END_BYTES and 2 * size <= psutil.virtual_memory().available
 
 
 def keep_sample_heatmap(run_dir: Path, model_dir: Path, kept: KeptView | None) -> None:
