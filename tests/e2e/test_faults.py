@@ -17,7 +17,7 @@ from tests.helpers.cli import TINY_DEMO_ARGS, run_cli
 from tests.helpers.processes import same_weights, wait_for_line
 from tests.helpers.runs import small, tiny_toml
 from workbench.core.events import EvalDone, Event, Note, TrainStep
-from workbench.core.live.follow import read_run_events
+from workbench.core.live.follow import MetricsFollower
 from workbench.core.train.checkpoints import last_complete_checkpoint
 from workbench.core.train.run_training import run_training
 from workbench.errors import WorkbenchError
@@ -173,7 +173,7 @@ def test_a_run_that_lost_its_lease_writes_nothing_more(
     assert not (tmp_path / "out" / "best_model").exists()
     taken = next(i for i, event in enumerate(lease.seen) if taken_at(event))
     assert lease.seen[taken + 1 :] == []  # not a line more, on screen or in metrics.jsonl
-    assert read_run_events(run / "metrics.jsonl")[-1] == lease.seen[taken]
+    assert MetricsFollower(run / "metrics.jsonl").read_new()[-1] == lease.seen[taken]
     assert max(e.step for e in lease.seen if isinstance(e, TrainStep)) == last_step
 
 

@@ -26,7 +26,7 @@ from workbench.core.events import (
     TrainStep,
     event_from_record,
 )
-from workbench.core.live.follow import read_run_events
+from workbench.core.live.follow import MetricsFollower
 from workbench.core.records.summary import RunSummary
 from workbench.core.views.event_text import EventText
 from workbench.core.views.numbers import format_seconds
@@ -122,8 +122,8 @@ def test_replay_reads_back_what_the_recorder_writes(tmp_path: Path):
     recorder = JsonlRecorder(tmp_path / "metrics.jsonl")
     for event in events:
         recorder(event)
-    assert read_run_events(tmp_path / "metrics.jsonl") == events
-    recorded = read_run_events(FIXTURES / "tiny_run" / "metrics.jsonl")
+    assert MetricsFollower(tmp_path / "metrics.jsonl").read_new() == events
+    recorded = MetricsFollower(FIXTURES / "tiny_run" / "metrics.jsonl").read_new()
     assert isinstance(recorded[-1], RunDone)
     assert recorded[-1].status == "finished"
     with pytest.raises(TypeError, match="fields"):

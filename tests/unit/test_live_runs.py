@@ -25,7 +25,7 @@ import pytest
 
 from tests.helpers.cli import run_cli
 from workbench.core.events import JsonlRecorder, Phase, TrainStep
-from workbench.core.live.follow import MetricsFollower, read_run_events
+from workbench.core.live.follow import MetricsFollower
 from workbench.core.live.liveness import run_liveness
 from workbench.core.live.stop_request import STOP_FILE, leave_stop_request, request_stop
 from workbench.core.live.writer import RunFolderBusy, RunWriter
@@ -242,7 +242,7 @@ def test_the_reader_keeps_a_half_written_line_for_its_next_read(tmp_path: Path):
     with path.open("a", encoding="utf-8") as fh:
         fh.write('{"event": "TrainSt')
     JsonlRecorder(path)(Phase("after"))
-    assert read_run_events(path) == [Phase("train"), step, Phase("after")]
+    assert MetricsFollower(path).read_new() == [Phase("train"), step, Phase("after")]
     assert follower.read_new() == [Phase("after")]
     assert follower.skipped == 1
     # Replaced by a shorter file: read again from the start.

@@ -15,7 +15,7 @@ from workbench.core.data.cleaning import Dropped
 from workbench.core.data.dropped_pairs import read_dropped_pairs
 from workbench.core.evaluate.before_after import read_before
 from workbench.core.events import EvalDone, JsonlRecorder
-from workbench.core.live.follow import read_run_events
+from workbench.core.live.follow import MetricsFollower
 from workbench.core.live.stop_request import read_stop_request
 from workbench.core.live.writer_record import WriterRecord
 from workbench.core.records.summary import read_summary
@@ -161,7 +161,7 @@ def test_metrics_jsonl_says_which_lines_it_skipped_and_why(tmp_path: Path):
     without_step = json.dumps({k: v for k, v in record.items() if k != "step"})
     path.write_text("\n".join([good, with_planted, without_step, ""]), encoding="utf-8")
     notes: list[str] = []
-    events = read_run_events(path, notes)
+    events = MetricsFollower(path, notes).read_new()
     assert events == [EvalDone(step=9, epoch=1.0, bleu=3.2, chrf=9.0)]
     assert notes[0].startswith("metrics.jsonl line 2: EvalDone record has fields ['planted_key']")
     assert notes[1].startswith("metrics.jsonl line 3: ")

@@ -13,7 +13,7 @@ import pytest
 
 from workbench.core.events import EvalDone, JsonlRecorder, Phase, TrainStep
 from workbench.core.live import follow, run_metrics
-from workbench.core.live.follow import NOT_JSON, read_run_events
+from workbench.core.live.follow import NOT_JSON, MetricsFollower
 from workbench.core.live.run_metrics import LoggedSteps, read_run_metrics
 
 
@@ -67,7 +67,7 @@ def test_steps_become_columns_and_other_lines_read_as_the_event_reader_reads_the
     notes: list[str] = []
     metrics = read_run_metrics(path, notes)
     event_notes: list[str] = []
-    events = read_run_events(path, event_notes)
+    events = MetricsFollower(path, event_notes).read_new()
 
     assert metrics.events == [e for e in events if not isinstance(e, TrainStep)]
     assert metrics.events == [Phase("train"), EvalDone(3, 0.3, 1.5, 10.0)]

@@ -117,43 +117,18 @@ def model_stamp(model_dir: Path) -> list[list[Any]]:
     return stamp
 
 
-def _matching(run_dir: Path, stamp: list[list[Any]]) -> dict[str, Any] | None:
-    """The file's record when it holds views of this format for the model with ``stamp``."""
-    record = read_json_dict(RunFolder(run_dir).heatmaps)
-    if not stamp or record is None:
-        return None
-    return record if record.get("format") == FORMAT and record.get("model") == stamp else None
-
-
-def _entries(run_dir: Path, stamp: list[list[Any]]) -> list[Any]:
-    """The matching file's entries, as JSON (see :func:`_matching`)."""
-    entries = (_matching(run_dir, stamp) or {}).get("views")
-    return entries if isinstance(entries, list) else []
-
-
 def kept_views(run_dir: Path, model_dir: Path, notes: list[str] | None = None) -> list[KeptView]:
     """The views kept for the model as it is now, oldest first: none when the file is
     missing, unreadable, of another format or from another model. A view that does not
     read is left out, to be computed again when asked for, and ``notes`` says so."""
-    record = _matching(run_dir, model_stamp(model_dir))
-    if record is None:
-        return []
-    kept = decode(KeptHeatmaps, record, notes, where=RunFolder(run_dir).heatmaps.name)
-    return kept.views if kept is not None else []
+    return _views(run_dir, model_stamp(model_dir), notes)
 
 
-def kept_view(
-    run_dir: Path, model_dir: Path, sentence: str, notes: list[str] | None = None
-) -> HeatmapView | None:
-    """The view kept of ``sentence`` for the model as it is now, if any (only its entry is
-    decoded: a file of 32 long sentences' views is megabytes of numbers)."""
-    entries = _entries(run_dir, model_stamp(model_dir))
-    for i, entry in reversed(list(enumerate(entries))):
-        if isinstance(entry, dict) and entry.get("asked") == sentence:
-            where = f"{RunFolder(run_dir).heatmaps.name}.views[{i}]"
-            kept = decode(KeptView, entry, notes, where=where)
-            return kept.view if kept is not None else None
-    return None
+def _views(run_dir: Path, stamp: list[list[Any]], notes: list[str] | None = None) -> list[KeptView]:
+    path = RunFolder(run_dir).heatmaps
+    record = read_json_dict(path) if stamp else None
+    kept = decode(KeptHeatmaps, record, notes, where=path.name) if record is not None else None
+    return kept.views if kept is not None and (kept.format, kept.model) == (FORMAT, stamp) else []
 
 
 def keep_heatmap(
@@ -165,12 +140,10 @@ def keep_heatmap(
     now = model_stamp(model_dir)
     if not now or (stamp is not None and stamp != now):
         return
-    entries = [
-        e for e in _entries(run_dir, now) if isinstance(e, dict) and e.get("asked") != kept.asked
-    ]
-    entries = [*entries, dataclasses.asdict(kept)][-KEPT_VIEWS:]
-    record = {"format": FORMAT, "model": now, "views": entries}
-    write_text(RunFolder(run_dir).heatmaps, json.dumps(record, ensure_ascii=False) + "\n")
+    views = [v for v in _views(run_dir, now) if v.asked != kept.asked]
+    record = KeptHeatmaps(FORMAT, now, [*views, kept][-KEPT_VIEWS:])
+    text = json.dumps(dataclasses.asdict(record), ensure_ascii=False)
+    write_text(RunFolder(run_dir).heatmaps, text + "\n")
 
 
 def sample_heatmap(model_dir: Path, samples: Sequence[Sample]) -> KeptView | None:
@@ -191,11 +164,8 @@ def small_enough(model_dir: Path) -> bool:
     most :data:`RUN_END_BYTES` of files, and half the RAM available. A bigger model (an
     LLM trained on a GPU) would hold the run's end for its load and decoding, or not fit
     beside what the run holds; its report computes the view when asked."""
-    try:
-        size = sum(p.stat().st_size for p in model_dir.iterdir() if p.is_file())
-    except OSError:  # no model folder: nothing to draw
-        return False
-    return size <= RUN_END_BYTES and 2 * size <= psutil.virtual_memory().available
+    size = sum(size for _, size, _ in model_stamp(model_dir))
+    return 0 < size <= RUN_END_BYTES and 2 * size <= psutil.virtual_memory().available
 
 
 def keep_sample_heatmap(run_dir: Path, model_dir: Path, kept: KeptView | None) -> None:
@@ -210,10 +180,10 @@ def heatmap_view(run_dir: Path, model_dir: Path, sentence: str) -> HeatmapView:
     """The kept view of ``sentence``, else one computed now and kept (loads torch). A run
     folder that cannot be written to (read-only, a full disk) still gets its view; a model
     folder that changed while the view was computed keeps nothing."""
-    view = kept_view(run_dir, model_dir, sentence)
-    if view is not None:
-        return view
     stamp = model_stamp(model_dir)
+    for kept in reversed(_views(run_dir, stamp)):
+        if kept.asked == sentence:
+            return kept.view
     view = compute_heatmap(model_dir, sentence)
     with contextlib.suppress(OSError):  # not kept: the next report computes it again
         keep_heatmap(run_dir, model_dir, KeptView(sentence, view), stamp)

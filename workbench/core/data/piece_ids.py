@@ -102,9 +102,7 @@ class _Pieces:
         if len(plain) < len(texts):
             taken = set(plain)
             rest = [i for i in range(len(texts)) if i not in taken]
-            for i, ids in zip(rest, self._slow([texts[i] for i in rest]), strict=True):
+            slow = _called(self.tokenizer, [texts[i] for i in rest], self.target)
+            for i, ids in zip(rest, slow, strict=True):
                 out[i] = ids
         return out
-
-    def _slow(self, texts: list[str]) -> list[list[int]]:
-        return _called(self.tokenizer, texts, self.target)

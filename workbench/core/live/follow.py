@@ -120,29 +120,19 @@ class MetricsFollower:
         lines = self.file.read_new_lines()
         for i, record, why in decoded_records(lines):
             event, why = (None, why) if why else record_event(record)
-            if event is None:
-                self.skip(self.lines + i + 1, why)
-            else:
+            if event is not None:
                 events.append(event)
+                continue
+            self.skipped += 1
+            if self.notes is not None:
+                self.notes.append(skipped_line(self.file.path, self.lines + i + 1, why))
         self.lines += len(lines)
         return events
-
-    def skip(self, number: int, why: str) -> None:
-        """Count line ``number`` of the file as skipped, and say why in ``notes``."""
-        self.skipped += 1
-        if self.notes is not None:
-            self.notes.append(skipped_line(self.file.path, number, why))
 
 
 def skipped_line(path: Path, number: int, why: str) -> str:
     """The note on a line of ``path`` that did not read."""
     return f"{path.name} line {number}: {why}; skipped"
-
-
-def read_run_events(path: Path, notes: list[str] | None = None) -> list[Event]:
-    """Every event a ``metrics.jsonl`` holds in whole lines that read (none if missing);
-    each line skipped is said in ``notes``."""
-    return MetricsFollower(path, notes).read_new()
 
 
 #: How many files :func:`followed_events` keeps (the runs a user looks at in turn), and
