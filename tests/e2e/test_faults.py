@@ -4,16 +4,14 @@ from __future__ import annotations
 
 import errno
 import json
-import os
 import signal
 import subprocess
-import sys
 import threading
 from pathlib import Path
 
 import pytest
 
-from tests.helpers.cli import TINY_DEMO_ARGS, run_cli
+from tests.helpers.cli import TINY_DEMO_ARGS, Started, run_cli, start_cli
 from tests.helpers.processes import same_weights, wait_for_line
 from tests.helpers.runs import small, tiny_toml
 from workbench.core.events import EvalDone, Event, Note, TrainStep
@@ -231,17 +229,9 @@ def test_full_disk_while_saving_a_checkpoint_keeps_the_last_one_resumable(
 TINY_TOML = tiny_toml(epochs=3)
 
 
-def start_run(work: Path) -> subprocess.Popen:
+def start_run(work: Path) -> Started:
     (work / "tiny.toml").write_text(TINY_TOML, encoding="utf-8")
-    env = {**os.environ, "HF_HUB_OFFLINE": "1", "PYTHONUNBUFFERED": "1"}
-    return subprocess.Popen(
-        [sys.executable, "-m", "workbench", *TINY_DEMO_ARGS],
-        cwd=work,
-        env=env,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-    )
+    return start_cli(*TINY_DEMO_ARGS, cwd=work)
 
 
 @pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGINT])

@@ -6,15 +6,12 @@ The tests that train (or build), split from tests/cli/test_hub.py, whose other t
 from __future__ import annotations
 
 import json
-import os
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 from textual.widgets import Input
 
-from tests.helpers.cli import run_cli
+from tests.helpers.cli import run_cli, start_cli
 from tests.helpers.hub import HUB_TRAIN, error_line, hub_env, label_ids, spied_cli
 from tests.helpers.hub_repos import OPUS_MODEL, WMT_DATASET
 from tests.helpers.tui import wait_for
@@ -336,16 +333,8 @@ def test_ctrl_c_twice_while_the_sample_is_read_stops_its_retries_and_the_rerun_r
     with_the_model_cached(first_run, tmp_path)
     hub_server.reset()
     hub_server.faults.hang_after = 3 + 3  # the 3 footers and 3 row groups, then silence
-    env = {**os.environ, "HF_HUB_OFFLINE": "1", "PYTHONUNBUFFERED": "1"}
-    env.update(hub_env(hub_server, tmp_path, HF_HUB_DOWNLOAD_TIMEOUT="2"))
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "workbench", *HUB_TRAIN],
-        cwd=tmp_path,
-        env=env,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-    )
+    env = hub_env(hub_server, tmp_path, HF_HUB_DOWNLOAD_TIMEOUT="2")
+    proc = start_cli(*HUB_TRAIN, cwd=tmp_path, env=env)
     out: list[str] = []
     reader = threading.Thread(target=lambda: out.extend(proc.stdout or []), daemon=True)
     reader.start()

@@ -9,15 +9,12 @@ from __future__ import annotations
 
 import io
 import json
-import os
 import re
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
-from tests.helpers.cli import run_cli
+from tests.helpers.cli import run_cli, start_cli
 from tests.helpers.processes import same_weights, wait_for_line
 
 #: The prompt each family is run with (the chat families take their template's default).
@@ -122,14 +119,7 @@ def test_kill_9_then_resume_ends_bit_identical_to_the_straight_run(
     llm_runs, causal_models, pairs_file, tmp_path, family
 ):
     args = train_args(causal_models[family], pairs_file, tmp_path, family)
-    env = {**os.environ, "HF_HUB_OFFLINE": "1", "PYTHONUNBUFFERED": "1"}
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "workbench", *args],
-        env=env,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-    )
+    proc = start_cli(*args, cwd=Path.cwd())
     try:
         wait_for_line(proc, "epoch 2 done")  # epoch 1's checkpoint is whole by now
     finally:

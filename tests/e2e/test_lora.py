@@ -12,18 +12,16 @@ SIGKILL and resumed must end bit for bit as one that ran straight through.
 from __future__ import annotations
 
 import json
-import os
 import re
 import shutil
 import subprocess
-import sys
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from tests.helpers.cli import run_cli
+from tests.helpers.cli import Started, run_cli, start_cli
 from tests.helpers.family_models import T5_PREFIX
 from tests.helpers.processes import same_weights, wait_for_line
 from workbench.cli import main
@@ -298,17 +296,9 @@ def start_env(work: Path) -> dict[str, str]:
     return {"WORKBENCH_CACHE": str(work / "cache")}
 
 
-def start_train(args: list[str], work: Path, stdout: Any = subprocess.PIPE) -> subprocess.Popen:
+def start_train(args: list[str], work: Path, stdout: Any = subprocess.PIPE) -> Started:
     """``workbench`` with ``args`` started in ``work``, stderr into ``stdout``."""
-    env = {**os.environ, "HF_HUB_OFFLINE": "1", "PYTHONUNBUFFERED": "1", **start_env(work)}
-    return subprocess.Popen(
-        [sys.executable, "-m", "workbench", *args],
-        cwd=work,
-        env=env,
-        stdout=stdout,
-        stderr=subprocess.STDOUT,
-        text=True,
-    )
+    return start_cli(*args, cwd=work, env=start_env(work), stdout=stdout, stderr=subprocess.STDOUT)
 
 
 def test_kill_9_then_resume_of_a_lora_run_matches_an_uninterrupted_one(

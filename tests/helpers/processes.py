@@ -13,7 +13,7 @@ import termios
 import time
 from pathlib import Path
 
-from tests.helpers.cli import TINY_DEMO_ARGS, run_cli
+from tests.helpers.cli import TINY_DEMO_ARGS, Started, run_cli
 from tests.helpers.runs import tiny_toml
 from workbench.core.live.writer_record import WriterRecord
 
@@ -86,7 +86,7 @@ def same_weights(a: Path, b: Path) -> bool:
     )
 
 
-def wait_for_line(proc: subprocess.Popen, pattern: str, timeout: float = 300) -> None:
+def wait_for_line(proc: Started, pattern: str, timeout: float = 300) -> None:
     deadline = time.monotonic() + timeout
     assert proc.stdout is not None
     for line in proc.stdout:

@@ -14,6 +14,7 @@ import sys
 import time
 from pathlib import Path
 
+from tests.helpers.cli import Started, start_cli
 from tests.helpers.fake_training import HOLD_VARIABLE, SECONDS_VARIABLE, WRITES_FILE
 from tests.helpers.paths import REPO
 
@@ -44,11 +45,13 @@ def worker_env(fake_seconds: float | None = None, hold: Path | None = None) -> d
 
 def start_worker(
     args: list[str], cwd: Path, fake_seconds: float | None = None, hold: Path | None = None
-) -> subprocess.Popen:
+) -> Started:
     """A worker process; with ``fake_seconds`` (or ``hold``) its trials run the stand-in, a
     new one writing its checkpoint at once and then "training" that long (or until the
     file ``hold`` exists)."""
     fake = fake_seconds is not None or hold is not None
+    if not fake:  # the installed workbench: PYTHONPATH is for the stand-in's module
+        return start_cli(*args, cwd=cwd, stderr=subprocess.STDOUT)
     return subprocess.Popen(
         [sys.executable, "-m", "tests.helpers.fake_training" if fake else "workbench", *args],
         cwd=cwd,
@@ -72,7 +75,7 @@ def fake_rerun(args: list[str], cwd: Path) -> subprocess.CompletedProcess:
 
 
 def wait_for_checkpoints(
-    output: Path, workers: list[subprocess.Popen], count: int = 1, timeout: float = 240
+    output: Path, workers: list[Started], count: int = 1, timeout: float = 240
 ) -> list[Path]:
     """The first ``count`` run folders once each has a complete checkpoint (the workers
     still training)."""

@@ -22,6 +22,7 @@ from pathlib import Path
 
 import pytest
 
+from tests.helpers.cli import Started
 from tests.helpers.data import scores_block
 from tests.helpers.fake_training import fake_run_training
 from tests.helpers.hub import closed_port
@@ -376,7 +377,7 @@ def test_a_killed_worker_s_trial_is_taken_up_and_continued(tmp_path: Path):
     assert "best: trial #" in rerun.stdout
 
 
-def _pause_outside_the_study(worker: subprocess.Popen, database: Path) -> None:
+def _pause_outside_the_study(worker: Started, database: Path) -> None:
     """SIGSTOP ``worker`` at a moment it holds no lock on the SQLite study.
 
     Its heartbeat writes to the database for a few milliseconds a second; paused inside
