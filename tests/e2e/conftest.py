@@ -20,12 +20,31 @@ from tests.helpers.runs import FinishedRun, small
 HERE = Path(__file__).resolve().parent
 
 
+#: The modules whose tests take longest (20 to 65 s each in the README's test command:
+#: docs/architecture.md's table), run first: pytest-xdist hands each process a share of
+#: the tests in this order and an idle process takes queued ones, not a running one, so a
+#: long test left to the end would run alone while the other processes idle.
+LONGEST_FIRST = (
+    "test_memory_plan_causal_runs.py", "test_memory_plan_runs.py", "test_sweep_runs.py",
+    "test_secrets.py", "test_hub_runs.py", "test_live_processes.py",
+    "test_speed_benchmark_runs.py", "test_distributed.py", "test_serve_runs.py",
+)  # fmt: skip
+
+
 @pytest.hookimpl(tryfirst=True)  # before -m "not slow" deselects by the mark
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
-    """Mark every test under this folder ``slow`` (the hook sees the whole session's items)."""
+    """Mark every test under this folder ``slow`` (the hook sees the whole session's items),
+    and move the LONGEST_FIRST modules' tests to the front, in that order."""
     for item in items:
         if HERE in Path(item.path).resolve().parents:
             item.add_marker(pytest.mark.slow)
+
+    def rank(item: pytest.Item) -> int:
+        name = Path(item.path).name
+        inside = HERE in Path(item.path).resolve().parents
+        return LONGEST_FIRST.index(name) if inside and name in LONGEST_FIRST else len(LONGEST_FIRST)
+
+    items.sort(key=rank)  # stable: every other test keeps its place
 
 
 @pytest.fixture(scope="session")
