@@ -18,4 +18,4 @@ test-fast:
 	HF_HUB_OFFLINE=1 .venv/bin/python -m pytest -n 3 --dist worksteal -m "not slow"
 
 test:
-	HF_HUB_OFFLINE=1 .venv/bin/python -m pytest -n 2 --dist worksteal
+	HF_HUB_OFFLINE=1 .venv/bin/python -m pytest -n 3 --dist worksteal
