@@ -125,15 +125,10 @@ def epoch_rows(summary: RunSummary, metrics: RunMetrics) -> list[EpochRow]:
     previous = -1
     for epoch, at, val_loss, bleu, chrf in evals:
         step = at if isinstance(at, int) else None
-        since = (
-            steps.loss[
-                np.searchsorted(steps.step, previous, "right") : np.searchsorted(
-                    steps.step, step, "right"
-                )
-            ]
-            if step is not None
-            else steps.loss[:0]
+        first, end = (
+            np.searchsorted(steps.step, [previous, step], "right") if step is not None else (0, 0)
         )
+        since = steps.loss[first:end]
         losses = since[np.isfinite(since)].tolist()
         rows.append(
             EpochRow(
