@@ -12,9 +12,15 @@ from typing import Any
 from tests.helpers import preloaded
 from tests.helpers.paths import REPO
 
-#: The environment of run_cli's commands but the variables a test sets: its commands share
-#: a server of preloaded libraries from the first on.
-SUITE_ENV = {**os.environ, "HF_HUB_OFFLINE": "1", "PYTHONUNBUFFERED": "1"}
+
+def command_env(env: dict[str, str] | None = None) -> dict[str, str]:
+    """A command's environment: the test's, offline, output unbuffered, and ``env``."""
+    return {**os.environ, "HF_HUB_OFFLINE": "1", "PYTHONUNBUFFERED": "1", **(env or {})}
+
+
+#: The environment of the suite's commands but the variables a test sets: they share a
+#: server of preloaded libraries from the first command on.
+SUITE_ENV = command_env()
 preloaded.expect(SUITE_ENV)
 
 #: ``workbench`` arguments of the tiny demo run (``tiny.toml`` in the working folder).
@@ -39,7 +45,7 @@ def run_cli(
     The process is a child of tests/helpers/preloaded.py's server, which has torch and
     transformers imported already, when its environment allows (see there); with ``fresh``,
     or for fake_training, it is a new interpreter (a test of what a command imports)."""
-    full_env = {**os.environ, "HF_HUB_OFFLINE": "1", "PYTHONUNBUFFERED": "1", **(env or {})}
+    full_env = command_env(env)
     text = not isinstance(input, bytes)
     server = None if fresh or fake_training else preloaded.server_for(full_env)
     if server is not None:
@@ -79,7 +85,7 @@ def start_cli(
     signals it, kills it): a child of tests/helpers/preloaded.py's server when the
     environment allows, as run_cli's commands are, else a new interpreter. stdin is
     /dev/null; text pipes."""
-    full_env = {**os.environ, "HF_HUB_OFFLINE": "1", "PYTHONUNBUFFERED": "1", **(env or {})}
+    full_env = command_env(env)
     server = preloaded.server_for(full_env)
     if server is not None:
         return preloaded.Child(

@@ -132,64 +132,45 @@ def run(
     timeout: float,
 ) -> subprocess.CompletedProcess[Any]:
     """``subprocess.run([python, -m, workbench, *args], capture_output=True, ...)`` in a child
-    of the server: the same CompletedProcess, or TimeoutExpired after killing the child."""
-    shown = [sys.executable, "-m", "workbench", *args]
-    stdin_r, stdin_w = os.pipe()
-    out_r, out_w = os.pipe()
-    err_r, err_w = os.pipe()
-    conn = _send(server, args, cwd, env, [stdin_r, out_w, err_w])
-    for fd in (stdin_r, out_w, err_w):
-        os.close(fd)
+    of the server, as subprocess.run does it: the child, communicate, and on a timeout the
+    child killed and TimeoutExpired with what it printed."""
     data = input.encode(locale.getpreferredencoding(False)) if isinstance(input, str) else input
-    outputs: dict[int, bytes] = {}
-    threads = [
-        threading.Thread(target=_write_all, args=(stdin_w, data or b""), daemon=True),
-        threading.Thread(target=_read_all, args=(out_r, outputs), daemon=True),
-        threading.Thread(target=_read_all, args=(err_r, outputs), daemon=True),
-    ]
-    for thread in threads:
-        thread.start()
-    deadline = time.monotonic() + timeout
-    replies = _Replies(conn)
-    pid = int(replies.line(deadline).split()[1])
-    timed_out, line = False, ""
+    child = Child(
+        server, args, cwd=cwd, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+        input=data or b"", text=text,
+    )  # fmt: skip
     try:
-        try:
-            line = replies.line(deadline)
-        except TimeoutError:
-            timed_out = True
-            os.kill(pid, signal.SIGKILL)
-            line = replies.line(None)
-    finally:
-        if not line:  # interrupted in between: leave no child running
-            with contextlib.suppress(ProcessLookupError):
-                os.kill(pid, signal.SIGKILL)
-    returncode = int(line.split()[1])
-    conn.close()
-    for thread in threads:
-        thread.join()
-    stdout: str | bytes = outputs.get(out_r, b"")
-    stderr: str | bytes = outputs.get(err_r, b"")
-    if text:
-        stdout, stderr = _decoded(outputs.get(out_r, b"")), _decoded(outputs.get(err_r, b""))
-    if timed_out:
-        raise subprocess.TimeoutExpired(shown, timeout, output=stdout, stderr=stderr)
-    return subprocess.CompletedProcess(shown, returncode, stdout, stderr)
+        stdout, stderr = child.communicate(timeout)
+    except subprocess.TimeoutExpired:
+        child.kill()
+        stdout, stderr = child.communicate()
+        raise subprocess.TimeoutExpired(child.args, timeout, stdout, stderr) from None
+    except BaseException:  # interrupted: leave no child running
+        child.kill()
+        raise
+    return subprocess.CompletedProcess(child.args, child.wait(), stdout, stderr)
 
 
 class Child:
-    """A command started in a server's child, for a test that drives it while it runs: the
-    parts of subprocess.Popen the tests use (pid, args, returncode, stdout and stderr as
-    text pipes, poll, wait, send_signal, kill, terminate, communicate). stdin is
-    /dev/null; ``stdout`` is PIPE or an open file, ``stderr`` PIPE or STDOUT."""
+    """A command started in a server's child: the parts of subprocess.Popen the tests use
+    (pid, args, returncode, stdout and stderr as pipes, poll, wait, send_signal, kill,
+    terminate, communicate). ``stdout`` is PIPE or an open file, ``stderr`` PIPE or
+    STDOUT; stdin is ``input`` through a pipe, or /dev/null; pipes are text as
+    Popen(text=True) makes them, or bytes."""
 
     def __init__(
-        self, server: Server, args: list[str], *, cwd: Path, env: dict[str, str],
-        stdout: Any, stderr: int,
+        self, server: Server, args: list[str], *, cwd: Path | None, env: dict[str, str],
+        stdout: Any, stderr: int, input: bytes | None = None, text: bool = True,
     ) -> None:  # fmt: skip
         self.args = [sys.executable, "-m", "workbench", *args]
         self.returncode: int | None = None
-        ends, readers = [os.open(os.devnull, os.O_RDONLY)], []
+        writer = None
+        if input is None:
+            ends = [os.open(os.devnull, os.O_RDONLY)]
+        else:
+            stdin, writer = os.pipe()
+            ends = [stdin]
+        readers = []
         targets: tuple[Any, Any] = (stdout, stderr)
         for target in targets:
             if target == subprocess.PIPE:
@@ -204,9 +185,13 @@ class Child:
         for fd in ends:
             os.close(fd)
         self.pid = int(self._replies.line(None).split()[1])
+        if writer is not None:
+            threading.Thread(target=_write_all, args=(writer, input), daemon=True).start()
         pipes = iter(readers)
-        self.stdout = _text(next(pipes)) if stdout == subprocess.PIPE else None
-        self.stderr = _text(next(pipes)) if stderr == subprocess.PIPE else None
+        self.stdout = _pipe(next(pipes), text) if stdout == subprocess.PIPE else None
+        self.stderr = _pipe(next(pipes), text) if stderr == subprocess.PIPE else None
+        self._read: dict[int, Any] = {}
+        self._readers: list[threading.Thread] = []
 
     def poll(self) -> int | None:
         if self.returncode is None:
@@ -235,25 +220,30 @@ class Child:
         self.send_signal(signal.SIGTERM)
 
     def communicate(self, timeout: float | None = None) -> tuple[Any, Any]:
-        """Read stdout and stderr to their end, then wait (as Popen.communicate)."""
-        read: dict[int, str] = {}
-        streams = [s for s in (self.stdout, self.stderr) if s is not None]
-        threads = [
-            threading.Thread(target=lambda s=s: read.update({id(s): s.read()}), daemon=True)
-            for s in streams
-        ]
-        for thread in threads:
-            thread.start()
+        """Read stdout and stderr to their end, then wait (as Popen.communicate; called
+        again after a timeout, it goes on with the same reads)."""
+        if not self._readers:
+            self._readers = [
+                threading.Thread(target=self._read_to_end, args=(stream,), daemon=True)
+                for stream in (self.stdout, self.stderr)
+                if stream is not None
+            ]
+            for thread in self._readers:
+                thread.start()
         deadline = None if timeout is None else time.monotonic() + timeout
-        for thread in threads:
+        for thread in self._readers:
             thread.join(None if deadline is None else max(deadline - time.monotonic(), 0))
             if thread.is_alive():
                 raise subprocess.TimeoutExpired(self.args, timeout or 0)
         self.wait(None if deadline is None else max(deadline - time.monotonic(), 0))
+        out, err = self.stdout, self.stderr
         return (
-            None if self.stdout is None else read[id(self.stdout)],
-            None if self.stderr is None else read[id(self.stderr)],
+            None if out is None else self._read[id(out)],
+            None if err is None else self._read[id(err)],
         )
+
+    def _read_to_end(self, stream: Any) -> None:
+        self._read[id(stream)] = stream.read()
 
 
 def _send(server: Server, args: list[str], cwd: Path | None, env: dict[str, str],
@@ -267,9 +257,11 @@ def _send(server: Server, args: list[str], cwd: Path | None, env: dict[str, str]
     return conn
 
 
-def _text(fd: int) -> io.TextIOWrapper:
-    """A pipe's end as Popen(text=True) makes it: the locale's encoding, universal newlines."""
-    return io.TextIOWrapper(open(fd, "rb"), encoding=locale.getpreferredencoding(False))
+def _pipe(fd: int, text: bool) -> Any:
+    """A pipe's end as Popen makes it: bytes, or text in the locale's encoding with
+    universal newlines (text=True)."""
+    binary = io.BufferedReader(io.FileIO(fd, "r"))
+    return io.TextIOWrapper(binary, encoding=locale.getpreferredencoding(False)) if text else binary
 
 
 class _Replies:
@@ -302,14 +294,3 @@ def _write_all(fd: int, data: bytes) -> None:
             pipe.write(data)
     except BrokenPipeError:
         pass  # as communicate(): a child that reads no stdin is not an error
-
-
-def _read_all(fd: int, into: dict[int, bytes]) -> None:
-    with open(fd, "rb") as pipe:
-        into[fd] = pipe.read()
-
-
-def _decoded(data: bytes) -> str:
-    """As ``subprocess.run(text=True)`` decodes: the locale's encoding, universal newlines."""
-    text = data.decode(locale.getpreferredencoding(False))
-    return text.replace("\r\n", "\n").replace("\r", "\n")

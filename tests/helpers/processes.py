@@ -13,7 +13,7 @@ import termios
 import time
 from pathlib import Path
 
-from tests.helpers.cli import TINY_DEMO_ARGS, Started, run_cli
+from tests.helpers.cli import TINY_DEMO_ARGS, Started, command_env, run_cli
 from tests.helpers.runs import tiny_toml
 from workbench.core.live.writer_record import WriterRecord
 
@@ -65,7 +65,7 @@ def in_a_terminal(argv: list[str], cwd: Path) -> tuple[subprocess.Popen[bytes], 
     proc = subprocess.Popen(
         argv,
         cwd=cwd,
-        env={**os.environ, "HF_HUB_OFFLINE": "1", "PYTHONUNBUFFERED": "1"},
+        env=command_env(),
         stdin=slave,
         stdout=slave,
         stderr=slave,

@@ -8,13 +8,12 @@ A worker is ``python -m workbench sweep ...``, or ``python -m tests.helpers.fake
 from __future__ import annotations
 
 import json
-import os
 import subprocess
 import sys
 import time
 from pathlib import Path
 
-from tests.helpers.cli import Started, start_cli
+from tests.helpers.cli import Started, command_env, start_cli
 from tests.helpers.fake_training import HOLD_VARIABLE, SECONDS_VARIABLE, WRITES_FILE
 from tests.helpers.paths import REPO
 
@@ -35,7 +34,7 @@ def sweep_args(output: Path, *extra: str) -> list[str]:
 
 def worker_env(fake_seconds: float | None = None, hold: Path | None = None) -> dict[str, str]:
     """The environment of a worker process; see :func:`start_worker`."""
-    env = {**os.environ, "HF_HUB_OFFLINE": "1", "PYTHONUNBUFFERED": "1", "PYTHONPATH": str(REPO)}
+    env = command_env({"PYTHONPATH": str(REPO)})
     if fake_seconds is not None:
         env[SECONDS_VARIABLE] = str(fake_seconds)
     if hold is not None:
