@@ -1,6 +1,7 @@
 """What every test folder shares: offline mode, one torch thread, a private cache per test,
-and the session fixtures of tests/helpers/fixtures.py (the HSK pairs, a tiny Marian model,
-the Hub look-alike and the family models).
+the fixtures of tests/helpers/fixtures.py (the HSK pairs, a tiny Marian model, the Hub
+look-alike, the family models, the stand-in trainer), and ``cli``, the command line run in
+the test's process (tests/helpers/cli.py).
 
 The fixtures are imported here, not named in ``pytest_plugins``: pytest reads that only in
 the rootdir's conftest, and this one sits in tests/. A folder's own conftest.py holds the
@@ -20,8 +21,10 @@ os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
 # Set before torch is imported: the count is read once, at import.
 os.environ.setdefault("OMP_NUM_THREADS", "1")
 
+from tests.helpers.cli import cli  # noqa: F401 (a fixture: pytest finds it by name here)
 from tests.helpers.fixtures import (  # noqa: F401 (fixtures: pytest finds them by name here)
     causal_models,
+    fake_training,
     family_models,
     hsk_pairs,
     hub_server,

@@ -80,9 +80,9 @@ def stdin_bytes() -> bytes:
     return b"\n".join([*lines, GARBAGE, b"I like tea."]) + b"\n"
 
 
-def test_translate_command_takes_odd_bytes(tiny_model_dir: Path, tmp_path: Path):
+def test_translate_command_takes_odd_bytes(cli, tiny_model_dir: Path, tmp_path: Path):
     data = stdin_bytes()
-    result = run_cli(
+    result = cli(
         "translate",
         "--model",
         str(tiny_model_dir),
@@ -92,18 +92,18 @@ def test_translate_command_takes_odd_bytes(tiny_model_dir: Path, tmp_path: Path)
         input=data,
     )
     assert result.returncode == 0, result.stderr[-2000:]
-    out = result.stdout.decode("utf-8").split("\n")
+    out = result.stdout.split("\n")
     assert len(out) - 1 == data.count(b"\n")  # one output line per input line
     assert out[0] == ""
     assert out[1] == ""
-    err = result.stderr.decode("utf-8")
+    err = result.stderr
     assert "parts" in err
     assert "truncated" in err
     assert "Traceback" not in err
 
 
-def test_interact_command_takes_odd_bytes(tiny_model_dir: Path, tmp_path: Path):
-    result = run_cli(
+def test_interact_command_takes_odd_bytes(cli, tiny_model_dir: Path, tmp_path: Path):
+    result = cli(
         "interact",
         "--model",
         str(tiny_model_dir),
@@ -113,13 +113,13 @@ def test_interact_command_takes_odd_bytes(tiny_model_dir: Path, tmp_path: Path):
         input=stdin_bytes() + b":q\n",
     )
     assert result.returncode == 0, result.stderr[-2000:]
-    out = result.stdout.decode("utf-8")
+    out = result.stdout
     assert out.count("zh> ") == len(ODD_INPUT) + 2
     assert "Traceback" not in out
 
 
 def test_interact_notices_odd_input_and_judges_the_last_translation(
-    tiny_model_dir: Path, tmp_path: Path
+    cli, tiny_model_dir: Path, tmp_path: Path
 ):
     model = tmp_path / "out" / "best_model"
     shutil.copytree(tiny_model_dir, model)  # the history goes beside it
@@ -131,7 +131,7 @@ def test_interact_notices_odd_input_and_judges_the_last_translation(
         ':judge omission dropped "yesterday"',
         ":q",
     ]
-    result = run_cli(
+    result = cli(
         "interact",
         "--model",
         str(model),
@@ -168,7 +168,8 @@ def test_interact_on_an_en_de_model_asks_in_english_and_answers_in_german(
     hub_server, tmp_path: Path
 ):
     """opus-mt-en-de (the opus-en-de preset's model, served by the Hub look-alike): the
-    console's prompts are the model's languages, not the demo's en -> zh."""
+    console's prompts are the model's languages, not the demo's en -> zh. A new
+    interpreter: the Hub's libraries read its address at import."""
     result = run_cli(
         "interact",
         "--model",

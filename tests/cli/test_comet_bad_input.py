@@ -10,7 +10,6 @@ from pathlib import Path
 import pytest
 import torch
 
-from tests.helpers.cli import run_cli
 from tests.helpers.comet import (
     GOOD,
     assert_one_line_error,
@@ -117,18 +116,18 @@ def test_a_bad_comet_model_is_one_line_and_no_report(tmp_path: Path, spoil, expe
         assert text in message, message
 
 
-def test_a_bad_comet_model_through_the_cli_is_one_line_and_no_report(tmp_path: Path):
+def test_a_bad_comet_model_through_the_cli_is_one_line_and_no_report(cli, tmp_path: Path):
     model = copy_model(tmp_path)
     break_truncated(model)
-    done = run_cli(*write_segments(tmp_path), "--comet", str(model), timeout=120)
+    done = cli(*write_segments(tmp_path), "--comet", str(model))
     assert_one_line_error(done, "is not a readable checkpoint", "download the model again")
 
 
-def test_a_missing_folder_and_an_unfetchable_model_are_one_line(tmp_path: Path):
+def test_a_missing_folder_and_an_unfetchable_model_are_one_line(cli, tmp_path: Path):
     args = write_segments(tmp_path)
-    done = run_cli(*args, "--comet", str(tmp_path / "nowhere"), timeout=120)
+    done = cli(*args, "--comet", str(tmp_path / "nowhere"))
     assert_one_line_error(done, "does not exist", "hparams.yaml")
-    done = run_cli(*args, "--comet", timeout=120)  # the default model, offline
+    done = cli(*args, "--comet")  # the default model, offline
     assert done.returncode == 3, done.stderr  # the Hub cannot be reached
     assert "COMET model 'Unbabel/wmt22-comet-da'" in done.stderr
     assert "HF_HUB_OFFLINE" in done.stderr
@@ -142,19 +141,19 @@ def test_a_missing_folder_and_an_unfetchable_model_are_one_line(tmp_path: Path):
         (["--metrics", "comet", "--comet", str(GOOD)], []),  # needs --src: given, so fine
     ],
 )
-def test_metric_names_are_checked(tmp_path: Path, args: list[str], expected: list[str]):
-    done = run_cli(*write_segments(tmp_path), *args, timeout=120)
+def test_metric_names_are_checked(cli, tmp_path: Path, args: list[str], expected: list[str]):
+    done = cli(*write_segments(tmp_path), *args)
     if expected:
         assert_one_line_error(done, *expected)
     else:
         assert done.returncode == 0, done.stderr
 
 
-def test_files_of_unequal_length_and_empty_files_are_refused(tmp_path: Path):
+def test_files_of_unequal_length_and_empty_files_are_refused(cli, tmp_path: Path):
     args = write_segments(tmp_path)
     (tmp_path / "short.zh").write_text("一\n", encoding="utf-8")
     (tmp_path / "empty.zh").write_text("", encoding="utf-8")
-    done = run_cli(
+    done = cli(
         "score",
         "--hyp",
         str(tmp_path / "hyp.zh"),
@@ -165,13 +164,13 @@ def test_files_of_unequal_length_and_empty_files_are_refused(tmp_path: Path):
     )
     line = assert_one_line_error(done, "short.zh", "has 1 lines", "has 2")
     assert "hyp.zh" in line
-    done = run_cli("score", "--hyp", str(tmp_path / "hyp.zh"), "--ref", str(tmp_path / "short.zh"))
+    done = cli("score", "--hyp", str(tmp_path / "hyp.zh"), "--ref", str(tmp_path / "short.zh"))
     assert_one_line_error(done, "reference file", "has 1 lines", "has 2")
-    done = run_cli("score", "--hyp", str(tmp_path / "empty.zh"), "--ref", str(tmp_path / "ref.zh"))
+    done = cli("score", "--hyp", str(tmp_path / "empty.zh"), "--ref", str(tmp_path / "ref.zh"))
     assert_one_line_error(done, "empty.zh", "is empty")
-    done = run_cli(*args[:3], "--src", str(tmp_path / "src.en"), "--metrics", "comet")
+    done = cli(*args[:3], "--src", str(tmp_path / "src.en"), "--metrics", "comet")
     assert_one_line_error(done, "comet needs --ref")
-    done = run_cli("score", "--hyp", str(tmp_path / "hyp.zh"))
+    done = cli("score", "--hyp", str(tmp_path / "hyp.zh"))
     assert_one_line_error(done, "nothing to score", "--ref FILE", "--qe")
 
 

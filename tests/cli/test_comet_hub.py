@@ -81,7 +81,8 @@ def test_a_fetched_model_scores_offline_and_a_gated_one_names_its_licence(
     comet_hub, tmp_path: Path
 ):
     """Through the CLI: once online into a fresh cache, then offline from that cache; then
-    CometKiwi gated, which is one line naming its page and HF_TOKEN."""
+    CometKiwi gated, which is one line naming its page and HF_TOKEN. A new interpreter
+    each: the Hub's libraries read the endpoint, offline mode and cache at import."""
     (tmp_path / "hyp.zh").write_text("我喜欢喝茶。\n", encoding="utf-8")
     (tmp_path / "ref.zh").write_text("我爱喝茶。\n", encoding="utf-8")
     (tmp_path / "src.en").write_text("I like tea.\n", encoding="utf-8")

@@ -1,7 +1,8 @@
 """The job a user with the Hub runs, through a Hub look-alike on 127.0.0.1.
 
 ``workbench train --headless --preset opus-en-zh`` in a subprocess with ``HF_ENDPOINT`` at
-the look-alike (tests/helpers/hub_server.py) and ``HF_HUB_OFFLINE`` unset: the real
+the look-alike (tests/helpers/hub_server.py) and ``HF_HUB_OFFLINE`` unset (a new
+interpreter: the Hub's libraries read both, and their cache folders, at import): the real
 ``from_pretrained`` of a Hub id, ``HfFileSystem`` listing and range reads, the caches, then
 a rerun that asks the Hub nothing and one offline. Then the base model's language label in
 every front end, the messages for a misbehaving server, and proxies. Nothing here leaves

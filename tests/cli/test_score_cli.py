@@ -11,7 +11,7 @@ import pytest
 import sacrebleu
 from scipy.stats import ttest_rel
 
-from tests.helpers.cli import run_cli
+from tests.helpers.cli import CommandLine
 from tests.helpers.paths import FIXTURES
 from workbench.core.comet.scorer import load_scorer
 
@@ -47,7 +47,8 @@ def lines(path: Path) -> list[str]:
 def scored_json(files: dict[str, Path]) -> dict:
     args = ["score", "--hyp", str(files["a.zh"]), "--hyp", str(files["b.zh"])]
     args += ["--ref", str(files["ref.zh"]), "--src", str(files["src.en"])]
-    done = run_cli(*args, "--comet", str(COMET), "--qe", str(QE), "--json", timeout=300)
+    with pytest.MonkeyPatch.context() as patch:
+        done = CommandLine(patch)(*args, "--comet", str(COMET), "--qe", str(QE), "--json")
     assert done.returncode == 0, done.stderr
     return json.loads(done.stdout)
 
@@ -100,10 +101,10 @@ def test_b_against_a_is_paired_as_sacrebleu_and_comet_compare_pair_it(files, sco
         assert low <= changes[metric]["delta"] <= high
 
 
-def test_the_text_report_pairs_b_with_a_and_reads_each_delta(files):
+def test_the_text_report_pairs_b_with_a_and_reads_each_delta(cli, files):
     args = ["score", "--hyp", str(files["a.zh"]), "--hyp", str(files["b.zh"])]
     args += ["--ref", str(files["ref.zh"]), "--src", str(files["src.en"]), "--comet", str(COMET)]
-    done = run_cli(*args, timeout=300)
+    done = cli(*args)
     assert done.returncode == 0, done.stderr
     out = done.stdout
     assert "BLEU tokenizer zh (the references are mostly zh script)" in out
@@ -116,10 +117,10 @@ def test_the_text_report_pairs_b_with_a_and_reads_each_delta(files):
     assert "COMET: " in done.stderr  # the progress lines go to stderr, not the report
 
 
-def test_qe_alone_needs_only_the_sources(files):
-    done = run_cli(
+def test_qe_alone_needs_only_the_sources(cli, files):
+    done = cli(
         "score", "--hyp", str(files["a.zh"]), "--src", str(files["src.en"]), "--qe", str(QE),
-        "--json", timeout=300,
+        "--json",
     )  # fmt: skip
     assert done.returncode == 0, done.stderr
     (system,) = json.loads(done.stdout)["systems"]

@@ -25,7 +25,6 @@ import pytest
 from tests.helpers.postgres_server import PostgresServer, server_binaries
 from tests.helpers.runs import tiny_toml
 from tests.helpers.sweep_workers import (
-    fake_rerun,
     one_writer_at_a_time,
     start_worker,
     sweep_args,
@@ -86,7 +85,9 @@ def _table_rows(url: str) -> list[str]:
         ]
 
 
-def test_three_workers_share_a_grid_through_postgresql(tmp_path: Path, postgres):
+def test_three_workers_share_a_grid_through_postgresql(
+    cli, tmp_path: Path, postgres, fake_training
+):
     """Three workers started at the same moment on a fresh database all survive the
     study's creation and take a point each; one is killed with -9 mid-trial, the others
     continue its run folder, and the sweep run again runs nothing: every point finished
@@ -111,7 +112,7 @@ def test_three_workers_share_a_grid_through_postgresql(tmp_path: Path, postgres)
             if worker.poll() is None:
                 worker.kill()
     assert [w.returncode for w in workers[1:]] == [0, 0], texts
-    rerun = fake_rerun(args, tmp_path)
+    rerun = cli(*args, cwd=tmp_path)  # in this process, as the workers' trials: the stand-in
     assert rerun.returncode == 0, rerun.stdout + rerun.stderr
 
     (name,) = optuna.get_all_study_names(url)

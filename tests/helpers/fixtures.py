@@ -1,7 +1,7 @@
-"""The session fixtures more than one test folder uses (tests/conftest.py imports them): the
-HSK pairs, a pairs file, a tiny Marian model, the Hub look-alike and the tiny models of each
-family (the finished tiny run is e2e/'s). Each is built once per test process; nothing may
-write into what they return."""
+"""The fixtures more than one test folder uses (tests/conftest.py imports them): the HSK
+pairs, a pairs file, a tiny Marian model, the Hub look-alike and the tiny models of each
+family, session fixtures built once per test process that nothing may write into (the
+finished tiny run is e2e/'s); and ``fake_training``, the stand-in trainer for one test."""
 
 from __future__ import annotations
 
@@ -157,3 +157,14 @@ def causal_models(tmp_path_factory: pytest.TempPathFactory, hsk_pairs) -> dict[s
     sources, targets = [p.source for p in pairs], [p.target for p in pairs]
     base = tmp_path_factory.mktemp("causal")
     return {f: build_causal_model(f, base / f, sources, targets) for f in CAUSAL_FAMILIES}
+
+
+@pytest.fixture
+def fake_training(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Runs trained in this process run tests/helpers/fake_training.py's stand-in (the CLI
+    and the sweep import run_training from its module when a run starts, so patching the
+    module's attribute reaches them)."""
+    from tests.helpers.fake_training import fake_run_training
+    from workbench.core.train import run_training as training_module
+
+    monkeypatch.setattr(training_module, "run_training", fake_run_training)

@@ -8,6 +8,11 @@ from pathlib import Path
 from typing import Any
 
 from tests.helpers.cli import run_cli
+from tests.helpers.paths import FIXTURES
+
+#: NLLB-200 3.3B's config.json as the Hub gives it (d_model 2048, 24 + 24 layers, FFN
+#: 8192, 16 heads, 256,206 pieces): 3,344,863,232 parameters.
+NLLB_3B_CONFIG = FIXTURES / "nllb-200-3.3B-config.json"
 
 #: A plan's figure in a line: ``needs about 80.0 GB``.
 NEEDS = re.compile(r"needs about ([\d.]+) GB")

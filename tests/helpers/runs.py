@@ -85,3 +85,58 @@ class FinishedRun:
         folder."""
         copy_output(Path(self.result.run_dir).parents[1], output)
         return output / "runs" / Path(self.result.run_dir).name
+
+
+def three_run_folders(output: Path) -> Path:
+    """Three run folders under ``output`` as the workbench writes them: finished, stopped,
+    killed early (tests/unit/test_experiments.py reads them, and ``workbench runs``);
+    returns ``output``."""
+    from tests.helpers.data import scores_block
+    from workbench.core.atomic import write_json
+    from workbench.core.config.build import build_config
+    from workbench.core.records.run_records import EpochLog
+    from workbench.core.records.scores import SetScores
+    from workbench.core.records.summary import RunSummary
+    from workbench.core.run_folder import RUN_CONFIG_FILE
+
+    runs = output / "runs"
+    finished, stopped, killed = (
+        runs / name
+        for name in ("20260101-100000-demo", "20260101-110000-demo", "20260101-120000-demo")
+    )
+    for folder, overrides in (
+        (finished, {"epochs": 4}),
+        (stopped, {"learning_rate": 5e-4}),
+        (killed, {}),
+    ):
+        folder.mkdir(parents=True)
+        write_json(
+            folder / RUN_CONFIG_FILE,
+            {**build_config("demo", overrides=overrides).to_dict(), "precision": {"device": "cpu"}},
+        )
+    RunSummary(
+        status="finished",
+        preset="demo",
+        global_step=120,
+        train_seconds=75.0,
+        test=SetScores.from_dict(scores_block("test", (0.02, 9.5), (0.1, 10.2))),
+        validation=SetScores.from_dict(scores_block("validation", (0.01, 8.7), (0.1, 9.9))),
+        epochs=[
+            EpochLog(epoch=1.0, eval_bleu=3.0),
+            EpochLog(epoch=2.0, eval_bleu=9.0),
+            EpochLog(epoch=3.0, eval_bleu=9.0),
+            EpochLog(epoch=4.0, eval_bleu=8.0),
+        ],
+    ).write(finished)
+    RunSummary(status="stopped", preset="demo", global_step=40, train_seconds=20.0).write(stopped)
+    return output
+
+
+def recorded_compare_runs(output: Path) -> list[str]:
+    """The recorded runs A, B and C of tests/fixtures/compare_runs copied into ``output``'s
+    runs/ (A and B share a test set, C draws another); their names, A first."""
+    from tests.fixtures.record_tiny_run import COMPARE_RUNS, COMPARE_TARGET
+
+    for name in COMPARE_RUNS:
+        shutil.copytree(COMPARE_TARGET / name, output / "runs" / name)
+    return list(COMPARE_RUNS)

@@ -1,5 +1,6 @@
 """Sweep workers as real processes, for the tests of several workers on one study
-(tests/unit/test_sweep.py on SQLite, tests/cli/test_sweep_postgres.py on PostgreSQL).
+(tests/cli/test_cli_sweep.py on SQLite, tests/cli/test_sweep_postgres.py on PostgreSQL,
+tests/e2e/test_sweep_runs.py training).
 
 A worker is ``python -m workbench sweep ...``, or ``python -m tests.helpers.fake_training sweep
 ...`` when its trials run the stand-in trainer (tests/helpers/fake_training.py).
@@ -58,18 +59,6 @@ def start_worker(
         stdout=subprocess.PIPE,
         stderr=subprocess.STDOUT,
         text=True,
-    )
-
-
-def fake_rerun(args: list[str], cwd: Path) -> subprocess.CompletedProcess:
-    """The same command run again to its end, trials on the stand-in (none waits)."""
-    return subprocess.run(
-        [sys.executable, "-m", "tests.helpers.fake_training", *args],
-        cwd=cwd,
-        env=worker_env(fake_seconds=0),
-        capture_output=True,
-        text=True,
-        timeout=600,
     )
 
 

@@ -11,12 +11,11 @@ Without chromium or Playwright the test fails under CI (``CI`` set, as .ci/run s
 
 from __future__ import annotations
 
-from tests.helpers.cli import run_cli
 from tests.helpers.hub import closed_port
 
 
-def test_serve_refuses_another_address_without_allow_remote():
-    refused = run_cli("serve", "--host", "0.0.0.0", "--port", str(closed_port()))
+def test_serve_refuses_another_address_without_allow_remote(cli):
+    refused = cli("serve", "--host", "0.0.0.0", "--port", str(closed_port()))
     assert refused.returncode == 2
     (line,) = refused.stderr.strip().splitlines()
     assert "textual-serve has no password" in line

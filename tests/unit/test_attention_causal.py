@@ -1,6 +1,7 @@
 """A decoder-only model's heatmap (workbench.core.attention.causal): the translation's
 self-attention over the source inside the prompt, on tiny Qwen3 (chat) and ALMA-shaped
-Llama (alma prompt) models, through ``workbench attention`` and the core it calls."""
+Llama (alma prompt) models; ``workbench attention`` on them is in
+tests/cli/test_cli_attention_causal.py."""
 
 from __future__ import annotations
 
@@ -10,10 +11,7 @@ from typing import Any
 import numpy as np
 import pytest
 
-from workbench.cli import main
 from workbench.core.attention.causal import (
-    CAUSAL_ATTENTION,
-    CAUSAL_AXES,
     CausalPass,
     causal_map,
     causal_pass,
@@ -31,11 +29,6 @@ WORDS = ["I", "like", "to", "drink", "tea", "."]
 PROMPTS = {"qwen3": None, "llama": "alma"}
 
 
-def prompt_flags(family: str) -> list[str]:
-    prompt = PROMPTS[family]
-    return ["--prompt", prompt] if prompt else []
-
-
 @pytest.fixture(scope="module", params=list(PROMPTS))
 def loaded(request: pytest.FixtureRequest, causal_models: dict[str, Path]) -> AttentionModel:
     family = request.param
@@ -46,54 +39,6 @@ def loaded(request: pytest.FixtureRequest, causal_models: dict[str, Path]) -> At
 def traced(loaded: AttentionModel) -> tuple[CausalPass, AttentionMap]:
     run = causal_pass(loaded.model, loaded.tokenizer, SENTENCE, loaded.direction, loaded.options())
     return run, causal_map(loaded.tokenizer, SENTENCE, run, loaded.direction)
-
-
-@pytest.mark.parametrize("family", list(PROMPTS))
-def test_cli_titles_the_map_as_self_attention_over_the_source(
-    family: str, causal_models: dict[str, Path], capsys
-):
-    model = str(causal_models[family])
-    argv = ["attention", SENTENCE, "--model", model, "--words", "--width", "200"]
-    assert main([*argv, *prompt_flags(family)]) == 0
-    title, columns, legend = printed(capsys.readouterr().out)
-    assert title == f"{CAUSAL_ATTENTION} · mean of 2 layers, mean of 2 heads · words"
-    assert title.startswith("self-attention of the translation over the source")
-    assert columns == WORDS  # the source's words, none of the prompt's
-    assert CAUSAL_AXES[1] in legend
-
-
-def printed(out: str) -> tuple[str, list[str], str]:
-    """The title (wrapped at the terminal's width, joined again), the column labels and
-    the legend of ``workbench attention``'s output."""
-    head, rest = out.split("\nsource:      ", 1)
-    assert rest.startswith(f"{SENTENCE}\n"), rest
-    lines = rest.splitlines()
-    assert lines[1].startswith("translation: ")
-    return " ".join(head.split()), lines[2].split(), " ".join(" ".join(lines[-3:]).split())
-
-
-def test_cli_passes_the_prompt_template_through(
-    causal_models: dict[str, Path], tmp_path: Path, capsys
-):
-    template = tmp_path / "prompt.txt"
-    template.write_text("Say it in {target_lang}: {source}\nThere:", encoding="utf-8")
-    model = str(causal_models["llama"])
-    argv = ["attention", SENTENCE, "--model", model, "--words", "--width", "200"]
-    assert main([*argv, "--prompt-template", str(template)]) == 0
-    _, columns, _ = printed(capsys.readouterr().out)
-    assert columns == WORDS  # found inside the user's prompt
-    loaded = load_attention_model(model, prompt_template=template.read_text(encoding="utf-8"))
-    assert loaded.direction.prompt == "template"
-    assert loaded.direction.source_text(SENTENCE) == f"Say it in Chinese: {SENTENCE}\nThere:"
-
-
-def test_cli_without_a_prompt_for_a_model_without_a_template_is_one_line(
-    causal_models: dict[str, Path], capsys
-):
-    assert main(["attention", SENTENCE, "--model", str(causal_models["llama"])]) == 2
-    err = capsys.readouterr().err.strip()
-    assert len(err.splitlines()) == 1, err
-    assert "--prompt alma" in err, err
 
 
 def test_the_columns_are_exactly_the_sources_tokens(

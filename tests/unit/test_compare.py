@@ -1,4 +1,5 @@
-"""Runs side by side with sacreBLEU's paired tests (core.experiments.compare, ``compare``).
+"""Runs side by side with sacreBLEU's paired tests (core.experiments.compare; the
+``compare`` command is in tests/cli/test_cli_compare.py).
 
 Three real tiny runs, recorded in ``tests/fixtures/compare_runs`` (see
 ``record_tiny_run.py``): A and B share their test set (B trains longer, at a higher rate),
@@ -18,7 +19,7 @@ import pytest
 import sacrebleu
 
 from tests.fixtures.record_tiny_run import COMPARE_RUNS, COMPARE_TARGET
-from workbench.cli import main
+from tests.helpers.runs import recorded_compare_runs
 from workbench.core.evaluate.breakdown import gain_breakdown
 from workbench.core.evaluate.metrics import sentence_chrf
 from workbench.core.evaluate.significance import randomisation_p
@@ -43,9 +44,7 @@ def three_runs(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, list[str
     """Runs A and B (longer, faster) on one test set and C (another seed's test set),
     copied into an output folder of their own."""
     root = tmp_path_factory.mktemp("compare") / "out"
-    for name in COMPARE_RUNS:
-        shutil.copytree(COMPARE_TARGET / name, root / "runs" / name)
-    return root, list(COMPARE_RUNS)
+    return root, recorded_compare_runs(root)
 
 
 def test_paired_tests_run_on_a_shared_test_set_and_refuse_another(three_runs):
@@ -68,37 +67,6 @@ def test_paired_tests_run_on_a_shared_test_set_and_refuse_another(three_runs):
     assert "No paired test of C against A: run C's test set is" in text
     assert re.search(r"\n  B +\d+\.\d\d \(", text)  # B's row of the test table
     assert "Validation BLEU per epoch" in text
-
-
-def test_compare_command_prints_the_test_and_writes_a_page_that_loads_nothing(
-    three_runs, tmp_path, capsys
-):
-    root, (a, b, _) = three_runs
-    out = tmp_path / "cmp"
-    assert main(["compare", a, b, "--output-dir", str(root), "--out", str(out)]) == 0
-    printed = capsys.readouterr().out
-    assert "Settings that differ:" in printed
-    assert re.search(r"epochs +2 +4", printed)
-    assert re.search(r"p < 0\.001|p = 0\.\d+", printed)  # the paired test's p-value
-    html = (out / "compare.html").read_text(encoding="utf-8")
-    assert "<svg" in html
-    assert "Validation BLEU per epoch" in html
-    # Self-contained: no scripts, stylesheets, images or fonts fetched from anywhere.
-    assert not re.search(r"https?://|<script|<link|src=|url\(", html)
-    md = (out / "compare.md").read_text(encoding="utf-8")
-    assert "| epochs | 2 | 4 |" in md
-    assert "compare_bleu.svg" in md
-    assert (out / "compare_bleu.svg").is_file()
-
-
-def test_a_run_named_twice_or_not_at_all_is_one_clear_line(three_runs, capsys):
-    root, (a, _, _) = three_runs
-    assert main(["compare", a, a, "--output-dir", str(root)]) != 0
-    assert "the same run is named twice" in capsys.readouterr().err
-    assert main(["compare", a, "nope", "--output-dir", str(root)]) != 0
-    assert "no run 'nope'" in capsys.readouterr().err
-    assert main(["compare", a, "--output-dir", str(root)]) != 0
-    assert "at least two runs" in capsys.readouterr().err
 
 
 def _run(letter: str, afters: list[str], refs: list[str]) -> ComparedRun:

@@ -3,17 +3,17 @@ and Seed-X's Mistral from tests/helpers/causal_models.py, plus the variants whos
 needs care (Qwen2, Gemma 1, a Gemma 3 with scaled RoPE and its own query scale, sliding
 windows shorter than the prompt).
 
-Each float32 export must give transformers' greedy output through the CLI (``workbench
-export --ctranslate2``, then ``workbench translate --backend ct2`` against ``--backend
-transformers`` on 20 HSK sentences), the same ids at the backend level (batched, with
-prompts of different lengths, n-gram blocks, short bounds and extra stop tokens), be
-loadable from the export folder alone, and go stale when a tokenizer file or the chat
-template changes. A decoder-only type CTranslate2 cannot convert is refused in one line
-before any weight is read."""
+Each float32 export must give transformers' greedy output as ``workbench translate
+--backend ct2`` prints it against ``--backend transformers`` (on 20 HSK sentences), the
+same ids at the backend level (batched, with prompts of different lengths, n-gram blocks,
+short bounds and extra stop tokens), be loadable from the export folder alone, and go
+stale when a tokenizer file or the chat template changes. A decoder-only type CTranslate2
+cannot convert is refused in one line before any weight is read."""
 
 from __future__ import annotations
 
 import dataclasses
+import io
 import json
 import shutil
 from pathlib import Path
@@ -22,8 +22,9 @@ from typing import Any
 import pytest
 
 from tests.helpers.causal_models import CAUSAL_FAMILIES
-from workbench.cli import main
+from workbench.cli.translate import run_pipe
 from workbench.core.decoding import SETTINGS_FILE, DecodeOptions
+from workbench.core.translate.ct2_export import export_ctranslate2
 from workbench.core.translate.translator import Translator
 from workbench.errors import WorkbenchError
 
@@ -74,8 +75,8 @@ def _varied_copy(family: str, source: Path, folder: Path) -> Path:
 
 
 def _export(folder: Path) -> None:
-    code = main(["export", "--ctranslate2", "--model", str(folder), "--quantization", "float32"])
-    assert code == 0
+    """``workbench export --ctranslate2 --quantization float32``'s export of ``folder``."""
+    export_ctranslate2(str(folder), "float32")
 
 
 def _translators(folder: Path | str) -> tuple[Translator, Translator]:
@@ -131,7 +132,7 @@ def _same_ids(
 
 @pytest.fixture(scope="module", params=CAUSAL_FAMILIES)
 def exported(request, causal_models, tmp_path_factory) -> tuple[str, Path]:
-    """A varied copy of the family's tiny model, exported at float32 with the CLI."""
+    """A varied copy of the family's tiny model, exported at float32."""
     family = request.param
     folder = tmp_path_factory.mktemp(f"ct2-{family}") / "model"
     _varied_copy(family, causal_models[family], folder)
@@ -151,21 +152,23 @@ def sentences(hsk_pairs) -> list[str]:
     return [p.source for p in hsk_pairs[:20]]
 
 
-def test_cli_translate_with_ct2_prints_the_transformers_greedy_output(exported, sentences, capsys):
+def test_translate_with_ct2_prints_the_transformers_greedy_output(exported, sentences):
+    """What ``workbench translate --backend ct2|transformers --num-beams 1 --max-new-tokens
+    24`` runs: the translator the flags name, its own decoding with the user's beams and
+    length, and the pipe's lines."""
     _, folder = exported
-    capsys.readouterr()
     outputs = {}
     for backend in ("ct2", "transformers"):
-        flags = ["--backend", backend, "--num-beams", "1", "--max-new-tokens", "24"]
-        code = main(["translate", "--model", str(folder), *flags, *sentences])
-        captured = capsys.readouterr()
-        assert code == 0, captured.err
-        outputs[backend] = captured
-    fast, slow = outputs["ct2"], outputs["transformers"]
-    assert "backend: ctranslate2 float32" in fast.err
-    assert "backend: transformers" in slow.err
-    assert fast.out == slow.out
-    lines = fast.out.splitlines()
+        translator = Translator.from_pretrained(str(folder), backend=backend)
+        options = translator.default_options().overridden(1, 24)
+        out, err = io.StringIO(), io.StringIO()
+        assert run_pipe(translator, sentences, options, stdout=out, stderr=err) == 0
+        outputs[backend] = (out.getvalue(), err.getvalue())
+    (fast, fast_err), (slow, slow_err) = outputs["ct2"], outputs["transformers"]
+    assert "backend: ctranslate2 float32" in fast_err
+    assert "backend: transformers" in slow_err
+    assert fast == slow
+    lines = fast.splitlines()
     assert len(lines) == len(sentences)
     assert len(set(lines)) >= 15, lines  # different translations, not one twenty times
 
@@ -405,7 +408,7 @@ def test_the_conversions_that_need_care_give_the_transformers_output(
     ],
 )
 def test_a_decoder_type_ctranslate2_cannot_convert_is_refused_in_one_line(
-    model_type: str, architecture: str, says: str, causal_models, tmp_path, capsys
+    model_type: str, architecture: str, says: str, causal_models, tmp_path
 ):
     """Hunyuan-MT's type has no CTranslate2 loader, Gemma 2's loader leaves out its
     soft-capping: one line naming the type and --backend transformers, before any weight
@@ -417,9 +420,10 @@ def test_a_decoder_type_ctranslate2_cannot_convert_is_refused_in_one_line(
     config = json.loads(path.read_text(encoding="utf-8"))
     config.update(model_type=model_type, architectures=[architecture])
     path.write_text(json.dumps(config), encoding="utf-8")
-    code = main(["export", "--ctranslate2", "--model", str(folder)])
-    err = capsys.readouterr().err.strip()
-    assert code == 2, err
+    with pytest.raises(WorkbenchError) as refused:  # as `workbench export --ctranslate2`
+        export_ctranslate2(str(folder))
+    err = str(refused.value)
+    assert refused.value.exit_code == 2, err
     assert len(err.splitlines()) == 1, err
     assert f"decoder-only {model_type} model" in err
     assert says in err

@@ -13,9 +13,10 @@ from pathlib import Path
 
 import pytest
 
-from workbench.cli import main
 from workbench.core.decoding import DecodeOptions
+from workbench.core.translate.ct2_export import export_ctranslate2
 from workbench.core.translate.translator import Translator
+from workbench.errors import WorkbenchError
 
 pytest.importorskip("ctranslate2")
 
@@ -75,8 +76,8 @@ def _varied_copy(source: Path, folder: Path) -> Path:
 
 
 def _export(folder: Path) -> None:
-    code = main(["export", "--ctranslate2", "--model", str(folder), "--quantization", "float32"])
-    assert code == 0
+    """``workbench export --ctranslate2 --quantization float32``'s export of ``folder``."""
+    export_ctranslate2(str(folder), "float32")
 
 
 def _set_json(path: Path, **values: object) -> None:
@@ -87,8 +88,7 @@ def _set_json(path: Path, **values: object) -> None:
 
 @pytest.fixture(scope="module", params=FAMILIES)
 def exported(request, family_models, tmp_path_factory) -> tuple[str, Path]:
-    """A copy of the family's tiny model (:func:`_varied_copy`), exported at float32 with
-    the CLI."""
+    """A copy of the family's tiny model (:func:`_varied_copy`), exported at float32."""
     family = request.param
     folder = _varied_copy(family_models[family], tmp_path_factory.mktemp(f"ct2-{family}") / "model")
     _export(folder)
@@ -195,9 +195,7 @@ def test_an_mbart50_config_with_a_null_special_id_exports_and_translates(
     assert len(set(expected)) >= 4
 
 
-def test_an_mbart50_without_a_bos_id_or_an_s_token_is_refused_in_one_line(
-    family_models, tmp_path, capsys
-):
+def test_an_mbart50_without_a_bos_id_or_an_s_token_is_refused_in_one_line(family_models, tmp_path):
     """bos_token_id null and a tokenizer whose ``<s>`` is renamed ``<cls>``: nothing names
     the bos token CTranslate2 needs, so the export says so and the fix, and writes nothing."""
     folder = tmp_path / "model"
@@ -206,9 +204,10 @@ def test_an_mbart50_without_a_bos_id_or_an_s_token_is_refused_in_one_line(
         path = folder / name
         path.write_text(path.read_text(encoding="utf-8").replace('"<s>"', '"<cls>"'), "utf-8")
     _set_json(folder / "config.json", bos_token_id=None)
-    code = main(["export", "--ctranslate2", "--model", str(folder)])
-    err = capsys.readouterr().err.strip()
-    assert code == 2, err
+    with pytest.raises(WorkbenchError) as refused:  # as `workbench export --ctranslate2`
+        export_ctranslate2(str(folder))
+    err = str(refused.value)
+    assert refused.value.exit_code == 2, err
     assert len(err.splitlines()) == 1, err
     assert "bos_token_id null in config.json" in err
     assert "no bos token and no <s>" in err
@@ -216,16 +215,17 @@ def test_an_mbart50_without_a_bos_id_or_an_s_token_is_refused_in_one_line(
     assert not [p for p in folder.iterdir() if p.name.startswith((".ct2", "ct2"))]
 
 
-def test_a_family_without_a_loader_is_refused_in_one_line(family_models, tmp_path, capsys):
+def test_a_family_without_a_loader_is_refused_in_one_line(family_models, tmp_path):
     """A BART model (the generic family) is refused naming its model_type and the fix."""
     folder = tmp_path / "bart"
     shutil.copytree(family_models["mbart50"], folder)
     config = json.loads((folder / "config.json").read_text(encoding="utf-8"))
     config.update(model_type="bart", architectures=["BartForConditionalGeneration"])
     (folder / "config.json").write_text(json.dumps(config), encoding="utf-8")
-    code = main(["export", "--ctranslate2", "--model", str(folder)])
-    err = capsys.readouterr().err.strip()
-    assert code == 2, err
+    with pytest.raises(WorkbenchError) as refused:  # as `workbench export --ctranslate2`
+        export_ctranslate2(str(folder))
+    err = str(refused.value)
+    assert refused.value.exit_code == 2, err
     assert len(err.splitlines()) == 1, err
     assert "is a bart model" in err
     assert "--backend transformers" in err

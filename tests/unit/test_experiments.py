@@ -1,58 +1,23 @@
-"""Runs side by side (workbench.core.experiments.table, ``workbench runs``)."""
+"""Runs side by side (workbench.core.experiments.table; ``workbench runs`` is in
+tests/cli/test_cli_runs.py)."""
 
 from __future__ import annotations
 
-import json
 import os
 from pathlib import Path
 
 import pytest
 
-from tests.helpers.data import scores_block
-from workbench.cli import main
-from workbench.core.atomic import write_json
-from workbench.core.config.build import build_config
+from tests.helpers.runs import three_run_folders
 from workbench.core.experiments.table import list_runs, run_row_line
 from workbench.core.records.run_records import EpochLog
-from workbench.core.records.scores import SetScores
 from workbench.core.records.summary import RunSummary, best_epoch
-from workbench.core.run_folder import RUN_CONFIG_FILE
 
 
 @pytest.fixture
 def output(tmp_path: Path) -> Path:
     """Three run folders as the workbench writes them: finished, stopped, killed early."""
-    runs = tmp_path / "out" / "runs"
-    finished, stopped, killed = (
-        runs / name
-        for name in ("20260101-100000-demo", "20260101-110000-demo", "20260101-120000-demo")
-    )
-    for folder, overrides in (
-        (finished, {"epochs": 4}),
-        (stopped, {"learning_rate": 5e-4}),
-        (killed, {}),
-    ):
-        folder.mkdir(parents=True)
-        write_json(
-            folder / RUN_CONFIG_FILE,
-            {**build_config("demo", overrides=overrides).to_dict(), "precision": {"device": "cpu"}},
-        )
-    RunSummary(
-        status="finished",
-        preset="demo",
-        global_step=120,
-        train_seconds=75.0,
-        test=SetScores.from_dict(scores_block("test", (0.02, 9.5), (0.1, 10.2))),
-        validation=SetScores.from_dict(scores_block("validation", (0.01, 8.7), (0.1, 9.9))),
-        epochs=[
-            EpochLog(epoch=1.0, eval_bleu=3.0),
-            EpochLog(epoch=2.0, eval_bleu=9.0),
-            EpochLog(epoch=3.0, eval_bleu=9.0),
-            EpochLog(epoch=4.0, eval_bleu=8.0),
-        ],
-    ).write(finished)
-    RunSummary(status="stopped", preset="demo", global_step=40, train_seconds=20.0).write(stopped)
-    return tmp_path / "out"
+    return three_run_folders(tmp_path / "out")
 
 
 def test_every_run_is_listed_newest_first_with_what_it_changed_and_scored(output: Path):
@@ -87,20 +52,6 @@ def test_the_best_epoch_is_the_first_of_equal_validation_scores():
         == 1.0
     )
     assert best_epoch(RunSummary()) is None
-
-
-def test_the_command_prints_lines_or_json_and_says_when_there_are_none(output: Path, capsys):
-    assert main(["runs", "--output-dir", str(output)]) == 0
-    lines = capsys.readouterr().out.splitlines()
-    assert len(lines) == 4
-    assert lines[1].startswith("20260101-120000-demo")
-    assert main(["runs", "--output-dir", str(output), "--json"]) == 0
-    data = json.loads(capsys.readouterr().out)
-    assert [r["status"] for r in data] == ["killed", "stopped", "finished"]
-    assert data[2]["test"]["bleu_after"] == 9.5
-    assert data[0]["test"] is None
-    assert main(["runs", "--output-dir", str(output / "nothing")]) == 0
-    assert "no runs under" in capsys.readouterr().out
 
 
 def test_an_ended_run_is_read_once_until_one_of_its_files_changes(output: Path):

@@ -9,13 +9,11 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from workbench.cli import main
 from workbench.core.attention.extract import load_attention_model
 from workbench.core.lab.attention_kinds import (
     CROSS,
     DECODER,
     ENCODER,
-    STUDY_FILE,
     AttentionKinds,
     attention_kinds,
     row_entropy_bits,
@@ -107,83 +105,3 @@ def test_views_and_errors_name_the_right_stack(kinds: AttentionKinds):
     data = json.loads(json.dumps(kinds.to_dict()))
     assert [k["kind"] for k in data["kinds"]] == [ENCODER, DECODER, CROSS]
     assert len(data["heads"]) == len(kinds.heads)
-
-
-def test_cli_prints_three_titled_heatmaps_and_the_head_table(tiny_model_dir: Path, capsys):
-    assert main(["lab", "attention", "--model", str(tiny_model_dir), SENTENCE]) == 0
-    out = capsys.readouterr().out
-    titles = [
-        f"{kind} · mean of 1 layer, mean of 2 heads · pieces" for kind in (ENCODER, DECODER, CROSS)
-    ]
-    positions = [out.index(title) for title in titles]
-    assert positions == sorted(positions)
-    assert "source:      I like tea." in out
-    assert "\x1b[" not in out
-    # Each map's legend names its own axes (the renderer's default names cross-attention's).
-    assert out.count("shade = % of the row's attention") == 3
-    from workbench.core.attention.extract import load_attention_model
-    from workbench.core.lab.attention_kinds import attention_kinds
-
-    kinds = attention_kinds(load_attention_model(str(tiny_model_dir)), SENTENCE)
-    assert all(k.axes in out for k in kinds.kinds)
-    assert "rows: translation, columns: source" not in out
-    assert "per head" in out
-    assert "agreement" in out
-    assert "closest to the mean view" in out
-    assert "saved" not in out  # the tiny model names no run folder
-
-
-def test_cli_writes_the_json_into_the_models_run_folder(
-    tiny_model_dir: Path, tmp_path: Path, capsys
-):
-    import shutil
-
-    model = tmp_path / "best_model"
-    shutil.copytree(tiny_model_dir, model)
-    run = tmp_path / "runs" / "run-1"
-    run.mkdir(parents=True)
-    (model / "workbench.json").write_text(
-        json.dumps({"target_label": None, "run_dir": str(run)}), encoding="utf-8"
-    )
-    assert main(["lab", "attention", "--model", str(model), SENTENCE]) == 0
-    assert f"saved {run / STUDY_FILE}" in capsys.readouterr().out
-    saved = json.loads((run / STUDY_FILE).read_text(encoding="utf-8"))
-    assert saved["sentence"] == SENTENCE
-    assert len(saved["kinds"]) == 3
-    study = AttentionKinds.from_dict(saved)  # read back typed: the same file again
-    assert study.to_dict() == saved
-    assert study.heads[0].layer == saved["heads"][0]["layer"] - 1
-    with pytest.raises(ValueError, match="has no 'masked decoder self-attention' map"):
-        AttentionKinds.from_dict({**saved, "kinds": saved["kinds"][::2]})
-
-
-def test_cli_empty_sentence_is_one_clear_line(tiny_model_dir: Path, capsys):
-    assert main(["lab", "attention", "--model", str(tiny_model_dir), "   "]) == 2
-    err = capsys.readouterr().err.strip()
-    assert len(err.splitlines()) == 1, err
-    assert "empty sentence" in err, err
-
-
-def test_cli_shows_one_layer_and_head_of_each_kind(tiny_model_dir: Path, capsys):
-    assert (
-        main(
-            [
-                "lab",
-                "attention",
-                "--model",
-                str(tiny_model_dir),
-                "--layer",
-                "1",
-                "--head",
-                "2",
-                "--words",
-                SENTENCE,
-            ]
-        )
-        == 0
-    )
-    out = capsys.readouterr().out
-    for kind in (ENCODER, DECODER, CROSS):
-        assert f"{kind} · layer 1/1, head 2/2 · words" in out
-    assert main(["lab", "attention", "--model", str(tiny_model_dir), "--layer", "5", SENTENCE]) == 2
-    assert "--layer 5 does not exist" in capsys.readouterr().err

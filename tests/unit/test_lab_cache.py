@@ -1,4 +1,5 @@
-"""The KV-cache study on a real tiny model: same output, the formula's sizes, the command."""
+"""The KV-cache study on a real tiny model: same output, the formula's sizes (the command is
+in tests/cli/test_cli_lab.py)."""
 
 from __future__ import annotations
 
@@ -8,8 +9,6 @@ from pathlib import Path
 import pytest
 
 from workbench.core.lab.kv_cache import (
-    STUDY_FILE,
-    CacheStudy,
     cache_study,
     cross_attention_floats,
     self_attention_floats,
@@ -65,48 +64,3 @@ def test_bad_settings_say_what_to_do(tiny_model_dir: Path) -> None:
         cache_study(str(tiny_model_dir), lengths=(0,))
     with pytest.raises(WorkbenchError, match="repeats must be at least 1"):
         cache_study(str(tiny_model_dir), repeats=0)
-
-
-def test_the_command_prints_the_tables_chart_and_saves_to_the_run(
-    tiny_model_dir: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
-) -> None:
-    import shutil
-
-    from workbench.cli import main
-
-    model = tmp_path / "translation_output" / "best_model"
-    shutil.copytree(tiny_model_dir, model)
-    run = tmp_path / "translation_output" / "runs" / "r1"
-    run.mkdir(parents=True)
-    # Relative, as a run records it: found from the folders above the model.
-    (model / "workbench.json").write_text(
-        json.dumps({"target_label": None, "run_dir": "translation_output/runs/r1"}),
-        encoding="utf-8",
-    )
-
-    assert (
-        main(["lab", "cache", "--model", str(model), "--lengths", "2", "4", "--repeats", "1"]) == 0
-    )
-    out = capsys.readouterr().out
-    assert "ms/token cached" in out
-    assert "formula: self-attention 2*L*t*d = 64*t floats" in out
-    assert "formula and measured cache agree at every t" in out
-    assert "ms per token against t" in out
-    saved = json.loads((run / STUDY_FILE).read_text(encoding="utf-8"))
-    assert [row["new_tokens"] for row in saved["timings"]] == [2, 4]
-    study = CacheStudy.from_dict(saved)  # read back typed, derived values recomputed
-    assert [t.new_tokens for t in study.timings] == [2, 4]
-    assert study.to_dict() == saved
-
-
-def test_the_command_without_a_run_folder_writes_nothing(
-    tiny_model_dir: Path, capsys: pytest.CaptureFixture[str]
-) -> None:
-    from workbench.cli import main
-
-    assert (
-        main(["lab", "cache", "--model", str(tiny_model_dir), "--lengths", "2", "--repeats", "1"])
-        == 0
-    )
-    assert "saved" not in capsys.readouterr().out
-    assert not (tiny_model_dir / STUDY_FILE).exists()

@@ -6,19 +6,16 @@ Qwen3 (chat) and ALMA-shaped Llama (alma prompt) models."""
 from __future__ import annotations
 
 import json
-import shutil
 from pathlib import Path
 
 import numpy as np
 import pytest
 
-from workbench.cli import main
 from workbench.core.attention.causal import causal_map, causal_pass
 from workbench.core.attention.extract import AttentionModel, load_attention_model
 from workbench.core.lab.attention_kinds import attention_kinds
 from workbench.core.lab.prompt_attention import (
     PADDING,
-    STUDY_FILE,
     PromptAttention,
     mask_check,
     prompt_attention,
@@ -144,35 +141,3 @@ def test_the_seq2seq_and_decoder_only_studies_refuse_each_other(
         attention_kinds(loaded, SENTENCE)
     with pytest.raises(WorkbenchError, match="is a seq2seq model"):
         prompt_attention(load_attention_model(str(tiny_model_dir)), SENTENCE)
-
-
-def test_cli_lab_attention_prints_the_prompt_study(causal_models: dict[str, Path], capsys):
-    assert main(["lab", "attention", "--model", str(causal_models["qwen3"]), SENTENCE]) == 0
-    out = capsys.readouterr().out
-    assert "no encoder and no cross-attention" in out
-    assert f"source:      {SENTENCE}" in out
-    assert "<|im_start|>assistant" in out  # the turn markers after the source, by name
-    assert "  the causal mask is the only mask" in out
-    table = out.split("first token\n", 1)[1].splitlines()
-    assert [line.split()[0] for line in table[:2]] == ["1", "2"]  # one row per layer
-    for line in table[:2]:
-        shares = [float(cell.rstrip("%")) for cell in line.split()[1:5]]
-        assert sum(shares) == pytest.approx(100.0, abs=0.3)
-    assert "saved" not in out  # a Hub-shaped model names no run folder
-
-
-def test_cli_saves_the_study_into_the_models_run_folder(
-    causal_models: dict[str, Path], tmp_path: Path, capsys
-):
-    model = tmp_path / "best_model"
-    shutil.copytree(causal_models["llama"], model)
-    run = tmp_path / "runs" / "run-1"
-    run.mkdir(parents=True)
-    settings = {"prompt": "alma", "run_dir": str(run)}  # a fine-tuned ALMA records its prompt
-    (model / "workbench.json").write_text(json.dumps(settings), encoding="utf-8")
-    assert main(["lab", "attention", "--model", str(model), SENTENCE]) == 0
-    assert f"saved {run / STUDY_FILE}" in capsys.readouterr().out
-    saved = PromptAttention.from_dict(json.loads((run / STUDY_FILE).read_text(encoding="utf-8")))
-    assert saved.prompt == "alma"
-    assert saved.part("source").text.strip() == SENTENCE
-    assert saved.mask.causal_only

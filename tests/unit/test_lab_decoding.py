@@ -9,7 +9,6 @@ from pathlib import Path
 import pytest
 
 from tests.helpers.lab import SENTENCES
-from workbench.cli import main
 from workbench.core.decoding import DecodeOptions
 from workbench.core.lab.decoding_strategies import (
     STRATEGIES,
@@ -99,18 +98,3 @@ def test_repeated_ngrams_are_counted_in_characters_for_chinese():
     assert not repeats_itself("我喜欢喝茶。")
     assert repeats_itself("the cat the cat the cat")
     assert not repeats_itself("the cat sat")
-
-
-def test_cli_without_a_test_set_is_one_line(tiny_model_dir: Path, capsys):
-    assert main(["lab", "decoding", "--model", str(tiny_model_dir)]) == 2
-    err = capsys.readouterr().err
-    assert "pass --run RUN_DIR" in err
-    assert err.count("\n") == 1
-
-
-def test_a_limit_under_one_is_refused_by_the_study_itself(tiny_model_dir: Path, capsys):
-    # The core checks it (the CLI and the Lab pane both call it), before any model loads.
-    with pytest.raises(WorkbenchError, match="limit must be at least 1, got 0"):
-        decoding_study(str(tiny_model_dir), limit=0)
-    assert main(["lab", "decoding", "--model", str(tiny_model_dir), "--limit", "-3"]) == 2
-    assert "got -3" in capsys.readouterr().err

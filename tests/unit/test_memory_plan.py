@@ -1,26 +1,19 @@
-"""The memory plan: from the config alone, before any weight is loaded; held against the
-peak resident memory of real ``workbench train`` runs on the CPU; and the one-line
-refusal of a run that will not fit, naming the flags that would make it."""
+"""The memory plan: from the config alone, before any weight is loaded. It is held against
+the peak resident memory of real ``workbench train`` runs on the CPU in
+tests/e2e/test_memory_plan_runs.py, and the one-line refusal of a run that will not fit is
+in tests/cli/test_cli_memory_plan.py."""
 
 from __future__ import annotations
 
-import shutil
-from pathlib import Path
-
 import pytest
 
-from tests.helpers.cli import run_cli
-from tests.helpers.memory import NEEDS, figure_in
-from tests.helpers.paths import FIXTURES
+from tests.helpers.memory import NLLB_3B_CONFIG
 from tests.helpers.runs import tiny_config
 from workbench.core.records.memory import GB
 from workbench.core.train.memory_plan import estimate, plan_memory
 from workbench.core.train.run_model import Precision
 from workbench.errors import WorkbenchError
 
-#: NLLB-200 3.3B's config.json as the Hub gives it (d_model 2048, 24 + 24 layers, FFN
-#: 8192, 16 heads, 256,206 pieces): 3,344,863,232 parameters.
-NLLB_3B_CONFIG = FIXTURES / "nllb-200-3.3B-config.json"
 CPU = Precision("cpu", "fp32", False)
 
 
@@ -28,47 +21,6 @@ def nllb_3b_config():
     from transformers import AutoConfig
 
     return AutoConfig.from_pretrained(NLLB_3B_CONFIG)
-
-
-@pytest.fixture(scope="module")
-def nllb_3b_folder(tmp_path_factory, family_models) -> Path:
-    """NLLB-200 3.3B's config.json and a tokenizer of its family, and no weights."""
-    folder = tmp_path_factory.mktemp("nllb-3.3B")
-    for path in family_models["nllb"].iterdir():
-        if path.name.startswith("tokenizer") or path.suffix == ".model":
-            shutil.copy(path, folder / path.name)
-    shutil.copy(NLLB_3B_CONFIG, folder / "config.json")
-    return folder
-
-
-def refused(folder: Path, pairs: Path, tmp_path: Path, *extra: str):
-    return run_cli(
-        "train", "--headless", "--model", str(folder), "--data", str(pairs),
-        "--source-lang", "en", "--target-lang", "zh", "--batch-size", "16",
-        "--memory-budget", "24", "--output-dir", str(tmp_path / "out"), "--no-interact",
-        *extra, cwd=tmp_path,
-    )  # fmt: skip
-
-
-def test_a_3b_model_that_will_not_fit_is_refused_in_one_line_naming_lora(
-    nllb_3b_folder, pairs_file, tmp_path
-):
-    result = refused(nllb_3b_folder, pairs_file, tmp_path)
-    lines = result.stderr.strip().splitlines()
-    assert (result.returncode, len(lines)) == (2, 1), result.stderr[-2000:]
-    line = lines[0]
-    assert "will not fit" in line
-    assert "--lora" in line
-    assert figure_in(NEEDS, line) > 53  # 16 bytes a parameter alone: 53.5 GB
-    # Before any weight was looked for: no data read, no run folder, no weights error.
-    assert "[data]" not in result.stdout
-    assert not (tmp_path / "out" / "runs").exists()
-
-
-def test_with_lora_the_3b_plan_is_smaller(nllb_3b_folder, pairs_file, tmp_path):
-    full = refused(nllb_3b_folder, pairs_file, tmp_path)
-    lora = refused(nllb_3b_folder, pairs_file, tmp_path, "--lora")
-    assert figure_in(NEEDS, lora.stderr) < figure_in(NEEDS, full.stderr)
 
 
 def test_the_plan_counts_16_bytes_a_parameter_without_lora_and_the_adapters_with_it():

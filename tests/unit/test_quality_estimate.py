@@ -7,7 +7,6 @@ from __future__ import annotations
 import io
 from pathlib import Path
 
-from tests.helpers.cli import run_cli
 from tests.helpers.comet import KIWI, qe_records
 from workbench.cli.interact import run_console
 from workbench.cli.options import without_flags
@@ -40,19 +39,6 @@ def test_interact_prints_and_keeps_each_lines_qe_score(tiny_model_dir: Path, tmp
             "score": round(expected, 2),
         }
         assert f"COMET-QE {record['qe']['score']:.2f}" in text
-
-
-def test_interact_with_a_qe_model_that_cannot_load_says_so_before_the_session(
-    tiny_model_dir: Path, tmp_path: Path
-):
-    done = run_cli(
-        "interact", "--model", str(tiny_model_dir), "--qe", str(tmp_path / "nowhere"),
-        input="I like tea.\n", timeout=120,
-    )  # fmt: skip
-    assert done.returncode == 2
-    assert "COMET model folder" in done.stderr
-    assert "does not exist" in done.stderr
-    assert "zh>" not in done.stdout  # nothing translated half-way
 
 
 def test_a_reference_based_model_as_qe_is_said_per_line_and_the_session_goes_on(

@@ -16,7 +16,6 @@ from tests.fixtures.record_tiny_run import RUN_NAME
 from tests.fixtures.record_tiny_run import TARGET as RECORDED_RUN
 from tests.helpers.paths import TESTS
 from tests.helpers.report import SVG, summary_of
-from workbench.cli import main
 from workbench.core.attention.figures import heatmap_svg
 from workbench.core.records.run_records import BaselineRecord
 from workbench.core.records.summary import RunSummary
@@ -109,27 +108,6 @@ def test_charts_skip_non_finite_points_and_escape_text():
         heatmap_svg(["<s>", "茶"], ["tea", "&"], [[0.5, 0.5], [1.0, math.nan]], title="t")
     )
     assert {"<s>", "茶", "tea", "&"} <= {t.text for t in grid.iter(f"{SVG}text")}
-
-
-@pytest.mark.parametrize(
-    ("argv", "message"),
-    [
-        (["report"], "no finished run under translation_output/runs; train one first"),
-        (["report", "nowhere"], "run folder nowhere does not exist"),
-    ],
-)
-def test_cli_errors_are_one_line(tmp_path: Path, monkeypatch, capsys, argv, message):
-    monkeypatch.chdir(tmp_path)
-    assert main(argv) == 2
-    err = capsys.readouterr().err
-    assert message in err
-    assert err.count("\n") == 1
-
-
-def test_cli_folder_without_summary_is_refused(tmp_path: Path, capsys):
-    (tmp_path / "run").mkdir()
-    assert main(["report", str(tmp_path / "run")]) == 2
-    assert "has no summary.json" in capsys.readouterr().err
 
 
 def test_f6_writes_a_png_beside_the_svg_when_cairosvg_is_installed(tmp_path: Path):
