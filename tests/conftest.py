@@ -10,6 +10,7 @@ fixtures only its tests use."""
 from __future__ import annotations
 
 import os
+import sys
 
 import pytest
 
@@ -33,6 +34,9 @@ from tests.helpers.fixtures import (  # noqa: F401 (fixtures: pytest finds them 
     tiny_model_dir,
 )
 
+#: torch's threads in every test (the variable above).
+TORCH_THREADS = int(os.environ["OMP_NUM_THREADS"])
+
 
 @pytest.fixture(autouse=True)
 def _private_cache(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch):
@@ -40,3 +44,15 @@ def _private_cache(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest
     home, one per test: a test's run prepares and decodes its own data, whatever ran
     before it."""
     monkeypatch.setenv("WORKBENCH_CACHE", str(tmp_path_factory.mktemp("cache")))
+
+
+@pytest.fixture(autouse=True)
+def _torch_threads():
+    """Put torch's thread count back after each test. Loading a CTranslate2 model sets
+    OpenMP's count for the whole process (one thread a core), and a run trained after it
+    in the same process would add its floats in another order: bit-identical runs, as a
+    kill and resume against a straight run, would differ in the last bits."""
+    yield
+    torch = sys.modules.get("torch")
+    if torch is not None and torch.get_num_threads() != TORCH_THREADS:
+        torch.set_num_threads(TORCH_THREADS)

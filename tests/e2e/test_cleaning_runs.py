@@ -11,15 +11,15 @@ import json
 import re
 from pathlib import Path
 
-from tests.helpers.cli import TINY_DEMO_ARGS, run_cli
+from tests.helpers.cli import TINY_DEMO_ARGS
 from tests.helpers.data import PLANTED, write_planted_tsv
 from tests.helpers.runs import tiny_toml
 
 
-def test_a_planted_file_is_counted_rule_by_rule_and_the_report_shows_why(tmp_path: Path):
+def test_a_planted_file_is_counted_rule_by_rule_and_the_report_shows_why(cli, tmp_path: Path):
     write_planted_tsv(tmp_path / "planted.tsv")
     (tmp_path / "tiny.toml").write_text(tiny_toml(epochs=1.0, samples=0), encoding="utf-8")
-    result = run_cli(*TINY_DEMO_ARGS, "--data", "planted.tsv", cwd=tmp_path)
+    result = cli(*TINY_DEMO_ARGS, "--data", "planted.tsv", cwd=tmp_path)
     assert result.returncode == 0, result.stderr[-3000:]
     lines = result.stdout.splitlines()
     at = next(i for i, line in enumerate(lines) if "cleaning:" in line)
@@ -39,7 +39,7 @@ def test_a_planted_file_is_counted_rule_by_rule_and_the_report_shows_why(tmp_pat
     assert len(dropped) == total
     assert {d["rule"] for d in dropped if d["target"] == ""} == {"empty"}
 
-    report = run_cli("report", cwd=tmp_path)
+    report = cli("report", cwd=tmp_path)
     assert report.returncode == 0, report.stderr[-2000:]
     text = (run / "report.md").read_text(encoding="utf-8")
     section = text[text.index("## Data cleaning") :]

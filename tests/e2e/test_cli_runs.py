@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.helpers.cli import TINY_DEMO_ARGS, run_cli
+from tests.helpers.cli import TINY_DEMO_ARGS, CommandLine
 from tests.helpers.runs import TINY_MODEL_SETTINGS
 
 TINY_RUN = """
@@ -32,10 +32,13 @@ scratch_target_vocab = 2000
 
 @pytest.fixture(scope="module")
 def demo_run(tmp_path_factory: pytest.TempPathFactory):
-    """One small real `train --headless --preset demo` in a subprocess."""
+    """One small real `train --headless --preset demo`, with a cache of its own (a module
+    fixture is set up before the autouse private cache)."""
     work = tmp_path_factory.mktemp("demo_run")
     (work / "tiny.toml").write_text(TINY_RUN, encoding="utf-8")
-    result = run_cli(*TINY_DEMO_ARGS, cwd=work)
+    with pytest.MonkeyPatch.context() as patch:
+        cache = str(tmp_path_factory.mktemp("demo_run_cache"))
+        result = CommandLine(patch)(*TINY_DEMO_ARGS, cwd=work, env={"WORKBENCH_CACHE": cache})
     return work, result
 
 
@@ -77,7 +80,7 @@ def test_demo_run_end_to_end(demo_run):
     assert (run / "config.json").is_file()
 
 
-def test_after_translations_are_what_workbench_translate_prints(demo_run):
+def test_after_translations_are_what_workbench_translate_prints(cli, demo_run):
     """ "After" is decoded by the saved best model, as `workbench translate` loads it."""
     work, result = demo_run
     assert result.returncode == 0
@@ -86,7 +89,7 @@ def test_after_translations_are_what_workbench_translate_prints(demo_run):
         json.loads(line)
         for line in (run / "test_translations.jsonl").read_text(encoding="utf-8").splitlines()
     ]
-    printed = run_cli(
+    printed = cli(
         "translate",
         "--model",
         str(run / "best_model"),
@@ -97,19 +100,19 @@ def test_after_translations_are_what_workbench_translate_prints(demo_run):
     assert printed.stdout.splitlines() == [r["after"] for r in rows]
 
 
-def test_translate_after_demo_answers_in_chinese(demo_run):
+def test_translate_after_demo_answers_in_chinese(cli, demo_run):
     work, result = demo_run
     assert result.returncode == 0
-    answer = run_cli("translate", cwd=work, input="I like to drink tea.\n\nHello.\n")
+    answer = cli("translate", cwd=work, input="I like to drink tea.\n\nHello.\n")
     assert answer.returncode == 0, answer.stderr
     lines = answer.stdout.split("\n")
     assert lines[1] == ""  # empty input line keeps its place
     assert any("\u4e00" <= ch <= "\u9fff" for ch in lines[0]), answer.stdout
 
 
-def test_interact_reads_lines_and_keeps_history(demo_run):
+def test_interact_reads_lines_and_keeps_history(cli, demo_run):
     work, _ = demo_run
-    session = run_cli("interact", cwd=work, input="I like tea.\n\n   \n[/bold]\n:q\n")
+    session = cli("interact", cwd=work, input="I like tea.\n\n   \n[/bold]\n:q\n")
     assert session.returncode == 0, session.stderr
     assert session.stdout.count("zh> ") == 2
     history = work / "translation_output" / "console_history.jsonl"
@@ -117,14 +120,14 @@ def test_interact_reads_lines_and_keeps_history(demo_run):
     assert [r["source"] for r in rows] == ["I like tea.", "[/bold]"]
 
 
-def test_translate_survives_binary_garbage(demo_run):
+def test_translate_survives_binary_garbage(cli, demo_run):
     work, _ = demo_run
-    result = run_cli("translate", cwd=work, input=b"\xff\xfe\x00garbage\x80\nI like tea.\n")
+    result = cli("translate", cwd=work, input=b"\xff\xfe\x00garbage\x80\nI like tea.\n")
     assert result.returncode == 0
-    assert len(result.stdout.decode("utf-8").splitlines()) == 2
+    assert len(result.stdout.splitlines()) == 2
 
 
-def test_a_30_pair_file_trains_with_the_demo_preset(tmp_path: Path):
+def test_a_30_pair_file_trains_with_the_demo_preset(cli, tmp_path: Path):
     """The scratch vocabularies shrink to what 24 training pairs support, with one line.
 
     The preset's vocabularies are asked for; its model is the tiny one, decoded greedily,
@@ -139,7 +142,7 @@ def test_a_30_pair_file_trains_with_the_demo_preset(tmp_path: Path):
     (tmp_path / "tiny.toml").write_text(
         "".join(f"{k} = {v!r}\n" for k, v in {**model, "num_beams": 1}.items()), encoding="utf-8"
     )
-    result = run_cli(
+    result = cli(
         "train",
         "--headless",
         "--preset",

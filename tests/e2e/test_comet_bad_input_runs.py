@@ -11,7 +11,6 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from tests.helpers.cli import run_cli
 from tests.helpers.comet import (
     assert_one_line_error,
     break_class,
@@ -20,16 +19,16 @@ from tests.helpers.comet import (
 from tests.helpers.runs import TINY_RUN_SETTINGS, tiny_toml
 
 
-def test_train_refuses_a_bad_comet_model_before_any_run_folder(tmp_path: Path):
+def test_train_refuses_a_bad_comet_model_before_any_run_folder(cli, tmp_path: Path):
     """--comet's model is read (hparams.yaml, the encoder's config) before training: a bad
     one costs one line and leaves no run behind."""
     model = copy_model(tmp_path)
     break_class(model)
     (tmp_path / "tiny.toml").write_text(tiny_toml(**TINY_RUN_SETTINGS), encoding="utf-8")
     out = tmp_path / "out"
-    done = run_cli(
+    done = cli(
         "train", "--headless", "--preset", "demo", "--config", str(tmp_path / "tiny.toml"),
-        "--output-dir", str(out), "--comet", str(model), timeout=300,
+        "--output-dir", str(out), "--comet", str(model),
     )  # fmt: skip
     assert_one_line_error(done, "xCOMET")
     assert not (out / "runs").exists() or not any((out / "runs").iterdir())

@@ -15,7 +15,7 @@ import pytest
 from scipy.stats import ttest_rel
 from textual.widgets import DataTable, Static
 
-from tests.helpers.cli import run_cli
+from tests.helpers.cli import CommandLine
 from tests.helpers.paths import FIXTURES
 from tests.helpers.runs import TINY_RUN_SETTINGS, small, tiny_toml
 from tests.helpers.tui import wait_for
@@ -29,13 +29,16 @@ COMET = COMET_FIXTURES / "regression-mix-sparsemax"
 
 
 def train(folder: Path, out: Path, *extra: str) -> str:
-    """A tiny demo run through the CLI with ``--comet``; its stdout."""
+    """A tiny demo run through the CLI with ``--comet``, with a cache of its own (a module
+    fixture is set up before the autouse private cache); its stdout."""
     toml = folder / "tiny.toml"
     toml.write_text(tiny_toml(**TINY_RUN_SETTINGS), encoding="utf-8")
-    done = run_cli(
-        "train", "--headless", "--preset", "demo", "--config", str(toml),
-        "--output-dir", str(out), "--comet", str(COMET), *extra, timeout=600,
-    )  # fmt: skip
+    with pytest.MonkeyPatch.context() as patch:
+        done = CommandLine(patch)(
+            "train", "--headless", "--preset", "demo", "--config", str(toml),
+            "--output-dir", str(out), "--comet", str(COMET), *extra,
+            env={"WORKBENCH_CACHE": str(folder / "cache")},
+        )  # fmt: skip
     assert done.returncode == 0, done.stderr[-3000:]
     return done.stdout
 
@@ -112,14 +115,14 @@ def test_each_sentence_holds_its_comet_and_the_summary_its_paired_test(comet_run
     assert comet.after == pytest.approx(sum(after) / len(after), abs=0.006)
 
 
-def test_runs_compare_and_report_show_comet(comet_runs, tmp_path: Path):
+def test_runs_compare_and_report_show_comet(cli, comet_runs, tmp_path: Path):
     out, runs = comet_runs.out, comet_runs.runs
-    listing = run_cli("runs", "--output-dir", str(out))
+    listing = cli("runs", "--output-dir", str(out))
     assert listing.returncode == 0, listing.stderr
     rows = [line for line in listing.stdout.splitlines() if line.startswith(runs[0].name[:8])]
     assert len(rows) == 2
     assert all(" test COMET " in row and "(humans agree " in row for row in rows)
-    compared = run_cli(
+    compared = cli(
         "compare", runs[0].name, runs[1].name, "--output-dir", str(out), "--out", str(tmp_path)
     )
     assert compared.returncode == 0, compared.stderr
@@ -127,7 +130,7 @@ def test_runs_compare_and_report_show_comet(comet_runs, tmp_path: Path):
     assert row.lstrip().startswith("B ")
     assert "t-test p" in row
     assert "humans agree" in row
-    reported = run_cli("report", str(runs[1]))
+    reported = cli("report", str(runs[1]))
     assert reported.returncode == 0, reported.stderr
     report = (runs[1] / "report.md").read_text(encoding="utf-8")
     assert f"| COMET ({COMET}) before → after, test" in report

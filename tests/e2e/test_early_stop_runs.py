@@ -11,7 +11,7 @@ import re
 import threading
 from pathlib import Path
 
-from tests.helpers.cli import TINY_DEMO_ARGS, run_cli
+from tests.helpers.cli import TINY_DEMO_ARGS
 from tests.helpers.runs import small, tiny_toml
 from workbench.core.events import Note, TrainStep
 from workbench.core.train.checkpoints import last_complete_checkpoint
@@ -20,7 +20,9 @@ from workbench.core.train.run_training import run_training
 STILL = 1e-12  # a learning rate that leaves the tiny model's weights as they are
 
 
-def test_a_30_epoch_run_with_patience_2_stops_after_epoch_3_and_says_so(tmp_path: Path, hsk_pairs):
+def test_a_30_epoch_run_with_patience_2_stops_after_epoch_3_and_says_so(
+    cli, tmp_path: Path, hsk_pairs
+):
     """The acceptance run, as a user types it, on a small file, with averaging on too."""
     (tmp_path / "tiny.toml").write_text(tiny_toml(learning_rate=STILL), encoding="utf-8")
     (tmp_path / "pairs.tsv").write_text(
@@ -28,7 +30,7 @@ def test_a_30_epoch_run_with_patience_2_stops_after_epoch_3_and_says_so(tmp_path
         encoding="utf-8",
     )
     flags = ("--data", "pairs.tsv", "--epochs", "30", "--early-stopping", "2")
-    result = run_cli(*TINY_DEMO_ARGS, *flags, "--average-checkpoints", "3", cwd=tmp_path)
+    result = cli(*TINY_DEMO_ARGS, *flags, "--average-checkpoints", "3", cwd=tmp_path)
     assert result.returncode == 0, result.stderr[-3000:]
     out = result.stdout
     assert re.search(
@@ -63,7 +65,7 @@ def test_a_30_epoch_run_with_patience_2_stops_after_epoch_3_and_says_so(tmp_path
     assert averaging["epochs"] == [1.0, 2.0, 3.0]
     assert averaging["validation"]["best"] == averaging["validation"]["averaged"]
     # The report says both as the run did.
-    assert run_cli("report", cwd=tmp_path).returncode == 0
+    assert cli("report", cwd=tmp_path).returncode == 0
     report = (run / "report.md").read_text(encoding="utf-8")
     assert "| Early stopping | early stopping: validation BLEU has not risen for 2" in report
     assert "| Checkpoint averaging (validation) | averaging the 3 best checkpoints" in report

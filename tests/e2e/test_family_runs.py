@@ -145,14 +145,12 @@ SHRUNK = ("--epochs", "1", "--batch-size", "16", "--num-beams", "1", "--max-new-
 
 @pytest.mark.parametrize("family", ["nllb", "t5"])
 def test_the_commands_a_user_runs_on_a_hub_shaped_folder(
-    model_folders, pairs_file, tmp_path, family
+    cli, model_folders, pairs_file, tmp_path, family
 ):
     """train --model DIR --data pairs.tsv --source-lang en --target-lang zh (T5 with
     --source-prefix), then translate, attention and lab cache with no language flag."""
-    from tests.helpers.cli import run_cli
-
     prefix = ("--source-prefix", T5_PREFIX) if family == "t5" else ()
-    proc = run_cli(
+    proc = cli(
         "train", "--headless", "--model", str(model_folders[family]), "--data", str(pairs_file),
         "--source-lang", "en", "--target-lang", "zh", *prefix, *SHRUNK, "--no-interact",
         "--output-dir", str(tmp_path / "out"), cwd=tmp_path,
@@ -160,15 +158,15 @@ def test_the_commands_a_user_runs_on_a_hub_shaped_folder(
     assert proc.returncode == 0, proc.stderr[-2000:]
     assert f"languages: en → zh ({family}:" in proc.stdout
     best = str(tmp_path / "out" / "best_model")
-    translated = run_cli("translate", "--model", best, "I like tea.", "Where is it?", cwd=tmp_path)
+    translated = cli("translate", "--model", best, "I like tea.", "Where is it?", cwd=tmp_path)
     assert translated.returncode == 0, translated.stderr[-2000:]
     lines = translated.stdout.splitlines()
     assert len(lines) == 2
     assert not any(code in translated.stdout for code in ("zho_Hans", "eng_Latn"))
-    attention = run_cli("attention", "--model", best, "I like tea.", "--width", "100", cwd=tmp_path)
+    attention = cli("attention", "--model", best, "I like tea.", "--width", "100", cwd=tmp_path)
     assert attention.returncode == 0, attention.stderr[-2000:]
     assert "tea" in attention.stdout
-    cache = run_cli(
+    cache = cli(
         "lab", "cache", "--model", best, "--lengths", "4", "8", "--repeats", "1", cwd=tmp_path
     )
     assert cache.returncode == 0, cache.stderr[-2000:]
@@ -177,7 +175,8 @@ def test_the_commands_a_user_runs_on_a_hub_shaped_folder(
 
 def test_the_nllb_preset_runs_shrunk_through_the_hub(hub_server, tmp_path):
     """``--preset nllb-en-zh`` downloads the NLLB look-alike and samples WMT19 from the
-    Hub server; the run resolves en → zh to NLLB's codes and translates without them."""
+    Hub server; the run resolves en → zh to NLLB's codes and translates without them. In
+    new interpreters: the Hub's libraries read its address and cache at import."""
     from tests.helpers.cli import run_cli
     from tests.helpers.hub import hub_env
 
@@ -200,7 +199,7 @@ def test_the_nllb_preset_runs_shrunk_through_the_hub(hub_server, tmp_path):
 
 def test_the_en_de_preset_runs_shrunk_through_the_hub(hub_server, tmp_path):
     """``--preset opus-en-de``: a single-pair Marian (no label), WMT14's de-en layout,
-    scored with 13a."""
+    scored with 13a. In a new interpreter: the Hub's libraries read its address at import."""
     from tests.helpers.cli import run_cli
     from tests.helpers.hub import hub_env
 

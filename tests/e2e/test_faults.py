@@ -5,13 +5,12 @@ from __future__ import annotations
 import errno
 import json
 import signal
-import subprocess
 import threading
 from pathlib import Path
 
 import pytest
 
-from tests.helpers.cli import TINY_DEMO_ARGS, Started, run_cli, start_cli
+from tests.helpers.cli import TINY_DEMO_ARGS, Started, start_cli
 from tests.helpers.processes import same_weights, wait_for_line
 from tests.helpers.runs import small, tiny_toml
 from workbench.core.events import EvalDone, Event, Note, TrainStep
@@ -230,6 +229,7 @@ TINY_TOML = tiny_toml(epochs=3)
 
 
 def start_run(work: Path) -> Started:
+    """The tiny demo run in a process of its own, for a test that signals or kills it."""
     (work / "tiny.toml").write_text(TINY_TOML, encoding="utf-8")
     return start_cli(*TINY_DEMO_ARGS, cwd=work)
 
@@ -246,12 +246,7 @@ def test_signal_stops_with_a_resumable_checkpoint(tmp_path: Path, sig):
     assert last_complete_checkpoint(run) is not None
 
 
-def train_cli(work: Path, *extra: str) -> subprocess.CompletedProcess:
-    """The tiny demo run (tiny.toml in ``work``) as the command line runs it."""
-    return run_cli(*TINY_DEMO_ARGS, *extra, cwd=work)
-
-
-def test_kill_9_then_resume_matches_an_uninterrupted_run(tmp_path: Path):
+def test_kill_9_then_resume_matches_an_uninterrupted_run(cli, tmp_path: Path):
     killed = tmp_path / "killed"
     killed.mkdir()
     proc = start_run(killed)
@@ -266,7 +261,7 @@ def test_kill_9_then_resume_matches_an_uninterrupted_run(tmp_path: Path):
     broken = ckpt.parent / f"checkpoint-{int(ckpt.name.split('-')[1]) + 1000}"
     broken.mkdir()
     (broken / "trainer_state.json").write_text("{")
-    resumed = train_cli(killed, "--resume")
+    resumed = cli(*TINY_DEMO_ARGS, "--resume", cwd=killed)
     assert resumed.returncode == 0, resumed.stderr[-2000:]
     assert f"skipping incomplete checkpoint {broken.name}" in resumed.stdout
     assert f"resuming {run.name} from {ckpt.name}" in resumed.stdout
@@ -274,7 +269,7 @@ def test_kill_9_then_resume_matches_an_uninterrupted_run(tmp_path: Path):
     straight_dir = tmp_path / "straight"
     straight_dir.mkdir()
     (straight_dir / "tiny.toml").write_text(TINY_TOML, encoding="utf-8")
-    assert train_cli(straight_dir).returncode == 0
+    assert cli(*TINY_DEMO_ARGS, cwd=straight_dir).returncode == 0
     straight = next((straight_dir / "translation_output" / "runs").iterdir())
     got = json.loads((run / "summary.json").read_text())
     want = json.loads((straight / "summary.json").read_text())

@@ -28,8 +28,8 @@ from workbench.core.live.liveness import run_liveness
 from workbench.core.live.writer_record import WriterRecord
 
 
-def runs_json(work: Path) -> list[dict]:
-    listed = run_cli("runs", "--json", cwd=work)
+def runs_json(cli, work: Path) -> list[dict]:
+    listed = cli("runs", "--json", cwd=work)
     assert listed.returncode == 0, listed.stderr
     return json.loads(listed.stdout)
 
@@ -74,7 +74,9 @@ def test_a_headless_run_whose_terminal_closes_trains_to_its_end(tmp_path: Path):
     assert run_liveness(run).status == "finished"
 
 
-def test_a_detached_run_is_watched_refused_stopped_and_resumed(tmp_path: Path):
+def test_a_detached_run_is_watched_refused_stopped_and_resumed(cli, tmp_path: Path):
+    """The detaching command runs in a process of its own, which ends as the run goes on;
+    the commands that watch, refuse, stop and resume it run here."""
     (tmp_path / "tiny.toml").write_text(LONG_TOML, encoding="utf-8")
     started = run_cli(*TINY_DEMO_ARGS, "--detach", cwd=tmp_path)
     assert started.returncode == 0, started.stderr
@@ -85,18 +87,18 @@ def test_a_detached_run_is_watched_refused_stopped_and_resumed(tmp_path: Path):
     pid = WriterRecord.read(run).pid  # type: ignore[union-attr]
     try:
         wait_until(lambda: len(train_steps(run)) >= 3, "three steps")
-        (row,) = runs_json(tmp_path)
+        (row,) = runs_json(cli, tmp_path)
         assert row["status"] == "running"
         assert row["writer"].startswith(f"pid {pid} ")
         assert row["step"] >= 3
         assert row["max_steps"] > row["step"]
         # A second writer is refused in one line.
-        second = run_cli(*TINY_DEMO_ARGS, "--resume", cwd=tmp_path)
+        second = cli(*TINY_DEMO_ARGS, "--resume", cwd=tmp_path)
         assert second.returncode == 2
         (line,) = second.stderr.strip().splitlines()
         assert f"run {run.name} is being trained by pid {pid}" in line
         # Stopped from another command: at the next step, with a checkpoint.
-        stopped = run_cli("stop", run.name, cwd=tmp_path)
+        stopped = cli("stop", run.name, cwd=tmp_path)
         assert stopped.returncode == 0, stopped.stderr
         assert f"{run.name}: stopped" in stopped.stdout
         assert json.loads((run / "summary.json").read_text())["status"] == "stopped"
@@ -104,25 +106,25 @@ def test_a_detached_run_is_watched_refused_stopped_and_resumed(tmp_path: Path):
         if run_liveness(run).live:
             os.kill(pid, signal.SIGKILL)
     # The log says it all, as followed from another terminal.
-    logs = run_cli("logs", run.name, cwd=tmp_path)
+    logs = cli("logs", run.name, cwd=tmp_path)
     assert "stop requested (by workbench stop on host" in logs.stdout
     assert "stopped at step" in logs.stdout
     assert logs.stdout.rstrip().endswith(")")
-    resumed = run_cli(*TINY_DEMO_ARGS, "--resume", cwd=tmp_path)
+    resumed = cli(*TINY_DEMO_ARGS, "--resume", cwd=tmp_path)
     assert resumed.returncode == 0, resumed.stderr[-2000:]
     assert json.loads((run / "summary.json").read_text())["status"] == "finished"
     steps = train_steps(run)  # one writer at a time: every step once, in order
     assert all(a < b for a, b in itertools.pairwise(steps))
-    assert runs_json(tmp_path)[0]["status"] == "finished"
+    assert runs_json(cli, tmp_path)[0]["status"] == "finished"
 
 
-def test_a_detached_run_killed_with_9_reads_killed(tmp_path: Path):
+def test_a_detached_run_killed_with_9_reads_killed(cli, tmp_path: Path):
     run, record = start_detached_run(tmp_path)
     try:
         wait_until(lambda: len(train_steps(run)) >= 2, "two steps")
     finally:
         os.kill(record.pid, signal.SIGKILL)
-    wait_until(lambda: runs_json(tmp_path)[0]["status"] == "killed", "killed", timeout=60)
-    stop = run_cli("stop", run.name, cwd=tmp_path)
+    wait_until(lambda: runs_json(cli, tmp_path)[0]["status"] == "killed", "killed", timeout=60)
+    stop = cli("stop", run.name, cwd=tmp_path)
     assert stop.returncode == 2
     assert "is not running (status: killed" in stop.stderr

@@ -10,12 +10,10 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from tests.helpers.cli import run_cli
 
-
-def refused(*args: str, cwd: Path) -> str:
+def refused(cli, *args: str, cwd: Path) -> str:
     """Run ``workbench train`` and return its one-line error; no run folder was made."""
-    done = run_cli("train", "--headless", "--output-dir", str(cwd / "out"), *args, cwd=cwd)
+    done = cli("train", "--headless", "--output-dir", str(cwd / "out"), *args, cwd=cwd)
     assert done.returncode != 0
     lines = done.stderr.strip().splitlines()
     assert len(lines) == 1, done.stderr[-2000:]
@@ -24,11 +22,14 @@ def refused(*args: str, cwd: Path) -> str:
     return lines[0]
 
 
-def test_each_prompt_mistake_is_one_line_and_nothing_is_made(causal_models, pairs_file, tmp_path):
+def test_each_prompt_mistake_is_one_line_and_nothing_is_made(
+    cli, causal_models, pairs_file, tmp_path
+):
     data = ("--data", str(pairs_file), "--samples", "0")
     no_source = tmp_path / "no-source.txt"
     no_source.write_text("Translate into {target_lang}:\n", encoding="utf-8")
     line = refused(
+        cli,
         "--model",
         str(causal_models["qwen3"]),
         "--prompt-template",
@@ -42,21 +43,29 @@ def test_each_prompt_mistake_is_one_line_and_nothing_is_made(causal_models, pair
     long = tmp_path / "long.txt"
     long.write_text("Please translate carefully. " * 200 + "{source}", encoding="utf-8")
     line = refused(
-        "--model", str(causal_models["qwen3"]), "--prompt-template", str(long), *data, cwd=tmp_path
+        cli,
+        "--model",
+        str(causal_models["qwen3"]),
+        "--prompt-template",
+        str(long),
+        *data,
+        cwd=tmp_path,
     )
     assert "prompt alone takes" in line
     assert "512 positions" in line
 
-    line = refused("--model", str(causal_models["llama"]), "--prompt", "chat", *data, cwd=tmp_path)
+    line = refused(
+        cli, "--model", str(causal_models["llama"]), "--prompt", "chat", *data, cwd=tmp_path
+    )
     assert "--prompt chat needs a chat template" in line
     assert "--prompt alma" in line
 
-    line = refused("--model", str(causal_models["llama"]), *data, cwd=tmp_path)
+    line = refused(cli, "--model", str(causal_models["llama"]), *data, cwd=tmp_path)
     assert "has no chat template, so it needs a prompt" in line
 
 
 def test_an_encoder_given_as_a_translator_is_refused_in_one_line(
-    causal_models, pairs_file, tmp_path
+    cli, causal_models, pairs_file, tmp_path
 ):
     import shutil
 
@@ -71,7 +80,9 @@ def test_an_encoder_given_as_a_translator_is_refused_in_one_line(
     for name in ("tokenizer.json", "tokenizer_config.json", "tokenizer.model"):
         shutil.copy(causal_models["llama"] / name, bert / name)
     before = sorted(p.name for p in bert.iterdir())
-    line = refused("--model", str(bert), "--data", str(pairs_file), "--samples", "0", cwd=tmp_path)
+    line = refused(
+        cli, "--model", str(bert), "--data", str(pairs_file), "--samples", "0", cwd=tmp_path
+    )
     assert "model type 'bert'" in line
     assert "encoder" in line
     assert sorted(p.name for p in bert.iterdir()) == before

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.helpers.cli import run_cli, start_cli
+from tests.helpers.cli import CommandLine, start_cli
 from tests.helpers.processes import same_weights, wait_for_line
 
 #: The prompt each family is run with (the chat families take their template's default).
@@ -79,7 +79,8 @@ class Runs(dict):
 
     def __missing__(self, family: str) -> tuple[Path, str]:
         output = self.root.mktemp(f"llm-{family}")
-        done = run_cli(*train_args(self.models[family], self.data, output, family))
+        with pytest.MonkeyPatch.context() as patch:
+            done = CommandLine(patch)(*train_args(self.models[family], self.data, output, family))
         assert done.returncode == 0, done.stderr[-3000:]
         self[family] = (output, done.stdout)
         return self[family]
@@ -116,16 +117,16 @@ def test_each_family_fine_tunes_and_prints_before_after_with_intervals(llm_runs,
 
 @pytest.mark.parametrize("family", ["qwen3", "llama", "gemma", "mistral"])
 def test_kill_9_then_resume_ends_bit_identical_to_the_straight_run(
-    llm_runs, causal_models, pairs_file, tmp_path, family
+    cli, llm_runs, causal_models, pairs_file, tmp_path, family
 ):
     args = train_args(causal_models[family], pairs_file, tmp_path, family)
-    proc = start_cli(*args, cwd=Path.cwd())
+    proc = start_cli(*args, cwd=Path.cwd())  # a process of its own, to kill
     try:
         wait_for_line(proc, "epoch 2 done")  # epoch 1's checkpoint is whole by now
     finally:
         proc.kill()
         proc.wait(timeout=30)
-    resumed = run_cli(*args, "--resume")
+    resumed = cli(*args, "--resume")
     assert resumed.returncode == 0, resumed.stderr[-3000:]
     assert "resuming" in resumed.stdout
     got = json.loads((only_run(tmp_path) / "summary.json").read_text(encoding="utf-8"))
@@ -137,13 +138,13 @@ def test_kill_9_then_resume_ends_bit_identical_to_the_straight_run(
 
 
 @pytest.mark.parametrize("family", ["qwen3", "llama"])
-def test_translate_and_interact_on_the_published_model_need_no_flag(llm_runs, family):
+def test_translate_and_interact_on_the_published_model_need_no_flag(cli, llm_runs, family):
     from workbench.cli.interact import run_console
     from workbench.core.decoding import DecodeOptions
     from workbench.core.translate.translator import Translator
 
     best = llm_runs[family][0] / "best_model"
-    piped = run_cli("translate", "--model", str(best), input="\n".join(SENTENCES) + "\n")
+    piped = cli("translate", "--model", str(best), input="\n".join(SENTENCES) + "\n")
     assert piped.returncode == 0, piped.stderr[-2000:]
     lines = piped.stdout.splitlines()
     assert len(lines) == len(SENTENCES)
@@ -174,14 +175,14 @@ def first_step_logits(model, tokenizer, prompts: list[str]):
 
 @pytest.mark.parametrize("family", ["qwen3", "llama"])
 def test_lora_trains_under_a_tenth_and_the_merged_model_equals_base_plus_adapter(
-    causal_models, pairs_file, tmp_path, family
+    cli, causal_models, pairs_file, tmp_path, family
 ):
     import torch
     from peft import PeftModel
     from transformers import AutoModelForCausalLM, AutoTokenizer
 
     model = causal_models[family]
-    done = run_cli(*train_args(model, pairs_file, tmp_path, family, "--lora", "--epochs", "1"))
+    done = cli(*train_args(model, pairs_file, tmp_path, family, "--lora", "--epochs", "1"))
     assert done.returncode == 0, done.stderr[-3000:]
     line = next(x for x in done.stdout.splitlines() if "trainable parameters of" in x)
     share = float(line.rsplit("(", 1)[1].rstrip("%)"))
@@ -232,14 +233,12 @@ async def test_the_translate_pane_answers_with_the_published_llm(llm_runs, tmp_p
         assert entries[0].translation == want
 
 
-def test_runs_compare_lab_and_report_read_a_decoder_only_run(llm_runs):
+def test_runs_compare_lab_and_report_read_a_decoder_only_run(cli, llm_runs):
     qwen, llama = llm_runs["qwen3"][0], llm_runs["llama"][0]
-    listed = run_cli("runs", "--output-dir", str(qwen), "--json")
+    listed = cli("runs", "--output-dir", str(qwen), "--json")
     assert listed.returncode == 0, listed.stderr[-2000:]
     assert [r["status"] for r in json.loads(listed.stdout)] == ["finished"]
-    compared = run_cli(
-        "compare", str(only_run(qwen)), str(only_run(llama)), "--out", str(qwen / "cmp")
-    )
+    compared = cli("compare", str(only_run(qwen)), str(only_run(llama)), "--out", str(qwen / "cmp"))
     assert compared.returncode == 0, compared.stderr[-2000:]
     table = (qwen / "cmp" / "compare.md").read_text(encoding="utf-8")
     assert (qwen / "cmp" / "compare.html").is_file()
@@ -248,10 +247,10 @@ def test_runs_compare_lab_and_report_read_a_decoder_only_run(llm_runs):
     differ = table[table.index("## Settings that differ") : table.index("## Curves")]
     assert re.findall(r"^\| (\w+) \|", differ, re.M) == ["Setting", "model", "prompt"], differ
     assert "| prompt | none | alma |" in differ, differ
-    lab = run_cli("lab", "attention", "--model", str(qwen / "best_model"), SENTENCES[0])
+    lab = cli("lab", "attention", "--model", str(qwen / "best_model"), SENTENCES[0])
     assert lab.returncode == 0, lab.stderr[-2000:]
     assert (only_run(qwen) / "lab_prompt_attention.json").is_file()
-    report = run_cli("report", str(only_run(qwen)), "--sentence", SENTENCES[0])
+    report = cli("report", str(only_run(qwen)), "--sentence", SENTENCES[0])
     assert report.returncode == 0, report.stderr[-2000:]
     text = (only_run(qwen) / "report.md").read_text(encoding="utf-8")
     assert "Attention inside the prompt (a decoder-only model)" in text

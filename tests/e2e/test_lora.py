@@ -6,7 +6,8 @@ trainable parameters, a small share of the model, and publishes the base model w
 best adapter merged in, which ``translate``, ``attention`` and ``export --ctranslate2``
 read as any model, with the adapter kept in ``best_model/adapter/``. The merged model must
 decode as the base model wrapped with that adapter does, and a LoRA run killed with
-SIGKILL and resumed must end bit for bit as one that ran straight through.
+SIGKILL (in a process of its own) and resumed must end bit for bit as one that ran
+straight through.
 """
 
 from __future__ import annotations
@@ -21,10 +22,9 @@ from typing import Any
 
 import pytest
 
-from tests.helpers.cli import Started, run_cli, start_cli
+from tests.helpers.cli import CommandLine, Result, Started, start_cli
 from tests.helpers.family_models import T5_PREFIX
 from tests.helpers.processes import same_weights, wait_for_line
-from workbench.cli import main
 from workbench.core.decoding import DecodeOptions
 from workbench.core.train.checkpoints import last_complete_checkpoint
 from workbench.core.train.lora import ADAPTER_FOLDER, ADAPTER_WEIGHTS
@@ -61,11 +61,11 @@ def unseen_sentences(hsk_pairs) -> list[str]:
 
 @dataclass
 class LoraRun:
-    """One finished ``train --lora`` subprocess: its family, base model, output and files."""
+    """One finished ``train --lora``: its family, base model, what it printed and left."""
 
     family: str
     base: Path
-    proc: subprocess.CompletedProcess
+    proc: Result
     summary: dict[str, Any]
 
     @property
@@ -80,12 +80,13 @@ def lora_run(request, family_models, pairs_file, tmp_path_factory) -> LoraRun:
     family = request.param
     work = tmp_path_factory.mktemp(f"lora-{family}")
     output = work / "out"
-    proc = run_cli(
-        *train_args(family_models[family], pairs_file, output, family),
-        cwd=work,
-        # A module fixture is set up before the autouse private cache: its own, here.
-        env=start_env(work),
-    )
+    with pytest.MonkeyPatch.context() as patch:
+        proc = CommandLine(patch)(
+            *train_args(family_models[family], pairs_file, output, family),
+            cwd=work,
+            # A module fixture is set up before the autouse private cache: its own, here.
+            env=start_env(work),
+        )
     summary_files = list((output / "runs").glob("*/summary.json"))
     summary = json.loads(summary_files[0].read_text()) if len(summary_files) == 1 else {}
     return LoraRun(family, family_models[family], proc, summary)
@@ -155,25 +156,24 @@ def test_the_published_model_is_a_plain_model(lora_run: LoraRun):
     assert merged.keys() == base.keys()
 
 
-def test_the_published_model_translates(lora_run: LoraRun, capsys):
+def test_the_published_model_translates(cli, lora_run: LoraRun):
     best = finished(lora_run).best_model
-    code = main(["translate", "--model", str(best), "I like tea."])
-    out = capsys.readouterr().out
-    assert code == 0
-    assert out.strip()
+    done = cli("translate", "--model", str(best), "I like tea.")
+    assert done.returncode == 0
+    assert done.stdout.strip()
 
 
-def test_the_published_model_draws_attention(lora_run: LoraRun, capsys):
+def test_the_published_model_draws_attention(cli, lora_run: LoraRun):
     best = finished(lora_run).best_model
-    code = main(["attention", "I like tea.", "--model", str(best)])
-    out = capsys.readouterr().out
-    assert code == 0
+    done = cli("attention", "I like tea.", "--model", str(best))
+    out = done.stdout
+    assert done.returncode == 0
     assert "source:      I like tea." in out
     assert re.search(r"\[[░▒▓█·\s]+\]", out), out
 
 
 def test_the_published_model_exports_to_ctranslate2(
-    lora_run: LoraRun, unseen_sentences: list[str], tmp_path: Path
+    cli, lora_run: LoraRun, unseen_sentences: list[str], tmp_path: Path
 ):
     """Exported at float32 (from a copy), it decodes the transformers greedy strings."""
     pytest.importorskip("ctranslate2")
@@ -181,8 +181,8 @@ def test_the_published_model_exports_to_ctranslate2(
 
     folder = tmp_path / "best_model"
     shutil.copytree(finished(lora_run).best_model, folder)
-    code = main(["export", "--ctranslate2", "--model", str(folder), "--quantization", "float32"])
-    assert code == 0
+    done = cli("export", "--ctranslate2", "--model", str(folder), "--quantization", "float32")
+    assert done.returncode == 0
     assert (folder / "ct2-float32" / "model.bin").is_file()
     reference = Translator.from_pretrained(str(folder), device="cpu", backend="transformers")
     fast = Translator.from_pretrained(str(folder), device="cpu", backend="ct2")
@@ -296,13 +296,14 @@ def start_env(work: Path) -> dict[str, str]:
     return {"WORKBENCH_CACHE": str(work / "cache")}
 
 
-def start_train(args: list[str], work: Path, stdout: Any = subprocess.PIPE) -> Started:
-    """``workbench`` with ``args`` started in ``work``, stderr into ``stdout``."""
-    return start_cli(*args, cwd=work, env=start_env(work), stdout=stdout, stderr=subprocess.STDOUT)
+def start_train(args: list[str], work: Path) -> Started:
+    """``workbench`` with ``args`` started in ``work`` (a process of its own, to kill),
+    stderr into stdout."""
+    return start_cli(*args, cwd=work, env=start_env(work), stderr=subprocess.STDOUT)
 
 
 def test_kill_9_then_resume_of_a_lora_run_matches_an_uninterrupted_one(
-    family_models, pairs_file, tmp_path: Path
+    cli, family_models, pairs_file, tmp_path: Path
 ):
     model = family_models["nllb"]
     killed, straight = tmp_path / "killed", tmp_path / "straight"
@@ -312,25 +313,23 @@ def test_kill_9_then_resume_of_a_lora_run_matches_an_uninterrupted_one(
         folder: train_args(model, pairs_file, folder / "out", "nllb", epochs=3)
         for folder in (killed, straight)
     }
-    # The uninterrupted run goes alongside (its output in a file: nothing reads a pipe).
-    with (straight / "train.out").open("w", encoding="utf-8") as straight_out:
-        straight_proc = start_train(args[straight], straight, straight_out)
-        proc = start_train(args[killed], killed)
-        try:
-            wait_for_line(proc, "epoch 2 done")  # epoch 1's checkpoint is complete by now
-        finally:
-            proc.kill()
-            proc.wait(timeout=30)
-            assert proc.stdout is not None
-            proc.stdout.close()
-        run = next((killed / "out" / "runs").iterdir())
-        ckpt = last_complete_checkpoint(run)
-        assert ckpt is not None
-        assert (ckpt / ADAPTER_WEIGHTS).is_file()
-        resumed = run_cli(*args[killed], "--resume", cwd=killed, env=start_env(killed))
-        assert straight_proc.wait(timeout=600) == 0, (straight / "train.out").read_text()[-3000:]
+    proc = start_train(args[killed], killed)
+    try:
+        wait_for_line(proc, "epoch 2 done")  # epoch 1's checkpoint is complete by now
+    finally:
+        proc.kill()
+        proc.wait(timeout=30)
+        assert proc.stdout is not None
+        proc.stdout.close()
+    run = next((killed / "out" / "runs").iterdir())
+    ckpt = last_complete_checkpoint(run)
+    assert ckpt is not None
+    assert (ckpt / ADAPTER_WEIGHTS).is_file()
+    resumed = cli(*args[killed], "--resume", cwd=killed, env=start_env(killed))
     assert resumed.returncode == 0, resumed.stderr[-3000:]
     assert f"resuming {run.name} from {ckpt.name}" in resumed.stdout
+    uninterrupted = cli(*args[straight], cwd=straight, env=start_env(straight))
+    assert uninterrupted.returncode == 0, uninterrupted.stderr[-3000:]
 
     other = next((straight / "out" / "runs").iterdir())
     got = json.loads((run / "summary.json").read_text())

@@ -17,7 +17,6 @@ from pathlib import Path
 
 import pytest
 
-from tests.helpers.cli import run_cli
 from tests.helpers.report import SVG, summary_of
 from tests.helpers.runs import FinishedRun, tiny_config
 from tests.helpers.tui import wait_for
@@ -199,9 +198,9 @@ def test_run_without_a_model_still_reports_why(tiny_run: Path, tmp_path: Path):
     }
 
 
-def test_cli_writes_the_report_of_the_newest_finished_run(tiny_run: Path):
+def test_cli_writes_the_report_of_the_newest_finished_run(cli, tiny_run: Path):
     out = tiny_run.parent.parent
-    done = run_cli("report", "--output-dir", str(out), "--sentence", "Tea, please.")
+    done = cli("report", "--output-dir", str(out), "--sentence", "Tea, please.")
     assert done.returncode == 0, done.stderr
     assert f"wrote {tiny_run / REPORT_HTML}" in done.stdout
     assert "Tea, please." in (tiny_run / REPORT_MD).read_text(encoding="utf-8")

@@ -177,11 +177,9 @@ def test_a_run_folder_given_as_run_dir_is_continued_from_its_last_checkpoint(
     assert result.summary.best_model == result.summary.run_best_model == str(run / "best_model")
 
 
-def test_after_is_decoded_like_translate_even_with_bf16_autocast_in_training(tmp_path: Path):
+def test_after_is_decoded_like_translate_even_with_bf16_autocast_in_training(cli, tmp_path: Path):
     """bf16 autocast during training (accelerate's, on CPU here) must not reach "after":
     it is decoded by the saved best model, exactly as `workbench translate` decodes it."""
-    from tests.helpers.cli import run_cli
-
     result = run_training(small(tmp_path, bf16=True))
     assert result.status == "finished"
     assert result.summary.precision is not None
@@ -190,7 +188,7 @@ def test_after_is_decoded_like_translate_even_with_bf16_autocast_in_training(tmp
         json.loads(line)
         for line in (result.run_dir / "test_translations.jsonl").read_text().splitlines()
     ]
-    printed = run_cli(
+    printed = cli(
         "translate",
         "--model",
         str(result.run_dir / "best_model"),

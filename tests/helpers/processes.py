@@ -44,7 +44,8 @@ def train_steps(run: Path) -> list[int]:
 
 
 def start_detached_run(work: Path) -> tuple[Path, WriterRecord]:
-    """A tiny run of LONG_TOML with ``--detach`` in ``work``: its folder and its writer."""
+    """A tiny run of LONG_TOML with ``--detach`` in ``work``: its folder and its writer. The
+    detaching command runs in a process of its own, which ends as the run goes on."""
     (work / "tiny.toml").write_text(LONG_TOML, encoding="utf-8")
     started = run_cli(*TINY_DEMO_ARGS, "--detach", cwd=work)
     assert started.returncode == 0, started.stderr

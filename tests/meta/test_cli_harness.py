@@ -114,7 +114,7 @@ def test_a_thread_the_command_leaves_running_fails_it(cli, tmp_path: Path, monke
 
 
 #: What drives the command line in a test module: its entry point, the tests' runners of
-#: it, or ``python -m workbench``.
+#: it (the ``cli`` fixture among them), or ``python -m workbench``.
 DRIVERS = ("workbench.cli.main", "tests.helpers.cli", "tests.helpers.sweep_workers")
 #: The same spelled out in a string: code a test hands a new interpreter, or its argv.
 SPELLED = re.compile(r'workbench\.cli(\.main)? import main|"-m", "workbench"')
@@ -131,7 +131,9 @@ def command_line_drivers(folder: Path) -> list[str]:
                 names += [alias.name for alias in node.names]
             elif isinstance(node, ast.ImportFrom) and node.module:
                 names += [f"{node.module}.{alias.name}" for alias in node.names]
-        hits = [n for n in names if n.startswith(DRIVERS) or n == "workbench.cli.main"]
+            elif isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
+                names += [f"fixture {a.arg}" for a in node.args.args if a.arg == "cli"]
+        hits = [n for n in names if n.startswith((*DRIVERS, "fixture cli"))]
         hits += [m.group(0) for m in SPELLED.finditer(text)]
         if hits:
             found.append(f"{path.relative_to(folder).as_posix()}: {hits[0]}")
@@ -145,6 +147,7 @@ def test_no_unit_test_drives_the_command_line(tmp_path: Path):
         "test_b.py": "from tests.helpers.cli import run_cli\n",
         "test_c.py": 'import sys\nsubprocess.run([sys.executable, "-m", "workbench"])\n',
         "test_d.py": "code = 'from workbench.cli.main import main'\n",
+        "test_e.py": "def test_it(cli, tmp_path):\n    assert cli('--help')\n",
     }
     for name, text in planted.items():
         (tmp_path / name).write_text(text, encoding="utf-8")
@@ -153,4 +156,5 @@ def test_no_unit_test_drives_the_command_line(tmp_path: Path):
         "test_b.py: tests.helpers.cli.run_cli",
         'test_c.py: "-m", "workbench"',
         "test_d.py: workbench.cli.main import main",
+        "test_e.py: fixture cli",
     ]

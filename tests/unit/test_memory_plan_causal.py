@@ -1,72 +1,21 @@
 """The memory plan of a decoder-only (causal LM) translator: parameters counted from the
-config alone as transformers and peft build them; Hunyuan-MT-7B refused on a 24 GB card
-without LoRA, in one line naming the flags that fit, before any data is read; and the plan
-of one sequence of prompt, source and target held against a real run's peak on the CPU."""
+config alone as transformers and peft build them, Hunyuan-MT-7B's against a 24 GB card,
+and the plan of one sequence of prompt, source and target. The command's refusal is in
+tests/cli/test_cli_memory_plan.py, a real run's peak in
+tests/e2e/test_memory_plan_causal_runs.py."""
 
 from __future__ import annotations
 
-import json
-import re
-from pathlib import Path
-from typing import Any
-
 import pytest
 
-from tests.helpers.memory import (
-    NEEDS,
-    chat_tokenizer,
-    figure_in,
-    train_chat,
-)
+from tests.helpers.memory import HUNYUAN_MT_7B, HUNYUAN_PARAMETERS
 from tests.helpers.runs import tiny_config
 from workbench.core.records.memory import GB
-from workbench.core.train.memory_plan import PROMPT_TOKENS, estimate, plan_memory
+from workbench.core.train.memory_plan import estimate, plan_memory
 from workbench.core.train.run_model import Precision
 
 CPU = Precision("cpu", "fp32", False)
 BUDGET = (24 * GB, "(--memory-budget)")
-
-#: Hunyuan-MT-7B's shape: Tencent's hunyuan_v1_dense 7B config.json (Hy-MT2-7B's, and
-#: Hunyuan-7B's as model-support fixtures quote it). The output layer untied: the Hub's
-#: listing of tencent/Hunyuan-MT-7B holds 16.06 GB of bf16 weights, 8.03B parameters
-#: (tied, this shape has 7.50B). See workbench/core/config/presets.py.
-HUNYUAN_MT_7B: dict[str, Any] = {
-    "architectures": ["HunYuanDenseV1ForCausalLM"],
-    "attention_bias": False,
-    "attention_dropout": 0.0,
-    "bos_token_id": 1,
-    "eos_token_id": 127960,
-    "head_dim": 128,
-    "hidden_act": "silu",
-    "hidden_size": 4096,
-    "initializer_range": 0.02,
-    "intermediate_size": 14336,
-    "max_position_embeddings": 32768,
-    "mlp_bias": False,
-    "model_type": "hunyuan_v1_dense",
-    "num_attention_heads": 32,
-    "num_hidden_layers": 32,
-    "num_key_value_heads": 8,
-    "pad_token_id": 127961,
-    "rms_norm_eps": 1e-05,
-    "rope_scaling": {"alpha": 1000.0, "factor": 1.0, "type": "dynamic"},
-    "rope_theta": 10000.0,
-    "tie_word_embeddings": False,
-    "torch_dtype": "bfloat16",
-    "use_cache": True,
-    "use_qk_norm": True,
-    "vocab_size": 128167,
-}
-HUNYUAN_PARAMETERS = 8_029_540_352
-
-
-@pytest.fixture(scope="module")
-def hunyuan_folder(tmp_path_factory, family_models) -> Path:
-    """Hunyuan-MT-7B's config.json and a chat tokenizer, and no weights."""
-    folder = tmp_path_factory.mktemp("hunyuan-mt-7b")
-    chat_tokenizer(family_models, folder)
-    (folder / "config.json").write_text(json.dumps(HUNYUAN_MT_7B, indent=2), encoding="utf-8")
-    return folder
 
 
 def hunyuan_config():
@@ -85,40 +34,6 @@ def qwen3_tiny(**overrides):
         num_key_value_heads=2, head_dim=32, vocab_size=500, tie_word_embeddings=True,
     )  # fmt: skip
     return Qwen3Config(**{**values, **overrides})
-
-
-def test_hunyuan_mt_7b_without_lora_is_refused_in_one_line_naming_lora(
-    hunyuan_folder, pairs_file, tmp_path
-):
-    result = train_chat(hunyuan_folder, pairs_file, tmp_path)
-    lines = result.stderr.strip().splitlines()
-    assert (result.returncode, len(lines)) == (2, 1), result.stderr[-2000:]
-    line = lines[0]
-    assert "will not fit" in line
-    # bf16 weights, gradients and AdamW moments: 8 bytes a parameter before activations
-    assert figure_in(NEEDS, line) > 8 * HUNYUAN_PARAMETERS / GB
-    assert f"batch 8 × {PROMPT_TOKENS + 256} tokens (prompt {PROMPT_TOKENS} + 128 + 128)" in line
-    assert re.search(r"pass --lora --gradient-checkpointing \(about 2\d\.\d GB\)", line), line
-    # Before any weight was looked for: no data read, no run folder.
-    assert "[data]" not in result.stdout
-    assert not (tmp_path / "out" / "runs").exists()
-
-
-def test_with_lora_checkpointing_and_bf16_the_run_goes_past_its_plan(
-    hunyuan_folder, pairs_file, tmp_path
-):
-    """Accepted: the plan is printed and the run goes on until it looks for the weights
-    this folder does not have."""
-    flags = ("--lora", "--lora-rank", "16", "--gradient-checkpointing", "--bf16")
-    result = train_chat(hunyuan_folder, pairs_file, tmp_path, *flags)
-    assert "will not fit" not in result.stderr
-    plan = re.search(r"memory plan \(LoRA rank 16 on q_proj, v_proj; (.*)\)", result.stdout)
-    assert plan is not None, result.stdout[-2000:]
-    assert plan.group(1).startswith("batch 8 × 296 tokens (prompt 40 + 128 + 128), bf16")
-    planned = re.search(r"about ([\d.]+) GB at a step's peak, against 24.0 GB", result.stdout)
-    assert planned is not None
-    assert float(planned.group(1)) <= 24
-    assert "model.safetensors" in result.stderr  # the weights, looked for only now
 
 
 def test_with_lora_checkpointing_and_bf16_hunyuan_mt_7b_fits_24_gb():
