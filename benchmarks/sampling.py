@@ -15,10 +15,9 @@ benchmark shows in CI.
    files the way ``HfFileSystem`` opens Hub files (fsspec buffered files, one range read
    per cache miss) and counts the reads and bytes fetched:
 
-   * **old** -- the plan this project shipped before (reimplemented here, for comparison
-     only): whole row groups in a seeded random order until they hold 4x the file's
-     quota, the quota drawn from those rows; files opened with fsspec's defaults
-     (5 MiB read-ahead).
+   * **old** -- reimplemented here, for comparison only: whole row groups in a seeded
+     random order until they hold 4x the file's quota, the quota drawn from those rows;
+     files opened with fsspec's defaults (5 MiB read-ahead).
    * **new** -- ``workbench.core.data.parquet_reads.read_sample`` as it is: at most
      ``MAX_ROWS_PER_GROUP`` rows from each of many random row groups, no read-ahead.
 
@@ -98,7 +97,7 @@ class CountingFileSystem(LocalFileSystem):
 
 
 def old_plan(row_groups: list[list[int]], n: int, seed: int) -> dict[tuple[int, int], list[int]]:
-    """The OLD plan (before issue 12), for comparison only: whole groups up to 4x quota."""
+    """The old arm's plan, for comparison only: whole groups up to 4x quota."""
     rng = np.random.default_rng(seed)
     file_rows = [sum(groups) for groups in row_groups]
     plan: dict[tuple[int, int], list[int]] = {}
@@ -124,7 +123,7 @@ def old_plan(row_groups: list[list[int]], n: int, seed: int) -> dict[tuple[int, 
 
 
 def old_read_sample(fs: Any, files: list[str], n: int, seed: int) -> list[Pair]:
-    """The OLD reader (before issue 12), for comparison only: default open, old plan."""
+    """The old arm's reader, for comparison only: default open, old plan."""
     handles = [pq.ParquetFile(fs.open(path, "rb")) for path in files]
     sizes = [
         [h.metadata.row_group(g).num_rows for g in range(h.metadata.num_row_groups)]

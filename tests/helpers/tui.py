@@ -37,8 +37,8 @@ async def show_pane(pilot, name: str) -> None:
 
     The keys a test presses next are handled by the focused widget: the Training keys
     (s, x, r) work only once focus is in that pane and outside a text field, and the
-    hidden panes are mounted only after the first frame. Pressing them before that was
-    the race behind a Training test that failed only under load.
+    hidden panes are mounted only after the first frame. A test that presses them before
+    then races the app, and fails only under load.
     """
     from textual.widgets import TabPane
 

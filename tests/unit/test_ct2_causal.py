@@ -1,4 +1,4 @@
-"""CTranslate2 exports of decoder-only models (issue 40): Qwen3, ALMA's Llama, Gemma 3
+"""CTranslate2 exports of decoder-only models: Qwen3, ALMA's Llama, Gemma 3
 and Seed-X's Mistral from tests/helpers/causal_models.py, plus the variants whose conversion
 needs care (Qwen2, Gemma 1, a Gemma 3 with scaled RoPE and its own query scale, sliding
 windows shorter than the prompt).
