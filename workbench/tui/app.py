@@ -181,7 +181,7 @@ class WorkbenchApp(QuitsAroundTraining, ForwardsWorkerFailures, App[int]):
         # A live run first (another terminal's, a detached one, a sweep trial): attached.
         shown = [run for run, _ in live_runs(self.output_root)] or run_folders(self.output_root)
         if shown:
-            self.show_when_read(training, shown[0], training.shows)
+            training.show_when_read(shown[0])
         found = latest_finished_run(self.output_root)
         if found:
             run_dir, summary = found
@@ -190,22 +190,6 @@ class WorkbenchApp(QuitsAroundTraining, ForwardsWorkerFailures, App[int]):
         active = self.query_one(TabbedContent).active
         if active in hidden and (self.focused is None or isinstance(self.focused, Tabs)):
             self._focus_pane(active)
-
-    @work(thread=True, exit_on_error=False, group="replay")
-    def show_when_read(self, training: TrainingPane, run_dir: Path, shows: int) -> None:
-        """Read a run's metrics.jsonl off the main thread (a run of 300,000 logged steps
-        takes seconds to parse, and the app would not answer a key meanwhile), then show
-        it in the Training pane, which finds it read, unless the pane showed another run
-        meanwhile (one the user opened or started: ``shows`` moved on)."""
-        from workbench.core.live.follow import followed_events
-        from workbench.core.run_folder import METRICS_FILE
-
-        followed_events(run_dir / METRICS_FILE)
-        self.call_from_thread(self._show_read_run, training, run_dir, shows)
-
-    def _show_read_run(self, training: TrainingPane, run_dir: Path, shows: int) -> None:
-        if training.shows == shows:
-            training.show_run(run_dir)
 
     def _mounted(self, pane_class: type[W]) -> W | None:
         """A hidden pane, or None in the moment after start before it is mounted."""
