@@ -95,7 +95,7 @@ def run_tui(epochs: float, settings: dict[str, Any] | None = None) -> dict:
             pane = app.query_one(TrainingPane)
             # A plain sleep, not pilot.pause(): pause() forces a full repaint each call,
             # load a real terminal session does not have.
-            while pane.running:
+            while pane.watcher.running:
                 await asyncio.sleep(0.5)
 
     with tempfile.TemporaryDirectory() as tmp:

@@ -88,7 +88,7 @@ async def start_training(pilot):
     await show_pane(pilot, "training")
     training = pilot.app.query_one(TrainingPane)
     await pilot.press("s")
-    await wait_for(pilot, lambda: training.running, what="the run started")
+    await wait_for(pilot, lambda: training.watcher.running, what="the run started")
     chart = pilot.app.query_one("#loss-chart", SeriesChart)
     await wait_for(pilot, lambda: chart.point_count("loss") >= 2, what="two logged losses")
     return training

@@ -44,13 +44,13 @@ async def test_the_header_shows_the_watched_runs_settings_and_says_when_they_are
             def header() -> str:
                 return str(training.query_one("#train-config", Static).render())
 
-            await wait_for(pilot, lambda: training.attached is not None, what="attached")
+            await wait_for(pilot, lambda: training.watcher.attached is not None, what="attached")
             assert header().startswith(f"run {run.name}: epochs 4 · ")
             assert next_starts not in header()  # the fields hold the watched run's
             assert training.query_one("#set-epochs", Input).value == "4"
             writer.release("stopped")
-            await wait_for(pilot, lambda: training.attached is None, what="the end seen")
-            assert training.last_status == "stopped"
+            await wait_for(pilot, lambda: training.watcher.attached is None, what="the end seen")
+            assert training.watcher.last_status == "stopped"
             assert header().startswith(f"run {run.name}: epochs 4 · ")  # not the preset's 28
             assert header().endswith(next_starts)
             assert training.query_one("#set-epochs", Input).value == "28"

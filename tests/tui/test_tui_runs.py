@@ -120,8 +120,8 @@ async def test_enter_opens_a_run_in_samples_and_new_runs_appear(runs_app):
         await pilot.press("enter")
         await wait_for(pilot, lambda: tabbed.active == "training", what="the Training pane")
         training = runs_app.query_one(TrainingPane)
-        assert training.attached is not None
-        assert training.attached.run_dir == started
+        assert training.watcher.attached is not None
+        assert training.watcher.attached.run_dir == started
         # Once its writer is gone without a summary, it is killed, and cannot be opened
         # in Samples: one clear line instead.
         writer.release("running")  # as a kill -9 leaves the record: "running", no writer
@@ -129,8 +129,8 @@ async def test_enter_opens_a_run_in_samples_and_new_runs_appear(runs_app):
             started / "writer.json",
             {**json.loads((started / "writer.json").read_text()), "pid": 2**22 + 1},
         )
-        await wait_for(pilot, lambda: training.attached is None, what="the run let go")
-        assert training.last_status == "killed"
+        await wait_for(pilot, lambda: training.watcher.attached is None, what="the run let go")
+        assert training.watcher.last_status == "killed"
         await show_pane(pilot, "runs")
         pane.refresh_runs()
         assert table_text(pane)[0][1:3] == [started.name, "killed"]
