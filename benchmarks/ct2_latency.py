@@ -148,13 +148,13 @@ def validation_bleu(
     from workbench.core.config.build import build_config
     from workbench.core.data.prepared import prepare_data
     from workbench.core.evaluate.metrics import corpus_bleu
-    from workbench.core.translate.translator import read_settings
+    from workbench.core.translate.loading import settings_for
 
     config = build_config("demo")
     validation = prepare_data(config).validation[:pairs]
     sources = [p.source for p in validation]
     references = [p.target for p in validation]
-    tokenize = read_settings(model).get("bleu_tokenize", config.bleu_tokenize)
+    tokenize = settings_for(model).bleu_tokenize or config.bleu_tokenize
     options = translators["transformers"].default_options()
     rows: list[dict[str, Any]] = []
     hypotheses: dict[str, list[str]] = {}

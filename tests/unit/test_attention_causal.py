@@ -22,6 +22,7 @@ from workbench.core.attention.causal import (
 )
 from workbench.core.attention.extract import AttentionModel, load_attention_model
 from workbench.core.attention.grid import CROSS_ATTENTION, MAX_SOURCE_TOKENS, AttentionMap
+from workbench.core.config.direction_request import DirectionRequest
 from workbench.errors import WorkbenchError
 
 SENTENCE = "I like to drink tea."
@@ -39,7 +40,9 @@ def prompt_flags(family: str) -> list[str]:
 @pytest.fixture(scope="module", params=list(PROMPTS))
 def loaded(request: pytest.FixtureRequest, causal_models: dict[str, Path]) -> AttentionModel:
     family = request.param
-    return load_attention_model(str(causal_models[family]), prompt=PROMPTS[family])
+    return load_attention_model(
+        str(causal_models[family]), DirectionRequest(prompt=PROMPTS[family])
+    )
 
 
 @pytest.fixture(scope="module")
@@ -82,7 +85,8 @@ def test_cli_passes_the_prompt_template_through(
     assert main([*argv, "--prompt-template", str(template)]) == 0
     _, columns, _ = printed(capsys.readouterr().out)
     assert columns == WORDS  # found inside the user's prompt
-    loaded = load_attention_model(model, prompt_template=template.read_text(encoding="utf-8"))
+    asked = DirectionRequest(prompt_template=template.read_text(encoding="utf-8"))
+    loaded = load_attention_model(model, asked)
     assert loaded.direction.prompt == "template"
     assert loaded.direction.source_text(SENTENCE) == f"Say it in Chinese: {SENTENCE}\nThere:"
 

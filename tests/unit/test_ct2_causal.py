@@ -23,7 +23,8 @@ import pytest
 
 from tests.helpers.causal_models import CAUSAL_FAMILIES
 from workbench.cli import main
-from workbench.core.decoding import SETTINGS_FILE, DecodeOptions
+from workbench.core.decoding import DecodeOptions
+from workbench.core.records.model_settings import SETTINGS_FILE
 from workbench.core.translate.translator import Translator
 from workbench.errors import WorkbenchError
 
@@ -206,7 +207,7 @@ def test_beams_and_one_token_prompts_equal_transformers(translators, sentences):
 def test_generation_stops_at_every_stop_of_the_direction(exported, sentences):
     """A stop token the direction adds (as a chat turn's end is added) ends CTranslate2's
     output where it ends transformers': a token written fourth in the first output."""
-    from workbench.core.model.family import apply_direction
+    from workbench.core.model.direction import apply_direction
     from workbench.core.translate.ct2 import CT2Backend
 
     _, folder = exported

@@ -14,6 +14,7 @@ from pathlib import Path
 import pytest
 
 from workbench.cli import main
+from workbench.core.config.direction_request import DirectionRequest
 from workbench.core.decoding import DecodeOptions
 from workbench.core.translate.translator import Translator
 
@@ -32,18 +33,18 @@ TOKENIZER_FILES = {
 MODEL_TYPES = {"nllb": "m2m_100", "m2m100": "m2m_100", "mbart50": "mbart", "t5": "t5"}
 
 
-def _languages(family: str) -> dict[str, str]:
-    extra = {"source_prefix": T5_PREFIX} if family == "t5" else {}
-    return {"source_lang": "en", "target_lang": "zh", **extra}
+def _languages(family: str) -> DirectionRequest:
+    prefix = T5_PREFIX if family == "t5" else None
+    return DirectionRequest(source_lang="en", target_lang="zh", source_prefix=prefix)
 
 
 def _translators(folder: Path, family: str) -> tuple[Translator, Translator]:
     """The transformers reference and the CTranslate2 export of ``folder``."""
     reference = Translator.from_pretrained(
-        str(folder), device="cpu", backend="transformers", **_languages(family)
+        str(folder), device="cpu", backend="transformers", request=_languages(family)
     )
     fast = Translator.from_pretrained(
-        str(folder), device="cpu", backend="ct2", **_languages(family)
+        str(folder), device="cpu", backend="ct2", request=_languages(family)
     )
     assert reference.backend.name == "transformers"
     assert fast.backend.name == "ctranslate2"

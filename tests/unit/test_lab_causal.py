@@ -15,6 +15,7 @@ import pytest
 from workbench.cli import main
 from workbench.core.attention.causal import causal_map, causal_pass
 from workbench.core.attention.extract import AttentionModel, load_attention_model
+from workbench.core.config.direction_request import DirectionRequest
 from workbench.core.lab.attention_kinds import attention_kinds
 from workbench.core.lab.prompt_attention import (
     PADDING,
@@ -41,7 +42,8 @@ def family(request: pytest.FixtureRequest) -> str:
 
 @pytest.fixture(scope="module")
 def loaded(family: str, causal_models: dict[str, Path]) -> AttentionModel:
-    return load_attention_model(str(causal_models[family]), prompt=PROMPTS[family][0])
+    asked = DirectionRequest(prompt=PROMPTS[family][0])
+    return load_attention_model(str(causal_models[family]), asked)
 
 
 @pytest.fixture(scope="module")

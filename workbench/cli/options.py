@@ -13,6 +13,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeAlias
 
+from workbench.core.config.direction_request import DirectionRequest
 from workbench.core.config.run_config import DEFAULT_OUTPUT_DIR
 from workbench.core.config.settings import PROMPTS, read_prompt_template
 from workbench.core.decoding import AUTO_LABEL, BACKENDS, check_beams, check_new_tokens
@@ -153,27 +154,25 @@ def add_language_options(parser: argparse.ArgumentParser, label: bool = True) ->
         )
 
 
-def language_choice(args: argparse.Namespace) -> dict[str, str | None]:
+def language_choice(args: argparse.Namespace) -> DirectionRequest:
     """The direction flags as ``Translator.from_pretrained`` and ``load_attention_model``
     take them."""
     template = args.prompt_template
-    choice: dict[str, str | None] = {
-        "source_lang": args.source_lang,
-        "target_lang": args.target_lang,
-        "source_prefix": args.source_prefix,
-        "prompt": args.prompt,
-        "prompt_template": read_prompt_template(template) if template is not None else None,
-    }
-    if hasattr(args, "label"):
-        text = str(args.label).strip()
-        choice["target_label"] = (
+    label = str(args.label).strip() if hasattr(args, "label") else AUTO_LABEL
+    return DirectionRequest(
+        source_lang=args.source_lang,
+        target_lang=args.target_lang,
+        target_label=(
             None
-            if text.lower() in ("none", "")
+            if label.lower() in ("none", "")
             else AUTO_LABEL
-            if text.lower() == AUTO_LABEL
-            else text
-        )
-    return choice
+            if label.lower() == AUTO_LABEL
+            else label
+        ),
+        source_prefix=args.source_prefix,
+        prompt=args.prompt,
+        prompt_template=read_prompt_template(template) if template is not None else None,
+    )
 
 
 def check_model_options(args: argparse.Namespace) -> None:
@@ -200,6 +199,6 @@ def load_translator(args: argparse.Namespace) -> tuple[Translator, DecodeOptions
 
     check_model_options(args)
     translator = Translator.from_pretrained(
-        args.model, backend=args.backend, **language_choice(args)
+        args.model, backend=args.backend, request=language_choice(args)
     )
     return translator, translator.default_options().overridden(args.num_beams, args.max_new_tokens)

@@ -153,7 +153,7 @@ class WorkbenchApp(QuitsAroundTraining, HandsIn, ForwardsWorkerFailures, App[int
                 self.tuned_model,
                 self.base_model,
                 self.output_root / HISTORY_FILE,
-                base_languages=self.config.languages(),
+                base_languages=self.config.direction_request(),
                 qe_model=self.qe_model,
             ),
             "attention": AttentionPane(self.tuned_model),

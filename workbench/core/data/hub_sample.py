@@ -24,7 +24,7 @@ from workbench.core.data.sample_cache import (
     split_stem,
     write_cached,
 )
-from workbench.core.data.sample_plan import HubPair, HubRows
+from workbench.core.data.sample_plan import HubPair, HubRows, HubSample, HubSplit
 from workbench.core.events import EventSink
 from workbench.errors import WorkbenchError
 
@@ -147,48 +147,42 @@ class HubLocation(TypedDict, total=False):
 
 
 def load_hub_sample(
-    repo: str,
-    config: str | None,
-    source_lang: str,
-    target_lang: str,
-    n: int,
-    seed: int,
-    on_event: EventSink | None = None,
-    **location: Unpack[HubLocation],
+    sample: HubSample, on_event: EventSink | None = None, **location: Unpack[HubLocation]
 ) -> HubRows:
-    """``n`` random pairs of ``repo``'s train split, from the local cache when present.
+    """``sample.n`` random pairs of the dataset's train split, from the local cache when
+    present.
 
     What arrives is kept row group by row group, so a read stopped half-way resumes;
     ``on_event`` hears how many row groups and bytes are in hand.
     """
     return _load_rows(
-        repo,
-        config,
+        sample.repo,
+        sample.config,
         "train",
-        sample_stem(repo, config, source_lang, target_lang, n, seed),
-        lambda split: read_sample(
-            split.fs, split.files, n, seed, source_lang, target_lang, split.kept, on_event
+        sample_stem(sample),
+        lambda files: read_sample(
+            files.fs,
+            files.files,
+            sample.n,
+            sample.seed,
+            sample.source_lang,
+            sample.target_lang,
+            files.kept,
+            on_event,
         ),
         "check the name and --data-config",
         **location,
     )
 
 
-def load_hub_split(
-    repo: str,
-    config: str | None,
-    split: str,
-    source_lang: str,
-    target_lang: str,
-    **location: Unpack[HubLocation],
-) -> HubRows:
-    """Every row of ``repo``'s ``split`` split (e.g. a test set), from the cache when present."""
+def load_hub_split(split: HubSplit, **location: Unpack[HubLocation]) -> HubRows:
+    """Every row of one split of a dataset (e.g. a test set), from the cache when present."""
     return _load_rows(
-        repo,
-        config,
-        split,
-        split_stem(repo, config, split, source_lang, target_lang),
-        lambda split: read_all(split.fs, split.files, source_lang, target_lang),
+        split.repo,
+        split.config,
+        split.split,
+        split_stem(split),
+        lambda files: read_all(files.fs, files.files, split.source_lang, split.target_lang),
         "pass --test-data FILE or set test_split = none",
         **location,
     )

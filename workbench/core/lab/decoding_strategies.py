@@ -179,13 +179,14 @@ def decoding_study(
     import torch
 
     from workbench.core.evaluate.significance import score_systems
-    from workbench.core.translate.translator import Translator, read_settings
+    from workbench.core.translate.loading import settings_for
+    from workbench.core.translate.translator import Translator
 
-    settings = read_settings(model_dir)
+    settings = settings_for(model_dir)
     if run_dir is None:
         from workbench.core.run_folder import run_dir_of
 
-        run_dir = run_dir_of(model_dir, settings.get("run_dir"))
+        run_dir = run_dir_of(model_dir, settings.run_dir)
         if run_dir is None:
             raise WorkbenchError(
                 f"the run that trained {model_dir} is not known or not there "
@@ -194,7 +195,7 @@ def decoding_study(
     pairs = held_out_pairs(Path(run_dir), limit)
     sources = [s for s, _ in pairs]
     references = [r for _, r in pairs]
-    tokenize = str(settings.get("bleu_tokenize") or "13a")
+    tokenize = settings.bleu_tokenize or "13a"
     translator = Translator.from_pretrained(model_dir, backend="transformers")
     base = translator.default_options()
     # The first decode pays for lazy set-up (kernels, thread pools): not greedy's time.

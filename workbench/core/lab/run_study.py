@@ -54,9 +54,9 @@ class StudyRun:
 def study_folder(model_dir: str) -> Path | None:
     """The run folder that trained the model, if it is still there."""
     from workbench.core.run_folder import run_dir_of
-    from workbench.core.translate.translator import read_settings
+    from workbench.core.translate.loading import settings_for
 
-    return run_dir_of(model_dir, read_settings(model_dir).get("run_dir"))
+    return run_dir_of(model_dir, settings_for(model_dir).run_dir)
 
 
 def save_result(folder: Path | None, name: str, data: dict[str, Any]) -> Path | None:

@@ -11,11 +11,11 @@ import shutil
 from pathlib import Path
 from typing import Any
 
-from workbench.core.atomic import fsync_tree, replace_folder, save_atomically, write_json
-from workbench.core.decoding import SETTINGS_FILE
+from workbench.core.atomic import fsync_tree, replace_folder, save_atomically
 from workbench.core.events import EventSink, Note
 from workbench.core.live.liveness import run_liveness
 from workbench.core.live.writer import RunFolderBusy, busy_message
+from workbench.core.records.model_settings import ModelSettings, write_model_settings
 from workbench.core.run_folder import (
     BEST_MODEL,
     CHECKPOINTS_FOLDER,
@@ -128,7 +128,7 @@ def move_staged_checkpoint(staging: Path, name: str) -> Path:
     return destination
 
 
-def save_best_model(trainer: Any, destination: Path, settings: dict[str, Any]) -> None:
+def save_best_model(trainer: Any, destination: Path, settings: ModelSettings) -> None:
     """Save the trainer's model (the best one, loaded at the end) with its settings file;
     a LoRA run's merged, its adapter beside it (:func:`save_merged`)."""
     if is_adapted(trainer.model):
@@ -137,12 +137,12 @@ def save_best_model(trainer: Any, destination: Path, settings: dict[str, Any]) -
 
     def write_best(folder: Path) -> None:
         trainer.save_model(str(folder))
-        write_json(folder / SETTINGS_FILE, settings)
+        write_model_settings(folder, settings)
 
     save_atomically(destination, write_best)
 
 
-def keep_best_so_far(trainer: Any, run_dir: Path, settings: dict[str, Any]) -> Path | None:
+def keep_best_so_far(trainer: Any, run_dir: Path, settings: ModelSettings) -> Path | None:
     """Save the best checkpoint evaluated so far as the run's ``best_model/``.
 
     Used when a run fails part-way (a NaN loss): the weights in memory may be broken, but
@@ -161,7 +161,7 @@ def keep_best_so_far(trainer: Any, run_dir: Path, settings: dict[str, Any]) -> P
         shutil.copytree(
             best, folder, dirs_exist_ok=True, ignore=shutil.ignore_patterns(*TRAINING_STATE_FILES)
         )
-        write_json(folder / SETTINGS_FILE, settings)
+        write_model_settings(folder, settings)
 
     save_atomically(destination, copy_model)
     return destination

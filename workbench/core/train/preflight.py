@@ -20,9 +20,10 @@ from workbench.core.data.sample_cache import (
 )
 from workbench.core.data.sources import (
     first_look,
+    hub_sample,
+    hub_test_split,
     is_hub_dataset,
     looks_like_local_path,
-    sample_draw_size,
 )
 from workbench.core.model.load import check_local_model
 from workbench.core.run_files import MODEL_CONFIG_FILE
@@ -51,26 +52,11 @@ def preflight(config: RunConfig) -> None:
             ensure_hub_reachable(f"model '{config.model}'")
     if is_hub_dataset(config):
         cache = default_cache_dir()
-        args = (config.data, config.data_config)
-        cached = find_cached_sample(
-            cache,
-            *args,
-            config.data_source_lang,
-            config.data_target_lang,
-            sample_draw_size(config),
-            config.seed,
-            config.data_revision,
-        )
-        if cached and config.test_split and not config.test_data:
+        cached = find_cached_sample(cache, hub_sample(config), config.data_revision)
+        split = hub_test_split(config)
+        if cached and split is not None and not config.test_data:
             # The test split is read at the sample's commit (prepare_data).
-            cached = find_cached_split(
-                cache,
-                *args,
-                config.test_split,
-                config.data_source_lang,
-                config.data_target_lang,
-                cached_revision(cached),
-            )
+            cached = find_cached_split(cache, split, cached_revision(cached))
         if not cached:
             what = f"dataset '{config.data}'" + (
                 f" config '{config.data_config}'" if config.data_config else ""

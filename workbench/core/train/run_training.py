@@ -24,7 +24,7 @@ import threading
 from dataclasses import dataclass
 from functools import partial
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Final
+from typing import TYPE_CHECKING, Final
 
 from workbench.core.attention.kept_heatmaps import keep_sample_heatmap, sample_heatmap
 from workbench.core.config.run_config import RunConfig
@@ -54,6 +54,7 @@ from workbench.core.events import (
 from workbench.core.live.run_log import RunLog
 from workbench.core.live.writer import RunWriter
 from workbench.core.model.load import pick_device
+from workbench.core.records.model_settings import ModelSettings
 from workbench.core.records.run_records import BaselineRecord, BleuChrf
 from workbench.core.records.status import RunOutcome
 from workbench.core.records.summary import RunSummary
@@ -364,7 +365,7 @@ def _end_early(
     trainer: WorkbenchTrainer,
     outcome: TrainingOutcome,
     summary_with: partial[RunSummary],
-    settings: dict[str, Any],
+    settings: ModelSettings,
     run_dir: Path,
     published: Path,
 ) -> RunResult:

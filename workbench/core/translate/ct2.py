@@ -11,7 +11,7 @@ stays in the Translator, so both engines treat text the same way; this module on
 token ids into token ids, through the export's own vocabulary, row for row. A seq2seq
 export generates with ``ctranslate2.Translator``, a decoder-only one with
 ``ctranslate2.Generator``, which continues each prompt and returns only what it wrote, as
-:class:`~workbench.core.translate.translator.TransformersBackend` does.
+:class:`~workbench.core.translate.backend.TransformersBackend` does.
 
 The export records a fingerprint of the files it was made from, so an export of an older
 version of the model (or of its tokenizer) is never picked up silently, and the model's
@@ -28,8 +28,9 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, NamedTuple
 
 from workbench.core import DISTRIBUTION
-from workbench.core.decoding import SETTINGS_FILE, DecodeOptions
+from workbench.core.decoding import DecodeOptions
 from workbench.core.languages import Direction
+from workbench.core.records.model_settings import SETTINGS_FILE
 from workbench.core.run_files import MODEL_CONFIG_FILE
 from workbench.errors import WorkbenchError
 
@@ -299,7 +300,7 @@ class CT2Backend:
     ) -> list[list[int]]:
         """What a decoder-only model writes after each prompt: at most ``bound`` new
         tokens, ending with the stop token that ended it, the prompt left out -- as
-        :class:`~workbench.core.translate.translator.TransformersBackend` returns them
+        :class:`~workbench.core.translate.backend.TransformersBackend` returns them
         (less its padding after the stop).
 
         With ``include_prompt_in_result=False`` the Generator forwards the prompts at once

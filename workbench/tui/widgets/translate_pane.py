@@ -54,7 +54,7 @@ from workbench.tui.widgets.translate_rows import (
 )
 
 if TYPE_CHECKING:
-    from workbench.core.config.run_config import LanguageSettings
+    from workbench.core.config.direction_request import DirectionRequest
     from workbench.core.translate.translator import Translator
 
 
@@ -105,7 +105,7 @@ class TranslatePane(ForwardsWorkerFailures, Vertical):
         tuned_model: str,
         base_model: str | None,
         history: Path,
-        base_languages: LanguageSettings | None = None,
+        base_languages: DirectionRequest | None = None,
         qe_model: str | None = None,
         **kwargs: Any,
     ) -> None:
@@ -115,9 +115,9 @@ class TranslatePane(ForwardsWorkerFailures, Vertical):
         self.models = {"tuned": tuned_model, "base": base_model}
         # The base model decodes in the run's direction, as the "before" side did; a saved
         # model in its own (its workbench.json).
-        self.languages: dict[str, LanguageSettings] = {
-            "tuned": {},
-            "base": base_languages.copy() if base_languages else {},
+        self.languages: dict[str, DirectionRequest | None] = {
+            "tuned": None,
+            "base": base_languages,
         }
         self.history = history
         self._translators: dict[str, Translator] = {}
@@ -184,7 +184,7 @@ class TranslatePane(ForwardsWorkerFailures, Vertical):
             self._translators.pop("tuned", None)
         if base and base != self.models["base"]:
             self.models["base"] = base
-            self.languages["base"] = {}  # e.g. a scratch run's initial model: its own
+            self.languages["base"] = None  # e.g. a scratch run's initial model: its own
             self._translators.pop("base", None)
 
     # ------------------------------------------------------------------ typing a line
@@ -257,7 +257,7 @@ class TranslatePane(ForwardsWorkerFailures, Vertical):
         try:
             translator = self._translators.get(job.model)
             if translator is None:
-                translator = Translator.from_pretrained(name, **self.languages[job.model])
+                translator = Translator.from_pretrained(name, request=self.languages[job.model])
                 self._translators[job.model] = translator
                 self.post_message(
                     self.Loaded(job.model, translator.backend_label, translator.notices)
