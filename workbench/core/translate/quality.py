@@ -14,7 +14,7 @@ lines come one at a time, and reloading 2 GB for each would take longer than tra
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from workbench.core.comet.settings import metric_name
 from workbench.core.config.settings import DEFAULT_QE
@@ -35,22 +35,6 @@ class QualityScore:
     def text(self) -> str:
         """``CometKiwi-22 81.23``."""
         return f"{self.metric} {self.score:.2f}"
-
-    def to_record(self) -> dict[str, Any]:
-        """The history record's ``qe`` field."""
-        return {"metric": self.metric, "model": self.model, "score": self.score}
-
-    @classmethod
-    def from_record(cls, data: Any) -> QualityScore | None:
-        """A history record's ``qe`` field read back (None when absent or ill-formed)."""
-        if not isinstance(data, dict):
-            return None
-        metric, model, score = data.get("metric"), data.get("model"), data.get("score")
-        if not isinstance(metric, str) or not isinstance(model, str):
-            return None
-        if isinstance(score, bool) or not isinstance(score, int | float):
-            return None
-        return cls(metric, model, float(score))
 
 
 class QualityEstimator:
