@@ -10,8 +10,7 @@ from pathlib import Path
 from tests.helpers.cli import run_cli
 from tests.helpers.comet import KIWI, qe_records
 from workbench.cli.interact import run_console
-from workbench.cli.options import without_flags
-from workbench.cli.tui import QE_FLAG
+from workbench.cli.options import QE_FLAG, without_flags
 from workbench.core.comet.scorer import load_scorer
 from workbench.core.decoding import DecodeOptions
 from workbench.core.translate.quality import QualityEstimator

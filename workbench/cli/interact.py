@@ -15,13 +15,13 @@ from pathlib import Path
 from typing import TYPE_CHECKING, TextIO
 
 from workbench.cli.options import (
+    QE_FLAG,
     add_backend_option,
     add_language_options,
     add_model_options,
     load_translator,
 )
 from workbench.core.config.run_config import DEFAULT_OUTPUT_DIR
-from workbench.core.config.settings import DEFAULT_QE
 from workbench.core.decoding import DecodeOptions
 from workbench.core.run_folder import HISTORY_FILE
 from workbench.core.translate.history import append_history, append_judgement
@@ -42,14 +42,7 @@ def add_parser(sub: Subparsers) -> None:
     add_model_options(interact)
     add_language_options(interact)
     add_backend_option(interact)
-    interact.add_argument(
-        "--qe",
-        nargs="?",
-        const=DEFAULT_QE,
-        metavar="MODEL",
-        help="score each translation without a reference, beside it and in the history "
-        f"(alone: {DEFAULT_QE}, gated on the Hub: accept its licence, set HF_TOKEN)",
-    )
+    interact.add_argument(QE_FLAG[0], **QE_FLAG[1])
 
 
 def run(args: argparse.Namespace) -> int:

@@ -20,7 +20,7 @@ import socket
 import sys
 from typing import TYPE_CHECKING
 
-from workbench.cli.options import add_command, without_flags
+from workbench.cli.options import QE_FLAG, add_command, without_flags
 from workbench.errors import WorkbenchError
 
 if TYPE_CHECKING:
@@ -51,7 +51,6 @@ FLAGS = (
 def add_parser(subparsers: Subparsers) -> None:
     """Register ``workbench serve``, with the TUI's run flags (given to every tab)."""
     from workbench.cli.flags import add_run_options
-    from workbench.cli.tui import QE_FLAG
 
     parser = add_command(
         subparsers,

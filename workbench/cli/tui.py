@@ -9,24 +9,11 @@ import sys
 from typing import TYPE_CHECKING
 
 from workbench.cli.flags import add_run_options, config_from_args
-from workbench.cli.options import Flag, add_command, without_flags
-from workbench.core.config.settings import DEFAULT_QE
+from workbench.cli.options import QE_FLAG, add_command, without_flags
 from workbench.errors import WorkbenchError
 
 if TYPE_CHECKING:
     from workbench.cli.options import Subparsers
-
-#: ``tui --qe``: the Translate pane scores each translation without a reference.
-QE_FLAG: Flag = (
-    "--qe",
-    {
-        "nargs": "?",
-        "const": DEFAULT_QE,
-        "metavar": "MODEL",
-        "help": "the Translate pane scores each translation without a reference "
-        f"(alone: {DEFAULT_QE}, gated on the Hub: accept its licence, set HF_TOKEN)",
-    },
-)
 
 
 def add_parser(sub: Subparsers) -> None:
