@@ -81,6 +81,10 @@ def run(args: argparse.Namespace) -> int:
     from workbench.cli.flags import config_from_args
 
     config_from_args(args)  # a bad flag fails here, once, not in every tab
+    if args.qe:
+        from workbench.core.translate.quality import QualityEstimator
+
+        QualityEstimator(args.qe).check()
     if not is_loopback(args.host) and not args.allow_remote:
         raise WorkbenchError(
             f"--host {args.host} lets every machine that reaches port {args.port} train and "

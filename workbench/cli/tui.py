@@ -31,6 +31,10 @@ def run(args: argparse.Namespace) -> int:
             "workbench tui needs an interactive terminal (stdin/stdout are not a TTY); "
             "use `workbench train --headless` for pipes, logs and batch jobs"
         )
+    if args.qe:  # the Translate pane's QE model: a mistyped folder is said before the app
+        from workbench.core.translate.quality import QualityEstimator
+
+        QualityEstimator(args.qe).check()
     from workbench.tui.app import WorkbenchApp
 
     # In a browser tab a run trains in a process of its own: the tab is only a viewer;
