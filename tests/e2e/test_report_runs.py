@@ -27,7 +27,8 @@ from workbench.core.report.contents import FIGURE_FILES, REPORT_HTML, REPORT_MD
 from workbench.core.report.read import build_report
 from workbench.core.report.write import create_report
 from workbench.core.run_files import RunFolder
-from workbench.core.translate.history import append_history, same_folder
+from workbench.core.translate.console_lines import same_folder
+from workbench.core.translate.history import append_history
 from workbench.core.translate.translator import Translation
 from workbench.core.views.document import escape_markdown
 

@@ -99,7 +99,7 @@ async def test_enter_opens_a_run_in_samples_and_new_runs_appear(runs_app):
         samples = runs_app.query_one(SamplesPane)
         assert samples.query_one(DataTable).row_count == 18
         assert RUN_NAMES[0] in str(samples.query_one("#samples-summary", Static).render())
-        assert runs_app.query_one(TranslatePane).models["tuned"] == str(own_model)
+        assert runs_app.query_one(TranslatePane).session.model("tuned").name == str(own_model)
         # A run that has only begun (a sweep's next trial, held by its writer) shows up
         # as running, and Enter opens it in the Training pane, which follows it.
         started = Path("out/runs/20260103-000000-demo")

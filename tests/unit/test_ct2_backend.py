@@ -230,14 +230,12 @@ def test_cli_export_then_translate_with_ct2(tiny_model_dir: Path, tmp_path: Path
 @needs_ct2
 def test_console_banner_names_the_backend(exported: Path, tmp_path: Path):
     from workbench.cli.interact import run_console
+    from workbench.core.translate.console_session import ConsoleModel, ConsoleSession
 
-    translator = Translator.from_pretrained(str(exported), device="cpu")
+    model = ConsoleModel(str(exported), device="cpu", num_beams=1, max_new_tokens=8)
     out = io.StringIO()
     run_console(
-        translator,
-        str(exported),
-        tmp_path / "h.jsonl",
-        DecodeOptions(1, 8),
+        ConsoleSession({"model": model}, tmp_path / "h.jsonl"),
         stdin=io.StringIO("I like tea.\n"),
         stdout=out,
     )

@@ -23,7 +23,8 @@ from workbench.core.records.summary import RunSummary
 from workbench.core.report.contents import REPORT_HTML, REPORT_MD
 from workbench.core.report.read import build_report
 from workbench.core.report.write import create_report
-from workbench.core.translate.history import append_history, console_for_run, same_folder
+from workbench.core.translate.console_lines import console_for_run, same_folder
+from workbench.core.translate.history import append_history, history_lines
 from workbench.core.translate.translator import Translation
 from workbench.core.views.document import escape_markdown
 from workbench.core.views.svg import Series, line_chart_svg
@@ -35,7 +36,9 @@ def test_unmatched_history_is_listed_whole_and_says_so(tmp_path: Path):
     history = [
         {"time": "2026-01-01T00:00:00", "model": "/some/model", "source": "a", "translation": "甲"}
     ]
-    lines, note = console_for_run(history, run, RunSummary(status="finished"), tmp_path / "out")
+    lines, note = console_for_run(
+        history_lines(history), run, RunSummary(status="finished"), tmp_path / "out"
+    )
     assert [c.source for c in lines] == ["a"]
     assert lines[0].role == ""
     assert note.startswith("None of the 1 lines")
@@ -74,7 +77,7 @@ def test_history_lines_that_name_their_run_match_exactly(tmp_path: Path):
             "translation": "底",
         },
     ]
-    lines, note = console_for_run(history, run, RunSummary(status="finished"), out)
+    lines, note = console_for_run(history_lines(history), run, RunSummary(status="finished"), out)
     assert [(c.source, c.role) for c in lines] == [("mine", "fine-tuned"), ("base", "base")]
     assert note.startswith("2 of the 3 lines")
 
@@ -249,7 +252,7 @@ def test_the_reports_show_the_f6_screenshots_with_pane_and_time(tmp_path: Path):
 
 
 def test_judged_lines_are_listed_once_with_their_judgement(tmp_path: Path):
-    from workbench.core.translate.history import append_judgement, fold_judgements
+    from workbench.core.translate.history import append_judgement, read_history
     from workbench.core.translate.judgements import Judgement
 
     out = tmp_path / "out"
@@ -264,8 +267,9 @@ def test_judged_lines_are_listed_once_with_their_judgement(tmp_path: Path):
     append_judgement(path, ids[1], Judgement("error"))
     append_judgement(path, ids[1], Judgement("omission", 'dropped "yesterday"'))  # newer wins
     append_judgement(path, ids[2], Judgement("good"))
-    history = [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines()]
-    assert len(fold_judgements(history)) == 4  # the judgements fold in; no line is lost
+    records = [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines()]
+    history = read_history(path)
+    assert len(history) == 4  # the judgements fold in; no line is lost
     summary = RunSummary(status="finished")
 
     lines, note = console_for_run(history, run, summary, out)  # auto: the judged ones
@@ -277,7 +281,7 @@ def test_judged_lines_are_listed_once_with_their_judgement(tmp_path: Path):
     lines, note = console_for_run(history, run, summary, out, choice="all")
     assert [(c.source, c.count) for c in lines] == [("b", 1), ("a", 2), ("c", 1)]
     assert note.endswith("Listed: all 3 distinct lines (1 repeated line shown once).")
-    unjudged = [r for r in history if "judges" not in r]
+    unjudged = history_lines([r for r in records if "judges" not in r])
     lines, note = console_for_run(unjudged, run, summary, out, choice="judged")
     assert lines == []
     assert "None of them is judged yet" in note

@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any, TypeAlias
 
 from workbench.core.config.direction_request import DirectionRequest
 from workbench.core.config.run_config import DEFAULT_OUTPUT_DIR
-from workbench.core.config.settings import PROMPTS, read_prompt_template
+from workbench.core.config.settings import DEFAULT_QE, PROMPTS, read_prompt_template
 from workbench.core.decoding import AUTO_LABEL, BACKENDS, check_beams, check_new_tokens
 from workbench.core.run_folder import BEST_MODEL
 from workbench.errors import WorkbenchError
@@ -42,6 +42,18 @@ OUTPUT_DIR_FLAG: Flag = (
         "default": DEFAULT_OUTPUT_DIR,
         "metavar": "DIR",
         "help": f"where the runs live (default: {DEFAULT_OUTPUT_DIR})",
+    },
+)
+#: ``--qe`` of interact, tui, serve and score: a reference-free score of each translation.
+QE_FLAG: Flag = (
+    "--qe",
+    {
+        "nargs": "?",
+        "const": DEFAULT_QE,
+        "metavar": "MODEL",
+        "help": "score each translation without a reference, with a reference-free COMET "
+        f"model: a Hub id or a folder (alone: {DEFAULT_QE}, gated on the Hub: accept its "
+        "licence, set HF_TOKEN)",
     },
 )
 

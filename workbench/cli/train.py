@@ -125,11 +125,11 @@ def run(args: argparse.Namespace) -> int:
     if not args.no_interact and interactive and main:
         signal.signal(signal.SIGINT, signal.default_int_handler)
         from workbench.core.run_folder import HISTORY_FILE
-        from workbench.core.translate.translator import Translator
+        from workbench.core.translate.console_session import ConsoleModel, ConsoleSession
 
-        model_dir = str(result.summary.best_model)
-        translator = Translator.from_pretrained(model_dir)
-        return run_console(translator, model_dir, Path(config.output_dir) / HISTORY_FILE)
+        model = ConsoleModel(str(result.summary.best_model))
+        history = Path(config.output_dir) / HISTORY_FILE
+        return run_console(ConsoleSession({"model": model}, history))
     return 0
 
 

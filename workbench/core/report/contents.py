@@ -18,7 +18,7 @@ from workbench.core.lab.prompt_attention import PromptAttention
 from workbench.core.records.summary import RunSummary
 from workbench.core.report.screenshots import Screenshot
 from workbench.core.run_folder import SavedConfig
-from workbench.core.translate.history import ConsoleLine
+from workbench.core.translate.console_lines import ConsoleLine
 
 REPORT_MD = "report.md"
 REPORT_HTML = "report.html"

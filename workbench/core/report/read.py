@@ -31,7 +31,7 @@ from workbench.core.lab.prompt_attention import STUDY_FILE as PROMPT_ATTENTION_F
 from workbench.core.lab.prompt_attention import PromptAttention
 from workbench.core.live.liveness import run_liveness
 from workbench.core.live.run_metrics import RunMetrics, read_run_metrics
-from workbench.core.records.files import read_json_dict, read_jsonl
+from workbench.core.records.files import read_json_dict
 from workbench.core.records.scores import finite_or_none
 from workbench.core.records.summary import SUMMARY_FILE, RunSummary, read_summary
 from workbench.core.report.contents import (
@@ -54,7 +54,8 @@ from workbench.core.run_folder import (
     preset_defaults,
     read_saved_config,
 )
-from workbench.core.translate.history import console_for_run
+from workbench.core.translate.console_lines import console_for_run
+from workbench.core.translate.history import read_history
 from workbench.core.views.svg import Series, line_chart_svg
 from workbench.errors import WorkbenchError
 
@@ -222,7 +223,7 @@ def build_report(
     saved = read_saved_config(run_dir) or SavedConfig({})
     metrics = read_run_metrics(run_dir / METRICS_FILE)
     console, console_note = console_for_run(
-        read_jsonl(root / HISTORY_FILE), run_dir, summary, root, console_choice
+        read_history(root / HISTORY_FILE), run_dir, summary, root, console_choice
     )
     samples = summary.samples or []
     chosen = (
