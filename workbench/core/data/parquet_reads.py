@@ -14,7 +14,7 @@ from typing import Any
 import numpy as np
 
 from workbench.core.data.hub import damaged_file, range_ignored
-from workbench.core.data.hub_requests import RetriesAbandoned, stopping_with
+from workbench.core.data.hub_retries import RetriesAbandoned, stopping_with
 from workbench.core.data.sample_cache import PartialSample
 from workbench.core.data.sample_plan import HubPair, plan_sample
 from workbench.core.events import EventSink, SampleProgress
