@@ -19,7 +19,7 @@ benchmark shows in CI.
      only): whole row groups in a seeded random order until they hold 4x the file's
      quota, the quota drawn from those rows; files opened with fsspec's defaults
      (5 MiB read-ahead).
-   * **new** -- ``workbench.core.data.parquet_reads.read_sample`` as it is: at most
+   * **new** -- ``workbench.core.data.sample_reads.read_sample`` as it is: at most
      ``MAX_ROWS_PER_GROUP`` rows from each of many random row groups, no read-ahead.
 
    Two cross rows separate the two changes: the old plan without read-ahead, and the new
@@ -56,7 +56,7 @@ from sampling_corpus import FILES, GROUP, build_corpus
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from workbench.core.data import parquet_reads, sample_plan
+from workbench.core.data import parquet_files, sample_plan, sample_reads
 from workbench.core.data.pair import Pair
 from workbench.core.data.sample_plan import HubPair
 
@@ -148,19 +148,19 @@ def new_read_sample(
     plan: Any = None,
     open_options: dict[str, Any] | None = None,
 ) -> list[HubPair]:
-    """``parquet_reads.read_sample`` as it is, or with another plan or open options swapped in."""
-    saved = parquet_reads.plan_sample, dict(parquet_reads.OPEN_OPTIONS)
+    """``sample_reads.read_sample`` as it is, or with another plan or open options swapped in."""
+    saved = sample_reads.plan_sample, dict(parquet_files.OPEN_OPTIONS)
     if plan is not None:
-        parquet_reads.plan_sample = plan
+        sample_reads.plan_sample = plan
     if open_options is not None:
-        parquet_reads.OPEN_OPTIONS.clear()
-        parquet_reads.OPEN_OPTIONS.update(open_options)
+        parquet_files.OPEN_OPTIONS.clear()
+        parquet_files.OPEN_OPTIONS.update(open_options)
     try:
-        return parquet_reads.read_sample(fs, files, n, seed, "en", "zh")
+        return sample_reads.read_sample(fs, files, n, seed, "en", "zh")
     finally:
-        parquet_reads.plan_sample = saved[0]
-        parquet_reads.OPEN_OPTIONS.clear()
-        parquet_reads.OPEN_OPTIONS.update(saved[1])
+        sample_reads.plan_sample = saved[0]
+        parquet_files.OPEN_OPTIONS.clear()
+        parquet_files.OPEN_OPTIONS.update(saved[1])
 
 
 def draw(paths: list[Path], n: int, seed: int, read: Any) -> dict[str, Any]:
@@ -303,7 +303,7 @@ bytes here are an upper bound). Footer: {footer / 2**10:,.0f} KiB a file.
 opens the local files as `HfFileSystem` opens Hub files (fsspec buffered files, one range
 read per cache miss) and counts the reads and bytes fetched. "before" is the reader and
 plan shipped before issue 12, reimplemented in the benchmark for comparison only; "now" is
-`workbench.core.data.parquet_reads.read_sample` as it is; the two middle rows swap in the old
+`workbench.core.data.sample_reads.read_sample` as it is; the two middle rows swap in the old
 plan, or fsspec's default 5 MiB read-ahead, to show each change alone. Windows are counted
 from the sampled rows' own `f<file> r<row>` labels; with 1,000-row groups a window is a
 row group, so "row groups read" and "distinct windows" agree.
