@@ -33,8 +33,8 @@ convert with the stock loaders into a model for ``ctranslate2.Generator``, with 
 changes of ours:
 
 - the vocabulary is the embedding rows as the tokenizer maps ids
-  (:func:`vocabulary_by_id`), so ids pass through the export unchanged, Qwen's padded
-  rows included;
+  (:func:`~.ct2_export_info.vocabulary_by_id`), so ids pass through the export
+  unchanged, Qwen's padded rows included;
 - a token the stock loader reads as None (a bos, an unk) gets a name, since
   CTranslate2 cannot load a config with a null token;
 - **Gemma**: transformers 5 keeps the RoPE in ``rope_parameters`` (Gemma 3 one per
@@ -72,6 +72,7 @@ from workbench.core.model.family import (
     is_causal,
     max_positions,
 )
+from workbench.core.translate.ct2_export_info import vocabulary_by_id
 from workbench.errors import WorkbenchError
 
 #: Decoder-only ``model_type`` -> the ctranslate2 loader (by class name) it converts with.
@@ -106,25 +107,6 @@ class ConvertedModel(NamedTuple):
     #: The decoder's sliding window (Gemma 3, a Mistral with one), 0 for none: CTranslate2
     #: forwards a longer prompt in chunks that do not attend as transformers does.
     sliding_window: int = 0
-
-
-def vocabulary_by_id(tokenizer: Any, size: int) -> list[str]:
-    """The token of each of ``size`` embedding rows, in row order, as the tokenizer maps ids.
-
-    Rows the tokenizer has no token of its own for (M2M100's ``madeupword`` padding past
-    its codes, which it maps to ``<unk>``) get fairseq's placeholder names, so every row
-    keeps its id and CTranslate2's vocabulary has no token twice.
-    """
-    tokens: list[str] = []
-    seen: set[str] = set()
-    placeholders = 0
-    for token in tokenizer.convert_ids_to_tokens(list(range(size))):
-        while token is None or token in seen:
-            token = f"madeupword{placeholders}"
-            placeholders += 1
-        seen.add(token)
-        tokens.append(token)
-    return tokens
 
 
 def fill_missing_ids(model: Any, tokenizer: Any, family: str, model_dir: Path) -> None:
