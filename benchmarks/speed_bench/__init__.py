@@ -29,7 +29,8 @@ The modules, in the order a run uses them: ``modes`` (how much a run measures),
 ``model`` and ``pairs`` (what both arms train on), ``recipes`` (the two arms),
 ``workdir`` (saved once for every child process), ``phases``, ``same_loss`` and
 ``profile`` (what each child process measures), ``orchestration`` (the run), ``report``
-(RESULTS.md); ``results`` names the shapes passed between them. The command is
+(RESULTS.md) with ``summary`` (its table of medians and ratios); ``results`` names the
+shapes passed between them. The command is
 ``benchmarks/speed.py``, which imports this package from its own folder.
 """
 

@@ -12,8 +12,8 @@ is declared as import-linter contracts in pyproject.toml's ``[tool.importlinter]
 - ruff's banned imports (``workbench/core/ruff.toml``) flag a wrong import in an editor;
 - no test module imports another, and only e2e/ is slow (that every test can fail is
   ``tests/meta/test_tests_can_fail.py``);
-- no module of ``workbench/`` or ``benchmarks/`` reaches 400 lines, and the core has few
-  loose modules.
+- no module of ``workbench/`` or ``benchmarks/`` reaches 400 lines, no function or method
+  there is over 100, and the core has few loose modules.
 """
 
 from __future__ import annotations
@@ -21,6 +21,7 @@ from __future__ import annotations
 import ast
 import subprocess
 import sys
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -246,6 +247,64 @@ def test_modules_stay_small(tmp_path: Path):
     planted.parent.mkdir()
     planted.write_text("VALUE = 1\n" * MAX_MODULE_LINES, encoding="utf-8")
     assert long_modules(PACKAGE, planted.parent) == {"benchmarks/long.py": MAX_MODULE_LINES}
+
+
+#: The most lines a function or method may take, its docstring included (from its ``def``
+#: line to its last; decorators not counted), so that it reads as one story.
+MAX_FUNCTION_LINES = 100
+
+
+def _functions(node: ast.AST, prefix: str = "") -> Iterator[tuple[str, ast.AST]]:
+    """Each function and method under ``node``, nested ones too, by qualified name
+    (``Class.method``, ``outer.inner``)."""
+    for child in ast.iter_child_nodes(node):
+        if isinstance(child, ast.FunctionDef | ast.AsyncFunctionDef):
+            yield f"{prefix}{child.name}", child
+            yield from _functions(child, f"{prefix}{child.name}.")
+        elif isinstance(child, ast.ClassDef):
+            yield from _functions(child, f"{prefix}{child.name}.")
+        else:
+            yield from _functions(child, prefix)
+
+
+def long_functions(*folders: Path) -> dict[str, int]:
+    """Each function or method under ``folders`` longer than :data:`MAX_FUNCTION_LINES`, as
+    ``path::qualified name``, with its length in lines."""
+    found = {}
+    for folder in folders:
+        for path in sorted(folder.rglob("*.py")):
+            tree = ast.parse(path.read_text(encoding="utf-8"))
+            for name, node in _functions(tree):
+                assert isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef)
+                assert node.end_lineno is not None
+                length = node.end_lineno - node.lineno + 1
+                if length > MAX_FUNCTION_LINES:
+                    found[f"{path.relative_to(folder.parent).as_posix()}::{name}"] = length
+    return found
+
+
+def test_functions_stay_short(tmp_path: Path):
+    assert long_functions(PACKAGE, REPO / "benchmarks") == {}
+    planted = tmp_path / "benchmarks" / "long.py"
+    planted.parent.mkdir()
+
+    def body(lines: int, indent: str) -> str:
+        return "".join(f"{indent}x{i} = {i}\n" for i in range(lines))
+
+    planted.write_text(
+        # one line over: a method, and a function nested in one that is not over itself
+        f"class Chart:\n    def draw(self):\n{body(MAX_FUNCTION_LINES, ' ' * 8)}\n"
+        f"def outer():\n    async def inner():\n{body(MAX_FUNCTION_LINES, ' ' * 8)}"
+        "    return inner\n\n"
+        # at the limit, under a decorator that is not counted
+        f"@staticmethod\ndef at_limit():\n{body(MAX_FUNCTION_LINES - 1, ' ' * 4)}",
+        encoding="utf-8",
+    )
+    assert long_functions(planted.parent) == {
+        "benchmarks/long.py::Chart.draw": MAX_FUNCTION_LINES + 1,
+        "benchmarks/long.py::outer.inner": MAX_FUNCTION_LINES + 1,
+        "benchmarks/long.py::outer": MAX_FUNCTION_LINES + 3,
+    }
 
 
 def test_the_core_has_few_loose_modules():

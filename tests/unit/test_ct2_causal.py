@@ -230,9 +230,9 @@ def test_generation_stops_at_every_stop_of_the_direction(exported, sentences):
 
 
 def test_the_export_records_the_model_and_keeps_its_tokenizer(exported, translators):
-    from workbench.core.translate.ct2 import (
+    from workbench.core.translate.ct2 import export_model_facts
+    from workbench.core.translate.ct2_export_info import (
         export_is_causal,
-        export_model_facts,
         read_export_info,
         read_vocabulary,
     )
@@ -242,10 +242,10 @@ def test_the_export_records_the_model_and_keeps_its_tokenizer(exported, translat
     assert export_is_causal(export)
     assert export_model_facts(export) == (MODEL_TYPES[family], 512)
     info = read_export_info(export)
-    assert info["sliding_window"] == (128 if family == "gemma" else 0)
+    assert info.sliding_window == (128 if family == "gemma" else 0)
     for name in (*TOKENIZER_FILES[family], "generation_config.json"):
         assert (export / name).read_bytes() == (folder / name).read_bytes(), name
-        assert name in info["source_files"], name
+        assert name in info.source_files, name
     # One token per embedding row, each at the id the tokenizer gives it (Qwen's rows
     # past its tokens included).
     reference, fast = translators

@@ -132,7 +132,8 @@ def test_the_bound_counts_the_code_and_the_forced_end_as_transformers(exported):
 
 
 def test_the_export_records_the_model_and_keeps_its_tokenizer(exported):
-    from workbench.core.translate.ct2 import export_model_facts, read_export_info
+    from workbench.core.translate.ct2 import export_model_facts
+    from workbench.core.translate.ct2_export_info import read_export_info
 
     family, folder = exported
     export = folder / "ct2-float32"
@@ -141,7 +142,7 @@ def test_the_export_records_the_model_and_keeps_its_tokenizer(exported):
     assert facts.max_positions == (None if family == "t5" else 1024)
     for name in TOKENIZER_FILES[family]:
         assert (export / name).read_bytes() == (folder / name).read_bytes(), name
-        assert name in read_export_info(export)["source_files"], name
+        assert name in read_export_info(export).source_files, name
     _, fast = _translators(folder, family)
     assert "ctranslate2 float32 (cpu" in fast.backend_label
     assert not fast.notices

@@ -1,4 +1,4 @@
-"""Retrying Hub requests that fail in ways that pass (workbench/core/data/hub_requests.py,
+"""Retrying Hub requests that fail in ways that pass (workbench/core/data/hub_retries.py,
 retry_policy.py).
 
 Against the Hub look-alike on 127.0.0.1 (tests/helpers/hub_server.py) made to misbehave as a
@@ -17,7 +17,8 @@ from email.utils import formatdate
 import pytest
 
 from tests.helpers.hub_repos import OPUS_MODEL, WMT_DATASET
-from workbench.core.data.hub_requests import ensure_hub_reachable, reporting_retries
+from workbench.core.data.hub_requests import ensure_hub_reachable
+from workbench.core.data.hub_retries import reporting_retries
 from workbench.core.data.hub_sample import load_hub_sample
 from workbench.core.data.retry_policy import RetryPolicy, retry_after
 from workbench.core.data.sample_cache import find_cached_sample

@@ -1,7 +1,8 @@
 """A seeded random sample (or a whole split) of a Hub translation dataset, read at one
 commit and cached: the entry points. How the sample is drawn is
-:mod:`workbench.core.data.sample_plan`; the reads :mod:`~workbench.core.data.parquet_reads`;
-the cache :mod:`~workbench.core.data.sample_cache`."""
+:mod:`workbench.core.data.sample_plan`; the reads :mod:`~workbench.core.data.sample_reads`
+through :mod:`~workbench.core.data.parquet_files`; the cache
+:mod:`~workbench.core.data.sample_cache`."""
 
 from __future__ import annotations
 
@@ -13,7 +14,7 @@ from typing import TYPE_CHECKING, Any, TypedDict
 
 from workbench.core.data.hub import HubRetriesExhausted, explain
 from workbench.core.data.hub_requests import ensure_hub_reachable
-from workbench.core.data.parquet_reads import list_split_files, read_all, read_sample
+from workbench.core.data.parquet_files import list_split_files, read_all
 from workbench.core.data.sample_cache import (
     PartialSample,
     cache_file,
@@ -25,6 +26,7 @@ from workbench.core.data.sample_cache import (
     write_cached,
 )
 from workbench.core.data.sample_plan import HubPair, HubRows, HubSample, HubSplit
+from workbench.core.data.sample_reads import read_sample
 from workbench.core.events import EventSink
 from workbench.errors import WorkbenchError
 

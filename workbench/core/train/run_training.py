@@ -28,7 +28,7 @@ from typing import TYPE_CHECKING, Final
 
 from workbench.core.attention.kept_heatmaps import keep_sample_heatmap, sample_heatmap
 from workbench.core.config.run_config import RunConfig
-from workbench.core.data.hub_requests import reporting_retries
+from workbench.core.data.hub_retries import reporting_retries
 from workbench.core.data.prepared import prepare_data
 from workbench.core.evaluate.before_after import (
     HeldOutSets,
