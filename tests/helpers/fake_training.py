@@ -42,14 +42,13 @@ from tests.fixtures.record_tiny_run import RUN_NAMES, RUNS_TARGET
 from workbench.core.atomic import write_json
 from workbench.core.config.run_config import RunConfig
 from workbench.core.events import EventSink, RunDone
+from workbench.core.live.lease import RunLease, holds
 from workbench.core.records.summary import RunSummary
 from workbench.core.run_folder import (
     BEST_MODEL,
     CHECKPOINTS_FOLDER,
     METRICS_FILE,
     RUN_CONFIG_FILE,
-    RunLease,
-    holds,
     new_run_dir,
     saved_config,
     translations_file,

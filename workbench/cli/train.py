@@ -136,9 +136,9 @@ def run(args: argparse.Namespace) -> int:
 def run_detached(args: argparse.Namespace, config: RunConfig) -> int:
     """Start the run detached and print the lines that find it again."""
     from workbench.core.live.detach import start_detached_run
-    from workbench.core.run_folder import check_writable, new_run_dir, saved_config
+    from workbench.core.run_folder import new_run_dir, saved_config
     from workbench.core.train.checkpoints import run_to_resume
-    from workbench.core.train.preflight import preflight
+    from workbench.core.train.preflight import check_writable, preflight
     from workbench.core.views.live_text import detached_lines
 
     output_root = Path(config.output_dir).expanduser()

@@ -22,7 +22,6 @@ from typing import Any, Literal
 from workbench.core.records.run_records import Sample
 from workbench.core.records.status import EndStatus
 from workbench.core.records.summary import RunSummary
-from workbench.core.run_folder import RunLease, holds
 
 PhaseName = Literal["data", "model", "before", "train", "after", "comet"]
 Level = Literal["info", "warning", "error"]
@@ -247,16 +246,3 @@ def fan_out(*sinks: EventSink | None) -> EventSink:
             s(event)
 
     return sink
-
-
-def while_held(sink: EventSink, lease: RunLease | None) -> EventSink:
-    """``sink`` until ``lease`` is lost, then nothing: a run that lost its run folder to
-    another writer (:class:`~workbench.core.run_folder.RunLease`) adds no event to it."""
-    if lease is None:
-        return sink
-
-    def fenced(event: Event) -> None:
-        if holds(lease):
-            sink(event)
-
-    return fenced

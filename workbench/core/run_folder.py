@@ -4,14 +4,13 @@ TUI and the report finished ones)."""
 from __future__ import annotations
 
 import dataclasses
-import os
 import time
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Any
 
 from workbench.core.config.build import build_config
-from workbench.core.config.run_config import DEFAULT_OUTPUT_DIR, RunConfig
+from workbench.core.config.run_config import RunConfig
 from workbench.core.records.files import (
     read_json_dict,
     read_jsonl_counted,
@@ -117,69 +116,9 @@ def read_saved_config(run_dir: Path, notes: list[str] | None = None) -> SavedCon
     return SavedConfig(settings, precision, cleaning)
 
 
-class RunLease(Protocol):
-    """The right to write into a run folder, which its holder can lose while it runs.
-
-    A sweep's trial holds one: when its worker is taken for dead (paused, or its heartbeat
-    late) another worker may continue the same folder, and two writers in one folder lose
-    the data of both. Whoever loses the lease writes nothing more into the folder.
-    """
-
-    def held(self) -> bool:
-        """Whether this process may still write into the run folder (once False, for good)."""
-        ...
-
-
-def holds(lease: RunLease | None) -> bool:
-    """May the run write? Always, without a lease (``workbench train``, the TUI)."""
-    return lease is None or lease.held()
-
-
-class LeaseLost(Exception):
-    """The run lost its lease (:class:`RunLease`) on ``run_dir``: it writes nothing more
-    there. ``step`` is the training step it had reached (None before training)."""
-
-    def __init__(self, run_dir: Path, step: int | None = None) -> None:
-        super().__init__(f"the lease on {run_dir} was lost")
-        self.run_dir = run_dir
-        self.step = step
-
-
-def check_lease(lease: RunLease | None, run_dir: Path, step: int | None = None) -> None:
-    """Raise :class:`LeaseLost` unless the run may still write into ``run_dir``."""
-    if not holds(lease):
-        raise LeaseLost(run_dir, step)
-
-
-def check_writable(folder: Path) -> None:
-    """Fail early, with the fix, when outputs cannot be written -- without creating anything.
-
-    The folder may not exist yet (it is made when the run starts, after every other
-    check), so the nearest existing ancestor must be a writable folder.
-    """
-    existing = folder
-    while not existing.exists() and existing != existing.parent:
-        existing = existing.parent
-    problem = None
-    if not existing.is_dir():
-        problem = f"'{existing}' is a file, not a folder"
-    elif not os.access(existing, os.W_OK | os.X_OK):
-        problem = f"no write permission on '{existing}'"
-    if problem:
-        raise WorkbenchError(
-            f"output dir '{folder}' is not writable ({problem}); "
-            "pass a writable folder with --output-dir"
-        )
-
-
 def output_root_of(run_dir: Path) -> Path:
     """The output folder a run folder lives in (``<root>/runs/<name>``), else its parent."""
     return run_dir.parent.parent if run_dir.parent.name == RUNS_FOLDER else run_dir.parent
-
-
-def output_dir_flag(output_root: Path | str) -> str:
-    """`` --output-dir DIR`` for a command a line prints, or nothing for the default."""
-    return "" if str(output_root) == DEFAULT_OUTPUT_DIR else f" --output-dir {output_root}"
 
 
 def new_run_dir(output_root: Path, preset: str) -> Path:

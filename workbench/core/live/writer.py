@@ -37,7 +37,8 @@ from workbench.core.live.writer_record import (
     start_ticks,
     this_host,
 )
-from workbench.core.run_folder import LOG_FILE, output_dir_flag, output_root_of
+from workbench.core.run_folder import LOG_FILE, output_root_of
+from workbench.core.views.live_text import output_dir_flag
 from workbench.errors import WorkbenchError
 
 #: Seconds between two looks for a stop request: a stop is seen within about this long.

@@ -49,12 +49,12 @@ from workbench.core.run_folder import (
     RUNS_FOLDER,
     SavedConfig,
     latest_finished_run,
-    output_dir_flag,
     output_root_of,
     preset_defaults,
     read_saved_config,
 )
 from workbench.core.translate.history import console_for_run
+from workbench.core.views.live_text import output_dir_flag
 from workbench.core.views.svg import Series, line_chart_svg
 from workbench.errors import WorkbenchError
 

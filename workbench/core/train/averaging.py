@@ -33,10 +33,11 @@ from workbench.core.config.run_config import RunConfig
 from workbench.core.evaluate.before_after import HeldOutSets, translate_after
 from workbench.core.evaluate.significance import score_systems
 from workbench.core.events import EventSink, Note
+from workbench.core.live.lease import RunLease, holds
 from workbench.core.records.run_records import AveragingRecord
 from workbench.core.records.typed import record_of
 from workbench.core.run_files import AVERAGED_MODEL
-from workbench.core.run_folder import CHECKPOINTS_FOLDER, RunLease, holds
+from workbench.core.run_folder import CHECKPOINTS_FOLDER
 from workbench.core.train.checkpoints import is_complete_checkpoint
 from workbench.core.views.training_text import averaging_text
 

@@ -12,7 +12,7 @@ and after).
 Progress goes to an event sink and the run folder's ``train.log``; a ``threading.Event``
 (or a stop request left in the folder) stops training at the next step with a
 checkpoint; a lost ``RunLease`` (a sweep's trial taken for dead) stops it at the next
-step with nothing more written (:class:`~workbench.core.run_folder.LeaseLost`, raised at
+step with nothing more written (:class:`~workbench.core.live.lease.LeaseLost`, raised at
 one check and caught once), and the run returns ``lost``. The run holds its folder for
 its whole life (``core/live/writer.py``).
 """
@@ -49,8 +49,8 @@ from workbench.core.events import (
     Phase,
     RunDone,
     fan_out,
-    while_held,
 )
+from workbench.core.live.lease import LeaseLost, RunLease, check_lease, while_held
 from workbench.core.live.run_log import RunLog
 from workbench.core.live.writer import RunWriter
 from workbench.core.model.load import pick_device
@@ -61,10 +61,6 @@ from workbench.core.run_folder import (
     BEST_MODEL,
     METRICS_FILE,
     RUN_CONFIG_FILE,
-    LeaseLost,
-    RunLease,
-    check_lease,
-    check_writable,
     saved_config,
 )
 from workbench.core.train import distributed
@@ -79,7 +75,7 @@ from workbench.core.train.checkpoints import (
 from workbench.core.train.early_stop import report_early_stopping
 from workbench.core.train.lora import trainable_line, with_adapters
 from workbench.core.train.memory_plan import check_fits, plan_memory, plan_scorer, release_model
-from workbench.core.train.preflight import preflight
+from workbench.core.train.preflight import check_writable, preflight
 from workbench.core.train.run_model import (
     check_run_model,
     configure_generation,

@@ -29,9 +29,10 @@ from workbench.core.data.pair import Pair
 from workbench.core.data.tokenize import PairTokenizer, training_set
 from workbench.core.evaluate.metrics import make_compute_metrics
 from workbench.core.languages import Direction
+from workbench.core.live.lease import RunLease, holds
 from workbench.core.records.run_records import EpochLog
 from workbench.core.records.typed import record_of
-from workbench.core.run_folder import CHECKPOINTS_FOLDER, RunLease, holds
+from workbench.core.run_folder import CHECKPOINTS_FOLDER
 from workbench.core.train import loss as token_loss
 from workbench.core.train.averaging import keep_for_averaging
 from workbench.core.train.batches import DecoderInputsCollator, PromptCollator, prompted_generation

@@ -33,8 +33,9 @@ from workbench.core.experiments.sweep.plan import GRACE_FACTOR, SweepPlan, Trial
 from workbench.core.experiments.sweep.space import point_key, point_text
 from workbench.core.live.writer import RunFolderBusy
 from workbench.core.records.summary import read_summary
-from workbench.core.run_folder import BEST_MODEL, LOG_FILE, check_writable, is_finished, new_run_dir
+from workbench.core.run_folder import BEST_MODEL, LOG_FILE, is_finished, new_run_dir
 from workbench.core.train.checkpoints import last_complete_checkpoint, publish_model
+from workbench.core.train.preflight import check_writable
 from workbench.errors import WorkbenchError, without_passwords
 
 
