@@ -24,7 +24,7 @@ from workbench.core.attention.kept_heatmaps import (
     sample_heatmap,
 )
 from workbench.core.records.run_records import Sample
-from workbench.core.run_files import RunFolder
+from workbench.core.run_folder.layout import RunFolder
 
 SENTENCE = "I like to drink tea."
 

@@ -15,11 +15,11 @@ from workbench.core.lab.attention_kinds import (
     CROSS,
     DECODER,
     ENCODER,
-    STUDY_FILE,
     AttentionKinds,
     attention_kinds,
     row_entropy_bits,
 )
+from workbench.core.run_folder.layout import RunFolder
 from workbench.errors import WorkbenchError
 
 SENTENCE = "I like tea."
@@ -146,8 +146,8 @@ def test_cli_writes_the_json_into_the_models_run_folder(
         json.dumps({"target_label": None, "run_dir": str(run)}), encoding="utf-8"
     )
     assert main(["lab", "attention", "--model", str(model), SENTENCE]) == 0
-    assert f"saved {run / STUDY_FILE}" in capsys.readouterr().out
-    saved = json.loads((run / STUDY_FILE).read_text(encoding="utf-8"))
+    assert f"saved {RunFolder(run).lab_study('attention')}" in capsys.readouterr().out
+    saved = json.loads(RunFolder(run).lab_study("attention").read_text(encoding="utf-8"))
     assert saved["sentence"] == SENTENCE
     assert len(saved["kinds"]) == 3
     study = AttentionKinds.from_dict(saved)  # read back typed: the same file again

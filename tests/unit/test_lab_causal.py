@@ -18,11 +18,11 @@ from workbench.core.attention.extract import AttentionModel, load_attention_mode
 from workbench.core.lab.attention_kinds import attention_kinds
 from workbench.core.lab.prompt_attention import (
     PADDING,
-    STUDY_FILE,
     PromptAttention,
     mask_check,
     prompt_attention,
 )
+from workbench.core.run_folder.layout import RunFolder
 from workbench.errors import WorkbenchError
 
 SENTENCE = "I like to drink tea."
@@ -171,8 +171,9 @@ def test_cli_saves_the_study_into_the_models_run_folder(
     settings = {"prompt": "alma", "run_dir": str(run)}  # a fine-tuned ALMA records its prompt
     (model / "workbench.json").write_text(json.dumps(settings), encoding="utf-8")
     assert main(["lab", "attention", "--model", str(model), SENTENCE]) == 0
-    assert f"saved {run / STUDY_FILE}" in capsys.readouterr().out
-    saved = PromptAttention.from_dict(json.loads((run / STUDY_FILE).read_text(encoding="utf-8")))
+    study_file = RunFolder(run).lab_study("prompt_attention")
+    assert f"saved {study_file}" in capsys.readouterr().out
+    saved = PromptAttention.from_dict(json.loads(study_file.read_text(encoding="utf-8")))
     assert saved.prompt == "alma"
     assert saved.part("source").text.strip() == SENTENCE
     assert saved.mask.causal_only

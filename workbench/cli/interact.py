@@ -23,7 +23,7 @@ from workbench.cli.options import (
 from workbench.core.config.run_config import DEFAULT_OUTPUT_DIR
 from workbench.core.config.settings import DEFAULT_QE
 from workbench.core.decoding import DecodeOptions
-from workbench.core.run_folder import HISTORY_FILE
+from workbench.core.run_folder.layout import OutputFolder
 from workbench.core.translate.history import append_history, append_judgement
 from workbench.core.translate.judgements import JUDGE_USAGE, is_judge_command, parse_judgement
 from workbench.core.translate.translator import Translator
@@ -55,9 +55,9 @@ def add_parser(sub: Subparsers) -> None:
 def run(args: argparse.Namespace) -> int:
     """The assignment's --interact: load the best model and translate typed lines."""
     translator, options = load_translator(args)
-    history = Path(args.model).expanduser().parent / HISTORY_FILE
+    history = OutputFolder(Path(args.model).expanduser().parent).history
     if not Path(args.model).expanduser().exists():
-        history = Path(DEFAULT_OUTPUT_DIR) / HISTORY_FILE
+        history = OutputFolder(Path(DEFAULT_OUTPUT_DIR)).history
     quality = None
     if args.qe:
         from workbench.core.translate.quality import QualityEstimator

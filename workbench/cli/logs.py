@@ -43,10 +43,10 @@ def run(args: argparse.Namespace) -> int:
 
     from workbench.core.live.follow import GrowingFile
     from workbench.core.live.liveness import pick_run, run_liveness
-    from workbench.core.run_folder import LOG_FILE
+    from workbench.core.run_folder.layout import RunFolder
 
     run_dir = pick_run(Path(args.output_dir).expanduser(), args.run)
-    log = GrowingFile(run_dir / LOG_FILE)
+    log = GrowingFile(RunFolder(run_dir).log)
 
     def print_new() -> None:
         lines = log.read_new_text()
@@ -57,7 +57,7 @@ def run(args: argparse.Namespace) -> int:
     print_new()
     live = run_liveness(run_dir)
     if not log.path.is_file():
-        print(f"{run_dir.name} has no {LOG_FILE} yet (status: {live.status})")
+        print(f"{run_dir.name} has no {log.path.name} yet (status: {live.status})")
     while args.follow and live.live:
         time.sleep(POLL_SECONDS)
         print_new()

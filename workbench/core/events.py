@@ -20,8 +20,10 @@ from pathlib import Path
 from typing import Any, Literal
 
 from workbench.core.records.run_records import Sample
+from workbench.core.records.scores import finite_or_none
 from workbench.core.records.status import EndStatus
 from workbench.core.records.summary import RunSummary
+from workbench.core.records.typed import decode
 
 PhaseName = Literal["data", "model", "before", "train", "after", "comet"]
 Level = Literal["info", "warning", "error"]
@@ -194,16 +196,32 @@ def event_from_record(record: dict[str, Any]) -> Event:
     fits its class means the recorded fixture is out of date, and a replay should say so.
     """
     fields = dict(record)
-    name = fields.pop("event")
     fields.pop("time", None)
+    return _event(fields)
+
+
+def timed_event_from_record(record: dict[str, Any]) -> tuple[Event, float | None]:
+    """:func:`event_from_record`, and the Unix time the record was written (None where it
+    holds none)."""
+    fields = dict(record)
+    written = fields.pop("time", None)
+    return _event(fields), finite_or_none(written)
+
+
+def _event(fields: dict[str, Any]) -> Event:
+    name = fields.pop("event")
     cls = EVENT_TYPES.get(name)
     if cls is None:
         raise ValueError(f"unknown event {name!r} in a metrics record")
     unknown = fields.keys() - _FIELD_NAMES[name]
     if unknown:
         raise TypeError(f"{name} record has fields {sorted(unknown)} the event does not")
-    if cls is RunDone and isinstance(fields.get("summary"), dict):
-        fields["summary"] = RunSummary.from_dict(fields["summary"])
+    if cls is RunDone:  # the one event with a record inside it: the one decoder reads it
+        said: list[str] = []
+        done = decode(RunDone, fields, said, name)
+        if done is None:
+            raise ValueError("; ".join(said))
+        return done
     return cls(**fields)
 
 

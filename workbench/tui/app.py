@@ -20,7 +20,7 @@ from textual.widgets import Footer, Header, Input, TabbedContent, TabPane, Tabs
 
 from workbench.core.config.run_config import RunConfig
 from workbench.core.records.summary import RunSummary
-from workbench.core.run_folder import BEST_MODEL, HISTORY_FILE
+from workbench.core.run_folder.layout import REPORT_HTML, REPORT_MD, OutputFolder, RunFolder
 from workbench.core.views.score_text import headline
 from workbench.tui.messages import (
     ForwardsWorkerFailures,
@@ -115,7 +115,7 @@ class WorkbenchApp(QuitsAroundTraining, ForwardsWorkerFailures, App[int]):
         self.handing_over = False
         self.training: TrainingPane | None = None  # mounted just after the first frame
         self.output_root = Path(config.output_dir).expanduser()
-        tuned = self.output_root / BEST_MODEL
+        tuned = OutputFolder(self.output_root).best_model
         self.tuned_model = str(tuned)
         self.base_model = None if config.is_scratch else config.model
 
@@ -165,7 +165,7 @@ class WorkbenchApp(QuitsAroundTraining, ForwardsWorkerFailures, App[int]):
             "translate": TranslatePane(
                 self.tuned_model,
                 self.base_model,
-                self.output_root / HISTORY_FILE,
+                OutputFolder(self.output_root).history,
                 base_languages=self.config.languages(),
                 qe_model=self.qe_model,
             ),
@@ -176,7 +176,7 @@ class WorkbenchApp(QuitsAroundTraining, ForwardsWorkerFailures, App[int]):
         for name, pane in hidden.items():
             await self.query_one(f"TabPane#{name}", TabPane).mount(pane)
         from workbench.core.live.liveness import live_runs
-        from workbench.core.run_folder import latest_finished_run, run_folders
+        from workbench.core.run_folder.output_folder import latest_finished_run, run_folders
 
         # A live run first (another terminal's, a detached one, a sweep trial): attached.
         shown = [run for run, _ in live_runs(self.output_root)] or run_folders(self.output_root)
@@ -198,9 +198,8 @@ class WorkbenchApp(QuitsAroundTraining, ForwardsWorkerFailures, App[int]):
         it in the Training pane, which finds it read, unless the pane showed another run
         meanwhile (one the user opened or started: ``shows`` moved on)."""
         from workbench.core.live.follow import followed_events
-        from workbench.core.run_folder import METRICS_FILE
 
-        followed_events(run_dir / METRICS_FILE)
+        followed_events(RunFolder(run_dir).metrics)
         self.call_from_thread(self._show_read_run, training, run_dir, shows)
 
     def _show_read_run(self, training: TrainingPane, run_dir: Path, shows: int) -> None:
@@ -267,7 +266,7 @@ class WorkbenchApp(QuitsAroundTraining, ForwardsWorkerFailures, App[int]):
         (the output folder before any); the report shows it with its pane and time.
         ``filename`` and ``path``, Textual's, replace the name and folder when given."""
         from workbench.core.report.screenshots import screenshot_name, write_png
-        from workbench.core.run_folder import run_folders
+        from workbench.core.run_folder.output_folder import run_folders
 
         folders = run_folders(self.output_root)
         target = Path(path) if path else folders[0] if folders else self.output_root
@@ -306,7 +305,6 @@ class WorkbenchApp(QuitsAroundTraining, ForwardsWorkerFailures, App[int]):
     @work(thread=True, exit_on_error=False, group="report")
     def write_report(self, sentence: str | None) -> None:
         """Build and write the report off the main thread (it loads the model)."""
-        from workbench.core.report.contents import REPORT_HTML, REPORT_MD
         from workbench.core.report.write import create_report
 
         report, _ = create_report(None, self.output_root, sentence)

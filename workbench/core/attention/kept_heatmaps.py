@@ -35,7 +35,7 @@ from workbench.core.atomic import write_text
 from workbench.core.records.files import read_json_dict
 from workbench.core.records.run_records import Sample
 from workbench.core.records.typed import decode
-from workbench.core.run_files import RunFolder
+from workbench.core.run_folder.layout import RunFolder
 
 #: Views kept per run folder, the newest last; the oldest goes first.
 KEPT_VIEWS = 32

@@ -35,15 +35,12 @@ from workbench.core.attention.extract import (
 )
 from workbench.core.attention.grid import AttentionGrid
 from workbench.core.records.typed import init_fields
-from workbench.core.run_files import lab_file
 from workbench.errors import WorkbenchError
 
 ENCODER = "encoder self-attention"
 DECODER = "masked decoder self-attention"
 CROSS = "cross-attention"
 
-#: The file the study writes into the model's run folder.
-STUDY_FILE = lab_file("attention")
 
 #: Marian starts decoding from the pad id; "<pad>" as a column label reads as padding,
 #: which it is not, so the first decoder input is shown under this name.

@@ -21,13 +21,10 @@ from typing import Any
 
 from workbench.core.decoding import DecodeOptions
 from workbench.core.records.typed import init_fields
-from workbench.core.run_files import lab_file
 from workbench.errors import WorkbenchError
 
 #: The seeds every sampled strategy runs with: a sampled score is a draw, not a value.
 SEEDS = (0, 1, 2)
-#: The study's file in the run folder (the report reads it back).
-STUDY_FILE = lab_file("decoding")
 #: An output "repeats itself" when one n-gram of this many units occurs twice in it.
 REPEAT_N = 3
 
@@ -135,7 +132,8 @@ class DecodingStudy:
 
 def held_out_pairs(run_dir: Path, limit: int) -> list[tuple[str, str]]:
     """The first ``limit`` (source, reference) pairs of a run's test set, in its order."""
-    from workbench.core.run_folder import RunFolder, read_translations
+    from workbench.core.run_folder.layout import RunFolder
+    from workbench.core.run_folder.samples import read_translations
 
     path = RunFolder(run_dir).translations("test")
     pairs = [(r.source, r.reference) for r in read_translations(run_dir, "test")[0]]
@@ -183,7 +181,7 @@ def decoding_study(
 
     settings = read_settings(model_dir)
     if run_dir is None:
-        from workbench.core.run_folder import run_dir_of
+        from workbench.core.run_folder.output_folder import run_dir_of
 
         run_dir = run_dir_of(model_dir, settings.get("run_dir"))
         if run_dir is None:

@@ -24,7 +24,6 @@ from typing import Any
 from workbench.core.decoding import LENGTH_CEILING, check_new_tokens
 from workbench.core.model.architecture import cache_shape
 from workbench.core.records.typed import init_fields
-from workbench.core.run_files import lab_file
 from workbench.errors import WorkbenchError
 
 #: Short everyday sentences like the demo data. Two are enough: every run is forced to
@@ -38,7 +37,6 @@ DEFAULT_SENTENCES = (
 #: 2 sentences x 240 tokens x 2 modes x 3 repeats: about 20 s for the demo model on a
 #: busy 2-core CPU.
 DEFAULT_LENGTHS = (16, 32, 64, 128)
-STUDY_FILE = lab_file("cache")
 
 
 def self_attention_floats(layers: int, steps: int, d_model: int, batch: int = 1) -> int:

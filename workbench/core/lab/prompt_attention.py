@@ -27,11 +27,7 @@ import numpy as np
 from workbench.core.attention.causal import CausalPass, causal_map, causal_pass, self_attention
 from workbench.core.attention.extract import AttentionModel
 from workbench.core.records.typed import init_fields
-from workbench.core.run_files import lab_file
 from workbench.errors import WorkbenchError
-
-#: The file the study writes into the model's run folder.
-STUDY_FILE = lab_file("prompt_attention")
 
 #: Pad tokens put before the sequence for the padding check, as a batch pads a prompt
 #: shorter than its neighbour's on the left; any number above 0 shows whether they are

@@ -26,9 +26,9 @@ from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
-from workbench.core.events import Event, event_from_record
-from workbench.core.records.files import Stamp, file_stamp
-from workbench.core.run_folder import LOG_FILE, METRICS_FILE
+from workbench.core.events import Event, event_from_record, timed_event_from_record
+from workbench.core.records.files import Stamp, file_stamp, records_from_end
+from workbench.core.run_folder.layout import RunFolder
 
 #: Lines decoded by one ``json.loads`` (as one JSON array): a third faster than a call per
 #: line on a 300,000-step log. A block is decoded line by line instead when a line of it
@@ -61,6 +61,17 @@ def decoded_records(lines: Sequence[bytes]) -> Iterator[tuple[int, Any, str]]:
                 yield i, json.loads(line.decode("utf-8", errors="replace")), ""
             except ValueError:  # JSONDecodeError is a ValueError
                 yield i, None, NOT_JSON
+
+
+def events_from_end(path: Path) -> Iterator[tuple[Event, float | None]]:
+    """The events of a ``metrics.jsonl`` from its last line to its first, each with the
+    Unix time it was written: how a run ended, or its last step, in a block or two of a
+    log of 300,000 steps. A line that does not read as an event is skipped."""
+    for record in records_from_end(path):
+        try:
+            yield timed_event_from_record(record)
+        except (ValueError, TypeError, KeyError):
+            continue  # a torn or hand-edited line, or an event of another version
 
 
 def record_event(record: Any) -> tuple[Event | None, str]:
@@ -204,8 +215,8 @@ class RunReader:
 
     def __init__(self, run_dir: Path) -> None:
         self.run_dir = run_dir
-        self.log = GrowingFile(run_dir / LOG_FILE)
-        self.metrics = run_dir / METRICS_FILE
+        self.log = GrowingFile(RunFolder(run_dir).log)
+        self.metrics = RunFolder(run_dir).metrics
         self.events: EventLog | None = None
         self._read: tuple[int, int] = (-1, 0)  # (restarts, events) of the last read
 

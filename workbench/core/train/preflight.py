@@ -26,7 +26,7 @@ from workbench.core.data.sources import (
     sample_draw_size,
 )
 from workbench.core.model.load import check_local_model
-from workbench.core.run_files import MODEL_CONFIG_FILE
+from workbench.core.run_folder.layout import MODEL_CONFIG_FILE
 from workbench.errors import WorkbenchError
 
 

@@ -30,7 +30,7 @@ from typing import TYPE_CHECKING, Any, NamedTuple
 from workbench.core import DISTRIBUTION
 from workbench.core.decoding import SETTINGS_FILE, DecodeOptions
 from workbench.core.languages import Direction
-from workbench.core.run_files import MODEL_CONFIG_FILE
+from workbench.core.run_folder.layout import MODEL_CONFIG_FILE
 from workbench.errors import WorkbenchError
 
 if TYPE_CHECKING:

@@ -23,15 +23,11 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from workbench.core.live.liveness import finish_time
 from workbench.core.records.summary import RunSummary
-from workbench.core.run_folder import (
-    BEST_MODEL,
-    HISTORY_FILE,
-    INITIAL_MODEL,
-    finish_time,
-    is_finished,
-    run_folders,
-)
+from workbench.core.run_folder.layout import OutputFolder, RunFolder
+from workbench.core.run_folder.output_folder import run_folders
+from workbench.core.run_folder.summary_file import is_finished
 from workbench.core.translate.judgements import JUDGE_USAGE, Judgement
 from workbench.core.translate.quality import QualityScore
 
@@ -172,11 +168,11 @@ def console_for_run(
     """
     history = fold_judgements(history)
     own: dict[str, list[Path | str | None]] = {
-        "fine-tuned": [run_dir / BEST_MODEL, summary.run_best_model],
-        "base": [run_dir / INITIAL_MODEL],
+        "fine-tuned": [RunFolder(run_dir).best_model, summary.run_best_model],
+        "base": [RunFolder(run_dir).initial_model],
     }
     shared: dict[str, list[Path | str | None]] = {
-        "fine-tuned": [output_root / BEST_MODEL, summary.best_model],
+        "fine-tuned": [OutputFolder(output_root).best_model, summary.best_model],
         "base": [summary.base_model],
     }
     start = finish_time(run_dir)
@@ -194,7 +190,8 @@ def console_for_run(
         role = ""
         if record.get("run_dir"):  # newer history lines name their run: match exactly
             if same_folder(str(record["run_dir"]), run_dir):
-                role = "base" if Path(model).name == INITIAL_MODEL else "fine-tuned"
+                initial = RunFolder(run_dir).initial_model.name
+                role = "base" if Path(model).name == initial else "fine-tuned"
                 matched.append(_console_line(record, role))
             continue
         for name in ("fine-tuned", "base"):
@@ -205,7 +202,7 @@ def console_for_run(
                 break
         if role:
             matched.append(_console_line(record, role))
-    where = output_root / HISTORY_FILE
+    where = OutputFolder(output_root).history
     total = len(history)
     if not total:
         return [], (

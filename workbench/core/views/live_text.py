@@ -8,7 +8,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from workbench.core.config.run_config import DEFAULT_OUTPUT_DIR
-from workbench.core.run_folder import LOG_FILE
+from workbench.core.run_folder.layout import RunFolder
 
 
 def output_dir_flag(output_root: Path | str) -> str:
@@ -22,7 +22,7 @@ def detached_lines(run_dir: Path, pid: int, output_dir: str | Path) -> list[str]
     name = run_dir.name
     return [
         f"run folder: {run_dir}",
-        f"training in the background: pid {pid}, its lines in {run_dir / LOG_FILE}",
+        f"training in the background: pid {pid}, its lines in {RunFolder(run_dir).log}",
         f"  follow it:  workbench logs {name} --follow{where}",
         f"  watch it:   workbench tui{where}   (or workbench runs{where})",
         f"  stop it:    workbench stop {name}{where}   (with a checkpoint; --resume goes on)",

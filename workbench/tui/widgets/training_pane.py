@@ -40,7 +40,7 @@ from workbench.core.live.follow import RunReader
 from workbench.core.live.liveness import Liveness, run_liveness
 from workbench.core.live.stop_request import request_stop
 from workbench.core.records.summary import RunSummary
-from workbench.core.run_folder import started_settings
+from workbench.core.run_folder.saved_config import started_settings
 from workbench.core.views.event_text import EventText, data_status
 from workbench.core.views.numbers import format_seconds
 from workbench.core.views.training_text import last_run_line
@@ -220,7 +220,7 @@ class TrainingPane(ForwardsWorkerFailures, Vertical):
     def start_detached(self, config: RunConfig, resume: bool) -> None:
         """Start the run in a process of its own (it outlives this app), then follow it."""
         from workbench.core.live.detach import start_detached_run
-        from workbench.core.run_folder import new_run_dir
+        from workbench.core.run_folder.output_folder import new_run_dir
         from workbench.core.train.checkpoints import run_to_resume
 
         edited = [f"{flag_name(field)}={getattr(config, field)}" for field, _ in EDITABLE]
