@@ -13,6 +13,7 @@ from workbench.core.lab.kv_cache import (
     cross_attention_floats,
     self_attention_floats,
 )
+from workbench.core.records.typed import decode
 from workbench.core.run_folder.layout import RunFolder
 from workbench.errors import WorkbenchError
 
@@ -94,7 +95,10 @@ def test_the_command_prints_the_tables_chart_and_saves_to_the_run(
     assert "ms per token against t" in out
     saved = json.loads(RunFolder(run).lab_study("cache").read_text(encoding="utf-8"))
     assert [row["new_tokens"] for row in saved["timings"]] == [2, 4]
-    study = CacheStudy.from_dict(saved)  # read back typed, derived values recomputed
+    notes: list[str] = []
+    study = decode(CacheStudy, saved, notes)  # read back typed, derived values recomputed
+    assert study is not None
+    assert notes == []
     assert [t.new_tokens for t in study.timings] == [2, 4]
     assert study.to_dict() == saved
 

@@ -30,6 +30,7 @@ from workbench.core.live.run_metrics import RunMetrics, read_run_metrics
 from workbench.core.records.files import read_json_dict, read_jsonl
 from workbench.core.records.scores import finite_or_none
 from workbench.core.records.summary import RunSummary
+from workbench.core.records.typed import decode
 from workbench.core.report.contents import (
     AttentionFigure,
     EpochRow,
@@ -249,9 +250,11 @@ def build_report(
 
 
 def read_lab_studies(run_dir: Path, notes: list[str] | None = None) -> LabStudies:
-    """Every Lab study saved in the run folder (``workbench lab ...``), read back typed; a
-    file that does not read as its study is named in ``unreadable``, left out, and why is
-    said in ``notes`` (values a study derives, such as a speed-up, are not read back)."""
+    """Every Lab study saved in the run folder (``workbench lab ...``), read back typed
+    through the one decoder; a file that does not read as its study is named in
+    ``unreadable`` and left out, and ``notes`` says why (values a study derives, such as
+    a speed-up, are not read back)."""
+    said = notes if notes is not None else []
     studies: dict[str, Any] = {}
     unreadable: list[str] = []
     for key, study in (
@@ -263,12 +266,13 @@ def read_lab_studies(run_dir: Path, notes: list[str] | None = None) -> LabStudie
         path = RunFolder(run_dir).lab_study(key)
         if not path.exists():
             continue
-        try:
-            studies[key] = study.from_dict(read_json_dict(path))
-        except (ValueError, TypeError, KeyError) as err:
+        record = read_json_dict(path)
+        read = decode(study, record, said, path.name) if record is not None else None
+        if read is None:
             unreadable.append(path.name)
-            if notes is not None:
-                notes.append(f"{path.name}: {err}; the study is left out")
+            said.append(f"{path.name}: not read as a {study.__name__}; the study is left out")
+        else:
+            studies[key] = read
     return LabStudies(**studies, unreadable=tuple(unreadable))
 
 
