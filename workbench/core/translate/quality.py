@@ -13,11 +13,12 @@ lines come one at a time, and reloading 2 GB for each would take longer than tra
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
 from workbench.core.comet.settings import metric_name
 from workbench.core.config.settings import DEFAULT_QE
+from workbench.core.records.typed import decode
 from workbench.errors import WorkbenchError, failure_text
 
 if TYPE_CHECKING:
@@ -43,14 +44,8 @@ class QualityScore:
     @classmethod
     def from_record(cls, data: Any) -> QualityScore | None:
         """A history record's ``qe`` field read back (None when absent or ill-formed)."""
-        if not isinstance(data, dict):
-            return None
-        metric, model, score = data.get("metric"), data.get("model"), data.get("score")
-        if not isinstance(metric, str) or not isinstance(model, str):
-            return None
-        if isinstance(score, bool) or not isinstance(score, int | float):
-            return None
-        return cls(metric, model, float(score))
+        score = decode(cls, data)
+        return replace(score, score=float(score.score)) if score is not None else None
 
 
 class QualityEstimator:
