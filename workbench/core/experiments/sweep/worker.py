@@ -36,7 +36,6 @@ from workbench.core.run_folder.layout import OutputFolder, RunFolder
 from workbench.core.run_folder.output_folder import new_run_dir
 from workbench.core.run_folder.summary_file import is_finished, read_summary
 from workbench.core.train.checkpoints import last_complete_checkpoint, publish_model
-from workbench.core.train.preflight import check_writable
 from workbench.errors import WorkbenchError, without_passwords
 
 
@@ -54,6 +53,8 @@ class SweepWorker:
     def __init__(
         self, plan: SweepPlan, on_event: Callable[[SweepEvent | Event], None], stop: threading.Event
     ) -> None:
+        from workbench.core.train.preflight import check_writable  # its checks import data/
+
         self.plan, self.on_event, self.stop = plan, on_event, stop
         check_writable(plan.output_root)  # before the study's folder is made in it
         self.optuna = import_optuna()
