@@ -128,14 +128,15 @@ def test_heatmap_is_of_the_first_console_sentence(tiny_run: Path, written: dict[
 def test_a_finished_run_keeps_its_first_samples_heatmap_for_the_report(
     finished_run: FinishedRun, tmp_path: Path
 ):
-    """The report draws the kept view without torch, and it is the figure a report that
-    computes the view now draws."""
+    """The report draws the kept view without torch, in a copy of the run folder too, and it
+    is the figure a report that computes the view now draws."""
     run = Path(finished_run.result.run_dir)
     samples = finished_run.result.summary.samples
     assert samples
     first = samples[0].source
     assert [k.asked for k in kept_views(run, run / "best_model")] == [first]
-    copy = Path(shutil.copytree(run, tmp_path / "run"))  # modification times kept
+    # Copied as cp -r and scp -r copy: the files, with new modification times.
+    copy = Path(shutil.copytree(run, tmp_path / "run", copy_function=shutil.copy))
     code = (
         "import sys; from workbench.cli import main; rc = main(['report', sys.argv[1]]); "
         "print('torch loaded:', 'torch' in sys.modules); sys.exit(rc)"
