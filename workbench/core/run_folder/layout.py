@@ -7,7 +7,8 @@ run leave?" has one answer, which ``docs/runs.md``'s list of outputs is checked 
 and where the one typed reader and writer of that record are: in this package for the
 records whose types the base holds (``config.json``, ``summary.json``, the translations),
 else beside the record's type in the package that owns it (the writer's record in
-``live``, a Lab study in ``lab``). This module only names; it imports nothing.
+``live``, a Lab study in ``lab``). This module names, and tells a run folder from any
+other folder; it imports nothing of the workbench.
 """
 
 from __future__ import annotations
