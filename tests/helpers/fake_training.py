@@ -46,7 +46,7 @@ from workbench.core.live.lease import RunLease, holds
 from workbench.core.records.summary import RunSummary
 from workbench.core.run_folder.layout import OutputFolder, RunFolder
 from workbench.core.run_folder.output_folder import new_run_dir
-from workbench.core.run_folder.saved_config import saved_config
+from workbench.core.run_folder.saved_config import SavedConfig, saved_config, write_saved_config
 from workbench.core.run_folder.summary_file import write_summary
 from workbench.core.train.run_training import LOST, RunResult
 
@@ -104,7 +104,7 @@ def fake_run_training(
     else:
         if not may_write("config.json, checkpoint-1"):
             return lost()
-        write_json(folder.config, config.to_dict())
+        write_saved_config(run_dir, SavedConfig(config.to_dict()))
         checkpoint.mkdir(parents=True)
         for name in ("model.safetensors", "optimizer.pt"):
             (checkpoint / name).write_bytes(b"")
