@@ -14,11 +14,12 @@ import pytest
 
 from workbench.cli import main
 from workbench.core.live.writer import RunWriter
-from workbench.core.run_folder import LOG_FILE, new_run_dir
+from workbench.core.run_folder.layout import RunFolder
+from workbench.core.run_folder.output_folder import new_run_dir
 
 
 def say(run: Path, line: str) -> None:
-    with (run / LOG_FILE).open("a", encoding="utf-8") as log:
+    with RunFolder(run).log.open("a", encoding="utf-8") as log:
         log.write(line + "\n")
 
 
@@ -58,6 +59,6 @@ def test_a_run_without_a_log_says_so_with_its_status(
     run = new_run_dir(out, "demo")
     assert main(["logs", "--output-dir", str(out)]) == 0
     assert capsys.readouterr().out.splitlines() == [
-        f"{run.name} has no {LOG_FILE} yet (status: killed)",
+        f"{run.name} has no {RunFolder(run).log.name} yet (status: killed)",
         f"-- {run.name}: killed (no writer holds it and it has no summary)",
     ]

@@ -21,7 +21,7 @@ from tests.helpers.paths import FIXTURES
 from tests.helpers.runs import TINY_RUN_SETTINGS, small, tiny_toml
 from tests.helpers.tui import wait_for
 from workbench.core.comet.scorer import load_scorer
-from workbench.core.records.summary import read_summary
+from workbench.core.run_folder.summary_file import read_summary
 from workbench.core.views.event_text import EventText
 from workbench.core.views.score_text import headline
 

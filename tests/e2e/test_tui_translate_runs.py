@@ -17,8 +17,8 @@ from tests.helpers.runs import FinishedRun, small
 from tests.helpers.tui import open_translate, wait_for
 from workbench.cli import main
 from workbench.cli.interact import run_console
-from workbench.core.report.contents import REPORT_HTML, REPORT_MD
 from workbench.core.report.write import create_report
+from workbench.core.run_folder.layout import REPORT_HTML, REPORT_MD
 from workbench.core.translate.console_session import ConsoleModel, ConsoleSession
 from workbench.core.views.document import escape_markdown
 from workbench.tui.app import WorkbenchApp

@@ -1,5 +1,6 @@
 """The tiny run every training test uses: its model and run settings, as a RunConfig or a
-TOML file, and a finished run's output folder copied as if trained where it lies."""
+TOML file, a finished run's output folder copied as if trained where it lies, and every
+path a run folder names."""
 
 from __future__ import annotations
 
@@ -9,6 +10,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
+    from workbench.core.run_folder.layout import RunFolder
     from workbench.core.train.run_training import RunResult
 
 
@@ -85,3 +87,21 @@ class FinishedRun:
         folder."""
         copy_output(Path(self.result.run_dir).parents[1], output)
         return output / "runs" / Path(self.result.run_dir).name
+
+
+def named_paths(folder: RunFolder) -> list[Path]:
+    """Every path ``folder`` names inside itself: each path-valued property, each held-out
+    split's translations, each Lab study and each report figure."""
+    from workbench.core.run_folder.layout import LAB_FILES, REPORT_FIGURES, RunFolder
+
+    properties = [name for name, value in vars(RunFolder).items() if isinstance(value, property)]
+    return [
+        *(
+            path
+            for name in properties
+            if isinstance(path := getattr(folder, name), Path) and path.parent == folder.path
+        ),
+        *(folder.translations(split) for split in ("test", "validation")),
+        *(folder.lab_study(study) for study in LAB_FILES),
+        *(folder.report_figure(key) for key in REPORT_FIGURES),
+    ]

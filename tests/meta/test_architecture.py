@@ -40,7 +40,8 @@ ARCHITECTURE = REPO / "docs" / "architecture.md"
 
 def core_layers() -> list[list[str]]:
     """The core's layers, top first, as the ``core-chain`` contract in pyproject.toml
-    declares them: one package each, then the base (the loose modules, config/, records/)."""
+    declares them: one package each, then the base (the loose modules, config/, records/,
+    run_folder/)."""
     config = tomllib.loads((REPO / "pyproject.toml").read_text(encoding="utf-8"))
     contract = next(
         c for c in config["tool"]["importlinter"]["contracts"] if c["id"] == "core-chain"

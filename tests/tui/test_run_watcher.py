@@ -33,14 +33,9 @@ from workbench.core.events import (
 )
 from workbench.core.live.follow import MetricsFollower
 from workbench.core.live.writer import RunWriter
-from workbench.core.records.summary import read_summary
-from workbench.core.run_folder import (
-    CHECKPOINTS_FOLDER,
-    LOG_FILE,
-    METRICS_FILE,
-    RUN_CONFIG_FILE,
-    new_run_dir,
-)
+from workbench.core.run_folder.layout import RunFolder
+from workbench.core.run_folder.output_folder import new_run_dir
+from workbench.core.run_folder.summary_file import read_summary
 from workbench.errors import WorkbenchError
 from workbench.tui.run_watcher import RunWatcher
 
@@ -70,7 +65,7 @@ def until(predicate, what: str, timeout: float = 30.0) -> None:
 
 def test_a_recorded_run_is_read_back_at_once_with_the_settings_it_ran_with(tmp_path: Path):
     run = recorded_run(tmp_path)
-    events = MetricsFollower(run / METRICS_FILE).read_new()
+    events = MetricsFollower(RunFolder(run).metrics).read_new()
     watcher = RunWatcher()
     shown = watcher.show(run, small(tmp_path, epochs=28.0))
     assert shown is not None
@@ -98,8 +93,8 @@ def test_a_run_with_a_log_shows_its_log_and_an_unreadable_config_the_panes_setti
     tmp_path: Path,
 ):
     run = recorded_run(tmp_path)
-    (run / LOG_FILE).write_text("[data] read\n  a warning of its own\n", encoding="utf-8")
-    (run / RUN_CONFIG_FILE).write_text("{torn", encoding="utf-8")
+    (RunFolder(run).log).write_text("[data] read\n  a warning of its own\n", encoding="utf-8")
+    (RunFolder(run).config).write_text("{torn", encoding="utf-8")
     mine = small(tmp_path, epochs=28.0)
     shown = RunWatcher().show(run, mine)
     assert shown is not None
@@ -112,14 +107,14 @@ def test_a_run_with_a_log_shows_its_log_and_an_unreadable_config_the_panes_setti
 
 def test_a_live_run_is_followed_stopped_by_request_and_let_go_when_it_ends(tmp_path: Path):
     run = new_run_dir(tmp_path / "out", "demo")
-    write_json(run / RUN_CONFIG_FILE, small(tmp_path, epochs=4.0).to_dict())
+    write_json(RunFolder(run).config, small(tmp_path, epochs=4.0).to_dict())
     stopped = threading.Event()
     writer = RunWriter(stopped)
     writer.hold(run)  # this process writes the run: live while the test holds it
-    recorder = JsonlRecorder(run / METRICS_FILE)
+    recorder = JsonlRecorder(RunFolder(run).metrics)
     try:
         recorder(Phase("train"))
-        with (run / LOG_FILE).open("a", encoding="utf-8") as log:
+        with (RunFolder(run).log).open("a", encoding="utf-8") as log:
             log.write("[train]\n")
         watcher = RunWatcher()
         shown = watcher.show(run, small(tmp_path, epochs=28.0))
@@ -134,7 +129,7 @@ def test_a_live_run_is_followed_stopped_by_request_and_let_go_when_it_ends(tmp_p
         assert (followed.lines, list(followed.events), followed.ended) == ([], [], False)
         assert not followed.status_changed
         recorder(step(1))
-        with (run / LOG_FILE).open("a", encoding="utf-8") as log:
+        with (RunFolder(run).log).open("a", encoding="utf-8") as log:
             log.write("  step 1/100\n")
         followed = watcher.follow()
         assert followed is not None
@@ -197,7 +192,7 @@ def test_a_detached_start_gives_its_process_the_edited_settings_and_names_the_lo
     message = str(caught.value)
     assert message.startswith("the detached run exited with status 2: ")
     assert "epochs must be in (0, 1000], got -1.0" in message
-    assert message.endswith(f"; see {run / LOG_FILE}")
+    assert message.endswith(f"; see {RunFolder(run).log}")
 
 
 def test_a_detached_resume_with_nothing_to_resume_starts_nothing(tmp_path: Path):
@@ -260,7 +255,7 @@ def test_stop_ends_a_local_run_after_its_step_with_a_checkpoint(
     summary = read_summary(run)
     assert summary is not None
     assert summary.status == "stopped"
-    assert (run / CHECKPOINTS_FOLDER / "checkpoint-1").is_dir()
+    assert (RunFolder(run).checkpoints / "checkpoint-1").is_dir()
     # Its thread raised or its start failed: the pane says so, and a run may start again.
     watcher.failed()
     assert not watcher.running

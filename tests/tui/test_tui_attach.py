@@ -27,11 +27,12 @@ async def test_the_header_shows_the_watched_runs_settings_and_says_when_they_are
     ended the fields are the next Start's again, and the line says so."""
     from workbench.core.atomic import write_json
     from workbench.core.live.writer import RunWriter
-    from workbench.core.run_folder import RUN_CONFIG_FILE, new_run_dir
+    from workbench.core.run_folder.layout import RunFolder
+    from workbench.core.run_folder.output_folder import new_run_dir
 
     mine = small(tmp_path, epochs=28.0)
     run = new_run_dir(Path(mine.output_dir), mine.preset)
-    write_json(run / RUN_CONFIG_FILE, small(tmp_path, epochs=4.0).to_dict())
+    write_json(RunFolder(run).config, small(tmp_path, epochs=4.0).to_dict())
     writer = RunWriter(threading.Event())
     writer.hold(run)  # this process writes the run: live while the test holds it
     app = WorkbenchApp(mine)

@@ -18,7 +18,7 @@ from tests.helpers.runs import small
 from tests.helpers.tui import show_pane, wait_for
 from workbench.core.atomic import write_json
 from workbench.core.live.writer import RunWriter
-from workbench.core.run_folder import RUN_CONFIG_FILE
+from workbench.core.run_folder.layout import RunFolder
 from workbench.tui.app import WorkbenchApp
 from workbench.tui.widgets.charts import SeriesChart
 from workbench.tui.widgets.runs_pane import RunsPane
@@ -106,7 +106,7 @@ async def test_enter_opens_a_run_in_samples_and_new_runs_appear(runs_app):
         started.mkdir()
         writer = RunWriter(threading.Event())
         writer.hold(started)
-        write_json(started / RUN_CONFIG_FILE, {"preset": "demo", "epochs": 2.0})
+        write_json(RunFolder(started).config, {"preset": "demo", "epochs": 2.0})
         await show_pane(pilot, "runs")
         pane.refresh_runs()
         rows = table_text(pane)

@@ -16,7 +16,8 @@ from workbench.core.experiments.table import list_runs, run_row_line
 from workbench.core.records.run_records import EpochLog
 from workbench.core.records.scores import SetScores
 from workbench.core.records.summary import RunSummary, best_epoch
-from workbench.core.run_folder import RUN_CONFIG_FILE
+from workbench.core.run_folder.layout import RunFolder
+from workbench.core.run_folder.summary_file import write_summary
 
 
 @pytest.fixture
@@ -34,10 +35,10 @@ def output(tmp_path: Path) -> Path:
     ):
         folder.mkdir(parents=True)
         write_json(
-            folder / RUN_CONFIG_FILE,
+            RunFolder(folder).config,
             {**build_config("demo", overrides=overrides).to_dict(), "precision": {"device": "cpu"}},
         )
-    RunSummary(
+    finished_summary = RunSummary(
         status="finished",
         preset="demo",
         global_step=120,
@@ -50,8 +51,11 @@ def output(tmp_path: Path) -> Path:
             EpochLog(epoch=3.0, eval_bleu=9.0),
             EpochLog(epoch=4.0, eval_bleu=8.0),
         ],
-    ).write(finished)
-    RunSummary(status="stopped", preset="demo", global_step=40, train_seconds=20.0).write(stopped)
+    )
+    write_summary(finished, finished_summary)
+    write_summary(
+        stopped, RunSummary(status="stopped", preset="demo", global_step=40, train_seconds=20.0)
+    )
     return tmp_path / "out"
 
 

@@ -15,11 +15,12 @@ from workbench.core.lab.attention_kinds import (
     CROSS,
     DECODER,
     ENCODER,
-    STUDY_FILE,
     AttentionKinds,
     attention_kinds,
     row_entropy_bits,
 )
+from workbench.core.records.typed import decode
+from workbench.core.run_folder.layout import RunFolder
 from workbench.errors import WorkbenchError
 
 SENTENCE = "I like tea."
@@ -146,15 +147,18 @@ def test_cli_writes_the_json_into_the_models_run_folder(
         json.dumps({"target_label": None, "run_dir": str(run)}), encoding="utf-8"
     )
     assert main(["lab", "attention", "--model", str(model), SENTENCE]) == 0
-    assert f"saved {run / STUDY_FILE}" in capsys.readouterr().out
-    saved = json.loads((run / STUDY_FILE).read_text(encoding="utf-8"))
+    assert f"saved {RunFolder(run).lab_study('attention')}" in capsys.readouterr().out
+    saved = json.loads(RunFolder(run).lab_study("attention").read_text(encoding="utf-8"))
     assert saved["sentence"] == SENTENCE
     assert len(saved["kinds"]) == 3
-    study = AttentionKinds.from_dict(saved)  # read back typed: the same file again
+    notes: list[str] = []
+    study = decode(AttentionKinds, saved, notes)  # read back typed: the same file again
+    assert study is not None
+    assert notes == []  # each kind's layers and heads are derived again, not unknown
     assert study.to_dict() == saved
     assert study.heads[0].layer == saved["heads"][0]["layer"] - 1
-    with pytest.raises(ValueError, match="has no 'masked decoder self-attention' map"):
-        AttentionKinds.from_dict({**saved, "kinds": saved["kinds"][::2]})
+    assert decode(AttentionKinds, {**saved, "kinds": saved["kinds"][::2]}, notes) is None
+    assert "has no 'masked decoder self-attention' map" in notes[-1]
 
 
 def test_cli_empty_sentence_is_one_clear_line(tiny_model_dir: Path, capsys):

@@ -8,12 +8,13 @@ from pathlib import Path
 import pytest
 
 from workbench.core.lab.kv_cache import (
-    STUDY_FILE,
     CacheStudy,
     cache_study,
     cross_attention_floats,
     self_attention_floats,
 )
+from workbench.core.records.typed import decode
+from workbench.core.run_folder.layout import RunFolder
 from workbench.errors import WorkbenchError
 
 
@@ -92,9 +93,12 @@ def test_the_command_prints_the_tables_chart_and_saves_to_the_run(
     assert "formula: self-attention 2*L*t*d = 64*t floats" in out
     assert "formula and measured cache agree at every t" in out
     assert "ms per token against t" in out
-    saved = json.loads((run / STUDY_FILE).read_text(encoding="utf-8"))
+    saved = json.loads(RunFolder(run).lab_study("cache").read_text(encoding="utf-8"))
     assert [row["new_tokens"] for row in saved["timings"]] == [2, 4]
-    study = CacheStudy.from_dict(saved)  # read back typed, derived values recomputed
+    notes: list[str] = []
+    study = decode(CacheStudy, saved, notes)  # read back typed, derived values recomputed
+    assert study is not None
+    assert notes == []
     assert [t.new_tokens for t in study.timings] == [2, 4]
     assert study.to_dict() == saved
 
@@ -109,4 +113,4 @@ def test_the_command_without_a_run_folder_writes_nothing(
         == 0
     )
     assert "saved" not in capsys.readouterr().out
-    assert not (tiny_model_dir / STUDY_FILE).exists()
+    assert not RunFolder(tiny_model_dir).lab_study("cache").exists()

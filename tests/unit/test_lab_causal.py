@@ -19,11 +19,12 @@ from workbench.core.config.direction_request import DirectionRequest
 from workbench.core.lab.attention_kinds import attention_kinds
 from workbench.core.lab.prompt_attention import (
     PADDING,
-    STUDY_FILE,
     PromptAttention,
     mask_check,
     prompt_attention,
 )
+from workbench.core.records.typed import decode
+from workbench.core.run_folder.layout import RunFolder
 from workbench.errors import WorkbenchError
 
 SENTENCE = "I like to drink tea."
@@ -132,11 +133,14 @@ def test_the_lab_pane_shows_the_commands_text(study: PromptAttention):
 def test_the_json_reads_back_as_the_same_study(study: PromptAttention):
     data = json.loads(json.dumps(study.to_dict()))
     assert "the causal mask is the only mask" in data["findings"].lower()
-    back = PromptAttention.from_dict(data)
+    notes: list[str] = []
+    back = decode(PromptAttention, data, notes)
+    assert back is not None
+    assert notes == []
     assert back.to_dict() == data
     assert back.layers[0].layer == data["layers"][0]["layer"] - 1 == 0
-    with pytest.raises(ValueError, match="has no 'mask'"):
-        PromptAttention.from_dict({k: v for k, v in data.items() if k != "mask"})
+    assert decode(PromptAttention, {k: v for k, v in data.items() if k != "mask"}, notes) is None
+    assert notes[-1] == "PromptAttention: no 'mask'; the record is read as missing"
 
 
 def test_the_seq2seq_and_decoder_only_studies_refuse_each_other(
@@ -173,8 +177,10 @@ def test_cli_saves_the_study_into_the_models_run_folder(
     settings = {"prompt": "alma", "run_dir": str(run)}  # a fine-tuned ALMA records its prompt
     (model / "workbench.json").write_text(json.dumps(settings), encoding="utf-8")
     assert main(["lab", "attention", "--model", str(model), SENTENCE]) == 0
-    assert f"saved {run / STUDY_FILE}" in capsys.readouterr().out
-    saved = PromptAttention.from_dict(json.loads((run / STUDY_FILE).read_text(encoding="utf-8")))
+    study_file = RunFolder(run).lab_study("prompt_attention")
+    assert f"saved {study_file}" in capsys.readouterr().out
+    saved = decode(PromptAttention, json.loads(study_file.read_text(encoding="utf-8")))
+    assert saved is not None
     assert saved.prompt == "alma"
     assert saved.part("source").text.strip() == SENTENCE
     assert saved.mask.causal_only

@@ -20,9 +20,9 @@ from workbench.cli import main
 from workbench.core.attention.figures import heatmap_svg
 from workbench.core.records.run_records import BaselineRecord
 from workbench.core.records.summary import RunSummary
-from workbench.core.report.contents import REPORT_HTML, REPORT_MD
 from workbench.core.report.read import build_report
 from workbench.core.report.write import create_report
+from workbench.core.run_folder.layout import REPORT_HTML, REPORT_MD
 from workbench.core.translate.console_lines import console_for_run, same_folder
 from workbench.core.translate.history import append_history, history_lines
 from workbench.core.translate.translator import Translation
@@ -150,7 +150,7 @@ def test_f6_writes_a_png_beside_the_svg_when_cairosvg_is_installed(tmp_path: Pat
 def test_the_published_score_and_the_warning_stand_beside_before():
     from workbench.core.report.contents import AttentionFigure, RunReport
     from workbench.core.report.render import render_html, render_markdown
-    from workbench.core.run_folder import SavedConfig
+    from workbench.core.run_folder.saved_config import SavedConfig
 
     warning = "before BLEU 0.30 is 21.70 below the published 22.0 on newstest2018; <cause>"
     baseline = BaselineRecord(

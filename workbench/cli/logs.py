@@ -44,7 +44,7 @@ def run(args: argparse.Namespace) -> int:
 
     from workbench.core.live.follow import RunReader
     from workbench.core.live.liveness import pick_run
-    from workbench.core.run_folder import LOG_FILE
+    from workbench.core.run_folder.layout import RunFolder
 
     run_dir = pick_run(Path(args.output_dir).expanduser(), args.run)
     reader = RunReader(run_dir, events=False)
@@ -58,7 +58,8 @@ def run(args: argparse.Namespace) -> int:
 
     look = look_and_print()
     if not reader.has_log():
-        print(f"{run_dir.name} has no {LOG_FILE} yet (status: {look.live.status})")
+        log = RunFolder(run_dir).log.name
+        print(f"{run_dir.name} has no {log} yet (status: {look.live.status})")
     while args.follow and not look.ended:
         time.sleep(POLL_SECONDS)
         look = look_and_print()

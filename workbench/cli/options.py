@@ -17,7 +17,7 @@ from workbench.core.config.direction_request import DirectionRequest
 from workbench.core.config.run_config import DEFAULT_OUTPUT_DIR
 from workbench.core.config.settings import DEFAULT_QE, PROMPTS, read_prompt_template
 from workbench.core.decoding import AUTO_LABEL, BACKENDS, check_beams, check_new_tokens
-from workbench.core.run_folder import BEST_MODEL
+from workbench.core.run_folder.layout import OutputFolder
 from workbench.errors import WorkbenchError
 
 if TYPE_CHECKING:
@@ -26,7 +26,7 @@ if TYPE_CHECKING:
     from workbench.core.decoding import DecodeOptions
     from workbench.core.translate.translator import Translator
 
-DEFAULT_MODEL_DIR = f"{DEFAULT_OUTPUT_DIR}/{BEST_MODEL}"
+DEFAULT_MODEL_DIR = str(OutputFolder(Path(DEFAULT_OUTPUT_DIR)).best_model)
 
 #: A flag and its ``add_argument`` keywords: commands declare their flags as tables.
 Flag = tuple[str, dict[str, Any]]

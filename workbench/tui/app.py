@@ -20,7 +20,7 @@ from textual.widgets import Footer, Header, Input, TabbedContent, TabPane, Tabs
 
 from workbench.core.config.run_config import RunConfig
 from workbench.core.records.summary import RunSummary
-from workbench.core.run_folder import BEST_MODEL, HISTORY_FILE
+from workbench.core.run_folder.layout import OutputFolder
 from workbench.core.views.score_text import headline
 from workbench.tui.hand_in import HandsIn
 from workbench.tui.messages import (
@@ -116,7 +116,7 @@ class WorkbenchApp(QuitsAroundTraining, HandsIn, ForwardsWorkerFailures, App[int
         self.handing_over = False
         self.training: TrainingPane | None = None  # mounted just after the first frame
         self.output_root = Path(config.output_dir).expanduser()
-        tuned = self.output_root / BEST_MODEL
+        tuned = OutputFolder(self.output_root).best_model
         self.tuned_model = str(tuned)
         self.base_model = None if config.is_scratch else config.model
 
@@ -152,7 +152,7 @@ class WorkbenchApp(QuitsAroundTraining, HandsIn, ForwardsWorkerFailures, App[int
             "translate": TranslatePane(
                 self.tuned_model,
                 self.base_model,
-                self.output_root / HISTORY_FILE,
+                OutputFolder(self.output_root).history,
                 base_languages=self.config.direction_request(),
                 qe_model=self.qe_model,
             ),
@@ -163,7 +163,7 @@ class WorkbenchApp(QuitsAroundTraining, HandsIn, ForwardsWorkerFailures, App[int
         for name, pane in hidden.items():
             await self.query_one(f"TabPane#{name}", TabPane).mount(pane)
         from workbench.core.live.liveness import live_runs
-        from workbench.core.run_folder import latest_finished_run, run_folders
+        from workbench.core.run_folder.output_folder import latest_finished_run, run_folders
 
         # A live run first (another terminal's, a detached one, a sweep trial): attached.
         shown = [run for run, _ in live_runs(self.output_root)] or run_folders(self.output_root)

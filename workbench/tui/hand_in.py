@@ -53,7 +53,7 @@ class HandsIn(_MixedIntoApp):
         (the output folder before any); the report shows it with its pane and time.
         ``filename`` and ``path``, Textual's, replace the name and folder when given."""
         from workbench.core.report.screenshots import screenshot_name, write_png
-        from workbench.core.run_folder import run_folders
+        from workbench.core.run_folder.output_folder import run_folders
 
         folders = run_folders(self.output_root)
         target = Path(path) if path else folders[0] if folders else self.output_root
@@ -92,8 +92,8 @@ class HandsIn(_MixedIntoApp):
     @work(thread=True, exit_on_error=False, group="report")
     def write_report(self, sentence: str | None) -> None:
         """Build and write the report off the main thread (it loads the model)."""
-        from workbench.core.report.contents import REPORT_HTML, REPORT_MD
         from workbench.core.report.write import create_report
+        from workbench.core.run_folder.layout import REPORT_HTML, REPORT_MD
 
         report, _ = create_report(None, self.output_root, sentence)
         self.call_from_thread(

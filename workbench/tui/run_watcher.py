@@ -37,7 +37,8 @@ from workbench.core.events import Event, EventSink, RunDone
 from workbench.core.live.follow import RunReader, followed_events
 from workbench.core.live.liveness import Liveness
 from workbench.core.live.stop_request import request_stop
-from workbench.core.run_folder import METRICS_FILE, started_settings
+from workbench.core.run_folder.layout import RunFolder
+from workbench.core.run_folder.saved_config import started_settings
 from workbench.core.views.event_text import EventText
 from workbench.tui.run_drawing import Series, last_drawn, replayed_series
 
@@ -157,7 +158,7 @@ class RunWatcher:
         the app was given and the ``edited`` settings' values; returns its folder once
         that process holds it (off the main thread: it takes a second or two)."""
         from workbench.core.live.detach import start_detached_run
-        from workbench.core.run_folder import new_run_dir
+        from workbench.core.run_folder.output_folder import new_run_dir
         from workbench.core.train.checkpoints import run_to_resume
 
         settings = [f"{flag_name(field)}={getattr(config, field)}" for field in edited]
@@ -192,7 +193,7 @@ class RunWatcher:
     def read_ahead(run_dir: Path) -> None:
         """Read a run's metrics.jsonl into the shared cache, off the main thread: a run of
         300,000 logged steps takes seconds to parse, and :meth:`show` then finds it read."""
-        followed_events(run_dir / METRICS_FILE)
+        followed_events(RunFolder(run_dir).metrics)
 
     def show(self, run_dir: Path, config: RunConfig) -> Shown | None:
         """Read a run back to show it (replay); a live one is then followed (attached).

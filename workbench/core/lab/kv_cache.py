@@ -19,13 +19,11 @@ from __future__ import annotations
 import threading
 from collections.abc import Callable
 from dataclasses import asdict, dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, ClassVar
 
 from workbench.core.decoding import LENGTH_CEILING, check_new_tokens
 from workbench.core.lab.cache_measures import GreedyDecoder, count_cache, one_thread, time_per_token
 from workbench.core.model.architecture import cache_shape
-from workbench.core.records.typed import init_fields
-from workbench.core.run_files import lab_file
 from workbench.errors import WorkbenchError
 
 if TYPE_CHECKING:
@@ -42,7 +40,6 @@ DEFAULT_SENTENCES = (
 #: 2 sentences x 240 tokens x 2 modes x 3 repeats: about 20 s for the demo model on a
 #: busy 2-core CPU.
 DEFAULT_LENGTHS = (16, 32, 64, 128)
-STUDY_FILE = lab_file("cache")
 
 
 def self_attention_floats(layers: int, steps: int, d_model: int, batch: int = 1) -> int:
@@ -65,15 +62,13 @@ class Timing:
     #: Whether both modes gave the same token ids for every sentence and repeat.
     identical: bool
 
+    #: Written beside the fields for the file to read alone, derived again when read.
+    WRITTEN_ONLY: ClassVar[tuple[str, ...]] = ("speedup",)
+
     @property
     def speedup(self) -> float:
         """How many times faster the cached run was."""
         return self.ms_uncached / self.ms_cached if self.ms_cached > 0 else float("inf")
-
-    @classmethod
-    def from_dict(cls, data: object) -> Timing:
-        """A row of ``lab_cache.json``'s timings (its derived ``speedup`` recomputed)."""
-        return cls(**init_fields(cls, data))
 
 
 @dataclass(frozen=True)
@@ -89,6 +84,9 @@ class CacheSize:
     cross_formula: int
     bytes_per_float: int
 
+    #: Written beside the fields for the file to read alone, derived again when read.
+    WRITTEN_ONLY: ClassVar[tuple[str, ...]] = ("agrees", "total_bytes")
+
     @property
     def agrees(self) -> bool:
         """Whether both measured counts equal their formula."""
@@ -98,11 +96,6 @@ class CacheSize:
     def total_bytes(self) -> int:
         """Bytes the measured cache takes at the model's dtype."""
         return (self.self_measured + self.cross_measured) * self.bytes_per_float
-
-    @classmethod
-    def from_dict(cls, data: object) -> CacheSize:
-        """A row of ``lab_cache.json``'s sizes (``agrees`` and ``total_bytes`` recomputed)."""
-        return cls(**init_fields(cls, data))
 
 
 @dataclass
@@ -123,6 +116,10 @@ class CacheStudy:
     repeats: int
     timings: list[Timing]
     sizes: list[CacheSize]
+
+    #: Written beside the fields for the file to read alone (the formula in words too),
+    #: derived again when read.
+    WRITTEN_ONLY: ClassVar[tuple[str, ...]] = ("identical", "agrees", "formula")
 
     @property
     def identical(self) -> bool:
@@ -151,19 +148,6 @@ class CacheStudy:
             "t-1 outputs, read after t tokens were generated",
         }
         return data
-
-    @classmethod
-    def from_dict(cls, data: object) -> CacheStudy:
-        """``lab_cache.json`` read back (ValueError names what a damaged file lacks)."""
-        raw = data if isinstance(data, dict) else {}
-        return cls(
-            **init_fields(
-                cls,
-                data,
-                timings=[Timing.from_dict(r) for r in raw.get("timings") or []],
-                sizes=[CacheSize.from_dict(r) for r in raw.get("sizes") or []],
-            )
-        )
 
 
 def cache_study(

@@ -34,7 +34,7 @@ from typing import Any
 from workbench.core.events import Event, event_from_record
 from workbench.core.live.liveness import Liveness, run_liveness
 from workbench.core.records.files import Stamp, file_stamp
-from workbench.core.run_folder import LOG_FILE, METRICS_FILE
+from workbench.core.run_folder.layout import RunFolder
 
 #: Lines decoded by one ``json.loads`` (as one JSON array): a third faster than a call per
 #: line on a 300,000-step log. A block is decoded line by line instead when a line of it
@@ -226,8 +226,8 @@ class RunReader:
 
     def __init__(self, run_dir: Path, events: bool = True) -> None:
         self.run_dir = run_dir
-        self.log = GrowingFile(run_dir / LOG_FILE)
-        self.metrics = run_dir / METRICS_FILE
+        self.log = GrowingFile(RunFolder(run_dir).log)
+        self.metrics = RunFolder(run_dir).metrics
         self.reads_events = events
         self.events: EventLog | None = None
         self._read: tuple[int, int] = (-1, 0)  # (restarts, events) of the last read

@@ -14,9 +14,9 @@ from typing import TYPE_CHECKING
 from transformers import TrainerCallback
 
 from workbench.core.events import EvalDone, EventSink, Note, TrainStep
+from workbench.core.live.lease import RunLease, holds
 from workbench.core.records.scores import finite_or_none
 from workbench.core.records.status import EndStatus
-from workbench.core.run_folder import RunLease, holds
 from workbench.core.train import distributed
 
 if TYPE_CHECKING:

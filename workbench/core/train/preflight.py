@@ -8,6 +8,7 @@ behind (and not after a retry loop). Nothing here imports torch.
 from __future__ import annotations
 
 import importlib.util
+import os
 from pathlib import Path
 
 from workbench.core.config.run_config import RunConfig
@@ -26,7 +27,7 @@ from workbench.core.data.sources import (
     looks_like_local_path,
 )
 from workbench.core.model.load import check_local_model
-from workbench.core.run_files import MODEL_CONFIG_FILE
+from workbench.core.run_folder.layout import MODEL_CONFIG_FILE
 from workbench.errors import WorkbenchError
 
 
@@ -81,4 +82,25 @@ def check_tensorboard() -> None:
         raise WorkbenchError(
             "--report-to tensorboard needs the tensorboard package, which is not installed; "
             "pip install tensorboard (or drop --report-to)"
+        )
+
+
+def check_writable(folder: Path) -> None:
+    """Fail early, with the fix, when outputs cannot be written -- without creating anything.
+
+    The folder may not exist yet (it is made when the run starts, after every other
+    check), so the nearest existing ancestor must be a writable folder.
+    """
+    existing = folder
+    while not existing.exists() and existing != existing.parent:
+        existing = existing.parent
+    problem = None
+    if not existing.is_dir():
+        problem = f"'{existing}' is a file, not a folder"
+    elif not os.access(existing, os.W_OK | os.X_OK):
+        problem = f"no write permission on '{existing}'"
+    if problem:
+        raise WorkbenchError(
+            f"output dir '{folder}' is not writable ({problem}); "
+            "pass a writable folder with --output-dir"
         )

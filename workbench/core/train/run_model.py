@@ -21,7 +21,7 @@ from workbench.core.events import EventSink, Note
 from workbench.core.languages import Direction
 from workbench.core.records.model_settings import ModelSettings, write_model_settings
 from workbench.core.records.run_records import FP32_DECODING, Precision
-from workbench.core.run_folder import INITIAL_MODEL
+from workbench.core.run_folder.layout import RunFolder
 from workbench.core.train import distributed
 from workbench.errors import WorkbenchError
 
@@ -129,7 +129,7 @@ def load_run_model(
         model, tokenizer = build_scratch_model(
             _column(data.train, "source"),
             _column(data.train, "target"),
-            run_dir / "scratch_tokenizer",
+            RunFolder(run_dir).scratch_tokenizer,
             config,
             reuse=not distributed.is_main(),
         )
@@ -195,7 +195,7 @@ def keep_initial_model(
     """
     if not config.is_scratch:
         return config.model
-    base_dir = run_dir / INITIAL_MODEL
+    base_dir = RunFolder(run_dir).initial_model
     if distributed.is_main() and not base_dir.exists():
         model.save_pretrained(base_dir)
         tokenizer.save_pretrained(base_dir)

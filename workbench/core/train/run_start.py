@@ -6,12 +6,12 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from workbench.core.atomic import write_json
 from workbench.core.config.run_config import RunConfig
 from workbench.core.data.dropped_pairs import write_dropped_pairs
 from workbench.core.data.splits import SplitData
 from workbench.core.languages import bleu_tokenizer_for
-from workbench.core.run_folder import RUN_CONFIG_FILE, new_run_dir
+from workbench.core.run_folder.output_folder import new_run_dir
+from workbench.core.run_folder.saved_config import SavedConfig, write_saved_config
 from workbench.core.train import distributed
 from workbench.core.train.run_model import Precision
 
@@ -29,8 +29,8 @@ def new_run(
     made = (folder or new_run_dir(output_root, config.preset)) if main else None
     run_dir = distributed.from_main(made)
     if main:
-        record = {"precision": precision.to_dict(), "cleaning": data.cleaning.to_dict()}
-        write_json(run_dir / RUN_CONFIG_FILE, {**config.to_dict(), **record})
+        saved = SavedConfig(config.to_dict(), precision, data.cleaning.record())
+        write_saved_config(run_dir, saved)
         write_dropped_pairs(run_dir, data.cleaning)
     return run_dir
 

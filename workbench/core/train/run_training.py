@@ -12,7 +12,7 @@ and after).
 Progress goes to an event sink and the run folder's ``train.log``; a ``threading.Event``
 (or a stop request left in the folder) stops training at the next step with a
 checkpoint; a lost ``RunLease`` (a sweep's trial taken for dead) stops it at the next
-step with nothing more written (:class:`~workbench.core.run_folder.LeaseLost`, raised at
+step with nothing more written (:class:`~workbench.core.live.lease.LeaseLost`, raised at
 one check and caught once), and the run returns ``lost``. The run holds its folder for
 its whole life (``core/live/writer.py``).
 """
@@ -38,7 +38,6 @@ from workbench.core.evaluate.before_after import (
     score_rows,
     translate_after,
     translate_before,
-    write_translations,
 )
 from workbench.core.evaluate.breakdown import gain_breakdown
 from workbench.core.evaluate.comet_sets import add_comet
@@ -49,8 +48,8 @@ from workbench.core.events import (
     Phase,
     RunDone,
     fan_out,
-    while_held,
 )
+from workbench.core.live.lease import LeaseLost, RunLease, check_lease, while_held
 from workbench.core.live.run_log import RunLog
 from workbench.core.live.writer import RunWriter
 from workbench.core.model.load import pick_device
@@ -58,16 +57,10 @@ from workbench.core.records.model_settings import ModelSettings
 from workbench.core.records.run_records import BaselineRecord, BleuChrf
 from workbench.core.records.status import RunOutcome
 from workbench.core.records.summary import RunSummary
-from workbench.core.run_folder import (
-    BEST_MODEL,
-    METRICS_FILE,
-    RUN_CONFIG_FILE,
-    LeaseLost,
-    RunLease,
-    check_lease,
-    check_writable,
-    saved_config,
-)
+from workbench.core.run_folder.layout import OutputFolder, RunFolder
+from workbench.core.run_folder.samples import write_translations
+from workbench.core.run_folder.saved_config import saved_config
+from workbench.core.run_folder.summary_file import write_summary
 from workbench.core.train import distributed
 from workbench.core.train.averaging import average_checkpoints
 from workbench.core.train.checkpoints import (
@@ -80,7 +73,7 @@ from workbench.core.train.checkpoints import (
 from workbench.core.train.early_stop import report_early_stopping
 from workbench.core.train.lora import trainable_line, with_adapters
 from workbench.core.train.memory_plan import check_fits, plan_memory, plan_scorer, release_model
-from workbench.core.train.preflight import preflight
+from workbench.core.train.preflight import check_writable, preflight
 from workbench.core.train.run_model import (
     check_run_model,
     configure_generation,
@@ -171,7 +164,7 @@ def _train(
     raises :class:`LeaseLost`, which :func:`run_training` turns into its ``lost`` result.
     """
     output_root = Path(config.output_dir).expanduser()
-    published = output_root / BEST_MODEL  # where publishing copies the run's best model
+    published = OutputFolder(output_root).best_model  # where the run's best model is copied
     check_writable(output_root)
     main = distributed.is_main()
     log = RunLog() if main else None  # the run's lines in its folder, whoever watches
@@ -180,7 +173,7 @@ def _train(
     writer.on_event = on_event
     # Rank 0 holds the run folder: the other ranks find it held, by their own job.
     resume_dir = run_to_resume(output_root, refuse_live=main) if resume else None
-    if run_dir is not None and (run_dir / RUN_CONFIG_FILE).is_file():
+    if run_dir is not None and RunFolder(run_dir).config.is_file():
         resume_dir = run_dir
     held = resume_dir or run_dir
     if main and held is not None:  # taken before minutes of set-up
@@ -225,7 +218,7 @@ def _train(
     if main:
         writer.hold(run_dir, log)
         writer.began = True  # from here on, the run writes its folder
-    recorder = JsonlRecorder(run_dir / METRICS_FILE) if main else None
+    recorder = JsonlRecorder(RunFolder(run_dir).metrics) if main else None
     emit = fan_out(while_held(recorder, lease) if recorder else None, on_event)
     checkpoint: Path | None = None
     if resume_dir is not None:
@@ -281,7 +274,7 @@ def _train(
         lease=lease,
     )
     if config.report_to == "tensorboard" and main:
-        trainer.add_callback(tensorboard_callback(run_dir / "tensorboard"))
+        trainer.add_callback(tensorboard_callback(RunFolder(run_dir).tensorboard))
     outcome = fine_tune(trainer, callback, checkpoint, run_dir)
     if outcome.lease_lost:
         raise LeaseLost(run_dir, trainer.state.global_step)
@@ -316,7 +309,7 @@ def _train(
     stopping = report_early_stopping(trainer, config, emit)
 
     # ---- after: the best model as saved (or the average, if better), the same decoding
-    best_dir = run_dir / BEST_MODEL
+    best_dir = RunFolder(run_dir).best_model
     check_lease(lease, run_dir, trainer.state.global_step)
     save_best_model(trainer, best_dir, settings)
     averaging = average_checkpoints(trainer.state, config, held_out, best_dir, device, emit, lease)
@@ -352,7 +345,7 @@ def _train(
         averaging=averaging.record,
         **gain_breakdown(rows["test"], config.bleu_tokenize, config.source_lang),
     )
-    summary.write(run_dir)
+    write_summary(run_dir, summary)
     emit(RunDone("finished", str(run_dir), summary))
     return RunResult("finished", run_dir, summary)
 
@@ -386,7 +379,7 @@ def _end_early(
             )
         )
     summary = summary_with(error=error, run_best_model=str(kept) if kept else None)
-    summary.write(run_dir)
+    write_summary(run_dir, summary)
     if outcome.stopped_by_user:
         emit(
             Note(

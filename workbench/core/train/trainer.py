@@ -29,9 +29,10 @@ from workbench.core.data.pair import Pair
 from workbench.core.data.tokenize import PairTokenizer, training_set
 from workbench.core.evaluate.metrics import make_compute_metrics
 from workbench.core.languages import Direction
+from workbench.core.live.lease import RunLease, holds
 from workbench.core.records.run_records import EpochLog
 from workbench.core.records.typed import record_of
-from workbench.core.run_folder import CHECKPOINTS_FOLDER, RunLease, holds
+from workbench.core.run_folder.layout import RunFolder
 from workbench.core.train import loss as token_loss
 from workbench.core.train.averaging import keep_for_averaging
 from workbench.core.train.batches import DecoderInputsCollator, PromptCollator, prompted_generation
@@ -217,7 +218,7 @@ def training_arguments(config: RunConfig, run_dir: Path, precision: Precision) -
     """The Seq2SeqTrainingArguments of a run: the recipe, checkpoints under run_dir, on the
     device and in the arithmetic of ``precision``."""
     return Seq2SeqTrainingArguments(
-        output_dir=str(run_dir / CHECKPOINTS_FOLDER),
+        output_dir=str(RunFolder(run_dir).checkpoints),
         per_device_train_batch_size=config.batch_size,
         per_device_eval_batch_size=config.eval_batch_size,
         learning_rate=config.learning_rate,

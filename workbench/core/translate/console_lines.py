@@ -14,15 +14,11 @@ import time
 from dataclasses import dataclass, replace
 from pathlib import Path
 
+from workbench.core.live.liveness import finish_time
 from workbench.core.records.summary import RunSummary
-from workbench.core.run_folder import (
-    BEST_MODEL,
-    HISTORY_FILE,
-    INITIAL_MODEL,
-    finish_time,
-    is_finished,
-    run_folders,
-)
+from workbench.core.run_folder.layout import OutputFolder, RunFolder
+from workbench.core.run_folder.output_folder import run_folders
+from workbench.core.run_folder.summary_file import is_finished
 from workbench.core.translate.history import HistoryLine
 from workbench.core.translate.judgements import JUDGE_USAGE
 
@@ -95,11 +91,11 @@ def console_for_run(
     Then :func:`choose_lines` keeps the judged ones or all (``choice``), each once.
     """
     own: dict[str, list[Path | str | None]] = {
-        "fine-tuned": [run_dir / BEST_MODEL, summary.run_best_model],
-        "base": [run_dir / INITIAL_MODEL],
+        "fine-tuned": [RunFolder(run_dir).best_model, summary.run_best_model],
+        "base": [RunFolder(run_dir).initial_model],
     }
     shared: dict[str, list[Path | str | None]] = {
-        "fine-tuned": [output_root / BEST_MODEL, summary.best_model],
+        "fine-tuned": [OutputFolder(output_root).best_model, summary.best_model],
         "base": [summary.base_model],
     }
     start = finish_time(run_dir)
@@ -116,7 +112,8 @@ def console_for_run(
         role = ""
         if line.run_dir:  # lines that name their run match it exactly
             if same_folder(line.run_dir, run_dir):
-                role = "base" if Path(line.model).name == INITIAL_MODEL else "fine-tuned"
+                initial = RunFolder(run_dir).initial_model.name
+                role = "base" if Path(line.model).name == initial else "fine-tuned"
                 matched.append(_console_line(line, role))
             continue
         for name in ("fine-tuned", "base"):
@@ -127,7 +124,7 @@ def console_for_run(
                 break
         if role:
             matched.append(_console_line(line, role))
-    where = output_root / HISTORY_FILE
+    where = OutputFolder(output_root).history
     total = len(history)
     if not total:
         return [], (

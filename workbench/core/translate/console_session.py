@@ -24,7 +24,7 @@ from workbench.core.config.direction_request import DirectionRequest
 from workbench.core.config.run_config import DEFAULT_OUTPUT_DIR
 from workbench.core.data.sources import looks_like_local_path
 from workbench.core.model.load import check_local_model
-from workbench.core.run_folder import HISTORY_FILE
+from workbench.core.run_folder.layout import OutputFolder
 from workbench.core.translate.ct2_export import is_export
 from workbench.core.translate.history import append_history, append_judgement
 from workbench.core.translate.judgements import Judgement
@@ -67,7 +67,7 @@ def console_history(model: str) -> Path:
     ``best_model`` is in its output folder, where the report reads it), else in the
     default output folder (a Hub id)."""
     folder = Path(model).expanduser()
-    return (folder.parent if folder.exists() else Path(DEFAULT_OUTPUT_DIR)) / HISTORY_FILE
+    return OutputFolder(folder.parent if folder.exists() else Path(DEFAULT_OUTPUT_DIR)).history
 
 
 class ConsoleSession:

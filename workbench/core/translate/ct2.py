@@ -31,7 +31,7 @@ from typing import TYPE_CHECKING, Any, NamedTuple
 from workbench.core import DISTRIBUTION
 from workbench.core.decoding import DecodeOptions
 from workbench.core.languages import Direction
-from workbench.core.run_files import MODEL_CONFIG_FILE
+from workbench.core.run_folder.layout import MODEL_CONFIG_FILE
 from workbench.core.translate.ct2_export_info import EXPORT_INFO, read_export_info, read_vocabulary
 from workbench.errors import WorkbenchError
 

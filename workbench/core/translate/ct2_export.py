@@ -14,7 +14,7 @@ from pathlib import Path
 
 from workbench.core.atomic import save_atomically
 from workbench.core.decoding import BACKENDS
-from workbench.core.run_files import MODEL_CONFIG_FILE
+from workbench.core.run_folder.layout import MODEL_CONFIG_FILE
 from workbench.core.translate.ct2 import (
     DEFAULT_QUANTIZATION,
     EXPORT_PREFIX,

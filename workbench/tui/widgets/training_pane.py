@@ -24,7 +24,7 @@ from workbench.core.config.run_config import RunConfig
 from workbench.core.events import Event, RunDone
 from workbench.core.live.liveness import Liveness
 from workbench.core.records.summary import RunSummary
-from workbench.core.run_folder import started_settings
+from workbench.core.run_folder.saved_config import started_settings
 from workbench.core.views.training_text import last_run_line
 from workbench.errors import WorkbenchError
 from workbench.tui.messages import ForwardsWorkerFailures, RunEvent, RunFinished, checked

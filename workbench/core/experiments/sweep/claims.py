@@ -30,7 +30,7 @@ from workbench.core.experiments.sweep.optuna_study import (
 )
 from workbench.core.experiments.sweep.plan import GRACE_FACTOR, SweepPlan
 from workbench.core.experiments.sweep.space import point_key, point_text
-from workbench.core.run_folder import is_finished
+from workbench.core.run_folder.summary_file import is_finished
 from workbench.core.train.checkpoints import last_complete_checkpoint
 
 

@@ -28,8 +28,9 @@ from workbench.core.experiments.sweep.optuna_study import (
 from workbench.core.experiments.sweep.plan import GRACE_FACTOR, SweepPlan, TrialFailed, trial_value
 from workbench.core.experiments.sweep.space import point_key
 from workbench.core.live.writer import RunFolderBusy
-from workbench.core.records.summary import read_summary
-from workbench.core.run_folder import BEST_MODEL, LOG_FILE, check_writable, new_run_dir
+from workbench.core.run_folder.layout import OutputFolder, RunFolder
+from workbench.core.run_folder.output_folder import new_run_dir
+from workbench.core.run_folder.summary_file import read_summary
 from workbench.core.train.checkpoints import publish_model
 from workbench.errors import WorkbenchError, without_passwords
 
@@ -40,6 +41,8 @@ class SweepWorker:
     def __init__(
         self, plan: SweepPlan, on_event: Callable[[SweepEvent | Event], None], stop: threading.Event
     ) -> None:
+        from workbench.core.train.preflight import check_writable  # its checks import data/
+
         self.plan, self.on_event, self.stop = plan, on_event, stop
         check_writable(plan.output_root)  # before the study's folder is made in it
         self.optuna = import_optuna()
@@ -210,7 +213,7 @@ class SweepWorker:
             summary = read_summary(Path(best.run_dir))
             model = summary.own_model() if summary else None
             if model:
-                published_dir = self.plan.output_root / BEST_MODEL
+                published_dir = OutputFolder(self.plan.output_root).best_model
                 with study_lock(self.plan.storage_url):  # two workers finishing at once
                     publish_model(Path(model), published_dir)
                 published = str(published_dir)
@@ -224,8 +227,9 @@ def _remove_if_empty(folder: Path | None) -> None:
     (the sweep's own line says why the trial ended)."""
     if folder is not None:
         with contextlib.suppress(OSError):
-            if {p.name for p in folder.iterdir()} <= {LOG_FILE}:
-                (folder / LOG_FILE).unlink(missing_ok=True)
+            log = RunFolder(folder).log
+            if all(path == log for path in folder.iterdir()):
+                log.unlink(missing_ok=True)
                 folder.rmdir()
 
 
