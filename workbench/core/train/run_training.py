@@ -5,9 +5,9 @@ fine-tuning with ``Seq2SeqTrainer``, the same sets scored *after* with the same 
 the best model published, the first sample's attention kept for the report
 (:mod:`workbench.core.attention.kept_heatmaps`), the summary written. The details live in
 their own modules: ``run_start`` (the run folder and its first lines), ``preflight``,
-``run_model``, ``trainer`` and ``callbacks`` (the Trainer and its callback),
-``checkpoints``, and :mod:`workbench.core.evaluate.before_after` (the held-out sets before
-and after).
+``run_model``, ``recipe``, ``trainer``, ``training_loop`` and ``callbacks`` (what the
+Trainer is given, the Trainer, its loop and its callback), ``checkpoints``, and
+:mod:`workbench.core.evaluate.before_after` (the held-out sets before and after).
 
 Progress goes to an event sink and the run folder's ``train.log``; a ``threading.Event``
 (or a stop request left in the folder) stops training at the next step with a
@@ -94,8 +94,8 @@ from workbench.core.translate.translator import Translator
 from workbench.core.views.memory_text import plan_lines
 
 if TYPE_CHECKING:  # trainer imports torch at its top: run_training imports it once it trains
-    from workbench.core.train.callbacks import TrainingOutcome
     from workbench.core.train.trainer import WorkbenchTrainer
+    from workbench.core.train.training_loop import TrainingOutcome
 
 
 #: The status of a run that lost its lease: it wrote no summary and no event for it.
@@ -211,12 +211,8 @@ def _train(
 
     from workbench.core.model.load import quiet_libraries
     from workbench.core.train.callbacks import EventCallback
-    from workbench.core.train.trainer import (
-        build_trainer,
-        evaluation_history,
-        fine_tune,
-        tensorboard_callback,
-    )
+    from workbench.core.train.recipe import build_trainer, tensorboard_callback
+    from workbench.core.train.training_loop import evaluation_history, fine_tune
 
     quiet_libraries()
     device = precision.device
