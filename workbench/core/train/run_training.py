@@ -78,7 +78,7 @@ from workbench.core.train.checkpoints import (
 )
 from workbench.core.train.early_stop import report_early_stopping
 from workbench.core.train.lora import trainable_line, with_adapters
-from workbench.core.train.memory_plan import check_fits, plan_memory, plan_scorer, release_model
+from workbench.core.train.memory.plan import check_fits, plan_memory, plan_scorer
 from workbench.core.train.preflight import preflight
 from workbench.core.train.run_model import (
     check_run_model,
@@ -315,7 +315,7 @@ def _train(
     check_lease(lease, run_dir, trainer.state.global_step)
     save_best_model(trainer, best_dir, settings)
     averaging = average_checkpoints(trainer.state, config, held_out, best_dir, device, emit, lease)
-    release_model(trainer)  # "after" loads best_model from disk: the training copy goes first
+    trainer.release_model()  # "after" loads best_model from disk: the training copy goes first
     after = translate_after(held_out, best_dir, device, emit, averaging.translations)
     scores = score_after(
         held_out, before, after, trainer.state.global_step, float(trainer.state.epoch or 0), emit

@@ -1,6 +1,6 @@
 """The Seq2SeqTrainer ``workbench train`` runs: the batch order that makes a resume exact,
-the loss on real target tokens, a decoder-only model's evaluation, and checkpoints that
-appear whole. What it is given (its arguments,
+the loss on real target tokens, a decoder-only model's evaluation, checkpoints that appear
+whole, and the model let go once the best one is saved. What it is given (its arguments,
 the tokenized pairs, the collator, the metrics) is :mod:`.recipe`; the callback that turns
 its logs into events is :mod:`.callbacks`.
 
@@ -12,6 +12,7 @@ workbench arm from here too, so it times exactly what users run.
 
 from __future__ import annotations
 
+import gc
 import shutil
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -195,3 +196,16 @@ class WorkbenchTrainer(Seq2SeqTrainer):
                     use_mtime=True,
                 )
         self.accelerator.wait_for_everyone()
+
+    def release_model(self) -> None:
+        """Let go of the trained model and its optimizer state once the best model is
+        saved: decoding "after" loads that model from disk, and two copies of a large model
+        (one with AdamW's moments) could take more memory than the memory plan's training
+        step."""
+        released: Any = None
+        self.model = self.model_wrapped = released
+        self.optimizer = self.lr_scheduler = released
+        self.accelerator.free_memory()
+        gc.collect()
+        if torch.cuda.is_available():
+            torch.cuda.empty_cache()
