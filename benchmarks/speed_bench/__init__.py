@@ -12,7 +12,7 @@ the tables report medians and workbench / reference ratios.
   ``Seq2SeqTrainer`` (random order, no length grouping), evaluation with the model's
   default decoding (4 beams, ``max_length`` 512), batch by batch in dataset order.
 * **workbench** -- the code users run, imported, not re-implemented:
-  ``workbench.core.train.trainer.build_trainer``, the trainer ``workbench train`` runs (no
+  ``workbench.core.train.recipe.build_trainer``, the trainer ``workbench train`` runs (no
   padding in tokenizing, length-grouped batches, dynamic padding, the loss on real
   target tokens, greedy evaluation bounded to 128 new tokens, longest sentences first,
   bf16 on GPUs that have it), and ``workbench.core.translate.translator.Translator`` for the

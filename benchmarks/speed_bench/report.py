@@ -50,12 +50,12 @@ METHOD_LINES = [
     "(`core/train/loss.py`): only the real target tokens projected, the same "
     "cross-entropy |",
     "| precision | fp32 (the assignment's fp16 is only a small-GPU fallback) | "
-    "`trainer.training_arguments`: bf16 where the GPU has it, else fp32 |",
+    "`recipe.training_arguments`: bf16 where the GPU has it, else fp32 |",
     "| evaluation during training | `trainer.evaluate()` with the model's default "
     "decoding: 4 beams, `max_length` 512, inputs 128 wide, dataset order | "
     "`trainer.evaluate()` with `generation_num_beams=1` (`eval_num_beams`), "
     "`generation_max_length` 129, inputs padded per batch, longest first "
-    "(`trainer.longest_first`) |",
+    "(`recipe.longest_first`) |",
     "| before/after BLEU decoding | the same `evaluate()` (4 beams) | "
     "`Translator.translate_many`: 4 beams (`num_beams`), length-sorted batches, bound "
     "min(128, 2·source+8) |",

@@ -111,7 +111,7 @@ def test_the_presets_value_or_the_flags_reaches_the_trainer(preset: str, tmp_pat
     """A preset's learning rate and batch size are the trainer's, and a flag's replaces
     them there."""
     from workbench.core.records.run_records import Precision
-    from workbench.core.train.trainer import training_arguments
+    from workbench.core.train.recipe import training_arguments
 
     def trainer_args(*flags: str):
         cpu = Precision("cpu", "fp32", False)

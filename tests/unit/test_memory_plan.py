@@ -14,7 +14,7 @@ from tests.helpers.memory import NEEDS, figure_in
 from tests.helpers.paths import FIXTURES
 from tests.helpers.runs import tiny_config
 from workbench.core.records.memory import GB
-from workbench.core.train.memory_plan import estimate, plan_memory
+from workbench.core.train.memory.plan import estimate, plan_memory
 from workbench.core.train.run_model import Precision
 from workbench.errors import WorkbenchError
 

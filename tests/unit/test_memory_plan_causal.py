@@ -20,7 +20,8 @@ from tests.helpers.memory import (
 )
 from tests.helpers.runs import tiny_config
 from workbench.core.records.memory import GB
-from workbench.core.train.memory_plan import PROMPT_TOKENS, estimate, plan_memory
+from workbench.core.train.memory.decoder_only import PROMPT_TOKENS
+from workbench.core.train.memory.plan import estimate, plan_memory
 from workbench.core.train.run_model import Precision
 
 CPU = Precision("cpu", "fp32", False)
