@@ -148,7 +148,7 @@ class RunsPane(ForwardsWorkerFailures, Vertical):
         except OSError as err:  # the folder went away or became unreadable: say so, go on
             self.rows = None  # so that the next good reading fills the table again
             self.query_one("#runs-summary", Static).update(
-                Text(f"cannot read {self.output_root / 'runs'}: {err.strerror or err}")
+                Text(f"cannot read {OutputFolder(self.output_root).runs}: {err.strerror or err}")
             )
             return
         if rows == self.rows:
