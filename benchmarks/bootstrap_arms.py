@@ -3,8 +3,8 @@
 The text is synthetic but made of real sentences (:func:`make_systems`). Each arm is one
 scoring call (:func:`run_arm`) whose numbers come back as plain JSON values, so that a
 bounded arm's numbers can be compared bit for bit with those of the arm that holds every
-resample. ``old_score_before_after`` keeps the workbench's scoring as it was before the
-bounded bootstrap, for comparison only.
+resample. ``old_score_before_after`` scores over sacreBLEU's own ``PairedTest``, holding
+every resample at once, for comparison only.
 """
 
 from __future__ import annotations
@@ -45,8 +45,8 @@ def make_systems(
 def old_score_before_after(
     before: list[str], after: list[str], references: list[str], n_bootstrap: int
 ) -> dict[str, Any]:
-    """The workbench's ``score_before_after`` before the bounded bootstrap: sacreBLEU's
-    PairedTest, then the same draws once more for the interval of the change."""
+    """``score_before_after``'s numbers over sacreBLEU's own resampling: its PairedTest,
+    then the same draws once more for the interval of the change."""
     import numpy as np
     from sacrebleu.metrics import BLEU, CHRF
     from sacrebleu.significance import PairedTest
@@ -137,7 +137,7 @@ def run_arm(
             before, after, references, "zh", "test", "synthetic", n_bootstrap
         )
         found = scores.to_dict()
-        # BLEU and chrF, as the old one scored them (chrF++ and TER came later)
+        # BLEU and chrF, the metrics the old arm scores (it has no chrF++ or TER)
         left_out = ("role", "name", "n_bootstrap", "chrfpp", "ter", "comet")
         return {k: v for k, v in found.items() if k not in left_out}
     if arm == "corpus_score":

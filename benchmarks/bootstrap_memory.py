@@ -13,10 +13,10 @@ from: the memory the call itself needed. Arms, each on the same text:
 - ``sacrebleu``: ``PairedTest(before/after, BLEU zh + chrF, "bs", 1,000)()`` as
   ``sacrebleu --paired-bs`` runs it;
 - ``bounded``: ``resampling.paired_bootstrap``, the same test in bounded memory;
-- ``old workbench``: ``score_before_after`` as it was, PairedTest and then the same
-  draws again for the interval of the change (kept as
-  :func:`bootstrap_arms.old_score_before_after`);
-- ``workbench``: ``score_before_after`` now;
+- ``old workbench``: ``score_before_after``'s numbers over sacreBLEU's resampling,
+  PairedTest and then the same draws again for the interval of the change
+  (:func:`bootstrap_arms.old_score_before_after`);
+- ``workbench``: ``score_before_after`` as a run calls it;
 - ``corpus_score`` / ``bounded corpus_score``: one system's BLEU and chrF with a bootstrap
   interval, ``metric.corpus_score(..., n_bootstrap=1000)`` against
   ``resampling.corpus_score_with_interval``.

@@ -174,17 +174,7 @@ def ensure_model(root: Path, shape: str, python: str, threads: int) -> tuple[Pat
 
 def main() -> int:
     """Build (or reuse) the model, run the arms interleaved, write the report."""
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--smoke", action="store_true", help="the tiny fixture model, 1 rep")
-    parser.add_argument("--segments", type=int, default=256, help="HSK segments (full mode)")
-    parser.add_argument("--reps", type=int, default=None, help="repetitions (default 3)")
-    parser.add_argument("--batch-size", type=int, default=16)
-    parser.add_argument("--threads", type=int, default=1, help="torch threads in both arms")
-    parser.add_argument("--shape", choices=sorted(SHAPES), default="large")
-    parser.add_argument("--model-dir", default=MODEL_DIR, help="where the built model is cached")
-    parser.add_argument("--reference-python", default=REFERENCE_PYTHON)
-    parser.add_argument("--out", default=None, help="default: benchmarks/COMET_SPEED.md")
-    args = parser.parse_args()
+    args = _arguments()
     reps = args.reps or (1 if args.smoke else 3)
     out = report_path(args.out, BENCHMARKS / "COMET_SPEED.md", smoke=args.smoke)
     has_library = Path(args.reference_python).is_file()
@@ -207,44 +197,8 @@ def main() -> int:
     }
     with tempfile.TemporaryDirectory(prefix="comet-speed-") as tmp:
         work = Path(tmp)
-        if args.smoke:
-            model, segments_file = SMOKE_MODEL, SMOKE_SEGMENTS
-            context["model"] = {
-                "path": str(model.relative_to(REPO)),
-                "what": "The tiny fixture model (random weights, like wmt22-comet-da's "
-                "settings), as `build_fixtures.py` made it.",
-            }
-            context["segments_what"] = "the fixtures' `segments.json`."
-        else:
-            model, built = ensure_model(
-                Path(args.model_dir), args.shape, args.reference_python, args.threads
-            )
-            how = (
-                "reused from an earlier run"
-                if built["reused"]
-                else f"built by this run in {built['build_s']:.0f} s"
-            )
-            context["model"] = {
-                "path": str(model),
-                "what": f"Shaped like Unbabel/wmt22-comet-da on an xlm-roberta-{args.shape} "
-                "encoder, random weights, built with unbabel-comet's own `RegressionMetric` "
-                "in the reference venv and saved with Lightning as the fixtures are "
-                f"({how}; checkpoint {built['bytes'] / 1e9:.2f} GB): layer mix with "
-                "sparsemax, no layer norm, average pooling, estimator 3072-1024 with Tanh. "
-                "Tokenizer: the fixtures' SentencePiece (2,000 ids, trained on the HSK "
-                "sentences) with the config's vocabulary at 250,002, so the ids stay below "
-                "2,000 while the embedding matrix has the real size.",
-            }
-            segments_file = work / "segments.json"
-            segments_file.write_text(
-                json.dumps(hsk_segments(args.segments), ensure_ascii=False), encoding="utf-8"
-            )
-            context["segments_what"] = (
-                f"HSK sentence pairs (`hsk_sentences_audio`) in a seeded random order (seed "
-                f"{SEED}): source the English, reference the Chinese, translation the "
-                "reference with about one character in eight dropped and two neighbours "
-                "swapped."
-            )
+        model, segments_file, described = _workload(args, work)
+        context.update(described)
         context["segments"] = len(json.loads(segments_file.read_text(encoding="utf-8")))
         spec = {
             "model": str(model),
@@ -252,20 +206,8 @@ def main() -> int:
             "batch_size": args.batch_size,
             "threads": args.threads,
         }
-        pythons = {"workbench": sys.executable, "library": args.reference_python}
         arms = [arm for arm in ARMS if arm == "workbench" or has_library]
-        runs: dict[str, list[dict[str, Any]]] = {arm: [] for arm in ARMS}
-        order = []
-        for rep in range(reps):
-            for arm in arms if rep % 2 == 0 else arms[::-1]:
-                found = run_child(pythons[arm], arm, spec, work, args.threads)
-                runs[arm].append(found)
-                order.append(ARM_NAMES[arm])
-                print(
-                    f"rep {rep + 1} {ARM_NAMES[arm]}: scoring {found['seconds']:.2f} s "
-                    f"(cpu {found['cpu_seconds']:.2f} s), load {found['load_s']:.2f} s",
-                    flush=True,
-                )
+        runs, order = _run_arms(args, arms, spec, work, reps)
     context["order"] = ", ".join(order)
     context["difference"] = largest_difference(runs)
     context["wall"] = time.perf_counter() - started
@@ -278,6 +220,92 @@ def main() -> int:
             f"the arms' segment scores differ by up to {worst:.2e} (bar {TOLERANCE:.0e})"
         )
     return 0
+
+
+def _arguments() -> argparse.Namespace:
+    """The command's flags (see the module's docstring)."""
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--smoke", action="store_true", help="the tiny fixture model, 1 rep")
+    parser.add_argument("--segments", type=int, default=256, help="HSK segments (full mode)")
+    parser.add_argument("--reps", type=int, default=None, help="repetitions (default 3)")
+    parser.add_argument("--batch-size", type=int, default=16)
+    parser.add_argument("--threads", type=int, default=1, help="torch threads in both arms")
+    parser.add_argument("--shape", choices=sorted(SHAPES), default="large")
+    parser.add_argument("--model-dir", default=MODEL_DIR, help="where the built model is cached")
+    parser.add_argument("--reference-python", default=REFERENCE_PYTHON)
+    parser.add_argument("--out", default=None, help="default: benchmarks/COMET_SPEED.md")
+    return parser.parse_args()
+
+
+def _workload(args: argparse.Namespace, work: Path) -> tuple[Path, Path, dict[str, Any]]:
+    """The model and the segments file both arms score, and how the report describes them:
+    the fixtures' with ``--smoke``, else the COMET-22-shaped model and HSK segments."""
+    if args.smoke:
+        return (
+            SMOKE_MODEL,
+            SMOKE_SEGMENTS,
+            {
+                "model": {
+                    "path": str(SMOKE_MODEL.relative_to(REPO)),
+                    "what": "The tiny fixture model (random weights, like wmt22-comet-da's "
+                    "settings), as `build_fixtures.py` made it.",
+                },
+                "segments_what": "the fixtures' `segments.json`.",
+            },
+        )
+    model, built = ensure_model(
+        Path(args.model_dir), args.shape, args.reference_python, args.threads
+    )
+    how = (
+        "reused from an earlier run"
+        if built["reused"]
+        else f"built by this run in {built['build_s']:.0f} s"
+    )
+    described = {
+        "model": {
+            "path": str(model),
+            "what": f"Shaped like Unbabel/wmt22-comet-da on an xlm-roberta-{args.shape} "
+            "encoder, random weights, built with unbabel-comet's own `RegressionMetric` "
+            "in the reference venv and saved with Lightning as the fixtures are "
+            f"({how}; checkpoint {built['bytes'] / 1e9:.2f} GB): layer mix with "
+            "sparsemax, no layer norm, average pooling, estimator 3072-1024 with Tanh. "
+            "Tokenizer: the fixtures' SentencePiece (2,000 ids, trained on the HSK "
+            "sentences) with the config's vocabulary at 250,002, so the ids stay below "
+            "2,000 while the embedding matrix has the real size.",
+        },
+        "segments_what": (
+            f"HSK sentence pairs (`hsk_sentences_audio`) in a seeded random order (seed "
+            f"{SEED}): source the English, reference the Chinese, translation the "
+            "reference with about one character in eight dropped and two neighbours "
+            "swapped."
+        ),
+    }
+    segments_file = work / "segments.json"
+    segments_file.write_text(
+        json.dumps(hsk_segments(args.segments), ensure_ascii=False), encoding="utf-8"
+    )
+    return model, segments_file, described
+
+
+def _run_arms(
+    args: argparse.Namespace, arms: list[str], spec: dict[str, Any], work: Path, reps: int
+) -> tuple[dict[str, list[dict[str, Any]]], list[str]]:
+    """Each arm's runs, alternating (``workbench, library`` then ``library, workbench``),
+    and the order they ran in."""
+    pythons = {"workbench": sys.executable, "library": args.reference_python}
+    runs: dict[str, list[dict[str, Any]]] = {arm: [] for arm in ARMS}
+    order = []
+    for rep in range(reps):
+        for arm in arms if rep % 2 == 0 else arms[::-1]:
+            found = run_child(pythons[arm], arm, spec, work, args.threads)
+            runs[arm].append(found)
+            order.append(ARM_NAMES[arm])
+            print(
+                f"rep {rep + 1} {ARM_NAMES[arm]}: scoring {found['seconds']:.2f} s "
+                f"(cpu {found['cpu_seconds']:.2f} s), load {found['load_s']:.2f} s",
+                flush=True,
+            )
+    return runs, order
 
 
 if __name__ == "__main__":

@@ -46,7 +46,30 @@ def largest_difference(runs: dict[str, list[dict[str, Any]]]) -> float | None:
 
 def write_report(path: Path, runs: dict[str, list[dict[str, Any]]], context: dict) -> str:
     """COMET_SPEED.md from the runs; a figure not measured prints as "n/a"."""
-    segments = context["segments"]
+    rows, noise = _arm_rows(runs, context["segments"])
+    wb = rows["workbench"]["first"]
+    title = "COMET scoring speed: the workbench against unbabel-comet 2.2.7"
+    lines = [
+        f"# {title}{' (smoke run)' if context['smoke'] else ''}",
+        "",
+        f"Command: `{context['command']}` ({figure(context['wall'] / 60, '.1f')} min wall, "
+        f"measured {context['date']}).",
+        "",
+        *_result_lines(rows, noise, context),
+        *_workload_lines(rows, context),
+        *_method_lines(wb, rows["library"]["first"], context),
+    ]
+    text = "\n".join(lines)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(text, encoding="utf-8")
+    return text
+
+
+def _arm_rows(
+    runs: dict[str, list[dict[str, Any]]], segments: int
+) -> tuple[dict[str, dict[str, Any]], dict[str, dict[str, Spread]]]:
+    """Each arm's medians, its repetitions with their spread, and its first run; and each
+    timed figure's spread by arm, for the noise summary."""
     rows: dict[str, dict[str, Any]] = {}
     noise: dict[str, dict[str, Spread]] = {"scoring": {}, "model load": {}}  # figure → arm → spread
     for arm in ARMS:
@@ -70,17 +93,16 @@ def write_report(path: Path, runs: dict[str, list[dict[str, Any]]], context: dic
                 share = spread_share(noise[name][arm])
                 warning = noise_warning({arm: noise[name][arm]})
                 rows[arm][cell] += f" ({share})" + (f": **{warning}**" if warning else "")
-    speedup = ratio(rows["workbench"]["per_second"], rows["library"]["per_second"])
-    worst = context["difference"]
-    wb, lib = rows["workbench"]["first"], rows["library"]["first"]
-    smoke = context["smoke"]
-    title = "COMET scoring speed: the workbench against unbabel-comet 2.2.7"
+    return rows, noise
+
+
+def _result_lines(
+    rows: dict[str, dict[str, Any]], noise: dict[str, dict[str, Spread]], context: dict
+) -> list[str]:
+    """The result: the table of the arms, the ratio (unless noisy), the largest difference
+    of the two arms' scores, and the time per 1,000 tokens the encoder runs."""
+    segments, wb = context["segments"], rows["workbench"]["first"]
     lines = [
-        f"# {title}{' (smoke run)' if smoke else ''}",
-        "",
-        f"Command: `{context['command']}` ({figure(context['wall'] / 60, '.1f')} min wall, "
-        f"measured {context['date']}).",
-        "",
         "## Result",
         "",
         noise_summary(noise),
@@ -98,6 +120,7 @@ def write_report(path: Path, runs: dict[str, list[dict[str, Any]]], context: dic
             f"{figure(r['import'], '.2f')} | {figure(r['load'], '.2f')} | "
             f"{figure(r['warmup'], '.2f')} | {r['each']} | {r['loads']} |"
         )
+    speedup = ratio(rows["workbench"]["per_second"], rows["library"]["per_second"])
     result = f"Ratio workbench / library (segments per second): {figure(speedup, '.2f', '×')}"
     warning = noise_warning(noise["scoring"])
     lines += [
@@ -106,7 +129,7 @@ def write_report(path: Path, runs: dict[str, list[dict[str, Any]]], context: dic
         + " (above 1: the workbench scores faster; spread: largest repetition / smallest − 1).",
         "",
         f"Largest |workbench − library| over the {segments} segment scores (every pair of "
-        f"runs): **{figure(worst, '.2e')}** (bar: {TOLERANCE:.0e}).",
+        f"runs): **{figure(context['difference'], '.2e')}** (bar: {TOLERANCE:.0e}).",
     ]
     if wb.get("scores"):
         scores = wb["scores"]
@@ -127,7 +150,14 @@ def write_report(path: Path, runs: dict[str, list[dict[str, Any]]], context: dic
             f"{figure(ratio(padded['library'], padded['workbench']), '.2f', '×')} the "
             "workbench's tokens.",
         ]
-    lines += ["", "## Workload", ""]
+    return lines
+
+
+def _workload_lines(rows: dict[str, dict[str, Any]], context: dict) -> list[str]:
+    """The model, its encoder's shape, the segments and their token lengths."""
+    wb, lib = rows["workbench"]["first"], rows["library"]["first"]
+    tokens = wb.get("tokens")
+    lines = ["", "## Workload", ""]
     model = context["model"]
     shape = wb.get("shape") or {}
     lines += [f"Model: `{model['path']}`. {model['what']}"]
@@ -142,7 +172,7 @@ def write_report(path: Path, runs: dict[str, list[dict[str, Any]]], context: dic
             f"Attention: `{wb['attention']}` (workbench), `{figure(lib.get('attention'))}` "
             "(library).",
         ]
-    lines += ["", f"Segments: {segments}, {context['segments_what']}"]
+    lines += ["", f"Segments: {context['segments']}, {context['segments_what']}"]
     if tokens:
         lines += [
             "",
@@ -165,7 +195,12 @@ def write_report(path: Path, runs: dict[str, list[dict[str, Any]]], context: dic
             f"distinct sequences, {tokens['distinct_tokens']:,} tokens, longest first). "
             "Computed from the token lengths, not measured.",
         ]
-    lines += [
+    return lines
+
+
+def _method_lines(wb: dict[str, Any], lib: dict[str, Any], context: dict) -> list[str]:
+    """How each arm was run and timed, and the machine with both venvs' versions."""
+    return [
         "",
         "## Method",
         "",
@@ -201,10 +236,6 @@ def write_report(path: Path, runs: dict[str, list[dict[str, Any]]], context: dic
         f"- reference venv ({context['reference_python']}): {_versions_line(lib)}",
         "",
     ]
-    text = "\n".join(lines)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(text, encoding="utf-8")
-    return text
 
 
 def _versions_line(result: dict[str, Any]) -> str:

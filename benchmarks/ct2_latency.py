@@ -32,6 +32,9 @@ Token ids are fed directly (the demo tokenizer does not fit that vocabulary).
 CI): 2 rounds, no pause, BLEU on 20 pairs, the opus-shaped model 16 wide with one layer a
 side; the JSON goes to a temporary folder unless --json says. The exports it makes go
 into the model's folder, as in a measuring run.
+
+The opus-shaped model and its arm are ``ct2_opus_shape.py``; the interleaved timing and
+its medians, ``interleaved_arms.py``.
 """
 
 from __future__ import annotations
@@ -40,26 +43,20 @@ import argparse
 import json
 import os
 import platform
-import random
-import statistics
 import sys
-import tempfile
 import time
-from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from figures import figure, ratio, report_path
-from speed_bench.model import OPUS_SHAPE as OPUS_CONFIG
+from ct2_opus_shape import OPUS_SHAPE, opus_shape_latency
+from figures import figure, report_path
+from interleaved_arms import interleaved, summarize
 from speed_bench.modes import TINY_SHAPE  # --smoke's opus-shaped model: 16 wide, 1 layer
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
 SENTENCE = "My friends and I like to drink green tea together."  # 10 words
 ARMS = ("transformers", "ct2 int8", "ct2 float32")
-#: opus-mt-en-zh's shape (the speed benchmark's config), which --opus-shape builds with
-#: random weights: the keys TINY_SHAPE sets.
-OPUS_SHAPE = {key: OPUS_CONFIG[key] for key in TINY_SHAPE}
 SMOKE_PAIRS = 20  # --smoke's BLEU pairs
 
 
@@ -77,53 +74,6 @@ def load_arms(model: str) -> dict[str, Any]:
             str(export.path), device="cpu", backend="ct2"
         )
     return translators
-
-
-def interleaved(
-    calls: dict[str, Any], runs: int, warmup: int = 5, gap: float = 0.0
-) -> dict[str, list[float]]:
-    """Seconds per call for each arm, arms shuffled within each round."""
-    for call in calls.values():
-        for _ in range(warmup):
-            call()
-    times: dict[str, list[float]] = {name: [] for name in calls}
-    order = list(calls)
-    rng = random.Random(0)
-    for _ in range(runs):
-        rng.shuffle(order)
-        for name in order:
-            time.sleep(gap)
-            started = time.perf_counter()
-            calls[name]()
-            times[name].append(time.perf_counter() - started)
-    return times
-
-
-def milliseconds(seconds: float | None) -> float | None:
-    """Seconds as milliseconds to 0.1 ms; ``None`` stays ``None``."""
-    return None if seconds is None else round(seconds * 1000, 1)
-
-
-def summarize(times: dict[str, list[float]], reference: str) -> list[dict[str, Any]]:
-    """Median and quartiles of each arm, and its median over the ``reference`` arm's;
-    ``None`` (printed "n/a") where too few calls were timed for the figure."""
-    base = statistics.median(times[reference]) if times[reference] else None
-    rows = []
-    for name, values in times.items():
-        median = statistics.median(values) if values else None
-        quartiles = statistics.quantiles(values, n=4) if len(values) >= 2 else [None] * 3
-        times_base = ratio(median, base)
-        rows.append(
-            {
-                "arm": name,
-                "median_ms": milliseconds(median),
-                "q1_ms": milliseconds(quartiles[0]),
-                "q3_ms": milliseconds(quartiles[2]),
-                "ratio": None if times_base is None else round(times_base, 3),
-                "runs": len(values),
-            }
-        )
-    return rows
 
 
 def console_latency(
@@ -148,13 +98,13 @@ def validation_bleu(
     from workbench.core.config.build import build_config
     from workbench.core.data.prepared import prepare_data
     from workbench.core.evaluate.metrics import corpus_bleu
-    from workbench.core.translate.translator import read_settings
+    from workbench.core.translate.loading import settings_for
 
     config = build_config("demo")
     validation = prepare_data(config).validation[:pairs]
     sources = [p.source for p in validation]
     references = [p.target for p in validation]
-    tokenize = read_settings(model).get("bleu_tokenize", config.bleu_tokenize)
+    tokenize = settings_for(model).bleu_tokenize or config.bleu_tokenize
     options = translators["transformers"].default_options()
     rows: list[dict[str, Any]] = []
     hypotheses: dict[str, list[str]] = {}
@@ -180,99 +130,6 @@ def validation_bleu(
         "batch_size": config.eval_batch_size,
         "rows": rows,
     }
-
-
-def opus_shape_latency(
-    runs: int, gap: float, shape: Mapping[str, Any] = OPUS_SHAPE, warmup: int = 3
-) -> dict[str, Any]:
-    """A random opus-mt-en-zh-shaped Marian (or ``shape``), with a 65,001-token vocabulary."""
-    import shutil
-
-    import torch
-    from transformers import MarianConfig, MarianMTModel, MarianTokenizer
-
-    from workbench.core.translate.ct2 import import_ctranslate2
-    from workbench.core.translate.ct2_export import export_ctranslate2
-
-    ct2 = import_ctranslate2()
-    vocab_size = 65001
-    with tempfile.TemporaryDirectory() as tmp:
-        folder = Path(tmp) / "opus-shape"
-        folder.mkdir()
-        demo_tok = _demo_spm_folder()
-        for name in ("source.spm", "target.spm", "tokenizer_config.json"):
-            shutil.copy(demo_tok / name, folder / name)
-        vocab = {
-            "</s>": 0,
-            "<unk>": 1,
-            **{f"t{i}": i for i in range(2, vocab_size - 1)},
-            "<pad>": vocab_size - 1,
-        }
-        (folder / "vocab.json").write_text(json.dumps(vocab), encoding="utf-8")
-        config = MarianConfig(
-            vocab_size=vocab_size,
-            decoder_vocab_size=vocab_size,
-            **shape,
-            max_position_embeddings=512,
-            pad_token_id=vocab_size - 1,
-            eos_token_id=0,
-            decoder_start_token_id=vocab_size - 1,
-            forced_eos_token_id=0,
-            scale_embedding=True,
-            activation_function="swish",
-            share_encoder_decoder_embeddings=True,
-        )
-        torch.manual_seed(0)
-        model = MarianMTModel(config).eval()
-        model.save_pretrained(folder)
-        MarianTokenizer.from_pretrained(str(folder)).save_pretrained(folder)
-        for quantization in ("int8", "float32"):
-            export_ctranslate2(str(folder), quantization)
-        engines = {
-            q: ct2.Translator(
-                str(folder / f"ct2-{q}"), device="cpu", intra_threads=torch.get_num_threads()
-            )
-            for q in ("int8", "float32")
-        }
-        rng = random.Random(0)
-        source = [rng.randrange(2, vocab_size - 1) for _ in range(13)] + [0]  # 13 + </s>
-        tokens = [f"t{i}" for i in source[:-1]] + ["</s>"]
-        ids = torch.tensor([source])
-
-        def hf() -> None:
-            with torch.inference_mode():
-                model.generate(
-                    input_ids=ids,
-                    attention_mask=torch.ones_like(ids),
-                    num_beams=4,
-                    min_new_tokens=16,
-                    max_new_tokens=16,
-                )
-
-        def fast(engine: Any) -> None:
-            engine.translate_batch(
-                [tokens], beam_size=4, min_decoding_length=16, max_decoding_length=16
-            )
-
-        calls = {
-            "transformers": hf,
-            "ct2 int8": lambda: fast(engines["int8"]),
-            "ct2 float32": lambda: fast(engines["float32"]),
-        }
-        times = interleaved(calls, runs, warmup=warmup, gap=gap)
-        params = sum(p.numel() for p in model.parameters())
-        return {
-            "parameters": params,
-            "source_tokens": len(source),
-            "output_tokens": 16,
-            "beams": 4,
-            "rows": summarize(times, "transformers"),
-        }
-
-
-def _demo_spm_folder() -> Path:
-    """Any saved demo model: its SentencePiece files stand in for opus-mt's."""
-    return Path(os.environ.get("CT2_BENCH_SPM", "translation_output/best_model"))
 
 
 def environment() -> dict[str, Any]:

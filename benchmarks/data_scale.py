@@ -23,7 +23,7 @@ Per size, three arms, each in fresh processes, one after the other:
 Peak memory is the largest sum over the arm's process tree (its process group) of each
 process's proportional set size (``Pss`` in ``/proc/PID/smaps_rollup``), sampled every
 0.2 s: forked workers share pages, which PSS counts once, where adding RSS would count
-them once per process.
+them once per process (``timed_command.py``).
 
 The corpus is synthetic but made of real sentences (:func:`make_corpus`): each pair
 joins 2 to 4 HSK pairs (about WMT19's 25 words a source), with 1% copied targets, 0.5%
@@ -35,25 +35,26 @@ side, a Marian tokenizer like opus-mt-en-zh's. The test set is 300 other pairs
 ``--smoke`` (the test suite runs it, so that a broken benchmark shows in CI) measures
 1,000 pairs with 50 validation and 30 test pairs, decoded greedily to 16 tokens (a random
 model decodes to its length bound), and writes its report to a temporary folder.
+
+The report (DATA_SCALE.md, and the rows as JSON beside it) is written by
+``data_scale_report.py`` from the rows measured here.
 """
 
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import platform
 import random
-import signal
-import subprocess
 import sys
 import tempfile
-import threading
 import time
 from pathlib import Path
 from typing import Any
 
-from figures import figure, load_average, noise_summary, ratio, report_path, spread
+from data_scale_report import render_report, write_report
+from figures import figure, load_average, report_path
+from timed_command import timed
 
 REPO = Path(__file__).resolve().parents[1]
 if str(REPO) not in sys.path:  # measure this checkout's workbench, not an installed one
@@ -143,65 +144,6 @@ def build_model(folder: Path) -> Path:
     return out
 
 
-def tree_pss_kib(group: int) -> int:
-    """The summed PSS of the processes in process group ``group``."""
-    total = 0
-    for entry in os.listdir("/proc"):
-        if not entry.isdigit():
-            continue
-        try:
-            if os.getpgid(int(entry)) != group:
-                continue
-            with open(f"/proc/{entry}/smaps_rollup", encoding="ascii") as rollup:
-                for line in rollup:
-                    if line.startswith("Pss:"):
-                        total += int(line.split()[1])
-                        break
-        except (OSError, ValueError):
-            continue
-    return total
-
-
-def timed(argv: list[str], env: dict[str, str], until: str | None) -> dict[str, Any]:
-    """Run ``argv`` in its own process group until it exits (or prints a line starting
-    with ``until``, when it is killed): seconds, peak PSS, and when each line came."""
-    started = time.perf_counter()
-    child = subprocess.Popen(
-        argv,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.STDOUT,
-        text=True,
-        env=env,
-        start_new_session=True,
-    )
-    peak = 0
-
-    def sample() -> None:
-        nonlocal peak
-        while child.poll() is None:
-            peak = max(peak, tree_pss_kib(child.pid))
-            time.sleep(0.2)
-
-    sampler = threading.Thread(target=sample, daemon=True)
-    sampler.start()
-    lines: list[tuple[float, str]] = []
-    reached = until is None
-    assert child.stdout is not None
-    for line in child.stdout:
-        lines.append((time.perf_counter() - started, line.rstrip()))
-        if until is not None and line.strip().startswith(until):
-            reached = True
-            os.killpg(child.pid, signal.SIGKILL)
-            break
-    seconds = time.perf_counter() - started
-    child.wait()
-    sampler.join()
-    if not reached or (until is None and child.returncode):
-        tail = "\n".join(text for _, text in lines[-15:])
-        raise RuntimeError(f"{argv[0]} ended with {child.returncode} before {until!r}:\n{tail}")
-    return {"seconds": round(seconds, 1), "peak_mib": round(peak / 1024), "lines": lines}
-
-
 def data_stages(lines: list[tuple[float, str]]) -> dict[str, float]:
     """The stages of a cold run's ``data: prepared N pairs in T s: reading 6.0 s · …``."""
     found = next((t.split(" s: ", 1)[1] for _, t in lines if "data: prepared " in t), "")
@@ -274,75 +216,6 @@ def measure(
         )
     corpus.unlink()
     return rows
-
-
-def render_report(rows: list[dict[str, Any]], context: dict[str, Any]) -> str:
-    """DATA_SCALE.md from the measurements; a figure not measured prints as "n/a"."""
-    by = {(r["n"], r["arm"]): r for r in rows}
-    lines = [
-        "# Data at scale: seconds to the first training step, and peak memory",
-        "",
-        "Measured by `python benchmarks/data_scale.py` (its docstring says how); "
-        f"{context['machine']}, {context['cores']} cores, `num_proc` {context['procs']}, "
-        f"{context['date']}. Ratios are against the anchor measured in the same run. Load "
-        f"average (1/5/15 min) before {figure(context.get('load_before'))}, after "
-        f"{figure(context.get('load_after'))}. Each arm runs once at each size.",
-        "",
-        noise_summary({f"{r['n']:,} {r['arm']}": {"": spread([r.get("seconds")])} for r in rows}),
-        "",
-        "| pairs | anchor: preprocessing | workbench cold: first step | × anchor | "
-        'of which data | of which "before" | workbench cached: first step | × anchor | '
-        "peak memory: anchor / cold / cached |",
-        "|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
-    ]
-    for n in sorted({r["n"] for r in rows}):
-        anchor, cold, cached = (by.get((n, arm), {}) for arm in ("anchor", "cold", "cached"))
-        first_step = cold.get("seconds"), cached.get("seconds")
-        lines.append(
-            f"| {n:,} | {figure(anchor.get('seconds'), '.1f', ' s')} | "
-            f"{figure(first_step[0], '.1f', ' s')} | "
-            f"{figure(ratio(first_step[0], anchor.get('seconds')), '.2f')} | "
-            f"{figure(cold.get('data_seconds'), '.1f', ' s')} | "
-            f"{figure(cold.get('before_seconds'), '.1f', ' s')} | "
-            f"{figure(first_step[1], '.1f', ' s')} | "
-            f"{figure(ratio(first_step[1], anchor.get('seconds')), '.2f')} | "
-            f"{figure(anchor.get('peak_mib'), ',')} / {figure(cold.get('peak_mib'), ',')} / "
-            f"{figure(cached.get('peak_mib'), ',')} MiB "
-            f"({figure(ratio(cold.get('peak_mib'), anchor.get('peak_mib')), '.2f', '×')}) |"
-        )
-    validation = context.get("validation_pairs", VALIDATION_PAIRS)
-    test = context.get("test_pairs", TEST_PAIRS)
-    lines += [
-        "",
-        '"of which data" is from the `[data]` line to the `[model]` line (reading, '
-        'cleaning, tokenizing, splitting, writing the cache); "before" is the decoding of '
-        f"the {validation} validation and {test} test pairs by the model as "
-        "loaded, from the `[before]` line to `[train]` (0 when cached). The anchor does "
-        "neither cleaning nor decoding: it only reads and tokenizes.",
-        "",
-    ]
-    sizes = sorted({r["n"] for r in rows})
-    stages = {n: by.get((n, "cold"), {}).get("stages") or {} for n in sizes}
-    names = list(dict.fromkeys(name for found in stages.values() for name in found))
-    if names:  # the cold run's own account of its data time (its `data: prepared` line)
-        lines += ["Where the cold run's data time went, as its `data: prepared` line says:", ""]
-        lines += [f"| pairs | {' | '.join(names)} |", "|---:|" + "---:|" * len(names)]
-        lines += [
-            f"| {n:,} | " + " | ".join(figure(found.get(k), ".1f", " s") for k in names) + " |"
-            for n, found in stages.items()
-        ] + [""]
-    return "\n".join(lines)
-
-
-def write_report(path: Path, rows: list[dict[str, Any]], context: dict[str, Any]) -> str:
-    """Write DATA_SCALE.md and the rows beside it as JSON; the report's text."""
-    text = render_report(rows, context)
-    path.write_text(text, encoding="utf-8")
-    (path.with_suffix(".json")).write_text(
-        json.dumps([{k: v for k, v in r.items() if k != "lines"} for r in rows], indent=1),
-        encoding="utf-8",
-    )
-    return text
 
 
 def main() -> None:

@@ -15,11 +15,10 @@ benchmark shows in CI.
    files the way ``HfFileSystem`` opens Hub files (fsspec buffered files, one range read
    per cache miss) and counts the reads and bytes fetched:
 
-   * **old** -- the plan this project shipped before (reimplemented here, for comparison
-     only): whole row groups in a seeded random order until they hold 4x the file's
-     quota, the quota drawn from those rows; files opened with fsspec's defaults
-     (5 MiB read-ahead).
-   * **new** -- ``workbench.core.data.parquet_reads.read_sample`` as it is: at most
+   * **old** -- reimplemented here, for comparison only: whole row groups in a seeded
+     random order until they hold 4x the file's quota, the quota drawn from those rows;
+     files opened with fsspec's defaults (5 MiB read-ahead).
+   * **new** -- ``workbench.core.data.sample_reads.read_sample`` as it is: at most
      ``MAX_ROWS_PER_GROUP`` rows from each of many random row groups, no read-ahead.
 
    Two cross rows separate the two changes: the old plan without read-ahead, and the new
@@ -28,16 +27,13 @@ benchmark shows in CI.
    one row group, files represented, range reads, bytes fetched, wall time.
 
 Every row's English starts with ``f<file> r<row>`` so the windows are counted from the
-sample itself, not from the plan.
+sample itself, not from the plan. The report is written by ``sampling_report.py``.
 """
 
 from __future__ import annotations
 
 import argparse
 import collections
-import datetime
-import os
-import platform
 import sys
 import tempfile
 import time
@@ -47,23 +43,21 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-import pyarrow as pa
 import pyarrow.parquet as pq
-from figures import figure, ratio, report_path
+from figures import report_path
 from fsspec.implementations.local import LocalFileSystem
 from fsspec.spec import AbstractBufferedFile
-from sampling_corpus import FILES, GROUP, build_corpus
+from sampling_corpus import FILES, build_corpus
+from sampling_report import write_report
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from workbench.core.data import parquet_reads, sample_plan
+from workbench.core.data import parquet_files, sample_plan, sample_reads
 from workbench.core.data.pair import Pair
 from workbench.core.data.sample_plan import HubPair
 
 WINDOW = 1_000  # a "window" is 1,000 consecutive lines of one file
 OLD_OVERSAMPLE = 4
-LATENCY_S = 0.05  # the network model in the report: a request's round trip
-BANDWIDTH_BPS = 50e6  # ... and a download rate
 
 
 # --- counting what a sample fetches ---------------------------------------------------------
@@ -98,7 +92,7 @@ class CountingFileSystem(LocalFileSystem):
 
 
 def old_plan(row_groups: list[list[int]], n: int, seed: int) -> dict[tuple[int, int], list[int]]:
-    """The OLD plan (before issue 12), for comparison only: whole groups up to 4x quota."""
+    """The old arm's plan, for comparison only: whole groups up to 4x quota."""
     rng = np.random.default_rng(seed)
     file_rows = [sum(groups) for groups in row_groups]
     plan: dict[tuple[int, int], list[int]] = {}
@@ -124,7 +118,7 @@ def old_plan(row_groups: list[list[int]], n: int, seed: int) -> dict[tuple[int, 
 
 
 def old_read_sample(fs: Any, files: list[str], n: int, seed: int) -> list[Pair]:
-    """The OLD reader (before issue 12), for comparison only: default open, old plan."""
+    """The old arm's reader, for comparison only: default open, old plan."""
     handles = [pq.ParquetFile(fs.open(path, "rb")) for path in files]
     sizes = [
         [h.metadata.row_group(g).num_rows for g in range(h.metadata.num_row_groups)]
@@ -148,19 +142,19 @@ def new_read_sample(
     plan: Any = None,
     open_options: dict[str, Any] | None = None,
 ) -> list[HubPair]:
-    """``parquet_reads.read_sample`` as it is, or with another plan or open options swapped in."""
-    saved = parquet_reads.plan_sample, dict(parquet_reads.OPEN_OPTIONS)
+    """``sample_reads.read_sample`` as it is, or with another plan or open options swapped in."""
+    saved = sample_reads.plan_sample, dict(parquet_files.OPEN_OPTIONS)
     if plan is not None:
-        parquet_reads.plan_sample = plan
+        sample_reads.plan_sample = plan
     if open_options is not None:
-        parquet_reads.OPEN_OPTIONS.clear()
-        parquet_reads.OPEN_OPTIONS.update(open_options)
+        parquet_files.OPEN_OPTIONS.clear()
+        parquet_files.OPEN_OPTIONS.update(open_options)
     try:
-        return parquet_reads.read_sample(fs, files, n, seed, "en", "zh")
+        return sample_reads.read_sample(fs, files, n, seed, "en", "zh")
     finally:
-        parquet_reads.plan_sample = saved[0]
-        parquet_reads.OPEN_OPTIONS.clear()
-        parquet_reads.OPEN_OPTIONS.update(saved[1])
+        sample_reads.plan_sample = saved[0]
+        parquet_files.OPEN_OPTIONS.clear()
+        parquet_files.OPEN_OPTIONS.update(saved[1])
 
 
 def draw(paths: list[Path], n: int, seed: int, read: Any) -> dict[str, Any]:
@@ -248,103 +242,6 @@ def run(args: argparse.Namespace) -> None:
 
     write_report(args, results, size, footer, en_chars, zh_chars, build_s)
     print(f"wrote {args.out}")
-
-
-def write_report(
-    args: argparse.Namespace,
-    results: list[tuple[str, dict[str, Any]]],
-    size: int,
-    footer: int,
-    en_chars: float,
-    zh_chars: float,
-    build_s: float,
-) -> None:
-    """Write the report: each scheme's reads, a model of their time on the Hub, the corpus."""
-    header = (
-        "| scheme | row groups read | distinct 1,000-line windows | max rows from one group "
-        "| files | range reads | bytes fetched | wall |"
-    )
-    lines = [header, "|" + "---|" * 8]
-    for label, r in results:
-        lines.append(
-            f"| {label} | {r['windows']:,} | {r['windows']:,} | {figure(r['max_per_window'])} "
-            f"| {r['files']} | {r['reads']:,} | {r['bytes'] / 2**20:,.1f} MiB "
-            f"| {r['wall']:.1f} s |"
-        )
-    table = "\n".join(lines)
-    model = ["| scheme | range reads x 50 ms | bytes at 50 MB/s | total |", "|---|---|---|---|"]
-    for label, r in results:
-        latency, transfer = r["reads"] * LATENCY_S, r["bytes"] / BANDWIDTH_BPS
-        model.append(
-            f"| {label} | {latency:,.0f} s | {transfer:,.0f} s | {latency + transfer:,.0f} s |"
-        )
-    command = (
-        f"python benchmarks/sampling.py --folder {args.folder} --rows-per-file "
-        f"{args.rows_per_file} --n {args.n} --seed {args.seed}"
-    )
-    rows = FILES * args.rows_per_file
-    args.out.write_text(
-        f"""# How the WMT19 sample is drawn: old plan against new
-
-Command: `{command}`
-Run on {datetime.date.today().isoformat()}: {platform.machine()}, {os.cpu_count()} CPU cores
-shared with other work, Python {platform.python_version()}, pyarrow {pa.__version__}.
-Corpus ready in {build_s:.0f} s (built by this run, or reused from an earlier one).
-
-**Corpus**: a local stand-in for WMT19 zh-en's train split. {FILES} parquet files of
-{args.rows_per_file:,} rows ({rows:,} in all), row groups of {GROUP:,} rows, one
-`translation` struct column: English of ~{en_chars:.0f} characters (15-35 Zipf-distributed
-random words), Chinese of ~{zh_chars:.0f} characters (Zipf-distributed random CJK
-characters), snappy. {size / 2**30:.2f} GiB on disk, {size / rows:.0f} bytes a row (the
-real split: ~3.6 GB for ~26M rows, ~140 bytes a row; random text compresses worse, so the
-bytes here are an upper bound). Footer: {footer / 2**10:,.0f} KiB a file.
-
-**Sample**: {args.n:,} pairs, seed {args.seed}. Each run reads through a filesystem that
-opens the local files as `HfFileSystem` opens Hub files (fsspec buffered files, one range
-read per cache miss) and counts the reads and bytes fetched. "before" is the reader and
-plan shipped before issue 12, reimplemented in the benchmark for comparison only; "now" is
-`workbench.core.data.parquet_reads.read_sample` as it is; the two middle rows swap in the old
-plan, or fsspec's default 5 MiB read-ahead, to show each change alone. Windows are counted
-from the sampled rows' own `f<file> r<row>` labels; with 1,000-row groups a window is a
-row group, so "row groups read" and "distinct windows" agree.
-
-{table}
-
-Wall time is local reads (page cache) plus parquet decoding. Over the network every range
-read is also an HTTP request (the Hub answers `/resolve/` with a redirect to its CDN), so
-there the number of reads weighs as much as the bytes. A model, not a measurement, at
-{LATENCY_S * 1000:.0f} ms a request and {BANDWIDTH_BPS / 1e6:.0f} MB/s, reads one after
-another:
-
-{chr(10).join(model)}
-
-{findings(results, size)}
-""",
-        encoding="utf-8",
-    )
-
-
-def findings(results: list[tuple[str, dict[str, Any]]], size: int) -> str:
-    """What the table says, in words, from this run's figures."""
-    before, old_exact, new_ahead, now = (r for _label, r in results)
-    mib = 2**20
-    return f"""**Reading the figures.** The old plan drew the sample from {before["windows"]:,}
-windows of 1,000 consecutive lines, up to {figure(before["max_per_window"])} lines from one
-window; the new plan from {now["windows"]:,} windows, at most {figure(now["max_per_window"])}
-from one.
-Without read-ahead the old plan would have fetched {old_exact["bytes"] / mib:,.0f} MiB
-instead of {before["bytes"] / mib:,.0f} MiB. The new plan fetches
-{now["bytes"] / mib:,.0f} MiB ({figure(ratio(now["bytes"], size), ".0%")} of the corpus): with
-read-ahead it would fetch {new_ahead["bytes"] / mib:,.0f} MiB
-({figure(ratio(new_ahead["bytes"], size), ".0%")}), since
-its row groups are close enough together for each 5 MiB block to reach the next one. The
-price of reading exactly is one request per row group ({now["reads"]:,} against
-{new_ahead["reads"]:,}): read one after another over a network with a round trip of tens
-of milliseconds, the requests rather than the bytes set the time, and in the model above
-the read-ahead variant finishes first despite downloading
-{figure(ratio(new_ahead["bytes"], now["bytes"]), ".1f")}x the bytes. Reading the {FILES}
-files concurrently (one open file each) would divide the request time by up to {FILES};
-the reader does not do that yet."""
 
 
 if __name__ == "__main__":

@@ -37,9 +37,9 @@ from figures import NA, figure, load_average, median, report_path
 
 HEAVY = ("torch", "transformers", "datasets", "textual", "ctranslate2", "tensorboard")
 SIZE = (30, 100)  # rows, columns
-#: A word of the footer's key list that every pane shows at every width: F6's label.
-#: The footer used to be found by "Quit", until q moved to the command palette to keep
-#: the footer within 80 columns (workbench/tui/app.py), and the probe found nothing.
+#: A word of the footer's key list that every pane shows at every width: F6's label. Not
+#: "Quit": q is in the command palette, not the footer, which keeps the footer within 80
+#: columns (workbench/tui/app.py).
 FOOTER_KEY = b"Screenshot"
 
 

@@ -95,7 +95,7 @@ def run_tui(epochs: float, settings: dict[str, Any] | None = None) -> dict:
             pane = app.query_one(TrainingPane)
             # A plain sleep, not pilot.pause(): pause() forces a full repaint each call,
             # load a real terminal session does not have.
-            while pane.running:
+            while pane.watcher.running:
                 await asyncio.sleep(0.5)
 
     with tempfile.TemporaryDirectory() as tmp:
@@ -108,9 +108,9 @@ def first_paint(repeats: int, warm_up: bool = True) -> tuple[list[float], bool |
     """Seconds from spawn to the first frame of ``workbench tui`` in a real pseudo-terminal,
     and whether torch was imported by then (``None``: no first frame was seen).
 
-    Measured as benchmarks/startup.py does (an earlier version timed Textual's
-    ``run_test`` and ``pilot.pause()``, which waits for the app to settle, not for the
-    first frame: 1.89 s for what a terminal shows in about 1 s).
+    Measured as benchmarks/startup.py does, from the bytes the terminal receives: Textual's
+    ``run_test`` and ``pilot.pause()`` wait for the app to settle, not for the first frame
+    (1.89 s for what a terminal shows in about 1 s).
     """
     sys.path.insert(0, str(Path(__file__).parent))
     import startup

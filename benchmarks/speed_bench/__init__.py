@@ -12,7 +12,7 @@ the tables report medians and workbench / reference ratios.
   ``Seq2SeqTrainer`` (random order, no length grouping), evaluation with the model's
   default decoding (4 beams, ``max_length`` 512), batch by batch in dataset order.
 * **workbench** -- the code users run, imported, not re-implemented:
-  ``workbench.core.train.trainer.build_trainer``, the trainer ``workbench train`` runs (no
+  ``workbench.core.train.recipe.build_trainer``, the trainer ``workbench train`` runs (no
   padding in tokenizing, length-grouped batches, dynamic padding, the loss on real
   target tokens, greedy evaluation bounded to 128 new tokens, longest sentences first,
   bf16 on GPUs that have it), and ``workbench.core.translate.translator.Translator`` for the
@@ -29,7 +29,8 @@ The modules, in the order a run uses them: ``modes`` (how much a run measures),
 ``model`` and ``pairs`` (what both arms train on), ``recipes`` (the two arms),
 ``workdir`` (saved once for every child process), ``phases``, ``same_loss`` and
 ``profile`` (what each child process measures), ``orchestration`` (the run), ``report``
-(RESULTS.md); ``results`` names the shapes passed between them. The command is
+(RESULTS.md) with ``summary`` (its table of medians and ratios); ``results`` names the
+shapes passed between them. The command is
 ``benchmarks/speed.py``, which imports this package from its own folder.
 """
 

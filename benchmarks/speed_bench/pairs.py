@@ -60,7 +60,7 @@ def length_strata(pairs: list[IdPair], batches: int, seed: int) -> list[IdPair]:
     """``batches`` batches of 16, spread evenly over ``pairs`` sorted by source length.
 
     A length-sorted evaluation of the whole set, in miniature: the workbench evaluates
-    longest first (``trainer.longest_first``), so its batches over the kept pairs are
+    longest first (``recipe.longest_first``), so its batches over the kept pairs are
     these same homogeneous batches. Returned shuffled, since the reference evaluates in
     dataset order; its batches mix the strata, which run shorter than random batches of
     the whole set would (favouring the reference).

@@ -3,7 +3,7 @@
 * **reference** -- the assignment's code: every example padded to 128 (labels padded with
   -100), a default ``Seq2SeqTrainer``, the model's default decoding.
 * **workbench** -- the trainer ``workbench train`` runs, imported from
-  ``workbench.core.train.trainer``, not re-implemented, so the benchmark times exactly
+  ``workbench.core.train.recipe``, not re-implemented, so the benchmark times exactly
   what users run.
 """
 
@@ -106,8 +106,8 @@ def build_trainer(
         )
     else:
         from workbench.core.data.pair import Pair
+        from workbench.core.train.recipe import build_trainer
         from workbench.core.train.run_model import configure_generation, resolve_precision
-        from workbench.core.train.trainer import build_trainer
 
         config = workbench_config(out)
         configure_generation(model, config)

@@ -46,8 +46,9 @@ def child_check(workdir: Path, device: str, batch: int, steps: int) -> CheckResu
         collate = DataCollatorForSeq2Seq(tokenizer, model=model, label_pad_token_id=-100)
         optimizer = torch.optim.AdamW(model.parameters(), lr=2e-5)
         if arm == "workbench":
+            from workbench.core.train.recipe import training_arguments
             from workbench.core.train.run_model import resolve_precision
-            from workbench.core.train.trainer import WorkbenchTrainer, training_arguments
+            from workbench.core.train.trainer import WorkbenchTrainer
 
             check = workbench_config(workdir / "check")
             trainer = WorkbenchTrainer(  # only its compute_loss is used

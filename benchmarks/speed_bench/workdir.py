@@ -37,8 +37,9 @@ def plan_training(
     """
     import datasets
 
+    from workbench.core.train.recipe import training_arguments
     from workbench.core.train.run_model import resolve_precision
-    from workbench.core.train.trainer import WorkbenchTrainer, training_arguments
+    from workbench.core.train.trainer import WorkbenchTrainer
 
     config = workbench_config(workdir / "plan")
     dataset = datasets.Dataset.from_dict(

@@ -14,7 +14,10 @@ import pytest
 
 from workbench.core.attention.causal import CAUSAL_ATTENTION, CAUSAL_AXES
 from workbench.core.attention.extract import load_attention_model
-from workbench.core.lab.prompt_attention import STUDY_FILE, PromptAttention
+from workbench.core.config.direction_request import DirectionRequest
+from workbench.core.lab.prompt_attention import PromptAttention
+from workbench.core.records.typed import decode
+from workbench.core.run_folder.layout import RunFolder
 
 SENTENCE = "I like to drink tea."
 WORDS = ["I", "like", "to", "drink", "tea", "."]
@@ -64,7 +67,8 @@ def test_cli_passes_the_prompt_template_through(
     assert done.returncode == 0
     _, columns, _ = printed(done.stdout)
     assert columns == WORDS  # found inside the user's prompt
-    loaded = load_attention_model(model, prompt_template=template.read_text(encoding="utf-8"))
+    asked = DirectionRequest(prompt_template=template.read_text(encoding="utf-8"))
+    loaded = load_attention_model(model, asked)
     assert loaded.direction.prompt == "template"
     assert loaded.direction.source_text(SENTENCE) == f"Say it in Chinese: {SENTENCE}\nThere:"
 
@@ -106,8 +110,10 @@ def test_cli_saves_the_study_into_the_models_run_folder(
     (model / "workbench.json").write_text(json.dumps(settings), encoding="utf-8")
     done = cli("lab", "attention", "--model", str(model), SENTENCE)
     assert done.returncode == 0
-    assert f"saved {run / STUDY_FILE}" in done.stdout
-    saved = PromptAttention.from_dict(json.loads((run / STUDY_FILE).read_text(encoding="utf-8")))
+    study_file = RunFolder(run).lab_study("prompt_attention")
+    assert f"saved {study_file}" in done.stdout
+    saved = decode(PromptAttention, json.loads(study_file.read_text(encoding="utf-8")))
+    assert saved is not None
     assert saved.prompt == "alma"
     assert saved.part("source").text.strip() == SENTENCE
     assert saved.mask.causal_only

@@ -8,9 +8,10 @@ from pathlib import Path
 
 import pytest
 
-from workbench.cli.flags import NOT_FLAGS, config_from_args, setting_flag
+from workbench.cli.flags import config_from_args, setting_flag
 from workbench.cli.main import build_parser
 from workbench.core.config.build import build_config, setting_type
+from workbench.core.config.presets import DEFAULT_PRESET, PRESETS
 from workbench.core.config.run_config import RunConfig
 from workbench.core.config.settings import SETTING_GROUPS
 from workbench.errors import WorkbenchError
@@ -48,8 +49,18 @@ def config_of(*argv: str) -> RunConfig:
     return config_from_args(build_parser().parse_args(["train", *argv]))
 
 
-def test_the_excluded_settings_are_the_ones_named_here():
-    assert set(NOT_FLAGS) == EXCLUDED
+def test_the_preset_is_chosen_once_by_preset_from_the_presets(monkeypatch, capsys):
+    """The preset is the base the settings override, so it is no setting of a group:
+    ``--preset`` stands once in the help, with every preset as its choices."""
+    groups = sections(help_of("train", monkeypatch, capsys))
+    assert f"--preset {{{','.join(sorted(PRESETS))}}}" in groups["options"]
+    settings = [text for title, text in groups.items() if title.endswith(" settings")]
+    assert len(settings) == len(SETTING_GROUPS)
+    assert not any(has_flag(text, "--preset") for text in settings)
+    assert config_of("--preset", "nllb-en-zh").preset == "nllb-en-zh"
+    with pytest.raises(SystemExit):
+        config_of("--preset", "nllb")
+    assert "argument --preset: invalid choice: 'nllb'" in capsys.readouterr().err
 
 
 @pytest.mark.parametrize("command", ["train", "tui", "sweep"])
@@ -75,17 +86,42 @@ def test_help_shows_the_type_and_the_presets_defaults(monkeypatch, capsys):
     text = help_of("train", monkeypatch, capsys)
     assert "--learning-rate FLOAT, --lr FLOAT" in text
     assert "--target-label TEXT, --label TEXT" in text
-    flat = " ".join(text.split())  # argparse wraps the help at the terminal's width
-    want = (
-        "[default: 2e-05; nllb-en-zh: 1e-05; nllb-1.3b-lora-en-zh: 0.0002; "
-        "qwen3-0.6b-en-zh: 1e-05; hunyuan-mt-7b-lora-en-zh: 0.0002; demo: 0.0007]"
-    )
-    assert want in flat
     assert "--batch-size INT" in text
-    assert (
-        "[default: 16; nllb-en-zh: 8; qwen3-0.6b-en-zh: 8; hunyuan-mt-7b-lora-en-zh: 8; demo: 32]"
-        in flat
-    )
+
+
+@pytest.mark.parametrize(
+    ("flag", "name"), [("--learning-rate", "learning_rate"), ("--batch-size", "batch_size")]
+)
+def test_the_help_gives_the_value_a_run_of_each_preset_uses(flag, name, monkeypatch, capsys):
+    """``[default: …; preset: …]``: what a run of the default preset uses, then, in the
+    presets' order, each preset whose runs use another value, written as a user writes it
+    (``2e-05``, ``0.0007``, ``16``)."""
+    flat = " ".join(help_of("train", monkeypatch, capsys).split())  # unwrapped
+    runs = {preset: getattr(build_config(preset), name) for preset in PRESETS}
+    default = runs[DEFAULT_PRESET]
+    others = "".join(f"; {preset}: {value:g}" for preset, value in runs.items() if value != default)
+    help_text = flat.split(f" {flag} ", 1)[1]  # the flag's line and what follows it
+    shown = help_text[help_text.index("[default: ") : help_text.index("]") + 1]
+    assert shown == f"[default: {default:g}{others}]"
+    assert len({value for value in runs.values()}) > 2  # the presets differ: a real test
+
+
+@pytest.mark.parametrize("preset", ["demo", "nllb-en-zh"])
+def test_the_presets_value_or_the_flags_reaches_the_trainer(preset: str, tmp_path: Path):
+    """A preset's learning rate and batch size are the trainer's, and a flag's replaces
+    them there."""
+    from workbench.core.records.run_records import Precision
+    from workbench.core.train.recipe import training_arguments
+
+    def trainer_args(*flags: str):
+        cpu = Precision("cpu", "fp32", False)
+        return training_arguments(config_of("--preset", preset, *flags), tmp_path, cpu)
+
+    plain, flagged = trainer_args(), trainer_args("--lr", "3e-4", "--batch-size", "3")
+    preset_config = build_config(preset)
+    assert plain.learning_rate == preset_config.learning_rate != 3e-4
+    assert plain.per_device_train_batch_size == preset_config.batch_size != 3
+    assert (flagged.learning_rate, flagged.per_device_train_batch_size) == (3e-4, 3)
 
 
 @pytest.mark.parametrize("f", SETTINGS, ids=lambda f: f.name)

@@ -9,15 +9,11 @@ from pathlib import Path
 
 import pytest
 
-from workbench.core.lab import kv_cache
-from workbench.core.lab.attention_kinds import (
-    CROSS,
-    DECODER,
-    ENCODER,
-    STUDY_FILE,
-    AttentionKinds,
-)
+from workbench.core.lab.attention_kinds import CROSS, DECODER, ENCODER, AttentionKinds
 from workbench.core.lab.decoding_strategies import decoding_study
+from workbench.core.lab.kv_cache import CacheStudy
+from workbench.core.records.typed import decode
+from workbench.core.run_folder.layout import RunFolder
 from workbench.errors import WorkbenchError
 
 SENTENCE = "I like tea."
@@ -77,15 +73,18 @@ def test_cli_writes_the_json_into_the_models_run_folder(cli, tiny_model_dir: Pat
     )
     done = cli("lab", "attention", "--model", str(model), SENTENCE)
     assert done.returncode == 0
-    assert f"saved {run / STUDY_FILE}" in done.stdout
-    saved = json.loads((run / STUDY_FILE).read_text(encoding="utf-8"))
+    assert f"saved {RunFolder(run).lab_study('attention')}" in done.stdout
+    saved = json.loads(RunFolder(run).lab_study("attention").read_text(encoding="utf-8"))
     assert saved["sentence"] == SENTENCE
     assert len(saved["kinds"]) == 3
-    study = AttentionKinds.from_dict(saved)  # read back typed: the same file again
+    notes: list[str] = []
+    study = decode(AttentionKinds, saved, notes)  # read back typed: the same file again
+    assert study is not None
+    assert notes == []  # each kind's layers and heads are derived again, not unknown
     assert study.to_dict() == saved
     assert study.heads[0].layer == saved["heads"][0]["layer"] - 1
-    with pytest.raises(ValueError, match="has no 'masked decoder self-attention' map"):
-        AttentionKinds.from_dict({**saved, "kinds": saved["kinds"][::2]})
+    assert decode(AttentionKinds, {**saved, "kinds": saved["kinds"][::2]}, notes) is None
+    assert "has no 'masked decoder self-attention' map" in notes[-1]
 
 
 def test_cli_empty_sentence_is_one_clear_line(cli, tiny_model_dir: Path):
@@ -132,9 +131,12 @@ def test_the_command_prints_the_tables_chart_and_saves_to_the_run(
     assert "formula: self-attention 2*L*t*d = 64*t floats" in out
     assert "formula and measured cache agree at every t" in out
     assert "ms per token against t" in out
-    saved = json.loads((run / kv_cache.STUDY_FILE).read_text(encoding="utf-8"))
+    saved = json.loads(RunFolder(run).lab_study("cache").read_text(encoding="utf-8"))
     assert [row["new_tokens"] for row in saved["timings"]] == [2, 4]
-    study = kv_cache.CacheStudy.from_dict(saved)  # read back typed, derived values recomputed
+    notes: list[str] = []
+    study = decode(CacheStudy, saved, notes)  # read back typed, derived values recomputed
+    assert study is not None
+    assert notes == []
     assert [t.new_tokens for t in study.timings] == [2, 4]
     assert study.to_dict() == saved
 
@@ -143,4 +145,4 @@ def test_the_command_without_a_run_folder_writes_nothing(cli, tiny_model_dir: Pa
     done = cli("lab", "cache", "--model", str(tiny_model_dir), "--lengths", "2", "--repeats", "1")
     assert done.returncode == 0
     assert "saved" not in done.stdout
-    assert not (tiny_model_dir / kv_cache.STUDY_FILE).exists()
+    assert not RunFolder(tiny_model_dir).lab_study("cache").exists()

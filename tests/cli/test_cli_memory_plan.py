@@ -23,7 +23,7 @@ from tests.helpers.memory import (
     train_chat,
 )
 from workbench.core.records.memory import GB
-from workbench.core.train.memory_plan import PROMPT_TOKENS
+from workbench.core.train.memory.decoder_only import PROMPT_TOKENS
 
 
 @pytest.fixture(scope="module")

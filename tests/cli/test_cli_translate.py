@@ -8,30 +8,33 @@ from __future__ import annotations
 import io
 import json
 import shutil
+import subprocess
+import sys
 from pathlib import Path
 
-from tests.helpers.cli import run_cli
+import pytest
+
+from tests.helpers.cli import command_env, run_cli
+from tests.helpers.comet import GOOD
 from tests.helpers.data import ODD_INPUT
 from tests.helpers.hub import hub_env
 from tests.helpers.hub_repos import OPUS_DE_MODEL
 from workbench.cli.interact import run_console
 from workbench.cli.translate import run_pipe
 from workbench.core.decoding import DecodeOptions
+from workbench.core.translate.console_session import ConsoleModel, ConsoleSession
 from workbench.core.translate.translator import Translator
 
 GARBAGE = b"\xff\xfe\x00\x80garbage\xc3\x28 \xed\xa0\x80"  # invalid UTF-8, an encoded surrogate
 
 
 def test_interact_session_takes_everything_and_goes_on(tiny_model_dir: Path, tmp_path: Path):
-    translator = Translator.from_pretrained(str(tiny_model_dir), device="cpu")
+    model = ConsoleModel(str(tiny_model_dir), device="cpu", num_beams=1, max_new_tokens=8)
     lines = ["", "   ", *ODD_INPUT, "I like tea.", ":q", "never read"]
     out = io.StringIO()
     history = tmp_path / "history.jsonl"
     code = run_console(
-        translator,
-        "tiny",
-        history,
-        DecodeOptions(1, 8),
+        ConsoleSession({"model": model}, history),
         stdin=io.StringIO("\n".join(lines) + "\n"),
         stdout=out,
     )
@@ -184,3 +187,40 @@ def test_interact_on_an_en_de_model_asks_in_english_and_answers_in_german(
     assert result.stdout.count("en> ") == 2  # the sentence, then :q
     assert result.stdout.count("de> ") == 1
     assert "zh> " not in result.stdout
+
+
+@pytest.mark.parametrize(
+    ("qe", "said"),
+    [
+        ("nowhere", "does not exist; --qe takes a folder with hparams.yaml"),
+        ("regression", "scores against a reference, which a typed sentence has none of"),
+    ],
+)
+def test_interact_refuses_a_qe_folder_before_it_loads_the_translation_model(
+    tiny_model_dir: Path, tmp_path: Path, qe: str, said: str
+):
+    """The --qe folder is looked at first: the one line comes before any model loads (no
+    engine imported: torch, transformers, ctranslate2), not after seconds of loading the
+    translation model."""
+    folder = {"nowhere": tmp_path / "nowhere", "regression": GOOD}[qe]
+    code = (
+        "import sys\nfrom workbench.cli.main import main\ncode = main(sys.argv[1:])\n"
+        "print(code, *(m in sys.modules for m in ('torch', 'transformers', 'ctranslate2')))"
+    )
+    argv = ["interact", "--model", str(tiny_model_dir), "--qe", str(folder)]
+    done = subprocess.run(
+        [sys.executable, "-c", code, *argv],
+        cwd=tmp_path,
+        input="I like tea.\n",
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env=command_env(),
+    )
+    assert done.stdout.split() == ["2", "False", "False", "False"], done.stderr[-2000:]
+    (line,) = done.stderr.splitlines()  # one sentence, no traceback
+    assert line.startswith("workbench: error: COMET model")
+    assert str(folder) in line
+    assert said in line
+    assert "Unbabel/wmt22-cometkiwi-da" in line  # the fix: a reference-free model
+    assert not (tmp_path / "translation_output").exists()  # no history begun

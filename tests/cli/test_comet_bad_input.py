@@ -191,7 +191,7 @@ def test_a_scorer_that_cannot_fit_is_refused_before_training():
     against a budget it cannot fit, the run is refused in one line, with the way out;
     choosing the epoch, it is counted beside the training step."""
     from tests.helpers.runs import tiny_config
-    from workbench.core.train.memory_plan import plan_scorer
+    from workbench.core.train.memory.plan import plan_scorer
     from workbench.core.views.memory_text import scorer_line
 
     fits = plan_scorer(tiny_config(comet=str(GOOD)), training_plan(8.0))

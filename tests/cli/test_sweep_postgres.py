@@ -31,7 +31,7 @@ from tests.helpers.sweep_workers import (
     wait_for_checkpoints,
     writers,
 )
-from workbench.core.records.summary import read_summary
+from workbench.core.run_folder.summary_file import read_summary
 
 #: The server's password: it must not be in any line or file the sweep leaves.
 PLANTED = "planted7Secret9pw"

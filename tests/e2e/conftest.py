@@ -52,11 +52,11 @@ def finished_run(tmp_path_factory: pytest.TempPathFactory) -> FinishedRun:
     """One in-process ``small`` run (2 epochs), trained once for every test that reads what
     a finished run leaves instead of one training each. Nothing may write into it: a test
     that writes (a report, a second run, a resume) works on ``finished_run.copy_to(...)``."""
-    from workbench.core.train import trainer
+    from workbench.core.train import recipe
     from workbench.core.train.run_training import run_training
 
     handed: dict[str, list[Any]] = {}
-    real_build = trainer.build_trainer
+    real_build = recipe.build_trainer
 
     def recording_build(config, model, tokenizer, train, validation, *args, **kwargs):
         handed.update(train=train, validation=validation)  # what the Trainer will see
@@ -66,7 +66,7 @@ def finished_run(tmp_path_factory: pytest.TempPathFactory) -> FinishedRun:
     with pytest.MonkeyPatch.context() as patch:
         # A cache of its own: a session fixture is set up before the autouse one.
         patch.setenv("WORKBENCH_CACHE", str(tmp_path_factory.mktemp("finished_run_cache")))
-        patch.setattr(trainer, "build_trainer", recording_build)
+        patch.setattr(recipe, "build_trainer", recording_build)
         result = run_training(small(tmp_path_factory.mktemp("finished_run")), events.append)
     assert result.status == "finished"
     return FinishedRun(result, events, handed)

@@ -13,11 +13,8 @@ from pathlib import Path
 
 from tests.helpers.runs import FinishedRun
 from workbench.core.events import Note
-from workbench.core.train.averaging import (
-    AVERAGED_MODEL,
-    Averaging,
-    average_checkpoints,
-)
+from workbench.core.run_folder.layout import RunFolder
+from workbench.core.train.averaging import Averaging, average_checkpoints
 
 
 def _held_out(finished_run: FinishedRun, config):
@@ -41,7 +38,7 @@ def _run_copy(finished_run: FinishedRun, tmp_path: Path, k: int):
     the Trainer's state as its last checkpoint holds it."""
     from transformers import TrainerState
 
-    from workbench.core.run_folder import saved_config
+    from workbench.core.run_folder.saved_config import saved_config
 
     run = finished_run.copy_to(tmp_path / "out")
     config = dataclasses.replace(saved_config(run, "demo"), average_checkpoints=k)
@@ -87,7 +84,7 @@ def test_the_average_of_a_run_is_scored_on_validation_against_its_best(
     decision = (
         "the average is kept"
         if record.kept == "averaged"
-        else f"the best checkpoint is kept (the average stays in {run / AVERAGED_MODEL})"
+        else f"the best checkpoint is kept (the average stays in {RunFolder(run).averaged_model})"
     )
     assert (
         f"averaging the 2 best checkpoints (epochs 1, 2): validation BLEU {best.bleu:.2f} → "
@@ -145,7 +142,7 @@ def test_an_average_better_on_validation_becomes_the_best_model(
     assert result.record.kept == "averaged"
     assert [n for n in notes if isinstance(n, Note)][-1].text.endswith("; the average is kept")
     assert result.record.model == str(run / "best_model")
-    assert not (run / AVERAGED_MODEL).exists()
+    assert not RunFolder(run).averaged_model.exists()
     published = load_file(str(run / "best_model/model.safetensors"))
     assert all(torch.allclose(published[n], trained[n], atol=1e-6) for n in trained)
     # "after" reuses these validation translations: they are the trained model's.
@@ -170,4 +167,4 @@ def test_one_epoch_checkpoint_is_not_averaged(finished_run: FinishedRun, tmp_pat
     assert result.record is not None
     assert result.record.kept == "best"
     assert result.translations == {}
-    assert not (run / AVERAGED_MODEL).exists()
+    assert not RunFolder(run).averaged_model.exists()

@@ -13,11 +13,11 @@ import pytest
 
 from tests.helpers.cli import TINY_DEMO_ARGS, CommandLine
 from tests.helpers.runs import TINY_MODEL_SETTINGS
+from workbench.core.config.build import build_config
 
 TINY_RUN = """
 samples = 450
 epochs = 6
-learning_rate = 5e-3
 batch_size = 32
 logging_steps = 5
 max_new_tokens = 24
@@ -29,16 +29,22 @@ scratch_source_vocab = 500
 scratch_target_vocab = 2000
 """
 
+#: The run's learning rate, given as a flag over the demo preset's.
+LEARNING_RATE = "5e-3"
+
 
 @pytest.fixture(scope="module")
 def demo_run(tmp_path_factory: pytest.TempPathFactory):
-    """One small real `train --headless --preset demo`, with a cache of its own (a module
-    fixture is set up before the autouse private cache)."""
+    """One small real `train --headless --preset demo`: its settings from the TOML file,
+    its learning rate from a flag, a cache of its own (a module fixture is set up before
+    the autouse private cache)."""
     work = tmp_path_factory.mktemp("demo_run")
     (work / "tiny.toml").write_text(TINY_RUN, encoding="utf-8")
     with pytest.MonkeyPatch.context() as patch:
         cache = str(tmp_path_factory.mktemp("demo_run_cache"))
-        result = CommandLine(patch)(*TINY_DEMO_ARGS, cwd=work, env={"WORKBENCH_CACHE": cache})
+        result = CommandLine(patch)(
+            *TINY_DEMO_ARGS, "--lr", LEARNING_RATE, cwd=work, env={"WORKBENCH_CACHE": cache}
+        )
     return work, result
 
 
@@ -77,7 +83,11 @@ def test_demo_run_end_to_end(demo_run):
     assert summary["status"] == "finished"
     assert len(summary["samples"]) == 5
     assert (work / summary["best_model"] / "config.json").is_file()
-    assert (run / "config.json").is_file()
+    config = json.loads((run / "config.json").read_text(encoding="utf-8"))
+    demo = build_config("demo")
+    assert config["preset"] == "demo"
+    assert config["learning_rate"] == float(LEARNING_RATE) != demo.learning_rate  # the flag's
+    assert (config["epochs"], config["samples"]) == (6, 450) != (demo.epochs, demo.samples)
 
 
 def test_after_translations_are_what_workbench_translate_prints(cli, demo_run):

@@ -1,7 +1,8 @@
 """``train --comet PATH``: a demo run scored with a COMET model (the tiny fixture model,
 offline) prints COMET before and after with an interval, a p-value and what humans would
 say, and every front end shows it: ``runs``, ``compare`` (paired on the stored sentence
-scores), ``report`` and the Samples pane. Without ``--comet`` the test line is as it was.
+scores), ``report`` and the Samples pane. Without ``--comet`` the test line is the demo's
+headline alone.
 """
 
 from __future__ import annotations
@@ -20,7 +21,7 @@ from tests.helpers.paths import FIXTURES
 from tests.helpers.runs import TINY_RUN_SETTINGS, small, tiny_toml
 from tests.helpers.tui import wait_for
 from workbench.core.comet.scorer import load_scorer
-from workbench.core.records.summary import read_summary
+from workbench.core.run_folder.summary_file import read_summary
 from workbench.core.views.event_text import EventText
 from workbench.core.views.score_text import headline
 
@@ -138,9 +139,9 @@ def test_runs_compare_and_report_show_comet(cli, comet_runs, tmp_path: Path):
     assert "| TER (lower is better) |" in report
 
 
-def test_without_comet_the_test_line_is_as_it_was(finished_run):
-    """The demo's headline is the same text as before COMET came (the chrF++ and TER line
-    and the human reading follow it), and no COMET line appears."""
+def test_without_comet_the_test_line_is_the_headline_alone(finished_run):
+    """The demo's test line is its BLEU and chrF headline (the chrF++ and TER line and the
+    human reading follow it), and no COMET line appears."""
     done = [e for e in finished_run.events if type(e).__name__ == "RunDone"][-1]
     lines = EventText().lines(done)
     test = done.summary.test

@@ -133,7 +133,7 @@ def test_a_resumed_run_goes_on_counting_epochs_without_gain(tmp_path: Path):
 def test_a_sweep_trial_stops_early_too(tmp_path: Path):
     from workbench.core.experiments.sweep import make_plan, run_sweep
     from workbench.core.experiments.sweep.space import default_name, parse_space
-    from workbench.core.records.summary import read_summary
+    from workbench.core.run_folder.summary_file import read_summary
 
     base = small(tmp_path, epochs=30.0, learning_rate=STILL)
     space = parse_space(base, ["early_stopping=1"], [])

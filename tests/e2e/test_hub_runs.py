@@ -172,7 +172,7 @@ def cached_hub_model(first_run, monkeypatch: pytest.MonkeyPatch):
 @pytest.fixture
 def generated(monkeypatch: pytest.MonkeyPatch) -> list[int]:
     """First input id of every sequence the transformers backend generates from."""
-    from workbench.core.translate.translator import TransformersBackend
+    from workbench.core.translate.backend import TransformersBackend
 
     first: list[int] = []
     real = TransformersBackend.generate_ids

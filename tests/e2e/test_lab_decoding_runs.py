@@ -11,8 +11,8 @@ import json
 from workbench.cli import main
 from workbench.core.lab.decoding_strategies import (
     STRATEGIES,
-    STUDY_FILE,
 )
+from workbench.core.run_folder.layout import RunFolder
 
 
 def test_cli_prints_the_table_chart_and_findings_and_saves_json(
@@ -29,6 +29,6 @@ def test_cli_prints_the_table_chart_and_findings_and_saves_json(
     assert "\x1b[" not in out
     assert "one sentence under every strategy" in out
     assert "the highest BLEU is" in out
-    saved = json.loads((run / STUDY_FILE).read_text(encoding="utf-8"))
+    saved = json.loads(RunFolder(run).lab_study("decoding").read_text(encoding="utf-8"))
     assert len(saved["results"]) == len(STRATEGIES)
     assert saved["size"] == 3

@@ -140,27 +140,21 @@ def test_kill_9_then_resume_ends_bit_identical_to_the_straight_run(
 @pytest.mark.parametrize("family", ["qwen3", "llama"])
 def test_translate_and_interact_on_the_published_model_need_no_flag(cli, llm_runs, family):
     from workbench.cli.interact import run_console
-    from workbench.core.decoding import DecodeOptions
-    from workbench.core.translate.translator import Translator
+    from workbench.core.translate.console_session import ConsoleModel, ConsoleSession
 
     best = llm_runs[family][0] / "best_model"
     piped = cli("translate", "--model", str(best), input="\n".join(SENTENCES) + "\n")
     assert piped.returncode == 0, piped.stderr[-2000:]
     lines = piped.stdout.splitlines()
     assert len(lines) == len(SENTENCES)
-    translator = Translator.from_pretrained(str(best), device="cpu", backend="transformers")
+    model = ConsoleModel(str(best), device="cpu", backend="transformers")
+    session = ConsoleSession({"model": model}, llm_runs[family][0] / "history.jsonl")
+    translator = session.load()
     assert translator.direction.prompt == SAID[family].split(": ")[1]
     assert lines == translator.translate_many(SENTENCES)
     # The same model in the console: one answer a line, as the pipe gave it.
     out = io.StringIO()
-    code = run_console(
-        translator,
-        "best",
-        llm_runs[family][0] / "history.jsonl",
-        DecodeOptions.of_model(translator.backend.generation_config),
-        stdin=io.StringIO(SENTENCES[0] + "\n:q\n"),
-        stdout=out,
-    )
+    code = run_console(session, stdin=io.StringIO(SENTENCES[0] + "\n:q\n"), stdout=out)
     assert code == 0
     assert lines[0] in out.getvalue()
 

@@ -217,7 +217,7 @@ def adapter_and_merged(run: LoraRun) -> tuple[Any, Any]:
     from peft import PeftModel
     from transformers import AutoModelForSeq2SeqLM
 
-    from workbench.core.model.family import apply_direction
+    from workbench.core.model.direction import apply_direction
     from workbench.core.translate.translator import Translator
 
     merged = Translator.from_pretrained(str(run.best_model), device="cpu", backend="transformers")
@@ -235,7 +235,7 @@ def source_ids(translator: Any, sentences: list[str]) -> list[list[int]]:
 def test_the_merged_model_decodes_as_the_adapter_on_its_base(
     lora_run: LoraRun, unseen_sentences: list[str]
 ):
-    from workbench.core.translate.translator import TransformersBackend
+    from workbench.core.translate.backend import TransformersBackend
 
     adapted, merged = adapter_and_merged(finished(lora_run))
     ids = source_ids(merged, unseen_sentences)

@@ -16,8 +16,8 @@ from textual.widgets import DataTable, Static
 from tests.helpers.comet import KIWI, qe_records
 from tests.helpers.runs import FinishedRun, small
 from tests.helpers.tui import open_translate, wait_for
-from workbench.core.report.contents import REPORT_MD
 from workbench.core.report.write import create_report
+from workbench.core.run_folder.layout import REPORT_MD
 from workbench.tui.app import WorkbenchApp
 
 

@@ -22,11 +22,11 @@ from tests.helpers.runs import FinishedRun, tiny_config
 from tests.helpers.tui import wait_for
 from workbench.cli import main
 from workbench.core.attention.kept_heatmaps import kept_views
-from workbench.core.report.contents import FIGURE_FILES, REPORT_HTML, REPORT_MD
 from workbench.core.report.read import build_report
 from workbench.core.report.write import create_report
-from workbench.core.run_files import RunFolder
-from workbench.core.translate.history import append_history, same_folder
+from workbench.core.run_folder.layout import REPORT_FIGURES, REPORT_HTML, REPORT_MD, RunFolder
+from workbench.core.translate.console_lines import same_folder
+from workbench.core.translate.history import append_history
 from workbench.core.translate.translator import Translation
 from workbench.core.views.document import escape_markdown
 
@@ -54,7 +54,7 @@ def written(tiny_run: Path) -> dict[str, str]:
 
 
 def test_report_files_exist_and_hold_the_runs_numbers(tiny_run: Path, written: dict[str, str]):
-    assert set(written) == {REPORT_MD, REPORT_HTML, *FIGURE_FILES.values()}
+    assert set(written) == {REPORT_MD, REPORT_HTML, *REPORT_FIGURES.values()}
     summary = summary_of(tiny_run)
     for text in (written[REPORT_MD], written[REPORT_HTML]):
         for role in ("test", "validation"):
@@ -71,7 +71,7 @@ def test_report_files_exist_and_hold_the_runs_numbers(tiny_run: Path, written: d
         assert escape_markdown(sample["source"]) in written[REPORT_MD]
         assert escape_markdown(sample["after"]) in written[REPORT_MD]
         assert html.escape(sample["after"]) in written[REPORT_HTML]
-    for name in FIGURE_FILES.values():  # markdown links the figures written beside it
+    for name in REPORT_FIGURES.values():  # markdown links the figures written beside it
         assert f"]({name})" in written[REPORT_MD]
     assert "| epochs | 2 |" in written[REPORT_MD]  # as the user writes it, not 2.0
     assert "| learning_rate | 0.003 | 0.0007 |" in written[REPORT_MD]  # changed from the preset
@@ -103,12 +103,12 @@ def test_html_is_self_contained_and_escapes_user_text(written: dict[str, str]):
 
 
 def test_figures_parse_as_svg(written: dict[str, str]):
-    for name in FIGURE_FILES.values():
+    for name in REPORT_FIGURES.values():
         assert ET.fromstring(written[name]).tag == f"{SVG}svg"
     for key in ("loss", "bleu"):
-        assert "nan" not in written[FIGURE_FILES[key]]
-        assert "inf" not in written[FIGURE_FILES[key]]
-    loss = ET.fromstring(written[FIGURE_FILES["loss"]])
+        assert "nan" not in written[REPORT_FIGURES[key]]
+        assert "inf" not in written[REPORT_FIGURES[key]]
+    loss = ET.fromstring(written[REPORT_FIGURES["loss"]])
     assert len(loss.findall(f".//{SVG}polyline")) == 2  # training and validation loss
 
 
@@ -118,7 +118,7 @@ def test_heatmap_is_of_the_first_console_sentence(tiny_run: Path, written: dict[
     assert att.sentence == "I like tea."
     assert att.svg
     assert not att.missing
-    root = ET.fromstring(written[FIGURE_FILES["attention"]])
+    root = ET.fromstring(written[REPORT_FIGURES["attention"]])
     labels = [t.text for t in root.iter(f"{SVG}text")]
     assert "tea" in labels
     assert "like" in labels
@@ -128,14 +128,15 @@ def test_heatmap_is_of_the_first_console_sentence(tiny_run: Path, written: dict[
 def test_a_finished_run_keeps_its_first_samples_heatmap_for_the_report(
     finished_run: FinishedRun, tmp_path: Path
 ):
-    """The report draws the kept view without torch, and it is the figure a report that
-    computes the view now draws."""
+    """The report draws the kept view without torch, in a copy of the run folder too, and it
+    is the figure a report that computes the view now draws."""
     run = Path(finished_run.result.run_dir)
     samples = finished_run.result.summary.samples
     assert samples
     first = samples[0].source
     assert [k.asked for k in kept_views(run, run / "best_model")] == [first]
-    copy = Path(shutil.copytree(run, tmp_path / "run"))  # modification times kept
+    # Copied as cp -r and scp -r copy: the files, with new modification times.
+    copy = Path(shutil.copytree(run, tmp_path / "run", copy_function=shutil.copy))
     code = (
         "import sys; from workbench.cli import main; rc = main(['report', sys.argv[1]]); "
         "print('torch loaded:', 'torch' in sys.modules); sys.exit(rc)"
@@ -149,7 +150,7 @@ def test_a_finished_run_keeps_its_first_samples_heatmap_for_the_report(
     )
     assert proc.returncode == 0, proc.stderr
     assert "torch loaded: False" in proc.stdout
-    kept = (copy / FIGURE_FILES["attention"]).read_text(encoding="utf-8")
+    kept = (copy / REPORT_FIGURES["attention"]).read_text(encoding="utf-8")
     RunFolder(copy).heatmaps.unlink()
     computed = build_report(copy).attention
     assert computed.sentence == first
@@ -189,12 +190,12 @@ def test_run_without_a_model_still_reports_why(tiny_run: Path, tmp_path: Path):
     assert "This run is stopped, not finished" in text
     assert "No heatmap: this run has no saved model" in text
     assert len(report.epochs) == 2  # the per-epoch rows come from metrics.jsonl
-    assert not (run / FIGURE_FILES["attention"]).exists()
+    assert not (run / REPORT_FIGURES["attention"]).exists()
     assert {p.name for p in paths} == {
         REPORT_MD,
         REPORT_HTML,
-        FIGURE_FILES["loss"],
-        FIGURE_FILES["bleu"],
+        REPORT_FIGURES["loss"],
+        REPORT_FIGURES["bleu"],
     }
 
 

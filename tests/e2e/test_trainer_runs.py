@@ -1,4 +1,5 @@
-"""The Trainer and its parts (workbench.core.train.trainer): evaluation order, TensorBoard files.
+"""The Trainer and what it is given (workbench.core.train.trainer, .recipe): evaluation order,
+TensorBoard files.
 
 The tests that train (or build), split from tests/unit/test_trainer.py, whose other tests do
 not.

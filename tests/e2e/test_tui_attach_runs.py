@@ -53,7 +53,7 @@ async def test_the_tui_follows_a_run_another_process_writes_and_x_stops_it(
         async with app.run_test(size=(100, 30)) as pilot:
             await show_pane(pilot, "training")
             training = app.query_one(TrainingPane)
-            await wait_for(pilot, lambda: training.attached is not None, what="attached")
+            await wait_for(pilot, lambda: training.watcher.attached is not None, what="attached")
             assert training.query_one("#set-epochs", Input).value == "40"
             line = str(training.query_one("#train-run", Static).render())
             assert line.startswith(f"watching {run.name}: running · pid {record.pid} on host")
@@ -67,8 +67,10 @@ async def test_the_tui_follows_a_run_another_process_writes_and_x_stops_it(
             first = step_shown()
             await wait_for(pilot, lambda: step_shown() > max(first, 2), what="the step moving")
             await pilot.press("x")
-            await wait_for(pilot, lambda: training.attached is None, timeout=120, what="ended")
-            assert training.last_status == "stopped"
+            await wait_for(
+                pilot, lambda: training.watcher.attached is None, timeout=120, what="ended"
+            )
+            assert training.watcher.last_status == "stopped"
             assert status_text(training) == "stopped"
             # Let go: the fields are the app's own settings again, for its own Start.
             assert training.query_one("#set-epochs", Input).value == "2"
@@ -91,13 +93,13 @@ async def test_quitting_while_training_asks_and_can_hand_the_run_to_the_backgrou
         await wait_for(pilot, lambda: isinstance(app.screen, QuitDialog), what="the question")
         await pilot.press("c")  # cancel: still training
         await wait_for(pilot, lambda: not isinstance(app.screen, QuitDialog), what="closed")
-        assert training.running
+        assert training.watcher.running
         assert app.is_running
         await pilot.press("q")
         await wait_for(pilot, lambda: isinstance(app.screen, QuitDialog), what="the question")
         await pilot.press("b")
         await wait_for(pilot, lambda: not app.is_running, timeout=120, what="the app gone")
-    run = training.last_run_dir
+    run = training.watcher.last_run_dir
     assert run is not None
     live = run_liveness(run)
     try:

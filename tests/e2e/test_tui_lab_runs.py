@@ -11,8 +11,7 @@ from textual.widgets import Input
 
 from tests.helpers.lab import RUN_NAME, run_study, shown, status
 from tests.helpers.tui import show_pane
-from workbench.core.lab.decoding_strategies import STUDY_FILE
-from workbench.core.lab.kv_cache import STUDY_FILE as CACHE_FILE
+from workbench.core.run_folder.layout import RunFolder
 from workbench.tui.widgets.lab_pane import LabPane
 
 
@@ -27,8 +26,9 @@ async def test_decoding_study_with_a_limit_shows_the_table_and_saves(lab_app):
         assert "decoding strategies on the first 3 sentences" in shown(pane)
         for name in ("greedy", "beam 8", "temperature 1.3"):
             assert name in shown(pane)
-        assert f"saved out/runs/{RUN_NAME}/{STUDY_FILE}" in status(pane)
-        saved = json.loads((run / STUDY_FILE).read_text(encoding="utf-8"))
+        study_file = RunFolder(run).lab_study("decoding")
+        assert f"saved out/runs/{RUN_NAME}/{study_file.name}" in status(pane)
+        saved = json.loads(study_file.read_text(encoding="utf-8"))
         assert saved["size"] == 3
         assert len(saved["results"]) == 9
 
@@ -39,4 +39,4 @@ async def test_cache_study_shows_the_formula_table_and_saves(lab_app):
         pane = await run_study(pilot, "c")
         assert pane.shown == "cache", status(pane)
         assert "formula and measured cache agree at every t" in shown(pane)
-        assert (run / CACHE_FILE).is_file()
+        assert RunFolder(run).lab_study("cache").is_file()

@@ -32,14 +32,14 @@ async def test_training_run_fills_charts_samples_and_translate(
         await show_pane(pilot, "training")
         training = app.query_one(TrainingPane)
         await pilot.press("s")
-        await wait_for(pilot, lambda: training.running, what="the run started")
-        assert training.running
+        await wait_for(pilot, lambda: training.watcher.running, what="the run started")
+        assert training.watcher.running
         await show_pane(pilot, "dataset")  # the UI answers while training runs
         assert app.query_one("#panes", TabbedContent).active == "dataset"
         await show_pane(pilot, "training")
         go_on.set()
-        await wait_for(pilot, lambda: not training.running, timeout=300)
-        assert training.last_status == "finished"
+        await wait_for(pilot, lambda: not training.watcher.running, timeout=300)
+        assert training.watcher.last_status == "finished"
         assert app.query_one("#loss-chart", SeriesChart).point_count("loss") >= 5
         assert app.query_one("#bleu-chart", SeriesChart).point_count("BLEU") == 3
         samples = app.query_one(SamplesPane)
@@ -90,13 +90,15 @@ async def test_stop_ends_with_a_checkpoint_and_resume_continues(
         training = await start_training(pilot)
         await pilot.press("x")
         go_on.set()
-        await wait_for(pilot, lambda: not training.running, timeout=120)
-        assert training.last_status == "stopped"
+        await wait_for(pilot, lambda: not training.watcher.running, timeout=120)
+        assert training.watcher.last_status == "stopped"
         runs = list((tmp_path / "out" / "runs").iterdir())
         assert list((runs[0] / "checkpoints").glob("checkpoint-*"))
         await pilot.press("r")  # Resume goes on in the same run folder
         await wait_for(
-            pilot, lambda: not training.running and training.last_status == "finished", timeout=300
+            pilot,
+            lambda: not training.watcher.running and training.watcher.last_status == "finished",
+            timeout=300,
         )
         # The app takes the finished run after the pane: leaving before it has would stop
         # the app under that message.

@@ -17,10 +17,9 @@ from tests.helpers.runs import FinishedRun, small
 from tests.helpers.tui import open_translate, wait_for
 from workbench.cli import main
 from workbench.cli.interact import run_console
-from workbench.core.decoding import DecodeOptions
-from workbench.core.report.contents import REPORT_HTML, REPORT_MD
 from workbench.core.report.write import create_report
-from workbench.core.translate.translator import Translator
+from workbench.core.run_folder.layout import REPORT_HTML, REPORT_MD
+from workbench.core.translate.console_session import ConsoleModel, ConsoleSession
 from workbench.core.views.document import escape_markdown
 from workbench.tui.app import WorkbenchApp
 
@@ -45,12 +44,13 @@ async def test_judgements_in_the_pane_and_in_interact_reach_the_report(
         table = pane.query_one("#translate-history", DataTable)
         assert str(table.get_row_at(2)[4]) == "good"
         assert pane.query_one("#translate-input", Input).value == ""
-    translator = Translator.from_pretrained(str(run_dir / "best_model"), device="cpu")
+    model = ConsoleModel(str(run_dir / "best_model"), device="cpu", num_beams=1, max_new_tokens=8)
     lines = 'My brother is a doctor.\n:judge omission dropped "brother"\n:q\n'
     run_console(
-        translator, str(run_dir / "best_model"), history, DecodeOptions(1, 8),
-        stdin=io.StringIO(lines), stdout=io.StringIO(),
-    )  # fmt: skip
+        ConsoleSession({"model": model}, history),
+        stdin=io.StringIO(lines),
+        stdout=io.StringIO(),
+    )
     records = [json.loads(r) for r in history.read_text(encoding="utf-8").splitlines()]
     assert len([r for r in records if "judges" in r]) == 3  # g, :judge, interact's
 

@@ -42,18 +42,12 @@ from tests.fixtures.record_tiny_run import RUN_NAMES, RUNS_TARGET
 from workbench.core.atomic import write_json
 from workbench.core.config.run_config import RunConfig
 from workbench.core.events import EventSink, RunDone
+from workbench.core.live.lease import RunLease, holds
 from workbench.core.records.summary import RunSummary
-from workbench.core.run_folder import (
-    BEST_MODEL,
-    CHECKPOINTS_FOLDER,
-    METRICS_FILE,
-    RUN_CONFIG_FILE,
-    RunLease,
-    holds,
-    new_run_dir,
-    saved_config,
-    translations_file,
-)
+from workbench.core.run_folder.layout import OutputFolder, RunFolder
+from workbench.core.run_folder.output_folder import new_run_dir
+from workbench.core.run_folder.saved_config import SavedConfig, saved_config, write_saved_config
+from workbench.core.run_folder.summary_file import write_summary
 from workbench.core.train.run_training import LOST, RunResult
 
 #: The recorded run whose files every fake run has.
@@ -88,7 +82,8 @@ def fake_run_training(
     assert not resume, "a sweep passes run_dir, and the CLI's contract tests start anew"
     stop = stop or threading.Event()
     run_dir = run_dir or new_run_dir(Path(config.output_dir).expanduser(), config.preset)
-    checkpoint = run_dir / CHECKPOINTS_FOLDER / "checkpoint-1"
+    folder = RunFolder(run_dir)
+    checkpoint = folder.checkpoints / "checkpoint-1"
     step = 1
 
     def lost() -> RunResult:  # as run_training's: no summary written
@@ -101,7 +96,7 @@ def fake_run_training(
             fh.write(json.dumps({"pid": os.getpid(), "wrote": what}) + "\n")
         return True
 
-    if (run_dir / RUN_CONFIG_FILE).is_file():  # continued, as run_training continues it
+    if folder.config.is_file():  # continued, as run_training continues it
         config = saved_config(run_dir, config.preset)
         assert (checkpoint / "optimizer.pt").is_file(), "continued without a checkpoint"
         if not may_write("continued"):
@@ -109,7 +104,7 @@ def fake_run_training(
     else:
         if not may_write("config.json, checkpoint-1"):
             return lost()
-        write_json(run_dir / RUN_CONFIG_FILE, config.to_dict())
+        write_saved_config(run_dir, SavedConfig(config.to_dict()))
         checkpoint.mkdir(parents=True)
         for name in ("model.safetensors", "optimizer.pt"):
             (checkpoint / name).write_bytes(b"")
@@ -127,19 +122,20 @@ def fake_run_training(
         return lost()
     if stop.is_set():
         summary = RunSummary(status="stopped", preset=config.preset, run_dir=str(run_dir))
-        summary.write(run_dir)
+        write_summary(run_dir, summary)
         return RunResult("stopped", run_dir, summary)
 
-    for name in (METRICS_FILE, translations_file("test")):
-        shutil.copyfile(RECORDED / name, run_dir / name)
-    best_dir = run_dir / BEST_MODEL
+    recorded_run = RunFolder(RECORDED)
+    shutil.copyfile(recorded_run.metrics, folder.metrics)
+    shutil.copyfile(recorded_run.translations("test"), folder.translations("test"))
+    best_dir = folder.best_model
     best_dir.mkdir(exist_ok=True)
     write_json(best_dir / "workbench.json", {"run_dir": str(run_dir)})
-    recorded = json.loads((RECORDED / "summary.json").read_text(encoding="utf-8"))
+    recorded = json.loads(recorded_run.summary.read_text(encoding="utf-8"))
     recorded["validation"]["bleu_after"] = made_up_validation_bleu(config)
     published = best_dir
     if publish:  # as run_training publishes it: the output folder's best_model/
-        published = Path(config.output_dir) / BEST_MODEL
+        published = OutputFolder(Path(config.output_dir)).best_model
         shutil.copytree(best_dir, published, dirs_exist_ok=True)
     summary = RunSummary.from_dict(
         {
@@ -149,7 +145,7 @@ def fake_run_training(
             "run_best_model": str(best_dir),
         }
     )
-    summary.write(run_dir)
+    write_summary(run_dir, summary)
     if on_event is not None:
         on_event(RunDone("finished", str(run_dir), summary))
     return RunResult("finished", run_dir, summary)

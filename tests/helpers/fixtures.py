@@ -35,8 +35,8 @@ def tiny_model_dir(tmp_path_factory: pytest.TempPathFactory, hsk_pairs) -> Path:
     """A randomly initialised tiny MarianMT saved like a workbench best_model."""
     import json
 
-    from workbench.core.decoding import SETTINGS_FILE
     from workbench.core.model.scratch import build_scratch_model
+    from workbench.core.records.model_settings import SETTINGS_FILE
 
     folder = tmp_path_factory.mktemp("tiny_model")
     model, tokenizer = build_scratch_model(

@@ -38,7 +38,7 @@ def hub_env(server, home: Path, **extra: str) -> dict[str, str]:
         "WORKBENCH_CACHE": str(home / "sample-cache"),
         "HF_HUB_DISABLE_TELEMETRY": "1",
         "OMP_NUM_THREADS": "1",
-        # Retries (workbench/core/data/hub_requests.py) 10 ms apart, not 1 s: a test of a
+        # Retries (workbench/core/data/hub_retries.py) 10 ms apart, not 1 s: a test of a
         # failing server fails in a second. A test of the delays sets its own.
         "WORKBENCH_HUB_RETRY_DELAY": "0.01",
     }

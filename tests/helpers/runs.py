@@ -1,5 +1,6 @@
 """The tiny run every training test uses: its model and run settings, as a RunConfig or a
-TOML file, and a finished run's output folder copied as if trained where it lies."""
+TOML file, a finished run's output folder copied as if trained where it lies, and every
+path a run folder names."""
 
 from __future__ import annotations
 
@@ -9,6 +10,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
+    from workbench.core.run_folder.layout import RunFolder
     from workbench.core.train.run_training import RunResult
 
 
@@ -97,7 +99,8 @@ def three_run_folders(output: Path) -> Path:
     from workbench.core.records.run_records import EpochLog
     from workbench.core.records.scores import SetScores
     from workbench.core.records.summary import RunSummary
-    from workbench.core.run_folder import RUN_CONFIG_FILE
+    from workbench.core.run_folder.layout import RunFolder
+    from workbench.core.run_folder.summary_file import write_summary
 
     runs = output / "runs"
     finished, stopped, killed = (
@@ -111,10 +114,10 @@ def three_run_folders(output: Path) -> Path:
     ):
         folder.mkdir(parents=True)
         write_json(
-            folder / RUN_CONFIG_FILE,
+            RunFolder(folder).config,
             {**build_config("demo", overrides=overrides).to_dict(), "precision": {"device": "cpu"}},
         )
-    RunSummary(
+    finished_summary = RunSummary(
         status="finished",
         preset="demo",
         global_step=120,
@@ -127,8 +130,11 @@ def three_run_folders(output: Path) -> Path:
             EpochLog(epoch=3.0, eval_bleu=9.0),
             EpochLog(epoch=4.0, eval_bleu=8.0),
         ],
-    ).write(finished)
-    RunSummary(status="stopped", preset="demo", global_step=40, train_seconds=20.0).write(stopped)
+    )
+    write_summary(finished, finished_summary)
+    write_summary(
+        stopped, RunSummary(status="stopped", preset="demo", global_step=40, train_seconds=20.0)
+    )
     return output
 
 
@@ -140,3 +146,21 @@ def recorded_compare_runs(output: Path) -> list[str]:
     for name in COMPARE_RUNS:
         shutil.copytree(COMPARE_TARGET / name, output / "runs" / name)
     return list(COMPARE_RUNS)
+
+
+def named_paths(folder: RunFolder) -> list[Path]:
+    """Every path ``folder`` names inside itself: each path-valued property, each held-out
+    split's translations, each Lab study and each report figure."""
+    from workbench.core.run_folder.layout import LAB_FILES, REPORT_FIGURES, RunFolder
+
+    properties = [name for name, value in vars(RunFolder).items() if isinstance(value, property)]
+    return [
+        *(
+            path
+            for name in properties
+            if isinstance(path := getattr(folder, name), Path) and path.parent == folder.path
+        ),
+        *(folder.translations(split) for split in ("test", "validation")),
+        *(folder.lab_study(study) for study in LAB_FILES),
+        *(folder.report_figure(key) for key in REPORT_FIGURES),
+    ]

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from workbench.core.records.summary import RunSummary, read_summary
+from workbench.core.records.summary import RunSummary
+from workbench.core.run_folder.summary_file import read_summary
 
 
 def summary_of(run_dir: str | Path | None) -> RunSummary:

@@ -37,8 +37,8 @@ async def show_pane(pilot, name: str) -> None:
 
     The keys a test presses next are handled by the focused widget: the Training keys
     (s, x, r) work only once focus is in that pane and outside a text field, and the
-    hidden panes are mounted only after the first frame. Pressing them before that was
-    the race behind a Training test that failed only under load.
+    hidden panes are mounted only after the first frame. A test that presses them before
+    then races the app, and fails only under load.
     """
     from textual.widgets import TabPane
 
@@ -88,7 +88,7 @@ async def start_training(pilot):
     await show_pane(pilot, "training")
     training = pilot.app.query_one(TrainingPane)
     await pilot.press("s")
-    await wait_for(pilot, lambda: training.running, what="the run started")
+    await wait_for(pilot, lambda: training.watcher.running, what="the run started")
     chart = pilot.app.query_one("#loss-chart", SeriesChart)
     await wait_for(pilot, lambda: chart.point_count("loss") >= 2, what="two logged losses")
     return training

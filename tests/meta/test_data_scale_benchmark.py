@@ -18,6 +18,16 @@ def bench():
     return importlib.import_module("data_scale")
 
 
+@pytest.fixture(scope="module")
+def report(bench):
+    return importlib.import_module("data_scale_report")  # beside it, on the same path
+
+
+@pytest.fixture(scope="module")
+def command(bench):
+    return importlib.import_module("timed_command")
+
+
 def test_the_corpus_is_real_sentences_with_the_noise_it_names(bench, tmp_path: Path):
     path = bench.make_corpus(2_000, tmp_path / "pairs.tsv")
     lines = path.read_text(encoding="utf-8").split("\n")
@@ -35,7 +45,7 @@ def test_the_corpus_is_real_sentences_with_the_noise_it_names(bench, tmp_path: P
     )  # seeded
 
 
-def test_the_report_gives_each_arm_against_the_anchor(bench):
+def test_the_report_gives_each_arm_against_the_anchor(bench, report):
     lines = [(0.5, "[data] x"), (3.0, "[model] m"), (3.5, "[before] t"), (5.5, "[train]")]
     assert bench.phase_seconds(lines, "[data]", "[model]") == 2.5
     assert bench.phase_seconds(lines, "[before]", "[nothing]") is None
@@ -65,7 +75,7 @@ def test_the_report_gives_each_arm_against_the_anchor(bench):
     ]
     context = {"machine": "m", "cores": 2, "procs": 2, "date": "2026-12-02"}
     context.update(load_before="0.50 0.40 0.30", load_after="1.20 0.60 0.40")
-    text = bench.render_report(rows, context)
+    text = report.render_report(rows, context)
     assert "Load average (1/5/15 min) before 0.50 0.40 0.30, after 1.20 0.60 0.40." in text
     # Each arm runs once at each size: no spread is made up.
     assert "Noise: 1 repetition per arm: no spread, so no figure here can be told" in text
@@ -77,11 +87,11 @@ def test_the_report_gives_each_arm_against_the_anchor(bench):
     assert "| 1,000 | 1.5 s | 7.5 s |" in text
     # A phase line the run never printed, an arm that never ran: "n/a", not a crash.
     rows[1]["data_seconds"] = None
-    text = bench.render_report(rows[:2], context)
+    text = report.render_report(rows[:2], context)
     assert (
         "| 1,000 | 10.0 s | 15.0 s | 1.50 | n/a | 2.0 s | n/a | n/a | 500 / 750 / n/a MiB" in text
     )
 
 
-def test_memory_is_summed_over_the_process_group(bench):
-    assert bench.tree_pss_kib(os.getpgid(0)) > 1_000  # this test process alone is more
+def test_memory_is_summed_over_the_process_group(command):
+    assert command.tree_pss_kib(os.getpgid(0)) > 1_000  # this test process alone is more

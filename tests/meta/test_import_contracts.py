@@ -61,6 +61,12 @@ PLANTED: list[tuple[str, dict[str, str]]] = [
         "core-no-terminal",
         {"core/train/planted.py": "def later():\n    from rich.text import Text\n"},
     ),
+    ("tui-work-no-terminal", {"tui/run_watcher.py": "\n\ndef later():\n    import textual\n"}),
+    # through a module of the TUI's that imports Textual
+    (
+        "tui-work-no-terminal",
+        {"tui/run_drawing.py": "\n\ndef later():\n    from workbench.tui import messages\n"},
+    ),
     ("core-chain", {"core/views/planted.py": "from workbench.core.train import trainer\n"}),
     (
         "core-chain",

@@ -171,8 +171,8 @@ def test_the_report_renders_gpu_rows_from_the_same_results(speed, tmp_path: Path
 
 
 def test_a_figure_a_run_did_not_measure_prints_as_na(speed, tmp_path: Path):
-    """A missing figure costs its cell, never the report (the quick run once measured for
-    ten minutes and died formatting a start-up figure that was None)."""
+    """A missing figure costs its cell, never the report: a None formatted as a number
+    would end a ten-minute quick run at its last step, with nothing written."""
     measured = toy_measurements(speed)
     for arm in measured.runs.values():
         del arm["eval"][0]["final_sentences_per_s"]

@@ -160,7 +160,7 @@ async def test_training_shows_a_killed_run_and_all_samples(tmp_path: Path):
     async with app.run_test(size=(100, 30)) as pilot:
         await show_pane(pilot, "training")
         training = app.query_one(TrainingPane)
-        await wait_for(pilot, lambda: training.last_status == "killed", what="the replay")
+        await wait_for(pilot, lambda: training.watcher.last_status == "killed", what="the replay")
         assert training.query_one("#loss-chart", SeriesChart).point_count("loss") == 5
         assert str(training.query_one("#train-run", Static).render()) == (
             "last run 20260101-000000-demo: killed"
@@ -183,7 +183,7 @@ async def test_invalid_setting_is_refused_without_starting(tmp_path: Path):
             lambda: any(n.title == "Invalid setting" for n in app._notifications),
             what="the invalid-setting message",
         )
-        assert not training.running
+        assert not training.watcher.running
         assert str(training.query_one("#train-status", Static).render()) == "idle"
         assert not (tmp_path / "out" / "runs").exists()
 

@@ -27,11 +27,12 @@ async def test_the_header_shows_the_watched_runs_settings_and_says_when_they_are
     ended the fields are the next Start's again, and the line says so."""
     from workbench.core.atomic import write_json
     from workbench.core.live.writer import RunWriter
-    from workbench.core.run_folder import RUN_CONFIG_FILE, new_run_dir
+    from workbench.core.run_folder.layout import RunFolder
+    from workbench.core.run_folder.output_folder import new_run_dir
 
     mine = small(tmp_path, epochs=28.0)
     run = new_run_dir(Path(mine.output_dir), mine.preset)
-    write_json(run / RUN_CONFIG_FILE, small(tmp_path, epochs=4.0).to_dict())
+    write_json(RunFolder(run).config, small(tmp_path, epochs=4.0).to_dict())
     writer = RunWriter(threading.Event())
     writer.hold(run)  # this process writes the run: live while the test holds it
     app = WorkbenchApp(mine)
@@ -44,13 +45,13 @@ async def test_the_header_shows_the_watched_runs_settings_and_says_when_they_are
             def header() -> str:
                 return str(training.query_one("#train-config", Static).render())
 
-            await wait_for(pilot, lambda: training.attached is not None, what="attached")
+            await wait_for(pilot, lambda: training.watcher.attached is not None, what="attached")
             assert header().startswith(f"run {run.name}: epochs 4 · ")
             assert next_starts not in header()  # the fields hold the watched run's
             assert training.query_one("#set-epochs", Input).value == "4"
             writer.release("stopped")
-            await wait_for(pilot, lambda: training.attached is None, what="the end seen")
-            assert training.last_status == "stopped"
+            await wait_for(pilot, lambda: training.watcher.attached is None, what="the end seen")
+            assert training.watcher.last_status == "stopped"
             assert header().startswith(f"run {run.name}: epochs 4 · ")  # not the preset's 28
             assert header().endswith(next_starts)
             assert training.query_one("#set-epochs", Input).value == "28"

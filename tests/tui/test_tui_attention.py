@@ -1,10 +1,10 @@
 """The TUI's Translate and Attention panes decode like the command line.
 
-They once loaded and decoded models their own way: the Translate pane printed
-``在在的的的。`` and the Attention pane ``在在的的了。`` for the same sentence. Both now
-go through the core (:class:`~workbench.core.translate.translator.Translator` and
-:func:`~workbench.core.attention.extract.load_attention_model`); this holds pane and CLI to the same
-translation and the same matrix.
+Both go through the core (:class:`~workbench.core.translate.translator.Translator` and
+:func:`~workbench.core.attention.extract.load_attention_model`); this holds pane and CLI to
+the same translation and the same matrix. A pane that loads and decodes a model its own way
+gives other words for the same sentence (``在在的的的。`` in one pane, ``在在的的了。`` in
+another), which only such a comparison shows.
 """
 
 from __future__ import annotations

@@ -52,11 +52,11 @@ async def test_a_failing_worker_is_shown_and_the_app_stays_up(
             # arrives.
             await wait_for(
                 pilot,
-                lambda: str(status.render()) != "idle" and not training.running,
+                lambda: str(status.render()) != "idle" and not training.watcher.running,
                 timeout=30,
                 what="the run ended",
             )
-            assert not training.running
+            assert not training.watcher.running
             assert str(app.query_one("#train-status").render()) == "failed"
         if worker == "translate":
             await show_pane(pilot, "translate")

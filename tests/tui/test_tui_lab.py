@@ -10,8 +10,7 @@ import pytest
 from tests.helpers.lab import RUN_NAME, lab_run, run_study, shown, status
 from tests.helpers.runs import small
 from tests.helpers.tui import show_pane, wait_for
-from workbench.core.lab.attention_kinds import STUDY_FILE as ATTENTION_FILE
-from workbench.core.lab.decoding_strategies import STUDY_FILE
+from workbench.core.run_folder.layout import RunFolder
 from workbench.tui.app import WorkbenchApp
 from workbench.tui.widgets.lab_pane import LabPane
 
@@ -21,8 +20,9 @@ async def test_attention_study_shows_each_kind_and_saves(lab_app):
     async with app.run_test(size=(120, 36)) as pilot:
         pane = await run_study(pilot, "a")
         assert pane.shown == "attention", status(pane)
-        assert f"saved out/runs/{RUN_NAME}/{ATTENTION_FILE}" in status(pane)
-        saved = json.loads((run / ATTENTION_FILE).read_text(encoding="utf-8"))
+        study_file = RunFolder(run).lab_study("attention")
+        assert f"saved out/runs/{RUN_NAME}/{study_file.name}" in status(pane)
+        saved = json.loads(study_file.read_text(encoding="utf-8"))
         assert saved["sentence"] == "I like to drink tea."
         text = shown(pane)
         assert "cross-attention" in text
@@ -58,7 +58,7 @@ async def test_stop_ends_a_decoding_study_early(
         await wait_for(pilot, lambda: pane.finished == 1, timeout=120, what="the study ended")
         assert "stopped before it finished" in status(pane)
         assert pane.result is None
-        assert not (run / STUDY_FILE).exists()
+        assert not RunFolder(run).lab_study("decoding").exists()
 
 
 async def test_without_a_model_the_pane_says_so_in_one_line(

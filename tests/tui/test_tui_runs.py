@@ -18,7 +18,7 @@ from tests.helpers.runs import small
 from tests.helpers.tui import show_pane, wait_for
 from workbench.core.atomic import write_json
 from workbench.core.live.writer import RunWriter
-from workbench.core.run_folder import RUN_CONFIG_FILE
+from workbench.core.run_folder.layout import RunFolder
 from workbench.tui.app import WorkbenchApp
 from workbench.tui.widgets.charts import SeriesChart
 from workbench.tui.widgets.runs_pane import RunsPane
@@ -99,14 +99,14 @@ async def test_enter_opens_a_run_in_samples_and_new_runs_appear(runs_app):
         samples = runs_app.query_one(SamplesPane)
         assert samples.query_one(DataTable).row_count == 18
         assert RUN_NAMES[0] in str(samples.query_one("#samples-summary", Static).render())
-        assert runs_app.query_one(TranslatePane).models["tuned"] == str(own_model)
+        assert runs_app.query_one(TranslatePane).session.model("tuned").name == str(own_model)
         # A run that has only begun (a sweep's next trial, held by its writer) shows up
         # as running, and Enter opens it in the Training pane, which follows it.
         started = Path("out/runs/20260103-000000-demo")
         started.mkdir()
         writer = RunWriter(threading.Event())
         writer.hold(started)
-        write_json(started / RUN_CONFIG_FILE, {"preset": "demo", "epochs": 2.0})
+        write_json(RunFolder(started).config, {"preset": "demo", "epochs": 2.0})
         await show_pane(pilot, "runs")
         pane.refresh_runs()
         rows = table_text(pane)
@@ -120,8 +120,8 @@ async def test_enter_opens_a_run_in_samples_and_new_runs_appear(runs_app):
         await pilot.press("enter")
         await wait_for(pilot, lambda: tabbed.active == "training", what="the Training pane")
         training = runs_app.query_one(TrainingPane)
-        assert training.attached is not None
-        assert training.attached.run_dir == started
+        assert training.watcher.attached is not None
+        assert training.watcher.attached.run_dir == started
         # Once its writer is gone without a summary, it is killed, and cannot be opened
         # in Samples: one clear line instead.
         writer.release("running")  # as a kill -9 leaves the record: "running", no writer
@@ -129,8 +129,8 @@ async def test_enter_opens_a_run_in_samples_and_new_runs_appear(runs_app):
             started / "writer.json",
             {**json.loads((started / "writer.json").read_text()), "pid": 2**22 + 1},
         )
-        await wait_for(pilot, lambda: training.attached is None, what="the run let go")
-        assert training.last_status == "killed"
+        await wait_for(pilot, lambda: training.watcher.attached is None, what="the run let go")
+        assert training.watcher.last_status == "killed"
         await show_pane(pilot, "runs")
         pane.refresh_runs()
         assert table_text(pane)[0][1:3] == [started.name, "killed"]

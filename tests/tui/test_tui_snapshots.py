@@ -113,7 +113,9 @@ async def training_replayed(pilot: Pilot) -> None:
     app = pilot.app
     training = app.query_one(TrainingPane)
     log = training.query_one(Log)
-    await wait_for(pilot, lambda: training.last_status == "finished", what="the run replayed")
+    await wait_for(
+        pilot, lambda: training.watcher.last_status == "finished", what="the run replayed"
+    )
     assert str(training.query_one("#train-status", Static).render()) == "finished"
     assert str(training.query_one("#train-run", Static).render()) == (
         f"last run {RUN_NAME}: finished · best epoch 1"

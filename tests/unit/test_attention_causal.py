@@ -20,6 +20,7 @@ from workbench.core.attention.causal import (
 )
 from workbench.core.attention.extract import AttentionModel, load_attention_model
 from workbench.core.attention.grid import CROSS_ATTENTION, MAX_SOURCE_TOKENS, AttentionMap
+from workbench.core.config.direction_request import DirectionRequest
 from workbench.errors import WorkbenchError
 
 SENTENCE = "I like to drink tea."
@@ -32,7 +33,9 @@ PROMPTS = {"qwen3": None, "llama": "alma"}
 @pytest.fixture(scope="module", params=list(PROMPTS))
 def loaded(request: pytest.FixtureRequest, causal_models: dict[str, Path]) -> AttentionModel:
     family = request.param
-    return load_attention_model(str(causal_models[family]), prompt=PROMPTS[family])
+    return load_attention_model(
+        str(causal_models[family]), DirectionRequest(prompt=PROMPTS[family])
+    )
 
 
 @pytest.fixture(scope="module")

@@ -139,6 +139,7 @@ def test_the_summary_keeps_both_and_reads_them_back():
             "most_changed": {"rose": [{}]},
         },
         notes,
+        "summary.json",  # as read_summary names the file it read
     )
     assert edited.by_length == [first]
     assert edited.most_changed == MostChanged(rose=[], fell=[])

@@ -35,7 +35,7 @@ from workbench.core.experiments.compare.render import render_html, render_markdo
 from workbench.core.experiments.table import RunRow
 from workbench.core.records.files import read_jsonl
 from workbench.core.records.run_records import as_json
-from workbench.core.run_folder import SavedConfig
+from workbench.core.run_folder.saved_config import SavedConfig
 from workbench.core.views.score_text import format_p
 
 

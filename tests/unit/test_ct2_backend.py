@@ -99,10 +99,11 @@ def test_the_length_bound_wins_over_the_generation_config(exported: Path):
 
 @needs_ct2
 def test_int8_export_is_smaller_and_translates(exported: Path, sentences):
-    from workbench.core.translate.ct2 import CT2Backend, read_export_info
+    from workbench.core.translate.ct2 import CT2Backend
+    from workbench.core.translate.ct2_export_info import read_export_info
 
     int8, f32 = exported / "ct2-int8", exported / "ct2-float32"
-    assert read_export_info(int8)["quantization"] == "int8"
+    assert read_export_info(int8).quantization == "int8"
     assert (int8 / "model.bin").stat().st_size < 0.5 * (f32 / "model.bin").stat().st_size
     translator = Translator.from_pretrained(str(exported), device="cpu", backend="ct2")
     assert isinstance(translator.backend, CT2Backend)
@@ -182,14 +183,12 @@ def test_long_input_is_still_split_on_the_ct2_path(exported: Path):
 @needs_ct2
 def test_console_banner_names_the_backend(exported: Path, tmp_path: Path):
     from workbench.cli.interact import run_console
+    from workbench.core.translate.console_session import ConsoleModel, ConsoleSession
 
-    translator = Translator.from_pretrained(str(exported), device="cpu")
+    model = ConsoleModel(str(exported), device="cpu", num_beams=1, max_new_tokens=8)
     out = io.StringIO()
     run_console(
-        translator,
-        str(exported),
-        tmp_path / "h.jsonl",
-        DecodeOptions(1, 8),
+        ConsoleSession({"model": model}, tmp_path / "h.jsonl"),
         stdin=io.StringIO("I like tea.\n"),
         stdout=out,
     )
@@ -227,7 +226,8 @@ def test_export_record_names_its_source(exported: Path):
 def test_an_export_without_model_facts_is_refused_in_one_line(tmp_path: Path):
     """A hand-made or damaged export that names no model type: refused with the fix, never
     guessed (a guess decodes with another family's language codes)."""
-    from workbench.core.translate.ct2 import EXPORT_INFO, export_model_facts
+    from workbench.core.translate.ct2 import export_model_facts
+    from workbench.core.translate.ct2_export_info import EXPORT_INFO
     from workbench.errors import WorkbenchError
 
     (tmp_path / EXPORT_INFO).write_text(json.dumps({"quantization": "int8"}), "utf-8")

@@ -1,4 +1,4 @@
-"""CTranslate2 exports of decoder-only models (issue 40): Qwen3, ALMA's Llama, Gemma 3
+"""CTranslate2 exports of decoder-only models: Qwen3, ALMA's Llama, Gemma 3
 and Seed-X's Mistral from tests/helpers/causal_models.py, plus the variants whose conversion
 needs care (Qwen2, Gemma 1, a Gemma 3 with scaled RoPE and its own query scale, sliding
 windows shorter than the prompt).
@@ -23,7 +23,8 @@ import pytest
 
 from tests.helpers.causal_models import CAUSAL_FAMILIES
 from workbench.cli.translate import run_pipe
-from workbench.core.decoding import SETTINGS_FILE, DecodeOptions
+from workbench.core.decoding import DecodeOptions
+from workbench.core.records.model_settings import SETTINGS_FILE
 from workbench.core.translate.ct2_export import export_ctranslate2
 from workbench.core.translate.translator import Translator
 from workbench.errors import WorkbenchError
@@ -209,7 +210,7 @@ def test_beams_and_one_token_prompts_equal_transformers(translators, sentences):
 def test_generation_stops_at_every_stop_of_the_direction(exported, sentences):
     """A stop token the direction adds (as a chat turn's end is added) ends CTranslate2's
     output where it ends transformers': a token written fourth in the first output."""
-    from workbench.core.model.family import apply_direction
+    from workbench.core.model.direction import apply_direction
     from workbench.core.translate.ct2 import CT2Backend
 
     _, folder = exported
@@ -232,9 +233,9 @@ def test_generation_stops_at_every_stop_of_the_direction(exported, sentences):
 
 
 def test_the_export_records_the_model_and_keeps_its_tokenizer(exported, translators):
-    from workbench.core.translate.ct2 import (
+    from workbench.core.translate.ct2 import export_model_facts
+    from workbench.core.translate.ct2_export_info import (
         export_is_causal,
-        export_model_facts,
         read_export_info,
         read_vocabulary,
     )
@@ -244,10 +245,10 @@ def test_the_export_records_the_model_and_keeps_its_tokenizer(exported, translat
     assert export_is_causal(export)
     assert export_model_facts(export) == (MODEL_TYPES[family], 512)
     info = read_export_info(export)
-    assert info["sliding_window"] == (128 if family == "gemma" else 0)
+    assert info.sliding_window == (128 if family == "gemma" else 0)
     for name in (*TOKENIZER_FILES[family], "generation_config.json"):
         assert (export / name).read_bytes() == (folder / name).read_bytes(), name
-        assert name in info["source_files"], name
+        assert name in info.source_files, name
     # One token per embedding row, each at the id the tokenizer gives it (Qwen's rows
     # past its tokens included).
     reference, fast = translators

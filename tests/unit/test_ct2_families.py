@@ -13,6 +13,7 @@ from pathlib import Path
 
 import pytest
 
+from workbench.core.config.direction_request import DirectionRequest
 from workbench.core.decoding import DecodeOptions
 from workbench.core.translate.ct2_export import export_ctranslate2
 from workbench.core.translate.translator import Translator
@@ -33,18 +34,18 @@ TOKENIZER_FILES = {
 MODEL_TYPES = {"nllb": "m2m_100", "m2m100": "m2m_100", "mbart50": "mbart", "t5": "t5"}
 
 
-def _languages(family: str) -> dict[str, str]:
-    extra = {"source_prefix": T5_PREFIX} if family == "t5" else {}
-    return {"source_lang": "en", "target_lang": "zh", **extra}
+def _languages(family: str) -> DirectionRequest:
+    prefix = T5_PREFIX if family == "t5" else None
+    return DirectionRequest(source_lang="en", target_lang="zh", source_prefix=prefix)
 
 
 def _translators(folder: Path, family: str) -> tuple[Translator, Translator]:
     """The transformers reference and the CTranslate2 export of ``folder``."""
     reference = Translator.from_pretrained(
-        str(folder), device="cpu", backend="transformers", **_languages(family)
+        str(folder), device="cpu", backend="transformers", request=_languages(family)
     )
     fast = Translator.from_pretrained(
-        str(folder), device="cpu", backend="ct2", **_languages(family)
+        str(folder), device="cpu", backend="ct2", request=_languages(family)
     )
     assert reference.backend.name == "transformers"
     assert fast.backend.name == "ctranslate2"
@@ -131,7 +132,8 @@ def test_the_bound_counts_the_code_and_the_forced_end_as_transformers(exported):
 
 
 def test_the_export_records_the_model_and_keeps_its_tokenizer(exported):
-    from workbench.core.translate.ct2 import export_model_facts, read_export_info
+    from workbench.core.translate.ct2 import export_model_facts
+    from workbench.core.translate.ct2_export_info import read_export_info
 
     family, folder = exported
     export = folder / "ct2-float32"
@@ -140,7 +142,7 @@ def test_the_export_records_the_model_and_keeps_its_tokenizer(exported):
     assert facts.max_positions == (None if family == "t5" else 1024)
     for name in TOKENIZER_FILES[family]:
         assert (export / name).read_bytes() == (folder / name).read_bytes(), name
-        assert name in read_export_info(export)["source_files"], name
+        assert name in read_export_info(export).source_files, name
     _, fast = _translators(folder, family)
     assert "ctranslate2 float32 (cpu" in fast.backend_label
     assert not fast.notices

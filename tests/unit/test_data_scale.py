@@ -42,9 +42,9 @@ def digest(data) -> tuple[str, int, int, int]:
     return h.hexdigest()[:16], len(data.train), len(data.validation), len(data.test)
 
 
-#: The digests the list-based preparation gave at commit e5f733f, before pairs went
-#: through Arrow (computed there with this file's ``digest``): the same pairs kept, in
-#: the same order, split the same way, the same pairs dropped by the same rules.
+#: The digests (this file's ``digest``) of what each preparation gives, as the reference
+#: preparation over Python lists gave them: the same pairs kept, in the same order, split
+#: the same way, the same pairs dropped by the same rules, or a run's data has changed.
 PINNED = {
     "demo": ("0f31aef9f43b4b7f", 3396, 424, 424),
     "planted": ("8eac3d5021249f19", 240, 30, 30),

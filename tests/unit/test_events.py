@@ -104,7 +104,7 @@ async def test_the_tui_log_says_what_headless_prints(tmp_path: Path):
         expected = out.getvalue().splitlines()
         await wait_for(pilot, lambda: len(log.lines) >= len(expected))
         assert list(log.lines) == expected
-        assert pane.last_status == "finished"
+        assert pane.watcher.last_status == "finished"
 
 
 def test_replay_reads_back_what_the_recorder_writes(tmp_path: Path):

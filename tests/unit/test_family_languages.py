@@ -17,13 +17,18 @@ from workbench.errors import WorkbenchError
 def test_the_target_language_takes_a_full_code_and_an_unknown_one_lists_the_codes(
     model_folders,
 ):
+    from workbench.core.config.direction_request import DirectionRequest
     from workbench.core.translate.translator import Translator
 
     nllb = str(model_folders["nllb"])
-    hant = Translator.from_pretrained(nllb, backend="transformers", target_lang="zho_Hant")
+    hant = Translator.from_pretrained(
+        nllb, backend="transformers", request=DirectionRequest(target_lang="zho_Hant")
+    )
     assert hant.direction.target_code == "zho_Hant"
     with pytest.raises(WorkbenchError, match="'xx' is not a language of this NLLB-200") as err:
-        Translator.from_pretrained(nllb, backend="transformers", target_lang="xx")
+        Translator.from_pretrained(
+            nllb, backend="transformers", request=DirectionRequest(target_lang="xx")
+        )
     assert "zho_Hans" in str(err.value)
     assert "\n" not in str(err.value)
 

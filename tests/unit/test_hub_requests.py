@@ -1,4 +1,4 @@
-"""Retrying Hub requests that fail in ways that pass (workbench/core/data/hub_requests.py,
+"""Retrying Hub requests that fail in ways that pass (workbench/core/data/hub_retries.py,
 retry_policy.py).
 
 Against the Hub look-alike on 127.0.0.1 (tests/helpers/hub_server.py) made to misbehave as a
@@ -11,21 +11,23 @@ apart (``WORKBENCH_HUB_RETRY_DELAY``, set by the ``served_hub`` fixture).
 from __future__ import annotations
 
 import collections
+from dataclasses import replace
 from email.utils import formatdate
 
 import pytest
 
 from tests.helpers.hub_repos import OPUS_MODEL, WMT_DATASET
-from workbench.core.data.hub_requests import ensure_hub_reachable, reporting_retries
+from workbench.core.data.hub_requests import ensure_hub_reachable
+from workbench.core.data.hub_retries import reporting_retries
 from workbench.core.data.hub_sample import load_hub_sample
 from workbench.core.data.retry_policy import RetryPolicy, retry_after
 from workbench.core.data.sample_cache import find_cached_sample
+from workbench.core.data.sample_plan import HubSample
 from workbench.core.events import HubRetry, SampleProgress
 from workbench.errors import HubUnreachableError, WorkbenchError
 
 #: 200 pairs of the look-alike's WMT19: 3 files, 9 row groups of 10 rows from each.
-SAMPLE = (WMT_DATASET, "zh-en", "en", "zh")
-N = 200
+SAMPLE = HubSample(WMT_DATASET, "zh-en", "en", "zh", n=200, seed=0)
 
 
 def file_requests(server) -> list:
@@ -37,9 +39,7 @@ def draw(server, tmp_path, name: str, **kwargs):
     """The sample drawn into its own cache folder, and every event it sent."""
     events: list = []
     with reporting_retries(events.append):
-        rows = load_hub_sample(
-            *SAMPLE, n=N, seed=0, cache_dir=tmp_path / name, on_event=events.append, **kwargs
-        )
+        rows = load_hub_sample(SAMPLE, events.append, cache_dir=tmp_path / name, **kwargs)
     return rows, events
 
 
@@ -112,7 +112,7 @@ def test_retry_after_is_waited_out(served_hub, tmp_path):
     served_hub.faults.retry_after = "1"
     events: list = []
     with reporting_retries(events.append):
-        load_hub_sample(*SAMPLE, n=30, seed=0, cache_dir=tmp_path)
+        load_hub_sample(replace(SAMPLE, n=30), cache_dir=tmp_path)
     waits = [e.wait_seconds for e in events if e.reason == "HTTP 429"]
     assert waits
     assert min(waits) >= 1.0  # not the 10 ms the backoff would choose
@@ -176,7 +176,7 @@ def test_a_server_error_on_every_try_is_one_line_with_the_url_and_the_tries(
     monkeypatch.setenv("WORKBENCH_HUB_TRIES", "3")
     served_hub.faults.every = {1: 503}  # every file request
     with pytest.raises(WorkbenchError) as info:
-        load_hub_sample(*SAMPLE, n=N, seed=0, cache_dir=tmp_path)
+        load_hub_sample(SAMPLE, cache_dir=tmp_path)
     message = str(info.value)
     assert info.value.exit_code == 2
     assert "\n" not in message
@@ -194,7 +194,7 @@ def test_a_server_error_on_every_try_is_one_line_with_the_url_and_the_tries(
     assert len(named) == 1, tries
     assert per_url[named[0]] == 3, tries
     assert max(per_url.values()) == 3, tries
-    assert find_cached_sample(tmp_path, *SAMPLE, N, 0) is None  # nothing looks complete
+    assert find_cached_sample(tmp_path, SAMPLE) is None  # nothing looks complete
 
 
 def test_a_rate_limit_on_every_try_says_to_wait_or_use_another_mirror(
@@ -204,7 +204,7 @@ def test_a_rate_limit_on_every_try_says_to_wait_or_use_another_mirror(
     served_hub.faults.every = {1: 429}
     served_hub.faults.retry_after = "0"
     with pytest.raises(WorkbenchError) as info:
-        load_hub_sample(*SAMPLE, n=N, seed=0, cache_dir=tmp_path)
+        load_hub_sample(SAMPLE, cache_dir=tmp_path)
     message = str(info.value)
     assert message.startswith(f"the mirror {served_hub.url} is rate-limiting the requests for")
     for needle in ("answered HTTP 429 Too Many Requests to all 2 tries", "wait a few minutes"):
@@ -217,7 +217,7 @@ def test_a_retry_after_beyond_the_time_allowed_gives_up_at_once(served_hub, tmp_
     served_hub.faults.every = {1: 429}
     served_hub.faults.retry_after = "3600"
     with pytest.raises(WorkbenchError) as info:
-        load_hub_sample(*SAMPLE, n=N, seed=0, cache_dir=tmp_path)
+        load_hub_sample(SAMPLE, cache_dir=tmp_path)
     assert "to its only try in" in str(info.value)
     assert "it last asked to wait 3600 s" in str(info.value)
     per_url = collections.Counter(r.path for r in file_requests(served_hub))

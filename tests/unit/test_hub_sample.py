@@ -11,6 +11,7 @@ import collections
 import json
 import os
 import textwrap
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -23,7 +24,14 @@ from fsspec.spec import AbstractBufferedFile
 
 from workbench.core.data.hub_sample import load_hub_sample, load_hub_split
 from workbench.core.data.sample_cache import find_cached_sample, find_cached_split
-from workbench.core.data.sample_plan import MAX_ROWS_PER_GROUP, allocate, plan_sample, spread
+from workbench.core.data.sample_plan import (
+    MAX_ROWS_PER_GROUP,
+    HubSample,
+    HubSplit,
+    allocate,
+    plan_sample,
+    spread,
+)
 from workbench.core.events import SampleProgress
 from workbench.errors import HubUnreachableError, WorkbenchError
 
@@ -154,25 +162,16 @@ def wmt_like(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return root
 
 
-def sample_kwargs(root: Path, **overrides: Any) -> dict[str, Any]:
-    values: dict[str, Any] = dict(
-        repo="wmt/wmt19",
-        config="zh-en",
-        source_lang="en",
-        target_lang="zh",
-        n=1300,
-        seed=0,
-        root=str(root),
-    )
-    values.update(overrides)
-    return values
+#: 1,300 pairs of the WMT19 look-alike: a hundred from each of its 13 files.
+WMT_SAMPLE = HubSample("wmt/wmt19", "zh-en", "en", "zh", n=1300, seed=0)
 
 
 def test_wmt_like_sample_takes_few_rows_per_group_from_every_file(wmt_like: Path, tmp_path):
     fs = fsspec.filesystem("file")
-    rows = load_hub_sample(fs=fs, cache_dir=tmp_path / "a", **sample_kwargs(wmt_like))
-    again = load_hub_sample(fs=fs, cache_dir=tmp_path / "b", **sample_kwargs(wmt_like))
-    other = load_hub_sample(fs=fs, cache_dir=tmp_path / "c", **sample_kwargs(wmt_like, seed=1))
+    root = str(wmt_like)
+    rows = load_hub_sample(WMT_SAMPLE, fs=fs, cache_dir=tmp_path / "a", root=root)
+    again = load_hub_sample(WMT_SAMPLE, fs=fs, cache_dir=tmp_path / "b", root=root)
+    other = load_hub_sample(replace(WMT_SAMPLE, seed=1), fs=fs, cache_dir=tmp_path / "c", root=root)
     assert rows == again
     assert rows.pairs != other.pairs
     assert rows.revision is None
@@ -189,7 +188,7 @@ def test_wmt_like_sample_takes_few_rows_per_group_from_every_file(wmt_like: Path
 
 def test_opened_files_fetch_only_the_footer_and_the_chosen_groups(wmt_like: Path, tmp_path):
     fs = CountingFileSystem()
-    rows = load_hub_sample(fs=fs, cache_dir=tmp_path, **sample_kwargs(wmt_like, n=26))
+    rows = load_hub_sample(replace(WMT_SAMPLE, n=26), fs=fs, cache_dir=tmp_path, root=str(wmt_like))
     assert len(rows.pairs) == 26
     # Exactly what pyarrow asks for: each file's last 64 KiB (the footer), then the column
     # chunks of each planned row group in one read. fsspec's default 5 MiB read-ahead would
@@ -210,45 +209,39 @@ def test_opened_files_fetch_only_the_footer_and_the_chosen_groups(wmt_like: Path
 def test_the_revision_is_in_the_cache_and_returned(wmt_like: Path, tmp_path: Path):
     fs = CountingFileSystem()
     cache = tmp_path / "cache"
-    kwargs = sample_kwargs(wmt_like, n=130, cache_dir=cache)
-    first = load_hub_sample(fs=fs, revision="abc123", **kwargs)
+    sample = replace(WMT_SAMPLE, n=130)
+    kwargs: dict[str, Any] = dict(cache_dir=cache, root=str(wmt_like))
+    first = load_hub_sample(sample, fs=fs, revision="abc123", **kwargs)
     assert first.revision == "abc123"
-    path = find_cached_sample(cache, "wmt/wmt19", "zh-en", "en", "zh", 130, 0, "abc123")
+    path = find_cached_sample(cache, HubSample("wmt/wmt19", "zh-en", "en", "zh", 130, 0), "abc123")
     assert path is not None
     assert "abc123" in path.name
-    assert find_cached_sample(cache, "wmt/wmt19", "zh-en", "en", "zh", 130, 0, "def456") is None
+    assert find_cached_sample(cache, sample, "def456") is None
 
     fs.reads.clear()
-    assert load_hub_sample(fs=fs, revision="abc123", **kwargs) == first
+    assert load_hub_sample(sample, fs=fs, revision="abc123", **kwargs) == first
     assert fs.reads == []  # a cache hit reads nothing
-    second = load_hub_sample(fs=fs, revision="def456", **kwargs)
+    second = load_hub_sample(sample, fs=fs, revision="def456", **kwargs)
     assert second.revision == "def456"
     assert fs.reads  # another revision: read again
 
     os.utime(path, (1, 1))  # abc123's file is now the older one
-    newest = find_cached_sample(cache, "wmt/wmt19", "zh-en", "en", "zh", 130, 0)
+    newest = find_cached_sample(cache, sample)
     assert newest is not None
     assert "def456" in newest.name
     fs.reads.clear()
-    assert load_hub_sample(fs=fs, **kwargs).revision == "def456"
+    assert load_hub_sample(sample, fs=fs, **kwargs).revision == "def456"
     assert fs.reads == []
 
 
 def test_load_hub_split_returns_every_row_in_order(wmt_like: Path, tmp_path: Path):
-    kwargs: dict[str, Any] = dict(
-        repo="wmt/wmt19",
-        config="zh-en",
-        split="validation",
-        source_lang="en",
-        target_lang="zh",
-        cache_dir=tmp_path,
-        root=str(wmt_like),
-    )
-    rows = load_hub_split(fs=fsspec.filesystem("file"), revision=SHA, **kwargs)
+    split = HubSplit("wmt/wmt19", "zh-en", "validation", "en", "zh")
+    kwargs: dict[str, Any] = dict(cache_dir=tmp_path, root=str(wmt_like))
+    rows = load_hub_split(split, fs=fsspec.filesystem("file"), revision=SHA, **kwargs)
     assert rows.revision == SHA
     assert [p.source for p in rows.pairs] == [f"validation f0 r{r}" for r in range(3981)]
     assert rows.pairs[7].target == "文0行7"
-    cached = find_cached_split(tmp_path, "wmt/wmt19", "zh-en", "validation", "en", "zh")
+    cached = find_cached_split(tmp_path, split)
     assert cached is not None
     assert SHA in cached.name
 
@@ -256,17 +249,13 @@ def test_load_hub_split_returns_every_row_in_order(wmt_like: Path, tmp_path: Pat
         def glob(self, *_a, **_k):
             raise AssertionError("the Hub was asked again")
 
-    assert load_hub_split(fs=Exploding(), **kwargs) == rows
+    assert load_hub_split(split, fs=Exploding(), **kwargs) == rows
 
 
 def test_a_missing_split_says_which_and_how_to_do_without(wmt_like: Path, tmp_path: Path):
     with pytest.raises(WorkbenchError) as info:
         load_hub_split(
-            "wmt/wmt19",
-            "zh-en",
-            "test",
-            "en",
-            "zh",
+            HubSplit("wmt/wmt19", "zh-en", "test", "en", "zh"),
             cache_dir=tmp_path,
             fs=fsspec.filesystem("file"),
             root=str(wmt_like),
@@ -282,18 +271,11 @@ def test_a_missing_split_says_which_and_how_to_do_without(wmt_like: Path, tmp_pa
 def test_local_parquet_sample_is_seeded_reproducible_and_from_every_file(tmp_path: Path):
     root = write_corpus(tmp_path / "repo")
     fs = fsspec.filesystem("file")
-    kwargs: dict[str, Any] = dict(
-        repo="wmt/wmt19",
-        config="zh-en",
-        source_lang="en",
-        target_lang="zh",
-        n=200,
-        fs=fs,
-        root=str(root),
-    )
-    a = load_hub_sample(seed=1, cache_dir=tmp_path / "c1", **kwargs).pairs
-    b = load_hub_sample(seed=1, cache_dir=tmp_path / "c2", **kwargs).pairs
-    c = load_hub_sample(seed=2, cache_dir=tmp_path / "c3", **kwargs).pairs
+    kwargs: dict[str, Any] = dict(fs=fs, root=str(root))
+    seed_1 = HubSample("wmt/wmt19", "zh-en", "en", "zh", n=200, seed=1)
+    a = load_hub_sample(seed_1, cache_dir=tmp_path / "c1", **kwargs).pairs
+    b = load_hub_sample(seed_1, cache_dir=tmp_path / "c2", **kwargs).pairs
+    c = load_hub_sample(replace(seed_1, seed=2), cache_dir=tmp_path / "c3", **kwargs).pairs
     assert a == b
     assert a != c
     assert len(a) == 200
@@ -307,12 +289,7 @@ def test_local_parquet_sample_is_seeded_reproducible_and_from_every_file(tmp_pat
 def test_a_tiny_corpus_is_sampled_whole_without_crashing(tmp_path: Path):
     root = write_corpus(tmp_path / "repo", files=2, rows=30, group=4)
     rows = load_hub_sample(
-        "wmt/wmt19",
-        "zh-en",
-        "en",
-        "zh",
-        n=90,
-        seed=0,
+        HubSample("wmt/wmt19", "zh-en", "en", "zh", n=90, seed=0),
         cache_dir=tmp_path / "cache",
         fs=fsspec.filesystem("file"),
         root=str(root),
@@ -325,23 +302,19 @@ def test_a_tiny_corpus_is_sampled_whole_without_crashing(tmp_path: Path):
 def test_second_call_reads_the_cache_not_the_hub(tmp_path: Path):
     root = write_corpus(tmp_path / "repo", files=2)
     fs = fsspec.filesystem("file")
-    kwargs: dict[str, Any] = dict(
-        repo="wmt/wmt19",
-        config="zh-en",
-        source_lang="en",
-        target_lang="zh",
-        n=50,
-        seed=3,
-        cache_dir=tmp_path / "cache",
-        root=str(root),
-    )
-    first = load_hub_sample(fs=fs, **kwargs)
+    sample = HubSample("wmt/wmt19", "zh-en", "en", "zh", n=50, seed=3)
+    kwargs: dict[str, Any] = dict(cache_dir=tmp_path / "cache", root=str(root))
+    first = load_hub_sample(sample, fs=fs, **kwargs)
 
     class Exploding:
         def glob(self, *_a, **_k):
             raise AssertionError("the Hub was asked again")
 
-    assert load_hub_sample(fs=Exploding(), **kwargs) == first
+    assert load_hub_sample(sample, fs=Exploding(), **kwargs) == first
+
+
+#: 30 pairs of the Hub look-alike's WMT19 (tests/helpers/hub_repos.py).
+HUB_SAMPLE_30 = HubSample("wmt/wmt19", "zh-en", "en", "zh", n=30, seed=0)
 
 
 def dataset_requests(server) -> list:
@@ -354,10 +327,10 @@ def test_hub_reads_are_pinned_to_the_current_commit(tmp_path, monkeypatch, serve
     is listed and read at that sha with exact range reads, and a rerun needs no network."""
     sha = served_hub.repos[("dataset", "wmt/wmt19")].sha
     cache = tmp_path / "cache"
-    rows = load_hub_sample("wmt/wmt19", "zh-en", "en", "zh", n=30, seed=0, cache_dir=cache)
+    rows = load_hub_sample(HUB_SAMPLE_30, cache_dir=cache)
     assert len(rows.pairs) == 30
     assert rows.revision == sha
-    assert find_cached_sample(cache, "wmt/wmt19", "zh-en", "en", "zh", 30, 0, sha)
+    assert find_cached_sample(cache, HUB_SAMPLE_30, sha)
     log = dataset_requests(served_hub)
     assert [
         r.path
@@ -375,17 +348,15 @@ def test_hub_reads_are_pinned_to_the_current_commit(tmp_path, monkeypatch, serve
     # Offline afterwards: the cache answers without any request.
     monkeypatch.setenv("HF_HUB_OFFLINE", "1")
     served_hub.reset()
-    assert load_hub_sample("wmt/wmt19", "zh-en", "en", "zh", n=30, seed=0, cache_dir=cache) == rows
+    assert load_hub_sample(HUB_SAMPLE_30, cache_dir=cache) == rows
     assert served_hub.requests() == []
 
 
 def test_a_branch_name_resolves_to_its_cached_commit(tmp_path, served_hub):
     cache = tmp_path / "cache"
-    rows = load_hub_sample("wmt/wmt19", "zh-en", "en", "zh", n=30, seed=0, cache_dir=cache)
+    rows = load_hub_sample(HUB_SAMPLE_30, cache_dir=cache)
     served_hub.reset()
-    again = load_hub_sample(
-        "wmt/wmt19", "zh-en", "en", "zh", n=30, seed=0, cache_dir=cache, revision="main"
-    )
+    again = load_hub_sample(HUB_SAMPLE_30, cache_dir=cache, revision="main")
     assert again == rows
     # One request resolves "main" to the sha whose cache file exists; nothing is listed.
     assert [r.path for r in dataset_requests(served_hub)] == [
@@ -395,23 +366,14 @@ def test_a_branch_name_resolves_to_its_cached_commit(tmp_path, served_hub):
 
 def test_an_unknown_revision_is_one_sentence(tmp_path, served_hub):
     with pytest.raises(WorkbenchError, match="has no revision 'v9' on the Hub") as info:
-        load_hub_sample(
-            "wmt/wmt19",
-            "zh-en",
-            "en",
-            "zh",
-            n=30,
-            seed=0,
-            cache_dir=tmp_path / "cache",
-            revision="v9",
-        )
+        load_hub_sample(HUB_SAMPLE_30, cache_dir=tmp_path / "cache", revision="v9")
     assert "\n" not in str(info.value)
     assert served_hub.requests()[-1].status == 404
 
 
 def test_a_malformed_dataset_id_is_one_sentence(tmp_path, served_hub):
     with pytest.raises(WorkbenchError, match=r"'my data' .*is not a valid Hub dataset id") as info:
-        load_hub_sample("my data", None, "en", "zh", n=30, seed=0, cache_dir=tmp_path)
+        load_hub_sample(HubSample("my data", None, "en", "zh", n=30, seed=0), cache_dir=tmp_path)
     assert "\n" not in str(info.value)
     assert "--data" in str(info.value)
 
@@ -419,7 +381,7 @@ def test_a_malformed_dataset_id_is_one_sentence(tmp_path, served_hub):
 def test_offline_hub_sample_fails_with_the_fix(tmp_path, monkeypatch):
     monkeypatch.setenv("HF_HUB_OFFLINE", "1")
     with pytest.raises(HubUnreachableError) as info:
-        load_hub_sample("wmt/wmt19", "zh-en", "en", "zh", n=10, seed=0, cache_dir=tmp_path)
+        load_hub_sample(replace(HUB_SAMPLE_30, n=10), cache_dir=tmp_path)
     message = str(info.value)
     for needle in ("Hugging Face Hub", "HF_ENDPOINT", "--preset demo"):
         assert needle in message
@@ -472,9 +434,7 @@ def test_opus_preset_tests_on_the_datasets_own_split_at_the_samples_commit(
 
 #: 200 pairs of the look-alike's WMT19 (tests/helpers/hub_repos.py): 3 files of ~1,440 rows in
 #: 10-row groups, 9 row groups from each.
-HUB_SAMPLE: dict[str, Any] = dict(
-    repo="wmt/wmt19", config="zh-en", source_lang="en", target_lang="zh", n=200, seed=0
-)
+HUB_SAMPLE = HubSample("wmt/wmt19", "zh-en", "en", "zh", n=200, seed=0)
 ROW_GROUPS = 27
 
 
@@ -490,7 +450,7 @@ def kept_row_groups(cache: Path) -> list[Path]:
 @pytest.fixture
 def whole_sample(served_hub, tmp_path):
     """The sample drawn in one go, to compare a resumed one with."""
-    rows = load_hub_sample(cache_dir=tmp_path / "whole", **HUB_SAMPLE)
+    rows = load_hub_sample(HUB_SAMPLE, cache_dir=tmp_path / "whole")
     served_hub.reset()
     return rows
 
@@ -502,8 +462,8 @@ def test_a_sample_cut_off_half_way_resumes_with_what_is_missing(
     cache = tmp_path / "cache"
     served_hub.faults.drop_after = 3 + 12  # the 3 footers, 12 row groups, then silence
     with pytest.raises(HubUnreachableError, match="dropped or timed out on all 2 tries"):
-        load_hub_sample(cache_dir=cache, **HUB_SAMPLE)
-    assert find_cached_sample(cache, "wmt/wmt19", "zh-en", "en", "zh", 200, 0) is None
+        load_hub_sample(HUB_SAMPLE, cache_dir=cache)
+    assert find_cached_sample(cache, HUB_SAMPLE) is None
     first = train_reads(served_hub)
     assert sum(served_hub.is_footer_read(r) for r in first) == 3
     arrived = len(first) - 3
@@ -511,7 +471,7 @@ def test_a_sample_cut_off_half_way_resumes_with_what_is_missing(
 
     served_hub.reset()
     events: list = []
-    rows = load_hub_sample(cache_dir=cache, on_event=events.append, **HUB_SAMPLE)
+    rows = load_hub_sample(HUB_SAMPLE, events.append, cache_dir=cache)
     assert rows == whole_sample  # the same rows, in the same order
     again = train_reads(served_hub)
     assert not any(served_hub.is_footer_read(r) for r in again)  # kept from the first try
@@ -522,7 +482,7 @@ def test_a_sample_cut_off_half_way_resumes_with_what_is_missing(
     assert events[-1].row_groups == ROW_GROUPS
     assert kept_row_groups(cache) == []  # in the cache file now
     served_hub.reset()
-    assert load_hub_sample(cache_dir=cache, **HUB_SAMPLE) == rows
+    assert load_hub_sample(HUB_SAMPLE, cache_dir=cache) == rows
     assert train_reads(served_hub) == []
 
 
@@ -531,19 +491,19 @@ def test_a_damaged_kept_row_group_is_fetched_again(served_hub, tmp_path, monkeyp
     cache = tmp_path / "cache"
     served_hub.faults.drop_after = 3 + 6
     with pytest.raises(HubUnreachableError):
-        load_hub_sample(cache_dir=cache, **HUB_SAMPLE)
+        load_hub_sample(HUB_SAMPLE, cache_dir=cache)
     kept = kept_row_groups(cache)
     kept[0].write_text('{"offsets": [1, 2', encoding="utf-8")  # as a disk error might leave it
     served_hub.reset()
-    assert load_hub_sample(cache_dir=cache, **HUB_SAMPLE) == whole_sample
+    assert load_hub_sample(HUB_SAMPLE, cache_dir=cache) == whole_sample
     assert len(train_reads(served_hub)) == ROW_GROUPS - len(kept) + 1
 
 
 def test_another_seed_plans_from_the_kept_footers(served_hub, tmp_path):
     cache = tmp_path / "cache"
-    load_hub_sample(cache_dir=cache, **HUB_SAMPLE)
+    load_hub_sample(HUB_SAMPLE, cache_dir=cache)
     served_hub.reset()
-    load_hub_sample(cache_dir=cache, **{**HUB_SAMPLE, "seed": 1})
+    load_hub_sample(replace(HUB_SAMPLE, seed=1), cache_dir=cache)
     reads = train_reads(served_hub)
     assert reads
     assert not any(served_hub.is_footer_read(r) for r in reads)
@@ -554,8 +514,10 @@ DRAW = textwrap.dedent("""
     import sys
     from pathlib import Path
     from workbench.core.data.hub_sample import load_hub_sample
+    from workbench.core.data.sample_plan import HubSample
 
-    load_hub_sample("wmt/wmt19", "zh-en", "en", "zh", n=200, seed=0, cache_dir=Path(sys.argv[1]))
+    sample = HubSample("wmt/wmt19", "zh-en", "en", "zh", n=200, seed=0)
+    load_hub_sample(sample, cache_dir=Path(sys.argv[1]))
 """)
 
 
@@ -608,10 +570,10 @@ def test_a_sample_killed_half_way_resumes_with_what_is_missing(served_hub, tmp_p
     for path in kept:  # each one whole
         record = json.loads(path.read_text(encoding="utf-8"))
         assert len(record["offsets"]) == len(record["pairs"]) > 0
-    assert find_cached_sample(cache, "wmt/wmt19", "zh-en", "en", "zh", 200, 0) is None
+    assert find_cached_sample(cache, HUB_SAMPLE) is None
 
     served_hub.reset()
-    assert load_hub_sample(cache_dir=cache, **HUB_SAMPLE) == whole_sample
+    assert load_hub_sample(HUB_SAMPLE, cache_dir=cache) == whole_sample
     again = train_reads(served_hub)
     assert not any(served_hub.is_footer_read(r) for r in again)
     assert len(again) == ROW_GROUPS - len(kept)  # the kept ones are not fetched again

@@ -1,9 +1,11 @@
 """A run's attention views kept in its folder: the same numbers as computed, used while the
-model folder is unchanged, stale once it changed, bounded, and each entry that does not
-read said and left out (workbench.core.attention.kept_heatmaps)."""
+model folder holds the same model (copied with new modification times too), stale once
+its weights changed (of the same shapes too), bounded, and each entry that does not read
+said and left out (workbench.core.attention.kept_heatmaps)."""
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import shutil
@@ -23,8 +25,9 @@ from workbench.core.attention.kept_heatmaps import (
     model_stamp,
     sample_heatmap,
 )
+from workbench.core.model import fingerprint
 from workbench.core.records.run_records import Sample
-from workbench.core.run_files import RunFolder
+from workbench.core.run_folder.layout import RunFolder
 
 SENTENCE = "I like to drink tea."
 
@@ -56,16 +59,67 @@ def test_a_view_is_computed_once_then_read_back_as_the_same_numbers(
     assert heatmap_view(run, model_copy, SENTENCE).translation == "planted"
 
 
-def test_a_changed_model_folder_makes_its_kept_views_stale(model_copy: Path, tmp_path: Path):
+def safetensors_header(weights: Path) -> bytes:
+    """A safetensors file's header: its length, then tensor names, dtypes, shapes, offsets."""
+    data = weights.read_bytes()
+    return data[: 8 + int.from_bytes(data[:8], "little")]
+
+
+def new_weights_of_the_same_shapes(model: Path) -> None:
+    """Save the model's weights again, each changed, as a resumed run saves a new best
+    model: the header and the file's size stay as they were."""
+    from safetensors import safe_open
+    from safetensors.numpy import load_file, save_file
+
+    weights = model / "model.safetensors"
+    header, size = safetensors_header(weights), weights.stat().st_size
+    with safe_open(str(weights), "np") as f:
+        metadata = f.metadata()
+    tensors = load_file(str(weights))
+    save_file({k: v * 1.5 + 0.25 for k, v in tensors.items()}, str(weights), metadata=metadata)
+    assert (safetensors_header(weights), weights.stat().st_size) == (header, size)
+
+
+def copied_with_new_times(source: Path, target: Path) -> Path:
+    """``source`` copied as ``cp -r`` and ``scp -r`` copy it: the files, not their times."""
+    copy = Path(shutil.copytree(source, target, copy_function=shutil.copy))
+    for path in copy.rglob("*"):
+        os.utime(path, ns=(path.stat().st_atime_ns, path.stat().st_mtime_ns + 10**9))
+    return copy
+
+
+def test_a_run_folder_copied_with_new_times_keeps_its_views(model_copy: Path, tmp_path: Path):
+    run = tmp_path / "run"
+    model = Path(shutil.copytree(model_copy, run / "best_model"))
+    keep_heatmap(run, model, KeptView(SENTENCE, planted_view(SENTENCE)))
+    copy = copied_with_new_times(run, tmp_path / "copied")
+    assert [k.asked for k in kept_views(copy, copy / "best_model")] == [SENTENCE]
+    assert heatmap_view(copy, copy / "best_model", SENTENCE).translation == "planted"
+
+
+def test_new_weights_of_the_same_shapes_make_the_kept_views_stale(model_copy: Path, tmp_path: Path):
     keep_heatmap(tmp_path, model_copy, KeptView(SENTENCE, planted_view(SENTENCE)))
     stamp = model_stamp(model_copy)
-    weights = model_copy / "model.safetensors"
-    os.utime(weights, ns=(weights.stat().st_atime_ns, weights.stat().st_mtime_ns + 1))
+    new_weights_of_the_same_shapes(model_copy)
     assert model_stamp(model_copy) != stamp
     assert kept_views(tmp_path, model_copy) == []
     view = heatmap_view(tmp_path, model_copy, SENTENCE)
     assert view.translation != "planted"
     assert view == compute_heatmap(model_copy, SENTENCE)
+
+
+def test_a_big_weights_file_is_told_apart_by_its_header_and_sampled_blocks(
+    model_copy: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+):
+    weights = model_copy / "model.safetensors"
+    monkeypatch.setattr(fingerprint, "WHOLE_FILE_BYTES", weights.stat().st_size // 4)
+    monkeypatch.setattr(fingerprint, "BLOCK_BYTES", 512)  # a few blocks, not the whole file
+    stamp = model_stamp(model_copy)
+    whole = hashlib.sha256(weights.read_bytes()).hexdigest()
+    assert [name for name, _, digest in stamp if digest == whole] == []  # sampled, not whole
+    assert model_stamp(copied_with_new_times(model_copy, tmp_path / "copied")) == stamp
+    new_weights_of_the_same_shapes(model_copy)
+    assert model_stamp(model_copy) != stamp
 
 
 def test_the_first_sample_is_drawn_and_a_model_that_cannot_be_or_is_too_big_is_not(

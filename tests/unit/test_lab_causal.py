@@ -13,6 +13,7 @@ import pytest
 
 from workbench.core.attention.causal import causal_map, causal_pass
 from workbench.core.attention.extract import AttentionModel, load_attention_model
+from workbench.core.config.direction_request import DirectionRequest
 from workbench.core.lab.attention_kinds import attention_kinds
 from workbench.core.lab.prompt_attention import (
     PADDING,
@@ -20,6 +21,7 @@ from workbench.core.lab.prompt_attention import (
     mask_check,
     prompt_attention,
 )
+from workbench.core.records.typed import decode
 from workbench.errors import WorkbenchError
 
 SENTENCE = "I like to drink tea."
@@ -38,7 +40,8 @@ def family(request: pytest.FixtureRequest) -> str:
 
 @pytest.fixture(scope="module")
 def loaded(family: str, causal_models: dict[str, Path]) -> AttentionModel:
-    return load_attention_model(str(causal_models[family]), prompt=PROMPTS[family][0])
+    asked = DirectionRequest(prompt=PROMPTS[family][0])
+    return load_attention_model(str(causal_models[family]), asked)
 
 
 @pytest.fixture(scope="module")
@@ -127,11 +130,14 @@ def test_the_lab_pane_shows_the_commands_text(study: PromptAttention):
 def test_the_json_reads_back_as_the_same_study(study: PromptAttention):
     data = json.loads(json.dumps(study.to_dict()))
     assert "the causal mask is the only mask" in data["findings"].lower()
-    back = PromptAttention.from_dict(data)
+    notes: list[str] = []
+    back = decode(PromptAttention, data, notes)
+    assert back is not None
+    assert notes == []
     assert back.to_dict() == data
     assert back.layers[0].layer == data["layers"][0]["layer"] - 1 == 0
-    with pytest.raises(ValueError, match="has no 'mask'"):
-        PromptAttention.from_dict({k: v for k, v in data.items() if k != "mask"})
+    assert decode(PromptAttention, {k: v for k, v in data.items() if k != "mask"}, notes) is None
+    assert notes[-1] == "PromptAttention: no 'mask'; the record is read as missing"
 
 
 def test_the_seq2seq_and_decoder_only_studies_refuse_each_other(

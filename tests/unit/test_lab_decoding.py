@@ -18,6 +18,7 @@ from workbench.core.lab.decoding_strategies import (
     findings,
     repeats_itself,
 )
+from workbench.core.records.typed import decode
 from workbench.core.translate.translator import Translator
 from workbench.errors import WorkbenchError
 
@@ -80,9 +81,14 @@ def test_the_study_scores_every_strategy_and_says_what_it_found(run_with_model):
     assert "On these 4 test sentences the highest BLEU is" in text
     assert json.loads(json.dumps(study.to_dict()))["findings"] == text
     # Written and read typed: the report renders from what this reads back.
-    assert DecodingStudy.from_dict(json.loads(json.dumps(study.to_dict()))) == study
-    with pytest.raises(ValueError, match="a StrategyResult record has no 'sampled'"):
-        DecodingStudy.from_dict({**study.to_dict(), "results": [{"name": "greedy"}]})
+    notes: list[str] = []
+    assert decode(DecodingStudy, json.loads(json.dumps(study.to_dict())), notes) == study
+    assert notes == []  # what the file adds (spread, findings) is derived again, not unknown
+    damaged = {**study.to_dict(), "results": [{"name": "greedy"}]}
+    read = decode(DecodingStudy, damaged, notes, "lab_decoding.json")
+    assert read is not None
+    assert read.results == []
+    assert "lab_decoding.json.results[0]: no 'sampled'; the record is read as missing" in notes
 
 
 def test_a_stop_ends_the_study_between_two_decodes(run_with_model):

@@ -26,10 +26,12 @@ import pytest
 from workbench.core.events import JsonlRecorder, Phase, TrainStep
 from workbench.core.live.follow import MetricsFollower
 from workbench.core.live.liveness import run_liveness
-from workbench.core.live.stop_request import STOP_FILE, leave_stop_request, request_stop
+from workbench.core.live.stop_request import leave_stop_request, request_stop
 from workbench.core.live.writer import RunFolderBusy, RunWriter
 from workbench.core.live.writer_record import STALE_SECONDS, WriterRecord, start_ticks, this_host
 from workbench.core.records.summary import RunSummary
+from workbench.core.run_folder.layout import RunFolder
+from workbench.core.run_folder.summary_file import write_summary
 from workbench.errors import WorkbenchError
 
 #: A process that holds ``sys.argv[1]`` as its writer until the file ``sys.argv[2]``
@@ -157,7 +159,7 @@ def test_a_zombie_writer_is_dead(tmp_path: Path):
 def test_each_status_is_read_from_the_record_and_the_summary(tmp_path: Path):
     run = run_folder(tmp_path)
     assert run_liveness(run).status == "killed"  # no writer ever held it, no summary
-    RunSummary(status="finished").write(run)
+    write_summary(run, RunSummary(status="finished"))
     assert run_liveness(run).status == "finished"  # a run of an earlier version
     me = os.getpid()
     record = WriterRecord(this_host(), me, start_ticks(me), time.time(), time.time(), "running")
@@ -193,7 +195,7 @@ def test_a_stop_request_stops_the_writer_and_a_dead_run_says_so(tmp_path: Path):
     try:
         live = request_stop(run, "a test")
         assert live.status == "running"
-        assert (run / STOP_FILE).is_file()
+        assert RunFolder(run).stop_request.is_file()
         assert stop.wait(timeout=30)  # the writer polls for it
         deadline = time.monotonic() + 30
         while run_liveness(run).status != "stopping":
@@ -202,7 +204,7 @@ def test_a_stop_request_stops_the_writer_and_a_dead_run_says_so(tmp_path: Path):
         assert any("stop requested (by a test on host" in note.text for note in seen)
     finally:
         writer.release("stopped")
-    assert not (run / STOP_FILE).exists()
+    assert not RunFolder(run).stop_request.exists()
     with pytest.raises(WorkbenchError, match=r"is not running .status: stopped.*nothing to stop"):
         request_stop(run, "a test")
     # A request left for an earlier writer is not obeyed by the next one.
@@ -210,7 +212,7 @@ def test_a_stop_request_stops_the_writer_and_a_dead_run_says_so(tmp_path: Path):
     next_writer = RunWriter(threading.Event())
     next_writer.hold(run)
     try:
-        assert not (run / STOP_FILE).exists()  # taken away before its watch began
+        assert not RunFolder(run).stop_request.exists()  # taken away before its watch began
     finally:
         next_writer.release("finished")
 
@@ -251,7 +253,7 @@ def test_a_try_to_continue_a_run_that_fails_a_check_leaves_its_status(tmp_path: 
 
     run = run_folder(tmp_path)
     write_json(run / "config.json", {"preset": "demo", "batch_size": 0})  # refused
-    RunSummary(status="stopped").write(run)
+    write_summary(run, RunSummary(status="stopped"))
     me = os.getpid()
     WriterRecord(this_host(), me, start_ticks(me), 1.0, 2.0, "stopped").write(run)
     with pytest.raises(WorkbenchError, match="batch_size must be a positive whole number"):
@@ -269,7 +271,7 @@ def test_report_on_a_live_run_says_to_wait_for_it(tmp_path: Path):
     from workbench.core.report.read import resolve_run_dir
 
     run = run_folder(tmp_path)
-    RunSummary(status="stopped").write(run)  # an earlier try's, while a resume trains
+    write_summary(run, RunSummary(status="stopped"))  # an earlier try's, while a resume trains
     writer = RunWriter(threading.Event())
     writer.hold(run)
     try:

@@ -14,21 +14,15 @@ PAIRS = [
 
 
 def direction_of(model: Path, prompt: str | None = None, template: str | None = None):
-    from workbench.core.model.family import apply_direction, max_positions, resolve_direction
+    from workbench.core.config.direction_request import DirectionRequest
+    from workbench.core.model.direction import apply_direction, resolve_direction
+    from workbench.core.model.family import max_positions
     from workbench.core.model.load import load_tokenizer_and_config
 
     tokenizer, config = load_tokenizer_and_config(str(model))
+    request = DirectionRequest("en", "zh", None, None, prompt, template)
     direction = resolve_direction(
-        config.model_type,
-        max_positions(config),
-        tokenizer,
-        "en",
-        "zh",
-        None,
-        None,
-        prompt,
-        template,
-        str(model),
+        config.model_type, max_positions(config), tokenizer, request, model_name=str(model)
     )
     apply_direction(tokenizer, direction)
     return tokenizer, direction
@@ -88,18 +82,21 @@ def test_a_tokenizer_without_a_pad_token_pads_with_eos_and_says_so(causal_models
 def test_a_recorded_chat_message_is_kept_for_the_same_languages_and_dropped_for_new_ones(
     causal_models,
 ):
-    from workbench.core.model.family import direction_for, max_positions
+    from workbench.core.config.direction_request import DirectionRequest
+    from workbench.core.model.direction import resolve_direction
+    from workbench.core.model.family import max_positions
     from workbench.core.model.load import load_tokenizer_and_config
+    from workbench.core.records.model_settings import ModelSettings
 
     tokenizer, config = load_tokenizer_and_config(str(causal_models["qwen3"]))
     message = "Render this in {target_lang}, please:\n{source}"
-    settings = {"source_lang": "en", "target_lang": "zh", "prompt": "chat"}
-    settings["prompt_template"] = message
+    settings = ModelSettings(
+        source_lang="en", target_lang="zh", prompt="chat", prompt_template=message
+    )
 
     def prompt(**flags):
-        direction = direction_for(
-            config.model_type, max_positions(config), tokenizer, settings, **flags
-        )
+        asked = DirectionRequest(**flags).over(settings)
+        direction = resolve_direction(config.model_type, max_positions(config), tokenizer, asked)
         return direction.source_text("Hi.")
 
     recorded = prompt()
@@ -110,13 +107,17 @@ def test_a_recorded_chat_message_is_kept_for_the_same_languages_and_dropped_for_
 
 
 def test_a_prompt_for_a_seq2seq_model_is_refused_in_one_line(tiny_model_dir):
-    from workbench.core.model.family import direction_for, max_positions
+    from workbench.core.config.direction_request import DirectionRequest
+    from workbench.core.model.direction import resolve_direction
+    from workbench.core.model.family import max_positions
     from workbench.core.model.load import load_tokenizer_and_config
+    from workbench.core.records.model_settings import ModelSettings
     from workbench.errors import WorkbenchError
 
     tokenizer, config = load_tokenizer_and_config(str(tiny_model_dir))
+    asked = DirectionRequest(prompt="alma").over(ModelSettings())
     with pytest.raises(WorkbenchError, match=r"for decoder-only models.*drop them"):
-        direction_for(config.model_type, max_positions(config), tokenizer, {}, prompt="alma")
+        resolve_direction(config.model_type, max_positions(config), tokenizer, asked)
 
 
 def test_the_chat_message_is_the_familys_own_wording():

@@ -8,10 +8,13 @@ from __future__ import annotations
 
 import pytest
 
-from tests.helpers.memory import HUNYUAN_MT_7B, HUNYUAN_PARAMETERS
+from tests.helpers.memory import (
+    HUNYUAN_MT_7B,
+    HUNYUAN_PARAMETERS,
+)
 from tests.helpers.runs import tiny_config
 from workbench.core.records.memory import GB
-from workbench.core.train.memory_plan import estimate, plan_memory
+from workbench.core.train.memory.plan import estimate, plan_memory
 from workbench.core.train.run_model import Precision
 
 CPU = Precision("cpu", "fp32", False)

@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from workbench.core.data import hub_requests
-from workbench.core.model.family import check_target_label
+from workbench.core.model.direction import check_target_label
 from workbench.core.model.load import load_model_and_tokenizer
 from workbench.errors import HubUnreachableError, WorkbenchError
 

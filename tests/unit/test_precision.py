@@ -65,7 +65,7 @@ def test_the_recorded_form_is_the_one_runs_wrote(no_bf16_gpu: None):
 
 
 def test_training_arguments_follow_the_precision(tmp_path: Path, no_bf16_gpu: None):
-    from workbench.core.train.trainer import training_arguments
+    from workbench.core.train.recipe import training_arguments
 
     config = tiny_config()
     plain = training_arguments(config, tmp_path, resolve_precision(config, "cpu"))

@@ -9,23 +9,19 @@ from pathlib import Path
 
 from tests.helpers.comet import KIWI, qe_records
 from workbench.cli.interact import run_console
-from workbench.cli.options import without_flags
-from workbench.cli.tui import QE_FLAG
+from workbench.cli.options import QE_FLAG, without_flags
 from workbench.core.comet.scorer import load_scorer
-from workbench.core.decoding import DecodeOptions
+from workbench.core.translate.console_session import ConsoleModel, ConsoleSession
 from workbench.core.translate.quality import QualityEstimator
-from workbench.core.translate.translator import Translator
 
 
 def test_interact_prints_and_keeps_each_lines_qe_score(tiny_model_dir: Path, tmp_path: Path):
     history = tmp_path / "console_history.jsonl"
-    translator = Translator.from_pretrained(str(tiny_model_dir), device="cpu")
+    model = ConsoleModel(str(tiny_model_dir), device="cpu", num_beams=1, max_new_tokens=8)
     out = io.StringIO()
     lines = "I like tea.\n:judge good reads well\nMy brother is a doctor.\n:q\n"
-    run_console(
-        translator, str(tiny_model_dir), history, DecodeOptions(1, 8),
-        stdin=io.StringIO(lines), stdout=out, quality=QualityEstimator(str(KIWI), "cpu"),
-    )  # fmt: skip
+    session = ConsoleSession({"model": model}, history, QualityEstimator(str(KIWI), "cpu"))
+    run_console(session, stdin=io.StringIO(lines), stdout=out)
     text = out.getvalue()
     assert f"Quality estimate (no reference): COMET-QE ({KIWI})" in text
     made = [r for r in qe_records(history) if "judges" not in r]
@@ -45,13 +41,11 @@ def test_a_reference_based_model_as_qe_is_said_per_line_and_the_session_goes_on(
     tiny_model_dir: Path, tmp_path: Path
 ):
     history = tmp_path / "console_history.jsonl"
-    translator = Translator.from_pretrained(str(tiny_model_dir), device="cpu")
+    model = ConsoleModel(str(tiny_model_dir), device="cpu", num_beams=1, max_new_tokens=8)
     wrong = QualityEstimator(str(KIWI.parent / "regression-mix-sparsemax"), "cpu")
     out = io.StringIO()
-    run_console(
-        translator, str(tiny_model_dir), history, DecodeOptions(1, 8),
-        stdin=io.StringIO("I like tea.\n:q\n"), stdout=out, quality=wrong,
-    )  # fmt: skip
+    session = ConsoleSession({"model": model}, history, wrong)
+    run_console(session, stdin=io.StringIO("I like tea.\n:q\n"), stdout=out)
     assert "note: no QE score for that line" in out.getvalue()
     assert "--qe takes a reference-free model such as Unbabel/wmt22-cometkiwi-da" in out.getvalue()
     (line,) = qe_records(history)

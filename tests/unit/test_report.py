@@ -19,10 +19,11 @@ from tests.helpers.report import SVG, summary_of
 from workbench.core.attention.figures import heatmap_svg
 from workbench.core.records.run_records import BaselineRecord
 from workbench.core.records.summary import RunSummary
-from workbench.core.report.contents import REPORT_HTML, REPORT_MD
 from workbench.core.report.read import build_report
 from workbench.core.report.write import create_report
-from workbench.core.translate.history import append_history, console_for_run, same_folder
+from workbench.core.run_folder.layout import REPORT_HTML, REPORT_MD
+from workbench.core.translate.console_lines import console_for_run, same_folder
+from workbench.core.translate.history import append_history, history_lines
 from workbench.core.translate.translator import Translation
 from workbench.core.views.document import escape_markdown
 from workbench.core.views.svg import Series, line_chart_svg
@@ -34,7 +35,9 @@ def test_unmatched_history_is_listed_whole_and_says_so(tmp_path: Path):
     history = [
         {"time": "2026-01-01T00:00:00", "model": "/some/model", "source": "a", "translation": "甲"}
     ]
-    lines, note = console_for_run(history, run, RunSummary(status="finished"), tmp_path / "out")
+    lines, note = console_for_run(
+        history_lines(history), run, RunSummary(status="finished"), tmp_path / "out"
+    )
     assert [c.source for c in lines] == ["a"]
     assert lines[0].role == ""
     assert note.startswith("None of the 1 lines")
@@ -73,7 +76,7 @@ def test_history_lines_that_name_their_run_match_exactly(tmp_path: Path):
             "translation": "底",
         },
     ]
-    lines, note = console_for_run(history, run, RunSummary(status="finished"), out)
+    lines, note = console_for_run(history_lines(history), run, RunSummary(status="finished"), out)
     assert [(c.source, c.role) for c in lines] == [("mine", "fine-tuned"), ("base", "base")]
     assert note.startswith("2 of the 3 lines")
 
@@ -125,7 +128,7 @@ def test_f6_writes_a_png_beside_the_svg_when_cairosvg_is_installed(tmp_path: Pat
 def test_the_published_score_and_the_warning_stand_beside_before():
     from workbench.core.report.contents import AttentionFigure, RunReport
     from workbench.core.report.render import render_html, render_markdown
-    from workbench.core.run_folder import SavedConfig
+    from workbench.core.run_folder.saved_config import SavedConfig
 
     warning = "before BLEU 0.30 is 21.70 below the published 22.0 on newstest2018; <cause>"
     baseline = BaselineRecord(
@@ -227,7 +230,7 @@ def test_the_reports_show_the_f6_screenshots_with_pane_and_time(tmp_path: Path):
 
 
 def test_judged_lines_are_listed_once_with_their_judgement(tmp_path: Path):
-    from workbench.core.translate.history import append_judgement, fold_judgements
+    from workbench.core.translate.history import append_judgement, read_history
     from workbench.core.translate.judgements import Judgement
 
     out = tmp_path / "out"
@@ -242,8 +245,9 @@ def test_judged_lines_are_listed_once_with_their_judgement(tmp_path: Path):
     append_judgement(path, ids[1], Judgement("error"))
     append_judgement(path, ids[1], Judgement("omission", 'dropped "yesterday"'))  # newer wins
     append_judgement(path, ids[2], Judgement("good"))
-    history = [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines()]
-    assert len(fold_judgements(history)) == 4  # the judgements fold in; no line is lost
+    records = [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines()]
+    history = read_history(path)
+    assert len(history) == 4  # the judgements fold in; no line is lost
     summary = RunSummary(status="finished")
 
     lines, note = console_for_run(history, run, summary, out)  # auto: the judged ones
@@ -255,7 +259,7 @@ def test_judged_lines_are_listed_once_with_their_judgement(tmp_path: Path):
     lines, note = console_for_run(history, run, summary, out, choice="all")
     assert [(c.source, c.count) for c in lines] == [("b", 1), ("a", 2), ("c", 1)]
     assert note.endswith("Listed: all 3 distinct lines (1 repeated line shown once).")
-    unjudged = [r for r in history if "judges" not in r]
+    unjudged = history_lines([r for r in records if "judges" not in r])
     lines, note = console_for_run(unjudged, run, summary, out, choice="judged")
     assert lines == []
     assert "None of them is judged yet" in note

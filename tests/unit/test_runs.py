@@ -17,8 +17,8 @@ from workbench.core.records.run_records import (
     Sample,
 )
 from workbench.core.records.scores import SetScores
-from workbench.core.records.summary import RunSummary, read_summary
-from workbench.core.run_folder import is_finished
+from workbench.core.records.summary import RunSummary
+from workbench.core.run_folder.summary_file import is_finished, read_summary, write_summary
 from workbench.core.views.numbers import number
 
 
@@ -76,7 +76,7 @@ def finished() -> RunSummary:
 
 def test_write_then_read_round_trips(tmp_path: Path):
     summary = finished()
-    summary.write(tmp_path)
+    write_summary(tmp_path, summary)
     assert read_summary(tmp_path) == summary
     on_disk = json.loads((tmp_path / "summary.json").read_text(encoding="utf-8"))
     assert on_disk["test"] == scores("test").to_dict()  # the same flat keys as always

@@ -1,6 +1,6 @@
 """The split as numpy arrays, in the order the list-based split gave it; and the training
-split written in that order from a corpus read in file order (issue 42: memory that does
-not grow with the corpus)."""
+split written in that order from a corpus read in file order, in memory that does not
+grow with the corpus."""
 
 from __future__ import annotations
 
@@ -19,8 +19,8 @@ from workbench.errors import WorkbenchError
 
 
 def reference_split(items: list, seed: int, validation: float, test: float = 0.0):
-    """The split as it was written before it held numpy arrays (kept here verbatim), the
-    order every run so far trained on: the demo's numbers depend on it."""
+    """The split over Python lists, the reference the numpy split must equal: the order
+    every run trains on, on which the demo's numbers depend."""
     order = list(range(len(items)))
     random.Random(seed).shuffle(order)
 

@@ -199,11 +199,11 @@ def test_a_point_enqueued_twice_is_run_once(tmp_path: Path):
     params = space.grid_points()[0]
     for _ in range(2):
         worker.study.enqueue_trial(params, user_attrs={"point": json.dumps(params)})
-    first = worker._claim()
+    first = worker.claims.claim()
     assert not isinstance(first, str)
     assert first.trial.number == 0
     # The first is running (here, in this worker): the copy is a duplicate, nothing is left.
-    assert worker._claim() == "wait"
+    assert worker.claims.claim() == "wait"
     first.lease.stop()
     states = [
         (t.number, t.state.name, t.user_attrs.get("outcome")) for t in worker.study.get_trials()

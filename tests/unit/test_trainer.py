@@ -1,4 +1,5 @@
-"""The Trainer and its parts (workbench.core.train.trainer): evaluation order, TensorBoard files."""
+"""The Trainer and what it is given (workbench.core.train.trainer, .recipe): evaluation order,
+TensorBoard files."""
 
 from __future__ import annotations
 
@@ -6,7 +7,7 @@ from __future__ import annotations
 def test_evaluation_set_is_longest_first_with_references_still_paired():
     import datasets
 
-    from workbench.core.train.trainer import longest_first
+    from workbench.core.train.recipe import longest_first
 
     dataset = datasets.Dataset.from_dict(
         {"input_ids": [[1] * 3, [2] * 5, [3] * 1, [4] * 5], "labels": [[1], [2], [3], [4]]}

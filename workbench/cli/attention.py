@@ -141,7 +141,7 @@ def run(args: argparse.Namespace) -> int:
     from workbench.core.attention.extract import load_attention_model
     from workbench.core.attention.grid import DEFAULT_HEAD, DEFAULT_LAYER
 
-    amap = load_attention_model(args.model, **language_choice(args)).map(
+    amap = load_attention_model(args.model, language_choice(args)).map(
         sentence, args.num_beams, args.max_new_tokens
     )
     layer = pick(args.layer, DEFAULT_LAYER, amap.num_layers, "layer")

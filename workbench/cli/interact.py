@@ -1,37 +1,40 @@
 """``workbench interact``: the plain-terminal console over a saved model or a Hub id.
 
-A thin loop over :class:`workbench.core.translate.translator.Translator`. It prompts with
-the model's source language and answers with its target language (``en>``, ``de>``), as
-the model's direction resolved them (its workbench.json, a Hub id's preset, the flags).
-Every translation is appended to a history file as it happens, so a crash or a closed SSH
-session never loses what the user tried (the run report reads it later).
+A loop that reads lines and prints answers over one
+:class:`workbench.core.translate.console_session.ConsoleSession`, the core the TUI's
+Translate pane runs through too. It prompts with the model's source language and answers
+with its target language (``en>``, ``de>``), as the model's direction resolved them (its
+workbench.json, a Hub id's preset, the flags). Every translation is appended to a history
+file as it happens, so a crash or a closed SSH session never loses what the user tried
+(the run report reads it later).
 """
 
 from __future__ import annotations
 
 import argparse
 import sys
-from pathlib import Path
 from typing import TYPE_CHECKING, TextIO
 
 from workbench.cli.options import (
+    QE_FLAG,
     add_backend_option,
     add_language_options,
     add_model_options,
-    load_translator,
+    check_model_options,
+    language_choice,
 )
-from workbench.core.config.run_config import DEFAULT_OUTPUT_DIR
-from workbench.core.config.settings import DEFAULT_QE
-from workbench.core.decoding import DecodeOptions
-from workbench.core.run_folder import HISTORY_FILE
-from workbench.core.translate.history import append_history, append_judgement
+from workbench.core.translate.console_session import (
+    ConsoleModel,
+    ConsoleSession,
+    console_history,
+)
 from workbench.core.translate.judgements import JUDGE_USAGE, is_judge_command, parse_judgement
-from workbench.core.translate.translator import Translator
-from workbench.errors import WorkbenchError
+from workbench.errors import WorkbenchError, failure_text
 
 if TYPE_CHECKING:
     from workbench.cli.options import Subparsers
-    from workbench.core.translate.quality import QualityEstimator, QualityScore
+    from workbench.core.translate.console_session import ConsoleAnswer
+    from workbench.core.translate.translator import Translator
 
 QUIT_WORDS = {":q", ":quit", "quit", "exit", ":exit"}
 
@@ -42,30 +45,29 @@ def add_parser(sub: Subparsers) -> None:
     add_model_options(interact)
     add_language_options(interact)
     add_backend_option(interact)
-    interact.add_argument(
-        "--qe",
-        nargs="?",
-        const=DEFAULT_QE,
-        metavar="MODEL",
-        help="score each translation without a reference, beside it and in the history "
-        f"(alone: {DEFAULT_QE}, gated on the Hub: accept its licence, set HF_TOKEN)",
-    )
+    interact.add_argument(QE_FLAG[0], **QE_FLAG[1])
 
 
 def run(args: argparse.Namespace) -> int:
     """The assignment's --interact: load the best model and translate typed lines."""
-    translator, options = load_translator(args)
-    history = Path(args.model).expanduser().parent / HISTORY_FILE
-    if not Path(args.model).expanduser().exists():
-        history = Path(DEFAULT_OUTPUT_DIR) / HISTORY_FILE
-    quality = None
-    if args.qe:
-        from workbench.core.translate.quality import QualityEstimator
+    from workbench.core.translate.quality import QualityEstimator
 
-        quality = QualityEstimator(args.qe)
-        print(f"Loading the QE model {args.qe} …", flush=True)
-        quality.load()  # now: a gated or missing model is one line before the session
-    return run_console(translator, args.model, history, options, quality=quality)
+    check_model_options(args)
+    model = ConsoleModel(
+        args.model,
+        language_choice(args),
+        backend=args.backend,
+        num_beams=args.num_beams,
+        max_new_tokens=args.max_new_tokens,
+    )
+    quality = QualityEstimator(args.qe) if args.qe else None
+    session = ConsoleSession({"model": model}, console_history(args.model), quality)
+    session.check()  # every path, before seconds of loading a model
+    session.load()
+    if quality is not None:
+        print(f"Loading the QE model {quality.model} …", flush=True)
+        quality.load()  # a gated or unsuitable model is one line before the session
+    return run_console(session)
 
 
 def console_prompts(translator: Translator) -> tuple[str, str]:
@@ -75,92 +77,84 @@ def console_prompts(translator: Translator) -> tuple[str, str]:
     return f"{direction.source_lang or 'source'}> ", f"{direction.target_lang or 'target'}> "
 
 
+def read_line(asked: str, stdin: TextIO, stdout: TextIO) -> str | None:
+    """The next typed line, or None at EOF or Ctrl-C; a piped line is echoed after the
+    prompt, as a terminal shows what was typed."""
+    if stdin.isatty():
+        try:
+            return input(asked)
+        except (EOFError, KeyboardInterrupt):
+            print(file=stdout)
+            return None
+    stdout.write(asked)
+    line = stdin.readline()
+    if not line:
+        print(file=stdout)
+        return None
+    line = line.rstrip("\r\n")
+    print(line, file=stdout)
+    return line
+
+
 def run_console(
-    translator: Translator,
-    model_name: str,
-    history: Path,
-    options: DecodeOptions | None = None,
-    stdin: TextIO | None = None,
-    stdout: TextIO | None = None,
-    quality: QualityEstimator | None = None,
+    session: ConsoleSession, stdin: TextIO | None = None, stdout: TextIO | None = None
 ) -> int:
-    """Read lines, translate each (and score it without a reference, with ``quality``),
-    until EOF, Ctrl-C or ``:q``."""
+    """Read lines, translate each with the session's model (scored without a reference
+    when it has a QE model), until EOF, Ctrl-C or ``:q``."""
     stdin = stdin or sys.stdin
     stdout = stdout or sys.stdout
-    interactive = stdin.isatty()
+    translator = session.load()
     print(
-        f"Translating with {model_name}. Type a sentence and press Enter; ':q' or Ctrl-D quits.",
+        f"Translating with {session.model().name}. Type a sentence and press Enter; "
+        "':q' or Ctrl-D quits.",
         file=stdout,
     )
     print(f"Backend: {translator.backend_label}", file=stdout)
     for notice in translator.notices:
         print(f"  note: {notice}", file=stdout)
-    print(f"History: {history}", file=stdout)
-    if quality is not None:
+    print(f"History: {session.history}", file=stdout)
+    if session.quality is not None:
+        quality = session.quality
         print(f"Quality estimate (no reference): {quality.metric} ({quality.model})", file=stdout)
     print(f"Judge the last translation: {JUDGE_USAGE}", file=stdout)
     asked, answered = console_prompts(translator)
-    last_id: str | None = None
-    while True:
-        if interactive:
-            try:
-                line = input(asked)
-            except EOFError:
-                print(file=stdout)
-                return 0
-            except KeyboardInterrupt:
-                print(file=stdout)
-                return 0
-        else:
-            stdout.write(asked)
-            line = stdin.readline()
-            if not line:
-                print(file=stdout)
-                return 0
-            line = line.rstrip("\r\n")
-            print(line, file=stdout)
+    while (line := read_line(asked, stdin, stdout)) is not None:
         if line.strip().lower() in QUIT_WORDS:
             return 0
         if not line.strip():
             continue
         if is_judge_command(line):
-            print(judge_last(history, last_id, line), file=stdout)
+            print(judge_last(session, line), file=stdout)
             continue
         try:
-            item = translator.translate(line, options)
+            answer = session.translate(line)
         except Exception as err:  # one bad line must never end the session
-            print(f"could not translate that line ({type(err).__name__}: {err})", file=stdout)
+            print(f"could not translate that line ({failure_text(err)})", file=stdout)
             continue
-        for notice in item.notices:
-            print(f"  note: {notice}", file=stdout)
-        score = estimate_quality(quality, line, item.text, stdout)
-        shown = f"   {score.text()}" if score is not None else ""
-        print(f"{answered}{item.text}   ({item.seconds * 1000:.0f} ms){shown}", file=stdout)
+        for said in answer_lines(answer, answered):
+            print(said, file=stdout)
         stdout.flush()
-        last_id = append_history(history, model_name, item, translator, score)
+    return 0
 
 
-def estimate_quality(
-    quality: QualityEstimator | None, source: str, translation: str, stdout: TextIO
-) -> QualityScore | None:
-    """The line's QE score, or None (none asked for, or it failed: said, and the session
-    goes on)."""
-    if quality is None:
-        return None
-    score, problem = quality.try_estimate(source, translation)
-    if problem:
-        print(f"  note: no QE score for that line ({problem})", file=stdout)
-    return score
+def answer_lines(answer: ConsoleAnswer, answered: str) -> list[str]:
+    """What the console prints for one translated line: its notices, any QE problem, then
+    the translation with its time (and its QE score)."""
+    item = answer.translation
+    said = [f"  note: {notice}" for notice in item.notices]
+    if answer.quality_problem:
+        off = "; the session goes on without QE" if answer.quality_off else ""
+        said.append(f"  note: no QE score for that line ({answer.quality_problem}){off}")
+    shown = f"   {answer.quality.text()}" if answer.quality is not None else ""
+    said.append(f"{answered}{item.text}   ({item.seconds * 1000:.0f} ms){shown}")
+    return said
 
 
-def judge_last(history: Path, line_id: str | None, command: str) -> str:
+def judge_last(session: ConsoleSession, command: str) -> str:
     """Record ``:judge …`` for the last translation; what to print."""
-    if line_id is None:
-        return "  nothing to judge yet: translate a sentence first"
     try:
         judgement = parse_judgement(command)
+        session.judge(judgement)
     except WorkbenchError as err:
         return f"  {err}"
-    append_judgement(history, line_id, judgement)
     return f"  judged: {judgement.text()}"

@@ -14,6 +14,7 @@ from workbench.cli.options import OUTPUT_DIR_FLAG, Flag, add_command
 
 if TYPE_CHECKING:
     from workbench.cli.options import Subparsers
+    from workbench.core.live.follow import Look
 
 FLAGS: tuple[Flag, ...] = (
     (
@@ -41,29 +42,28 @@ def run(args: argparse.Namespace) -> int:
     import time
     from pathlib import Path
 
-    from workbench.core.live.follow import GrowingFile
-    from workbench.core.live.liveness import pick_run, run_liveness
-    from workbench.core.run_folder import LOG_FILE
+    from workbench.core.live.follow import RunReader
+    from workbench.core.live.liveness import pick_run
+    from workbench.core.run_folder.layout import RunFolder
 
     run_dir = pick_run(Path(args.output_dir).expanduser(), args.run)
-    log = GrowingFile(run_dir / LOG_FILE)
+    reader = RunReader(run_dir, events=False)
 
-    def print_new() -> None:
-        lines = log.read_new_text()
-        if lines:
-            sys.stdout.write("".join(line + "\n" for line in lines))
+    def look_and_print() -> Look:
+        look = reader.look()
+        if look.lines:
+            sys.stdout.write("".join(line + "\n" for line in look.lines))
             sys.stdout.flush()
+        return look
 
-    print_new()
-    live = run_liveness(run_dir)
-    if not log.path.is_file():
-        print(f"{run_dir.name} has no {LOG_FILE} yet (status: {live.status})")
-    while args.follow and live.live:
+    look = look_and_print()
+    if not reader.has_log():
+        log = RunFolder(run_dir).log.name
+        print(f"{run_dir.name} has no {log} yet (status: {look.live.status})")
+    while args.follow and not look.ended:
         time.sleep(POLL_SECONDS)
-        print_new()
-        live = run_liveness(run_dir)
-    print_new()
-    if args.follow or not live.live:
-        why = live.why()
-        print(f"-- {run_dir.name}: {live.status}" + (f" ({why})" if why else ""))
+        look = look_and_print()
+    if args.follow or look.ended:
+        why = look.live.why()
+        print(f"-- {run_dir.name}: {look.live.status}" + (f" ({why})" if why else ""))
     return 0

@@ -13,10 +13,11 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeAlias
 
+from workbench.core.config.direction_request import DirectionRequest
 from workbench.core.config.run_config import DEFAULT_OUTPUT_DIR
-from workbench.core.config.settings import PROMPTS, read_prompt_template
+from workbench.core.config.settings import DEFAULT_QE, PROMPTS, read_prompt_template
 from workbench.core.decoding import AUTO_LABEL, BACKENDS, check_beams, check_new_tokens
-from workbench.core.run_folder import BEST_MODEL
+from workbench.core.run_folder.layout import OutputFolder
 from workbench.errors import WorkbenchError
 
 if TYPE_CHECKING:
@@ -25,7 +26,7 @@ if TYPE_CHECKING:
     from workbench.core.decoding import DecodeOptions
     from workbench.core.translate.translator import Translator
 
-DEFAULT_MODEL_DIR = f"{DEFAULT_OUTPUT_DIR}/{BEST_MODEL}"
+DEFAULT_MODEL_DIR = str(OutputFolder(Path(DEFAULT_OUTPUT_DIR)).best_model)
 
 #: A flag and its ``add_argument`` keywords: commands declare their flags as tables.
 Flag = tuple[str, dict[str, Any]]
@@ -41,6 +42,18 @@ OUTPUT_DIR_FLAG: Flag = (
         "default": DEFAULT_OUTPUT_DIR,
         "metavar": "DIR",
         "help": f"where the runs live (default: {DEFAULT_OUTPUT_DIR})",
+    },
+)
+#: ``--qe`` of interact, tui, serve and score: a reference-free score of each translation.
+QE_FLAG: Flag = (
+    "--qe",
+    {
+        "nargs": "?",
+        "const": DEFAULT_QE,
+        "metavar": "MODEL",
+        "help": "score each translation without a reference, with a reference-free COMET "
+        f"model: a Hub id or a folder (alone: {DEFAULT_QE}, gated on the Hub: accept its "
+        "licence, set HF_TOKEN)",
     },
 )
 
@@ -153,27 +166,25 @@ def add_language_options(parser: argparse.ArgumentParser, label: bool = True) ->
         )
 
 
-def language_choice(args: argparse.Namespace) -> dict[str, str | None]:
+def language_choice(args: argparse.Namespace) -> DirectionRequest:
     """The direction flags as ``Translator.from_pretrained`` and ``load_attention_model``
     take them."""
     template = args.prompt_template
-    choice: dict[str, str | None] = {
-        "source_lang": args.source_lang,
-        "target_lang": args.target_lang,
-        "source_prefix": args.source_prefix,
-        "prompt": args.prompt,
-        "prompt_template": read_prompt_template(template) if template is not None else None,
-    }
-    if hasattr(args, "label"):
-        text = str(args.label).strip()
-        choice["target_label"] = (
+    label = str(args.label).strip() if hasattr(args, "label") else AUTO_LABEL
+    return DirectionRequest(
+        source_lang=args.source_lang,
+        target_lang=args.target_lang,
+        target_label=(
             None
-            if text.lower() in ("none", "")
+            if label.lower() in ("none", "")
             else AUTO_LABEL
-            if text.lower() == AUTO_LABEL
-            else text
-        )
-    return choice
+            if label.lower() == AUTO_LABEL
+            else label
+        ),
+        source_prefix=args.source_prefix,
+        prompt=args.prompt,
+        prompt_template=read_prompt_template(template) if template is not None else None,
+    )
 
 
 def check_model_options(args: argparse.Namespace) -> None:
@@ -200,6 +211,6 @@ def load_translator(args: argparse.Namespace) -> tuple[Translator, DecodeOptions
 
     check_model_options(args)
     translator = Translator.from_pretrained(
-        args.model, backend=args.backend, **language_choice(args)
+        args.model, backend=args.backend, request=language_choice(args)
     )
     return translator, translator.default_options().overridden(args.num_beams, args.max_new_tokens)

@@ -13,7 +13,7 @@ import argparse
 import sys
 from typing import TYPE_CHECKING
 
-from workbench.cli.options import Flag, add_command
+from workbench.cli.options import QE_FLAG, Flag, add_command
 from workbench.core.config.settings import BLEU_TOKENIZERS, DEFAULT_COMET, DEFAULT_QE
 from workbench.errors import WorkbenchError
 
@@ -51,15 +51,7 @@ FLAGS: tuple[Flag, ...] = (
             "help": f"COMET model, a Hub id or a local folder (alone: {DEFAULT_COMET})",
         },
     ),
-    (
-        "--qe",
-        {
-            "nargs": "?",
-            "const": DEFAULT_QE,
-            "metavar": "MODEL",
-            "help": f"reference-free COMET model (alone: {DEFAULT_QE}, gated on the Hub)",
-        },
-    ),
+    QE_FLAG,
     (
         "--tokenize",
         {

@@ -20,7 +20,7 @@ import socket
 import sys
 from typing import TYPE_CHECKING
 
-from workbench.cli.options import add_command, without_flags
+from workbench.cli.options import QE_FLAG, add_command, without_flags
 from workbench.errors import WorkbenchError
 
 if TYPE_CHECKING:
@@ -51,7 +51,6 @@ FLAGS = (
 def add_parser(subparsers: Subparsers) -> None:
     """Register ``workbench serve``, with the TUI's run flags (given to every tab)."""
     from workbench.cli.flags import add_run_options
-    from workbench.cli.tui import QE_FLAG
 
     parser = add_command(
         subparsers,
@@ -82,6 +81,10 @@ def run(args: argparse.Namespace) -> int:
     from workbench.cli.flags import config_from_args
 
     config_from_args(args)  # a bad flag fails here, once, not in every tab
+    if args.qe:
+        from workbench.core.translate.quality import QualityEstimator
+
+        QualityEstimator(args.qe).check()
     if not is_loopback(args.host) and not args.allow_remote:
         raise WorkbenchError(
             f"--host {args.host} lets every machine that reaches port {args.port} train and "

@@ -42,7 +42,8 @@ def run(args: argparse.Namespace) -> int:
 
     from workbench.core.live.liveness import pick_run
     from workbench.core.live.stop_request import request_stop, wait_until_ended
-    from workbench.core.run_folder import output_dir_flag, output_root_of
+    from workbench.core.run_folder.layout import RunFolder
+    from workbench.core.views.live_text import output_dir_flag
 
     run_dir = pick_run(Path(args.output_dir).expanduser(), args.run, live_only=True)
     live = request_stop(run_dir, "workbench stop")
@@ -53,7 +54,7 @@ def run(args: argparse.Namespace) -> int:
     if ended.live:
         print(f"{run_dir.name} is still {ended.status} after {args.timeout:g} s")
         return 1
-    where = output_dir_flag(output_root_of(run_dir))
+    where = output_dir_flag(RunFolder(run_dir).output_root)
     resume = f"; continue it with workbench train --resume{where}"
     print(f"{run_dir.name}: {ended.status}" + (resume if ended.status == "stopped" else ""))
     return 0

@@ -124,21 +124,22 @@ def run(args: argparse.Namespace) -> int:
         printer.line(console_skipped_line(str(result.summary.best_model)))
     if not args.no_interact and interactive and main:
         signal.signal(signal.SIGINT, signal.default_int_handler)
-        from workbench.core.run_folder import HISTORY_FILE
-        from workbench.core.translate.translator import Translator
+        from workbench.core.run_folder.layout import OutputFolder
+        from workbench.core.translate.console_session import ConsoleModel, ConsoleSession
 
-        model_dir = str(result.summary.best_model)
-        translator = Translator.from_pretrained(model_dir)
-        return run_console(translator, model_dir, Path(config.output_dir) / HISTORY_FILE)
+        model = ConsoleModel(str(result.summary.best_model))
+        history = OutputFolder(Path(config.output_dir)).history
+        return run_console(ConsoleSession({"model": model}, history))
     return 0
 
 
 def run_detached(args: argparse.Namespace, config: RunConfig) -> int:
     """Start the run detached and print the lines that find it again."""
     from workbench.core.live.detach import start_detached_run
-    from workbench.core.run_folder import check_writable, new_run_dir, saved_config
+    from workbench.core.run_folder.output_folder import new_run_dir
+    from workbench.core.run_folder.saved_config import saved_config
     from workbench.core.train.checkpoints import run_to_resume
-    from workbench.core.train.preflight import preflight
+    from workbench.core.train.preflight import check_writable, preflight
     from workbench.core.views.live_text import detached_lines
 
     output_root = Path(config.output_dir).expanduser()

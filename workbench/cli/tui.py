@@ -9,24 +9,11 @@ import sys
 from typing import TYPE_CHECKING
 
 from workbench.cli.flags import add_run_options, config_from_args
-from workbench.cli.options import Flag, add_command, without_flags
-from workbench.core.config.settings import DEFAULT_QE
+from workbench.cli.options import QE_FLAG, add_command, without_flags
 from workbench.errors import WorkbenchError
 
 if TYPE_CHECKING:
     from workbench.cli.options import Subparsers
-
-#: ``tui --qe``: the Translate pane scores each translation without a reference.
-QE_FLAG: Flag = (
-    "--qe",
-    {
-        "nargs": "?",
-        "const": DEFAULT_QE,
-        "metavar": "MODEL",
-        "help": "the Translate pane scores each translation without a reference "
-        f"(alone: {DEFAULT_QE}, gated on the Hub: accept its licence, set HF_TOKEN)",
-    },
-)
 
 
 def add_parser(sub: Subparsers) -> None:
@@ -44,6 +31,10 @@ def run(args: argparse.Namespace) -> int:
             "workbench tui needs an interactive terminal (stdin/stdout are not a TTY); "
             "use `workbench train --headless` for pipes, logs and batch jobs"
         )
+    if args.qe:  # the Translate pane's QE model: a mistyped folder is said before the app
+        from workbench.core.translate.quality import QualityEstimator
+
+        QualityEstimator(args.qe).check()
     from workbench.tui.app import WorkbenchApp
 
     # In a browser tab a run trains in a process of its own: the tab is only a viewer;

@@ -15,10 +15,6 @@ from typing import Any
 
 from workbench.errors import WorkbenchError
 
-#: Settings saved next to a model (label, source limit, run) so every front end decodes
-#: it the same way.
-SETTINGS_FILE = "workbench.json"
-
 #: The scratch model's position table (Marian's size). Every other model's own bound is
 #: read from its config (:attr:`workbench.core.languages.Direction.max_positions`).
 MAX_POSITIONS = 512
@@ -34,7 +30,7 @@ MAX_BEAMS = 64
 BACKENDS = ("auto", "transformers", "ct2")
 
 #: ``target_label`` value meaning "the model's own": the label of its target language
-#: (:func:`workbench.core.model.family.direction_for`).
+#: (:func:`workbench.core.model.direction.resolve_direction`).
 AUTO_LABEL = "auto"
 
 

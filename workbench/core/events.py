@@ -14,15 +14,17 @@ import dataclasses
 import json
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
+from workbench.core.records.files import records_from_end
 from workbench.core.records.run_records import Sample
+from workbench.core.records.scores import finite_or_none
 from workbench.core.records.status import EndStatus
 from workbench.core.records.summary import RunSummary
-from workbench.core.run_folder import RunLease, holds
+from workbench.core.records.typed import decode
 
 PhaseName = Literal["data", "model", "before", "train", "after", "comet"]
 Level = Literal["info", "warning", "error"]
@@ -195,16 +197,32 @@ def event_from_record(record: dict[str, Any]) -> Event:
     fits its class means the recorded fixture is out of date, and a replay should say so.
     """
     fields = dict(record)
-    name = fields.pop("event")
     fields.pop("time", None)
+    return _event(fields)
+
+
+def timed_event_from_record(record: dict[str, Any]) -> tuple[Event, float | None]:
+    """:func:`event_from_record`, and the Unix time the record was written (None where it
+    holds none)."""
+    fields = dict(record)
+    written = fields.pop("time", None)
+    return _event(fields), finite_or_none(written)
+
+
+def _event(fields: dict[str, Any]) -> Event:
+    name = fields.pop("event")
     cls = EVENT_TYPES.get(name)
     if cls is None:
         raise ValueError(f"unknown event {name!r} in a metrics record")
     unknown = fields.keys() - _FIELD_NAMES[name]
     if unknown:
         raise TypeError(f"{name} record has fields {sorted(unknown)} the event does not")
-    if cls is RunDone and isinstance(fields.get("summary"), dict):
-        fields["summary"] = RunSummary.from_dict(fields["summary"])
+    if cls is RunDone:  # the one event with a record inside it: the one decoder reads it
+        said: list[str] = []
+        done = decode(RunDone, fields, said, name)
+        if done is None:
+            raise ValueError("; ".join(said))
+        return done
     return cls(**fields)
 
 
@@ -249,14 +267,12 @@ def fan_out(*sinks: EventSink | None) -> EventSink:
     return sink
 
 
-def while_held(sink: EventSink, lease: RunLease | None) -> EventSink:
-    """``sink`` until ``lease`` is lost, then nothing: a run that lost its run folder to
-    another writer (:class:`~workbench.core.run_folder.RunLease`) adds no event to it."""
-    if lease is None:
-        return sink
-
-    def fenced(event: Event) -> None:
-        if holds(lease):
-            sink(event)
-
-    return fenced
+def events_from_end(path: Path) -> Iterator[tuple[Event, float | None]]:
+    """The events of a ``metrics.jsonl`` from its last line to its first, each with the
+    Unix time it was written: how a run ended, or its last step, in a block or two of a
+    log of 300,000 steps. A line that does not read as an event is skipped."""
+    for record in records_from_end(path):
+        try:
+            yield timed_event_from_record(record)
+        except (ValueError, TypeError, KeyError):
+            continue  # a torn or hand-edited line, or an event of another version

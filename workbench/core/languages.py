@@ -6,8 +6,9 @@ holds what needs no model: the ISO 639-1 codes the workbench knows with their IS
 names and script, the base language of any family's code, whether it is written without
 spaces (and so whether a sentence's length is counted in words or characters), the
 sacreBLEU tokenizer for a target language, and :class:`Direction`, the resolved answer
-for one model that every front end decodes with. Matching a language to one model's
-codes is :mod:`workbench.core.model.family`'s job.
+for one model that every front end decodes with. Resolving what a user asks
+(:class:`~workbench.core.config.direction_request.DirectionRequest`) into one model's
+codes is :mod:`workbench.core.model.direction`'s job.
 """
 
 from __future__ import annotations
@@ -15,10 +16,10 @@ from __future__ import annotations
 import importlib.util
 import re
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from functools import lru_cache
-from typing import Any
 
+from workbench.core.records.model_settings import ModelSettings
 from workbench.core.records.scores import LengthUnit
 
 #: The pair a run and a model without recorded languages default to.
@@ -186,7 +187,7 @@ class Direction:
 
     Training labels, the before/after sets, the console, the TUI, attention and the Lab
     all tokenize with :meth:`source_text` (and the tokenizer's ``src_lang``/``tgt_lang``
-    that :func:`workbench.core.model.family.apply_direction` set), generate with
+    that :func:`workbench.core.model.direction.apply_direction` set), generate with
     ``first_token_id`` forced (the model's generation config carries it), and drop
     ``code_ids`` from what they show.
 
@@ -244,22 +245,25 @@ class Direction:
             return lines[0] if lines else ""
         return " ".join(lines)  # one translation is one line (a pipe's row, a TSV cell)
 
-    def settings(self) -> dict[str, Any]:
+    def settings(self) -> ModelSettings:
         """What a saved model records of it (workbench.json), so it decodes the same way
         with no flags."""
-        recorded = {
-            "family": self.family,
-            "source_lang": self.source_lang,
-            "target_lang": self.target_lang,
-            "target_label": self.target_label,
-            "source_code": self.source_code,
-            "target_code": self.target_code,
-            "source_prefix": self.source_prefix if self.family != "marian" else "",
-        }
-        if self.causal:
-            recorded["source_prefix"] = None  # the prompt says it all
-            recorded["prompt"] = self.prompt
-            recorded["prompt_template"] = self.prompt_template
+        recorded = ModelSettings(
+            family=self.family,
+            source_lang=self.source_lang,
+            target_lang=self.target_lang,
+            target_label=self.target_label,
+            source_code=self.source_code,
+            target_code=self.target_code,
+            source_prefix=self.source_prefix if self.family != "marian" else "",
+        )
+        if self.causal:  # the prompt says it all
+            return replace(
+                recorded,
+                source_prefix=None,
+                prompt=self.prompt,
+                prompt_template=self.prompt_template,
+            )
         return recorded
 
     def describe(self) -> str:

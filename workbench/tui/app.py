@@ -2,26 +2,27 @@
 
 The app only wires panes together: which run's results the Samples pane shows, which
 models the Translate and Attention panes use, and one handler for worker failures.
+Screenshots and reports (F6, F7) are :mod:`.hand_in`'s; quitting around a run that
+trains is :mod:`.quitting`'s.
 """
 
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Iterable
 from pathlib import Path
 from typing import TypeVar
 
-from textual import events, on, work
-from textual.app import App, ComposeResult, SystemCommand
+from textual import events, on
+from textual.app import App, ComposeResult
 from textual.binding import Binding
-from textual.screen import Screen
 from textual.widget import Widget
 from textual.widgets import Footer, Header, Input, TabbedContent, TabPane, Tabs
 
 from workbench.core.config.run_config import RunConfig
 from workbench.core.records.summary import RunSummary
-from workbench.core.run_folder import BEST_MODEL, HISTORY_FILE
+from workbench.core.run_folder.layout import OutputFolder
 from workbench.core.views.score_text import headline
+from workbench.tui.hand_in import HandsIn
 from workbench.tui.messages import (
     ForwardsWorkerFailures,
     OpenRun,
@@ -43,8 +44,8 @@ W = TypeVar("W", bound=Widget)
 
 
 PANES = ("dataset", "training", "samples", "translate", "attention", "lab", "runs")
-#: Panes with an F-key of their own: F6 and F7 were Screenshot and Report before the Lab
-#: and the Runs pane came, so those have only their digits.
+#: Panes with an F-key of their own; F6 and F7 are Screenshot and Report, so the Lab and
+#: the Runs pane have only their digits.
 F_KEY_PANES = PANES[:5]
 #: How a pane key asked (an action parameter): a digit, which a text field takes as typed,
 #: and the F1 shown in the footer while a text field has the focus.
@@ -54,7 +55,7 @@ DIGIT, TYPING = "digit", "typing"
 COMPACT_FOOTER_BELOW = 100
 
 
-class WorkbenchApp(QuitsAroundTraining, ForwardsWorkerFailures, App[int]):
+class WorkbenchApp(QuitsAroundTraining, HandsIn, ForwardsWorkerFailures, App[int]):
     """Dataset · Training · Samples · Translate · Attention · Lab · Runs."""
 
     CSS_PATH = "app.tcss"
@@ -115,7 +116,7 @@ class WorkbenchApp(QuitsAroundTraining, ForwardsWorkerFailures, App[int]):
         self.handing_over = False
         self.training: TrainingPane | None = None  # mounted just after the first frame
         self.output_root = Path(config.output_dir).expanduser()
-        tuned = self.output_root / BEST_MODEL
+        tuned = OutputFolder(self.output_root).best_model
         self.tuned_model = str(tuned)
         self.base_model = None if config.is_scratch else config.model
 
@@ -136,20 +137,6 @@ class WorkbenchApp(QuitsAroundTraining, ForwardsWorkerFailures, App[int]):
         """Compact the footer on a narrow terminal, so that every key still fits."""
         self.query_one(Footer).compact = event.size.width < COMPACT_FOOTER_BELOW
 
-    def get_system_commands(self, screen: Screen) -> Iterable[SystemCommand]:
-        """The palette (Ctrl-P) also holds the keys the footer leaves out for room."""
-        yield from super().get_system_commands(screen)
-        yield SystemCommand(
-            "Screenshot",
-            "Save the screen as SVG into the newest run folder (F6)",
-            self.action_screenshot,
-        )
-        yield SystemCommand(
-            "Report",
-            "Write the newest finished run's report.md and report.html (F7)",
-            self.action_report,
-        )
-
     def on_mount(self) -> None:
         """Focus the Dataset pane, catch SIGTERM and SIGHUP, then fill the hidden panes."""
         self.call_after_refresh(self._focus_pane, "dataset")
@@ -165,8 +152,8 @@ class WorkbenchApp(QuitsAroundTraining, ForwardsWorkerFailures, App[int]):
             "translate": TranslatePane(
                 self.tuned_model,
                 self.base_model,
-                self.output_root / HISTORY_FILE,
-                base_languages=self.config.languages(),
+                OutputFolder(self.output_root).history,
+                base_languages=self.config.direction_request(),
                 qe_model=self.qe_model,
             ),
             "attention": AttentionPane(self.tuned_model),
@@ -176,12 +163,12 @@ class WorkbenchApp(QuitsAroundTraining, ForwardsWorkerFailures, App[int]):
         for name, pane in hidden.items():
             await self.query_one(f"TabPane#{name}", TabPane).mount(pane)
         from workbench.core.live.liveness import live_runs
-        from workbench.core.run_folder import latest_finished_run, run_folders
+        from workbench.core.run_folder.output_folder import latest_finished_run, run_folders
 
         # A live run first (another terminal's, a detached one, a sweep trial): attached.
         shown = [run for run, _ in live_runs(self.output_root)] or run_folders(self.output_root)
         if shown:
-            self.show_when_read(training, shown[0], training.shows)
+            training.show_when_read(shown[0])
         found = latest_finished_run(self.output_root)
         if found:
             run_dir, summary = found
@@ -190,22 +177,6 @@ class WorkbenchApp(QuitsAroundTraining, ForwardsWorkerFailures, App[int]):
         active = self.query_one(TabbedContent).active
         if active in hidden and (self.focused is None or isinstance(self.focused, Tabs)):
             self._focus_pane(active)
-
-    @work(thread=True, exit_on_error=False, group="replay")
-    def show_when_read(self, training: TrainingPane, run_dir: Path, shows: int) -> None:
-        """Read a run's metrics.jsonl off the main thread (a run of 300,000 logged steps
-        takes seconds to parse, and the app would not answer a key meanwhile), then show
-        it in the Training pane, which finds it read, unless the pane showed another run
-        meanwhile (one the user opened or started: ``shows`` moved on)."""
-        from workbench.core.live.follow import followed_events
-        from workbench.core.run_folder import METRICS_FILE
-
-        followed_events(run_dir / METRICS_FILE)
-        self.call_from_thread(self._show_read_run, training, run_dir, shows)
-
-    def _show_read_run(self, training: TrainingPane, run_dir: Path, shows: int) -> None:
-        if training.shows == shows:
-            training.show_run(run_dir)
 
     def _mounted(self, pane_class: type[W]) -> W | None:
         """A hidden pane, or None in the moment after start before it is mounted."""
@@ -261,61 +232,6 @@ class WorkbenchApp(QuitsAroundTraining, ForwardsWorkerFailures, App[int]):
                 widget.focus()
                 return
         self.set_focus(None)
-
-    def action_screenshot(self, filename: str | None = None, path: str | None = None) -> None:
-        """Save the screen as SVG (and PNG, with a converter) into the newest run folder
-        (the output folder before any); the report shows it with its pane and time.
-        ``filename`` and ``path``, Textual's, replace the name and folder when given."""
-        from workbench.core.report.screenshots import screenshot_name, write_png
-        from workbench.core.run_folder import run_folders
-
-        folders = run_folders(self.output_root)
-        target = Path(path) if path else folders[0] if folders else self.output_root
-        name = filename or screenshot_name(self.query_one(TabbedContent).active)
-        try:
-            target.mkdir(parents=True, exist_ok=True)
-            saved = Path(self.save_screenshot(filename=name, path=str(target)))
-        except OSError as err:
-            self.notify(
-                f"cannot save a screenshot in {target}: {err}", severity="error", markup=False
-            )
-            return
-        png = write_png(saved)
-        # File names on lines of their own: a toast breaks a long path mid-name.
-        self.notify(
-            "\n".join([name, *([f"and {png.name}"] if png else []), f"in {self.shown(target)}"]),
-            title="Screenshot saved",
-            markup=False,  # paths are not markup
-        )
-
-    def shown(self, folder: Path) -> str:
-        """A folder as a notification names it: relative to the output folder if inside."""
-        try:
-            inside = folder.relative_to(self.output_root)
-        except ValueError:
-            return str(folder)
-        return str(inside) if inside.parts else "the output folder"
-
-    def action_report(self) -> None:
-        """Write the newest finished run's report; the heatmap shows the Attention sentence."""
-        pane = self._mounted(AttentionPane)
-        shown = pane.result if pane is not None else None
-        self.notify("writing the run report…")
-        self.write_report(shown.sentence if shown else None)
-
-    @work(thread=True, exit_on_error=False, group="report")
-    def write_report(self, sentence: str | None) -> None:
-        """Build and write the report off the main thread (it loads the model)."""
-        from workbench.core.report.contents import REPORT_HTML, REPORT_MD
-        from workbench.core.report.write import create_report
-
-        report, _ = create_report(None, self.output_root, sentence)
-        self.call_from_thread(
-            self.notify,
-            f"{REPORT_HTML} and {REPORT_MD}\nin {self.shown(report.run_dir)}",
-            title="Report written",
-            markup=False,
-        )
 
     def _use_run(self, run_dir: str, summary: RunSummary) -> None:
         self.query_one(SamplesPane).show_run(run_dir, summary)

@@ -87,13 +87,13 @@ class QuitsAroundTraining(_MixedIntoApp):
         driver = getattr(self, "_driver", None)
         if driver is not None and hasattr(driver, "_writer_thread"):
             driver._writer_thread = _Nowhere()
-        self.keeps_training = self.training is not None and self.training.running
+        self.keeps_training = self.training is not None and self.training.watcher.running
         self.exit(0)
 
     def wait_for_training(self) -> None:
         """Block until this app's training thread has ended (after the UI has)."""
         if self.training is not None:
-            self.training.training_done.wait()
+            self.training.watcher.training_done.wait()
 
     async def action_quit(self) -> None:
         """Quit; with this app's run training, ask first (stop, background, or stay)."""
@@ -103,7 +103,7 @@ class QuitsAroundTraining(_MixedIntoApp):
             self.notify("handing the run over to a process of its own; a moment…")
             return
         training = self.training
-        if training is None or not training.running:
+        if training is None or not training.watcher.running:
             self.exit(0)
             return
 
@@ -118,11 +118,11 @@ class QuitsAroundTraining(_MixedIntoApp):
     async def stop_and_quit(self) -> None:
         """Stop training with a checkpoint, wait a moment for it, then exit."""
         training = self.training
-        if training is not None and training.running:
+        if training is not None and training.watcher.running:
             training.action_stop()
             self.notify("stopping training with a checkpoint…")
             waited = 0.0
-            while training.running and waited < QUIT_WAIT_SECONDS:
+            while training.watcher.running and waited < QUIT_WAIT_SECONDS:
                 await asyncio.sleep(0.1)
                 waited += 0.1
         self.exit(0)
@@ -135,9 +135,9 @@ class QuitsAroundTraining(_MixedIntoApp):
         self.handing_over = True
         training.action_stop()
         self.notify("handing the run over: stopping at the next step with a checkpoint…")
-        while training.running:
+        while training.watcher.running:
             await asyncio.sleep(0.1)
-        run_dir, status = training.last_run_dir, training.last_status
+        run_dir, status = training.watcher.last_run_dir, training.watcher.last_status
         if status == "stopped" and run_dir is not None:
             try:
                 process = await asyncio.to_thread(

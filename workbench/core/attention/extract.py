@@ -17,6 +17,7 @@ import numpy as np
 
 from workbench.core.attention.eager import check_weights, eager_attention
 from workbench.core.attention.grid import AttentionMap, check_source_tokens, special_flags
+from workbench.core.config.direction_request import DirectionRequest
 from workbench.core.decoding import DecodeOptions, clean_input, length_bound
 from workbench.core.languages import Direction
 from workbench.errors import WorkbenchError
@@ -265,36 +266,26 @@ class AttentionModel:
         )
 
 
-def load_attention_model(
-    model_dir: str,
-    source_lang: str | None = None,
-    target_lang: str | None = None,
-    source_prefix: str | None = None,
-    prompt: str | None = None,
-    prompt_template: str | None = None,
-) -> AttentionModel:
+def load_attention_model(model_dir: str, request: DirectionRequest | None = None) -> AttentionModel:
     """Load a saved model or Hub id in its direction (languages, label, prefix or prompt).
 
     ``workbench attention``, the TUI's Attention pane, the Lab and the run report all
-    start here, so they load, label and decode a model the same way; the languages (and
-    a decoder-only model's prompt, or ``prompt_template``, its text) default to what the
-    model recorded (:func:`workbench.core.model.family.direction_for`).
+    start here, so they load, label and decode a model the same way; what ``request``
+    leaves out (the languages, a decoder-only model's prompt) is what the model recorded
+    (:meth:`~workbench.core.config.direction_request.DirectionRequest.over`).
     """
-    from workbench.core.model.family import apply_direction, direction_for, max_positions
+    from workbench.core.model.direction import apply_direction, resolve_direction
+    from workbench.core.model.family import max_positions
     from workbench.core.model.load import load_model_and_tokenizer
-    from workbench.core.translate.translator import read_settings
+    from workbench.core.translate.loading import settings_for
 
     model, tokenizer = load_model_and_tokenizer(model_dir)
-    direction = direction_for(
+    asked = (request or DirectionRequest()).over(settings_for(model_dir))
+    direction = resolve_direction(
         model.config.model_type,
         max_positions(model.config),
         tokenizer,
-        read_settings(model_dir),
-        source_lang,
-        target_lang,
-        source_prefix=source_prefix,
-        prompt=prompt,
-        prompt_template=prompt_template,
+        asked,
         model_name=model_dir,
     )
     apply_direction(tokenizer, direction, model)

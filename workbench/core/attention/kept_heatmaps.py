@@ -4,8 +4,9 @@ The report's heatmap needs the run's model to translate a sentence and run once 
 its attention weights returned: torch, transformers and the model load first, about 4.5 s
 and 400 MiB for the demo's model before anything is drawn. So the view of a sentence (its
 labels and weights, not a drawing) is kept in ``attention_heatmaps.json`` with the stamp
-of the model folder it came from (each file's name, size and modification time) and the
-:data:`FORMAT` of the views:
+of the model folder it came from (each file's name, size and a digest of its content:
+:func:`~workbench.core.model.fingerprint.folder_fingerprint`) and the :data:`FORMAT` of
+the views:
 
 - a run that finishes keeps the view of its first test sample, the sentence its report
   shows when the console has not translated one (:func:`sample_heatmap`,
@@ -14,9 +15,10 @@ of the model folder it came from (each file's name, size and modification time) 
   keeps it for the next report (:func:`heatmap_view`).
 
 A model folder whose stamp changed (a resume saved another best model), or views of
-another format, are stale: they are computed again. A view is the same numbers whether
-kept or computed (:func:`compute_heatmap`, on the CPU, with the model's own decoding
-settings).
+another format, are stale: they are computed again. A run folder copied with ``cp -r`` or
+``scp -r`` (new modification times, the same files) keeps its views. A view is the same
+numbers whether kept or computed (:func:`compute_heatmap`, on the CPU, with the model's
+own decoding settings).
 """
 
 from __future__ import annotations
@@ -32,10 +34,11 @@ from typing import Any
 import psutil
 
 from workbench.core.atomic import write_text
+from workbench.core.model.fingerprint import folder_fingerprint
 from workbench.core.records.files import read_json_dict
 from workbench.core.records.run_records import Sample
 from workbench.core.records.typed import decode
-from workbench.core.run_files import RunFolder
+from workbench.core.run_folder.layout import RunFolder
 
 #: Views kept per run folder, the newest last; the oldest goes first.
 KEPT_VIEWS = 32
@@ -105,16 +108,10 @@ def compute_heatmap(model_dir: Path, sentence: str) -> HeatmapView:
 
 
 def model_stamp(model_dir: Path) -> list[list[Any]]:
-    """What says the model folder is the one a view came from: each file's name, size and
-    modification time (a copy that keeps modification times, ``cp -a``, keeps its views);
-    empty when the folder is missing or empty, which no view matches."""
-    stamp = []
-    for path in sorted(model_dir.iterdir()) if model_dir.is_dir() else []:
-        with contextlib.suppress(OSError):  # a file that went meanwhile
-            if path.is_file():
-                st = path.stat()
-                stamp.append([path.name, st.st_size, st.st_mtime_ns])
-    return stamp
+    """What says the model folder is the one a view came from: what it holds, each file's
+    name, size and content digest, whenever and however it was written or copied; empty
+    when the folder is missing or empty, which no view matches."""
+    return folder_fingerprint(model_dir)
 
 
 def kept_views(run_dir: Path, model_dir: Path, notes: list[str] | None = None) -> list[KeptView]:
@@ -164,8 +161,18 @@ def small_enough(model_dir: Path) -> bool:
     most :data:`RUN_END_BYTES` of files, and half the RAM available. A bigger model (an
     LLM trained on a GPU) would hold the run's end for its load and decoding, or not fit
     beside what the run holds; its report computes the view when asked."""
-    size = sum(size for _, size, _ in model_stamp(model_dir))
+    size = sum(model_bytes(model_dir))
     return 0 < size <= RUN_END_BYTES and 2 * size <= psutil.virtual_memory().available
+
+
+def model_bytes(model_dir: Path) -> list[int]:
+    """The size of each file of the model folder (none when it is missing)."""
+    sizes = []
+    for path in model_dir.iterdir() if model_dir.is_dir() else []:
+        with contextlib.suppress(OSError):  # a file that went meanwhile
+            if path.is_file():
+                sizes.append(path.stat().st_size)
+    return sizes
 
 
 def keep_sample_heatmap(run_dir: Path, model_dir: Path, kept: KeptView | None) -> None:

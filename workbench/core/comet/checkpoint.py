@@ -17,10 +17,21 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from workbench.core.records.typed import decode
 from workbench.errors import WorkbenchError
 
 #: What every key of the encoder's weights starts with in a COMET state dict.
 ENCODER_PREFIX = "encoder.model."
+
+
+@dataclass(frozen=True)
+class LightningFile:
+    """What a COMET model needs of the dict Lightning saves (its epoch, optimizer states
+    and the rest are left), each as found: :func:`read_checkpoint` checks the weights, and
+    the settings are checked where they are read (:mod:`.settings`)."""
+
+    state_dict: Any = None  # tensors by Lightning's names
+    hyper_parameters: Any = None
 
 
 @dataclass(frozen=True)
@@ -77,11 +88,12 @@ def read_checkpoint(path: Path) -> CometCheckpoint:
             f"'{path}' is not a readable checkpoint (truncated or not a torch file: "
             f"{reason}); {fix}"
         ) from None
-    state = data.get("state_dict") if isinstance(data, dict) else None
+    saved = decode(LightningFile, data) or LightningFile()  # not a dict: read as empty
+    state = saved.state_dict
     if not isinstance(state, dict) or not any(k.startswith(ENCODER_PREFIX) for k in state):
         raise WorkbenchError(
             f"'{path}' is not a COMET checkpoint (no Lightning state_dict with "
             f"{ENCODER_PREFIX}* weights); {fix}"
         )
-    hyper = data.get("hyper_parameters")
+    hyper = saved.hyper_parameters
     return CometCheckpoint(path, state, dict(hyper) if isinstance(hyper, dict) else None)

@@ -51,6 +51,21 @@ SCALE = 100.0
 Progress = Callable[[int, int], None]
 
 
+@dataclass(frozen=True)
+class SystemsToScore:
+    """Several systems' translations of the same sources, and the references a model
+    reads (None: it reads none): what one scoring pass encodes, each distinct text once."""
+
+    sources: Sequence[str]
+    systems: Sequence[Sequence[str]]
+    references: Sequence[str] | None = None
+
+    def texts(self) -> list[str]:
+        """Each distinct text once: sources, references and every translation."""
+        translations = (h for system in self.systems for h in system)
+        return list(dict.fromkeys([*self.sources, *(self.references or []), *translations]))
+
+
 @dataclass
 class CometScorer:
     """One COMET model, ready to score; keeps each distinct sequence's vector while it
@@ -107,57 +122,46 @@ class CometScorer:
                 "the references, or use a reference-free (QE) model such as "
                 "Unbabel/wmt22-cometkiwi-da"
             )
-        refs = references if self.settings.reads_reference else None
         if not sources:
             return [[] for _ in systems]
+        refs = references if self.settings.reads_reference else None
+        batch = SystemsToScore(sources, systems, refs)
         if self.settings.unified:
-            return self._unified(sources, systems, refs, progress)
-        return self._regression(sources, systems, refs, progress)
+            return self._unified(batch, progress)
+        return self._regression(batch, progress)
 
     # ------------------------------------------------------------------ the two classes
 
-    def _regression(
-        self,
-        sources: Sequence[str],
-        systems: Sequence[Sequence[str]],
-        references: Sequence[str] | None,
-        progress: Progress | None,
-    ) -> list[list[float]]:
+    def _regression(self, batch: SystemsToScore, progress: Progress | None) -> list[list[float]]:
         """Each text encoded alone, then the estimator on features of the three vectors."""
         import torch
 
-        ids = self._ids(sources, systems, references)
+        ids = self._ids(batch)
         self._encode(list(ids.values()), progress)
         vector = self._vectors.__getitem__
 
         def stack(side: Sequence[str]) -> torch.Tensor:
             return torch.stack([vector(ids[text]) for text in side])
 
-        src = stack(sources)
-        ref = stack(references) if references is not None else None
+        src = stack(batch.sources)
+        ref = stack(batch.references) if batch.references is not None else None
         out = []
         with torch.inference_mode(), self._precision():
-            for hypotheses in systems:
+            for hypotheses in batch.systems:
                 features = self.network.regression_features(src, stack(hypotheses), ref)
                 out.append(self._estimate(features))
         return out
 
-    def _unified(
-        self,
-        sources: Sequence[str],
-        systems: Sequence[Sequence[str]],
-        references: Sequence[str] | None,
-        progress: Progress | None,
-    ) -> list[list[float]]:
+    def _unified(self, batch: SystemsToScore, progress: Progress | None) -> list[list[float]]:
         """One joint sequence per segment, scored from its first token. A model that reads
         both a source and a reference averages three inputs (mt+src, mt+ref, mt+src+ref),
         as the library's ``predict_step`` does."""
         import torch
 
-        sides = {"src": sources, "ref": references}
+        sides = {"src": batch.sources, "ref": batch.references}
         given = [p for p in ("src", "ref") if p in self.settings.input_segments and sides[p]]
         inputs = [("src",), ("ref",), ("src", "ref")] if len(given) == 2 else [tuple(given)]
-        ids = self._ids(sources, systems, references)
+        ids = self._ids(batch)
 
         def sequence(mt: str, segment: int, parts: tuple[str, ...]) -> tuple[int, ...]:
             side_ids = [ids[sides[p][segment]] for p in parts]  # type: ignore[index]
@@ -165,7 +169,7 @@ class CometScorer:
 
         joint = [
             [[sequence(mt, i, parts) for i, mt in enumerate(hypotheses)] for parts in inputs]
-            for hypotheses in systems
+            for hypotheses in batch.systems
         ]
         self._encode([s for system in joint for seqs in system for s in seqs], progress, True)
         out = []
@@ -178,16 +182,9 @@ class CometScorer:
 
     # ------------------------------------------------------------------ the encoder
 
-    def _ids(
-        self,
-        sources: Sequence[str],
-        systems: Sequence[Sequence[str]],
-        references: Sequence[str] | None,
-    ) -> dict[str, tuple[int, ...]]:
+    def _ids(self, batch: SystemsToScore) -> dict[str, tuple[int, ...]]:
         """Each distinct text's token ids: sources, references and every translation."""
-        texts = list(
-            dict.fromkeys([*sources, *(references or []), *(h for s in systems for h in s)])
-        )
+        texts = batch.texts()
         return dict(zip(texts, map(tuple, self.encode(texts)), strict=True))
 
     def _encode(

@@ -14,11 +14,12 @@ refused in one line rather than scored wrongly.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any, Literal
 
 from workbench.core.config.settings import DEFAULT_COMET, DEFAULT_QE
+from workbench.core.records.typed import decode
 from workbench.errors import WorkbenchError
 
 HPARAMS_FILE = "hparams.yaml"
@@ -74,6 +75,32 @@ class CometSettings:
         if self.unified:
             return "ref" in self.input_segments
         return self.class_identifier == "regression_metric"
+
+
+@dataclass(frozen=True)
+class HParams:
+    """What ``hparams.yaml`` or a checkpoint's ``hyper_parameters`` sets that changes a
+    score (the data paths, the optimizer and the rest are left), each value as found:
+    :func:`merged_settings` checks each and names one it does not implement, so a value of
+    the wrong type is refused with the value, not read as missing."""
+
+    class_identifier: Any = None
+    encoder_model: Any = None
+    pretrained_model: Any = None
+    layer: Any = None  # a regression model's
+    sent_layer: Any = None  # a unified model's
+    layer_transformation: Any = None
+    layer_norm: Any = None
+    pool: Any = None
+    hidden_sizes: Any = None
+    activations: Any = None
+    final_activation: Any = None
+    input_segments: Any = None
+
+
+def hparams_of(hparams: dict[str, Any]) -> HParams:
+    """The settings of a YAML's or a checkpoint's mapping (what it lacks, None)."""
+    return decode(HParams, hparams) or HParams()
 
 
 #: unbabel-comet 2.2.7's constructor defaults, per class: what a checkpoint that omits a
@@ -157,7 +184,8 @@ def merged_settings(
     """The settings unbabel-comet 2.2.7 would score with: the class from the YAML, every
     other setting from the checkpoint's ``hyper_parameters`` where it has them (the YAML
     alone before the checkpoint is read), and ``sparsemax_patch`` read as softmax."""
-    identifier = yaml_hparams.get("class_identifier")
+    yaml_settings = hparams_of(yaml_hparams)
+    identifier = yaml_settings.class_identifier
     if identifier in NOT_IMPLEMENTED:
         raise WorkbenchError(
             f"{where} is {NOT_IMPLEMENTED[identifier]} (class_identifier: {identifier}), "
@@ -173,13 +201,13 @@ def merged_settings(
     # A checkpoint without settings of its own (none of Unbabel's) gets the YAML's, where
     # Lightning would take the class's defaults: the YAML is what the model was saved with.
     found = checkpoint_hparams if checkpoint_hparams else yaml_hparams
-    hparams = {**_DEFAULTS[identifier], **found}
-    if yaml_hparams.get("layer_transformation") == "sparsemax_patch":
-        hparams["layer_transformation"] = "softmax"
+    hparams = hparams_of({**_DEFAULTS[identifier], **found})
+    if yaml_settings.layer_transformation == "sparsemax_patch":
+        hparams = replace(hparams, layer_transformation="softmax")
     return _settings(identifier, hparams, where)
 
 
-def _settings(identifier: str, h: dict[str, Any], where: str) -> CometSettings:
+def _settings(identifier: str, h: HParams, where: str) -> CometSettings:
     """The settings of class ``identifier`` in ``h``, each checked."""
 
     def refuse(key: str, value: Any, supported: str) -> WorkbenchError:
@@ -188,24 +216,24 @@ def _settings(identifier: str, h: dict[str, Any], where: str) -> CometSettings:
             f"(it implements {supported}); use {DEFAULT_COMET} or {DEFAULT_QE}"
         )
 
-    if h.get("encoder_model") != ENCODER:
-        raise refuse("encoder_model", h.get("encoder_model"), ENCODER)
+    if h.encoder_model != ENCODER:
+        raise refuse("encoder_model", h.encoder_model, ENCODER)
     unified = identifier == "unified_metric"
-    layer = h.get("sent_layer" if unified else "layer")
+    layer = h.sent_layer if unified else h.layer
     if isinstance(layer, str) and layer.isdigit():
         layer = int(layer)
     if layer != "mix" and (not isinstance(layer, int) or isinstance(layer, bool) or layer < 0):
         raise refuse("layer", layer, "'mix' or a layer number")
-    mix = h.get("layer_transformation")
+    mix = h.layer_transformation
     if mix not in ("softmax", "sparsemax"):
         raise refuse("layer_transformation", mix, "softmax, sparsemax and sparsemax_patch")
     pool: Pool = "cls"  # a unified model always reads its first token
     if not unified:
-        found = h.get("pool")
+        found = h.pool
         if found not in ("avg", "max", "cls", "default"):
             raise refuse("pool", found, "avg, max, cls and default")
         pool = found
-    sizes = h.get("hidden_sizes")
+    sizes = h.hidden_sizes
     if (
         not isinstance(sizes, list)
         or not sizes
@@ -216,7 +244,7 @@ def _settings(identifier: str, h: dict[str, Any], where: str) -> CometSettings:
     if identifier == "referenceless_regression_metric":
         segments = ("src", "mt")
     if unified:
-        listed = h.get("input_segments")
+        listed = h.input_segments
         if (
             not isinstance(listed, list)
             or not listed
@@ -227,12 +255,12 @@ def _settings(identifier: str, h: dict[str, Any], where: str) -> CometSettings:
         ):
             raise refuse("input_segments", listed, "mt first, then src and/or ref")
         segments = tuple(listed)
-    if not isinstance(h.get("activations"), str):
-        raise refuse("activations", h.get("activations"), "a torch.nn activation's name")
-    final = h.get("final_activation")
+    if not isinstance(h.activations, str):
+        raise refuse("activations", h.activations, "a torch.nn activation's name")
+    final = h.final_activation
     if final is not None and not isinstance(final, str):
         raise refuse("final_activation", final, "a torch.nn activation's name, or none")
-    pretrained = h.get("pretrained_model")
+    pretrained = h.pretrained_model
     if not isinstance(pretrained, str) or not pretrained:
         raise refuse("pretrained_model", pretrained, "a Hub id or a folder of the encoder")
     return CometSettings(
@@ -240,10 +268,10 @@ def _settings(identifier: str, h: dict[str, Any], where: str) -> CometSettings:
         pretrained_model=pretrained,
         layer=layer,
         mix=mix,
-        layer_norm=bool(h.get("layer_norm")),
+        layer_norm=bool(h.layer_norm),
         pool=pool,
         hidden_sizes=tuple(sizes),
-        activations=h["activations"],
+        activations=h.activations,
         final_activation=final,
         input_segments=segments,
     )

@@ -109,7 +109,23 @@ def _check(ok: bool, message: str) -> None:
 
 
 def validate(c: RunConfig) -> None:
-    """Raise WorkbenchError with the value and the fix for the first bad field."""
+    """Raise WorkbenchError with the value and the fix for the first bad field.
+
+    The checks run in a fixed order, group by group, so a config with two bad values
+    always names the same one first.
+    """
+    _check_data(c)
+    _check_lengths(c)
+    _check_schedule(c)
+    _check_cleaning(c)
+    _check_training_numbers(c)
+    _check_named_choices(c)
+    _check_model(c)
+    _check_output(c)
+
+
+def _check_data(c: RunConfig) -> None:
+    """The model and data named, and how the pairs are drawn and split."""
     _check(bool(c.model.strip()), "model is empty; pass a Hub id, a local folder or 'scratch'")
     _check(bool(c.data.strip()), "data is empty; pass a Hub id, a local file or 'hsk'")
     _check(c.samples >= 0, f"samples must be >= 0 (0 = all), got {c.samples}")
@@ -124,6 +140,10 @@ def validate(c: RunConfig) -> None:
         f"validation_fraction + test_fraction must leave pairs to train on, got "
         f"{c.validation_fraction} + {c.test_fraction}",
     )
+
+
+def _check_lengths(c: RunConfig) -> None:
+    """The token lengths of inputs and outputs, and the beams that decode them."""
     for name in ("max_source_length", "max_target_length"):
         value = getattr(c, name)
         _check(
@@ -133,6 +153,11 @@ def validate(c: RunConfig) -> None:
     check_new_tokens(c.max_new_tokens)
     for name in ("num_beams", "eval_num_beams"):
         check_beams(getattr(c, name), name)
+
+
+def _check_schedule(c: RunConfig) -> None:
+    """Batches, the learning rate and epochs, and how the model kept at the end is chosen
+    (early stopping, averaging, ``select_on``)."""
     for name in ("batch_size", "eval_batch_size", "logging_steps"):
         value = getattr(c, name)
         _check(value >= 1, f"{name} must be a positive whole number, got {value}")
@@ -171,6 +196,10 @@ def validate(c: RunConfig) -> None:
         c.average in AVERAGE_CHOICES,
         f"average '{c.average}' is not a choice; use {' or '.join(AVERAGE_CHOICES)}",
     )
+
+
+def _check_cleaning(c: RunConfig) -> None:
+    """The cleaning rules skipped, and the thresholds of those that run."""
     for rule in c.skipped_rules():
         _check(
             rule in CLEANING_RULES,
@@ -185,6 +214,11 @@ def validate(c: RunConfig) -> None:
         c.clean_max_length_ratio >= 1,
         f"clean_max_length_ratio must be >= 1, got {c.clean_max_length_ratio}",
     )
+
+
+def _check_training_numbers(c: RunConfig) -> None:
+    """The optimiser's and the loss's shares, the n-gram block, the samples shown, the
+    seed, the processes' timeout and the precision."""
     _check(0 <= c.warmup_ratio < 1, f"warmup_ratio must be in [0, 1), got {c.warmup_ratio}")
     _check(0 <= c.weight_decay < 1, f"weight_decay must be in [0, 1), got {c.weight_decay}")
     _check(
@@ -200,6 +234,11 @@ def validate(c: RunConfig) -> None:
         not (c.fp16 and c.bf16),
         "fp16 and bf16 cannot both be on; choose one (bf16 where the GPU supports it)",
     )
+
+
+def _check_named_choices(c: RunConfig) -> None:
+    """The settings that name one of a library's choices: BLEU's tokenizer, where metrics
+    are reported, the learning-rate schedule."""
     _check(
         c.bleu_tokenize in BLEU_TOKENIZERS,
         f"bleu_tokenize '{c.bleu_tokenize}' is not a sacreBLEU tokenizer; "
@@ -213,6 +252,11 @@ def validate(c: RunConfig) -> None:
         c.lr_scheduler in LR_SCHEDULERS,
         f"lr_scheduler '{c.lr_scheduler}' is not supported; use one of: {', '.join(LR_SCHEDULERS)}",
     )
+
+
+def _check_model(c: RunConfig) -> None:
+    """How the model is told the language (a label or a prompt), the scratch model's
+    shape, LoRA's settings and the memory budget."""
     if c.target_label not in (None, AUTO_LABEL):
         _check(
             c.target_label.startswith(">>") and c.target_label.endswith("<<"),
@@ -228,19 +272,7 @@ def validate(c: RunConfig) -> None:
     if c.prompt_template is not None:
         check_template(c.prompt_template, "(prompt_template)")
     if c.is_scratch:
-        _check(
-            c.scratch_d_model % c.scratch_heads == 0,
-            f"scratch_d_model ({c.scratch_d_model}) must be divisible by scratch_heads "
-            f"({c.scratch_heads})",
-        )
-        for name in ("scratch_d_model", "scratch_layers", "scratch_heads", "scratch_ffn_dim"):
-            _check(getattr(c, name) >= 1, f"{name} must be positive, got {getattr(c, name)}")
-        _check(0 <= c.scratch_dropout < 1, "scratch_dropout must be in [0, 1)")
-        for name in ("scratch_source_vocab", "scratch_target_vocab"):
-            _check(
-                100 <= getattr(c, name) <= 64_000,
-                f"{name} must be 100..64000, got {getattr(c, name)}",
-            )
+        _check_scratch(c)
     _check(c.lora_rank >= 1, f"lora_rank must be a positive whole number, got {c.lora_rank}")
     _check(c.lora_alpha >= 1, f"lora_alpha must be a positive whole number, got {c.lora_alpha}")
     _check(0 <= c.lora_dropout < 1, f"lora_dropout must be in [0, 1), got {c.lora_dropout}")
@@ -259,6 +291,27 @@ def validate(c: RunConfig) -> None:
             "--average-checkpoints averages whole weights, and a --lora run's checkpoints "
             "hold adapters; drop one of the two",
         )
+
+
+def _check_scratch(c: RunConfig) -> None:
+    """The shape of the model built from scratch (``--model scratch``)."""
+    _check(
+        c.scratch_d_model % c.scratch_heads == 0,
+        f"scratch_d_model ({c.scratch_d_model}) must be divisible by scratch_heads "
+        f"({c.scratch_heads})",
+    )
+    for name in ("scratch_d_model", "scratch_layers", "scratch_heads", "scratch_ffn_dim"):
+        _check(getattr(c, name) >= 1, f"{name} must be positive, got {getattr(c, name)}")
+    _check(0 <= c.scratch_dropout < 1, "scratch_dropout must be in [0, 1)")
+    for name in ("scratch_source_vocab", "scratch_target_vocab"):
+        _check(
+            100 <= getattr(c, name) <= 64_000,
+            f"{name} must be 100..64000, got {getattr(c, name)}",
+        )
+
+
+def _check_output(c: RunConfig) -> None:
+    """The folder the run writes into: named, and a folder if it exists."""
     _check(bool(c.output_dir.strip()), "output_dir is empty; pass a folder")
     out = Path(c.output_dir).expanduser()
     _check(

@@ -9,8 +9,9 @@ from __future__ import annotations
 
 import dataclasses
 from dataclasses import dataclass, field
-from typing import Any, TypedDict
+from typing import Any
 
+from workbench.core.config.direction_request import DirectionRequest
 from workbench.core.config.presets import DEFAULT_PRESET, SCRATCH_MODEL
 from workbench.core.config.settings import (
     AUTO_TOKENIZER,
@@ -33,18 +34,6 @@ from workbench.core.languages import (
 
 #: Where runs, the published best model and the console history go by default.
 DEFAULT_OUTPUT_DIR = "translation_output"
-
-
-class LanguageSettings(TypedDict, total=False):
-    """A run's languages and label as ``Translator.from_pretrained`` takes them; a key left
-    out is the model's own (its workbench.json)."""
-
-    source_lang: str | None
-    target_lang: str | None
-    target_label: str | None
-    source_prefix: str | None
-    prompt: str | None
-    prompt_template: str | None
 
 
 @dataclass(frozen=True)
@@ -315,17 +304,17 @@ class RunConfig:
             return ()
         return tuple(r for r in CLEANING_RULES if r not in self.skipped_rules())
 
-    def languages(self) -> LanguageSettings:
-        """The run's direction as the translating front ends take it (the base model of
-        a run decodes in it, as the run's "before" side did)."""
-        return {
-            "source_lang": self.source_lang,
-            "target_lang": self.target_lang,
-            "target_label": self.target_label,
-            "source_prefix": self.source_prefix,
-            "prompt": self.prompt,
-            "prompt_template": self.prompt_template,
-        }
+    def direction_request(self) -> DirectionRequest:
+        """The run's direction as the translating front ends ask it (the base model of a
+        run decodes in it, as the run's "before" side did)."""
+        return DirectionRequest(
+            source_lang=self.source_lang,
+            target_lang=self.target_lang,
+            target_label=self.target_label,
+            source_prefix=self.source_prefix,
+            prompt=self.prompt,
+            prompt_template=self.prompt_template,
+        )
 
     def to_dict(self) -> dict[str, Any]:
         """Plain dict for config.json in the run folder."""

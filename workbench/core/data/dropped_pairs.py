@@ -14,24 +14,24 @@ from workbench.core.atomic import write_text
 from workbench.core.data.cleaning import CleaningReport, Dropped
 from workbench.core.records.files import read_jsonl_counted
 from workbench.core.records.typed import decode
-from workbench.core.run_files import DROPPED_PAIRS_FILE
+from workbench.core.run_folder.layout import RunFolder
 
 
 def write_dropped_pairs(run_dir: Path, report: CleaningReport) -> None:
     """Write the report's pairs to ``run_dir/dropped_pairs.jsonl`` (atomically)."""
     lines = (json.dumps(d.to_dict(), ensure_ascii=False) for d in report.dropped)
-    write_text(run_dir / DROPPED_PAIRS_FILE, "".join(f"{line}\n" for line in lines))
+    write_text(RunFolder(run_dir).dropped_pairs, "".join(f"{line}\n" for line in lines))
 
 
 def read_dropped_pairs(run_dir: Path, notes: list[str] | None = None) -> list[Dropped]:
     """The pairs a run's cleaning took out ([] for a run from before cleaning); a line that
     does not read is skipped, and said in ``notes``."""
-    path = run_dir / DROPPED_PAIRS_FILE
+    path = RunFolder(run_dir).dropped_pairs
     records, torn = read_jsonl_counted(path)
     if torn and notes is not None:
-        notes.append(f"{DROPPED_PAIRS_FILE}: {torn} line(s) that are not JSON objects skipped")
+        notes.append(f"{path.name}: {torn} line(s) that are not JSON objects skipped")
     found = (
-        decode(Dropped, record, notes, f"{DROPPED_PAIRS_FILE} line {n}")
+        decode(Dropped, record, notes, f"{path.name} line {n}")
         for n, record in enumerate(records, 1)
     )
     return [d for d in found if d is not None]

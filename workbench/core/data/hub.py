@@ -1,9 +1,10 @@
 """Where the Hugging Face Hub is, and saying plainly what went wrong when it fails.
 
-How requests are made (the reachability check, the retries) is
-:mod:`workbench.core.data.hub_requests`. When a request fails, :func:`explain` turns the
-client's exception chain (transformers wraps huggingface_hub's errors in ``OSError``) into
-one sentence naming what answered and how, the URL and the fix. "Unreachable" is said
+How requests are made is :mod:`workbench.core.data.hub_requests` (the reachability
+check) and :mod:`workbench.core.data.hub_retries` (the retries). When a request fails,
+:func:`explain` turns the client's exception chain (transformers wraps huggingface_hub's
+errors in ``OSError``) into one sentence naming what answered and how, the URL and the
+fix. "Unreachable" is said
 only when nothing answered; a server that answered 401, 404 or 503, ignored a ``Range``
 header, sent a damaged file or failed on every try gets its own sentence, because each
 has a different fix.
@@ -151,7 +152,7 @@ def http_error(
         )
     if status == 416:
         return damaged_file(url, "HTTP 416: the file is shorter than its listing says")
-    if status == 429:  # retried first (hub_requests); here only if a request was not
+    if status == 429:  # retried first (hub_retries); here only if a request was not
         return WorkbenchError(
             f"{_server()} is rate-limiting the requests for {what} ({answer}); wait a few "
             "minutes and run again, or set HF_ENDPOINT to another mirror"

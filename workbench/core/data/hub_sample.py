@@ -1,7 +1,8 @@
 """A seeded random sample (or a whole split) of a Hub translation dataset, read at one
 commit and cached: the entry points. How the sample is drawn is
-:mod:`workbench.core.data.sample_plan`; the reads :mod:`~workbench.core.data.parquet_reads`;
-the cache :mod:`~workbench.core.data.sample_cache`."""
+:mod:`workbench.core.data.sample_plan`; the reads :mod:`~workbench.core.data.sample_reads`
+through :mod:`~workbench.core.data.parquet_files`; the cache
+:mod:`~workbench.core.data.sample_cache`."""
 
 from __future__ import annotations
 
@@ -13,7 +14,7 @@ from typing import TYPE_CHECKING, Any, TypedDict
 
 from workbench.core.data.hub import HubRetriesExhausted, explain
 from workbench.core.data.hub_requests import ensure_hub_reachable
-from workbench.core.data.parquet_reads import list_split_files, read_all, read_sample
+from workbench.core.data.parquet_files import list_split_files, read_all
 from workbench.core.data.sample_cache import (
     PartialSample,
     cache_file,
@@ -24,7 +25,8 @@ from workbench.core.data.sample_cache import (
     split_stem,
     write_cached,
 )
-from workbench.core.data.sample_plan import HubPair, HubRows
+from workbench.core.data.sample_plan import HubPair, HubRows, HubSample, HubSplit
+from workbench.core.data.sample_reads import read_sample
 from workbench.core.events import EventSink
 from workbench.errors import WorkbenchError
 
@@ -147,48 +149,42 @@ class HubLocation(TypedDict, total=False):
 
 
 def load_hub_sample(
-    repo: str,
-    config: str | None,
-    source_lang: str,
-    target_lang: str,
-    n: int,
-    seed: int,
-    on_event: EventSink | None = None,
-    **location: Unpack[HubLocation],
+    sample: HubSample, on_event: EventSink | None = None, **location: Unpack[HubLocation]
 ) -> HubRows:
-    """``n`` random pairs of ``repo``'s train split, from the local cache when present.
+    """``sample.n`` random pairs of the dataset's train split, from the local cache when
+    present.
 
     What arrives is kept row group by row group, so a read stopped half-way resumes;
     ``on_event`` hears how many row groups and bytes are in hand.
     """
     return _load_rows(
-        repo,
-        config,
+        sample.repo,
+        sample.config,
         "train",
-        sample_stem(repo, config, source_lang, target_lang, n, seed),
-        lambda split: read_sample(
-            split.fs, split.files, n, seed, source_lang, target_lang, split.kept, on_event
+        sample_stem(sample),
+        lambda files: read_sample(
+            files.fs,
+            files.files,
+            sample.n,
+            sample.seed,
+            sample.source_lang,
+            sample.target_lang,
+            files.kept,
+            on_event,
         ),
         "check the name and --data-config",
         **location,
     )
 
 
-def load_hub_split(
-    repo: str,
-    config: str | None,
-    split: str,
-    source_lang: str,
-    target_lang: str,
-    **location: Unpack[HubLocation],
-) -> HubRows:
-    """Every row of ``repo``'s ``split`` split (e.g. a test set), from the cache when present."""
+def load_hub_split(split: HubSplit, **location: Unpack[HubLocation]) -> HubRows:
+    """Every row of one split of a dataset (e.g. a test set), from the cache when present."""
     return _load_rows(
-        repo,
-        config,
-        split,
-        split_stem(repo, config, split, source_lang, target_lang),
-        lambda split: read_all(split.fs, split.files, source_lang, target_lang),
+        split.repo,
+        split.config,
+        split.split,
+        split_stem(split),
+        lambda files: read_all(files.fs, files.files, split.source_lang, split.target_lang),
         "pass --test-data FILE or set test_split = none",
         **location,
     )

@@ -26,14 +26,12 @@ from pathlib import Path
 from typing import Any
 
 from workbench.core.atomic import fsync_tree, write_json, write_text
-from workbench.core.run_files import DROPPED_PAIRS_FILE
 
 #: Bumped whenever preparing the same inputs would give other contents.
 PREPARED_VERSION = 1
 DONE_FILE = "done.json"
 TRAIN_FILE = "train.arrow"
 HELD_OUT_FILE = "held_out.json"
-DROPPED_FILE = DROPPED_PAIRS_FILE  # the same file as a run folder's
 _BUILDING = ".building-"
 
 

@@ -1,6 +1,6 @@
 """When a failing Hub request is tried again, and how long it waits: the numbers, from
 the environment so that a test can make them small, and the server's own ``Retry-After``.
-:mod:`workbench.core.data.hub_requests` applies them to every request."""
+:mod:`workbench.core.data.hub_retries` applies them to every request."""
 
 from __future__ import annotations
 

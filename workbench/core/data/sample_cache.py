@@ -12,7 +12,13 @@ from typing import Any
 from urllib.parse import quote, unquote
 
 from workbench.core.atomic import write_bytes, write_text
-from workbench.core.data.sample_plan import MAX_ROWS_PER_GROUP, HubPair, HubRows
+from workbench.core.data.sample_plan import (
+    MAX_ROWS_PER_GROUP,
+    HubPair,
+    HubRows,
+    HubSample,
+    HubSplit,
+)
 
 #: The revision part of a cache file's name when the rows came from a plain filesystem.
 UNPINNED = "unpinned"
@@ -24,18 +30,21 @@ def default_cache_dir() -> Path:
     return Path(root) / "samples"
 
 
-def sample_stem(repo: str, config: str | None, src: str, tgt: str, n: int, seed: int) -> str:
+def sample_stem(sample: HubSample) -> str:
     """A sample's cache name: everything that chose its rows, so another draw is another file."""
     # The cap is in the name: a sample drawn under another scheme is another sample.
     return (
-        f"{repo.replace('/', '--')}-{config or 'default'}-{src}-{tgt}-n{n}-seed{seed}"
-        f"-cap{MAX_ROWS_PER_GROUP}"
+        f"{sample.repo.replace('/', '--')}-{sample.config or 'default'}-{sample.source_lang}"
+        f"-{sample.target_lang}-n{sample.n}-seed{sample.seed}-cap{MAX_ROWS_PER_GROUP}"
     )
 
 
-def split_stem(repo: str, config: str | None, split: str, src: str, tgt: str) -> str:
+def split_stem(split: HubSplit) -> str:
     """The cache name of a whole split (a test set): read as it is, so no size or seed."""
-    return f"{repo.replace('/', '--')}-{config or 'default'}-{split}-{src}-{tgt}"
+    return (
+        f"{split.repo.replace('/', '--')}-{split.config or 'default'}-{split.split}"
+        f"-{split.source_lang}-{split.target_lang}"
+    )
 
 
 def cache_file(cache_dir: Path, stem: str, revision: str | None) -> Path:
@@ -61,32 +70,15 @@ def cached_revision(path: Path) -> str | None:
 
 
 def find_cached_sample(
-    cache_dir: Path,
-    repo: str,
-    config: str | None,
-    source_lang: str,
-    target_lang: str,
-    n: int,
-    seed: int,
-    revision: str | None = None,
+    cache_dir: Path, sample: HubSample, revision: str | None = None
 ) -> Path | None:
     """The cached sample at ``revision``; with None, the newest one at any revision."""
-    stem = sample_stem(repo, config, source_lang, target_lang, n, seed)
-    return find_cached(cache_dir, stem, revision)
+    return find_cached(cache_dir, sample_stem(sample), revision)
 
 
-def find_cached_split(
-    cache_dir: Path,
-    repo: str,
-    config: str | None,
-    split: str,
-    source_lang: str,
-    target_lang: str,
-    revision: str | None = None,
-) -> Path | None:
+def find_cached_split(cache_dir: Path, split: HubSplit, revision: str | None = None) -> Path | None:
     """The cached split at ``revision``; with None, the newest one at any revision."""
-    stem = split_stem(repo, config, split, source_lang, target_lang)
-    return find_cached(cache_dir, stem, revision)
+    return find_cached(cache_dir, split_stem(split), revision)
 
 
 def read_cached(path: Path) -> HubRows:

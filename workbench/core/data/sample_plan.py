@@ -50,6 +50,30 @@ class HubPair(NamedTuple):
 
 
 @dataclass(frozen=True)
+class HubSample:
+    """A seeded random sample of a Hub dataset's train split: everything that chooses its
+    rows, so another draw is another sample (and another cache file)."""
+
+    repo: str  # owner/name
+    config: str | None  # the dataset's config (zh-en), if it has several
+    source_lang: str  # the translation column's keys, as the dataset names them
+    target_lang: str
+    n: int  # pairs drawn
+    seed: int
+
+
+@dataclass(frozen=True)
+class HubSplit:
+    """A whole split of a Hub dataset (a test set), read as it is: no size, no seed."""
+
+    repo: str
+    config: str | None
+    split: str  # validation, test, ...
+    source_lang: str
+    target_lang: str
+
+
+@dataclass(frozen=True)
 class HubRows:
     """Rows read from a Hub dataset and the commit they were read at."""
 

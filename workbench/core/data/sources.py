@@ -17,7 +17,7 @@ from collections.abc import Iterable
 from contextlib import closing
 from importlib import metadata
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from workbench.core.config.presets import HSK_DATA
 from workbench.core.config.run_config import RunConfig
@@ -26,6 +26,9 @@ from workbench.core.data.pair import Pair
 from workbench.core.data.prepared_cache import content_digest, file_identity
 from workbench.core.events import EventSink
 from workbench.errors import WorkbenchError
+
+if TYPE_CHECKING:  # sample_plan imports numpy: the sampler's, read only for a Hub sample
+    from workbench.core.data.sample_plan import HubSample, HubSplit
 
 #: Names of the Hub test splits the presets use, shown next to every test number.
 KNOWN_TEST_SETS: dict[tuple[str, str | None, str], str] = {
@@ -44,6 +47,35 @@ def sample_draw_size(config: RunConfig) -> int:
     if not config.samples or not config.clean:
         return config.samples
     return config.samples + math.ceil(config.samples * SAMPLE_MARGIN)
+
+
+def hub_sample(config: RunConfig) -> HubSample:
+    """The Hub sample a run's ``data`` names: its dataset, languages, size and seed."""
+    from workbench.core.data.sample_plan import HubSample
+
+    return HubSample(
+        config.data,
+        config.data_config,
+        config.data_source_lang,
+        config.data_target_lang,
+        n=sample_draw_size(config),
+        seed=config.seed,
+    )
+
+
+def hub_test_split(config: RunConfig) -> HubSplit | None:
+    """The Hub split a run tests on (``test_split`` of its dataset), or None."""
+    from workbench.core.data.sample_plan import HubSplit
+
+    if not config.test_split:
+        return None
+    return HubSplit(
+        config.data,
+        config.data_config,
+        config.test_split,
+        config.data_source_lang,
+        config.data_target_lang,
+    )
 
 
 def load_hsk_pairs(source_lang: str = "en", target_lang: str = "zh") -> list[Pair]:
@@ -128,20 +160,13 @@ def external_test_set(
     if config.test_data:
         path = _test_data_path(config)
         return read_local_pairs(path, config.data_source_lang, config.data_target_lang), path.name
-    if is_hub_dataset(config) and config.test_split:
+    split = hub_test_split(config) if is_hub_dataset(config) else None
+    if split is not None:
         from workbench.core.data.hub_sample import load_hub_split
 
-        rows = load_hub_split(
-            config.data,
-            config.data_config,
-            config.test_split,
-            config.data_source_lang,
-            config.data_target_lang,
-            cache_dir=cache_dir,
-            revision=revision,
-        )
-        key = (config.data, config.data_config, config.test_split)
-        name = KNOWN_TEST_SETS.get(key, f"{config.data} {config.test_split} split")
+        rows = load_hub_split(split, cache_dir=cache_dir, revision=revision)
+        key = (split.repo, split.config, split.split)
+        name = KNOWN_TEST_SETS.get(key, f"{split.repo} {split.split} split")
         return [Pair(p.source, p.target) for p in rows.pairs], name
     return None
 
@@ -181,15 +206,7 @@ def read_source(config: RunConfig, cache_dir: Path | None, on_event: EventSink |
     from workbench.core.data.hub_sample import load_hub_sample
 
     hub = load_hub_sample(
-        data,
-        config.data_config,
-        src,
-        tgt,
-        n=sample_draw_size(config),
-        seed=config.seed,
-        on_event=on_event,
-        cache_dir=cache_dir,
-        revision=config.data_revision,
+        hub_sample(config), on_event, cache_dir=cache_dir, revision=config.data_revision
     )
     origin = f"{data} ({config.data_config}), {len(hub.pairs)} random pairs"
     rows = [(p.source, p.target) for p in hub.pairs]

@@ -173,7 +173,7 @@ def tokenize_pairs(
 
     The sources get the direction's prefix (Marian's label, T5's task); the language
     codes of NLLB, M2M100 and mBART-50 come from the tokenizer's ``src_lang`` and
-    ``tgt_lang``, which :func:`workbench.core.model.family.apply_direction` set.
+    ``tgt_lang``, which :func:`workbench.core.model.direction.apply_direction` set.
     """
     import datasets
 

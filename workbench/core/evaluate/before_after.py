@@ -12,7 +12,6 @@ authors published a score on the test set, "before" is shown beside it
 from __future__ import annotations
 
 import hashlib
-import json
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -45,8 +44,7 @@ from workbench.core.records.files import read_json_dict
 from workbench.core.records.run_records import BaselineRecord, BleuChrf
 from workbench.core.records.scores import SetScores
 from workbench.core.records.typed import decode
-from workbench.core.run_files import BEFORE_FILE
-from workbench.core.run_folder import translations_file
+from workbench.core.run_folder.layout import RunFolder
 from workbench.core.translate.translator import Translator
 
 
@@ -118,10 +116,11 @@ class BeforeFile:
 def read_before(run_dir: Path, notes: list[str] | None = None) -> BeforeFile:
     """A run's ``before.json`` (empty when missing or unreadable); what did not read is
     said in ``notes``."""
-    data = read_json_dict(run_dir / BEFORE_FILE)
+    path = RunFolder(run_dir).before
+    data = read_json_dict(path)
     if data is None:
         return BeforeFile()
-    return decode(BeforeFile, data, notes, BEFORE_FILE) or BeforeFile()
+    return decode(BeforeFile, data, notes, path.name) or BeforeFile()
 
 
 def translate_before(
@@ -156,7 +155,7 @@ def translate_before(
         emit(Phase("before", f"translating {len(pairs)} {split} sentences"))
         before[split] = sets.translate(translator, split)
         keep_before(key, before[split])
-    write_json(run_dir / BEFORE_FILE, {**before, "sources": fingerprints})
+    write_json(RunFolder(run_dir).before, {**before, "sources": fingerprints})
     return before
 
 
@@ -269,7 +268,8 @@ def score_rows(
     """Every sentence of each set with its before/after translation, sentence BLEU and
     sentence chrF.
 
-    Scored once here and written by :func:`write_translations`, so that the TUI's Samples
+    Scored once here and written by
+    :func:`~workbench.core.run_folder.samples.write_translations`, so that the TUI's Samples
     pane only reads them.
     """
     return {
@@ -295,11 +295,3 @@ def pick_samples(rows: list[Sample], k: int) -> list[Sample]:
     if not rows or k <= 0:
         return []
     return rows[:: max(1, len(rows) // k)][:k]
-
-
-def write_translations(run_dir: Path, rows: dict[str, list[Sample]]) -> None:
-    """``<set>_translations.jsonl``: one JSON line per sentence of each set."""
-    for split, samples in rows.items():
-        with (run_dir / translations_file(split)).open("w", encoding="utf-8") as fh:
-            for row in samples:
-                fh.write(json.dumps(vars(row), ensure_ascii=False) + "\n")

@@ -15,6 +15,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+from dataclasses import asdict, dataclass
 from importlib import metadata
 from pathlib import Path
 from typing import Any
@@ -23,6 +24,14 @@ from workbench.core.atomic import write_json
 from workbench.core.data.tokenize import tokenizer_files_digest
 from workbench.core.model.fingerprint import weights_digest
 from workbench.core.records.files import read_json_dict
+from workbench.core.records.typed import decode
+
+
+@dataclass(frozen=True)
+class KeptBefore:
+    """One kept file: a set's "before" translations, in the order of its sources."""
+
+    translations: list[str]
 
 
 def before_root() -> Path:
@@ -59,15 +68,12 @@ def set_key(decoding: str, sources: str) -> str:
 
 def cached_before(key: str, count: int) -> list[str] | None:
     """The translations kept under ``key``, if there are ``count`` of them."""
-    saved = read_json_dict(before_root() / f"{key}.json") or {}
-    translations = saved.get("translations")
-    if isinstance(translations, list) and len(translations) == count:
-        return [str(t) for t in translations]
-    return None
+    kept = decode(KeptBefore, read_json_dict(before_root() / f"{key}.json"))
+    return kept.translations if kept is not None and len(kept.translations) == count else None
 
 
 def keep_before(key: str, translations: list[str]) -> None:
     """Keep one set's translations under ``key`` (atomically: a reader sees all or none)."""
     root = before_root()
     root.mkdir(parents=True, exist_ok=True)
-    write_json(root / f"{key}.json", {"translations": translations})
+    write_json(root / f"{key}.json", asdict(KeptBefore(translations)))

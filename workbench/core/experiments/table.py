@@ -13,20 +13,15 @@ from pathlib import Path
 from typing import Any
 
 from workbench.core.config.settings import setting_value
-from workbench.core.events import TrainStep, event_from_record
+from workbench.core.events import TrainStep, events_from_end
 from workbench.core.live.liveness import run_liveness
-from workbench.core.records.files import Stamp, file_stamp, records_from_end
+from workbench.core.records.files import Stamp, file_stamp
 from workbench.core.records.scores import SetScores
 from workbench.core.records.status import LIVE_STATUSES
 from workbench.core.records.summary import RunSummary, best_epoch
-from workbench.core.run_folder import (
-    METRICS_FILE,
-    RunFolder,
-    SavedConfig,
-    preset_defaults,
-    read_saved_config,
-    run_folders,
-)
+from workbench.core.run_folder.layout import RunFolder
+from workbench.core.run_folder.output_folder import run_folders
+from workbench.core.run_folder.saved_config import SavedConfig, preset_defaults, read_saved_config
 from workbench.core.views.human_agreement import agreement_brief
 from workbench.core.views.numbers import MISSING, format_seconds
 from workbench.core.views.score_text import with_ci
@@ -103,13 +98,10 @@ def run_row(
 def latest_step(run_dir: Path) -> TrainStep | None:
     """The last training step a run logged (its progress while it lives), read from the
     end of its log: a block or two, however long the run."""
-    for record in records_from_end(run_dir / METRICS_FILE):
-        if record.get("event") == "TrainStep":
-            try:
-                step = event_from_record(record)
-            except (ValueError, TypeError, KeyError):
-                continue  # a record of another version: an earlier step says the progress
-            return step if isinstance(step, TrainStep) else None
+    # A step of another version does not read: the one before it says the progress.
+    for event, _ in events_from_end(RunFolder(run_dir).metrics):
+        if isinstance(event, TrainStep):
+            return event
     return None
 
 

@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, ClassVar
 
 import numpy as np
 
@@ -34,20 +34,28 @@ from workbench.core.attention.extract import (
     translate_for_attention,
 )
 from workbench.core.attention.grid import AttentionGrid
-from workbench.core.records.typed import init_fields
-from workbench.core.run_files import lab_file
+from workbench.core.records.typed import from_one_based, read_with
 from workbench.errors import WorkbenchError
 
 ENCODER = "encoder self-attention"
 DECODER = "masked decoder self-attention"
 CROSS = "cross-attention"
+#: The kinds in the order data flows: encoder, decoder, then the bridge between them.
+KINDS = (ENCODER, DECODER, CROSS)
 
-#: The file the study writes into the model's run folder.
-STUDY_FILE = lab_file("attention")
 
 #: Marian starts decoding from the pad id; "<pad>" as a column label reads as padding,
 #: which it is not, so the first decoder input is shown under this name.
 START_LABEL = "<start>"
+
+
+def weights_array(value: object) -> np.ndarray:
+    """A kind's weights as ``lab_attention.json`` holds them (nested lists, 4 decimals),
+    as the array ``[layer, head, row, col]`` the study computed."""
+    weights = np.asarray(value, dtype=np.float32)
+    if weights.ndim != 4:
+        raise ValueError("the weights are not [layer, head, row, col]")
+    return weights
 
 
 @dataclass
@@ -63,7 +71,10 @@ class KindMap(AttentionGrid):
     col_tokens: list[str]
     row_special: list[bool]
     col_special: list[bool]
-    weights: np.ndarray
+    weights: np.ndarray = field(metadata=read_with(weights_array))
+
+    #: Written for the file to read alone (the weights' shape), derived again when read.
+    WRITTEN_ONLY: ClassVar[tuple[str, ...]] = ("layers", "heads")
 
     @property
     def stack(self) -> str:
@@ -88,23 +99,14 @@ class KindMap(AttentionGrid):
             "weights": np.round(self.weights.astype(np.float64), 4).tolist(),
         }
 
-    @classmethod
-    def from_dict(cls, data: object) -> KindMap:
-        """One kind of ``lab_attention.json`` (weights to 4 decimals, as written)."""
-        raw = data if isinstance(data, dict) else {}
-        weights = np.asarray(raw.get("weights", []), dtype=np.float32)
-        if weights.ndim != 4:
-            raise ValueError("a KindMap record's weights are not [layer, head, row, col]")
-        return cls(**init_fields(cls, data, weights=weights))
-
 
 @dataclass(frozen=True)
 class HeadStat:
     """How one head of one kind attends: entropy of its rows, and agreement (cross only)."""
 
     kind: str
-    layer: int  # 0-based
-    head: int  # 0-based
+    layer: int = field(metadata=read_with(from_one_based))  # 0-based here, 1-based in JSON
+    head: int = field(metadata=read_with(from_one_based))  # 0-based here, 1-based in JSON
     entropy_bits: float  # mean over rows
     uniform_bits: float  # the same rows spread evenly over what they can see: the ceiling
     agreement: float | None  # cross-attention: share of rows whose argmax the mean view shares
@@ -120,12 +122,6 @@ class HeadStat:
             "agreement": None if self.agreement is None else round(self.agreement, 4),
         }
 
-    @classmethod
-    def from_dict(cls, data: object) -> HeadStat:
-        """A row of ``lab_attention.json``'s heads (1-based there, 0-based here)."""
-        values = init_fields(cls, data)
-        return cls(**{**values, "layer": int(values["layer"]) - 1, "head": int(values["head"]) - 1})
-
 
 @dataclass
 class AttentionKinds:
@@ -134,16 +130,31 @@ class AttentionKinds:
     model: str
     sentence: str
     translation: str
-    encoder: KindMap
-    decoder: KindMap
-    cross: KindMap
+    kinds: list[KindMap]  # one of each kind, put in the order of :data:`KINDS`
     num_beams: int = 1
     heads: list[HeadStat] = field(default_factory=list)
 
+    def __post_init__(self) -> None:
+        by_kind = {k.kind: k for k in self.kinds}
+        missing = [kind for kind in KINDS if kind not in by_kind]
+        if missing:
+            raise ValueError(f"an AttentionKinds record has no {missing[0]!r} map")
+        self.kinds = [by_kind[kind] for kind in KINDS]
+
     @property
-    def kinds(self) -> tuple[KindMap, KindMap, KindMap]:
-        """In the order data flows: encoder, decoder, then the bridge between them."""
-        return (self.encoder, self.decoder, self.cross)
+    def encoder(self) -> KindMap:
+        """The encoder's self-attention over the source."""
+        return self.kinds[0]
+
+    @property
+    def decoder(self) -> KindMap:
+        """The decoder's masked self-attention over what it wrote."""
+        return self.kinds[1]
+
+    @property
+    def cross(self) -> KindMap:
+        """Cross-attention: each output position over the source."""
+        return self.kinds[2]
 
     def to_dict(self) -> dict[str, Any]:
         """Everything measured, for ``lab_attention.json``."""
@@ -155,25 +166,6 @@ class AttentionKinds:
             "kinds": [k.to_dict() for k in self.kinds],
             "heads": [h.to_dict() for h in self.heads],
         }
-
-    @classmethod
-    def from_dict(cls, data: object) -> AttentionKinds:
-        """``lab_attention.json`` read back (ValueError names what a damaged file lacks)."""
-        raw = data if isinstance(data, dict) else {}
-        kinds = {k.kind: k for k in (KindMap.from_dict(m) for m in raw.get("kinds") or [])}
-        missing = [kind for kind in (ENCODER, DECODER, CROSS) if kind not in kinds]
-        if missing:
-            raise ValueError(f"an AttentionKinds record has no {missing[0]!r} map")
-        return cls(
-            **init_fields(
-                cls,
-                data,
-                encoder=kinds[ENCODER],
-                decoder=kinds[DECODER],
-                cross=kinds[CROSS],
-                heads=[HeadStat.from_dict(h) for h in raw.get("heads") or []],
-            )
-        )
 
 
 def attention_kinds(
@@ -229,7 +221,7 @@ def attention_kinds(
         amap.weights,
     )
     result = AttentionKinds(
-        loaded.name, amap.sentence, amap.translation, encoder, decoder, cross, options.num_beams
+        loaded.name, amap.sentence, amap.translation, [encoder, decoder, cross], options.num_beams
     )
     result.heads = head_table(result)
     return result

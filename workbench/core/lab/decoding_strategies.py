@@ -17,17 +17,13 @@ import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
 from workbench.core.decoding import DecodeOptions
-from workbench.core.records.typed import init_fields
-from workbench.core.run_files import lab_file
 from workbench.errors import WorkbenchError
 
 #: The seeds every sampled strategy runs with: a sampled score is a draw, not a value.
 SEEDS = (0, 1, 2)
-#: The study's file in the run folder (the report reads it back).
-STUDY_FILE = lab_file("decoding")
 #: An output "repeats itself" when one n-gram of this many units occurs twice in it.
 REPEAT_N = 3
 
@@ -94,15 +90,13 @@ class StrategyResult:
     ms_per_sentence: float
     example: list[str]  # the example sentence's output (one per seed when sampled)
 
+    #: Written beside the fields for the file to read alone, derived again when read.
+    WRITTEN_ONLY: ClassVar[tuple[str, ...]] = ("spread",)
+
     @property
     def spread(self) -> float:
         """BLEU's range over the seeds (0 for search)."""
         return round(max(self.bleu_seeds) - min(self.bleu_seeds), 2)
-
-    @classmethod
-    def from_dict(cls, data: object) -> StrategyResult:
-        """A row of ``lab_decoding.json`` (its derived ``spread`` recomputed)."""
-        return cls(**init_fields(cls, data))
 
 
 @dataclass
@@ -117,25 +111,23 @@ class DecodingStudy:
     example_reference: str
     results: list[StrategyResult] = field(default_factory=list)
 
+    #: Written for the file to read alone (:func:`findings`), derived again when read.
+    WRITTEN_ONLY: ClassVar[tuple[str, ...]] = ("findings",)
+
     def to_dict(self) -> dict[str, Any]:
-        """JSON for the run folder (the report reads it back)."""
+        """JSON for ``lab_decoding.json`` (the report reads it back with
+        :func:`~workbench.core.records.typed.decode`)."""
         data = dataclasses.asdict(self)
         for row, result in zip(data["results"], self.results, strict=True):
             row["spread"] = result.spread
         data["findings"] = findings(self)
         return data
 
-    @classmethod
-    def from_dict(cls, data: object) -> DecodingStudy:
-        """``lab_decoding.json`` read back (ValueError names what a damaged file lacks)."""
-        raw = data if isinstance(data, dict) else {}
-        results = [StrategyResult.from_dict(r) for r in raw.get("results") or []]
-        return cls(**init_fields(cls, data, results=results))
-
 
 def held_out_pairs(run_dir: Path, limit: int) -> list[tuple[str, str]]:
     """The first ``limit`` (source, reference) pairs of a run's test set, in its order."""
-    from workbench.core.run_folder import RunFolder, read_translations
+    from workbench.core.run_folder.layout import RunFolder
+    from workbench.core.run_folder.samples import read_translations
 
     path = RunFolder(run_dir).translations("test")
     pairs = [(r.source, r.reference) for r in read_translations(run_dir, "test")[0]]
@@ -179,13 +171,14 @@ def decoding_study(
     import torch
 
     from workbench.core.evaluate.significance import score_systems
-    from workbench.core.translate.translator import Translator, read_settings
+    from workbench.core.translate.loading import settings_for
+    from workbench.core.translate.translator import Translator
 
-    settings = read_settings(model_dir)
+    settings = settings_for(model_dir)
     if run_dir is None:
-        from workbench.core.run_folder import run_dir_of
+        from workbench.core.run_folder.output_folder import run_dir_of
 
-        run_dir = run_dir_of(model_dir, settings.get("run_dir"))
+        run_dir = run_dir_of(model_dir, settings.run_dir)
         if run_dir is None:
             raise WorkbenchError(
                 f"the run that trained {model_dir} is not known or not there "
@@ -194,7 +187,7 @@ def decoding_study(
     pairs = held_out_pairs(Path(run_dir), limit)
     sources = [s for s, _ in pairs]
     references = [r for _, r in pairs]
-    tokenize = str(settings.get("bleu_tokenize") or "13a")
+    tokenize = settings.bleu_tokenize or "13a"
     translator = Translator.from_pretrained(model_dir, backend="transformers")
     base = translator.default_options()
     # The first decode pays for lazy set-up (kernels, thread pools): not greedy's time.

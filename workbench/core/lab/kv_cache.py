@@ -9,23 +9,25 @@ and recomputes the cross-attention K/V from the encoder output in every layer to
 
 This module measures both halves on a real model: greedy ``generate`` timed with and
 without the cache (same token ids required), and the floats actually held in the
-``EncoderDecoderCache`` after t steps against the formula.
+``EncoderDecoderCache`` after t steps against the formula. How each is measured is
+:mod:`workbench.core.lab.cache_measures`'s; the question, the records and the formula are
+here.
 """
 
 from __future__ import annotations
 
-import statistics
 import threading
-import time
 from collections.abc import Callable
 from dataclasses import asdict, dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any, ClassVar
 
 from workbench.core.decoding import LENGTH_CEILING, check_new_tokens
+from workbench.core.lab.cache_measures import GreedyDecoder, count_cache, one_thread, time_per_token
 from workbench.core.model.architecture import cache_shape
-from workbench.core.records.typed import init_fields
-from workbench.core.run_files import lab_file
 from workbench.errors import WorkbenchError
+
+if TYPE_CHECKING:
+    from workbench.core.attention.extract import AttentionModel
 
 #: Short everyday sentences like the demo data. Two are enough: every run is forced to
 #: exactly t tokens, so the time per token hardly depends on the sentence.
@@ -38,7 +40,6 @@ DEFAULT_SENTENCES = (
 #: 2 sentences x 240 tokens x 2 modes x 3 repeats: about 20 s for the demo model on a
 #: busy 2-core CPU.
 DEFAULT_LENGTHS = (16, 32, 64, 128)
-STUDY_FILE = lab_file("cache")
 
 
 def self_attention_floats(layers: int, steps: int, d_model: int, batch: int = 1) -> int:
@@ -61,15 +62,13 @@ class Timing:
     #: Whether both modes gave the same token ids for every sentence and repeat.
     identical: bool
 
+    #: Written beside the fields for the file to read alone, derived again when read.
+    WRITTEN_ONLY: ClassVar[tuple[str, ...]] = ("speedup",)
+
     @property
     def speedup(self) -> float:
         """How many times faster the cached run was."""
         return self.ms_uncached / self.ms_cached if self.ms_cached > 0 else float("inf")
-
-    @classmethod
-    def from_dict(cls, data: object) -> Timing:
-        """A row of ``lab_cache.json``'s timings (its derived ``speedup`` recomputed)."""
-        return cls(**init_fields(cls, data))
 
 
 @dataclass(frozen=True)
@@ -85,6 +84,9 @@ class CacheSize:
     cross_formula: int
     bytes_per_float: int
 
+    #: Written beside the fields for the file to read alone, derived again when read.
+    WRITTEN_ONLY: ClassVar[tuple[str, ...]] = ("agrees", "total_bytes")
+
     @property
     def agrees(self) -> bool:
         """Whether both measured counts equal their formula."""
@@ -94,11 +96,6 @@ class CacheSize:
     def total_bytes(self) -> int:
         """Bytes the measured cache takes at the model's dtype."""
         return (self.self_measured + self.cross_measured) * self.bytes_per_float
-
-    @classmethod
-    def from_dict(cls, data: object) -> CacheSize:
-        """A row of ``lab_cache.json``'s sizes (``agrees`` and ``total_bytes`` recomputed)."""
-        return cls(**init_fields(cls, data))
 
 
 @dataclass
@@ -119,6 +116,10 @@ class CacheStudy:
     repeats: int
     timings: list[Timing]
     sizes: list[CacheSize]
+
+    #: Written beside the fields for the file to read alone (the formula in words too),
+    #: derived again when read.
+    WRITTEN_ONLY: ClassVar[tuple[str, ...]] = ("identical", "agrees", "formula")
 
     @property
     def identical(self) -> bool:
@@ -148,19 +149,6 @@ class CacheStudy:
         }
         return data
 
-    @classmethod
-    def from_dict(cls, data: object) -> CacheStudy:
-        """``lab_cache.json`` read back (ValueError names what a damaged file lacks)."""
-        raw = data if isinstance(data, dict) else {}
-        return cls(
-            **init_fields(
-                cls,
-                data,
-                timings=[Timing.from_dict(r) for r in raw.get("timings") or []],
-                sizes=[CacheSize.from_dict(r) for r in raw.get("sizes") or []],
-            )
-        )
-
 
 def cache_study(
     model_dir: str,
@@ -187,33 +175,9 @@ def cache_study(
     ``on_progress(name, done, total)`` is called before each length; setting ``stop`` ends
     the study between two lengths (WorkbenchError), so the TUI can show and stop it.
     """
-    if repeats < 1:
-        raise WorkbenchError(f"repeats must be at least 1, got {repeats}; use 3 or more")
-    lengths = [check_new_tokens(int(t), "output length") for t in lengths]
-    if not lengths:
-        raise WorkbenchError("no output lengths given; pass some, e.g. 16 32 64 128")
-    texts = [text for text in (sentences or DEFAULT_SENTENCES) if text.strip()]
-    if not texts:
-        raise WorkbenchError("no sentences to decode; pass at least one non-empty sentence")
-
-    import torch
-
-    from workbench.core.attention.extract import load_attention_model
-
-    # The loader every study and front end uses: the model, its label, checked.
-    loaded = load_attention_model(model_dir)
+    lengths, texts = _checked(sentences, lengths, repeats)
+    loaded = _seq2seq_model(model_dir, max(lengths))
     model, tokenizer, direction = loaded.model, loaded.tokenizer, loaded.direction
-    if direction.causal:  # its formula and its forced decoding are a seq2seq decoder's
-        raise WorkbenchError(
-            f"the cache study measures a seq2seq decoder's self- and cross-attention cache; "
-            f"{model_dir} is a decoder-only model: run workbench lab attention on it"
-        )
-    if direction.max_positions is not None and max(lengths) >= direction.max_positions:
-        raise WorkbenchError(
-            f"output length {max(lengths)} does not fit this model's "
-            f"{direction.max_positions} positions; pass lengths up to "
-            f"{direction.max_positions - 1}"
-        )
     model.eval()
     sources = [
         tokenizer(
@@ -227,37 +191,14 @@ def cache_study(
     # Each family's own config names (T5: num_decoder_layers, num_heads, d_kv).
     layers, heads, head_dim = cache_shape(model.config)
     d_model = heads * head_dim  # the width of K and V, which need not be the model's
-
-    def generate(ids: Any, steps: int, use_cache: bool, **extra: Any) -> Any:
-        # Plain greedy: the saved model's beams and n-gram blocking would time the search,
-        # not the cache.
-        with torch.inference_mode():
-            return model.generate(
-                input_ids=ids,
-                attention_mask=torch.ones_like(ids),
-                num_beams=1,
-                do_sample=False,
-                no_repeat_ngram_size=0,
-                max_new_tokens=steps,
-                min_new_tokens=steps,
-                use_cache=use_cache,
-                **extra,
-            )
-
-    # One thread: a step multiplies matrices of a few hundred numbers, where more threads
-    # only add hand-offs, and on a shared machine they make the timings swing widely.
-    threads = torch.get_num_threads()
-    torch.set_num_threads(1)
-    try:
-        timings = _time_lengths(generate, sources, lengths, repeats, on_progress, stop)
-    finally:
-        torch.set_num_threads(threads)
-
+    decode = GreedyDecoder(model)
+    with one_thread():
+        timings = _time_lengths(decode, sources, lengths, repeats, on_progress, stop)
     probe = sources[0]
     source_tokens = int(probe.shape[1])
     sizes = [
         _measure_size(
-            generate(probe, steps, True, return_dict_in_generate=True),
+            decode(probe, steps, True, return_dict_in_generate=True),
             steps,
             layers,
             d_model,
@@ -282,8 +223,45 @@ def cache_study(
     )
 
 
+def _checked(
+    sentences: list[str] | None, lengths: tuple[int, ...] | list[int], repeats: int
+) -> tuple[list[int], list[str]]:
+    """The output lengths and the sentences to decode, or one line saying what to pass:
+    checked before a model is loaded."""
+    if repeats < 1:
+        raise WorkbenchError(f"repeats must be at least 1, got {repeats}; use 3 or more")
+    checked = [check_new_tokens(int(t), "output length") for t in lengths]
+    if not checked:
+        raise WorkbenchError("no output lengths given; pass some, e.g. 16 32 64 128")
+    texts = [text for text in (sentences or DEFAULT_SENTENCES) if text.strip()]
+    if not texts:
+        raise WorkbenchError("no sentences to decode; pass at least one non-empty sentence")
+    return checked, texts
+
+
+def _seq2seq_model(model_dir: str, longest: int) -> AttentionModel:
+    """The model, loaded as every study and front end loads it (its label checked), or one
+    line when it is decoder-only or ``longest`` outputs do not fit its positions."""
+    from workbench.core.attention.extract import load_attention_model
+
+    loaded = load_attention_model(model_dir)
+    direction = loaded.direction
+    if direction.causal:  # its formula and its forced decoding are a seq2seq decoder's
+        raise WorkbenchError(
+            f"the cache study measures a seq2seq decoder's self- and cross-attention cache; "
+            f"{model_dir} is a decoder-only model: run workbench lab attention on it"
+        )
+    if direction.max_positions is not None and longest >= direction.max_positions:
+        raise WorkbenchError(
+            f"output length {longest} does not fit this model's "
+            f"{direction.max_positions} positions; pass lengths up to "
+            f"{direction.max_positions - 1}"
+        )
+    return loaded
+
+
 def _time_lengths(
-    generate: Any,
+    decode: GreedyDecoder,
     sources: list[Any],
     lengths: list[int],
     repeats: int,
@@ -291,71 +269,29 @@ def _time_lengths(
     stop: threading.Event | None = None,
 ) -> list[Timing]:
     """Median ms per generated token at each length, cached and not, and whether they agree."""
-    generate(sources[0], 2, True)  # warm-up: the first call pays one-off setup
+    decode(sources[0], 2, True)  # warm-up: the first call pays one-off setup
     timings = []
     for done, steps in enumerate(lengths):
         if stop is not None and stop.is_set():
             raise WorkbenchError("the cache study was stopped before it finished")
         if on_progress:
             on_progress(f"t={steps}", done, len(lengths))
-        per_mode: dict[bool, list[float]] = {True: [], False: []}
-        identical = True
-        for _ in range(repeats):
-            outputs: dict[bool, list[list[int]]] = {}
-            for use_cache in (True, False):  # alternated, so drift hits both alike
-                start = time.perf_counter()
-                outputs[use_cache] = [
-                    generate(ids, steps, use_cache)[0].tolist() for ids in sources
-                ]
-                seconds = time.perf_counter() - start
-                per_mode[use_cache].append(1000 * seconds / (steps * len(sources)))
-            identical = identical and outputs[True] == outputs[False]
-        timings.append(
-            Timing(
-                steps,
-                round(statistics.median(per_mode[True]), 4),
-                round(statistics.median(per_mode[False]), 4),
-                identical,
-            )
-        )
+        times = time_per_token(decode, sources, steps, repeats)
+        timings.append(Timing(steps, times.ms_cached, times.ms_uncached, times.identical))
     return timings
 
 
 def _measure_size(
     output: Any, steps: int, layers: int, d_model: int, source_tokens: int
 ) -> CacheSize:
-    """Count the floats in the cache a ``generate(..., return_dict_in_generate=True)`` kept."""
-    new_tokens = int(output.sequences.shape[1]) - 1  # minus the decoder start token
-    if new_tokens != steps:
-        raise WorkbenchError(
-            f"generate made {new_tokens} tokens where {steps} were forced; "
-            "the model's generation config overrides min_new_tokens"
-        )
-    # transformers 5 names it ``cache``; 4.x called it ``past_key_values``.
-    cache = getattr(output, "cache", None) or getattr(output, "past_key_values", None)
-    if cache is None or not hasattr(cache, "self_attention_cache"):
-        raise WorkbenchError(
-            f"generate returned no encoder-decoder cache ({type(cache)}); "
-            "this study needs transformers 5 with use_cache"
-        )
-
-    def floats(part: Any) -> tuple[int, int]:
-        count, item = 0, 4
-        for layer in part.layers:
-            for tensor in (layer.keys, layer.values):
-                if tensor is not None:
-                    count += tensor.numel()
-                    item = tensor.element_size()
-        return count, item
-
-    self_measured, item = floats(cache.self_attention_cache)
-    cross_measured, _ = floats(cache.cross_attention_cache)
+    """The cache a ``generate(..., return_dict_in_generate=True)`` kept, against the formula."""
+    counted = count_cache(output, steps)
     return CacheSize(
         steps=steps,
-        positions=int(cache.self_attention_cache.get_seq_length()),
-        self_measured=self_measured,
+        positions=counted.positions,
+        self_measured=counted.self_floats,
         self_formula=self_attention_floats(layers, steps, d_model),
-        cross_measured=cross_measured,
+        cross_measured=counted.cross_floats,
         cross_formula=cross_attention_floats(layers, source_tokens, d_model),
-        bytes_per_float=item,
+        bytes_per_float=counted.bytes_per_float,
     )

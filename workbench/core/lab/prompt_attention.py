@@ -19,19 +19,15 @@ sentence exactly as the heatmap does
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass
-from typing import Any
+from dataclasses import asdict, dataclass, field
+from typing import Any, ClassVar
 
 import numpy as np
 
 from workbench.core.attention.causal import CausalPass, causal_map, causal_pass, self_attention
 from workbench.core.attention.extract import AttentionModel
-from workbench.core.records.typed import init_fields
-from workbench.core.run_files import lab_file
+from workbench.core.records.typed import from_one_based, read_with
 from workbench.errors import WorkbenchError
-
-#: The file the study writes into the model's run folder.
-STUDY_FILE = lab_file("prompt_attention")
 
 #: Pad tokens put before the sequence for the padding check, as a batch pads a prompt
 #: shorter than its neighbour's on the left; any number above 0 shows whether they are
@@ -61,11 +57,6 @@ class PromptPart:
         """How many tokens the part has."""
         return self.stop - self.start
 
-    @classmethod
-    def from_dict(cls, data: object) -> PromptPart:
-        """A part of ``lab_prompt_attention.json``."""
-        return cls(**init_fields(cls, data))
-
 
 @dataclass(frozen=True)
 class MaskCheck:
@@ -83,18 +74,13 @@ class MaskCheck:
         """The future is never read and everything before it is: no mask but the causal one."""
         return self.above_diagonal == 0.0 and self.zeros_below == 0
 
-    @classmethod
-    def from_dict(cls, data: object) -> MaskCheck:
-        """The mask check of ``lab_prompt_attention.json``."""
-        return cls(**init_fields(cls, data))
-
 
 @dataclass(frozen=True)
 class LayerShare:
     """Where the translation's rows look in one layer, as shares of their attention (the
     mean over heads and rows); ``before + source + after + translation`` is 1."""
 
-    layer: int  # 0-based
+    layer: int = field(metadata=read_with(from_one_based))  # 0-based here, 1-based in JSON
     before: float
     source: float
     after: float
@@ -111,12 +97,6 @@ class LayerShare:
         data = {k: round(v, 6) if isinstance(v, float) else v for k, v in asdict(self).items()}
         return {**data, "layer": self.layer + 1}
 
-    @classmethod
-    def from_dict(cls, data: object) -> LayerShare:
-        """A row of ``lab_prompt_attention.json``'s layers (1-based there, 0-based here)."""
-        values = init_fields(cls, data)
-        return cls(**{**values, "layer": int(values["layer"]) - 1})
-
 
 @dataclass
 class PromptAttention:
@@ -131,6 +111,9 @@ class PromptAttention:
     layers: list[LayerShare]
     heads: int
     num_beams: int = 1
+
+    #: Written for the file to read alone (:func:`findings`), derived again when read.
+    WRITTEN_ONLY: ClassVar[tuple[str, ...]] = ("findings",)
 
     def part(self, name: str) -> PromptPart:
         """The part called ``name`` (a key of PART_NAMES)."""
@@ -150,19 +133,6 @@ class PromptAttention:
             "layers": [row.to_dict() for row in self.layers],
             "findings": findings(self),
         }
-
-    @classmethod
-    def from_dict(cls, data: object) -> PromptAttention:
-        """``lab_prompt_attention.json`` read back (ValueError names what it lacks)."""
-        values = init_fields(cls, data)  # names the first field missing
-        return cls(
-            **{
-                **values,
-                "parts": [PromptPart.from_dict(p) for p in values["parts"] or []],
-                "mask": MaskCheck.from_dict(values["mask"]),
-                "layers": [LayerShare.from_dict(row) for row in values["layers"] or []],
-            }
-        )
 
 
 def prompt_attention(

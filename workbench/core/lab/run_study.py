@@ -16,14 +16,11 @@ from typing import Any, Literal
 
 from workbench.core.atomic import write_json
 from workbench.core.decoding import clean_input
-from workbench.core.lab.attention_kinds import STUDY_FILE as ATTENTION_FILE
 from workbench.core.lab.attention_kinds import AttentionKinds
-from workbench.core.lab.decoding_strategies import STUDY_FILE as DECODING_FILE
 from workbench.core.lab.decoding_strategies import DecodingStudy
 from workbench.core.lab.kv_cache import DEFAULT_LENGTHS, CacheStudy
-from workbench.core.lab.kv_cache import STUDY_FILE as CACHE_FILE
-from workbench.core.lab.prompt_attention import STUDY_FILE as PROMPT_FILE
 from workbench.core.lab.prompt_attention import PromptAttention
+from workbench.core.run_folder.layout import RunFolder
 from workbench.errors import WorkbenchError
 
 StudyKind = Literal["decoding", "cache", "attention"]
@@ -53,17 +50,18 @@ class StudyRun:
 
 def study_folder(model_dir: str) -> Path | None:
     """The run folder that trained the model, if it is still there."""
-    from workbench.core.run_folder import run_dir_of
-    from workbench.core.translate.translator import read_settings
+    from workbench.core.run_folder.output_folder import run_dir_of
+    from workbench.core.translate.loading import settings_for
 
-    return run_dir_of(model_dir, read_settings(model_dir).get("run_dir"))
+    return run_dir_of(model_dir, settings_for(model_dir).run_dir)
 
 
-def save_result(folder: Path | None, name: str, data: dict[str, Any]) -> Path | None:
-    """Write a study's JSON into its run folder (atomically); None when there is none."""
+def save_result(folder: Path | None, study: str, data: dict[str, Any]) -> Path | None:
+    """Write the JSON of a study (a key of :data:`~workbench.core.run_folder.layout.LAB_FILES`)
+    into its run folder (atomically); None when there is none."""
     if folder is None or not folder.is_dir():
         return None
-    path = folder / name
+    path = RunFolder(folder).lab_study(study)
     try:
         write_json(path, data)
     except OSError as err:
@@ -88,9 +86,7 @@ def run_study(
         study = decoding_study(
             model, options.run_dir, options.limit, on_progress=on_progress, stop=stop
         )
-        return StudyRun(
-            kind, study, save_result(Path(study.run_dir), DECODING_FILE, study.to_dict())
-        )
+        return StudyRun(kind, study, save_result(Path(study.run_dir), "decoding", study.to_dict()))
     if kind == "cache":
         from workbench.core.lab.kv_cache import cache_study
 
@@ -101,7 +97,7 @@ def run_study(
             on_progress=on_progress,
             stop=stop,
         )
-        return StudyRun(kind, cache, save_result(study_folder(model), CACHE_FILE, cache.to_dict()))
+        return StudyRun(kind, cache, save_result(study_folder(model), "cache", cache.to_dict()))
     if kind == "attention":
         from workbench.core.attention.extract import load_attention_model
         from workbench.core.lab.attention_kinds import attention_kinds
@@ -117,11 +113,8 @@ def run_study(
             from workbench.core.lab.prompt_attention import prompt_attention
 
             prompted = prompt_attention(loaded, sentence)
-            return StudyRun(
-                kind, prompted, save_result(study_folder(model), PROMPT_FILE, prompted.to_dict())
-            )
+            saved = save_result(study_folder(model), "prompt_attention", prompted.to_dict())
+            return StudyRun(kind, prompted, saved)
         kinds = attention_kinds(loaded, sentence)
-        return StudyRun(
-            kind, kinds, save_result(study_folder(model), ATTENTION_FILE, kinds.to_dict())
-        )
+        return StudyRun(kind, kinds, save_result(study_folder(model), "attention", kinds.to_dict()))
     raise WorkbenchError(f"no Lab study '{kind}'; choose one of {', '.join(STUDY_KINDS)}")

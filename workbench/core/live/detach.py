@@ -23,7 +23,7 @@ from pathlib import Path
 from workbench.core.live.liveness import Liveness, run_liveness
 from workbench.core.live.stop_request import wait_until_ended
 from workbench.core.live.writer_record import WriterRecord
-from workbench.core.run_folder import LOG_FILE
+from workbench.core.run_folder.layout import RunFolder
 from workbench.errors import WorkbenchError
 
 #: How long to wait for the detached process to take its run folder.
@@ -36,7 +36,7 @@ def start_detached(train_args: list[str], run_dir: Path) -> subprocess.Popen[byt
     """``workbench train ARGS --run-dir RUN_DIR`` in a new session, output to its log."""
     argv = [sys.executable, "-m", "workbench", "train", *train_args, *DETACHED_FLAGS]
     argv += ["--run-dir", str(run_dir)]
-    with (run_dir / LOG_FILE).open("ab") as log:
+    with RunFolder(run_dir).log.open("ab") as log:
         return subprocess.Popen(
             argv,
             stdin=subprocess.DEVNULL,
@@ -61,7 +61,7 @@ def start_detached_run(train_args: list[str], run_dir: Path) -> subprocess.Popen
     live = wait_until_held(process, run_dir)  # a start that fails names the log
     if not live.live:
         raise WorkbenchError(
-            f"the detached run {live.status} at once ({live.why()}); see {run_dir / LOG_FILE}"
+            f"the detached run {live.status} at once ({live.why()}); see {RunFolder(run_dir).log}"
         )
     return process
 
@@ -91,7 +91,7 @@ def wait_until_held(
     if code is None:  # not one run more on a retry: this one goes
         with contextlib.suppress(OSError):
             os.killpg(process.pid, signal.SIGTERM)
-    tail = last_lines(run_dir / LOG_FILE, 1)
+    tail = last_lines(RunFolder(run_dir).log, 1)
     raise WorkbenchError(
         "the detached run "
         + (
@@ -100,7 +100,7 @@ def wait_until_held(
             else f"did not start in {timeout:.0f} s"
         )
         + (f": {tail[0]}" if tail else "")
-        + f"; see {run_dir / LOG_FILE}"
+        + f"; see {RunFolder(run_dir).log}"
     )
 
 

@@ -14,6 +14,10 @@ every two seconds) read through :func:`followed_events`: a file is read once, ke
 its inode, size and modification time say it has not changed, and a file that grew is
 read from where the last look stopped. A finished run of 300,000 logged steps is then
 parsed once per session instead of at every refresh.
+
+A front end that follows a live run (``workbench logs --follow``, the TUI's Training
+pane) looks through :meth:`RunReader.look`: what the run wrote since the last look and
+whether its writer still lives; once it is gone, the lines it wrote as it ended.
 """
 
 from __future__ import annotations
@@ -23,12 +27,14 @@ import os
 import threading
 from collections import OrderedDict
 from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from workbench.core.events import Event, event_from_record
+from workbench.core.live.liveness import Liveness, run_liveness
 from workbench.core.records.files import Stamp, file_stamp
-from workbench.core.run_folder import LOG_FILE, METRICS_FILE
+from workbench.core.run_folder.layout import RunFolder
 
 #: Lines decoded by one ``json.loads`` (as one JSON array): a third faster than a call per
 #: line on a 300,000-step log. A block is decoded line by line instead when a line of it
@@ -195,17 +201,34 @@ def followed_events(path: Path) -> EventLog:
     return log
 
 
+@dataclass(frozen=True)
+class Look:
+    """What one look at a followed run found: the lines and events it wrote since the last
+    look, and its status now."""
+
+    lines: list[str]
+    events: Sequence[Event]
+    live: Liveness
+
+    @property
+    def ended(self) -> bool:
+        """Whether its writer is gone: the look read its last lines, and no more come."""
+        return not self.live.live
+
+
 class RunReader:
     """A run folder as it grows: the new lines of its ``train.log`` (what the run said)
     and the new events of its ``metrics.jsonl`` (its numbers), since the last read.
 
     It keeps the :class:`EventLog` it was given first, so its place in the events holds
-    even when the shared cache lets that log go."""
+    even when the shared cache lets that log go. With ``events=False`` it reads the lines
+    only (``workbench logs``), and a long run's ``metrics.jsonl`` is never parsed."""
 
-    def __init__(self, run_dir: Path) -> None:
+    def __init__(self, run_dir: Path, events: bool = True) -> None:
         self.run_dir = run_dir
-        self.log = GrowingFile(run_dir / LOG_FILE)
-        self.metrics = run_dir / METRICS_FILE
+        self.log = GrowingFile(RunFolder(run_dir).log)
+        self.metrics = RunFolder(run_dir).metrics
+        self.reads_events = events
         self.events: EventLog | None = None
         self._read: tuple[int, int] = (-1, 0)  # (restarts, events) of the last read
 
@@ -215,6 +238,8 @@ class RunReader:
 
     def read_new(self) -> tuple[list[str], Sequence[Event]]:
         """The log lines and the events added since the last call (all, the first time)."""
+        if not self.reads_events:
+            return self.log.read_new_text(), []
         if self.events is None:
             self.events = followed_events(self.metrics)
         events, count, restarts = self.events.look()
@@ -222,3 +247,13 @@ class RunReader:
         new = events[seen:count] if restarts == seen_restarts else events[:count]
         self._read = (restarts, count)
         return self.log.read_new_text(), new
+
+    def look(self) -> Look:
+        """What the run wrote since the last look, and its status; once its writer is
+        gone, the lines it wrote as it ended too (they come after the status is read)."""
+        lines, events = self.read_new()
+        live = run_liveness(self.run_dir)
+        if not live.live:
+            last_lines, last_events = self.read_new()
+            lines, events = [*lines, *last_lines], [*events, *last_events]
+        return Look(lines, events, live)

@@ -12,6 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
+from workbench.core.events import RunDone, events_from_end
 from workbench.core.live.writer_record import (
     LIVE_STATES,
     STALE_SECONDS,
@@ -21,8 +22,10 @@ from workbench.core.live.writer_record import (
     this_host,
 )
 from workbench.core.records.status import LIVE_STATUSES, WRITING_STATUSES, EndStatus, RunStatus
-from workbench.core.records.summary import SUMMARY_FILE, RunSummary, read_summary
-from workbench.core.run_folder import LOG_FILE, RUNS_FOLDER, run_folders
+from workbench.core.records.summary import RunSummary
+from workbench.core.run_folder.layout import OutputFolder, RunFolder
+from workbench.core.run_folder.output_folder import run_folders
+from workbench.core.run_folder.summary_file import read_summary
 from workbench.errors import WorkbenchError
 
 #: How a writer's ending states read when the run left no summary.
@@ -98,7 +101,7 @@ def run_liveness(run_dir: Path, at: float | None = None) -> Liveness:
         return Liveness(_ENDED.get(record.state, "failed"), record, summary)
     if summary is not None and summary.status is not None:  # a run no writer record names
         return Liveness(summary.status, record, summary)
-    if _said_something(run_dir / LOG_FILE):
+    if _said_something(RunFolder(run_dir).log):
         # A try that failed before its run began takes its record away; its log says why.
         return Liveness("failed", None, summary)
     return Liveness("killed", None, summary)
@@ -116,9 +119,23 @@ def _finished_since(run_dir: Path, summary: RunSummary | None, since: float) -> 
     if summary is None or summary.status != "finished":
         return False
     try:
-        return (run_dir / SUMMARY_FILE).stat().st_mtime >= since
+        return RunFolder(run_dir).summary.stat().st_mtime >= since
     except OSError:
         return False
+
+
+def finish_time(run_dir: Path) -> float | None:
+    """When the run finished (and published its model), as a Unix time: the time its
+    ``RunDone`` event was written, else its summary's (a run from before events were
+    timed)."""
+    folder = RunFolder(run_dir)
+    for event, written in events_from_end(folder.metrics):
+        if isinstance(event, RunDone) and event.status == "finished":
+            return written
+    try:
+        return folder.summary.stat().st_mtime
+    except OSError:
+        return None
 
 
 def live_runs(output_root: Path) -> list[tuple[Path, Liveness]]:
@@ -131,10 +148,10 @@ def live_runs(output_root: Path) -> list[tuple[Path, Liveness]]:
 def pick_run(output_root: Path, name: str | None, live_only: bool = False) -> Path:
     """The run a command means: ``name`` (a run id under ``<output>/runs`` or a folder),
     else the newest live run, else (unless ``live_only``) the newest run."""
-    runs = output_root / RUNS_FOLDER
+    runs = OutputFolder(output_root).runs
     if name:
-        for path in (runs / name, Path(name).expanduser()):
-            if path.is_dir() and path.parent.name == RUNS_FOLDER:
+        for path in (OutputFolder(output_root).run(name), Path(name).expanduser()):
+            if path.is_dir() and RunFolder(path).in_runs_folder:
                 return path
         raise WorkbenchError(
             f"no run '{name}' under {runs}; give a run id as `workbench runs` lists them, "

@@ -13,7 +13,7 @@ import threading
 from pathlib import Path
 
 from workbench.core.events import Event
-from workbench.core.run_folder import LOG_FILE
+from workbench.core.run_folder.layout import RunFolder
 from workbench.core.views.event_text import EventText
 
 
@@ -29,7 +29,7 @@ class RunLog:
     def open(self, run_dir: Path) -> None:
         """Start writing into ``run_dir`` (with the lines kept until now)."""
         with self._lock:
-            self.path = run_dir / LOG_FILE
+            self.path = RunFolder(run_dir).log
             pending, self._pending = self._pending, []
             with contextlib.suppress(OSError):
                 self.path.touch()  # from now on a viewer reads the run's lines here

@@ -11,7 +11,7 @@ from __future__ import annotations
 import contextlib
 import os
 import time
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 from pathlib import Path
 
 from workbench.core.atomic import write_json
@@ -19,19 +19,8 @@ from workbench.core.live.liveness import Liveness, run_liveness
 from workbench.core.live.writer_record import now, this_host
 from workbench.core.records.files import read_json_dict
 from workbench.core.records.typed import decode
-from workbench.core.run_files import STOP_REQUEST_FILE
+from workbench.core.run_folder.layout import RunFolder
 from workbench.errors import WorkbenchError
-
-#: The request's file in the run folder.
-STOP_FILE = STOP_REQUEST_FILE
-
-
-def leave_stop_request(run_dir: Path, by: str) -> None:
-    """Ask the run's writer to stop; ``by`` says who asked (``workbench stop``, the TUI)."""
-    write_json(
-        run_dir / STOP_FILE,
-        {"by": by, "host": this_host(), "pid": os.getpid(), "time": round(now(), 3)},
-    )
 
 
 @dataclass(frozen=True)
@@ -44,20 +33,27 @@ class StopRequest:
     time: float | None = None
 
 
+def leave_stop_request(run_dir: Path, by: str) -> None:
+    """Ask the run's writer to stop; ``by`` says who asked (``workbench stop``, the TUI)."""
+    request = StopRequest(by, this_host(), os.getpid(), round(now(), 3))
+    write_json(RunFolder(run_dir).stop_request, asdict(request))
+
+
 def read_stop_request(run_dir: Path, notes: list[str] | None = None) -> str | None:
     """Who asked the run to stop (``workbench stop on host gpu1``), or None if nobody has;
     a request that does not read still stops the run, and ``notes`` says what was odd."""
-    data = read_json_dict(run_dir / STOP_FILE)
+    path = RunFolder(run_dir).stop_request
+    data = read_json_dict(path)
     if data is None:
-        return "a stop request" if (run_dir / STOP_FILE).exists() else None
-    request = decode(StopRequest, data, notes, STOP_FILE) or StopRequest()
+        return "a stop request" if path.exists() else None
+    request = decode(StopRequest, data, notes, path.name) or StopRequest()
     return f"by {request.by} on host {request.host}"
 
 
 def clear_stop_request(run_dir: Path) -> None:
     """Remove a request (a new writer must not obey its predecessor's)."""
     with contextlib.suppress(OSError):
-        (run_dir / STOP_FILE).unlink(missing_ok=True)
+        RunFolder(run_dir).stop_request.unlink(missing_ok=True)
 
 
 def request_stop(run_dir: Path, by: str) -> Liveness:

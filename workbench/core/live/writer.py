@@ -30,14 +30,13 @@ from workbench.core.live.run_log import RunLog
 from workbench.core.live.stop_request import clear_stop_request, read_stop_request
 from workbench.core.live.writer_record import (
     HEARTBEAT_SECONDS,
-    LOCK_FILE,
-    RECORD_FILE,
     WriterRecord,
     now,
     start_ticks,
     this_host,
 )
-from workbench.core.run_folder import LOG_FILE, output_dir_flag, output_root_of
+from workbench.core.run_folder.layout import RunFolder
+from workbench.core.views.live_text import output_dir_flag
 from workbench.errors import WorkbenchError
 
 #: Seconds between two looks for a stop request: a stop is seen within about this long.
@@ -64,7 +63,7 @@ class RunFolderBusy(WorkbenchError):
 def busy_message(run_dir: Path, record: WriterRecord | None) -> str:
     """The one line that refuses a second writer: who holds the run, how to watch or stop it."""
     name = run_dir.name
-    where = output_dir_flag(output_root_of(run_dir))
+    where = output_dir_flag(RunFolder(run_dir).output_root)
     holder = record.who() if record is not None else "another process"
     return (
         f"run {name} is being trained by {holder}; watch it with `workbench logs {name} "
@@ -103,7 +102,8 @@ class RunWriter:
             log.open(run_dir)
 
     def _take(self, run_dir: Path) -> None:
-        fd: int | None = os.open(run_dir / LOCK_FILE, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o644)
+        lock = RunFolder(run_dir).writer_lock
+        fd: int | None = os.open(lock, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o644)
         assert fd is not None
         try:
             fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
@@ -146,9 +146,10 @@ class RunWriter:
                 if self.before is not None:
                     self.before.write(self.run_dir)
                 else:  # the folder is as the caller made it, but for what the run said
-                    (self.run_dir / RECORD_FILE).unlink(missing_ok=True)
-                    (self.run_dir / LOCK_FILE).unlink(missing_ok=True)
-                    log = self.run_dir / LOG_FILE
+                    folder = RunFolder(self.run_dir)
+                    folder.writer_record.unlink(missing_ok=True)
+                    folder.writer_lock.unlink(missing_ok=True)
+                    log = folder.log
                     if log.is_file() and log.stat().st_size == 0:
                         log.unlink()
         else:

@@ -20,12 +20,8 @@ from workbench.core.atomic import write_json
 from workbench.core.records.files import read_json_dict
 from workbench.core.records.status import RunStatus
 from workbench.core.records.typed import decode
-from workbench.core.run_files import WRITER_LOCK_FILE, WRITER_RECORD_FILE
+from workbench.core.run_folder.layout import RunFolder
 
-#: The file a writer holds with ``flock`` for its whole life.
-LOCK_FILE = WRITER_LOCK_FILE
-#: Who writes the run folder (or last wrote it), and in what state.
-RECORD_FILE = WRITER_RECORD_FILE
 #: Seconds between two rewrites of the record by a live writer.
 HEARTBEAT_SECONDS = 15.0
 #: A writer on another host whose heartbeat is older than this is taken as ``stale``:
@@ -51,14 +47,15 @@ class WriterRecord:
     def read(cls, run_dir: Path, notes: list[str] | None = None) -> WriterRecord | None:
         """The record in ``run_dir``, or None (no writer ever held it, or unreadable); what
         did not read is said in ``notes``."""
-        data = read_json_dict(run_dir / RECORD_FILE)
+        path = RunFolder(run_dir).writer_record
+        data = read_json_dict(path)
         if data is None:
             return None
-        return decode(cls, data, notes, RECORD_FILE)
+        return decode(cls, data, notes, path.name)
 
     def write(self, run_dir: Path) -> None:
         """Replace the record atomically: a viewer reads the old one or the new one."""
-        write_json(run_dir / RECORD_FILE, asdict(self))
+        write_json(RunFolder(run_dir).writer_record, asdict(self))
 
     def who(self) -> str:
         """``pid 1234 on host gpu1``: the writer as a line names it."""

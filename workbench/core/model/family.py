@@ -1,13 +1,12 @@
-"""The seam for model families: how each is told the language pair, and what follows.
+"""The registry of model families: which family a model is, and what that family is.
 
-Marian (OPUS-MT) takes a label such as ``>>cmn_Hans<<`` before a multi-target model's
-source; NLLB-200, M2M100 and mBART-50 take the tokenizer's ``src_lang``/``tgt_lang`` and
-the target code forced as the first token (the Hub's folders do not force it); T5 takes a
-task prefix; decoder-only LLMs (Qwen, Llama, Gemma, Mistral, Hunyuan) take a prompt
-(:mod:`workbench.core.model.prompts`). :func:`resolve_direction` turns the user's
-languages into a :class:`~workbench.core.languages.Direction` for one model and
-:func:`apply_direction` sets it on the tokenizer and the generation config, so no other
-module asks which family a model is. An unlisted family goes the generic path, with a note.
+A family is named by the ``model_type`` of a model's config (NLLB-200 by its tokenizer as
+well): how it is told the language pair (its mechanism: Marian's label, NLLB's, M2M100's
+and mBART-50's language codes, T5's task prefix, a decoder-only model's prompt), what its
+codes look like, which layers LoRA adapts, its position bound and its layers' norms. What
+follows from the mechanism for one model and one request is
+:mod:`workbench.core.model.direction`'s; everything else asks this registry, so no module
+branches on ``model_type``. An unlisted type is a generic seq2seq or decoder-only family.
 """
 
 from __future__ import annotations
@@ -16,18 +15,8 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
-from workbench.core.decoding import AUTO_LABEL
-from workbench.core.languages import (
-    DEFAULT_SOURCE_LANG,
-    DEFAULT_TARGET_LANG,
-    LANGUAGES,
-    Direction,
-    base_language,
-)
+from workbench.core.languages import LANGUAGES, base_language
 from workbench.errors import WorkbenchError
-
-#: ``target_label`` meaning "the label of --target-lang, where the model has labels".
-AUTO = AUTO_LABEL
 
 
 @dataclass(frozen=True)
@@ -191,209 +180,3 @@ def default_lora_targets(model_type: str) -> tuple[str, ...]:
             "--lora-targets with its attention projections' names (such as q_proj,v_proj)"
         )
     return targets
-
-
-def _unknown(what: str, value: str, codes: list[str], family: Family) -> WorkbenchError:
-    # All of them, on one line: NLLB's 202 codes are long, but a user looking for theirs
-    # needs the full list (and can grep it).
-    return WorkbenchError(
-        f"{what} '{value}' is not a language of this {family.title} model; pass en, zh, "
-        f"... or one of its {len(codes)} codes: {', '.join(codes)}"
-    )
-
-
-def _code(family: Family, lang: str, codes: list[str], what: str) -> str:
-    """The model's code for ``lang``: the code itself when the user gave a full one."""
-    given = lang.strip()
-    for direct in (given, f">>{given}<<" if family is MARIAN else given):
-        if direct in codes:
-            return direct
-    if given.startswith(">>") or "_" in given.strip("_"):  # a full code (zho_Hant): as is
-        raise _unknown(what, lang, codes, family)
-    for candidate in family.candidates(given):
-        if candidate in codes:
-            return candidate
-    found = family.prefix_matches(given, codes)  # zh -> zh_CN, or another script
-    if found:
-        return found[0]
-    raise _unknown(what, lang, codes, family)
-
-
-def resolve_direction(
-    model_type: str,
-    positions: int | None,
-    tokenizer: Any,
-    source_lang: str,
-    target_lang: str,
-    label: str | None = AUTO,
-    source_prefix: str | None = None,
-    prompt: str | None = None,
-    prompt_template: str | None = None,
-    model_name: str = "",
-) -> Direction:
-    """The direction ``source_lang`` → ``target_lang`` as this model is told it.
-
-    ``label`` is Marian's: :data:`AUTO` takes the model's label for ``target_lang`` (none
-    for a single-pair model), a ``>>xxx<<`` token is checked against the vocabulary, None
-    is no label. ``source_prefix`` is put before every source (T5's task prefix). A
-    language the model does not know is one line listing the codes it does.
-
-    A decoder-only model is told the pair by ``prompt`` (or ``prompt_template``):
-    :func:`prompted_direction`.
-    """
-    family = detect_family(model_type, tokenizer)
-    codes = family.codes(tokenizer)
-    common: dict[str, Any] = {
-        "family": family.name,
-        "source_lang": source_lang,
-        "target_lang": target_lang,
-        "max_positions": positions,
-    }
-    prefix = source_prefix or ""
-    if family.causal:
-        if label not in (AUTO, None) or prefix:
-            flag = "--source-prefix" if prefix else "--label"
-            raise WorkbenchError(
-                f"{flag} is for seq2seq models; {model_name or 'this'} is a decoder-only "
-                f"model, told the pair by its prompt: drop {flag} (--prompt-template FILE "
-                "sets the prompt)"
-            )
-        from workbench.core.model.prompts import prompted_direction
-
-        return prompted_direction(
-            common, tokenizer, family.instruction, model_name, prompt, prompt_template
-        )
-    if prompt or prompt_template:
-        raise WorkbenchError(
-            f"--prompt and --prompt-template are for decoder-only models; this is a "
-            f"{family.title} model, which takes no prompt: drop them"
-        )
-    if family is MARIAN:
-        if label == AUTO:
-            target = _code(family, target_lang, codes, "--target-lang") if codes else None
-        else:
-            target = label
-            check_target_label(tokenizer, target)
-        vocab = tokenizer.get_vocab()
-        return Direction(
-            **common,
-            target_code=target,
-            source_prefix=f"{target} {prefix}" if target else prefix,
-            code_ids=frozenset(vocab[c] for c in codes),
-        )
-    if family.mechanism == "codes":
-        if label not in (AUTO, None) and label in codes:  # --label zho_Hans: a target code
-            target_lang = label
-        source = _code(family, source_lang, codes, "--source-lang")
-        target = _code(family, target_lang, codes, "--target-lang")
-        return Direction(
-            **common,
-            source_code=source,
-            target_code=target,
-            source_prefix=prefix,
-            first_token_id=int(tokenizer.convert_tokens_to_ids(target)),
-            code_ids=frozenset(int(i) for i in tokenizer.convert_tokens_to_ids(codes)),
-        )
-    notes: tuple[str, ...] = ()
-    if label not in (AUTO, None):
-        raise WorkbenchError(
-            f"target label '{label}' is for Marian models; this is a {family.title} model: "
-            "drop --label" + (" and pass --source-prefix" if family is T5 else "")
-        )
-    if family is T5 and not prefix:
-        notes = (
-            "T5 models are told the task by a prefix: pass --source-prefix, e.g. "
-            "'translate English to German: '",
-        )
-    if family is GENERIC:
-        notes = (
-            f"model type '{model_type}' has no language codes the workbench knows: the "
-            "source is fed as it is (--source-prefix adds text before it)",
-        )
-    return Direction(**common, source_prefix=prefix, notes=notes)
-
-
-def direction_for(
-    model_type: str,
-    positions: int | None,
-    tokenizer: Any,
-    settings: dict[str, Any],
-    source_lang: str | None = None,
-    target_lang: str | None = None,
-    label: str | None = AUTO,
-    source_prefix: str | None = None,
-    prompt: str | None = None,
-    prompt_template: str | None = None,
-    model_name: str = "",
-) -> Direction:
-    """The direction a front end decodes a model in: the user's flags first, then what
-    the model's ``settings`` recorded (workbench.json, or a Hub id's preset), then the
-    workbench's defaults (en → zh).
-
-    ``label`` :data:`AUTO` keeps the recorded label unless a new ``target_lang`` is given.
-    A recorded prompt is kept unless a prompt flag is given; a recorded chat message (it
-    names the languages) is dropped when new languages are.
-    """
-    if label == AUTO and target_lang is None and "target_label" in settings:
-        label = settings["target_label"]
-    if prompt_template is None and prompt in (None, settings.get("prompt")):
-        prompt = settings.get("prompt")
-        # A recorded chat message names the languages: kept unless other ones are asked.
-        new_languages = (source_lang or settings.get("source_lang")) != settings.get(
-            "source_lang"
-        ) or (target_lang or settings.get("target_lang")) != settings.get("target_lang")
-        if not (prompt == "chat" and new_languages):
-            prompt_template = settings.get("prompt_template")
-    return resolve_direction(
-        model_type,
-        positions,
-        tokenizer,
-        source_lang or settings.get("source_lang") or DEFAULT_SOURCE_LANG,
-        target_lang or settings.get("target_lang") or DEFAULT_TARGET_LANG,
-        label,
-        source_prefix if source_prefix is not None else settings.get("source_prefix"),
-        prompt,
-        prompt_template,
-        model_name,
-    )
-
-
-def apply_direction(tokenizer: Any, direction: Direction, model: Any = None) -> None:
-    """Set the direction where transformers reads it: the tokenizer's languages (source
-    codes and training labels) and the first generated token (every ``generate``)."""
-    family = BY_NAME.get(direction.family, GENERIC)
-    if direction.causal:
-        from workbench.core.model.prompts import apply_prompt
-
-        apply_prompt(tokenizer, direction, model)
-        return
-    if direction.source_code is not None:
-        tokenizer.src_lang = family.tokenizer_language(direction.source_code)
-    if direction.target_code is not None and direction.first_token_id is not None:
-        tokenizer.tgt_lang = family.tokenizer_language(direction.target_code)
-    if model is not None and direction.first_token_id is not None:
-        model.generation_config.forced_bos_token_id = direction.first_token_id
-
-
-def check_target_label(tokenizer: Any, label: str | None) -> None:
-    """Fail unless ``label`` is one known token of the tokenizer's vocabulary.
-
-    Multi-target opus-mt models select the output language with a token such as
-    ``>>cmn_Hans<<``; an unknown label (the assignment's ``>>cmn<<``) is silently split
-    into pieces and the model ignores it.
-    """
-    if not label:
-        return
-    vocab = tokenizer.get_vocab()
-    if label in vocab:
-        return
-    known = MARIAN.codes(tokenizer)
-    hint = (
-        f"known labels include: {', '.join(known[:12])}"
-        if known
-        else "this model has no language labels; set target_label = none"
-    )
-    raise WorkbenchError(
-        f"target label '{label}' is not a single token of this model's vocabulary, so the "
-        f"model would ignore it; {hint}"
-    )

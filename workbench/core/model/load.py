@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 from workbench.core.data.hub_requests import cached_or_fetched
 from workbench.core.data.sources import looks_like_local_path
-from workbench.core.run_files import MODEL_CONFIG_FILE
+from workbench.core.run_folder.layout import MODEL_CONFIG_FILE
 from workbench.errors import WorkbenchError
 
 if TYPE_CHECKING:

@@ -1,5 +1,5 @@
 """A run's memory plan as figures: what each part of a training step takes, against what
-the device has (worked out by :mod:`workbench.core.train.memory_plan`, worded by
+the device has (worked out by :mod:`workbench.core.train.memory`, worded by
 :mod:`workbench.core.views.memory_text`)."""
 
 from __future__ import annotations

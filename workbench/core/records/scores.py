@@ -1,11 +1,12 @@
 """Before/after scores of one evaluation set, with sacreBLEU's intervals and paired test.
 
 A "BLEU 0.02 -> 11.4" a user hands in must say which set it comes from and how much of
-it could be chance. Everything statistical here is sacreBLEU's own: its paired bootstrap
-(``sacrebleu.significance.PairedTest``, the code behind ``sacrebleu --paired-bs``) gives
-each side's 95% interval and the p-value of "after differs from before". The interval of
-the *difference* is read off the very same resamples (same seed, same sentence draws),
-because PairedTest computes those paired differences but does not return them.
+it could be chance. Everything statistical here is sacreBLEU's: its paired bootstrap (the
+test ``sacrebleu --paired-bs`` runs), computed by :mod:`workbench.core.evaluate.resampling`
+from sacreBLEU's statistics, seed and definitions with the same draws, gives each side's
+95% interval and the p-value of "after differs from before". The interval of the
+*difference* is read off the very same resamples (same seed, same sentence draws), which
+sacreBLEU's ``PairedTest`` computes but does not return.
 
 This module holds the records that a run's summary stores: :class:`SetScores`, and where
 the gain comes from (:class:`LengthBucket`, :class:`ChangedSentence`). Computing them is

@@ -1,4 +1,5 @@
-"""What a run did and scored: ``summary.json``, as :class:`RunSummary`, written and read."""
+"""What a run did and scored: :class:`RunSummary`, the record of ``summary.json`` (written
+and read at its path by :mod:`workbench.core.run_folder.summary_file`)."""
 
 from __future__ import annotations
 
@@ -6,9 +7,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from workbench.core.atomic import write_json
 from workbench.core.decoding import DecodeOptions
-from workbench.core.records.files import read_json_dict
 from workbench.core.records.run_records import (
     AveragingRecord,
     BaselineRecord,
@@ -23,7 +22,6 @@ from workbench.core.records.run_records import (
 from workbench.core.records.scores import LengthBucket, MostChanged, SetScores
 from workbench.core.records.status import EndStatus
 from workbench.core.records.typed import decode
-from workbench.core.run_files import SUMMARY_FILE
 
 
 @dataclass(frozen=True)
@@ -96,15 +94,14 @@ class RunSummary:
         return out
 
     @classmethod
-    def from_dict(cls, data: dict[str, Any], notes: list[str] | None = None) -> RunSummary:
+    def from_dict(
+        cls, data: dict[str, Any], notes: list[str] | None = None, where: str = ""
+    ) -> RunSummary:
         """Read a summary.json object: a missing or ill-typed value becomes None, and each
-        value read so is said in ``notes`` (:func:`~workbench.core.records.typed.decode`)."""
-        summary = decode(cls, data, notes, SUMMARY_FILE)
+        value read so is said in ``notes``, each note starting with ``where`` (the file's
+        name; :func:`~workbench.core.records.typed.decode`)."""
+        summary = decode(cls, data, notes, where)
         return summary if summary is not None else cls()
-
-    def write(self, run_dir: Path) -> None:
-        """Write ``run_dir/summary.json`` atomically."""
-        write_json(run_dir / SUMMARY_FILE, self.to_dict())
 
 
 def selected_by(summary: RunSummary) -> str:
@@ -122,10 +119,3 @@ def best_epoch(summary: RunSummary) -> float | None:
         return None
     _, best = max(logs, key=lambda pair: pair[0])  # max returns the first of ties
     return float(best.epoch) if best.epoch is not None else None
-
-
-def read_summary(run_dir: Path, notes: list[str] | None = None) -> RunSummary | None:
-    """A run's summary.json, or None when missing, unreadable or not a JSON object; what
-    was read as missing or ignored is said in ``notes``."""
-    data = read_json_dict(run_dir / SUMMARY_FILE)
-    return RunSummary.from_dict(data, notes) if data is not None else None

@@ -1,9 +1,11 @@
 """Reading a dataclass back from the JSON object its ``to_dict`` wrote.
 
 A record's ``to_dict`` may add values it derives (a speed-up, a total, a findings
-paragraph) so that the file reads on its own; reading it back takes only the fields the
-record is built from, and names the first one missing, so a torn or hand-edited file
-fails in one sentence instead of building half a record.
+paragraph) so that the file reads on its own; the record names them in ``WRITTEN_ONLY``
+(a class variable), and reading it back takes only the fields it is built from. A field
+whose file holds another form than the field does (a 1-based index, an array as nested
+lists) says how to read it (:func:`read_with`). The first field missing is named, so a
+torn or hand-edited file fails in one sentence instead of building half a record.
 """
 
 from __future__ import annotations
@@ -11,33 +13,30 @@ from __future__ import annotations
 import dataclasses
 import types
 import typing
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any, Literal, TypeVar
 
 from workbench.errors import WorkbenchError
 
 T = TypeVar("T")
 
+#: The key of a field's metadata that :func:`read_with` sets.
+_READ_WITH = "workbench.read_with"
 
-def init_fields(cls: type, data: object, **typed: Any) -> dict[str, Any]:
-    """The values of ``cls``'s constructor fields in ``data``, with ``typed`` (the nested
-    records, already read) in place of their raw JSON.
 
-    Raises ValueError when ``data`` is not an object or lacks a field without a default.
-    """
-    if not isinstance(data, Mapping):
-        raise ValueError(f"a {cls.__name__} record is not a JSON object: {data!r:.60}")
-    values: dict[str, Any] = {}
-    for f in dataclasses.fields(cls):
-        if not f.init:
-            continue
-        if f.name in typed:
-            values[f.name] = typed[f.name]
-        elif f.name in data:
-            values[f.name] = data[f.name]
-        elif f.default is dataclasses.MISSING and f.default_factory is dataclasses.MISSING:
-            raise ValueError(f"a {cls.__name__} record has no {f.name!r}")
-    return values
+def read_with(read: Callable[[Any], Any]) -> dict[str, Any]:
+    """A field's metadata (``field(metadata=read_with(...))``) saying how :func:`decode`
+    reads its JSON value: ``read`` returns the field's value, or raises ValueError or
+    TypeError when the value does not fit (the field is then ill-typed)."""
+    return {_READ_WITH: read}
+
+
+def from_one_based(value: object) -> int:
+    """A layer or head as the CLI prints it and a file keeps it (from 1), read as the
+    index a field holds (from 0)."""
+    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+        raise ValueError(f"{value!r} is not a number from 1")
+    return value - 1
 
 
 def decode(cls: type[T], data: object, notes: list[str] | None = None, where: str = "") -> T | None:
@@ -49,7 +48,8 @@ def decode(cls: type[T], data: object, notes: list[str] | None = None, where: st
     (``str``, ``int``, ``float``, ``bool``, ``Literal``, a nested record, ``list[...]``,
     ``dict[str, ...]``, ``X | None``, ``Any``). A field with a default that is missing or
     ill-typed takes its default; a list's ill-formed record is dropped; a key no field has
-    is ignored. Each such decision is said in ``notes``.
+    is ignored, but for the values the record writes and derives (its ``WRITTEN_ONLY``).
+    Each such decision is said in ``notes``.
     """
     label = where or cls.__name__
     said = notes if notes is not None else []
@@ -69,7 +69,11 @@ def decode(cls: type[T], data: object, notes: list[str] | None = None, where: st
                 said.append(f"{label}: no {f.name!r}; the record is read as missing")
                 return None
             continue
-        fits, value = _convert(hints[f.name], data[f.name], said, f"{label}.{f.name}")
+        read = f.metadata.get(_READ_WITH)
+        if read is not None:
+            fits, value = _read(read, data[f.name])
+        else:
+            fits, value = _convert(hints[f.name], data[f.name], said, f"{label}.{f.name}")
         if fits:
             values[f.name] = value
         elif optional:
@@ -81,6 +85,7 @@ def decode(cls: type[T], data: object, notes: list[str] | None = None, where: st
             )
             return None
     known = {f.name for f in dataclasses.fields(cls)}  # type: ignore[arg-type]
+    known.update(getattr(cls, "WRITTEN_ONLY", ()))
     for key in data:
         if key not in known:
             said.append(f"{label}: unknown key {key!r} ignored")
@@ -99,6 +104,14 @@ def _hints(cls: type) -> dict[str, Any]:
     if cls not in _HINTS:
         _HINTS[cls] = typing.get_type_hints(cls)
     return _HINTS[cls]
+
+
+def _read(read: Callable[[Any], Any], value: object) -> tuple[bool, Any]:
+    """(fits, the value as the field holds it) for a field read with its own reader."""
+    try:
+        return True, read(value)
+    except (ValueError, TypeError):
+        return False, None
 
 
 def _convert(hint: Any, value: object, notes: list[str], where: str) -> tuple[bool, Any]:

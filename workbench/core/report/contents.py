@@ -17,17 +17,8 @@ from workbench.core.lab.kv_cache import CacheStudy
 from workbench.core.lab.prompt_attention import PromptAttention
 from workbench.core.records.summary import RunSummary
 from workbench.core.report.screenshots import Screenshot
-from workbench.core.run_folder import SavedConfig
-from workbench.core.translate.history import ConsoleLine
-
-REPORT_MD = "report.md"
-REPORT_HTML = "report.html"
-#: Figure files written next to report.md (the HTML inlines the same SVG text).
-FIGURE_FILES = {
-    "loss": "report_loss.svg",
-    "bleu": "report_bleu.svg",
-    "attention": "report_attention.svg",
-}
+from workbench.core.run_folder.saved_config import SavedConfig
+from workbench.core.translate.console_lines import ConsoleLine
 
 
 @dataclass(frozen=True)
@@ -86,7 +77,7 @@ class RunReport:
     console_note: str
     attention: AttentionFigure
     notes: list[str] = field(default_factory=list)
-    figures: dict[str, str] = field(default_factory=dict)  # key of FIGURE_FILES -> SVG
+    figures: dict[str, str] = field(default_factory=dict)  # key of REPORT_FIGURES -> SVG
     #: The Lab studies run for this run (workbench lab), each read back typed.
     lab: LabStudies = field(default_factory=lambda: LabStudies())
     generated: str = ""

@@ -21,19 +21,16 @@ from workbench.core.attention.figures import heatmap_svg
 from workbench.core.attention.kept_heatmaps import heatmap_view
 from workbench.core.data.dropped_pairs import read_dropped_pairs
 from workbench.core.events import EvalDone
-from workbench.core.lab.attention_kinds import STUDY_FILE as ATTENTION_FILE
 from workbench.core.lab.attention_kinds import AttentionKinds
-from workbench.core.lab.decoding_strategies import STUDY_FILE as DECODING_FILE
 from workbench.core.lab.decoding_strategies import DecodingStudy
-from workbench.core.lab.kv_cache import STUDY_FILE as CACHE_FILE
 from workbench.core.lab.kv_cache import CacheStudy
-from workbench.core.lab.prompt_attention import STUDY_FILE as PROMPT_ATTENTION_FILE
 from workbench.core.lab.prompt_attention import PromptAttention
 from workbench.core.live.liveness import run_liveness
 from workbench.core.live.run_metrics import RunMetrics, read_run_metrics
-from workbench.core.records.files import read_json_dict, read_jsonl
+from workbench.core.records.files import read_json_dict
 from workbench.core.records.scores import finite_or_none
-from workbench.core.records.summary import SUMMARY_FILE, RunSummary, read_summary
+from workbench.core.records.summary import RunSummary
+from workbench.core.records.typed import decode
 from workbench.core.report.contents import (
     AttentionFigure,
     EpochRow,
@@ -41,20 +38,13 @@ from workbench.core.report.contents import (
     RunReport,
 )
 from workbench.core.report.screenshots import read_screenshots
-from workbench.core.run_files import MODEL_CONFIG_FILE
-from workbench.core.run_folder import (
-    BEST_MODEL,
-    HISTORY_FILE,
-    METRICS_FILE,
-    RUNS_FOLDER,
-    SavedConfig,
-    latest_finished_run,
-    output_dir_flag,
-    output_root_of,
-    preset_defaults,
-    read_saved_config,
-)
-from workbench.core.translate.history import console_for_run
+from workbench.core.run_folder.layout import MODEL_CONFIG_FILE, OutputFolder, RunFolder
+from workbench.core.run_folder.output_folder import latest_finished_run
+from workbench.core.run_folder.saved_config import SavedConfig, preset_defaults, read_saved_config
+from workbench.core.run_folder.summary_file import read_summary
+from workbench.core.translate.console_lines import console_for_run
+from workbench.core.translate.history import read_history
+from workbench.core.views.live_text import output_dir_flag
 from workbench.core.views.svg import Series, line_chart_svg
 from workbench.errors import WorkbenchError
 
@@ -67,7 +57,7 @@ def resolve_run_dir(run_dir: str | Path | None, output_root: str | Path) -> Path
     if run_dir is None:
         found = latest_finished_run(root)
         if found is None:
-            where = root / RUNS_FOLDER
+            where = OutputFolder(root).runs
             raise WorkbenchError(
                 f"no finished run under {where}; train one first "
                 "(workbench train --headless --preset demo) or give the run folder"
@@ -76,9 +66,9 @@ def resolve_run_dir(run_dir: str | Path | None, output_root: str | Path) -> Path
     path = Path(run_dir).expanduser()
     if not path.is_dir():
         raise WorkbenchError(
-            f"run folder {path} does not exist; runs are listed under {root / RUNS_FOLDER}"
+            f"run folder {path} does not exist; runs are listed under {OutputFolder(root).runs}"
         )
-    if (path / RUNS_FOLDER).is_dir() and not (path / SUMMARY_FILE).exists():
+    if OutputFolder(path).runs.is_dir() and not RunFolder(path).summary.exists():
         return resolve_run_dir(None, path)  # the output folder itself: its newest run
     live = run_liveness(path)
     if live.writing:
@@ -87,7 +77,7 @@ def resolve_run_dir(run_dir: str | Path | None, output_root: str | Path) -> Path
             f"finished (`workbench logs {path.name} --follow{output_dir_flag(root)}` shows "
             "it going)"
         )
-    if not (path / SUMMARY_FILE).is_file():
+    if not RunFolder(path).summary.is_file():
         raise WorkbenchError(
             f"{path} has no summary.json: the run is {live.status} and stopped before its "
             "first summary; report on a finished run (workbench report without a folder "
@@ -174,7 +164,7 @@ def attention_figure(run_dir: Path, sentence: str | None) -> AttentionFigure:
             missing="there is no sentence to show: no console "
             "translation and no samples; pass --sentence"
         )
-    model_dir = run_dir / BEST_MODEL
+    model_dir = RunFolder(run_dir).best_model
     if not (model_dir / MODEL_CONFIG_FILE).is_file():
         return AttentionFigure(
             sentence=sentence,
@@ -213,16 +203,15 @@ def build_report(
     """Read a run folder, its console history and its model into a :class:`RunReport`;
     ``console_choice`` (:data:`CONSOLE_CHOICES`) says which console lines it lists."""
     run_dir = Path(run_dir)
+    folder = RunFolder(run_dir)
     summary = read_summary(run_dir)
     if summary is None:
-        raise WorkbenchError(
-            f"{run_dir / SUMMARY_FILE} is missing or unreadable; report on a finished run"
-        )
-    root = Path(output_root) if output_root is not None else output_root_of(run_dir)
+        raise WorkbenchError(f"{folder.summary} is missing or unreadable; report on a finished run")
+    root = Path(output_root) if output_root is not None else folder.output_root
     saved = read_saved_config(run_dir) or SavedConfig({})
-    metrics = read_run_metrics(run_dir / METRICS_FILE)
+    metrics = read_run_metrics(folder.metrics)
     console, console_note = console_for_run(
-        read_jsonl(root / HISTORY_FILE), run_dir, summary, root, console_choice
+        read_history(OutputFolder(root).history), run_dir, summary, root, console_choice
     )
     samples = summary.samples or []
     chosen = (
@@ -262,26 +251,29 @@ def build_report(
 
 
 def read_lab_studies(run_dir: Path, notes: list[str] | None = None) -> LabStudies:
-    """Every Lab study saved in the run folder (``workbench lab ...``), read back typed; a
-    file that does not read as its study is named in ``unreadable``, left out, and why is
-    said in ``notes`` (values a study derives, such as a speed-up, are not read back)."""
+    """Every Lab study saved in the run folder (``workbench lab ...``), read back typed
+    through the one decoder; a file that does not read as its study is named in
+    ``unreadable`` and left out, and ``notes`` says why (values a study derives, such as
+    a speed-up, are not read back)."""
+    said = notes if notes is not None else []
     studies: dict[str, Any] = {}
     unreadable: list[str] = []
-    for key, name, study in (
-        ("decoding", DECODING_FILE, DecodingStudy),
-        ("cache", CACHE_FILE, CacheStudy),
-        ("attention", ATTENTION_FILE, AttentionKinds),
-        ("prompt_attention", PROMPT_ATTENTION_FILE, PromptAttention),
+    for key, study in (
+        ("decoding", DecodingStudy),
+        ("cache", CacheStudy),
+        ("attention", AttentionKinds),
+        ("prompt_attention", PromptAttention),
     ):
-        path = run_dir / name
+        path = RunFolder(run_dir).lab_study(key)
         if not path.exists():
             continue
-        try:
-            studies[key] = study.from_dict(read_json_dict(path))
-        except (ValueError, TypeError, KeyError) as err:
-            unreadable.append(name)
-            if notes is not None:
-                notes.append(f"{name}: {err}; the study is left out")
+        record = read_json_dict(path)
+        read = decode(study, record, said, path.name) if record is not None else None
+        if read is None:
+            unreadable.append(path.name)
+            said.append(f"{path.name}: not read as a {study.__name__}; the study is left out")
+        else:
+            studies[key] = read
     return LabStudies(**studies, unreadable=tuple(unreadable))
 
 

@@ -29,9 +29,10 @@ from workbench.core.report.cells import (
     sample_rows,
 )
 from workbench.core.report.cleaning_blocks import cleaning_blocks
-from workbench.core.report.contents import FIGURE_FILES, RunReport
+from workbench.core.report.contents import RunReport
 from workbench.core.report.lab_blocks import lab_blocks
 from workbench.core.report.screenshots import offline_svg
+from workbench.core.run_folder.layout import REPORT_FIGURES
 from workbench.core.views.blocks import (
     Block,
     Code,
@@ -127,13 +128,13 @@ def _training_blocks(report: RunReport) -> list[Block]:
         if rows
         else Paragraph("No evaluation was logged for this run."),
         Figure(
-            FIGURE_FILES["loss"],
+            REPORT_FIGURES["loss"],
             report.figures.get("loss"),
             alt="Loss curves",
             caption="Training loss per logging step and validation loss per epoch.",
         ),
         Figure(
-            FIGURE_FILES["bleu"],
+            REPORT_FIGURES["bleu"],
             report.figures.get("bleu"),
             alt="BLEU and chrF per epoch",
             caption="Validation BLEU and chrF after each epoch.",
@@ -185,7 +186,7 @@ def _attention_blocks(report: RunReport) -> list[Block]:
         Heading(att.heading),
         Paragraph((f"Source: {att.sentence}", LineBreak(), f"Translation: {att.translation}")),
         Figure(
-            FIGURE_FILES["attention"],
+            REPORT_FIGURES["attention"],
             report.figures.get("attention"),
             alt=att.heading,
             caption=f"{att.view}. Rows are the translation, columns the source; each cell is "

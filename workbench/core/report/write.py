@@ -7,18 +7,18 @@ from pathlib import Path
 
 from workbench.core.atomic import write_documents
 from workbench.core.config.run_config import DEFAULT_OUTPUT_DIR
-from workbench.core.report.contents import FIGURE_FILES, REPORT_HTML, REPORT_MD, RunReport
+from workbench.core.report.contents import RunReport
 from workbench.core.report.read import build_report, resolve_run_dir
 from workbench.core.report.render import render_html, render_markdown
-from workbench.core.run_folder import output_root_of
+from workbench.core.run_folder.layout import REPORT_FIGURES, REPORT_HTML, REPORT_MD, RunFolder
 
 
 def write_report(report: RunReport) -> list[Path]:
     """Write report.md, report.html and the SVG figures into the run folder."""
-    files = {FIGURE_FILES[key]: svg for key, svg in report.figures.items()}
+    files = {REPORT_FIGURES[key]: svg for key, svg in report.figures.items()}
     files[REPORT_MD] = render_markdown(report)
     files[REPORT_HTML] = render_html(report)
-    stale = set(FIGURE_FILES.values()) - set(files)  # e.g. an old heatmap now absent
+    stale = set(REPORT_FIGURES.values()) - set(files)  # e.g. an old heatmap now absent
     return write_documents(report.run_dir, files, "the report", stale)
 
 
@@ -38,7 +38,7 @@ def create_report(
     report = build_report(
         run,
         sentence=sentence,
-        output_root=root if root is not None else output_root_of(run),
+        output_root=root if root is not None else RunFolder(run).output_root,
         console_choice=console_choice,
     )
     return report, write_report(report)

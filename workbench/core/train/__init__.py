@@ -1,5 +1,8 @@
-"""Fine-tuning: :mod:`.run_training` (the run as one story) and its steps: :mod:`.preflight`,
-:mod:`.run_model` (the run's model, its precision), :mod:`.trainer` (the Seq2SeqTrainer),
+"""Fine-tuning: :mod:`.run_training` (the run as one story of stages), :mod:`.run_start`
+(its checks, data and folder) and :mod:`.run_end` (scored after, published), and their
+parts: :mod:`.preflight`, :mod:`.memory` (the memory plan, by model kind),
+:mod:`.run_model` (the run's model, its precision), :mod:`.recipe` (what the Trainer is
+given), :mod:`.trainer` (the Seq2SeqTrainer), :mod:`.training_loop` (its loop run),
 :mod:`.callbacks` (its logs as events), :mod:`.loss`, :mod:`.checkpoints`,
 :mod:`.distributed` (several ranks), :mod:`.early_stop` and :mod:`.averaging` (of
 checkpoints)."""

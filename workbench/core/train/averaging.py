@@ -33,10 +33,10 @@ from workbench.core.config.run_config import RunConfig
 from workbench.core.evaluate.before_after import HeldOutSets, translate_after
 from workbench.core.evaluate.significance import score_systems
 from workbench.core.events import EventSink, Note
+from workbench.core.live.lease import RunLease, holds
 from workbench.core.records.run_records import AveragingRecord
 from workbench.core.records.typed import record_of
-from workbench.core.run_files import AVERAGED_MODEL
-from workbench.core.run_folder import CHECKPOINTS_FOLDER, RunLease, holds
+from workbench.core.run_folder.layout import RunFolder
 from workbench.core.train.checkpoints import is_complete_checkpoint
 from workbench.core.views.training_text import averaging_text
 
@@ -180,7 +180,7 @@ def average_checkpoints(
     if k < 2:
         return Averaging()
     run_dir = best_dir.parent
-    found = epoch_checkpoints(run_dir / CHECKPOINTS_FOLDER, state.log_history)
+    found = epoch_checkpoints(RunFolder(run_dir).checkpoints, state.log_history)
     chosen = choose(found, k, which)
     in_order = sorted(chosen, key=lambda c: c.step)
     record: dict[str, Any] = dict(
@@ -209,7 +209,7 @@ def average_checkpoints(
         )
     if not holds(lease):
         return Averaging()
-    averaged_dir = run_dir / AVERAGED_MODEL
+    averaged_dir = RunFolder(run_dir).averaged_model
     try:
         write_averaged_model(best_dir, [c.path for c in chosen], averaged_dir)
     except ValueError as err:  # checkpoints that do not fit together: the run stays as it is

@@ -20,7 +20,7 @@ def prompted_generation(model: Any, inputs: dict[str, Any], args: Any) -> Any:
     """The new tokens a decoder-only model writes after each row's prompt (the positions
     whose label is -100), padded right with the pad id into one tensor."""
     from workbench.core.decoding import DecodeOptions, length_bound
-    from workbench.core.translate.translator import TransformersBackend
+    from workbench.core.translate.backend import TransformersBackend
 
     rows = inputs["input_ids"]
     prompt = inputs["attention_mask"].bool() & inputs["labels"].eq(-100)

@@ -1,6 +1,6 @@
 """The Trainer's callback: its logs as the workbench's events, the stop flag as a clean
 stop at a step, a NaN loss seen (not logged as 0.0), a lost run-folder lease as a stop
-that saves nothing; and the outcome of the loop it saw.
+that saves nothing; what it saw is how the loop ended (:mod:`.training_loop`).
 
 Imports transformers at the top, like ``trainer``: only code that trains imports it."""
 
@@ -8,46 +8,24 @@ from __future__ import annotations
 
 import threading
 import time
-from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from transformers import TrainerCallback
 
 from workbench.core.events import EvalDone, EventSink, Note, TrainStep
+from workbench.core.live.lease import RunLease, holds
 from workbench.core.records.scores import finite_or_none
-from workbench.core.records.status import EndStatus
-from workbench.core.run_folder import RunLease, holds
 from workbench.core.train import distributed
 
 if TYPE_CHECKING:
     from transformers import TrainerControl, TrainerState, TrainingArguments
 
 
-@dataclass(frozen=True)
-class TrainingOutcome:
-    """How the training loop ended (:func:`~workbench.core.train.trainer.fine_tune`): what
-    the run's summary records and what the run does next (score and publish, or keep what
-    it can and say how to go on)."""
-
-    seconds: float  # the loop's wall-clock time
-    stopped_by_user: bool  # the stop flag ended it at a step, with a checkpoint
-    nan_step: int | None  # the step whose loss was not finite, if one was
-    lease_lost: bool = False  # another writer took the run folder: nothing more is written
-
-    @property
-    def status(self) -> EndStatus:
-        """``finished``, ``stopped`` (by the user, with a checkpoint) or ``failed`` (NaN);
-        a run that lost its lease has none, as it writes no summary."""
-        if self.nan_step is not None:
-            return "failed"
-        return "stopped" if self.stopped_by_user else "finished"
-
-
 class EventCallback(TrainerCallback):
     """Turns the Trainer's logs into events and the stop flag into a clean stop.
 
     What it saw on the way (a stop, a NaN loss) is what
-    :func:`~workbench.core.train.trainer.fine_tune` reports.
+    :func:`~workbench.core.train.training_loop.fine_tune` reports.
     """
 
     def __init__(

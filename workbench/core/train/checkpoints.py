@@ -11,18 +11,14 @@ import shutil
 from pathlib import Path
 from typing import Any
 
-from workbench.core.atomic import fsync_tree, replace_folder, save_atomically, write_json
-from workbench.core.decoding import SETTINGS_FILE
+from workbench.core.atomic import fsync_tree, replace_folder, save_atomically
 from workbench.core.events import EventSink, Note
 from workbench.core.live.liveness import run_liveness
 from workbench.core.live.writer import RunFolderBusy, busy_message
-from workbench.core.run_folder import (
-    BEST_MODEL,
-    CHECKPOINTS_FOLDER,
-    RUNS_FOLDER,
-    is_finished,
-    run_folders,
-)
+from workbench.core.records.model_settings import ModelSettings, write_model_settings
+from workbench.core.run_folder.layout import OutputFolder, RunFolder
+from workbench.core.run_folder.output_folder import run_folders
+from workbench.core.run_folder.summary_file import is_finished
 from workbench.core.train.lora import (
     ADAPTER_WEIGHTS,
     is_adapted,
@@ -60,7 +56,7 @@ def last_complete_checkpoint(run_dir: Path, on_event: EventSink | None = None) -
     transformers' ``get_last_checkpoint`` takes the highest number without looking inside,
     so a checkpoint half-written by a kill or a full disk would make resume fail.
     """
-    folder = run_dir / CHECKPOINTS_FOLDER
+    folder = RunFolder(run_dir).checkpoints
     if not folder.is_dir():
         return None
     found = sorted(
@@ -99,7 +95,7 @@ def run_to_resume(output_root: Path, refuse_live: bool = True) -> Path:
     run = find_resumable_run(output_root, refuse_live)
     if run is None:
         raise WorkbenchError(
-            f"nothing to resume under '{output_root / RUNS_FOLDER}': no unfinished run "
+            f"nothing to resume under '{OutputFolder(output_root).runs}': no unfinished run "
             "with a complete checkpoint; start a new run without --resume"
         )
     return run
@@ -128,7 +124,7 @@ def move_staged_checkpoint(staging: Path, name: str) -> Path:
     return destination
 
 
-def save_best_model(trainer: Any, destination: Path, settings: dict[str, Any]) -> None:
+def save_best_model(trainer: Any, destination: Path, settings: ModelSettings) -> None:
     """Save the trainer's model (the best one, loaded at the end) with its settings file;
     a LoRA run's merged, its adapter beside it (:func:`save_merged`)."""
     if is_adapted(trainer.model):
@@ -137,12 +133,12 @@ def save_best_model(trainer: Any, destination: Path, settings: dict[str, Any]) -
 
     def write_best(folder: Path) -> None:
         trainer.save_model(str(folder))
-        write_json(folder / SETTINGS_FILE, settings)
+        write_model_settings(folder, settings)
 
     save_atomically(destination, write_best)
 
 
-def keep_best_so_far(trainer: Any, run_dir: Path, settings: dict[str, Any]) -> Path | None:
+def keep_best_so_far(trainer: Any, run_dir: Path, settings: ModelSettings) -> Path | None:
     """Save the best checkpoint evaluated so far as the run's ``best_model/``.
 
     Used when a run fails part-way (a NaN loss): the weights in memory may be broken, but
@@ -151,7 +147,7 @@ def keep_best_so_far(trainer: Any, run_dir: Path, settings: dict[str, Any]) -> P
     best = trainer.state.best_model_checkpoint
     if not best or not is_complete_checkpoint(Path(best)):
         return None
-    destination = run_dir / BEST_MODEL
+    destination = RunFolder(run_dir).best_model
     if is_adapted(trainer.model):
         load_adapter_weights(trainer.model, Path(best))
         save_merged(trainer.model, trainer.processing_class, destination, settings)
@@ -161,7 +157,7 @@ def keep_best_so_far(trainer: Any, run_dir: Path, settings: dict[str, Any]) -> P
         shutil.copytree(
             best, folder, dirs_exist_ok=True, ignore=shutil.ignore_patterns(*TRAINING_STATE_FILES)
         )
-        write_json(folder / SETTINGS_FILE, settings)
+        write_model_settings(folder, settings)
 
     save_atomically(destination, copy_model)
     return destination

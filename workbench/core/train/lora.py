@@ -16,10 +16,10 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from workbench.core.atomic import save_atomically, write_json
+from workbench.core.atomic import save_atomically
 from workbench.core.config.run_config import RunConfig
-from workbench.core.decoding import SETTINGS_FILE
 from workbench.core.model.family import default_lora_targets
+from workbench.core.records.model_settings import ModelSettings, write_model_settings
 
 #: Where a LoRA run's ``best_model/`` keeps the adapter its weights were merged from.
 ADAPTER_FOLDER = "adapter"
@@ -71,7 +71,7 @@ def trainable_line(model: Any) -> str:
     )
 
 
-def save_merged(model: Any, tokenizer: Any, destination: Path, settings: dict[str, Any]) -> None:
+def save_merged(model: Any, tokenizer: Any, destination: Path, settings: ModelSettings) -> None:
     """Write the adapter to ``destination/adapter`` and the base model with it merged to
     ``destination``, atomically.
 
@@ -84,7 +84,7 @@ def save_merged(model: Any, tokenizer: Any, destination: Path, settings: dict[st
         merged = model.merge_and_unload()
         merged.save_pretrained(str(folder))
         tokenizer.save_pretrained(str(folder))
-        write_json(folder / SETTINGS_FILE, settings)
+        write_model_settings(folder, settings)
 
     save_atomically(destination, write)
 

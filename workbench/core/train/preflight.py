@@ -8,6 +8,7 @@ behind (and not after a retry loop). Nothing here imports torch.
 from __future__ import annotations
 
 import importlib.util
+import os
 from pathlib import Path
 
 from workbench.core.config.run_config import RunConfig
@@ -20,12 +21,13 @@ from workbench.core.data.sample_cache import (
 )
 from workbench.core.data.sources import (
     first_look,
+    hub_sample,
+    hub_test_split,
     is_hub_dataset,
     looks_like_local_path,
-    sample_draw_size,
 )
 from workbench.core.model.load import check_local_model
-from workbench.core.run_files import MODEL_CONFIG_FILE
+from workbench.core.run_folder.layout import MODEL_CONFIG_FILE
 from workbench.errors import WorkbenchError
 
 
@@ -51,26 +53,11 @@ def preflight(config: RunConfig) -> None:
             ensure_hub_reachable(f"model '{config.model}'")
     if is_hub_dataset(config):
         cache = default_cache_dir()
-        args = (config.data, config.data_config)
-        cached = find_cached_sample(
-            cache,
-            *args,
-            config.data_source_lang,
-            config.data_target_lang,
-            sample_draw_size(config),
-            config.seed,
-            config.data_revision,
-        )
-        if cached and config.test_split and not config.test_data:
+        cached = find_cached_sample(cache, hub_sample(config), config.data_revision)
+        split = hub_test_split(config)
+        if cached and split is not None and not config.test_data:
             # The test split is read at the sample's commit (prepare_data).
-            cached = find_cached_split(
-                cache,
-                *args,
-                config.test_split,
-                config.data_source_lang,
-                config.data_target_lang,
-                cached_revision(cached),
-            )
+            cached = find_cached_split(cache, split, cached_revision(cached))
         if not cached:
             what = f"dataset '{config.data}'" + (
                 f" config '{config.data_config}'" if config.data_config else ""
@@ -95,4 +82,25 @@ def check_tensorboard() -> None:
         raise WorkbenchError(
             "--report-to tensorboard needs the tensorboard package, which is not installed; "
             "pip install tensorboard (or drop --report-to)"
+        )
+
+
+def check_writable(folder: Path) -> None:
+    """Fail early, with the fix, when outputs cannot be written -- without creating anything.
+
+    The folder may not exist yet (it is made when the run starts, after every other
+    check), so the nearest existing ancestor must be a writable folder.
+    """
+    existing = folder
+    while not existing.exists() and existing != existing.parent:
+        existing = existing.parent
+    problem = None
+    if not existing.is_dir():
+        problem = f"'{existing}' is a file, not a folder"
+    elif not os.access(existing, os.W_OK | os.X_OK):
+        problem = f"no write permission on '{existing}'"
+    if problem:
+        raise WorkbenchError(
+            f"output dir '{folder}' is not writable ({problem}); "
+            "pass a writable folder with --output-dir"
         )

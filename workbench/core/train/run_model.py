@@ -8,20 +8,20 @@ the settings a saved model needs to be decoded the same way everywhere (workbenc
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-from workbench.core.atomic import write_json
 from workbench.core.config.run_config import RunConfig
 from workbench.core.data.arrow_pairs import PairTable
 from workbench.core.data.pair import Pair
 from workbench.core.data.splits import SplitData
 from workbench.core.data.tokenize import PairTokenizer
-from workbench.core.decoding import SETTINGS_FILE
 from workbench.core.events import EventSink, Note
 from workbench.core.languages import Direction
+from workbench.core.records.model_settings import ModelSettings, write_model_settings
 from workbench.core.records.run_records import FP32_DECODING, Precision
-from workbench.core.run_folder import INITIAL_MODEL
+from workbench.core.run_folder.layout import RunFolder
 from workbench.core.train import distributed
 from workbench.errors import WorkbenchError
 
@@ -30,7 +30,8 @@ def run_direction(config: RunConfig, tokenizer: Any, model_config: Any) -> Direc
     """The run's direction on its model, with the lengths checked against the model's
     positions: a language, label or length mistake fails here, before the run folder."""
     from workbench.core.model.architecture import model_class
-    from workbench.core.model.family import max_positions, resolve_direction
+    from workbench.core.model.direction import resolve_direction
+    from workbench.core.model.family import max_positions
     from workbench.core.model.prompts import prompt_overhead
 
     model_class(model_config)  # an encoder (BERT) is refused here, in one line
@@ -38,13 +39,8 @@ def run_direction(config: RunConfig, tokenizer: Any, model_config: Any) -> Direc
         model_config.model_type,
         max_positions(model_config),
         tokenizer,
-        config.source_lang,
-        config.target_lang,
-        config.target_label,
-        config.source_prefix,
-        config.prompt,
-        config.prompt_template,
-        config.model,
+        config.direction_request(),
+        model_name=config.model,
     )
     bound = direction.max_positions
     if bound is not None and direction.causal:
@@ -84,7 +80,7 @@ def check_run_model(config: RunConfig) -> PairTokenizer | None:
     the cleaned training split."""
     if config.is_scratch:
         return None
-    from workbench.core.model.family import apply_direction
+    from workbench.core.model.direction import apply_direction
     from workbench.core.model.load import load_tokenizer_and_config
 
     tokenizer, model_config = load_tokenizer_and_config(config.model)
@@ -110,12 +106,12 @@ def load_run_model(
     config: RunConfig, data: SplitData, run_dir: Path, emit: EventSink
 ) -> tuple[Any, Any, Direction]:
     """The model, tokenizer and direction to fine-tune: the configured model, or a scratch
-    one, with the direction set on both (:func:`~workbench.core.model.family.apply_direction`).
+    one, with the direction set on both (:func:`~workbench.core.model.direction.apply_direction`).
 
     A scratch model's SentencePiece vocabularies are trained on the training split and
     kept in the run folder (other ranks reuse rank 0's).
     """
-    from workbench.core.model.family import apply_direction
+    from workbench.core.model.direction import apply_direction
     from workbench.core.model.load import load_model_and_tokenizer
 
     model: Any
@@ -133,7 +129,7 @@ def load_run_model(
         model, tokenizer = build_scratch_model(
             _column(data.train, "source"),
             _column(data.train, "target"),
-            run_dir / "scratch_tokenizer",
+            RunFolder(run_dir).scratch_tokenizer,
             config,
             reuse=not distributed.is_main(),
         )
@@ -178,15 +174,15 @@ def configure_generation(model: Any, config: RunConfig) -> None:
     gen.no_repeat_ngram_size = config.no_repeat_ngram_size or None
 
 
-def model_settings(config: RunConfig, direction: Direction, run_dir: Path) -> dict[str, Any]:
+def model_settings(config: RunConfig, direction: Direction, run_dir: Path) -> ModelSettings:
     """What a saved model needs besides its weights: its direction and limits
     (workbench.json), so every front end decodes it as the run did, with no flags."""
-    return {
-        **direction.settings(),
-        "max_source_length": config.max_source_length,
-        "bleu_tokenize": config.bleu_tokenize,
-        "run_dir": str(run_dir),
-    }
+    return replace(
+        direction.settings(),
+        max_source_length=config.max_source_length,
+        bleu_tokenize=config.bleu_tokenize,
+        run_dir=str(run_dir),
+    )
 
 
 def keep_initial_model(
@@ -199,11 +195,11 @@ def keep_initial_model(
     """
     if not config.is_scratch:
         return config.model
-    base_dir = run_dir / INITIAL_MODEL
+    base_dir = RunFolder(run_dir).initial_model
     if distributed.is_main() and not base_dir.exists():
         model.save_pretrained(base_dir)
         tokenizer.save_pretrained(base_dir)
-        write_json(base_dir / SETTINGS_FILE, model_settings(config, direction, run_dir))
+        write_model_settings(base_dir, model_settings(config, direction, run_dir))
     return str(base_dir)
 
 

@@ -1,102 +1,58 @@
 """One fine-tuning run, start to finish: the function every front end calls.
 
-``run_training`` reads as the job does: data, model, the held-out sets scored *before*,
-fine-tuning with ``Seq2SeqTrainer``, the same sets scored *after* with the same decoding,
-the best model published, the first sample's attention kept for the report
-(:mod:`workbench.core.attention.kept_heatmaps`), the summary written. The details live in
-their own modules: ``run_start`` (the run folder and its first lines), ``preflight``,
-``run_model``, ``trainer`` and ``callbacks`` (the Trainer and its callback),
-``checkpoints``, and :mod:`workbench.core.evaluate.before_after` (the held-out sets before
-and after).
+``run_training`` reads as the job does, in six stages over one
+:class:`~.run_start.RunContext` (what the stages share), each a function that :func:`_run`
+calls in turn: *prepare* (every check, the memory plan, the data, the run folder and its
+first lines: :mod:`.run_start`), the *model* (loaded or built: :mod:`.run_model`), the
+held-out sets scored *before*, *train* (the Seq2SeqTrainer: :mod:`.recipe`,
+:mod:`.trainer`, :mod:`.callbacks`, :mod:`.training_loop`), the same sets scored *after*
+with the same decoding, and *publish* (the best model, the first sample's attention kept
+for the report, the summary); the last two are :mod:`.run_end`, the middle three are here.
+:mod:`workbench.core.evaluate.before_after` decodes and scores the held-out sets.
 
 Progress goes to an event sink and the run folder's ``train.log``; a ``threading.Event``
 (or a stop request left in the folder) stops training at the next step with a
 checkpoint; a lost ``RunLease`` (a sweep's trial taken for dead) stops it at the next
-step with nothing more written (:class:`~workbench.core.run_folder.LeaseLost`, raised at
+step with nothing more written (:class:`~workbench.core.live.lease.LeaseLost`, raised at
 one check and caught once), and the run returns ``lost``. The run holds its folder for
 its whole life (``core/live/writer.py``).
 """
 
 from __future__ import annotations
 
-import dataclasses
 import threading
 from dataclasses import dataclass
 from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final
 
-from workbench.core.attention.kept_heatmaps import keep_sample_heatmap, sample_heatmap
 from workbench.core.config.run_config import RunConfig
-from workbench.core.data.hub_requests import reporting_retries
-from workbench.core.data.prepared import prepare_data
-from workbench.core.evaluate.before_after import (
-    HeldOutSets,
-    pick_samples,
-    score_after,
-    score_before,
-    score_rows,
-    translate_after,
-    translate_before,
-    write_translations,
-)
-from workbench.core.evaluate.breakdown import gain_breakdown
-from workbench.core.evaluate.comet_sets import add_comet
-from workbench.core.events import (
-    EventSink,
-    JsonlRecorder,
-    Note,
-    Phase,
-    RunDone,
-    fan_out,
-    while_held,
-)
-from workbench.core.live.run_log import RunLog
+from workbench.core.data.hub_retries import reporting_retries
+from workbench.core.evaluate.before_after import HeldOutSets, score_before, translate_before
+from workbench.core.events import EventSink, Note, Phase
+from workbench.core.languages import Direction
+from workbench.core.live.lease import LeaseLost, RunLease, check_lease
 from workbench.core.live.writer import RunWriter
-from workbench.core.model.load import pick_device
+from workbench.core.records.model_settings import ModelSettings
 from workbench.core.records.run_records import BaselineRecord, BleuChrf
 from workbench.core.records.status import RunOutcome
 from workbench.core.records.summary import RunSummary
-from workbench.core.run_folder import (
-    BEST_MODEL,
-    METRICS_FILE,
-    RUN_CONFIG_FILE,
-    LeaseLost,
-    RunLease,
-    check_lease,
-    check_writable,
-    saved_config,
-)
+from workbench.core.run_folder.layout import RunFolder
 from workbench.core.train import distributed
-from workbench.core.train.averaging import average_checkpoints
-from workbench.core.train.checkpoints import (
-    keep_best_so_far,
-    last_complete_checkpoint,
-    publish_model,
-    run_to_resume,
-    save_best_model,
-)
-from workbench.core.train.early_stop import report_early_stopping
 from workbench.core.train.lora import trainable_line, with_adapters
-from workbench.core.train.memory_plan import check_fits, plan_memory, plan_scorer, release_model
-from workbench.core.train.preflight import preflight
+from workbench.core.train.run_end import after_training, end_early, publish_run
 from workbench.core.train.run_model import (
-    check_run_model,
     configure_generation,
     keep_initial_model,
     load_run_model,
     model_settings,
-    resolve_precision,
-    run_model_config,
 )
-from workbench.core.train.run_start import model_line, new_run, run_lines
+from workbench.core.train.run_start import RunContext, model_line, prepare
+from workbench.core.train.training_loop import TrainingOutcome, fine_tune
 from workbench.core.translate.translator import Translator
-from workbench.core.views.memory_text import plan_lines
 
 if TYPE_CHECKING:  # trainer imports torch at its top: run_training imports it once it trains
-    from workbench.core.train.callbacks import TrainingOutcome
     from workbench.core.train.trainer import WorkbenchTrainer
-
 
 #: The status of a run that lost its lease: it wrote no summary and no event for it.
 LOST: Final = "lost"
@@ -124,13 +80,13 @@ def run_training(
 
     The run holds its folder for its whole life (:class:`RunWriter`): a second writer is
     refused with :class:`~workbench.core.live.writer.RunFolderBusy`, and the folder's record
-    says how the run ended -- also when it ends by an exception. See :func:`_train` for
+    says how the run ended -- also when it ends by an exception. See :func:`_run` for
     the rest.
     """
     stop = stop or threading.Event()
     writer = RunWriter(stop)
     try:
-        result = _train(config, on_event, stop, resume, run_dir, publish, lease, writer)
+        result = _run(config, on_event, stop, resume, run_dir, publish, lease, writer)
     except LeaseLost as lost:
         # Nothing written, not even the summary: the caller, a sweep, says so in one line;
         # another worker owns the folder now.
@@ -146,7 +102,7 @@ def run_training(
     return result
 
 
-def _train(
+def _run(
     config: RunConfig,
     on_event: EventSink | None,
     stop: threading.Event,
@@ -156,7 +112,7 @@ def _train(
     lease: RunLease | None,
     writer: RunWriter,
 ) -> RunResult:
-    """The run itself, once :func:`run_training` has set up its writer.
+    """The run itself, once :func:`run_training` has set up its writer: its stages in order.
 
     Everything a user can get wrong (Hub access, paths, data files, output folder) is
     checked before the run folder is created, so a mistake leaves nothing behind.
@@ -169,98 +125,91 @@ def _train(
     every write, and at every training step, once the folder exists; once lost, the run
     raises :class:`LeaseLost`, which :func:`run_training` turns into its ``lost`` result.
     """
-    output_root = Path(config.output_dir).expanduser()
-    published = output_root / BEST_MODEL  # where publishing copies the run's best model
-    check_writable(output_root)
-    main = distributed.is_main()
-    log = RunLog() if main else None  # the run's lines in its folder, whoever watches
-    # One set of lines and files: rank 0's.
-    on_event = fan_out(on_event, log) if main else None
-    writer.on_event = on_event
-    # Rank 0 holds the run folder: the other ranks find it held, by their own job.
-    resume_dir = run_to_resume(output_root, refuse_live=main) if resume else None
-    if run_dir is not None and (run_dir / RUN_CONFIG_FILE).is_file():
-        resume_dir = run_dir
-    held = resume_dir or run_dir
-    if main and held is not None:  # taken before minutes of set-up
-        writer.hold(held, log)
-    if resume_dir is not None:
-        config = saved_config(resume_dir, config.preset)
-    preflight(config)
-    distributed.configure(config.ddp_timeout)  # before the first collective creates the group
+    run = prepare(config, on_event, resume, run_dir, lease, writer)
+    loaded = _load_model(run)
+    before = _before_training(run, loaded)
+    trainer, outcome = _train(run, loaded, stop)
+    if not run.main:  # rank 0 writes the outputs; the others are done
+        return RunResult(outcome.status, run.run_dir, RunSummary())
+    summary_with = _summary_with(run, loaded, before, trainer, outcome)
+    if outcome.status != "finished":
+        summary = end_early(run, trainer, outcome, summary_with, loaded.settings)
+        return RunResult(outcome.status, run.run_dir, summary)
+    finished = after_training(run, trainer, loaded.settings, before.held_out, before.translations)
+    summary = publish_run(run, trainer, finished, summary_with, publish)
+    return RunResult("finished", run.run_dir, summary)
 
-    # ---- languages, label and lengths (tokenizer and config only), then the data
-    with distributed.main_first(), reporting_retries(on_event):
-        count_tokens = check_run_model(config)
-        # The device, its arithmetic and the memory plan: from the model's config alone.
-        shape = run_model_config(config)
-        precision = resolve_precision(config, pick_device(), shape)
-        plan = plan_memory(config, shape, precision)
-        scorer = plan_scorer(config, plan)  # --comet's model
-    check_fits(plan, config.model)
-    fan_out(on_event)(Phase("data", config.data))
-    # rank 0 fills the sample cache; the others read it
-    with distributed.main_first(), reporting_retries(on_event):
-        data = prepare_data(config, on_event=on_event, count_tokens=count_tokens)
-    if data.revision and config.data_revision != data.revision:
-        # Pinned in config.json: a resume, or a rerun with this config, reads the same rows.
-        config = dataclasses.replace(config, data_revision=data.revision)
 
-    # The training modules, once every check has passed and the data is ready.
-    from transformers import set_seed
+# --------------------------------------------------------------------------- the stages
 
-    from workbench.core.model.load import quiet_libraries
-    from workbench.core.train.callbacks import EventCallback
-    from workbench.core.train.trainer import (
-        build_trainer,
-        evaluation_history,
-        fine_tune,
-        tensorboard_callback,
-    )
 
-    quiet_libraries()
-    device = precision.device
-    run_dir = resume_dir or new_run(output_root, config, precision, main, run_dir, data)
-    if main:
-        writer.hold(run_dir, log)
-        writer.began = True  # from here on, the run writes its folder
-    recorder = JsonlRecorder(run_dir / METRICS_FILE) if main else None
-    emit = fan_out(while_held(recorder, lease) if recorder else None, on_event)
-    checkpoint: Path | None = None
-    if resume_dir is not None:
-        checkpoint = last_complete_checkpoint(run_dir, emit)
-        emit(Note(f"resuming {run_dir.name} from {checkpoint.name if checkpoint else 'start'}"))
-    for line in [*run_lines(run_dir, data, config), *plan_lines(plan, scorer)]:
-        emit(Note(line))
-    for line in data.notes:
-        emit(Note(line, "warning"))
-    set_seed(config.seed)
+@dataclass(frozen=True)
+class LoadedModel:
+    """The model stage's work: the model to fine-tune and how the run uses it."""
 
-    # ---- model
+    model: Any
+    tokenizer: Any
+    direction: Direction
+    #: What every model the run saves needs besides its weights (workbench.json).
+    settings: ModelSettings
+    #: The model "before" fine-tuning, as the console and the report load it.
+    base_model: str
+
+
+def _load_model(run: RunContext) -> LoadedModel:
+    """The model loaded (or built), its generation bounded, on the run's device."""
+    config, run_dir, emit, lease = run.config, run.run_dir, run.emit, run.lease
     check_lease(lease, run_dir)
     emit(Phase("model", config.model))
     with distributed.main_first(), reporting_retries(emit):
-        model, tokenizer, direction = load_run_model(config, data, run_dir, emit)
+        model, tokenizer, direction = load_run_model(config, run.data, run_dir, emit)
     configure_generation(model, config)
-    model.to(device)
-    emit(Note(model_line(model, precision)))
+    model.to(run.precision.device)
+    emit(Note(model_line(model, run.precision)))
     emit(Note(f"languages: {direction.describe()}"))
     settings = model_settings(config, direction, run_dir)
     check_lease(lease, run_dir)
     base_model = keep_initial_model(model, tokenizer, config, direction, run_dir)
+    return LoadedModel(model, tokenizer, direction, settings, base_model)
 
-    # ---- before: once, by rank 0, with the plain fp32 model the Trainer has not wrapped yet
-    held_out = HeldOutSets.of(data, config)
+
+@dataclass(frozen=True)
+class BeforeTraining:
+    """The held-out sets and, on rank 0, their "before": translated and scored."""
+
+    held_out: HeldOutSets
+    translations: dict[str, list[str]]
+    scores: dict[str, BleuChrf]
+    #: The test set's published score, where there is one.
+    baseline: BaselineRecord | None
+
+
+def _before_training(run: RunContext, loaded: LoadedModel) -> BeforeTraining:
+    """Once, by rank 0, with the plain fp32 model the Trainer has not wrapped yet."""
+    held_out = HeldOutSets.of(run.data, run.config)
     before: dict[str, list[str]] = {}
     before_scores: dict[str, BleuChrf] = {}
-    baseline: BaselineRecord | None = None  # the test set's published score, where there is one
-    if main:
-        translator = Translator(model, tokenizer, direction, config.max_source_length)
-        before = translate_before(held_out, translator, run_dir, emit)
-        before_scores, baseline = score_before(held_out, before, emit, translator)
+    baseline: BaselineRecord | None = None
+    if run.main:
+        translator = Translator(
+            loaded.model, loaded.tokenizer, loaded.direction, run.config.max_source_length
+        )
+        before = translate_before(held_out, translator, run.run_dir, run.emit)
+        before_scores, baseline = score_before(held_out, before, run.emit, translator)
     distributed.barrier()
+    return BeforeTraining(held_out, before, before_scores, baseline)
 
-    # ---- train
+
+def _train(
+    run: RunContext, loaded: LoadedModel, stop: threading.Event
+) -> tuple[WorkbenchTrainer, TrainingOutcome]:
+    """Fine-tune with the Trainer (LoRA's adapters put on first, where asked), from the
+    run's checkpoint when it resumes; a lost lease ends the run here."""
+    from workbench.core.train.callbacks import EventCallback
+    from workbench.core.train.recipe import build_trainer, tensorboard_callback
+
+    config, run_dir, emit, lease = run.config, run.run_dir, run.emit, run.lease
+    model = loaded.model
     check_lease(lease, run_dir)
     if config.lora:  # after "before", which the plain model decoded
         model = with_adapters(model, config)
@@ -270,24 +219,34 @@ def _train(
     trainer = build_trainer(
         config,
         model,
-        tokenizer,
-        data.train,
-        data.validation,
+        loaded.tokenizer,
+        run.data.train,
+        run.data.validation,
         run_dir,
-        precision,
+        run.precision,
         [callback],
-        direction=direction,
+        direction=loaded.direction,
         lease=lease,
     )
-    if config.report_to == "tensorboard" and main:
-        trainer.add_callback(tensorboard_callback(run_dir / "tensorboard"))
-    outcome = fine_tune(trainer, callback, checkpoint, run_dir)
+    if config.report_to == "tensorboard" and run.main:
+        trainer.add_callback(tensorboard_callback(RunFolder(run_dir).tensorboard))
+    outcome = fine_tune(trainer, callback, run.checkpoint, run_dir)
     if outcome.lease_lost:
         raise LeaseLost(run_dir, trainer.state.global_step)
-    if not main:  # rank 0 writes the outputs; the others are done
-        return RunResult(outcome.status, run_dir, RunSummary())
-    # What the summary says however the run ends; each ending adds its fields, builds it once.
-    summary_with = partial(
+    return trainer, outcome
+
+
+def _summary_with(
+    run: RunContext,
+    loaded: LoadedModel,
+    before: BeforeTraining,
+    trainer: WorkbenchTrainer,
+    outcome: TrainingOutcome,
+) -> partial[RunSummary]:
+    """What the summary says however the run ends; each ending adds its fields, builds it
+    once."""
+    config, data = run.config, run.data
+    return partial(
         RunSummary,
         status=outcome.status,
         preset=config.preset,
@@ -299,99 +258,12 @@ def _train(
         test_pairs=len(data.test),
         cleaning=data.cleaning.record(),
         bleu_tokenize=config.bleu_tokenize,
-        decoding=held_out.options,
-        precision=precision,
-        before=before_scores,
-        baseline=baseline,
+        decoding=before.held_out.options,
+        precision=run.precision,
+        before=before.scores,
+        baseline=before.baseline,
         train_seconds=round(outcome.seconds, 1),
         global_step=trainer.state.global_step,
-        run_dir=str(run_dir),
-        base_model=base_model,
+        run_dir=str(run.run_dir),
+        base_model=loaded.base_model,
     )
-    if outcome.status != "finished":
-        check_lease(lease, run_dir, trainer.state.global_step)
-        return _end_early(emit, trainer, outcome, summary_with, settings, run_dir, published)
-
-    stopping = report_early_stopping(trainer, config, emit)
-
-    # ---- after: the best model as saved (or the average, if better), the same decoding
-    best_dir = run_dir / BEST_MODEL
-    check_lease(lease, run_dir, trainer.state.global_step)
-    save_best_model(trainer, best_dir, settings)
-    averaging = average_checkpoints(trainer.state, config, held_out, best_dir, device, emit, lease)
-    release_model(trainer)  # "after" loads best_model from disk: the training copy goes first
-    after = translate_after(held_out, best_dir, device, emit, averaging.translations)
-    scores = score_after(
-        held_out, before, after, trainer.state.global_step, float(trainer.state.epoch or 0), emit
-    )
-    rows = score_rows(held_out, before, after)
-    if config.comet:  # the trained model released: the scorer is never beside it
-        scores, rows = add_comet(held_out, before, after, scores, rows, config.comet, device, emit)
-    samples = pick_samples(rows["test"], config.num_samples_shown)
-    for sample in samples:
-        emit(sample)
-    heatmap = sample_heatmap(best_dir, samples)  # the report's, drawn without torch
-
-    # ---- publish (the run's last writes, the lease checked once more: decoding takes long)
-    check_lease(lease, run_dir, trainer.state.global_step)
-    if publish:
-        publish_model(best_dir, published)
-    write_translations(run_dir, rows)
-    keep_sample_heatmap(run_dir, best_dir, heatmap)
-    summary = summary_with(
-        test=scores["test"],
-        validation=scores["validation"],
-        distinct_after=round(len(set(after["test"])) / max(1, len(after["test"])), 4),
-        best_checkpoint=trainer.state.best_model_checkpoint,
-        best_model=str(published if publish else best_dir),
-        run_best_model=str(best_dir),
-        samples=list(samples),
-        epochs=evaluation_history(trainer),
-        early_stopping=stopping,
-        averaging=averaging.record,
-        **gain_breakdown(rows["test"], config.bleu_tokenize, config.source_lang),
-    )
-    summary.write(run_dir)
-    emit(RunDone("finished", str(run_dir), summary))
-    return RunResult("finished", run_dir, summary)
-
-
-# --------------------------------------------------------------------------- the steps' details
-
-
-def _end_early(
-    emit: EventSink,
-    trainer: WorkbenchTrainer,
-    outcome: TrainingOutcome,
-    summary_with: partial[RunSummary],
-    settings: dict[str, Any],
-    run_dir: Path,
-    published: Path,
-) -> RunResult:
-    """A stopped or failed run: its summary, how to go on, and after a NaN loss the best
-    model so far (the weights in memory may be broken; the best checkpoint is not)."""
-    error: str | None = None
-    kept: Path | None = None
-    if outcome.nan_step is not None:
-        error = f"non-finite loss at step {outcome.nan_step}"
-        kept = keep_best_so_far(trainer, run_dir, settings)
-        emit(
-            Note(
-                f"best model so far kept in {kept}"
-                if kept
-                else "no evaluation had finished yet, so there is no best model to keep; "
-                f"{published} was left as it was",
-                "warning",
-            )
-        )
-    summary = summary_with(error=error, run_best_model=str(kept) if kept else None)
-    summary.write(run_dir)
-    if outcome.stopped_by_user:
-        emit(
-            Note(
-                f"stopped at step {trainer.state.global_step} with a checkpoint; "
-                "continue with: workbench train --resume"
-            )
-        )
-    emit(RunDone(outcome.status, str(run_dir), summary))
-    return RunResult(outcome.status, run_dir, summary)

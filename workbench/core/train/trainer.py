@@ -1,51 +1,36 @@
-"""The Seq2SeqTrainer ``workbench train`` runs: its arguments, batches, loss and
-checkpoints (the callback that turns its logs into events is ``callbacks``).
+"""The Seq2SeqTrainer ``workbench train`` runs: the batch order that makes a resume exact,
+the loss on real target tokens, a decoder-only model's evaluation, checkpoints that appear
+whole, and the model let go once the best one is saved. What it is given (its arguments,
+the tokenized pairs, the collator, the metrics) is :mod:`.recipe`; the callback that turns
+its logs into events is :mod:`.callbacks`.
 
 This module imports torch and transformers at the top. Import it only inside functions
-that train (``run_training`` does, after preflight), so that ``workbench --help`` and the
-checks before a run stay quick and torch-free. ``benchmarks/speed.py`` builds its
+that train (``run_training`` does, once the run trains), so that ``workbench --help`` and
+the checks before a run stay quick and torch-free. ``benchmarks/speed.py`` builds its
 workbench arm from here too, so it times exactly what users run.
 """
 
 from __future__ import annotations
 
-import dataclasses
-import math
+import gc
 import shutil
-import time
-from collections.abc import Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import TYPE_CHECKING, Any
 
 import torch
 from torch.utils.data import SequentialSampler
-from transformers import Seq2SeqTrainer, Seq2SeqTrainingArguments
-from transformers.trainer_callback import PrinterCallback, ProgressCallback
+from transformers import Seq2SeqTrainer
 from transformers.trainer_pt_utils import LengthGroupedSampler
 from transformers.trainer_utils import rotate_checkpoints
 
-from workbench.core.config.run_config import RunConfig
-from workbench.core.data.pair import Pair
-from workbench.core.data.tokenize import PairTokenizer, training_set
-from workbench.core.evaluate.metrics import make_compute_metrics
-from workbench.core.languages import Direction
-from workbench.core.records.run_records import EpochLog
-from workbench.core.records.typed import record_of
-from workbench.core.run_folder import CHECKPOINTS_FOLDER, RunLease, holds
+from workbench.core.live.lease import RunLease, holds
 from workbench.core.train import loss as token_loss
 from workbench.core.train.averaging import keep_for_averaging
-from workbench.core.train.batches import DecoderInputsCollator, PromptCollator, prompted_generation
-from workbench.core.train.callbacks import EventCallback, TrainingOutcome
+from workbench.core.train.batches import prompted_generation
 from workbench.core.train.checkpoints import move_staged_checkpoint, staging_folder
-from workbench.core.train.early_stop import early_stopping_callback
-from workbench.core.train.run_model import Precision
-from workbench.errors import WorkbenchError
 
 if TYPE_CHECKING:
     from datasets import Dataset
-
-#: What an evaluation set's references are (a sentence, or its pair).
-T = TypeVar("T")
 
 
 class EpochSeededLengthSampler(LengthGroupedSampler):
@@ -212,187 +197,15 @@ class WorkbenchTrainer(Seq2SeqTrainer):
                 )
         self.accelerator.wait_for_everyone()
 
-
-def training_arguments(config: RunConfig, run_dir: Path, precision: Precision) -> Any:
-    """The Seq2SeqTrainingArguments of a run: the recipe, checkpoints under run_dir, on the
-    device and in the arithmetic of ``precision``."""
-    return Seq2SeqTrainingArguments(
-        output_dir=str(run_dir / CHECKPOINTS_FOLDER),
-        per_device_train_batch_size=config.batch_size,
-        per_device_eval_batch_size=config.eval_batch_size,
-        learning_rate=config.learning_rate,
-        num_train_epochs=config.epochs,
-        warmup_steps=config.warmup_ratio,  # a float < 1 is a ratio in transformers 5
-        lr_scheduler_type=config.lr_scheduler,
-        weight_decay=config.weight_decay,
-        label_smoothing_factor=config.label_smoothing,
-        eval_strategy="epoch",
-        save_strategy="epoch",
-        save_total_limit=2,  # the last and the best; averaging keeps more (WorkbenchTrainer)
-        load_best_model_at_end=True,
-        # The early-stopping count (stateful_callbacks in trainer_state.json) goes on after
-        # a resume instead of starting again at 0.
-        restore_callback_states_from_checkpoint=True,
-        metric_for_best_model=config.select_on,  # "bleu", or "comet" when the user asks
-        greater_is_better=True,
-        predict_with_generate=True,
-        generation_max_length=config.max_new_tokens + 1,
-        generation_num_beams=config.eval_num_beams,
-        logging_strategy="steps",
-        logging_steps=config.logging_steps,
-        logging_first_step=True,
-        logging_nan_inf_filter=False,  # a NaN must be seen, not logged as 0.0
-        train_sampling_strategy="group_by_length",
-        seed=config.seed,
-        data_seed=config.seed,
-        fp16=precision.fp16,
-        bf16=precision.bf16,
-        tf32=True if precision.training_tf32 else None,
-        report_to="none",
-        disable_tqdm=True,
-        dataloader_num_workers=0,
-        ddp_find_unused_parameters=False,  # every parameter is used: skip the extra graph walk
-        ddp_timeout=config.ddp_timeout,
-        use_cpu=precision.device == "cpu",
-        **checkpointing_arguments(config.gradient_checkpointing),
-    )
-
-
-def checkpointing_arguments(on: bool) -> dict[str, Any]:
-    """transformers' activation (gradient) checkpointing, by the name this version takes:
-    ``activation_checkpointing`` since it replaced ``gradient_checkpointing`` in 5.x.
-
-    Non-reentrant: the reentrant kind passes no gradient through a frozen embedding, which
-    every LoRA run has.
-    """
-    new = hasattr(Seq2SeqTrainingArguments, "activation_checkpointing")
-    name = "activation_checkpointing" if new else "gradient_checkpointing"
-    return {name: on, f"{name}_kwargs": {"use_reentrant": False} if on else None}
-
-
-def longest_first(dataset: Any, references: list[T]) -> tuple[Any, list[T]]:
-    """The evaluation set longest source first, its references kept in the same order.
-
-    Seq2SeqTrainer generates batch by batch, and a batch decodes until its longest
-    sentence ends: in dataset order a batch of 16 WMT-length sentences runs to about the
-    94th-percentile length. Sorted, the sentences of a batch end close together and
-    padding shrinks too (benchmarks/RESULTS.md). Longest first, so memory runs out at
-    once if it will. Corpus BLEU and chrF do not depend on the order of the pairs.
-    """
-    lengths = [len(ids) for ids in dataset["input_ids"]]
-    order = sorted(range(len(lengths)), key=lengths.__getitem__, reverse=True)  # stable
-    return dataset.select(order), [references[i] for i in order]
-
-
-def build_trainer(
-    config: RunConfig,
-    model: Any,
-    tokenizer: Any,
-    train: Sequence[Pair],
-    validation: list[Pair],
-    run_dir: Path,
-    precision: Precision,
-    callbacks: list[Any] | None = None,
-    direction: Direction | None = None,
-    lease: RunLease | None = None,
-) -> WorkbenchTrainer:
-    """The Trainer ``workbench train`` runs, over tokenized pairs; checkpoints in run_dir
-    (while ``lease``, if given, is held).
-
-    One place for the recipe (tokenizing, batching, collating, metrics), so that
-    benchmarks/speed.py times exactly what users run.
-    """
-
-    encoder = PairTokenizer(
-        tokenizer, direction or Direction(), config.max_source_length, config.max_target_length
-    )
-    train_set, train_lengths = training_set(train, encoder)
-    val_set, pairs = longest_first(training_set(validation, encoder)[0], list(validation))
-    references = [p.target for p in pairs]
-    comet = None
-    if config.select_on == "comet" and config.comet:  # loaded for each evaluation only
-        from workbench.core.evaluate.comet_sets import epoch_comet
-
-        comet = epoch_comet(config.comet, [p.source for p in pairs], references, precision.device)
-    trainer = WorkbenchTrainer(
-        model=model,
-        args=training_arguments(config, run_dir, precision),
-        train_dataset=train_set,
-        eval_dataset=val_set,
-        data_collator=(
-            PromptCollator(int(tokenizer.pad_token_id))
-            if encoder.direction.causal
-            else DecoderInputsCollator(tokenizer, model=model, label_pad_token_id=-100)
-        ),
-        processing_class=tokenizer,
-        compute_metrics=make_compute_metrics(
-            tokenizer, config.bleu_tokenize, references, encoder.direction, comet
-        ),
-        callbacks=callbacks,
-    )
-    trainer.lease = lease
-    trainer.train_lengths = train_lengths
-    if config.average_checkpoints:
-        trainer.averaging = (config.average_checkpoints, config.average)
-    if config.early_stopping:
-        trainer.add_callback(early_stopping_callback(config.early_stopping))
-    # Our events replace the Trainer's own dict printing and tqdm bars.
-    trainer.remove_callback(PrinterCallback)
-    trainer.remove_callback(ProgressCallback)
-    return trainer
-
-
-def tensorboard_callback(folder: Path) -> Any:
-    """transformers' TensorBoard callback, writing event files into the run folder."""
-    from transformers.integrations import TensorBoardCallback
-
-    callback = TensorBoardCallback()
-    callback.logging_dir = str(folder)  # default: under checkpoints/, named by date and host
-    return callback
-
-
-def fine_tune(
-    trainer: Seq2SeqTrainer, events: EventCallback, checkpoint: Path | None, run_dir: Path
-) -> TrainingOutcome:
-    """Run the training loop (from ``checkpoint`` when resuming) and say how it ended.
-
-    ``events`` is the callback given to ``trainer``: it stops the loop at the stop flag or
-    a NaN loss, and so knows which ended it.
-
-    A full disk or a folder gone read-only while saving becomes one line with the fix: the
-    checkpoint being written was staged, so the last complete one is still there to
-    resume from.
-    """
-    started = time.perf_counter()
-    try:
-        trainer.train(resume_from_checkpoint=str(checkpoint) if checkpoint else None)
-    except OSError as err:
-        raise WorkbenchError(
-            f"could not write to '{run_dir}' at step {trainer.state.global_step} "
-            f"({err.strerror or err}); free some space, then continue with: "
-            "workbench train --resume"
-        ) from None
-    return TrainingOutcome(
-        seconds=time.perf_counter() - started,
-        stopped_by_user=events.stopped_by_user,
-        nan_step=events.nan_step,
-        lease_lost=events.lease_lost,
-    )
-
-
-def evaluation_history(trainer: Seq2SeqTrainer) -> list[EpochLog]:
-    """The per-epoch evaluations logged during training, non-finite values left out (a
-    value the log has and :class:`EpochLog` does not, such as a step's own timing, too)."""
-    fields = {f.name for f in dataclasses.fields(EpochLog)}
-    return [
-        record_of(
-            EpochLog,
-            {
-                k: v
-                for k, v in log.items()
-                if k in fields and not (isinstance(v, float) and not math.isfinite(v))
-            },
-        )
-        for log in trainer.state.log_history
-        if "eval_bleu" in log
-    ]
+    def release_model(self) -> None:
+        """Let go of the trained model and its optimizer state once the best model is
+        saved: decoding "after" loads that model from disk, and two copies of a large model
+        (one with AdamW's moments) could take more memory than the memory plan's training
+        step."""
+        released: Any = None
+        self.model = self.model_wrapped = released
+        self.optimizer = self.lr_scheduler = released
+        self.accelerator.free_memory()
+        gc.collect()
+        if torch.cuda.is_available():
+            torch.cuda.empty_cache()

@@ -11,13 +11,14 @@ stays in the Translator, so both engines treat text the same way; this module on
 token ids into token ids, through the export's own vocabulary, row for row. A seq2seq
 export generates with ``ctranslate2.Translator``, a decoder-only one with
 ``ctranslate2.Generator``, which continues each prompt and returns only what it wrote, as
-:class:`~workbench.core.translate.translator.TransformersBackend` does.
+:class:`~workbench.core.translate.backend.TransformersBackend` does.
 
 The export records a fingerprint of the files it was made from, so an export of an older
 version of the model (or of its tokenizer) is never picked up silently, and the model's
 ``model_type``, position bound and kind (decoder-only or not), as its config.json is
-ctranslate2's. Nothing here imports ctranslate2 at module level: without the extra, the
-rest of the workbench works and says how to install it.
+ctranslate2's (:mod:`workbench.core.translate.ct2_export_info`). Nothing here imports
+ctranslate2 at module level: without the extra, the rest of the workbench works and says
+how to install it.
 """
 
 from __future__ import annotations
@@ -28,16 +29,15 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, NamedTuple
 
 from workbench.core import DISTRIBUTION
-from workbench.core.decoding import SETTINGS_FILE, DecodeOptions
+from workbench.core.decoding import DecodeOptions
 from workbench.core.languages import Direction
-from workbench.core.run_files import MODEL_CONFIG_FILE
+from workbench.core.run_folder.layout import MODEL_CONFIG_FILE
+from workbench.core.translate.ct2_export_info import EXPORT_INFO, read_export_info, read_vocabulary
 from workbench.errors import WorkbenchError
 
 if TYPE_CHECKING:
     from types import ModuleType
 
-#: Written last into an export: what it was made from and how.
-EXPORT_INFO = "workbench_export.json"
 EXPORT_PREFIX = "ct2-"
 DEFAULT_QUANTIZATION = "int8"
 #: ctranslate2's weight types; int8 is the fast one on CPU, float32 the exact one.
@@ -52,31 +52,6 @@ QUANTIZATIONS = (
     "bfloat16",
 )
 INSTALL_HINT = f"pip install '{DISTRIBUTION}[ct2]' (or pip install ctranslate2)"
-#: Copied into the export so it is self-contained for tokenizing and decoding defaults.
-#: The tokenizer files are each family's: Marian ``vocab.json`` with ``source.spm`` and
-#: ``target.spm``; NLLB and mBART-50 ``tokenizer.json`` with ``sentencepiece.bpe.model``;
-#: M2M100 ``vocab.json`` with ``sentencepiece.bpe.model``; T5 ``tokenizer.json`` with
-#: ``spiece.model``; Qwen ``tokenizer.json`` with ``vocab.json`` and ``merges.txt``;
-#: Llama, Mistral and Gemma ``tokenizer.json`` with ``tokenizer.model``. A chat template
-#: (the prompt of a chat model) is saved by transformers 5 as ``chat_template.jinja``,
-#: by older versions as ``chat_template.json`` or inside ``tokenizer_config.json``.
-COPIED_FILES = (
-    "vocab.json",
-    "source.spm",
-    "target.spm",
-    "tokenizer.json",
-    "sentencepiece.bpe.model",
-    "spiece.model",
-    "merges.txt",
-    "tokenizer.model",
-    "chat_template.jinja",
-    "chat_template.json",
-    "added_tokens.json",
-    "tokenizer_config.json",
-    "special_tokens_map.json",
-    "generation_config.json",
-    SETTINGS_FILE,
-)
 
 
 def import_ctranslate2() -> ModuleType:
@@ -99,15 +74,6 @@ def ctranslate2_available() -> bool:
     return True
 
 
-def read_export_info(export_dir: Path) -> dict[str, Any]:
-    """The export's record, or {} when the folder is not a complete export."""
-    try:
-        data = json.loads((export_dir / EXPORT_INFO).read_text(encoding="utf-8"))
-    except (OSError, json.JSONDecodeError):
-        return {}
-    return data if isinstance(data, dict) else {}
-
-
 class ModelFacts(NamedTuple):
     """What an export records of the model it was made from (its config.json is
     ctranslate2's own), so a direction can be resolved without the model."""
@@ -119,34 +85,13 @@ class ModelFacts(NamedTuple):
 def export_model_facts(export_dir: Path) -> ModelFacts:
     """The exported model's ``model_type`` and position bound, as its export recorded them."""
     info = read_export_info(export_dir)
-    if not isinstance(info.get("model_type"), str):
+    if info.model_type is None:
         raise WorkbenchError(
             f"the CTranslate2 export {export_dir} does not record which model it was made "
             f"from ({EXPORT_INFO} names no model_type); export it again with "
             "workbench export --ctranslate2"
         )
-    positions = info.get("max_positions")
-    return ModelFacts(info["model_type"], int(positions) if positions else None)
-
-
-def export_is_causal(export_dir: Path) -> bool:
-    """Whether the export is of a decoder-only model (generated with
-    ``ctranslate2.Generator``), as its export recorded. Exports made before decoder-only
-    models could be exported record nothing, and are all seq2seq."""
-    return read_export_info(export_dir).get("causal") is True
-
-
-def read_vocabulary(export_dir: Path) -> list[str]:
-    """The export's target vocabulary (a decoder-only model's only one), one token per
-    embedding row, or [] when unreadable."""
-    for name in ("target_vocabulary.json", "shared_vocabulary.json", "vocabulary.json"):
-        try:
-            tokens = json.loads((export_dir / name).read_text(encoding="utf-8"))
-        except (OSError, json.JSONDecodeError):
-            continue
-        if isinstance(tokens, list):
-            return [str(t) for t in tokens]
-    return []
+    return ModelFacts(info.model_type, info.max_positions or None)
 
 
 # --- generation -----------------------------------------------------------------------
@@ -187,8 +132,9 @@ class CT2Backend:
         ct2 = import_ctranslate2()
         self.export_dir = export_dir
         self.tokenizer = tokenizer
+        info = read_export_info(export_dir)
         #: A decoder-only export: ``generator`` continues prompts (``translator`` is None).
-        self.causal = export_is_causal(export_dir)
+        self.causal = info.causal
         if direction is not None and direction.causal != self.causal:
             kinds = ("seq2seq", "decoder-only")
             raise WorkbenchError(
@@ -205,11 +151,10 @@ class CT2Backend:
         # every output instead (target_prefix), and the Translator drops it when decoding.
         first = (direction or Direction()).first_token_id
         self.target_prefix = self.tokens([first]) if first is not None and not self.causal else None
-        info = read_export_info(export_dir)
-        self.quantization = str(info.get("quantization", "?"))
+        self.quantization = info.quantization
         #: The decoder's sliding window (0: none), past which a prompt is not forwarded at
         #: once (:meth:`_continue`).
-        self.sliding_window = int(info.get("sliding_window") or 0)
+        self.sliding_window = info.sliding_window
         if device not in ("cpu", "cuda"):  # mps and others: ctranslate2 has CPU and CUDA
             device = "cuda" if ct2.get_cuda_device_count() > 0 else "cpu"
         self.device = device
@@ -299,7 +244,7 @@ class CT2Backend:
     ) -> list[list[int]]:
         """What a decoder-only model writes after each prompt: at most ``bound`` new
         tokens, ending with the stop token that ended it, the prompt left out -- as
-        :class:`~workbench.core.translate.translator.TransformersBackend` returns them
+        :class:`~workbench.core.translate.backend.TransformersBackend` returns them
         (less its padding after the stop).
 
         With ``include_prompt_in_result=False`` the Generator forwards the prompts at once

@@ -11,20 +11,23 @@ import shutil
 import time
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 from workbench.core.atomic import save_atomically
 from workbench.core.decoding import BACKENDS
-from workbench.core.run_files import MODEL_CONFIG_FILE
+from workbench.core.run_folder.layout import MODEL_CONFIG_FILE
 from workbench.core.translate.ct2 import (
-    COPIED_FILES,
     DEFAULT_QUANTIZATION,
-    EXPORT_INFO,
     EXPORT_PREFIX,
     INSTALL_HINT,
     QUANTIZATIONS,
     ctranslate2_available,
     import_ctranslate2,
+)
+from workbench.core.translate.ct2_export_info import (
+    COPIED_FILES,
+    EXPORT_INFO,
+    ExportInfo,
+    SourceFile,
     read_export_info,
 )
 from workbench.errors import WorkbenchError
@@ -60,15 +63,15 @@ def _sha256(path: Path) -> str:
     return digest.hexdigest()
 
 
-def fingerprint(model_dir: Path) -> dict[str, dict[str, Any]]:
+def fingerprint(model_dir: Path) -> dict[str, SourceFile]:
     """Size, modification time and SHA-256 of each file that makes the model."""
     return {
-        p.name: {"size": p.stat().st_size, "mtime_ns": p.stat().st_mtime_ns, "sha256": _sha256(p)}
+        p.name: SourceFile(p.stat().st_size, p.stat().st_mtime_ns, _sha256(p))
         for p in _source_files(model_dir)
     }
 
 
-def matches(model_dir: Path, recorded: dict[str, dict[str, Any]]) -> bool:
+def matches(model_dir: Path, recorded: dict[str, SourceFile]) -> bool:
     """True when the model's files are the ones the export was made from.
 
     Size and mtime decide in the common case without reading the weights; a file whose
@@ -80,9 +83,9 @@ def matches(model_dir: Path, recorded: dict[str, dict[str, Any]]) -> bool:
     for path in files:
         was = recorded[path.name]
         stat = path.stat()
-        if stat.st_size != was.get("size"):
+        if stat.st_size != was.size:
             return False
-        if stat.st_mtime_ns != was.get("mtime_ns") and _sha256(path) != was.get("sha256"):
+        if stat.st_mtime_ns != was.mtime_ns and _sha256(path) != was.sha256:
             return False
     return True
 
@@ -111,11 +114,7 @@ def find_exports(model_dir: Path) -> list[ExportState]:
         if path.is_dir() and path.name.startswith(EXPORT_PREFIX) and is_export(path):
             info = read_export_info(path)
             states.append(
-                ExportState(
-                    path,
-                    str(info.get("quantization", "?")),
-                    matches(model_dir, info.get("source_files", {})),
-                )
+                ExportState(path, info.quantization, matches(model_dir, info.source_files))
             )
 
     def rank(state: ExportState) -> tuple[bool, int, str]:
@@ -145,7 +144,7 @@ def choose_export(model: str, requested: str) -> tuple[Path | None, list[str]]:
     path = Path(model).expanduser()
     if is_export(path):  # --model names an export folder itself
         if requested == "transformers":
-            source = read_export_info(path).get("source", "the folder it was exported from")
+            source = read_export_info(path).source or "the folder it was exported from"
             raise WorkbenchError(
                 f"'{model}' is a CTranslate2 export; use --backend ct2, or "
                 f"--model {source} for transformers"
@@ -256,7 +255,7 @@ def export_ctranslate2(
     if (
         is_export(target)
         and not force
-        and matches(model_dir, read_export_info(target).get("source_files", {}))
+        and matches(model_dir, read_export_info(target).source_files)
     ):
         return ExportResult(target, quantization, 0.0, _size(target), rebuilt=False)
 
@@ -272,18 +271,19 @@ def export_ctranslate2(
         for name in COPIED_FILES:
             if (model_dir / name).is_file():
                 shutil.copy2(model_dir / name, staging / name)
-        info = {
-            "source": str(model_dir),
-            "source_files": source_files,
-            "quantization": quantization,
-            "model_type": facts.model_type,
-            "max_positions": facts.max_positions,
-            "causal": facts.causal,
-            "sliding_window": facts.sliding_window,
-            "ctranslate2_version": ct2.__version__,
-            "created": time.strftime("%Y-%m-%dT%H:%M:%S"),
-        }
-        (staging / EXPORT_INFO).write_text(json.dumps(info, indent=2), encoding="utf-8")
+        info = ExportInfo(
+            source=str(model_dir),
+            source_files=source_files,
+            quantization=quantization,
+            model_type=facts.model_type,
+            max_positions=facts.max_positions,
+            causal=facts.causal,
+            sliding_window=facts.sliding_window,
+            ctranslate2_version=ct2.__version__,
+            created=time.strftime("%Y-%m-%dT%H:%M:%S"),
+        )
+        text = json.dumps(info.to_dict(), indent=2)
+        (staging / EXPORT_INFO).write_text(text, encoding="utf-8")
 
     try:
         save_atomically(target, write)

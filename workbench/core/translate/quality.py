@@ -14,10 +14,13 @@ lines come one at a time, and reloading 2 GB for each would take longer than tra
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from pathlib import Path
+from typing import TYPE_CHECKING
 
-from workbench.core.comet.settings import metric_name
+from workbench.core.comet.files import locate
+from workbench.core.comet.settings import CHECKPOINT_FILE, HPARAMS_FILE, metric_name
 from workbench.core.config.settings import DEFAULT_QE
+from workbench.core.data.sources import looks_like_local_path
 from workbench.errors import WorkbenchError, failure_text
 
 if TYPE_CHECKING:
@@ -36,22 +39,6 @@ class QualityScore:
         """``CometKiwi-22 81.23``."""
         return f"{self.metric} {self.score:.2f}"
 
-    def to_record(self) -> dict[str, Any]:
-        """The history record's ``qe`` field."""
-        return {"metric": self.metric, "model": self.model, "score": self.score}
-
-    @classmethod
-    def from_record(cls, data: Any) -> QualityScore | None:
-        """A history record's ``qe`` field read back (None when absent or ill-formed)."""
-        if not isinstance(data, dict):
-            return None
-        metric, model, score = data.get("metric"), data.get("model"), data.get("score")
-        if not isinstance(metric, str) or not isinstance(model, str):
-            return None
-        if isinstance(score, bool) or not isinstance(score, int | float):
-            return None
-        return cls(metric, model, float(score))
-
 
 class QualityEstimator:
     """A QE model, loaded on first use, that scores one translation at a time."""
@@ -61,6 +48,23 @@ class QualityEstimator:
         self.device = device
         self._scorer: CometScorer | None = None
 
+    def check(self) -> None:
+        """Refuse a QE model folder that is missing, incomplete or scores against a
+        reference, from its files alone: before any model loads. A Hub id is asked when
+        the model loads."""
+        if not looks_like_local_path(self.model):
+            return
+        if not Path(self.model).expanduser().exists():
+            raise WorkbenchError(
+                f"COMET model folder '{Path(self.model).expanduser()}' does not exist; --qe "
+                f"takes a folder with {HPARAMS_FILE} and {CHECKPOINT_FILE}, or a Hub id such "
+                f"as {DEFAULT_QE}"
+            )
+        source = locate(self.model)
+        source.checkpoint()  # in the folder, or said
+        if source.declared_settings().needs_reference:
+            raise self._reference_based()
+
     def load(self) -> CometScorer:
         """The scorer, loaded now if it was not yet (one line when it cannot be)."""
         if self._scorer is None:
@@ -68,13 +72,20 @@ class QualityEstimator:
 
             scorer = load_scorer(self.model, device=self.device, batch_size=1)
             if scorer.needs_reference:
-                raise WorkbenchError(
-                    f"COMET model '{self.model}' scores against a reference, which a typed "
-                    f"sentence has none of; --qe takes a reference-free model such as "
-                    f"{DEFAULT_QE}"
-                )
+                raise self._reference_based()
             self._scorer = scorer
         return self._scorer
+
+    @property
+    def loaded(self) -> bool:
+        """Whether the model is loaded (a model that failed to load never is)."""
+        return self._scorer is not None
+
+    def _reference_based(self) -> WorkbenchError:
+        return WorkbenchError(
+            f"COMET model '{self.model}' scores against a reference, which a typed "
+            f"sentence has none of; --qe takes a reference-free model such as {DEFAULT_QE}"
+        )
 
     @property
     def metric(self) -> str:

@@ -4,9 +4,11 @@ One :class:`Translator` serves the before/after evaluation, ``workbench translat
 console and the TUI, so every front end decodes the same way. A model's position table
 (512 rows for Marian, 1,024 for NLLB) makes ``generate`` crash past it, so long input is
 split at sentence ends and, where one sentence is still too long, truncated -- and the
-caller is told. The engine that generates is a backend that sees only token ids:
-transformers, or a CTranslate2 export (:mod:`workbench.core.translate.ct2`), so all of
-the above is written once.
+caller is told. The engine that generates is a backend that sees only token ids
+(:mod:`workbench.core.translate.backend`): transformers, or a CTranslate2 export
+(:mod:`workbench.core.translate.ct2`), so all of the above is written once. What a model
+name loads as (its settings, engine and direction) is
+:mod:`workbench.core.translate.loading`.
 """
 
 from __future__ import annotations
@@ -14,20 +16,15 @@ from __future__ import annotations
 import re
 import time
 from dataclasses import dataclass, field, replace
-from pathlib import Path
-from typing import Any, Protocol
+from typing import Any
 
-from workbench.core.decoding import (
-    AUTO_LABEL,
-    LENGTH_CEILING,
-    SETTINGS_FILE,
-    DecodeOptions,
-    clean_input,
-    length_bound,
-)
+from workbench.core.config.direction_request import DirectionRequest
+from workbench.core.decoding import LENGTH_CEILING, DecodeOptions, clean_input, length_bound
 from workbench.core.languages import Direction
 from workbench.core.model.prompts import prompt_overhead
+from workbench.core.translate.backend import GenerationBackend, TransformersBackend
 from workbench.core.translate.input_notices import input_notices
+from workbench.core.translate.loading import load_engine
 from workbench.core.views.wide import has_cjk
 
 _SENTENCE_END = re.compile(r"(?<=[.!?。！？；;])\s*")
@@ -43,117 +40,12 @@ class Translation:
     notices: list[str] = field(default_factory=list)
 
 
-def preset_settings(model: str) -> dict[str, Any]:
-    """The languages and label of the first preset whose model is the Hub id ``model``."""
-    from workbench.core.config.build import build_config
-    from workbench.core.config.presets import PRESETS
-
-    for name in PRESETS:
-        config = build_config(name)
-        if config.model == model:
-            return dict(config.languages())
-    return {}
-
-
-def read_settings(model_dir: str | Path) -> dict[str, Any]:
-    """The decoding settings that go with a model (languages, label, source limit), or {}.
-
-    A model the workbench saved carries them in its ``workbench.json``. A Hub model has
-    none, so a Hub id gets the languages of the preset that fine-tunes it (opus-mt-en-zh:
-    en → zh, so ``>>cmn_Hans<<``): the base model then decodes in every front end as the
-    run's "before" side did, instead of without the label the multi-target model needs.
-    """
-    from workbench.core.data.sources import looks_like_local_path
-    from workbench.core.records.files import read_json_dict
-
-    saved = read_json_dict(Path(model_dir) / SETTINGS_FILE)
-    if saved is not None:
-        return saved
-    if isinstance(model_dir, str) and not looks_like_local_path(model_dir):
-        return preset_settings(model_dir)
-    return {}
-
-
-class GenerationBackend(Protocol):
-    """What the Translator needs from an engine: token ids in, token ids out."""
-
-    name: str
-
-    @property
-    def generation_config(self) -> Any:
-        """The model's decoding defaults (a transformers ``GenerationConfig``)."""
-
-    def describe(self) -> str:
-        """One line for the user: which engine, where."""
-
-    def generate_ids(
-        self, sources: list[list[int]], options: DecodeOptions, bound: int
-    ) -> list[list[int]]:
-        """Translate tokenized sources; at most ``bound`` new tokens each."""
-
-
-class TransformersBackend:
-    """Generates with ``model.generate``: the reference engine, and the one for training."""
-
-    name = "transformers"
-
-    def __init__(self, model: Any, device: str | None = None) -> None:
-        import torch
-
-        self.model = model
-        if device:
-            self.model.to(device)
-        self.device = next(model.parameters()).device
-        self._torch = torch
-
-    @property
-    def generation_config(self) -> Any:
-        """The model's decoding defaults (beams, n-gram block, blocked tokens)."""
-        return self.model.generation_config
-
-    def describe(self) -> str:
-        """One line for the user: engine and device."""
-        return f"transformers ({self.device.type})"
-
-    def generate_ids(
-        self, sources: list[list[int]], options: DecodeOptions, bound: int
-    ) -> list[list[int]]:
-        """Translate tokenized sources; at most ``bound`` new tokens each."""
-        torch = self._torch
-        pad = int(self.model.config.pad_token_id)
-        width = max(len(ids) for ids in sources)
-        # A decoder-only model continues its prompt: padded on the left, so that every
-        # row's next token follows its own last one; a seq2seq encoder is padded right.
-        causal = not self.model.config.is_encoder_decoder
-        input_ids = torch.tensor(padded(sources, pad, width, left=causal))
-        mask = torch.tensor(padded([[1] * len(ids) for ids in sources], 0, width, left=causal))
-        self.model.eval()
-        with torch.inference_mode():
-            generated = self.model.generate(
-                input_ids=input_ids.to(self.device),
-                attention_mask=mask.to(self.device),
-                num_beams=options.num_beams,
-                # max_new_tokens, not max_length: a max_new_tokens in the model's
-                # generation config would otherwise win over this bound.
-                max_new_tokens=bound,
-                no_repeat_ngram_size=options.no_repeat_ngram_size,
-                **options.sampling_kwargs(),
-            )
-        if causal:  # the prompt comes back in front of what was written
-            generated = generated[:, width:]
-        return generated.tolist()
-
-
-def padded(rows: list[list[int]], fill: int, width: int, left: bool) -> list[list[int]]:
-    """``rows`` filled with ``fill`` to ``width``, on the left or the right."""
-    return [[fill] * (width - len(r)) + r if left else r + [fill] * (width - len(r)) for r in rows]
-
-
 class Translator:
     """A model (or a CTranslate2 export), its tokenizer and its direction (languages,
     label or prefix), ready to translate lists of text.
 
-    The engine that generates is ``backend``: :class:`TransformersBackend` by default, or
+    The engine that generates is ``backend``:
+    :class:`~workbench.core.translate.backend.TransformersBackend` by default, or
     :class:`workbench.core.translate.ct2.CT2Backend`. Both take token ids and return token
     ids, so cleaning, splitting, the prefix and decoding below serve both unchanged.
     """
@@ -194,79 +86,27 @@ class Translator:
         name: str,
         device: str | None = None,
         backend: str = "auto",
-        target_label: str | None = AUTO_LABEL,
-        source_lang: str | None = None,
-        target_lang: str | None = None,
-        source_prefix: str | None = None,
-        prompt: str | None = None,
-        prompt_template: str | None = None,
+        request: DirectionRequest | None = None,
     ) -> Translator:
         """Load a saved model (with its workbench.json settings) or a Hub id.
 
         ``backend``: ``transformers``, ``ct2`` (a CTranslate2 export made with
         ``workbench export --ctranslate2``), or ``auto``: the export when one exists that
-        matches the model and ctranslate2 is installed, else transformers.
-        ``target_label``: a label such as ``>>cmn_Hant<<``, None for none, or
-        :data:`AUTO_LABEL` for the model's own; the languages and the prefix default to
-        what the model recorded (:func:`workbench.core.model.family.direction_for`), and so
-        does a decoder-only model's ``prompt`` (or ``prompt_template``, its text).
+        matches the model and ctranslate2 is installed, else transformers. ``request``:
+        the direction asked (languages, label, prefix or a decoder-only model's prompt);
+        what it leaves out is what the model recorded
+        (:func:`~workbench.core.translate.loading.load_engine`).
         """
-        from workbench.core.model.family import apply_direction, direction_for, max_positions
-        from workbench.core.model.load import load_model_and_tokenizer, pick_device
-        from workbench.core.translate.ct2_export import choose_export
-
-        def resolve(model_type: str, positions: int | None, tokenizer: Any) -> Direction:
-            settings = read_settings(export if export is not None else name)
-            return direction_for(
-                model_type,
-                positions,
-                tokenizer,
-                settings,
-                source_lang,
-                target_lang,
-                target_label,
-                source_prefix,
-                prompt,
-                prompt_template,
-                model_name=name,
-            )
-
-        export, notices = choose_export(name, backend)
-        if export is not None:
-            from workbench.core.translate.ct2 import (
-                CT2Backend,
-                export_model_facts,
-                load_export_tokenizer,
-            )
-
-            tokenizer = load_export_tokenizer(export)
-            settings = read_settings(export)
-            direction = resolve(*export_model_facts(export), tokenizer)
-            apply_direction(tokenizer, direction)
-            translator = cls(
-                None,
-                tokenizer,
-                direction,
-                max_source_length=int(settings.get("max_source_length", LENGTH_CEILING)),
-                backend=CT2Backend(export, tokenizer, device, direction=direction),
-                notices=[*notices, *direction.notes],
-            )
-            translator.run_dir = settings.get("run_dir")
-            return translator
-        model, tokenizer = load_model_and_tokenizer(name)
-        settings = read_settings(name)
-        direction = resolve(model.config.model_type, max_positions(model.config), tokenizer)
-        apply_direction(tokenizer, direction, model)
-        model.eval()
+        loaded = load_engine(name, device, backend, request or DirectionRequest())
         translator = cls(
-            model,
-            tokenizer,
-            direction,
-            max_source_length=int(settings.get("max_source_length", LENGTH_CEILING)),
-            device=device or pick_device(),
-            notices=[*notices, *direction.notes],
+            loaded.model,
+            loaded.tokenizer,
+            loaded.direction,
+            max_source_length=loaded.settings.max_source_length,
+            backend=loaded.backend,
+            notices=loaded.notices,
         )
-        translator.run_dir = settings.get("run_dir")
+        translator.run_dir = loaded.settings.run_dir
         return translator
 
     @property

@@ -3,10 +3,10 @@
 A run that logged 300,000 steps has 300,000 loss points; a terminal chart is a hundred
 cells wide and an SVG plot 556 pixels. Drawing every point costs seconds (plotext redraws
 on the TUI's main thread) and megabytes of SVG, and shows nothing more: each cell can
-show only its lowest and highest value. Keeping evenly spaced points instead, as the
-charts once did, hides exactly the spikes a user looks for (a loss that blew up for a few
-steps), so each cell keeps its lowest and its highest point, in x order, and the series'
-first and last points are always kept (the newest loss of a live run is the one watched).
+show only its lowest and highest value. Keeping evenly spaced points instead hides
+exactly the spikes a user looks for (a loss that blew up for a few steps), so each cell
+keeps its lowest and its highest point, in x order, and the series' first and last points
+are always kept (the newest loss of a live run is the one watched).
 """
 
 from __future__ import annotations

@@ -103,45 +103,73 @@ def line_chart_svg(
         f'font-weight="bold">{escape(title)}</text>'
     )
     if not drawn:
-        out.append(
-            f'<rect x="{left}" y="{top}" width="{plot_w}" height="{plot_h}" '
-            'fill="none" stroke="#999"/>'
-        )
-        out.append(
-            f'<text x="{left + plot_w / 2:.1f}" y="{top + plot_h / 2:.1f}" '
-            'text-anchor="middle" font-size="13" fill="#666">no data</text>'
-        )
-        out.append("</svg>")
-        return "\n".join(out)
-    xs = [x for _, pts in drawn for x, _ in pts]
-    ys = [y for _, pts in drawn for _, y in pts]
-    x_ticks = round_ticks(min(xs), max(xs), 7)
-    y_ticks = round_ticks(min(0.0, min(ys)), max(ys), 6)
-    x0, x1 = x_ticks[0], x_ticks[-1]
-    y0, y1 = y_ticks[0], y_ticks[-1]
+        out += _no_data(left, top, plot_w, plot_h)
+    else:
+        xs = [x for _, pts in drawn for x, _ in pts]
+        ys = [y for _, pts in drawn for _, y in pts]
+        x_ticks = round_ticks(min(xs), max(xs), 7)
+        y_ticks = round_ticks(min(0.0, min(ys)), max(ys), 6)
+        plot = _Plot(left, top, plot_w, plot_h, x_ticks, y_ticks)
+        out += _axes(plot, x_label, y_label, height)
+        out += _curves(plot, drawn)
+        out += _legend(plot, drawn)
+    out.append("</svg>")
+    return "\n".join(out)
 
-    def px(x: float) -> float:
-        return left + (x - x0) / (x1 - x0) * plot_w
 
-    def py(y: float) -> float:
-        return top + plot_h - (y - y0) / (y1 - y0) * plot_h
+@dataclass(frozen=True)
+class _Plot:
+    """The plot's area in pixels (inside the margins) and the ticks that bound its values."""
 
-    for y in y_ticks:
+    left: int
+    top: int
+    width: int
+    height: int
+    x_ticks: list[float]
+    y_ticks: list[float]
+
+    def px(self, x: float) -> float:
+        """The pixel column of the value ``x``."""
+        x0, x1 = self.x_ticks[0], self.x_ticks[-1]
+        return self.left + (x - x0) / (x1 - x0) * self.width
+
+    def py(self, y: float) -> float:
+        """The pixel row of the value ``y`` (SVG's rows grow downwards)."""
+        y0, y1 = self.y_ticks[0], self.y_ticks[-1]
+        return self.top + self.height - (y - y0) / (y1 - y0) * self.height
+
+
+def _no_data(left: int, top: int, plot_w: int, plot_h: int) -> list[str]:
+    """An empty frame that says "no data": a chart of nothing finite is still a chart."""
+    return [
+        f'<rect x="{left}" y="{top}" width="{plot_w}" height="{plot_h}" '
+        'fill="none" stroke="#999"/>',
+        f'<text x="{left + plot_w / 2:.1f}" y="{top + plot_h / 2:.1f}" '
+        'text-anchor="middle" font-size="13" fill="#666">no data</text>',
+    ]
+
+
+def _axes(plot: _Plot, x_label: str, y_label: str, height: int) -> list[str]:
+    """Grid lines and labels at the y ticks, marks and labels at the x ticks, the frame and
+    the axis labels."""
+    left, top, plot_w, plot_h = plot.left, plot.top, plot.width, plot.height
+    out = []
+    for y in plot.y_ticks:
         out.append(
-            f'<line x1="{left}" y1="{py(y):.1f}" x2="{left + plot_w}" y2="{py(y):.1f}" '
+            f'<line x1="{left}" y1="{plot.py(y):.1f}" x2="{left + plot_w}" y2="{plot.py(y):.1f}" '
             'stroke="#e5e5e5"/>'
         )
         out.append(
-            f'<text x="{left - 6}" y="{py(y) + 4:.1f}" text-anchor="end" '
+            f'<text x="{left - 6}" y="{plot.py(y) + 4:.1f}" text-anchor="end" '
             f'font-size="11" fill="#333">{tick_label(y)}</text>'
         )
-    for x in x_ticks:
+    for x in plot.x_ticks:
         out.append(
-            f'<line x1="{px(x):.1f}" y1="{top + plot_h}" x2="{px(x):.1f}" '
+            f'<line x1="{plot.px(x):.1f}" y1="{top + plot_h}" x2="{plot.px(x):.1f}" '
             f'y2="{top + plot_h + 4}" stroke="#333"/>'
         )
         out.append(
-            f'<text x="{px(x):.1f}" y="{top + plot_h + 17}" text-anchor="middle" '
+            f'<text x="{plot.px(x):.1f}" y="{top + plot_h + 17}" text-anchor="middle" '
             f'font-size="11" fill="#333">{tick_label(x)}</text>'
         )
     out.append(
@@ -155,21 +183,32 @@ def line_chart_svg(
         f'<text x="14" y="{top + plot_h / 2:.1f}" text-anchor="middle" font-size="12" '
         f'transform="rotate(-90 14 {top + plot_h / 2:.1f})">{escape(y_label)}</text>'
     )
+    return out
+
+
+def _curves(plot: _Plot, drawn: list[tuple[Series, list[tuple[float, float]]]]) -> list[str]:
+    """Each series as a polyline in its colour, with a dot per point when it has few."""
+    out = []
     for n, (s, pts) in enumerate(drawn):
         colour = COLOURS[n % len(COLOURS)]
         dash = ' stroke-dasharray="6 4"' if s.dashed else ""
-        coords = " ".join(f"{px(x):.1f},{py(y):.1f}" for x, y in pts)
+        coords = " ".join(f"{plot.px(x):.1f},{plot.py(y):.1f}" for x, y in pts)
         out.append(
             f'<polyline points="{coords}" fill="none" stroke="{colour}" stroke-width="2"{dash}/>'
         )
         if len(pts) <= 60:
             out.extend(
-                f'<circle cx="{px(x):.1f}" cy="{py(y):.1f}" r="2.5" fill="{colour}"/>'
+                f'<circle cx="{plot.px(x):.1f}" cy="{plot.py(y):.1f}" r="2.5" fill="{colour}"/>'
                 for x, y in pts
             )
-    # Legend: one line under the title, so it never covers a curve.
+    return out
+
+
+def _legend(plot: _Plot, drawn: list[tuple[Series, list[tuple[float, float]]]]) -> list[str]:
+    """One line under the title, centred over the plot, so it never covers a curve."""
+    out = []
     sizes = [text_width(s.name, 12) + 40 for s, _ in drawn]
-    lx = left + (plot_w - sum(sizes)) / 2
+    lx = plot.left + (plot.width - sum(sizes)) / 2
     for n, (s, _) in enumerate(drawn):
         colour = COLOURS[n % len(COLOURS)]
         dash = ' stroke-dasharray="6 4"' if s.dashed else ""
@@ -179,8 +218,7 @@ def line_chart_svg(
         )
         out.append(f'<text x="{lx + 30:.1f}" y="42" font-size="12">{escape(s.name)}</text>')
         lx += sizes[n]
-    out.append("</svg>")
-    return "\n".join(out)
+    return out
 
 
 def inline_svg(svg: str) -> str:

@@ -35,7 +35,7 @@ from workbench.core.experiments.table import (
     training_cells,
 )
 from workbench.core.live.follow import followed_events
-from workbench.core.run_folder import METRICS_FILE
+from workbench.core.run_folder.layout import OutputFolder, RunFolder
 from workbench.core.views.numbers import LETTERS, format_seconds
 from workbench.tui.messages import ForwardsWorkerFailures, OpenRun
 from workbench.tui.widgets.charts import SeriesChart
@@ -148,7 +148,7 @@ class RunsPane(ForwardsWorkerFailures, Vertical):
         except OSError as err:  # the folder went away or became unreadable: say so, go on
             self.rows = None  # so that the next good reading fills the table again
             self.query_one("#runs-summary", Static).update(
-                Text(f"cannot read {self.output_root / 'runs'}: {err.strerror or err}")
+                Text(f"cannot read {OutputFolder(self.output_root).runs}: {err.strerror or err}")
             )
             return
         if rows == self.rows:
@@ -183,7 +183,7 @@ class RunsPane(ForwardsWorkerFailures, Vertical):
         if current is not None and current.run_id in {r.run_id for r in rows}:
             table.move_cursor(row=table.get_row_index(current.run_id))
         self._show_detail()
-        where = self.output_root / "runs"
+        where = OutputFolder(self.output_root).runs
         count = f"{len(rows)} run{'s' if len(rows) != 1 else ''} under {where}"
         seconds = format_seconds(REFRESH_SECONDS)
         self.query_one("#runs-summary", Static).update(
@@ -213,7 +213,7 @@ class RunsPane(ForwardsWorkerFailures, Vertical):
     def _read_curve(self, row: RunRow | None) -> None:
         points: list[tuple[float, float]] = []
         if row is not None:
-            events = followed_events(Path(row.run_dir) / METRICS_FILE).events
+            events = followed_events(RunFolder(Path(row.run_dir)).metrics).events
             by_epoch = {
                 e.epoch: e.bleu  # a resumed run's repeated epoch: the last one counts
                 for e in events

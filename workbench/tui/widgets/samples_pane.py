@@ -24,7 +24,8 @@ from textual.widgets import DataTable, Static
 from workbench.core.records.run_records import Sample
 from workbench.core.records.scores import MetricChange, score_change
 from workbench.core.records.summary import RunSummary
-from workbench.core.run_folder import read_translations, translations_file
+from workbench.core.run_folder.layout import RunFolder
+from workbench.core.run_folder.samples import read_translations
 from workbench.core.views.human_agreement import agreement_text
 from workbench.core.views.numbers import MISSING, number, signed
 from workbench.core.views.score_text import change_before_after, headline
@@ -185,7 +186,7 @@ class SamplesPane(Vertical):
         if skipped:
             lines.append(
                 f"note: {skipped} unreadable line{'s' if skipped > 1 else ''} of "
-                f"{translations_file(rows)} skipped (a writer cut short?)"
+                f"{RunFolder(Path(run_dir)).translations(rows).name} skipped (a writer cut short?)"
             )
         if samples and all(change_of(r, self.metric) is None for r in samples):
             lines.append("note: this run's rows have no sentence chrF to order them by")

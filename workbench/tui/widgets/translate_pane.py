@@ -1,13 +1,15 @@
 """Translate pane: type a sentence, see the fine-tuned and/or base model's translation.
 
 A row appears the moment Enter is pressed ("translating…", "(loading the model)" the
-first time) and is filled in place; sentences typed while one translates wait in a queue
-that one worker drains in order. Translation runs with the same :class:`Translator` as
-``workbench interact`` (models load lazily, once each) and every result is appended to
-the console history file as it happens. The input keeps the focus: digits are typed
-(F1-F5 switch panes), ↑/↓ pick a row, ``:judge …`` judges it; Escape leaves the input
-for the single-key shortcuts. Like the console, it uses a CTranslate2 export of a model
-when an up-to-date one exists, says so when the model loads, and marks those rows "ct2".
+first time) and is filled in place (:mod:`.translation_table`); sentences typed while one
+translates wait in a queue that one worker drains in order. The work is a
+:class:`workbench.core.translate.console_session.ConsoleSession`, as ``workbench
+interact``'s is (models load lazily, once each; every result and judgement is appended to
+the console history file as it happens): the pane reads keys and draws. The input keeps
+the focus: digits are typed (F1-F5 switch panes), ↑/↓ pick a row, ``:judge …`` judges it;
+Escape leaves the input for the single-key shortcuts. Like the console, it uses a
+CTranslate2 export of a model when an up-to-date one exists, says so when the model
+loads, and marks those rows "ct2".
 """
 
 from __future__ import annotations
@@ -16,17 +18,18 @@ import threading
 from collections import deque
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from rich.text import Text
 from textual import events, on, work
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical
-from textual.coordinate import Coordinate
 from textual.message import Message
 from textual.widgets import DataTable, Input, Label, Select, Static
 
+from workbench.core.config.direction_request import DirectionRequest
+from workbench.core.translate.console_session import ConsoleAnswer, ConsoleModel, ConsoleSession
 from workbench.core.translate.judgements import (
     Judgement,
     is_judge_command,
@@ -37,25 +40,14 @@ from workbench.errors import WorkbenchError
 from workbench.tui.messages import ForwardsWorkerFailures, ShowAttention, checked
 from workbench.tui.widgets.translate_rows import (
     CHOICES,
-    JUDGED_WIDTH,
     KEYS_HINT,
-    LOADING,
-    MODEL_WIDTH,
-    MS_WIDTH,
-    QE_WIDTH,
-    SOURCE_SHARE,
     TYPING_HINT,
-    WAITING,
     Entry,
     Job,
     checked_overrides,
-    cut,
     detail_text,
 )
-
-if TYPE_CHECKING:
-    from workbench.core.config.run_config import LanguageSettings
-    from workbench.core.translate.translator import Translator
+from workbench.tui.widgets.translation_table import TranslationTable
 
 
 class TranslatePane(ForwardsWorkerFailures, Vertical):
@@ -78,12 +70,7 @@ class TranslatePane(ForwardsWorkerFailures, Vertical):
         """One line translated by one model (posted from the worker)."""
 
         key: str
-        text: str
-        seconds: float
-        notices: list[str]
-        line_id: str
-        engine: str = ""
-        quality: float | None = None  # its QE score (tui --qe)
+        answer: ConsoleAnswer
 
     @dataclass
     class Loaded(Message):
@@ -105,23 +92,23 @@ class TranslatePane(ForwardsWorkerFailures, Vertical):
         tuned_model: str,
         base_model: str | None,
         history: Path,
-        base_languages: LanguageSettings | None = None,
+        base_languages: DirectionRequest | None = None,
         qe_model: str | None = None,
         **kwargs: Any,
     ) -> None:
         super().__init__(**kwargs)
-        # tui --qe: each translation scored without a reference (loaded on first use)
-        self.quality = QualityEstimator(qe_model) if qe_model else None
-        self.models = {"tuned": tuned_model, "base": base_model}
         # The base model decodes in the run's direction, as the "before" side did; a saved
         # model in its own (its workbench.json).
-        self.languages: dict[str, LanguageSettings] = {
-            "tuned": {},
-            "base": base_languages.copy() if base_languages else {},
-        }
-        self.history = history
-        self._translators: dict[str, Translator] = {}
-        self.entries: dict[str, Entry] = {}  # by row key, in table order
+        base = (
+            ConsoleModel(base_model, base_languages or DirectionRequest()) if base_model else None
+        )
+        self.session = ConsoleSession(
+            {"tuned": ConsoleModel(tuned_model) if tuned_model else None, "base": base},
+            history,
+            # tui --qe: each translation scored without a reference (loaded on first use)
+            QualityEstimator(qe_model) if qe_model else None,
+        )
+        self.table = TranslationTable(qe_model is not None, id="translate-history")
         self._jobs: deque[Job] = deque()
         self._jobs_lock = threading.Lock()
         self._draining = False  # a worker is taking jobs off the queue
@@ -155,37 +142,27 @@ class TranslatePane(ForwardsWorkerFailures, Vertical):
             )
         yield Input(placeholder="Type an English sentence and press Enter", id="translate-input")
         yield Static(Text(TYPING_HINT), id="translate-hint")
-        yield DataTable(id="translate-history", cursor_type="row", zebra_stripes=True)
+        yield self.table
         yield Static("", id="translate-detail")
 
-    def on_mount(self) -> None:
-        """Add the history table's columns, sized to the terminal's width."""
-        # Fixed shares of the width, so the translation shows at 80 columns; the
-        # highlighted row is shown in full below the table.
-        width = max(70, self.app.size.width - 4)
-        columns = 5 + (self.quality is not None)
-        scores = QE_WIDTH if self.quality is not None else 0
-        text = width - MODEL_WIDTH - MS_WIDTH - scores - JUDGED_WIDTH - 2 * columns  # padding
-        self.source_width = int(text * SOURCE_SHARE)
-        self.translation_width = text - self.source_width
-        table = self.query_one(DataTable)
-        table.add_column("model", width=MODEL_WIDTH, key="model")
-        table.add_column("source", width=self.source_width, key="source")
-        table.add_column("translation", width=self.translation_width, key="translation")
-        table.add_column("ms", width=MS_WIDTH, key="ms")
-        if self.quality is not None:
-            table.add_column("QE", width=QE_WIDTH, key="qe")
-        table.add_column("judged", width=JUDGED_WIDTH, key="judged")
+    @property
+    def entries(self) -> dict[str, Entry]:
+        """The rows' entries by row key, in table order."""
+        return self.table.entries
+
+    @property
+    def pending(self) -> int:
+        """Rows still waiting for their translation."""
+        return self.table.pending
 
     def set_models(self, tuned: str | None = None, base: str | None = None) -> None:
         """Point at new models (after a run); loaded again on next use."""
         if tuned:
-            self.models["tuned"] = tuned
-            self._translators.pop("tuned", None)
-        if base and base != self.models["base"]:
-            self.models["base"] = base
-            self.languages["base"] = {}  # e.g. a scratch run's initial model: its own
-            self._translators.pop("base", None)
+            self.session.set_model("tuned", ConsoleModel(tuned))
+        known = self.session.models["base"]
+        if base and (known is None or base != known.name):
+            # e.g. a scratch run's initial model: decoded in its own direction
+            self.session.set_model("base", ConsoleModel(base))
 
     # ------------------------------------------------------------------ typing a line
 
@@ -213,18 +190,8 @@ class TranslatePane(ForwardsWorkerFailures, Vertical):
 
     def _add_row(self, job: Job) -> None:
         """Show the row now, and queue its translation."""
-        self.entries[job.key] = Entry(job.key, job.model, job.text)
-        waiting = WAITING if job.model in self._translators else LOADING
-        table = self.query_one(DataTable)
-        empty = [""] * (2 + (self.quality is not None))  # ms, QE, judged
-        table.add_row(
-            job.model,
-            cut(job.text, self.source_width),
-            Text(waiting, style="italic"),
-            *empty,
-            key=job.key,
-        )
-        table.move_cursor(row=table.row_count - 1)
+        entry = Entry(job.key, job.model, job.text)
+        self.table.add_entry(entry, loading=not self.session.is_loaded(job.model))
         with self._jobs_lock:
             self._jobs.append(job)
             start, self._draining = not self._draining, True
@@ -247,62 +214,27 @@ class TranslatePane(ForwardsWorkerFailures, Vertical):
 
     def _translate(self, job: Job) -> None:
         """Load the model once and translate one line (on the worker's thread)."""
-        from workbench.core.translate.history import append_history
-        from workbench.core.translate.translator import Translator
-
-        name = self.models.get(job.model)
-        if not name:
-            self.post_message(self.Failed(job.key, f"no {job.model} model yet: train one first"))
-            return
         try:
-            translator = self._translators.get(job.model)
-            if translator is None:
-                translator = Translator.from_pretrained(name, **self.languages[job.model])
-                self._translators[job.model] = translator
+            fresh = not self.session.is_loaded(job.model)
+            translator = self.session.load(job.model)
+            if fresh:
                 self.post_message(
                     self.Loaded(job.model, translator.backend_label, translator.notices)
                 )
-            options = translator.default_options().overridden(*job.overrides)
-            item = translator.translate(job.text, options)
+            answer = self.session.translate(job.text, job.model, job.overrides)
         except WorkbenchError as err:
             self.post_message(self.Failed(job.key, str(err)))
             return
-        quality, problem = (
-            self.quality.try_estimate(job.text, item.text) if self.quality else (None, "")
-        )
-        if problem:  # said once; the pane translates on without scores
-            self.post_message(self.Failed("", f"QE is off: {problem}"))
-            self.quality = None
-        line_id = append_history(self.history, name, item, translator, quality)
-        engine = "ct2" if translator.backend.name == "ctranslate2" else ""
-        score = quality.score if quality is not None else None
-        self.post_message(
-            self.Translated(job.key, item.text, item.seconds, item.notices, line_id, engine, score)
-        )
+        if answer.quality_problem:  # the row shows no score; why, once, in a toast
+            said = "QE is off" if answer.quality_off else "no QE score for that line"
+            self.post_message(self.Failed("", f"{said}: {answer.quality_problem}"))
+        self.post_message(self.Translated(job.key, answer))
 
     # ------------------------------------------------------------------ results
 
-    def _cell(self, key: str, column: str, value: str | Text) -> None:
-        table = self.query_one(DataTable)
-        if key in table.rows:  # not cleared (Ctrl-L) while it was translated
-            table.update_cell(key, column, value)
-
     @on(Translated)
     def _translated(self, message: Translated) -> None:
-        entry = self.entries.get(message.key)
-        if entry is None:
-            return
-        entry.translation, entry.notices = message.text, message.notices
-        entry.line_id = message.line_id
-        if message.engine:
-            self._cell(message.key, "model", f"{entry.model}/{message.engine}")
-        mark = Text("⚠ ", style="yellow") if message.notices else Text()
-        shown = mark + cut(message.text, self.translation_width - len(mark))
-        self._cell(message.key, "translation", shown)
-        self._cell(message.key, "ms", f"{message.seconds * 1000:.0f}")
-        if message.quality is not None and self.quality is not None:
-            entry.quality = f"{self.quality.metric} {message.quality:.2f} (no reference)"
-            self._cell(message.key, "qe", f"{message.quality:.1f}")
+        self.table.show_answer(message.key, message.answer)
         self._show_detail()  # the notices in full: the row says ⚠, not a toast per row
 
     @on(Loaded)
@@ -315,27 +247,15 @@ class TranslatePane(ForwardsWorkerFailures, Vertical):
 
     @on(Failed)
     def _failed(self, message: Failed) -> None:
-        entry = self.entries.get(message.key)
-        if entry is not None:
-            entry.failed, entry.notices = True, [message.error]
-            self._cell(message.key, "translation", Text("not translated", style="red"))
+        if self.table.show_failure(message.key, message.error):
             self._show_detail()
         self.app.notify(message.error, title="Translate", severity="error", timeout=8, markup=False)
-
-    @property
-    def pending(self) -> int:
-        """Rows still waiting for their translation."""
-        return sum(1 for e in self.entries.values() if e.line_id is None and not e.failed)
 
     # ------------------------------------------------------------------ the highlighted row
 
     def highlighted(self) -> Entry | None:
         """The entry of the highlighted row, or None when the history is empty."""
-        table = self.query_one(DataTable)
-        if not table.row_count:
-            return None
-        key = table.coordinate_to_cell_key(Coordinate(table.cursor_row, 0)).row_key.value
-        return self.entries.get(str(key))
+        return self.table.highlighted()
 
     @on(DataTable.RowHighlighted, "#translate-history")
     def _show_detail(self) -> None:
@@ -352,9 +272,7 @@ class TranslatePane(ForwardsWorkerFailures, Vertical):
 
     def action_move(self, delta: int) -> None:
         """↑/↓ while typing: move the highlight without leaving the input."""
-        table = self.query_one(DataTable)
-        if table.row_count:
-            table.move_cursor(row=max(0, min(table.row_count - 1, table.cursor_row + delta)))
+        self.table.move(delta)
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
         """The judging and focus keys are off in the input, where they are typed."""
@@ -367,17 +285,14 @@ class TranslatePane(ForwardsWorkerFailures, Vertical):
 
     def judge(self, judgement: Judgement) -> bool:
         """Record a judgement of the highlighted row in the history; whether it was."""
-        from workbench.core.translate.history import append_judgement
-
         entry = self.highlighted()
         if entry is None or entry.line_id is None:
             self.app.notify(
                 "nothing to judge yet: highlight a translated row", title="Judge", markup=False
             )
             return False
-        append_judgement(self.history, entry.line_id, judgement)
-        entry.judgement = judgement
-        self._cell(entry.key, "judged", judgement.verdict)
+        self.session.judge(judgement, entry.line_id)
+        self.table.show_judgement(entry, judgement)
         self._show_detail()
         return True
 
@@ -393,6 +308,5 @@ class TranslatePane(ForwardsWorkerFailures, Vertical):
 
     def action_clear(self) -> None:
         """Ctrl-L: empty the table (the history file keeps every line)."""
-        self.query_one(DataTable).clear()
-        self.entries.clear()
+        self.table.forget_rows()
         self._show_detail()

@@ -23,19 +23,13 @@ from workbench.core.experiments.table import RunRow, run_row
 from workbench.core.live.run_metrics import read_run_metrics
 from workbench.core.records.run_records import Sample
 from workbench.core.records.scores import LengthBucket, MetricChange, SetScores
-from workbench.core.records.summary import SUMMARY_FILE, RunSummary, read_summary
+from workbench.core.records.summary import RunSummary
 from workbench.core.report.contents import EpochRow
 from workbench.core.report.read import epoch_rows, train_loss_points
-from workbench.core.run_folder import (
-    METRICS_FILE,
-    RUN_CONFIG_FILE,
-    RUNS_FOLDER,
-    RunFolder,
-    SavedConfig,
-    output_root_of,
-    read_saved_config,
-    read_translations,
-)
+from workbench.core.run_folder.layout import OutputFolder, RunFolder
+from workbench.core.run_folder.samples import read_translations
+from workbench.core.run_folder.saved_config import SavedConfig, read_saved_config
+from workbench.core.run_folder.summary_file import read_summary
 from workbench.core.views.numbers import LETTERS
 from workbench.errors import WorkbenchError
 
@@ -49,8 +43,6 @@ DECODING_SETTINGS = (
     "target_label",
     "max_source_length",
 )
-#: A folder holding any of these is a run folder (a run killed early has only the first).
-RUN_FILES = (RUN_CONFIG_FILE, METRICS_FILE, SUMMARY_FILE)
 #: Sentences shown each way per pair of runs.
 N_DIFFERENCES = 3
 #: Where comparisons are written under the output folder.
@@ -133,11 +125,11 @@ class Comparison:
 
 def resolve_run(name: str, output_root: Path) -> Path:
     """A run folder from its name under ``<output>/runs`` or from a path."""
-    for path in (output_root / RUNS_FOLDER / name, Path(name).expanduser()):
-        if path.is_dir() and any((path / f).is_file() for f in RUN_FILES):
+    for path in (OutputFolder(output_root).run(name), Path(name).expanduser()):
+        if path.is_dir() and RunFolder(path).is_run:
             return path
     raise WorkbenchError(
-        f"no run '{name}' under {output_root / RUNS_FOLDER}; give a run "
+        f"no run '{name}' under {OutputFolder(output_root).runs}; give a run "
         "folder or a run id as `workbench runs` lists them"
     )
 
@@ -324,5 +316,5 @@ def build_comparison(names: list[str], output_root: str | Path | None = None) ->
 
 def default_folder(comparison: Comparison) -> Path:
     """``<output>/comparisons/<first>_vs_<second>[_vs_…]`` next to the runs."""
-    root = output_root_of(Path(comparison.first.row.run_dir))
+    root = RunFolder(Path(comparison.first.row.run_dir)).output_root
     return root / COMPARISONS_FOLDER / "_vs_".join(run.run_id for run in comparison.runs)

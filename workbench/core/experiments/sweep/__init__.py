@@ -29,9 +29,10 @@ Optuna is imported inside functions only (``study.import_optuna``): ``workbench 
 and the other commands do not need it installed.
 
 The modules: ``plan`` (the plan and its objective), ``space`` (--grid/--search),
-``events`` (a sweep's own events and their wording), ``study`` (reading Optuna's trials),
-``coordination`` (opening the study, its lock), ``lease`` (a trial's heartbeat and its
-right to write) and ``worker`` (the claim protocol).
+``events`` (a sweep's own events and their wording), ``optuna_study`` (reading Optuna's
+trials), ``coordination`` (opening the study, its lock), ``lease`` (a trial's heartbeat
+and its right to write), ``claims`` (the claim protocol) and ``worker`` (training the
+points it claims).
 """
 
 from __future__ import annotations

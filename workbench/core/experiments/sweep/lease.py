@@ -36,7 +36,7 @@ from typing import Any
 
 class TrialLease:
     """A running trial's right to write into its run folder (a
-    :class:`~workbench.core.run_folder.RunLease`), renewed every ``interval`` seconds by
+    :class:`~workbench.core.live.lease.RunLease`), renewed every ``interval`` seconds by
     the trial's heartbeat, on a thread of its own."""
 
     def __init__(self, storage: Any, trial_id: int, interval: int, grace: int) -> None:

@@ -1,4 +1,4 @@
-"""A sweep's worker: claims points from the study one at a time (see the package's
+"""A sweep's worker: claims points from the study one at a time (``claims``: the package's
 "every point once"), trains each as a normal run while it holds the trial's lease (one
 writer per run folder, ``lease``), and tells the study how it ended."""
 
@@ -9,41 +9,30 @@ import os
 import socket
 import threading
 from collections.abc import Callable
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from workbench.core.config.build import build_config
 from workbench.core.events import Event
+from workbench.core.experiments.sweep.claims import Claim, StudyClaims
 from workbench.core.experiments.sweep.coordination import open_study, study_lock
 from workbench.core.experiments.sweep.events import SweepEvent, SweepNote, TrialEnded, TrialStarted
-from workbench.core.experiments.sweep.lease import TrialLease
 from workbench.core.experiments.sweep.optuna_study import (
-    CUT_SHORT,
     SweepResult,
     best_row,
     import_optuna,
-    is_settled,
     rows_of,
-    trial_attrs,
     trial_params,
     trial_status,
 )
 from workbench.core.experiments.sweep.plan import GRACE_FACTOR, SweepPlan, TrialFailed, trial_value
-from workbench.core.experiments.sweep.space import point_key, point_text
+from workbench.core.experiments.sweep.space import point_key
 from workbench.core.live.writer import RunFolderBusy
-from workbench.core.records.summary import read_summary
-from workbench.core.run_folder import BEST_MODEL, LOG_FILE, check_writable, is_finished, new_run_dir
-from workbench.core.train.checkpoints import last_complete_checkpoint, publish_model
+from workbench.core.run_folder.layout import OutputFolder, RunFolder
+from workbench.core.run_folder.output_folder import new_run_dir
+from workbench.core.run_folder.summary_file import read_summary
+from workbench.core.train.checkpoints import publish_model
 from workbench.errors import WorkbenchError, without_passwords
-
-
-@dataclass
-class _Claim:
-    trial: Any  # optuna.Trial
-    trial_id: int
-    lease: TrialLease
-    resume_dir: Path | None
 
 
 class SweepWorker:
@@ -52,130 +41,15 @@ class SweepWorker:
     def __init__(
         self, plan: SweepPlan, on_event: Callable[[SweepEvent | Event], None], stop: threading.Event
     ) -> None:
+        from workbench.core.train.preflight import check_writable  # its checks import data/
+
         self.plan, self.on_event, self.stop = plan, on_event, stop
         check_writable(plan.output_root)  # before the study's folder is made in it
         self.optuna = import_optuna()
         self.worker = f"{socket.gethostname()}:{os.getpid()}"
-        self.waiting_for: set[int] = set()
         with study_lock(plan.storage_url):
             self.storage, self.study = open_study(self.optuna, plan)
-        self.study_id = self.storage.get_study_id_from_name(plan.name)
-
-    # ---- claiming a point
-
-    def _trials(self) -> list[Any]:
-        return self.study.get_trials(deepcopy=False)
-
-    def _enqueue_missing(self, trials: list[Any]) -> None:
-        """Enqueue each point with no trial done or under way: grid points never tried,
-        and the points of trials cut short (which carry the run folder to continue)."""
-        settled = {trial_attrs(t).point for t in trials if is_settled(t)}
-        cut_short: dict[str, Any] = {}
-        for t in trials:  # the latest cut-short trial of each point
-            point = trial_attrs(t).point
-            # A trial killed before its settings were drawn has no point: nothing to continue.
-            if point is not None and trial_status(t) in CUT_SHORT and point not in settled:
-                cut_short[point] = t
-        for key, t in cut_short.items():
-            attrs = {"point": key, "retry_of": t.number}
-            run_dir = trial_attrs(t).run_dir
-            if run_dir and _resumable(Path(run_dir)):
-                attrs["resume"] = run_dir
-            self.study.enqueue_trial(trial_params(t), user_attrs=attrs)
-            settled.add(key)
-        if self.plan.space.mode == "grid":
-            for params in self.plan.space.grid_points():
-                if point_key(params) not in settled:
-                    self.study.enqueue_trial(params, user_attrs={"point": point_key(params)})
-
-    def _pop(self) -> tuple[Any, int] | None:
-        """Take a WAITING trial (set it RUNNING, which succeeds for one worker only)."""
-        states = (self.optuna.trial.TrialState.WAITING,)
-        for frozen in self.storage.get_all_trials(self.study_id, deepcopy=False, states=states):
-            trial_id = self.storage.get_trial_id_from_study_id_trial_number(
-                self.study_id, frozen.number
-            )
-            try:
-                taken = self.storage.set_trial_state_values(
-                    trial_id, state=self.optuna.trial.TrialState.RUNNING
-                )
-            except self.optuna.exceptions.UpdateFinishedTrialError:
-                continue
-            if not taken:
-                continue
-            if self._is_duplicate(frozen):
-                self.storage.set_trial_user_attr(trial_id, "outcome", "duplicate")
-                self.storage.set_trial_state_values(
-                    trial_id, state=self.optuna.trial.TrialState.FAIL
-                )
-                continue
-            return frozen, trial_id
-        return None
-
-    def _is_duplicate(self, frozen: Any) -> bool:
-        """Another trial of the same point is done, or under way with a lower number, or
-        under way in the run folder this one would continue (which has one writer)."""
-        mine = trial_attrs(frozen)
-        for other in self._trials():
-            if other.number == frozen.number:
-                continue
-            status, attrs = trial_status(other), trial_attrs(other)
-            if mine.resume and status == "running" and attrs.run_dir == mine.resume:
-                return True
-            if attrs.point != mine.point:
-                continue
-            if status in ("finished", "failed") or (
-                status in ("running", "waiting") and other.number < frozen.number
-            ):
-                return True
-        return False
-
-    def _claim(self) -> _Claim | str:
-        """A trial to run, or ``"wait"`` (others are running the rest) or ``"done"``."""
-        with study_lock(self.plan.storage_url):
-            self.optuna.storages.fail_stale_trials(self.study)
-            trials = self._trials()
-            self._enqueue_missing(trials)
-            popped = self._pop()
-            if popped is not None:
-                frozen, trial_id = popped
-                trial = self.optuna.trial.Trial(self.study, trial_id)
-                resume = trial_attrs(frozen).resume
-                resume_dir = Path(resume) if resume and _resumable(Path(resume)) else None
-                if resume_dir is not None:  # the folder's lease passes to this trial, here
-                    self.storage.set_trial_user_attr(trial_id, "run_dir", str(resume_dir))
-                return _Claim(trial, trial_id, self._lease(trial_id), resume_dir)
-            trials = self._trials()
-            taken = [t for t in trials if is_settled(t)]
-            if self.plan.space.mode == "search" and len(taken) < self.plan.trials:
-                trial = self.study.ask()
-                trial_id = self.storage.get_trial_id_from_study_id_trial_number(
-                    self.study_id, trial.number
-                )
-                return _Claim(trial, trial_id, self._lease(trial_id), None)
-            running = [t for t in trials if trial_status(t) == "running"]
-        if running:
-            self._say_waiting(running)
-            return "wait"
-        return "done"
-
-    def _lease(self, trial_id: int) -> TrialLease:
-        grace = self.plan.heartbeat * GRACE_FACTOR
-        return TrialLease(self.storage, trial_id, self.plan.heartbeat, grace)
-
-    def _say_waiting(self, running: list[Any]) -> None:
-        numbers = {t.number for t in running}
-        if numbers - self.waiting_for:
-            grace = self.plan.heartbeat * GRACE_FACTOR
-            listed = ", ".join(f"#{t.number} ({point_text(trial_params(t))})" for t in running)
-            self.on_event(
-                SweepNote(
-                    f"waiting for trial {listed}, running in another worker (a worker that "
-                    f"was killed is noticed {grace} s after its last heartbeat, and its trial "
-                    "taken up here)"
-                )
-            )
-        self.waiting_for = numbers
+        self.claims = StudyClaims(plan, self.optuna, self.storage, self.study, on_event)
 
     # ---- running a point
 
@@ -199,14 +73,14 @@ class SweepWorker:
 
     def _counts(self) -> tuple[int, int]:
         """(points settled, points in all) for the ``(k/N)`` of the progress lines."""
-        done = sum(trial_status(t) in ("finished", "failed") for t in self._trials())
+        done = sum(trial_status(t) in ("finished", "failed") for t in self.claims.trials())
         return done, self.plan.trials
 
     def _best(self) -> tuple[int, float] | None:
-        best = best_row(rows_of(self._trials()))
+        best = best_row(rows_of(self.claims.trials()))
         return (best.number, best.value) if best and best.value is not None else None
 
-    def run_trial(self, claim: _Claim) -> str:
+    def run_trial(self, claim: Claim) -> str:
         """Train one point; tell the study how it ended. Returns the outcome."""
         from workbench.core.train.run_training import LOST, run_training  # torch: imported here
 
@@ -285,7 +159,7 @@ class SweepWorker:
         )
         return outcome
 
-    def _tell(self, claim: _Claim, value: float | None, outcome: str, reason: str | None) -> None:
+    def _tell(self, claim: Claim, value: float | None, outcome: str, reason: str | None) -> None:
         """Record the outcome; the study keeps the first word on a trial."""
         claim.lease.stop()
         trial, states = claim.trial, self.optuna.trial.TrialState
@@ -318,13 +192,13 @@ class SweepWorker:
             if self.stop.is_set():
                 status = "stopped"
                 break
-            claim = self._claim()
+            claim = self.claims.claim()
             if claim == "done":
                 break
             if claim == "wait":
                 self.stop.wait(self.plan.heartbeat)
                 continue
-            assert isinstance(claim, _Claim)
+            assert isinstance(claim, Claim)
             if self.run_trial(claim) == "stopped":
                 status = "stopped"
                 break
@@ -332,14 +206,14 @@ class SweepWorker:
 
     def result(self, status: str) -> SweepResult:
         """The study's trials, its best one, and the best model published (when done)."""
-        rows = rows_of(self._trials())
+        rows = rows_of(self.claims.trials())
         best = best_row(rows)
         published = None
         if status == "finished" and best is not None and best.run_dir:
             summary = read_summary(Path(best.run_dir))
             model = summary.own_model() if summary else None
             if model:
-                published_dir = self.plan.output_root / BEST_MODEL
+                published_dir = OutputFolder(self.plan.output_root).best_model
                 with study_lock(self.plan.storage_url):  # two workers finishing at once
                     publish_model(Path(model), published_dir)
                 published = str(published_dir)
@@ -353,18 +227,10 @@ def _remove_if_empty(folder: Path | None) -> None:
     (the sweep's own line says why the trial ended)."""
     if folder is not None:
         with contextlib.suppress(OSError):
-            if {p.name for p in folder.iterdir()} <= {LOG_FILE}:
-                (folder / LOG_FILE).unlink(missing_ok=True)
+            log = RunFolder(folder).log
+            if all(path == log for path in folder.iterdir()):
+                log.unlink(missing_ok=True)
                 folder.rmdir()
-
-
-def _resumable(run_dir: Path) -> bool:
-    """A cut-short run folder a trial can continue: not finished, a complete checkpoint."""
-    return (
-        run_dir.is_dir()
-        and not is_finished(run_dir)
-        and last_complete_checkpoint(run_dir) is not None
-    )
 
 
 def run_sweep(

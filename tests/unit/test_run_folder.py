@@ -1,5 +1,6 @@
-"""What a run leaves, named once (workbench.core.run_files), and each file's typed reader
-saying what it did with a key it did not expect and a key it lacked."""
+"""What a run leaves, named once (workbench.core.run_folder.layout), and each file's typed
+reader saying what it did with a key it did not expect and a key it lacked. That a finished
+run leaves nothing else is tests/e2e/test_run_folder_runs.py's."""
 
 from __future__ import annotations
 
@@ -10,7 +11,8 @@ from pathlib import Path
 import pytest
 
 import workbench
-from workbench.core import run_files
+from tests.helpers.runs import named_paths
+from workbench.core.config.settings import REPORT_TARGETS
 from workbench.core.data.cleaning import Dropped
 from workbench.core.data.dropped_pairs import read_dropped_pairs
 from workbench.core.evaluate.before_after import read_before
@@ -18,68 +20,49 @@ from workbench.core.events import EvalDone, JsonlRecorder
 from workbench.core.live.follow import MetricsFollower
 from workbench.core.live.stop_request import read_stop_request
 from workbench.core.live.writer_record import WriterRecord
-from workbench.core.records.summary import read_summary
 from workbench.core.report.read import read_lab_studies
-from workbench.core.run_files import RunFolder
-from workbench.core.run_folder import read_saved_config, read_translations
+from workbench.core.run_folder.layout import OutputFolder, RunFolder
+from workbench.core.run_folder.samples import read_translations
+from workbench.core.run_folder.saved_config import read_saved_config
+from workbench.core.run_folder.summary_file import read_summary
 
 PACKAGE = Path(workbench.__path__[0])
+LAYOUT = "core/run_folder/layout.py"
 
-#: Every name run_files gives a file or folder of a run.
-NAMES = sorted(
-    {
-        value
-        for name, value in vars(run_files).items()
-        if name.isupper() and isinstance(value, str) and name != "RUNS_FOLDER"
-    }
-    | set(run_files.LAB_FILES.values())
-)
+FOLDER = RunFolder(Path("out/runs/20260101-000000-demo"))
+OUTPUT = OutputFolder(Path("out"))
+#: Every name the layout gives a file or folder of a run or of its output folder, as a
+#: literal (a split's translations are named by the split); ``tensorboard`` is also a value
+#: of ``--report-to``, and ``runs`` a command.
+LITERALS = {p.name for p in named_paths(FOLDER) if not p.name.endswith("_translations.jsonl")}
+NAMES = sorted((LITERALS | {OUTPUT.history.name, OUTPUT.best_model.name}) - set(REPORT_TARGETS))
 
 
 @pytest.mark.parametrize("name", NAMES)
 def test_each_run_file_is_named_in_one_place(name: str):
-    """A grep for the name as a string literal finds run_files.py and nothing else."""
+    """A grep for the name as a string literal finds the layout and nothing else."""
     literal = re.compile(rf"[\"']{re.escape(name)}[\"']")
     found = [
-        str(path.relative_to(PACKAGE))
+        path.relative_to(PACKAGE).as_posix()
         for path in sorted(PACKAGE.rglob("*.py"))
         if literal.search(path.read_text(encoding="utf-8"))
     ]
-    assert found == ["core/run_files.py"]
+    assert found == [LAYOUT]
 
 
-def test_the_run_folder_names_every_file_and_the_docs_list_them():
-    folder = RunFolder(Path("out/runs/20260101-000000-demo"))
-    paths = [
-        folder.config,
-        folder.metrics,
-        folder.summary,
-        folder.before,
-        folder.log,
-        folder.writer_lock,
-        folder.writer_record,
-        folder.stop_request,
-        folder.dropped_pairs,
-        folder.initial_model,
-        folder.best_model,
-        folder.averaged_model,
-        folder.checkpoints,
-        folder.translations("test"),
-        folder.translations("validation"),
-        *(folder.lab_study(study) for study in run_files.LAB_FILES),
-    ]
-    assert all(p.parent == folder.path for p in paths)
-    assert len({p.name for p in paths}) == len(paths)
-    with pytest.raises(ValueError, match="no Lab study 'nope'"):
-        folder.lab_study("nope")
+def test_the_docs_list_every_file_the_run_folder_names():
+    paths = named_paths(FOLDER)
+    assert len({p.name for p in paths}) == len(paths)  # no two paths share a file
     runs_doc = (PACKAGE.parent / "docs" / "runs.md").read_text(encoding="utf-8")
-    for path in paths:
+    for path in [*paths, OUTPUT.history, OUTPUT.best_model]:
         shown = path.name if "." in path.name else f"{path.name}/"
-        if path.name.startswith("lab_"):
-            shown = "lab_"
+        if path.name.startswith("report_"):
+            shown = "report_*.svg"
         if path.name.endswith("_translations.jsonl"):
             shown = "_translations.jsonl"
         assert shown in runs_doc, f"docs/runs.md does not list {path.name}"
+    with pytest.raises(ValueError, match="no Lab study 'nope'"):
+        FOLDER.lab_study("nope")
 
 
 def planted(path: Path, record: dict, drop: str) -> None:
@@ -235,6 +218,7 @@ def test_a_lab_study_that_lacks_a_field_is_left_out_and_said(tmp_path: Path):
     studies = read_lab_studies(tmp_path, notes)
     assert studies.cache is None
     assert studies.unreadable == ("lab_cache.json",)
-    assert len(notes) == 1
-    assert notes[0].startswith("lab_cache.json: a CacheStudy record has no ")
-    assert notes[0].endswith("; the study is left out")
+    assert notes == [
+        "lab_cache.json: no 'model_dir'; the record is read as missing",
+        "lab_cache.json: not read as a CacheStudy; the study is left out",
+    ]

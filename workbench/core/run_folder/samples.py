@@ -1,0 +1,42 @@
+"""A run's held-out sentences with their before/after translations and sentence scores,
+``<split>_translations.jsonl``: one :class:`~workbench.core.records.run_records.Sample`
+per line, written once "after" is scored and read back by the Samples pane, compare, the
+Lab and ``sacrebleu`` itself (its ``after`` and ``reference`` fields reproduce the run's
+scores)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from workbench.core.records.files import read_jsonl_counted
+from workbench.core.records.run_records import Sample
+from workbench.core.records.typed import decode
+from workbench.core.run_folder.layout import RunFolder
+
+
+def write_translations(run_dir: Path, rows: dict[str, list[Sample]]) -> None:
+    """``<split>_translations.jsonl``: one JSON line per sentence of each set."""
+    for split, samples in rows.items():
+        with RunFolder(run_dir).translations(split).open("w", encoding="utf-8") as fh:
+            for row in samples:
+                fh.write(json.dumps(vars(row), ensure_ascii=False) + "\n")
+
+
+def read_translations(
+    run_dir: Path, split: str, notes: list[str] | None = None
+) -> tuple[list[Sample], int]:
+    """A held-out set's sentences with their before/after translations, and how many
+    lines did not read (a torn last line of a killed writer, a hand-edited one); each such
+    line is said in ``notes``."""
+    path = RunFolder(run_dir).translations(split)
+    records, torn = read_jsonl_counted(path)
+    said = notes if notes is not None else []
+    rows = []
+    for number, record in enumerate(records, 1):
+        sample = decode(Sample, record, said, f"{path.name} line {number}")
+        if sample is not None:
+            rows.append(sample)
+    if torn:
+        said.append(f"{path.name}: {torn} line(s) that are not JSON objects skipped")
+    return rows, torn + len(records) - len(rows)

@@ -1,0 +1,5 @@
+"""The memory plan: what a run's training step needs, from the model's config alone, held
+against the device's memory before any weight is loaded. :mod:`.plan` plans a run, looks
+for the flags that would make it fit and refuses one that will not; each model kind counts
+its own step, :mod:`.seq2seq` (an encoder-decoder) and :mod:`.decoder_only` (a causal LM);
+:mod:`.shared` holds what both count alike."""

@@ -1,0 +1,135 @@
+"""A run's memory plan: what its training step needs, from the model's config alone, held
+against the device's memory before any weight is loaded; for a run that will not fit, the
+cheapest flags that would make it, and the refusal in one line.
+
+Each model kind counts its own step (:mod:`.seq2seq`, :mod:`.decoder_only`); this module
+asks the one the model is, and plans ``--comet``'s scorer beside it.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from typing import Any
+
+from workbench.core.config.run_config import RunConfig
+from workbench.core.model.architecture import model_shape
+from workbench.core.records.memory import GB, Fix, MemoryPlan, ScorerMemory
+from workbench.core.records.run_records import Precision
+from workbench.core.train.memory.decoder_only import decoder_only_plan
+from workbench.core.train.memory.seq2seq import seq2seq_plan
+from workbench.core.train.memory.shared import PlanRequest
+from workbench.core.views.memory_text import refusal, scorer_refusal
+from workbench.errors import WorkbenchError
+
+
+def device_budget(config: RunConfig, device: str) -> tuple[float, str]:
+    """Bytes the plan is held against, and where that figure comes from."""
+    if config.memory_budget:
+        return config.memory_budget * GB, "(--memory-budget)"
+    if device == "cuda":
+        import torch
+
+        free, _total = torch.cuda.mem_get_info()
+        return float(free), f"free on {torch.cuda.get_device_name()}"
+    import psutil
+
+    return float(psutil.virtual_memory().available), "of RAM available"
+
+
+def estimate(
+    config: RunConfig,
+    model_config: Any,
+    precision: Precision,
+    budget: tuple[float, str],
+    prompt_tokens: int | None = None,
+) -> MemoryPlan:
+    """The plan of ``config`` on ``model_config``'s model (no fix looked for), counted as
+    its kind counts it.
+
+    ``prompt_tokens``: a decoder-only model's prompt around the source, where the caller
+    has measured it (else :data:`~.decoder_only.PROMPT_TOKENS`)."""
+    from workbench.core.model.meta_model import count_parameters
+    from workbench.core.train.lora import lora_targets
+
+    targets = lora_targets(config, model_config.model_type) if config.lora else None
+    counts = count_parameters(model_config, targets, config.lora_rank)
+    shape = model_shape(model_config)
+    request = PlanRequest(config, model_config, shape, counts, targets, precision, budget)
+    if shape.causal:
+        return decoder_only_plan(request, prompt_tokens)
+    return seq2seq_plan(request)
+
+
+def _fixes(
+    config: RunConfig, precision: Precision, causal: bool = False
+) -> list[tuple[tuple[str, ...], RunConfig, Precision]]:
+    """Ways to make a run smaller, cheapest to the run's quality and speed first: LoRA,
+    then checkpointing, then bf16 (where the device has it; not for a decoder-only model,
+    whose activations autocast does not halve), then halving the batch."""
+    steps: list[tuple[str, dict[str, Any]]] = []
+    if not config.lora and not config.is_scratch and not config.average_checkpoints:
+        steps.append(("--lora", {"lora": True}))
+    if not config.gradient_checkpointing:
+        steps.append(("--gradient-checkpointing", {"gradient_checkpointing": True}))
+    found: list[tuple[tuple[str, ...], RunConfig, Precision]] = []
+    flags: tuple[str, ...] = ()
+    for flag, change in steps:
+        flags, config = (*flags, flag), dataclasses.replace(config, **change)
+        found.append((flags, config, precision))
+    fp32 = precision.training == "fp32" and not config.fp16
+    if fp32 and not causal and precision.device in ("cpu", "cuda"):
+        precision = dataclasses.replace(precision, training="bf16")
+        flags = (*flags, "--bf16")
+        found.append((flags, config, precision))
+    batch = config.batch_size
+    while batch > 1:
+        batch //= 2
+        config = dataclasses.replace(config, batch_size=batch)
+        found.append(((*flags, f"--batch-size {batch}"), config, precision))
+    return found
+
+
+def plan_memory(
+    config: RunConfig, model_config: Any, precision: Precision, prompt_tokens: int | None = None
+) -> MemoryPlan:
+    """The run's plan against its device's memory; for a run that does not fit, the
+    cheapest flags that would make it (:func:`_fixes`). ``prompt_tokens``: a decoder-only
+    model's measured prompt (else :data:`~.decoder_only.PROMPT_TOKENS`)."""
+    budget = device_budget(config, precision.device)
+    plan = estimate(config, model_config, precision, budget, prompt_tokens)
+    if plan.fits:
+        return plan
+    for flags, smaller, arithmetic in _fixes(config, precision, plan.causal):
+        try:
+            candidate = estimate(smaller, model_config, arithmetic, budget, prompt_tokens)
+        except WorkbenchError:  # --lora on a family with no default targets: not a fix
+            continue
+        if candidate.fits:
+            return dataclasses.replace(plan, fix=Fix(flags, candidate.total))
+    return plan
+
+
+def plan_scorer(config: RunConfig, plan: MemoryPlan) -> ScorerMemory | None:
+    """What ``--comet``'s model will take, from its hparams.yaml and encoder config alone
+    (fetched now, so a model that cannot be fetched is one line before training); refused
+    in one line when it cannot fit: alone, once training has released its model, or with
+    ``--select-on comet`` beside the training step of ``plan``."""
+    if not config.comet:
+        return None
+    from workbench.core.comet.plan import scorer_memory
+    from workbench.core.comet.scorer import BATCH_SIZE
+
+    tokens = config.max_source_length + config.max_target_length
+    budget = (plan.budget, plan.budget_source)
+    memory = scorer_memory(config.comet, BATCH_SIZE, tokens, budget)
+    if config.select_on == "comet":  # the runtime is counted once
+        memory = dataclasses.replace(memory, beside=plan.total - plan.runtime)
+    if not memory.fits:
+        raise WorkbenchError(scorer_refusal(memory))
+    return memory
+
+
+def check_fits(plan: MemoryPlan, model: str) -> None:
+    """Refuse, in one line with the flags that would help, a run that will not fit."""
+    if not plan.fits:
+        raise WorkbenchError(refusal(plan, model))
