@@ -11,18 +11,14 @@ from pathlib import Path
 import pytest
 from rich.cells import cell_len
 
-from workbench.cli import main
-
 SENTENCE = "The cat sat on the mat."
 
 
-def test_cli_prints_heatmap_and_writes_svg(tiny_model_dir: Path, tmp_path: Path, capsys):
+def test_cli_prints_heatmap_and_writes_svg(cli, tiny_model_dir: Path, tmp_path: Path):
     svg = tmp_path / "map.svg"
-    code = main(
-        ["attention", SENTENCE, "--model", str(tiny_model_dir), "--words", "--svg", str(svg)]
-    )
-    out = capsys.readouterr().out
-    assert code == 0
+    done = cli("attention", SENTENCE, "--model", str(tiny_model_dir), "--words", "--svg", str(svg))
+    out = done.stdout
+    assert done.returncode == 0
     assert "source:      The cat sat on the mat." in out
     assert "mean of 1 layer," in out
     assert re.search(r"\[[░▒▓█·\s]+\]", out), out  # strongest token marked, characters only
@@ -33,7 +29,7 @@ def test_cli_prints_heatmap_and_writes_svg(tiny_model_dir: Path, tmp_path: Path,
 
 @pytest.mark.parametrize("no_color", [True, False])
 def test_cli_no_color_on_a_terminal_is_characters_only(
-    tiny_model_dir: Path, monkeypatch, capsys, no_color: bool
+    cli, tiny_model_dir: Path, monkeypatch, no_color: bool
 ):
     monkeypatch.setenv("FORCE_COLOR", "1")  # Rich treats the captured stdout as a terminal
     monkeypatch.setenv("COLUMNS", "80")
@@ -41,8 +37,9 @@ def test_cli_no_color_on_a_terminal_is_characters_only(
         monkeypatch.setenv("NO_COLOR", "1")
     else:
         monkeypatch.delenv("NO_COLOR", raising=False)
-    assert main(["attention", "I like to drink tea.", "--model", str(tiny_model_dir)]) == 0
-    out = capsys.readouterr().out
+    done = cli("attention", "I like to drink tea.", "--model", str(tiny_model_dir))
+    assert done.returncode == 0
+    out = done.stdout
     has_colour = re.search(r"\x1b\[(?:[0-9;]*;)?(?:3[0-7]|9[0-7]|38;[0-9;]+)m", out)
     assert (has_colour is None) is no_color
     plain = re.sub(r"\x1b\[[0-9;]*m", "", out)
@@ -58,31 +55,32 @@ def test_cli_no_color_on_a_terminal_is_characters_only(
         (["attention", " ".join(["word"] * 2000)], "the attention view takes at most"),
     ],
 )
-def test_cli_bad_input_is_one_clear_line(tiny_model_dir: Path, capsys, argv, message):
-    assert main([*argv, "--model", str(tiny_model_dir)]) == 2
-    err = capsys.readouterr().err.strip()
+def test_cli_bad_input_is_one_clear_line(cli, tiny_model_dir: Path, argv, message):
+    done = cli(*argv, "--model", str(tiny_model_dir))
+    assert done.returncode == 2
+    err = done.stderr.strip()
     assert len(err.splitlines()) == 1, err
     assert message in err, err
 
 
-def test_cli_without_a_model_says_how_to_get_one(tmp_path: Path, monkeypatch, capsys):
-    monkeypatch.chdir(tmp_path)
-    assert main(["attention", "I like tea."]) == 2
+def test_cli_without_a_model_says_how_to_get_one(cli, tmp_path: Path):
+    done = cli("attention", "I like tea.", cwd=tmp_path)
+    assert done.returncode == 2
     assert "train one first (workbench train --headless --preset demo) or pass --model" in (
-        capsys.readouterr().err
+        done.stderr
     )
 
 
-def test_png_without_matplotlib_says_so(tiny_model_dir: Path, tmp_path: Path, monkeypatch, capsys):
+def test_png_without_matplotlib_says_so(cli, tiny_model_dir: Path, tmp_path: Path, monkeypatch):
     monkeypatch.setitem(sys.modules, "matplotlib", None)  # import now raises ImportError
-    code = main(
-        ["attention", SENTENCE, "--model", str(tiny_model_dir), "--png", str(tmp_path / "map.png")]
-    )
-    assert code == 2
-    assert "--png needs matplotlib" in capsys.readouterr().err
+    png = str(tmp_path / "map.png")
+    done = cli("attention", SENTENCE, "--model", str(tiny_model_dir), "--png", png)
+    assert done.returncode == 2
+    assert "--png needs matplotlib" in done.stderr
 
 
 def test_attention_cli_module_is_light():
+    """A new interpreter: what the module imports is the point."""
     code = "import sys, workbench.cli.attention; print('torch' in sys.modules)"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "False"

@@ -185,20 +185,21 @@ def generated(monkeypatch: pytest.MonkeyPatch) -> list[int]:
     return first
 
 
-def test_label_option_replaces_or_drops_the_label(cached_hub_model, hub_server, generated, capsys):
-    from workbench.cli import main
-
+def test_label_option_replaces_or_drops_the_label(cli, cached_hub_model, hub_server, generated):
     ids = label_ids(hub_server)
-    assert main(["translate", "--model", OPUS_MODEL, "--label", ">>cmn_Hant<<", "Tea."]) == 0
+    translate = ("translate", "--model", OPUS_MODEL)
+    assert cli(*translate, "--label", ">>cmn_Hant<<", "Tea.").returncode == 0
     assert generated == [ids[">>cmn_Hant<<"]]
     generated.clear()
-    assert main(["translate", "--model", OPUS_MODEL, "--label", "none", "Tea."]) == 0
+    assert cli(*translate, "--label", "none", "Tea.").returncode == 0
     assert generated
     assert generated[0] not in ids.values()
-    assert main(["translate", "--model", OPUS_MODEL, "--label", ">>xyz<<", "Tea."]) == 2
-    assert "'>>xyz<<' is not a single token" in capsys.readouterr().err
-    assert main(["translate", "--model", OPUS_MODEL, "--label", "cmn", "Tea."]) == 2
-    assert "known labels include: >>cmn_Hans<<, >>cmn_Hant<<" in capsys.readouterr().err
+    done = cli(*translate, "--label", ">>xyz<<", "Tea.")
+    assert done.returncode == 2
+    assert "'>>xyz<<' is not a single token" in done.stderr
+    done = cli(*translate, "--label", "cmn", "Tea.")
+    assert done.returncode == 2
+    assert "known labels include: >>cmn_Hans<<, >>cmn_Hant<<" in done.stderr
 
 
 async def test_tui_base_model_translates_with_the_runs_label(

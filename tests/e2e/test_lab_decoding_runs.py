@@ -8,20 +8,18 @@ from __future__ import annotations
 
 import json
 
-from workbench.cli import main
 from workbench.core.lab.decoding_strategies import (
     STRATEGIES,
 )
 from workbench.core.run_folder.layout import RunFolder
 
 
-def test_cli_prints_the_table_chart_and_findings_and_saves_json(
-    run_with_model, capsys, monkeypatch
-):
+def test_cli_prints_the_table_chart_and_findings_and_saves_json(cli, run_with_model):
     run, model = run_with_model
-    monkeypatch.chdir(run.parent.parent.parent)  # where training ran: run_dir is relative
-    assert main(["lab", "decoding", "--model", str(model), "--limit", "3"]) == 0
-    out = capsys.readouterr().out
+    where = run.parent.parent.parent  # where training ran: run_dir is relative
+    done = cli("lab", "decoding", "--model", str(model), "--limit", "3", cwd=where)
+    assert done.returncode == 0
+    out = done.stdout
     assert "decoding strategies on the first 3 sentences" in out
     for strategy in STRATEGIES:
         assert f"\n{strategy.name}" in out

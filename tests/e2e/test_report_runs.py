@@ -20,7 +20,6 @@ import pytest
 from tests.helpers.report import SVG, summary_of
 from tests.helpers.runs import FinishedRun, tiny_config
 from tests.helpers.tui import wait_for
-from workbench.cli import main
 from workbench.core.attention.kept_heatmaps import kept_views
 from workbench.core.report.read import build_report
 from workbench.core.report.write import create_report
@@ -246,14 +245,14 @@ async def test_tui_keys_save_a_screenshot_and_write_the_report(tiny_run: Path, t
 
 
 def test_the_lab_studies_run_for_a_run_appear_in_its_report(
-    tiny_run: Path, written: dict[str, str], capsys
+    cli, tiny_run: Path, written: dict[str, str]
 ):
     assert "The Lab" not in written[REPORT_MD]  # no study run yet: no section
     model = str(tiny_run / "best_model")
-    assert main(["lab", "decoding", "--model", model, "--limit", "3"]) == 0
-    assert main(["lab", "cache", "--model", model, "--lengths", "2", "4", "--repeats", "1"]) == 0
-    assert main(["lab", "attention", "--model", model, "I like tea."]) == 0
-    capsys.readouterr()
+    assert cli("lab", "decoding", "--model", model, "--limit", "3").returncode == 0
+    cache = cli("lab", "cache", "--model", model, "--lengths", "2", "4", "--repeats", "1")
+    assert cache.returncode == 0
+    assert cli("lab", "attention", "--model", model, "I like tea.").returncode == 0
     decoding = json.loads((tiny_run / "lab_decoding.json").read_text(encoding="utf-8"))
     _, paths = create_report(tiny_run)
     texts = {p.name: p.read_text(encoding="utf-8") for p in paths}

@@ -15,7 +15,6 @@ from textual.widgets import DataTable, Input
 
 from tests.helpers.runs import FinishedRun, small
 from tests.helpers.tui import open_translate, wait_for
-from workbench.cli import main
 from workbench.cli.interact import run_console
 from workbench.core.report.write import create_report
 from workbench.core.run_folder.layout import REPORT_HTML, REPORT_MD
@@ -25,7 +24,7 @@ from workbench.tui.app import WorkbenchApp
 
 
 async def test_judgements_in_the_pane_and_in_interact_reach_the_report(
-    tmp_path: Path, finished_run: FinishedRun
+    cli, tmp_path: Path, finished_run: FinishedRun
 ):
     run_dir = finished_run.copy_to(tmp_path / "out")
     history = tmp_path / "out" / "console_history.jsonl"
@@ -64,7 +63,9 @@ async def test_judgements_in_the_pane_and_in_interact_reach_the_report(
     assert "| 2× |" in md  # "I like tea." twice, listed once
     assert "Some tea." not in md.split("## Translations tried in the console")[1].split("##")[0]
     assert "the 2 judged of 3 distinct lines" in md
-    assert main(["report", str(run_dir), "--console", "all", "--sentence", "I like tea."]) == 0
+    assert (
+        cli("report", str(run_dir), "--console", "all", "--sentence", "I like tea.").returncode == 0
+    )
     md = (run_dir / REPORT_MD).read_text(encoding="utf-8")
     assert "| Some tea. |" in md
     assert "Listed: all 3 distinct lines" in md

@@ -17,7 +17,6 @@ from textual.widgets import Input
 
 from tests.helpers.runs import small
 from tests.helpers.tui import wait_for
-from workbench.cli import main
 from workbench.core.attention.extract import load_attention_model
 from workbench.core.attention.heatmap import render_plain
 from workbench.tui.app import WorkbenchApp
@@ -28,14 +27,16 @@ SENTENCE = "I like to drink tea with my friends."
 
 
 async def test_panes_show_what_workbench_translate_and_attention_print(
-    tmp_path: Path, tiny_model_dir: Path, capsys
+    cli, tmp_path: Path, tiny_model_dir: Path
 ):
     model = tmp_path / "out" / "best_model"
     shutil.copytree(tiny_model_dir, model)
-    assert main(["translate", "--model", str(model), SENTENCE]) == 0
-    cli_translation = capsys.readouterr().out.strip()
-    assert main(["attention", "--model", str(model), "--width", "200", SENTENCE]) == 0
-    cli_heatmap = capsys.readouterr().out
+    translated = cli("translate", "--model", str(model), SENTENCE)
+    assert translated.returncode == 0
+    cli_translation = translated.stdout.strip()
+    drawn = cli("attention", "--model", str(model), "--width", "200", SENTENCE)
+    assert drawn.returncode == 0
+    cli_heatmap = drawn.stdout
     assert f"translation: {cli_translation or '(empty)'}\n" in cli_heatmap
 
     app = WorkbenchApp(small(tmp_path))

@@ -1,5 +1,5 @@
 """Runs side by side (workbench.core.experiments.table; ``workbench runs`` is in
-tests/cli/test_cli_runs.py)."""
+tests/cli/test_cli_run_list.py)."""
 
 from __future__ import annotations
 
