@@ -18,7 +18,7 @@ from textual.widgets import DataTable, Static
 
 from tests.helpers.cli import CommandLine
 from tests.helpers.paths import FIXTURES
-from tests.helpers.runs import TINY_RUN_SETTINGS, small, tiny_toml
+from tests.helpers.runs import small, tiny_toml
 from tests.helpers.tui import wait_for
 from workbench.core.comet.scorer import load_scorer
 from workbench.core.run_folder.summary_file import read_summary
@@ -30,10 +30,10 @@ COMET = COMET_FIXTURES / "regression-mix-sparsemax"
 
 
 def train(folder: Path, out: Path, *extra: str) -> str:
-    """A tiny demo run through the CLI with ``--comet``, with a cache of its own (a module
-    fixture is set up before the autouse private cache); its stdout."""
+    """A tiny demo run of 2 epochs through the CLI with ``--comet``, with a cache of its own
+    (a module fixture is set up before the autouse private cache); its stdout."""
     toml = folder / "tiny.toml"
-    toml.write_text(tiny_toml(**TINY_RUN_SETTINGS), encoding="utf-8")
+    toml.write_text(tiny_toml(epochs=2), encoding="utf-8")
     with pytest.MonkeyPatch.context() as patch:
         done = CommandLine(patch)(
             "train", "--headless", "--preset", "demo", "--config", str(toml),
@@ -46,8 +46,8 @@ def train(folder: Path, out: Path, *extra: str) -> str:
 
 @dataclass
 class CometRuns:
-    """Two finished runs with COMET in one output folder: the first a plain demo run, the
-    second one epoch longer and choosing its best epoch by validation COMET
+    """Two finished runs with COMET in one output folder: the first a tiny demo run of two
+    epochs, the second one epoch longer and choosing its best epoch by validation COMET
     (``--select-on comet``); what each printed."""
 
     out: Path
