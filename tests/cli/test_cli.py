@@ -2,28 +2,19 @@
 
 from __future__ import annotations
 
-import subprocess
-import sys
 import time
 from pathlib import Path
 
-from tests.helpers.cli import TINY_DEMO_ARGS
+from tests.helpers.cli import TINY_DEMO_ARGS, imports_of
 
 
 def test_help_does_not_import_torch():
     """A new interpreter: what a command imports is the point."""
-    code = (
-        "import sys\n"
-        "from workbench.cli import main\n"
-        "try:\n    main(['--help'])\nexcept SystemExit:\n    pass\n"
-        "names = ('torch', 'transformers', 'textual', 'datasets')\n"
-        "heavy = [m for m in names if m in sys.modules]\n"
-        "print('HEAVY', heavy)\n"
-    )
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
-    assert "HEAVY []" in out.stdout
-    assert "train" in out.stdout
-    assert "interact" in out.stdout
+    helped = imports_of("--help", modules=("torch", "transformers", "textual", "datasets"))
+    assert helped.returncode == 0, helped.stderr
+    assert helped.imported == []
+    assert "train" in helped.stdout
+    assert "interact" in helped.stdout
 
 
 def test_bad_flag_value_is_one_line(cli, tmp_path: Path):

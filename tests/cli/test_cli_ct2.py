@@ -6,11 +6,12 @@ tests/unit/test_ct2_*.py."""
 from __future__ import annotations
 
 import shutil
-import subprocess
 import sys
 from pathlib import Path
 
 import pytest
+
+from tests.helpers.cli import imports_of
 
 
 def test_cli_export_then_translate_with_ct2(cli, tiny_model_dir: Path, tmp_path: Path):
@@ -99,12 +100,7 @@ def test_export_refuses_a_hub_id_and_bad_values(cli, tmp_path: Path):
 
 def test_help_imports_neither_torch_nor_ctranslate2():
     """A new interpreter: what the command imports is the point."""
-    code = (
-        "import sys\nfrom workbench.cli import main\n"
-        "try:\n    main(['export', '--help'])\nexcept SystemExit:\n    pass\n"
-        "print('HEAVY', [m for m in ('torch', 'ctranslate2', 'transformers') "
-        "if m in sys.modules])\n"
-    )
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
-    assert "HEAVY []" in out.stdout
-    assert "--quantization" in out.stdout
+    helped = imports_of("export", "--help", modules=("torch", "ctranslate2", "transformers"))
+    assert helped.returncode == 0, helped.stderr
+    assert helped.imported == []
+    assert "--quantization" in helped.stdout

@@ -14,14 +14,13 @@ from __future__ import annotations
 
 import re
 import signal
-import subprocess
 import sys
 import time
 from pathlib import Path
 
 import pytest
 
-from tests.helpers.cli import Started
+from tests.helpers.cli import Started, imports_of
 from tests.helpers.hub import closed_port
 from tests.helpers.paths import REPO
 from tests.helpers.runs import tiny_toml
@@ -40,18 +39,12 @@ pytest.importorskip("optuna")
 
 def test_sweep_help_imports_neither_optuna_nor_torch():
     """A new interpreter: what the command imports is the point."""
-    code = (
-        "import sys\nfrom workbench.cli import main\n"
-        "try:\n    main(['sweep', '--help'])\nexcept SystemExit:\n    pass\n"
-        "print('HEAVY', [m for m in ('torch', 'optuna', 'transformers', 'sqlalchemy') "
-        "if m in sys.modules])\n"
-    )
-    out = subprocess.run(
-        [sys.executable, "-c", code], capture_output=True, text=True, check=True, cwd=REPO
-    )
-    assert "HEAVY []" in out.stdout
-    assert "--grid" in out.stdout
-    assert "--storage" in out.stdout
+    heavy = ("torch", "optuna", "transformers", "sqlalchemy")
+    helped = imports_of("sweep", "--help", modules=heavy, cwd=REPO)
+    assert helped.returncode == 0, helped.stderr
+    assert helped.imported == []
+    assert "--grid" in helped.stdout
+    assert "--storage" in helped.stdout
 
 
 def test_a_bad_grid_on_the_command_line_is_one_line_and_creates_nothing(cli, tmp_path: Path):

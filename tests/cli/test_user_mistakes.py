@@ -7,12 +7,11 @@ How fast each fails is measured in docs/reliability.md, not asserted here.
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 
 import pytest
 
-from tests.helpers.cli import read_at_import, run_cli
+from tests.helpers.cli import imports_of, read_at_import, run_cli
 from tests.helpers.mistakes import MISTAKES
 
 
@@ -56,23 +55,9 @@ def test_a_data_file_mistake_is_refused_before_torch_is_imported(name: str, tmp_
     """The same one line, from the first look at the file, not after the model's config has
     imported torch and transformers (seconds before the line, on every such mistake). A new
     interpreter: what the command imports is the point."""
-    import subprocess
-    import sys
-
     files, argv, _, needles = MISTAKES[name]
     for rel, content in files.items():
         (tmp_path / rel).write_bytes(content)
-    code = (
-        "import sys\nfrom workbench.cli.main import main\ncode = main(sys.argv[1:])\n"
-        "print(code, 'torch' in sys.modules, 'transformers' in sys.modules)"
-    )
-    done = subprocess.run(
-        [sys.executable, "-c", code, *argv],
-        cwd=tmp_path,
-        capture_output=True,
-        text=True,
-        timeout=120,
-        env={**os.environ, "HF_HUB_OFFLINE": "1"},
-    )
-    assert done.stdout.split() == ["2", "False", "False"], (done.stdout, done.stderr[-2000:])
+    done = imports_of(*argv, modules=("torch", "transformers"), cwd=tmp_path)
+    assert (done.returncode, done.imported) == (2, []), (done.stdout, done.stderr[-2000:])
     assert all(needle in done.stderr for needle in needles), done.stderr

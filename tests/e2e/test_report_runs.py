@@ -8,15 +8,13 @@ from __future__ import annotations
 import html
 import importlib.util
 import json
-import os
 import shutil
-import subprocess
-import sys
 import xml.etree.ElementTree as ET
 from pathlib import Path
 
 import pytest
 
+from tests.helpers.cli import imports_of
 from tests.helpers.report import SVG, summary_of
 from tests.helpers.runs import FinishedRun, tiny_config
 from tests.helpers.tui import wait_for
@@ -136,19 +134,9 @@ def test_a_finished_run_keeps_its_first_samples_heatmap_for_the_report(
     assert [k.asked for k in kept_views(run, run / "best_model")] == [first]
     # Copied as cp -r and scp -r copy: the files, with new modification times.
     copy = Path(shutil.copytree(run, tmp_path / "run", copy_function=shutil.copy))
-    code = (
-        "import sys; from workbench.cli import main; rc = main(['report', sys.argv[1]]); "
-        "print('torch loaded:', 'torch' in sys.modules); sys.exit(rc)"
-    )
-    proc = subprocess.run(
-        [sys.executable, "-c", code, str(copy)],
-        capture_output=True,
-        text=True,
-        env={**os.environ, "HF_HUB_OFFLINE": "1"},
-        timeout=300,
-    )
-    assert proc.returncode == 0, proc.stderr
-    assert "torch loaded: False" in proc.stdout
+    reported = imports_of("report", str(copy), modules=("torch",))  # a new interpreter
+    assert reported.returncode == 0, reported.stderr
+    assert reported.imported == []
     kept = (copy / REPORT_FIGURES["attention"]).read_text(encoding="utf-8")
     RunFolder(copy).heatmaps.unlink()
     computed = build_report(copy).attention

@@ -1,5 +1,6 @@
 """The command line as a test runs it: in this process (the ``cli`` fixture), or in a new
-interpreter (``run_cli``, ``start_cli``); and the tiny demo run's arguments.
+interpreter (``run_cli``, ``start_cli``, and ``imports_of`` for what a command imports);
+and the tiny demo run's arguments.
 
 ``cli("translate", "--model", m, input="I like tea.\\n")`` calls
 ``workbench.cli.main.main([...])``, as the installed ``workbench`` script does, with the
@@ -27,6 +28,7 @@ from __future__ import annotations
 
 import contextlib
 import io
+import json
 import logging
 import os
 import signal
@@ -231,6 +233,44 @@ def run_cli(
         text=not isinstance(input, bytes),
         timeout=timeout,
     )
+
+
+#: Runs ``workbench`` with ``sys.argv[2:]`` as the installed script does, then prints which
+#: of the modules named in ``sys.argv[1]`` (comma-separated) it imported, as a last line.
+IMPORTS_OF_A_COMMAND = (
+    "import json, sys\nfrom workbench.cli.main import main\n"
+    "try:\n    code = main(sys.argv[2:])\nexcept SystemExit as done:\n"
+    "    code = done.code if isinstance(done.code, int) else int(done.code is not None)\n"
+    "print('\\nIMPORTED', json.dumps([m for m in sys.argv[1].split(',') if m in sys.modules]))\n"
+    "sys.exit(code)\n"
+)
+
+
+@dataclass(frozen=True)
+class Imports:
+    """A command run in a new interpreter: its exit status, what it printed, and which of
+    the modules asked about it had imported by its end."""
+
+    returncode: int
+    stdout: str
+    stderr: str
+    imported: list[str]
+
+
+def imports_of(*args: str, modules: tuple[str, ...], cwd: Path | None = None) -> Imports:
+    """``workbench ARGS`` in a new interpreter (this one has imported everything), and which
+    of ``modules`` it imported: for a test of what a command leaves unimported."""
+    done = subprocess.run(
+        [sys.executable, "-c", IMPORTS_OF_A_COMMAND, ",".join(modules), *args],
+        cwd=cwd,
+        env=command_env(),
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    printed, marker, imported = done.stdout.rpartition("\nIMPORTED ")
+    assert marker, done.stdout[-2000:] + done.stderr[-2000:]
+    return Imports(done.returncode, printed, done.stderr, json.loads(imported))
 
 
 #: A command a test drives while it runs.
