@@ -1,6 +1,8 @@
 """The job a user with the Hub runs, through a Hub look-alike on 127.0.0.1.
 
 The tests that train (or build), split from tests/cli/test_hub.py, whose other tests do not.
+Each command with the look-alike as its Hub runs in a new interpreter: the Hub's libraries
+read its address, the offline switch and the cache folders at import.
 """
 
 from __future__ import annotations

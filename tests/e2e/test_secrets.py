@@ -5,6 +5,8 @@ A user behind a proxy with credentials and a mirror that takes them in its URL r
 assignment shrunk through the Hub look-alike, then the commands that print and write what
 a run left (runs, report, compare, translate) and a run that fails. Every line of output
 and every file under the output folder and the sample cache is searched for the secrets.
+Each command runs in a new interpreter with the secrets in its environment: the Hub's
+libraries read the mirror, the proxy and the token at import.
 """
 
 from __future__ import annotations

@@ -1,7 +1,7 @@
-"""``workbench sweep``: specs, the objective, and sweeps -- one worker, two workers on one SQLite
-study, a worker killed with SIGKILL, a worker stopped by Ctrl-C.
+"""``workbench sweep`` with two workers on one SQLite study, each a process of its own (two
+processes claiming trials from one database file is the point), training their trials.
 
-The tests that train (or build), split from tests/unit/test_sweep.py, whose other tests do not.
+The sweep's other tests are in tests/unit/test_sweep.py and tests/cli/test_cli_sweep.py.
 """
 
 from __future__ import annotations
