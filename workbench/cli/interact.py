@@ -23,17 +23,12 @@ from workbench.cli.options import (
     check_model_options,
     language_choice,
 )
-from workbench.core.translate.console_session import (
-    ConsoleModel,
-    ConsoleSession,
-    console_history,
-)
 from workbench.core.translate.judgements import JUDGE_USAGE, is_judge_command, parse_judgement
 from workbench.errors import WorkbenchError, failure_text
 
 if TYPE_CHECKING:
     from workbench.cli.options import Subparsers
-    from workbench.core.translate.console_session import ConsoleAnswer
+    from workbench.core.translate.console_session import ConsoleAnswer, ConsoleSession
     from workbench.core.translate.translator import Translator
 
 QUIT_WORDS = {":q", ":quit", "quit", "exit", ":exit"}
@@ -50,6 +45,11 @@ def add_parser(sub: Subparsers) -> None:
 
 def run(args: argparse.Namespace) -> int:
     """The assignment's --interact: load the best model and translate typed lines."""
+    from workbench.core.translate.console_session import (
+        ConsoleModel,
+        ConsoleSession,
+        console_history,
+    )
     from workbench.core.translate.quality import QualityEstimator
 
     check_model_options(args)

@@ -1,5 +1,5 @@
 """The direction resolution: what a user asks of a model's languages
-(:class:`~workbench.core.languages.DirectionRequest`) turned into what that model is told
+(:class:`~workbench.core.config.direction_request.DirectionRequest`) turned into what that model is told
 (:class:`~workbench.core.languages.Direction`), and set where transformers reads it.
 
 Each family has its mechanism (:mod:`workbench.core.model.family`): Marian (OPUS-MT)
