@@ -14,8 +14,8 @@ from tests.helpers.memory import NEEDS, figure_in
 from tests.helpers.paths import FIXTURES
 from tests.helpers.runs import tiny_config
 from workbench.core.records.memory import GB
+from workbench.core.records.run_records import Precision
 from workbench.core.train.memory.plan import estimate, plan_memory
-from workbench.core.train.run_model import Precision
 from workbench.errors import WorkbenchError
 
 #: NLLB-200 3.3B's config.json as the Hub gives it (d_model 2048, 24 + 24 layers, FFN

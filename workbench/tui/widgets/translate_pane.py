@@ -36,7 +36,7 @@ from workbench.core.translate.judgements import (
     parse_judgement,
 )
 from workbench.core.translate.quality import QualityEstimator
-from workbench.errors import WorkbenchError
+from workbench.errors import WorkbenchError, failure_text
 from workbench.tui.messages import ForwardsWorkerFailures, ShowAttention, checked
 from workbench.tui.widgets.translate_rows import (
     CHOICES,
@@ -210,7 +210,7 @@ class TranslatePane(ForwardsWorkerFailures, Vertical):
             try:
                 self._translate(job)
             except Exception as err:  # one bad line must never stop the queue
-                self.post_message(self.Failed(job.key, f"{type(err).__name__}: {err}"))
+                self.post_message(self.Failed(job.key, failure_text(err)))
 
     def _translate(self, job: Job) -> None:
         """Load the model once and translate one line (on the worker's thread)."""
