@@ -228,6 +228,8 @@ class TranslatePane(ForwardsWorkerFailures, Vertical):
         if answer.quality_problem:  # the row shows no score; why, once, in a toast
             said = "QE is off" if answer.quality_off else "no QE score for that line"
             self.post_message(self.Failed("", f"{said}: {answer.quality_problem}"))
+        if answer.history_problem:  # the row shows the translation; it cannot be judged
+            self.post_message(self.Failed("", f"that line is {answer.history_problem}"))
         self.post_message(self.Translated(job.key, answer))
 
     # ------------------------------------------------------------------ results
