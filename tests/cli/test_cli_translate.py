@@ -19,11 +19,13 @@ from tests.helpers.comet import GOOD
 from tests.helpers.data import ODD_INPUT
 from tests.helpers.hub import hub_env
 from tests.helpers.hub_repos import OPUS_DE_MODEL
-from workbench.cli.interact import run_console
+from workbench.cli.interact import answer_lines, run_console
 from workbench.cli.translate import run_pipe
 from workbench.core.decoding import DecodeOptions
 from workbench.core.translate.console_session import ConsoleModel, ConsoleSession
+from workbench.core.translate.judgements import Judgement
 from workbench.core.translate.translator import Translator
+from workbench.errors import WorkbenchError
 
 GARBAGE = b"\xff\xfe\x00\x80garbage\xc3\x28 \xed\xa0\x80"  # invalid UTF-8, an encoded surrogate
 
@@ -224,3 +226,26 @@ def test_interact_refuses_a_qe_folder_before_it_loads_the_translation_model(
     assert said in line
     assert "Unbabel/wmt22-cometkiwi-da" in line  # the fix: a reference-free model
     assert not (tmp_path / "translation_output").exists()  # no history begun
+
+
+def test_a_history_that_cannot_be_written_mid_session_still_shows_the_translation(
+    tiny_model_dir: Path, tmp_path: Path
+):
+    history = tmp_path / "console_history.jsonl"
+    model = ConsoleModel(str(tiny_model_dir), device="cpu", num_beams=1, max_new_tokens=8)
+    session = ConsoleSession({"model": model}, history)
+    session.check()
+    kept = session.translate("I like tea.")
+    assert kept.line_id is not None
+    assert not kept.history_problem
+    history.unlink()
+    history.mkdir()  # what was the history file cannot be appended to any more
+    lost = session.translate("My brother is a doctor.")
+    assert lost.translation.text  # the user sees the translation all the same
+    assert lost.line_id is None
+    assert lost.history_problem.startswith(f"not kept in {history} (")
+    with pytest.raises(WorkbenchError, match="nothing to judge yet"):
+        session.judge(Judgement("good"))  # never the older line in its place
+    said = answer_lines(lost, "zh> ")
+    assert f"  note: that line is not kept in {history} (" in said[-2]
+    assert said[-1].startswith(f"zh> {lost.translation.text}   (")

@@ -81,6 +81,35 @@ async def test_a_failing_worker_is_shown_and_the_app_stays_up(
         assert app.query_one("#panes", TabbedContent).active == "translate"
 
 
+async def test_a_failed_line_never_shows_a_password(
+    tmp_path: Path, monkeypatch, tiny_model_dir: Path
+):
+    """A library's error can quote a URL with its credentials (a mirror in HF_ENDPOINT):
+    the row and the toast say the error with the password hidden, as interact does."""
+    from transformers import MarianMTModel
+
+    def unreachable(*args, **kwargs):
+        raise RuntimeError("no answer from https://user:hunter2@mirror.example/api")
+
+    monkeypatch.setattr(MarianMTModel, "generate", unreachable)
+    app = WorkbenchApp(small(tmp_path))
+    async with app.run_test(size=(100, 30)) as pilot:
+        await show_pane(pilot, "translate")
+        pane = app.query_one(TranslatePane)
+        pane.set_models(tuned=str(tiny_model_dir))
+        pane.query_one("#translate-input", Input).value = "hello"
+        pane.query_one("#translate-input", Input).focus()
+        await pilot.press("enter")
+        await wait_for(
+            pilot, lambda: any("mirror.example" in n for n in notifications(app)), timeout=60
+        )
+        (entry,) = pane.entries.values()
+        assert entry.failed
+        for said in [*notifications(app), *entry.notices]:
+            assert "hunter2" not in said, said
+        assert any("RuntimeError: no answer from https://user:***@" in n for n in entry.notices)
+
+
 async def test_non_finite_values_never_reach_the_charts(tmp_path: Path):
     app = WorkbenchApp(small(tmp_path))
     async with app.run_test(size=(100, 30)) as pilot:

@@ -234,17 +234,13 @@ def test_generation_stops_at_every_stop_of_the_direction(exported, sentences):
 
 def test_the_export_records_the_model_and_keeps_its_tokenizer(exported, translators):
     from workbench.core.translate.ct2 import export_model_facts
-    from workbench.core.translate.ct2_export_info import (
-        export_is_causal,
-        read_export_info,
-        read_vocabulary,
-    )
+    from workbench.core.translate.ct2_export_info import read_export_info, read_vocabulary
 
     family, folder = exported
     export = folder / "ct2-float32"
-    assert export_is_causal(export)
-    assert export_model_facts(export) == (MODEL_TYPES[family], 512)
     info = read_export_info(export)
+    assert info.causal
+    assert export_model_facts(export) == (MODEL_TYPES[family], 512)
     assert info.sliding_window == (128 if family == "gemma" else 0)
     for name in (*TOKENIZER_FILES[family], "generation_config.json"):
         assert (export / name).read_bytes() == (folder / name).read_bytes(), name

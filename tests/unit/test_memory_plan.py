@@ -10,8 +10,8 @@ import pytest
 from tests.helpers.memory import NLLB_3B_CONFIG
 from tests.helpers.runs import tiny_config
 from workbench.core.records.memory import GB
+from workbench.core.records.run_records import Precision
 from workbench.core.train.memory.plan import estimate, plan_memory
-from workbench.core.train.run_model import Precision
 from workbench.errors import WorkbenchError
 
 CPU = Precision("cpu", "fp32", False)

@@ -14,8 +14,8 @@ from tests.helpers.memory import (
 )
 from tests.helpers.runs import tiny_config
 from workbench.core.records.memory import GB
+from workbench.core.records.run_records import Precision
 from workbench.core.train.memory.plan import estimate, plan_memory
-from workbench.core.train.run_model import Precision
 
 CPU = Precision("cpu", "fp32", False)
 BUDGET = (24 * GB, "(--memory-budget)")

@@ -10,7 +10,8 @@ import pytest
 
 from tests.helpers.paths import REPO
 from tests.helpers.runs import tiny_config
-from workbench.core.train.run_model import Precision, resolve_precision
+from workbench.core.records.run_records import Precision
+from workbench.core.train.run_model import resolve_precision
 from workbench.errors import WorkbenchError
 
 RECORDED_RUN = REPO / "tests" / "fixtures" / "tiny_runs" / "20260102-000000-demo"

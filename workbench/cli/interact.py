@@ -23,17 +23,12 @@ from workbench.cli.options import (
     check_model_options,
     language_choice,
 )
-from workbench.core.translate.console_session import (
-    ConsoleModel,
-    ConsoleSession,
-    console_history,
-)
 from workbench.core.translate.judgements import JUDGE_USAGE, is_judge_command, parse_judgement
 from workbench.errors import WorkbenchError, failure_text
 
 if TYPE_CHECKING:
     from workbench.cli.options import Subparsers
-    from workbench.core.translate.console_session import ConsoleAnswer
+    from workbench.core.translate.console_session import ConsoleAnswer, ConsoleSession
     from workbench.core.translate.translator import Translator
 
 QUIT_WORDS = {":q", ":quit", "quit", "exit", ":exit"}
@@ -50,6 +45,11 @@ def add_parser(sub: Subparsers) -> None:
 
 def run(args: argparse.Namespace) -> int:
     """The assignment's --interact: load the best model and translate typed lines."""
+    from workbench.core.translate.console_session import (
+        ConsoleModel,
+        ConsoleSession,
+        console_history,
+    )
     from workbench.core.translate.quality import QualityEstimator
 
     check_model_options(args)
@@ -138,13 +138,16 @@ def run_console(
 
 
 def answer_lines(answer: ConsoleAnswer, answered: str) -> list[str]:
-    """What the console prints for one translated line: its notices, any QE problem, then
-    the translation with its time (and its QE score)."""
+    """What the console prints for one translated line: its notices, any QE problem, why
+    it is not in the history if it is not, then the translation with its time (and its QE
+    score)."""
     item = answer.translation
     said = [f"  note: {notice}" for notice in item.notices]
     if answer.quality_problem:
         off = "; the session goes on without QE" if answer.quality_off else ""
         said.append(f"  note: no QE score for that line ({answer.quality_problem}){off}")
+    if answer.history_problem:
+        said.append(f"  note: that line is {answer.history_problem}")
     shown = f"   {answer.quality.text()}" if answer.quality is not None else ""
     said.append(f"{answered}{item.text}   ({item.seconds * 1000:.0f} ms){shown}")
     return said

@@ -4,7 +4,7 @@ Everything here depends on one pair alone (its per-pair rule, the keys of its no
 sides, its token ids and lengths), so the corpus is cut into shards and ``num_proc``
 processes compute them, each writing its shard's columns to its own Arrow file. The
 parent never holds the corpus: it maps the files back in order, and the one pass whose
-result depends on order (duplicates, repeats: :class:`~.cleaning.CleaningPass`) runs
+result depends on order (duplicates, repeats: :class:`~.cleaning_pass.CleaningPass`) runs
 over the numbers alone.
 
 Workers are forked, so they share the tokenizer and the memory-mapped corpus with the

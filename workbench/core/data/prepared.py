@@ -1,14 +1,14 @@
 """Preparing a run's data at the scale of millions of pairs: read into Arrow, cleaned and
 tokenized in parallel, split by row numbers, and cached for the next run.
 
-The steps and their order are those :mod:`.pairs` describes (clean before the split, the
-test set first, every rule counted); here they run over a corpus on disk:
+The order is the one :mod:`.cleaning` and :mod:`.splits` describe (clean before the
+split, the test set first, every rule counted); here the steps run over a corpus on disk:
 
 1. the pairs are written to Arrow as they are read (:mod:`.arrow_pairs`);
 2. every pair's rule verdict, keys and token ids are computed by ``num_proc`` processes
    (:mod:`.pair_features`);
 3. the order-bound rules, the sample and the split run over row numbers and keys alone,
-   held as numpy arrays (:class:`~.cleaning.CleaningPass`, :func:`~.splits.split_rows`);
+   held as numpy arrays (:class:`~.cleaning_pass.CleaningPass`, :func:`~.splits.split_rows`);
 4. the training split is written with its ids and lengths, the held-out sets and what
    cleaning took out beside it, as one entry of the cache (:mod:`.prepared_cache`); the
    corpus is read for them in file order, never gathered from in shuffled order

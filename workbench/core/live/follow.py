@@ -233,7 +233,8 @@ class RunReader:
         self._read: tuple[int, int] = (-1, 0)  # (restarts, events) of the last read
 
     def has_log(self) -> bool:
-        """Whether the run writes a ``train.log`` (runs of earlier versions do not)."""
+        """Whether the run folder holds a ``train.log``: a try that failed before its
+        first line, or a folder no writer has held yet, has none."""
         return self.log.path.is_file()
 
     def read_new(self) -> tuple[list[str], Sequence[Event]]:

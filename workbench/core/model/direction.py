@@ -1,6 +1,7 @@
 """The direction resolution: what a user asks of a model's languages
-(:class:`~workbench.core.languages.DirectionRequest`) turned into what that model is told
-(:class:`~workbench.core.languages.Direction`), and set where transformers reads it.
+(:class:`~workbench.core.config.direction_request.DirectionRequest`) turned into what
+that model is told (:class:`~workbench.core.languages.Direction`), and set where
+transformers reads it.
 
 Each family has its mechanism (:mod:`workbench.core.model.family`): Marian (OPUS-MT)
 takes a label such as ``>>cmn_Hans<<`` before a multi-target model's source; NLLB-200,

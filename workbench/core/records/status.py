@@ -9,7 +9,7 @@ heartbeat (:data:`RunStatus`, see :mod:`workbench.core.live.liveness`).
 
 from __future__ import annotations
 
-from typing import Literal, get_args
+from typing import Literal
 
 EndStatus = Literal["finished", "stopped", "failed"]
 #: How a run ended as :func:`~workbench.core.train.run_training.run_training` returns it:
@@ -21,9 +21,3 @@ RunStatus = Literal["running", "stopping", "finished", "stopped", "failed", "kil
 LIVE_STATUSES: tuple[RunStatus, ...] = ("running", "stopping", "stale")
 #: The statuses of a run whose writer is known to write: a stale one may be long dead.
 WRITING_STATUSES: tuple[RunStatus, ...] = ("running", "stopping")
-_END_STATUSES: tuple[EndStatus, ...] = get_args(EndStatus)
-
-
-def end_status(value: object) -> EndStatus | None:
-    """``value`` as an ending status, or None for anything else (a hand-edited file)."""
-    return next((s for s in _END_STATUSES if s == value), None)

@@ -84,7 +84,8 @@ class RunFolder:
     def metrics(self) -> Path:
         """metrics.jsonl: every progress event, one JSON line each, written by
         :class:`~workbench.core.events.JsonlRecorder` and read typed by
-        :mod:`workbench.core.live.follow` (as it grows, or from its end) and
+        :mod:`workbench.core.live.follow` (as it grows),
+        :func:`~workbench.core.events.events_from_end` (from its end) and
         :mod:`workbench.core.live.run_metrics` (whole, as columns)."""
         return self.path / "metrics.jsonl"
 

@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import time
 from pathlib import Path
-from typing import Any
 
 from workbench.core.records.summary import RunSummary
 from workbench.core.run_folder.layout import OutputFolder
@@ -46,7 +45,7 @@ def latest_finished_run(output_root: Path) -> tuple[Path, RunSummary] | None:
     return None
 
 
-def run_dir_of(model_dir: str | Path, recorded: Any) -> Path | None:
+def run_dir_of(model_dir: str | Path, recorded: str | None) -> Path | None:
     """The run folder a saved model's ``workbench.json`` names (``recorded``), if it is
     still there.
 
@@ -56,7 +55,7 @@ def run_dir_of(model_dir: str | Path, recorded: Any) -> Path | None:
     """
     if not recorded:
         return None
-    path = Path(str(recorded)).expanduser()
+    path = Path(recorded).expanduser()
     candidates = (
         [path]
         if path.is_absolute()

@@ -57,11 +57,11 @@ class WorkbenchTrainer(Seq2SeqTrainer):
 
     - **Batch order** comes from :class:`EpochSeededLengthSampler`, seeded with
       ``args.seed``.
-    - **No evaluation at a stop** (:class:`EventCallback`): an evaluation of the partial
-      epoch would also draw from the RNG and could become the "best" model. With both, a
-      resumed run equals an uninterrupted one bit for bit on CPU (tested). Reseeding the
-      RNG before every step also made resume exact, but the demo then learned far worse,
-      so it is not done.
+    - **No evaluation at a stop** (:class:`~.callbacks.EventCallback`): an evaluation of
+      the partial epoch would also draw from the RNG and could become the "best" model.
+      With both, a resumed run equals an uninterrupted one bit for bit on CPU (tested).
+      Reseeding the RNG before every step also made resume exact, but the demo then
+      learned far worse, so it is not done.
     - **Checkpoints.** transformers writes ``checkpoint-N/`` in place, so a kill or a full
       disk mid-save leaves a folder that looks like a checkpoint and is not. Here the
       Trainer writes into a hidden staging folder; the files are flushed and the finished

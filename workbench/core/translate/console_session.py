@@ -53,13 +53,15 @@ class ConsoleAnswer:
     """One typed line translated: what a front end draws, and its line in the history."""
 
     translation: Translation
-    line_id: str  # what a judgement of it names
+    line_id: str | None  # what a judgement of it names; None when the history was not written
     backend: str  # the engine that translated it: transformers or ctranslate2
     quality: QualityScore | None = None
     #: Why the line has no QE score although one was asked for, or "".
     quality_problem: str = ""
     #: The QE model could not load: no later line is scored (said once, with this line).
     quality_off: bool = False
+    #: Why the line is not in the history (a disk that filled up during the session), or "".
+    history_problem: str = ""
 
 
 def console_history(model: str) -> Path:
@@ -163,9 +165,15 @@ class ConsoleSession:
         )
         item = translator.translate(text, options)
         score, problem, off = self._score(text, item.text)
-        line_id = append_history(self.history, model.name, item, translator, score)
-        self.last_line = line_id
-        return ConsoleAnswer(item, line_id, translator.backend.name, score, problem, off)
+        try:
+            line_id: str | None = append_history(self.history, model.name, item, translator, score)
+        except OSError as err:  # the translation is shown all the same; only keeping it failed
+            line_id = None
+            kept = f"not kept in {self.history} ({err.strerror or err})"
+        else:
+            kept = ""
+        self.last_line = line_id  # a line not kept cannot be judged: no older one is instead
+        return ConsoleAnswer(item, line_id, translator.backend.name, score, problem, off, kept)
 
     def _score(self, source: str, translation: str) -> tuple[QualityScore | None, str, bool]:
         """The line's QE score, or why there is none and whether QE is now off: a model

@@ -95,12 +95,6 @@ def read_export_info(export_dir: Path) -> ExportInfo:
     return decode(ExportInfo, data) or ExportInfo()
 
 
-def export_is_causal(export_dir: Path) -> bool:
-    """Whether the export is of a decoder-only model (generated with
-    ``ctranslate2.Generator``), as its export recorded."""
-    return read_export_info(export_dir).causal
-
-
 def vocabulary_by_id(tokenizer: Any, size: int) -> list[str]:
     """The token of each of ``size`` embedding rows, in row order, as the tokenizer maps ids.
 

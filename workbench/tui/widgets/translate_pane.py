@@ -36,7 +36,7 @@ from workbench.core.translate.judgements import (
     parse_judgement,
 )
 from workbench.core.translate.quality import QualityEstimator
-from workbench.errors import WorkbenchError
+from workbench.errors import WorkbenchError, failure_text
 from workbench.tui.messages import ForwardsWorkerFailures, ShowAttention, checked
 from workbench.tui.widgets.translate_rows import (
     CHOICES,
@@ -210,7 +210,7 @@ class TranslatePane(ForwardsWorkerFailures, Vertical):
             try:
                 self._translate(job)
             except Exception as err:  # one bad line must never stop the queue
-                self.post_message(self.Failed(job.key, f"{type(err).__name__}: {err}"))
+                self.post_message(self.Failed(job.key, failure_text(err)))
 
     def _translate(self, job: Job) -> None:
         """Load the model once and translate one line (on the worker's thread)."""
@@ -228,6 +228,8 @@ class TranslatePane(ForwardsWorkerFailures, Vertical):
         if answer.quality_problem:  # the row shows no score; why, once, in a toast
             said = "QE is off" if answer.quality_off else "no QE score for that line"
             self.post_message(self.Failed("", f"{said}: {answer.quality_problem}"))
+        if answer.history_problem:  # the row shows the translation; it cannot be judged
+            self.post_message(self.Failed("", f"that line is {answer.history_problem}"))
         self.post_message(self.Translated(job.key, answer))
 
     # ------------------------------------------------------------------ results
