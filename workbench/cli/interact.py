@@ -23,6 +23,8 @@ from workbench.cli.options import (
     check_model_options,
     language_choice,
 )
+from workbench.cli.pick_options import add_pick_options, pick_settings
+from workbench.core.picking.pick_text import pick_lines, used_to_pick
 from workbench.core.translate.judgements import JUDGE_USAGE, is_judge_command, parse_judgement
 from workbench.errors import WorkbenchError, failure_text
 
@@ -41,6 +43,7 @@ def add_parser(sub: Subparsers) -> None:
     add_language_options(interact)
     add_backend_option(interact)
     interact.add_argument(QE_FLAG[0], **QE_FLAG[1])
+    add_pick_options(interact)
 
 
 def run(args: argparse.Namespace) -> int:
@@ -53,17 +56,24 @@ def run(args: argparse.Namespace) -> int:
     from workbench.core.translate.quality import QualityEstimator
 
     check_model_options(args)
+    pick = pick_settings(args)
     model = ConsoleModel(
         args.model,
         language_choice(args),
         backend=args.backend,
         num_beams=args.num_beams,
         max_new_tokens=args.max_new_tokens,
+        pick=pick,
     )
-    quality = QualityEstimator(args.qe) if args.qe else None
+    # With --pick qe, --qe names the model that picks: its score is the pick's own.
+    picks_by_qe = pick is not None and pick.method == "qe"
+    quality = QualityEstimator(args.qe) if args.qe and not picks_by_qe else None
     session = ConsoleSession({"model": model}, console_history(args.model), quality)
     session.check()  # every path, before seconds of loading a model
     session.load()
+    if pick is not None:
+        print("Loading the metric that picks …", flush=True)
+        session.picker()  # a gated, missing or unwired metric is one line before the session
     if quality is not None:
         print(f"Loading the QE model {quality.model} …", flush=True)
         quality.load()  # a gated or unsuitable model is one line before the session
@@ -116,6 +126,10 @@ def run_console(
     if session.quality is not None:
         quality = session.quality
         print(f"Quality estimate (no reference): {quality.metric} ({quality.model})", file=stdout)
+    picker = session.picker()
+    if picker is not None:
+        count = session.model().pick.candidates.count  # type: ignore[union-attr]
+        print(f"Picking: {picker.label} among {count} candidates a line", file=stdout)
     print(f"Judge the last translation: {JUDGE_USAGE}", file=stdout)
     asked, answered = console_prompts(translator)
     while (line := read_line(asked, stdin, stdout)) is not None:
@@ -149,6 +163,11 @@ def answer_lines(answer: ConsoleAnswer, answered: str) -> list[str]:
     if answer.history_problem:
         said.append(f"  note: that line is {answer.history_problem}")
     shown = f"   {answer.quality.text()}" if answer.quality is not None else ""
+    if answer.pick is not None:
+        said.extend(pick_lines(answer.pick))
+        score = answer.pick.score
+        value = f" {score:.2f}" if score is not None else ""
+        shown = f"   {used_to_pick(answer.pick.metric)}{value}{shown}"
     said.append(f"{answered}{item.text}   ({item.seconds * 1000:.0f} ms){shown}")
     return said
 

@@ -2,26 +2,39 @@
 
 A thin loop over :class:`workbench.core.translate.translator.Translator`: stdout holds the
 translations only, so it can feed another program; the backend and notices go to stderr.
+With ``--pick`` each line is translated N times and one candidate picked
+(:mod:`workbench.core.translate.picked`); ``--json`` prints one object a line, in the
+input's order: ``{"source", "translation", "picked_by", "candidates": [{"text", "score",
+"count"}]}``, where ``score`` is what the pick ranked by (MBR: the expected utility).
 """
 
 from __future__ import annotations
 
 import argparse
+import json
 import sys
 from collections.abc import Iterable
 from typing import TYPE_CHECKING, TextIO
 
 from workbench.cli.options import (
+    QE_FLAG,
     add_backend_option,
     add_language_options,
     add_model_options,
     load_translator,
 )
+from workbench.cli.pick_options import add_pick_options, pick_settings
 from workbench.core.decoding import DecodeOptions
 from workbench.core.translate.translator import Translator
+from workbench.errors import WorkbenchError
 
 if TYPE_CHECKING:
     from workbench.cli.options import Subparsers
+    from workbench.core.picking.picks import Pick, Picker
+    from workbench.core.translate.picked import PickSettings
+
+#: Lines picked at once: their candidates are generated in batches together.
+PICK_CHUNK = 32
 
 
 def add_parser(sub: Subparsers) -> None:
@@ -31,12 +44,32 @@ def add_parser(sub: Subparsers) -> None:
     add_model_options(translate)
     add_language_options(translate)
     add_backend_option(translate)
+    translate.add_argument(
+        "--json",
+        action="store_true",
+        help="one JSON object a line: source, translation, picked_by and the candidates",
+    )
+    add_pick_options(translate)
+    translate.add_argument(
+        QE_FLAG[0],
+        **{
+            **QE_FLAG[1],
+            "help": "--pick qe's model, "
+            + ("a reference-free COMET model: a Hub id or a folder (alone: the default)"),
+        },
+    )
 
 
 def run(args: argparse.Namespace) -> int:
     """Translate arguments or stdin, one output line per input line."""
+    settings = pick_settings(args)  # a wrong flag is one line before the model loads
+    if settings is None and args.qe is not None:
+        raise WorkbenchError("translate's --qe names --pick qe's model; add --pick qe")
     translator, options = load_translator(args)
-    return run_pipe(translator, iter_input_lines(args.text), options)
+    if settings is None:
+        return run_pipe(translator, iter_input_lines(args.text), options, as_json=args.json)
+    picker = settings.picker(translator.direction.target_lang)
+    return run_picks(translator, iter_input_lines(args.text), options, settings, picker, args.json)
 
 
 def iter_input_lines(texts: list[str], stdin: TextIO | None = None) -> Iterable[str]:
@@ -60,9 +93,11 @@ def run_pipe(
     options: DecodeOptions | None = None,
     stdout: TextIO | None = None,
     stderr: TextIO | None = None,
+    as_json: bool = False,
 ) -> int:
     """One output line per input line; empty lines stay empty; the backend in use and
-    notices go to stderr, so stdout holds translations only."""
+    notices go to stderr, so stdout holds translations only (or, ``as_json``, one object
+    a line)."""
     stdout = stdout or sys.stdout
     stderr = stderr or sys.stderr
     print(f"backend: {translator.backend_label}", file=stderr)
@@ -70,16 +105,64 @@ def run_pipe(
         print(f"note: {notice}", file=stderr)
     for number, line in enumerate(lines, 1):
         if not line.strip():
-            print("", file=stdout)
+            print(json_line(line, "") if as_json else "", file=stdout)
             continue
         try:
             item = translator.translate(line, options)
         except Exception as err:  # one bad line keeps its place and the rest go on
             print(f"line {number}: could not translate ({type(err).__name__}: {err})", file=stderr)
-            print("", file=stdout)
+            print(json_line(line, "") if as_json else "", file=stdout)
             continue
         for notice in item.notices:
             print(f"line {number}: {notice}", file=stderr)
-        print(item.text, file=stdout)
+        print(json_line(line, item.text) if as_json else item.text, file=stdout)
         stdout.flush()
     return 0
+
+
+def run_picks(
+    translator: Translator,
+    lines: Iterable[str],
+    options: DecodeOptions,
+    settings: PickSettings,
+    picker: Picker,
+    as_json: bool,
+) -> int:
+    """One picked translation (or JSON object) per input line, in the input's order, the
+    lines picked :data:`PICK_CHUNK` at a time."""
+    from workbench.core.translate.picked import pick_translations
+
+    print(f"backend: {translator.backend_label}", file=sys.stderr)
+    print(
+        f"picking: {picker.label}, {settings.candidates.count} candidates a line", file=sys.stderr
+    )
+    chunk: list[str] = []
+    for line in [*lines, None]:
+        if line is not None:
+            chunk.append(line)
+        if chunk and (line is None or len(chunk) == PICK_CHUNK):
+            for source, pick in zip(
+                chunk,
+                pick_translations(translator, chunk, picker, settings.candidates, options),
+                strict=True,
+            ):
+                shown = pick.translation if pick is not None else ""
+                print(json_line(source, shown, pick) if as_json else shown, flush=True)
+            chunk = []
+    return 0
+
+
+def json_line(source: str, translation: str, pick: Pick | None = None) -> str:
+    """A line's ``--json`` object (no pick: ``picked_by`` null, no candidates)."""
+    return json.dumps(
+        {
+            "source": source,
+            "translation": translation,
+            "picked_by": pick.picked_by if pick is not None else None,
+            "candidates": [
+                {"text": c.text, "score": c.score, "count": c.count}
+                for c in (pick.candidates if pick is not None else ())
+            ],
+        },
+        ensure_ascii=False,
+    )

@@ -25,6 +25,8 @@ LENGTH_CEILING = 8192
 MAX_NEW_TOKENS = LENGTH_CEILING - 1
 #: Beams anyone asks for in practice; more only costs memory and time.
 MAX_BEAMS = 64
+#: Sequences one source may return (a pick's candidates): as many as beams at most.
+MAX_RETURNED = MAX_BEAMS
 
 #: The engines a translating command can ask for (``--backend``); see ``choose_export``.
 BACKENDS = ("auto", "transformers", "ct2")
@@ -52,8 +54,10 @@ def check_new_tokens(value: int, name: str = "max_new_tokens") -> int:
 class DecodeOptions:
     """How to generate: beams, length bound and n-gram blocking (checked on creation).
 
-    Sampling (``do_sample``, with ``top_k``, ``top_p`` and ``temperature``) is for the
-    Lab's decoding study; translation itself searches (greedy or beams).
+    Sampling (``do_sample``, with ``top_k``, ``top_p``, ``temperature``, ``epsilon_cutoff``
+    and a ``seed``) is for the Lab's decoding study and a pick's candidates; translation
+    itself searches (greedy or beams). ``num_return_sequences`` rows come back per source,
+    in a row: beam search's n-best in rank order, or independent samples.
     """
 
     num_beams: int = 1
@@ -63,6 +67,9 @@ class DecodeOptions:
     top_k: int = 0  # 0: no top-k cut
     top_p: float = 1.0  # 1.0: no nucleus cut
     temperature: float = 1.0
+    epsilon_cutoff: float = 0.0  # 0: no epsilon cut (Hewitt et al. 2022: 0.02 for MBR)
+    num_return_sequences: int = 1
+    seed: int | None = None  # None: sampling draws from the process's random state
 
     def __post_init__(self) -> None:
         check_beams(self.num_beams)
@@ -76,6 +83,14 @@ class DecodeOptions:
                 f"sampling needs top_k >= 0, 0 < top_p <= 1 and temperature > 0; got "
                 f"top_k {self.top_k}, top_p {self.top_p}, temperature {self.temperature}"
             )
+        if not 0 <= self.epsilon_cutoff < 1:
+            raise WorkbenchError(f"epsilon must be 0 <= epsilon < 1, got {self.epsilon_cutoff}")
+        most = MAX_RETURNED if self.do_sample else self.num_beams
+        if not 1 <= self.num_return_sequences <= most:
+            raise WorkbenchError(
+                f"num_return_sequences must be 1..{most} (beam search returns at most its "
+                f"beams), got {self.num_return_sequences}"
+            )
 
     def sampling_kwargs(self) -> dict[str, Any]:
         """``generate``'s sampling arguments: all of them set, so a model's own defaults
@@ -87,6 +102,7 @@ class DecodeOptions:
             "top_k": self.top_k,
             "top_p": self.top_p,
             "temperature": self.temperature,
+            **({"epsilon_cutoff": self.epsilon_cutoff} if self.epsilon_cutoff else {}),
         }
 
     @classmethod

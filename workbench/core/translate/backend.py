@@ -30,7 +30,8 @@ class GenerationBackend(Protocol):
     def generate_ids(
         self, sources: list[list[int]], options: DecodeOptions, bound: int
     ) -> list[list[int]]:
-        """Translate tokenized sources; at most ``bound`` new tokens each."""
+        """Translate tokenized sources; at most ``bound`` new tokens each, and
+        ``options.num_return_sequences`` rows per source, in a row."""
 
 
 class TransformersBackend:
@@ -59,7 +60,8 @@ class TransformersBackend:
     def generate_ids(
         self, sources: list[list[int]], options: DecodeOptions, bound: int
     ) -> list[list[int]]:
-        """Translate tokenized sources; at most ``bound`` new tokens each."""
+        """Translate tokenized sources; at most ``bound`` new tokens each, and
+        ``options.num_return_sequences`` rows per source, in a row."""
         torch = self._torch
         pad = int(self.model.config.pad_token_id)
         width = max(len(ids) for ids in sources)
@@ -69,7 +71,11 @@ class TransformersBackend:
         input_ids = torch.tensor(padded(sources, pad, width, left=causal))
         mask = torch.tensor(padded([[1] * len(ids) for ids in sources], 0, width, left=causal))
         self.model.eval()
-        with torch.inference_mode():
+        seeded = options.do_sample and options.seed is not None
+        cuda = [self.device] if self.device.type == "cuda" else []
+        with torch.inference_mode(), torch.random.fork_rng(devices=cuda, enabled=seeded):
+            if seeded:  # the same samples on every run, the process's own RNG untouched
+                torch.manual_seed(int(options.seed or 0))
             generated = self.model.generate(
                 input_ids=input_ids.to(self.device),
                 attention_mask=mask.to(self.device),
@@ -78,6 +84,7 @@ class TransformersBackend:
                 # generation config would otherwise win over this bound.
                 max_new_tokens=bound,
                 no_repeat_ngram_size=options.no_repeat_ngram_size,
+                num_return_sequences=options.num_return_sequences,
                 **options.sampling_kwargs(),
             )
         if causal:  # the prompt comes back in front of what was written

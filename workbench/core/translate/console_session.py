@@ -15,6 +15,7 @@ folders, the QE model's folder, the history's folder) before any model loads: a 
 from __future__ import annotations
 
 import os
+import time
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -28,10 +29,13 @@ from workbench.core.run_folder.layout import OutputFolder
 from workbench.core.translate.ct2_export import is_export
 from workbench.core.translate.history import append_history, append_judgement
 from workbench.core.translate.judgements import Judgement
+from workbench.core.translate.picked import PickSettings
 from workbench.core.translate.quality import QualityEstimator, QualityScore
 from workbench.errors import WorkbenchError
 
 if TYPE_CHECKING:
+    from workbench.core.decoding import DecodeOptions
+    from workbench.core.picking.picks import Pick, Picker
     from workbench.core.translate.translator import Translation, Translator
 
 
@@ -46,6 +50,8 @@ class ConsoleModel:
     device: str | None = None  # None: the GPU when there is one
     num_beams: int | None = None  # None: the model's own
     max_new_tokens: int | None = None
+    #: Translate each line N times and pick one (None: one beam search, the default).
+    pick: PickSettings | None = None
 
 
 @dataclass(frozen=True)
@@ -62,6 +68,8 @@ class ConsoleAnswer:
     quality_off: bool = False
     #: Why the line is not in the history (a disk that filled up during the session), or "".
     history_problem: str = ""
+    #: The candidates and the one picked, when the model picks.
+    pick: Pick | None = None
 
 
 def console_history(model: str) -> Path:
@@ -89,6 +97,7 @@ class ConsoleSession:
         #: The history id of the newest translation, what ``:judge`` judges by default.
         self.last_line: str | None = None
         self._translators: dict[str, Translator] = {}
+        self._pickers: dict[str, Picker] = {}
 
     # ------------------------------------------------------------------ before loading
 
@@ -163,7 +172,11 @@ class ConsoleSession:
             model.num_beams if beams is None else beams,
             model.max_new_tokens if length is None else length,
         )
-        item = translator.translate(text, options)
+        pick = None
+        if model.pick is None:
+            item = translator.translate(text, options)
+        else:
+            item, pick = self._picked(text, self._key(which), model.pick, options)
         score, problem, off = self._score(text, item.text)
         try:
             line_id: str | None = append_history(self.history, model.name, item, translator, score)
@@ -173,7 +186,37 @@ class ConsoleSession:
         else:
             kept = ""
         self.last_line = line_id  # a line not kept cannot be judged: no older one is instead
-        return ConsoleAnswer(item, line_id, translator.backend.name, score, problem, off, kept)
+        return ConsoleAnswer(
+            item, line_id, translator.backend.name, score, problem, off, kept, pick
+        )
+
+    def picker(self, which: str | None = None) -> Picker | None:
+        """The picker of the model under ``which``, its metric loaded now if it was not
+        yet (None: the model does not pick)."""
+        key = self._key(which)
+        settings = self.model(key).pick
+        if settings is None:
+            return None
+        if key not in self._pickers:
+            target = self.load(key).direction.target_lang
+            self._pickers[key] = settings.picker(target)
+        return self._pickers[key]
+
+    def _picked(
+        self, text: str, key: str, settings: PickSettings, options: DecodeOptions
+    ) -> tuple[Translation, Pick | None]:
+        """One typed line translated by a pick: its candidates, and the picked one as the
+        line's translation."""
+        from workbench.core.translate.picked import pick_translations
+        from workbench.core.translate.translator import Translation
+
+        translator, picker = self.load(key), self.picker(key)
+        assert picker is not None
+        started = time.perf_counter()
+        (pick,) = pick_translations(translator, [text], picker, settings.candidates, options)
+        if pick is None:
+            return Translation(text, "", 0.0, ["empty input: nothing to translate"]), None
+        return Translation(text, pick.translation, time.perf_counter() - started), pick
 
     def _score(self, source: str, translation: str) -> tuple[QualityScore | None, str, bool]:
         """The line's QE score, or why there is none and whether QE is now off: a model

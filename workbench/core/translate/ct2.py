@@ -33,6 +33,7 @@ from workbench.core.decoding import DecodeOptions
 from workbench.core.languages import Direction
 from workbench.core.run_folder.layout import MODEL_CONFIG_FILE
 from workbench.core.translate.ct2_export_info import EXPORT_INFO, read_export_info, read_vocabulary
+from workbench.core.translate.ct2_search import search_arguments
 from workbench.errors import WorkbenchError
 
 if TYPE_CHECKING:
@@ -217,13 +218,11 @@ class CT2Backend:
     def generate_ids(
         self, sources: list[list[int]], options: DecodeOptions, bound: int
     ) -> list[list[int]]:
-        """Translate tokenized sources; at most ``bound`` tokens each, as transformers."""
-        if options.do_sample:
-            raise WorkbenchError(
-                "sampling is done with the transformers backend; pass --backend transformers"
-            )
+        """Translate tokenized sources; at most ``bound`` tokens each, and
+        ``options.num_return_sequences`` rows per source in a row, as transformers."""
+        search = search_arguments(options, import_ctranslate2())
         if self.causal:
-            return self._continue(sources, options, bound)
+            return self._continue(sources, options, bound, search)
         # The target prefix (a forced language code) counts in max_decoding_length as the
         # forced first token counts in max_new_tokens. transformers also counts the </s> it
         # forces at the bound (forced_eos_token_id, mBART), which the Translator drops when
@@ -231,16 +230,17 @@ class CT2Backend:
         steps = bound - 1 if self.generation_config.forced_eos_token_id is not None else bound
         results = self.translator.translate_batch(
             [self.tokens(ids) for ids in sources],
-            beam_size=options.num_beams,
             max_decoding_length=max(1, steps),
+            **search,
             no_repeat_ngram_size=options.no_repeat_ngram_size,
             suppress_sequences=self.suppressed or None,
             target_prefix=[self.target_prefix] * len(sources) if self.target_prefix else None,
         )
-        return [self.ids(r.hypotheses[0]) for r in results]
+        n = options.num_return_sequences
+        return [self.ids(hypothesis) for r in results for hypothesis in r.hypotheses[:n]]
 
     def _continue(
-        self, prompts: list[list[int]], options: DecodeOptions, bound: int
+        self, prompts: list[list[int]], options: DecodeOptions, bound: int, search: dict[str, Any]
     ) -> list[list[int]]:
         """What a decoder-only model writes after each prompt: at most ``bound`` new
         tokens, ending with the stop token that ended it, the prompt left out -- as
@@ -269,13 +269,14 @@ class CT2Backend:
           as transformers does.
         """
         n = options.no_repeat_ngram_size
+        returned = options.num_return_sequences
         window = self.sliding_window
         groups: dict[tuple[int, ...], list[int]] = {}
         for i, ids in enumerate(prompts):
             whole = n > 0 or (window > 0 and len(ids) - 1 > window)
             key = (1, len(ids), *ids[:n]) if whole else (0, min(len(ids), 2))
             groups.setdefault(key, []).append(i)
-        rows: list[list[int]] = [[] for _ in prompts]
+        rows: list[list[list[int]]] = [[] for _ in prompts]
         for key, group in groups.items():
             first = prompts[group[0]]
             whole = key[0] == 1  # the whole prompt goes through the decoding loop
@@ -284,20 +285,19 @@ class CT2Backend:
                 suppressed.append(self.tokens(first[:n]))
             results = self.generator.generate_batch(
                 [self.tokens(prompts[i]) for i in group],
-                beam_size=options.num_beams,
                 max_length=bound + (len(first) - 1 if whole else 0),
                 include_prompt_in_result=whole,
                 end_token=self.tokens(self.stop_ids) if self.stop_ids else None,
                 return_end_token=True,
                 no_repeat_ngram_size=n,
                 suppress_sequences=suppressed or None,
+                **search,
             )
             for i, result in zip(group, results, strict=True):
-                ids = [int(t) for t in result.sequences_ids[0]]
-                if whole:  # the prompt comes back, its first token unless it is the BOS
-                    ids = ids[len(first) - int(prompts[i][0] == self.bos_id) :]
-                rows[i] = ids
-        return rows
+                # the prompt comes back whole, its first token unless it is the BOS
+                cut = len(first) - int(prompts[i][0] == self.bos_id) if whole else 0
+                rows[i] = [[int(t) for t in ids][cut:] for ids in result.sequences_ids[:returned]]
+        return [ids for row in rows for ids in row]
 
 
 def _id_list(value: Any) -> set[int]:

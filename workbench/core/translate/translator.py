@@ -172,10 +172,20 @@ class Translator:
 
     def generate(self, texts: list[str], options: DecodeOptions, batch_size: int = 32) -> list[str]:
         """Translate texts that already fit; batches are length-sorted to cut padding."""
-        outputs: list[str] = [""] * len(texts)
+        return [rows[0] for rows in self.generate_rows(texts, options, batch_size)]
+
+    def generate_rows(
+        self, texts: list[str], options: DecodeOptions, batch_size: int = 32
+    ) -> list[list[str]]:
+        """``options.num_return_sequences`` translations of each text that already fits
+        (beam search's n-best in rank order, or samples as drawn); ``batch_size`` counts
+        sequences, so a batch holds fewer sources the more each returns."""
+        returned = options.num_return_sequences
+        per_batch = max(1, batch_size // returned)
+        outputs: list[list[str]] = [[] for _ in texts]
         order = sorted(range(len(texts)), key=lambda i: len(texts[i]))
-        for start in range(0, len(order), batch_size):
-            idx = order[start : start + batch_size]
+        for start in range(0, len(order), per_batch):
+            idx = order[start : start + per_batch]
             sources = self.tokenizer(
                 [self.direction.source_text(self._fit(texts[i])) for i in idx],
                 truncation=not self.direction.causal,
@@ -194,8 +204,8 @@ class Translator:
             decoded = self.tokenizer.batch_decode(
                 [self.direction.shown(ids) for ids in generated], skip_special_tokens=True
             )
-            for i, text in zip(idx, decoded, strict=False):
-                outputs[i] = self.direction.output_text(text)
+            for row, text in enumerate(decoded):
+                outputs[idx[row // returned]].append(self.direction.output_text(text))
         return outputs
 
     def translate_many(
@@ -215,7 +225,7 @@ class Translator:
         )
         joined, start = [], 0
         for line in pieces:
-            joined.append(_join(flat[start : start + len(line)]))
+            joined.append(join_pieces(flat[start : start + len(line)]))
             start += len(line)
         return joined
 
@@ -229,11 +239,11 @@ class Translator:
         pieces, length_notices = self.split_long(cleaned)
         parts = self.generate(pieces, options or self.default_options())
         return Translation(
-            text, _join(parts), time.perf_counter() - started, notices + length_notices
+            text, join_pieces(parts), time.perf_counter() - started, notices + length_notices
         )
 
 
-def _join(parts: list[str]) -> str:
+def join_pieces(parts: list[str]) -> str:
     """The translations of one line's pieces as one line: no spaces between them when over
     a third of the text is Chinese characters (Korean keeps its spaces)."""
     return ("" if has_cjk("".join(parts), more_than=1 / 3, han_only=True) else " ").join(parts)

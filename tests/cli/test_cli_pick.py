@@ -1,0 +1,125 @@
+"""``translate --pick`` and ``interact --pick``: candidates, the pick consistent with the
+scores printed, ``--json`` in the input's order, and each bad input one line."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from tests.helpers.comet import GOOD, KIWI
+from tests.helpers.picking import varied_copy
+from workbench.core.views.wide import is_wide
+
+pytest.importorskip("ctranslate2")
+
+LINES = "I like tea.\n\nWhere is the station?\nHe reads a book every day.\n"
+SHORT = ("--max-new-tokens", "8")
+
+
+@pytest.fixture(scope="module")
+def marian(tiny_model_dir: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return varied_copy(tiny_model_dir, tmp_path_factory.mktemp("pick") / "marian")
+
+
+def objects(done) -> list[dict]:
+    assert done.returncode == 0, done.stderr
+    return [json.loads(line) for line in done.stdout.splitlines()]
+
+
+def assert_consistent(row: dict, count: int, higher_is_better: bool = True) -> None:
+    """The translation is a candidate with the best score; the counts add up."""
+    scores = [c["score"] for c in row["candidates"] if c["score"] is not None]
+    best = max(scores) if higher_is_better else min(scores)
+    assert row["translation"] in {c["text"] for c in row["candidates"] if c["score"] == best}
+    assert sum(c["count"] for c in row["candidates"]) == count
+
+
+@pytest.mark.parametrize(
+    ("flags", "picked_by"),
+    [
+        (("--pick", "mbr", "--utility", "chrf"), "mbr:chrF"),
+        (("--pick", "mbr", "--utility", "bleu", "--fast-mbr"), "mbr-pruned:BLEU"),
+        (("--pick", "mbr", "--utility", "comet", "--utility-model", str(GOOD)), "mbr:COMET"),
+        (("--pick", "qe", "--qe", str(KIWI)), "qe:"),
+    ],
+)
+def test_translate_json_is_one_object_a_line_in_order(cli, marian, flags, picked_by):
+    done = cli(
+        "translate", "--model", str(marian), "--backend", "transformers", "--json",
+        "--candidates", "5", *flags, *SHORT, input=LINES,
+    )  # fmt: skip
+    rows = objects(done)
+    assert [r["source"] for r in rows] == LINES.splitlines()
+    assert rows[1] == {"source": "", "translation": "", "picked_by": None, "candidates": []}
+    for row in rows[:1] + rows[2:]:
+        assert row["picked_by"].startswith(picked_by)
+        assert_consistent(row, 5)
+
+
+@pytest.mark.parametrize("model", ["marian", "qwen3"])
+def test_ct2_and_a_decoder_only_model_pick_too(cli, model, marian, causal_models, tmp_path):
+    folder = (
+        marian
+        if model == "marian"
+        else varied_copy(causal_models["qwen3"], tmp_path / "qwen3", causal=True)
+    )
+    done = cli(
+        "translate", "--model", str(folder), "--backend", "ct2", "--json", "--pick", "mbr",
+        "--utility", "chrf", "--top-p", "0.9", "--candidates-from", "both", *SHORT, input=LINES,
+    )  # fmt: skip
+    for row in objects(done):
+        if row["source"]:
+            assert_consistent(row, 8)
+
+
+def test_without_a_pick_translate_prints_what_it_always_did(cli, marian):
+    plain = cli("translate", "--model", str(marian), *SHORT, input=LINES)
+    as_json = objects(cli("translate", "--model", str(marian), "--json", *SHORT, input=LINES))
+    assert plain.returncode == 0
+    assert [r["translation"] for r in as_json] == plain.stdout.splitlines()
+    assert all(r["picked_by"] is None for r in as_json)
+
+
+@pytest.mark.parametrize(
+    ("flags", "said"),
+    [
+        (("--pick", "mbr", "--utility", "chrf", "--candidates", "0"), "--candidates must be 2..64"),
+        (("--pick", "mbr", "--utility", "chrf", "--candidates", "1"), "--candidates must be 2..64"),
+        (("--pick", "mbr"), "--pick mbr needs --utility"),
+        (("--candidates", "4"), "add --pick qe or --pick mbr"),
+        (("--pick", "mbr", "--utility", "metricx"), "MetricX is not wired"),
+        (("--pick", "qe", "--qe-metric", "metricx"), "MetricX is not wired"),
+        (("--pick", "qe"), "wmt22-cometkiwi-da"),  # the default QE model, not cached offline
+        (("--pick", "qe", "--qe", str(GOOD)), "scores against a reference"),
+        (("--pick", "mbr", "--utility", "comet", "--utility-model", str(KIWI)), "without a ref"),
+        (("--pick", "mbr", "--utility", "chrf", "--backend", "ct2"), "no epsilon sampling"),
+    ],
+)
+def test_bad_input_is_one_line(cli, marian, flags, said):
+    done = cli("translate", "--model", str(marian), *flags, *SHORT, input=LINES)
+    assert done.returncode in (2, 3), done.stderr  # 3: the Hub's, unreachable offline
+    assert "Traceback" not in done.stderr
+    errors = [line for line in done.stderr.splitlines() if line.startswith("workbench: error:")]
+    assert len(errors) == 1, done.stderr
+    assert said in errors[0]
+    assert done.stdout == ""
+
+
+def test_interact_shows_the_candidates_and_the_pick_in_80_columns(cli, marian, tmp_path):
+    done = cli(
+        "interact", "--model", str(marian), "--backend", "transformers", "--pick", "mbr",
+        "--utility", "chrf", "--candidates", "12", *SHORT, input="I like tea.\n",
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    lines = done.stdout.splitlines()
+    assert any("picked by MBR on chrF (used to pick)" in line for line in lines)
+    answer = next(line for line in lines if "(used to pick) " in line and "ms)" in line)
+    picked = next(line for line in lines if line.lstrip().startswith("»"))
+    assert picked.split("×")[1].split(maxsplit=1)[1].rstrip("…") in answer
+    listed = [line for line in lines if "×" in line and line.startswith("  ")]
+    scores = [float(line.replace("»", " ").split()[0]) for line in listed]
+    assert float(picked.replace("»", " ").split()[0]) == max(scores)
+    assert len(listed) == 8  # at most 8 listed; the rest counted
+    assert all(sum(2 if is_wide(ch) else 1 for ch in line) <= 80 for line in lines[6:])

@@ -1,0 +1,150 @@
+"""The metrics a pick is ranked by, each a small object: a name, which way is better, and
+one batch scoring function.
+
+QE reranking scores each candidate against its source alone (a reference-free metric:
+CometKiwi); MBR scores each candidate against every other one as if that one were the
+reference (a utility: chrF, BLEU, COMET). Both only call :attr:`PickingMetric.score` on
+batches, so a metric is whatever can score ``(sources, hypotheses, references)``
+segment by segment. MetricX-24 and MetricX-QE plug in at :func:`metricx_metric`, the one
+place that knows them; until they are wired it refuses with one line.
+
+chrF is sacreBLEU's sentence chrF with its defaults (character 6-grams, no word n-grams,
+β = 2, whitespace ignored), on its 0–100 scale. BLEU is sacreBLEU's sentence BLEU
+(``effective_order=True``, exponential smoothing, as ``sacrebleu.sentence_bleu``) with the
+tokenizer of the target language that the run's corpus BLEU uses (``zh`` for Chinese,
+``13a`` by default).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+
+from workbench.core.config.settings import DEFAULT_QE
+from workbench.errors import WorkbenchError
+
+#: ``score(sources, hypotheses, references)``: one score per segment; references None
+#: for a reference-free metric.
+BatchScore = Callable[[Sequence[str], Sequence[str], "Sequence[str] | None"], list[float]]
+
+#: The utilities ``--utility`` takes, and the reference-free metrics ``--qe-metric`` takes.
+UTILITIES = ("chrf", "bleu", "comet", "metricx")
+QE_METRICS = ("cometkiwi", "metricx")
+#: The reference-based COMET model an MBR with ``--utility comet`` compares candidates by.
+DEFAULT_COMET_UTILITY = "Unbabel/wmt22-comet-da"
+
+
+@dataclass(frozen=True)
+class PickingMetric:
+    """A metric as a pick uses it: its name, its direction and a batch scoring function.
+
+    ``family`` groups metrics that share a model (``comet`` for COMET-22 and CometKiwi,
+    ``metricx``, ``surface`` for chrF and BLEU): a pick's verdict must come from another
+    family than the one that picked (metric bias)."""
+
+    name: str  # as a table shows it: "chrF", "BLEU", "COMET-22", "CometKiwi-22"
+    higher_is_better: bool
+    reference_free: bool
+    family: str
+    score: BatchScore
+
+    def better(self, a: float, b: float) -> bool:
+        """Whether score ``a`` is strictly better than ``b`` by this metric."""
+        return a > b if self.higher_is_better else a < b
+
+
+def chrf_metric() -> PickingMetric:
+    """sacreBLEU's sentence chrF with its defaults (0–100)."""
+    from sacrebleu.metrics.chrf import CHRF
+
+    scorer = CHRF()
+
+    def score(_: Sequence[str], hyps: Sequence[str], refs: Sequence[str] | None) -> list[float]:
+        return [
+            scorer.sentence_score(h, [r]).score for h, r in zip(hyps, _needed(refs), strict=True)
+        ]
+
+    return PickingMetric("chrF", True, False, "surface", score)
+
+
+def bleu_metric(tokenize: str = "13a") -> PickingMetric:
+    """sacreBLEU's sentence BLEU (effective order, exponential smoothing) with ``tokenize``."""
+    from sacrebleu.metrics.bleu import BLEU
+
+    scorer = BLEU(tokenize=tokenize, effective_order=True)
+
+    def score(_: Sequence[str], hyps: Sequence[str], refs: Sequence[str] | None) -> list[float]:
+        return [
+            scorer.sentence_score(h, [r]).score for h, r in zip(hyps, _needed(refs), strict=True)
+        ]
+
+    return PickingMetric("BLEU", True, False, "surface", score)
+
+
+def comet_metric(model: str, reference_free: bool, device: str | None = None) -> PickingMetric:
+    """A COMET model (our own inference, :mod:`workbench.core.comet`) on the ×100 scale:
+    ``reference_free`` asks for a QE model (CometKiwi), else one that reads a reference
+    (COMET-22, an MBR utility). The wrong kind is one line, at load."""
+    from workbench.core.comet.scorer import load_scorer, points
+
+    scorer = load_scorer(model, device=device)
+    if scorer.needs_reference == reference_free:
+        wanted = (
+            f"a reference-free model such as {DEFAULT_QE}"
+            if reference_free
+            else (f"a model that reads a reference, such as {DEFAULT_COMET_UTILITY}")
+        )
+        kind = "against a reference" if scorer.needs_reference else "without a reference"
+        raise WorkbenchError(
+            f"COMET model '{model}' scores {kind}; "
+            f"{'--qe' if reference_free else '--utility-model'} takes {wanted}"
+        )
+
+    def score(srcs: Sequence[str], hyps: Sequence[str], refs: Sequence[str] | None) -> list[float]:
+        scores = points(scorer.score(srcs, hyps, None if reference_free else _needed(refs)))
+        scorer.forget()  # a long session keeps no encodings between lines
+        return scores
+
+    return PickingMetric(scorer.metric, True, reference_free, "comet", score)
+
+
+def metricx_metric(model: str | None, reference_free: bool) -> PickingMetric:
+    """MetricX-24 (lower is better), or MetricX-QE without a reference: the place where
+    :mod:`workbench.core.metricx`'s scorer plugs in, as ``PickingMetric("MetricX-24", False,
+    reference_free, "metricx", scorer.score)``."""
+    flag = "--qe-metric metricx" if reference_free else "--utility metricx"
+    raise WorkbenchError(
+        f"{flag} is not available in this version: MetricX is not wired into picking yet; "
+        f"use {'--qe-metric cometkiwi' if reference_free else '--utility chrf, bleu or comet'}"
+    )
+
+
+def utility_metric(
+    name: str, bleu_tokenize: str, model: str | None = None, device: str | None = None
+) -> PickingMetric:
+    """The MBR utility ``--utility`` names (``model``: the neural one's, else its default)."""
+    if name == "chrf":
+        return chrf_metric()
+    if name == "bleu":
+        return bleu_metric(bleu_tokenize)
+    if name == "comet":
+        return comet_metric(model or DEFAULT_COMET_UTILITY, reference_free=False, device=device)
+    if name == "metricx":
+        return metricx_metric(model, reference_free=False)
+    raise WorkbenchError(f"--utility must be one of {', '.join(UTILITIES)}, got '{name}'")
+
+
+def qe_metric(name: str, model: str | None = None, device: str | None = None) -> PickingMetric:
+    """The reference-free metric ``--qe-metric`` names (``model``: ``--qe``'s, else its
+    default)."""
+    if name == "cometkiwi":
+        return comet_metric(model or DEFAULT_QE, reference_free=True, device=device)
+    if name == "metricx":
+        return metricx_metric(model, reference_free=True)
+    raise WorkbenchError(f"--qe-metric must be one of {', '.join(QE_METRICS)}, got '{name}'")
+
+
+def _needed(refs: Sequence[str] | None) -> Sequence[str]:
+    if refs is None:
+        raise ValueError("this metric scores against a reference")
+    return refs
