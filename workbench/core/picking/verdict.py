@@ -57,7 +57,7 @@ def marked(metric: str, picker: str) -> str:
 class Verdict:
     """The judges of one pick, the lead first, and what a reader must be told."""
 
-    judges: tuple[str, ...]  # the lead, then BLEU and chrF where they are not it
+    judges: tuple[str, ...]  # the lead, then BLEU and chrF where neither leads nor picked
     independent: bool  # a neural judge of another family leads
     note: str | None  # said when no independent neural judge is at hand
 
@@ -85,5 +85,5 @@ def verdict(picker: str, scored: Sequence[str]) -> Verdict:
             f"no independent neural judge at hand ({wanted} was not scored in this run): "
             f"{lead} leads, as a surface metric that did not pick"
         )
-    rest = tuple(m for m in ALWAYS if m != lead and m in scored)
+    rest = tuple(m for m in ALWAYS if m not in (lead, picker) and m in scored)
     return Verdict((lead, *rest), bool(neural), note)
