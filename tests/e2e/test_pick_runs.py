@@ -58,7 +58,9 @@ def test_a_pick_leaves_the_beam_line_as_it_was(pick_runs):
 
     assert test_line(pick_runs.picked_lines) == test_line(pick_runs.beam_lines)
     assert "picked" not in pick_runs.beam_lines
-    assert read_summary(pick_runs.beam).picked is None
+    beam = read_summary(pick_runs.beam)
+    assert beam is not None
+    assert beam.picked is None
 
 
 def test_the_pick_is_scored_against_beam_with_chrf_marked_and_bleu_leading(pick_runs):
@@ -70,16 +72,20 @@ def test_the_pick_is_scored_against_beam_with_chrf_marked_and_bleu_leading(pick_
     assert "no independent neural judge at hand" in lines
     assert "BLEU leads, as a surface metric that did not pick" in lines
     assert "on BLEU, the lead judge" in lines
-    picked = read_summary(pick_runs.picked).picked
+    summary = read_summary(pick_runs.picked)
+    assert summary is not None
+    picked = summary.picked
     assert picked is not None
     assert (picked.metric, picked.candidates, picked.candidates_from) == ("chrF", 4, "sample")
     bleu, chrf = picked.change("BLEU"), picked.change("chrF")
-    assert bleu is not None and chrf is not None
-    test = read_summary(pick_runs.picked).test
+    assert bleu is not None
+    assert chrf is not None
+    test = summary.test
     assert test is not None
     # beam is the baseline: its side is the run's "after", to the digit
     assert (bleu.before, chrf.before) == (test.bleu_after, test.chrf_after)
-    assert bleu.test == "paired bootstrap" and len(bleu.delta_ci) == 2
+    assert bleu.test == "paired bootstrap"
+    assert len(bleu.delta_ci) == 2
 
 
 def test_the_picked_lines_are_kept_beside_the_after_samples(pick_runs):
@@ -111,5 +117,6 @@ def test_report_compare_and_runs_show_the_pick(pick_runs, cli):
     done = cli("runs", "--output-dir", str(pick_runs.out))
     assert done.returncode == 0, done.stderr
     picked_line = next(line for line in done.stdout.splitlines() if pick_runs.picked.name in line)
-    assert "pick=mbr" in picked_line and "utility=chrf" in picked_line
+    assert "pick=mbr" in picked_line
+    assert "utility=chrf" in picked_line
     assert "candidates=4" in picked_line
