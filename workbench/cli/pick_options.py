@@ -8,8 +8,6 @@ from __future__ import annotations
 import argparse
 from typing import TYPE_CHECKING
 
-from workbench.errors import WorkbenchError
-
 if TYPE_CHECKING:
     from workbench.core.translate.picked import PickSettings
 
@@ -74,29 +72,6 @@ def add_pick_options(parser: argparse.ArgumentParser) -> None:
 
 def pick_settings(args: argparse.Namespace) -> PickSettings | None:
     """The picking flags checked into settings (None: no pick asked), one line when wrong."""
-    from workbench.core.translate.candidates import DEFAULT_CANDIDATES, CandidateSettings
     from workbench.core.translate.picked import PickSettings
 
-    if args.pick is None:
-        given = [f for f in ("candidates", "utility") if getattr(args, f) is not None]
-        if given or args.fast_mbr:
-            flag = "--" + (given[0] if given else "fast-mbr")
-            raise WorkbenchError(f"{flag} chooses how a pick is made; add --pick qe or --pick mbr")
-        return None
-    candidates = CandidateSettings(
-        DEFAULT_CANDIDATES if args.candidates is None else args.candidates,
-        args.candidates_from,
-        epsilon=args.epsilon,
-        top_p=args.top_p,
-        temperature=args.temperature,
-        seed=args.seed,
-    )
-    return PickSettings(
-        args.pick,
-        utility=args.utility,
-        utility_model=args.utility_model,
-        qe_metric=args.qe_metric,
-        qe_model=getattr(args, "qe", None),
-        pruned=args.fast_mbr,
-        candidates=candidates,
-    )
+    return PickSettings.requested(args, getattr(args, "qe", None))

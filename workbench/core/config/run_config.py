@@ -11,6 +11,7 @@ import dataclasses
 from dataclasses import dataclass, field
 from typing import Any
 
+from workbench.core.config import picking_settings
 from workbench.core.config.direction_request import DirectionRequest
 from workbench.core.config.presets import DEFAULT_PRESET, SCRATCH_MODEL
 from workbench.core.config.settings import (
@@ -255,6 +256,18 @@ class RunConfig:
     no_repeat_ngram_size: int = setting(
         0, group="decoding", help="generation n-gram block (0 = none)"
     )
+    # picking (train --pick): defined in picking_settings, where their docstring says why
+    pick: str | None = picking_settings.PICK
+    candidates: int | None = picking_settings.CANDIDATES
+    candidates_from: str = picking_settings.CANDIDATES_FROM
+    epsilon: float | None = picking_settings.EPSILON
+    top_p: float = picking_settings.TOP_P
+    temperature: float = picking_settings.TEMPERATURE
+    utility: str | None = picking_settings.UTILITY
+    utility_model: str | None = picking_settings.UTILITY_MODEL
+    fast_mbr: bool = picking_settings.FAST_MBR
+    qe_metric: str = picking_settings.QE_METRIC
+    qe_model: str | None = picking_settings.QE_MODEL
     output_dir: str = setting(
         DEFAULT_OUTPUT_DIR, group="output", help="root folder for runs and best_model"
     )

@@ -123,6 +123,8 @@ SETTING_GROUPS = {
     "memory": "big models on small devices: LoRA adapters, gradient checkpointing and the "
     "memory plan checked before any weight is loaded",
     "decoding": "how the per-epoch and the before/after translations are made and scored",
+    "picking": 'the test set\'s "after" decoded a second way, beside beam search: '
+    "candidates, one picked by QE or MBR (train --pick; the flags are translate's)",
     "output": "where the run is written and what it reports",
 }
 

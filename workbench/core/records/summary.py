@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import Any
 
 from workbench.core.decoding import DecodeOptions
+from workbench.core.records.picked_scores import PickedScores
 from workbench.core.records.run_records import (
     AveragingRecord,
     BaselineRecord,
@@ -77,6 +78,8 @@ class RunSummary:
     by_length: list[LengthBucket] | None = None
     #: The test sentences whose sentence chrF rose and fell most.
     most_changed: MostChanged | None = None
+    #: The test set's "after" picked among candidates, against beam's (``--pick``).
+    picked: PickedScores | None = None
 
     def scores(self, role: str) -> SetScores | None:
         """The ``test`` or ``validation`` scores, if the run has them."""

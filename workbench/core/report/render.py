@@ -31,6 +31,7 @@ from workbench.core.report.cells import (
 from workbench.core.report.cleaning_blocks import cleaning_blocks
 from workbench.core.report.contents import RunReport
 from workbench.core.report.lab_blocks import lab_blocks
+from workbench.core.report.picked_blocks import picked_blocks
 from workbench.core.report.screenshots import offline_svg
 from workbench.core.run_folder.layout import REPORT_FIGURES
 from workbench.core.views.blocks import (
@@ -88,6 +89,13 @@ def report_blocks(report: RunReport) -> list[Block]:
         Heading("BLEU before vs after fine-tuning"),
         Table(BEFORE_AFTER_HEADER, before_after_rows(report)),
         Paragraph(decoding_note(report), style="caption"),
+    ]
+    if report.summary.picked is not None:
+        blocks += [
+            Heading("Picked among candidates against beam search"),
+            *picked_blocks(report.summary.picked),
+        ]
+    blocks += [
         *_training_blocks(report),
         *_test_set_blocks(report),
         *_console_blocks(report),

@@ -188,6 +188,11 @@ class RunFolder:
         its before/after translations and scores (:mod:`.samples`)."""
         return self.path / f"{split}_translations.jsonl"
 
+    def picked_translations(self, split: str) -> Path:
+        """``<split>_picked_translations.jsonl``: each sentence's beam translation beside
+        the one ``--pick`` picked, with their scores (:mod:`.samples`)."""
+        return self.path / f"{split}_picked_translations.jsonl"
+
     def lab_study(self, study: str) -> Path:
         """``lab_<study>.json``: a Lab study's results (a key of :data:`LAB_FILES`),
         written by :mod:`workbench.core.lab.run_study` and read typed by the report."""

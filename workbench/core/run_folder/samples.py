@@ -2,7 +2,8 @@
 ``<split>_translations.jsonl``: one :class:`~workbench.core.records.run_records.Sample`
 per line, written once "after" is scored and read back by the Samples pane, compare, the
 Lab and ``sacrebleu`` itself (its ``after`` and ``reference`` fields reproduce the run's
-scores)."""
+scores); and beside it, for a run with ``--pick``, ``<split>_picked_translations.jsonl``:
+one :class:`~workbench.core.records.picked_scores.PickedSample` per line."""
 
 from __future__ import annotations
 
@@ -10,6 +11,7 @@ import json
 from pathlib import Path
 
 from workbench.core.records.files import read_jsonl_counted
+from workbench.core.records.picked_scores import PickedSample
 from workbench.core.records.run_records import Sample
 from workbench.core.records.typed import decode
 from workbench.core.run_folder.layout import RunFolder
@@ -40,3 +42,28 @@ def read_translations(
     if torn:
         said.append(f"{path.name}: {torn} line(s) that are not JSON objects skipped")
     return rows, torn + len(records) - len(rows)
+
+
+def write_picked_translations(run_dir: Path, split: str, rows: list[PickedSample]) -> None:
+    """``<split>_picked_translations.jsonl``: each sentence's beam and picked translation."""
+    with RunFolder(run_dir).picked_translations(split).open("w", encoding="utf-8") as fh:
+        for row in rows:
+            fh.write(json.dumps(vars(row), ensure_ascii=False) + "\n")
+
+
+def read_picked_translations(
+    run_dir: Path, split: str, notes: list[str] | None = None
+) -> list[PickedSample]:
+    """A set's picked translations beside beam's (empty for a run without ``--pick``);
+    a line that does not read is said in ``notes`` and left out."""
+    path = RunFolder(run_dir).picked_translations(split)
+    records, torn = read_jsonl_counted(path)
+    said = notes if notes is not None else []
+    rows = [
+        row
+        for number, record in enumerate(records, 1)
+        if (row := decode(PickedSample, record, said, f"{path.name} line {number}")) is not None
+    ]
+    if torn:
+        said.append(f"{path.name}: {torn} line(s) that are not JSON objects skipped")
+    return rows

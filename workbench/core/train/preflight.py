@@ -28,6 +28,7 @@ from workbench.core.data.sources import (
 )
 from workbench.core.model.load import check_local_model
 from workbench.core.run_folder.layout import MODEL_CONFIG_FILE
+from workbench.core.translate.picked import PickSettings
 from workbench.errors import WorkbenchError
 
 
@@ -45,6 +46,7 @@ def preflight(config: RunConfig) -> None:
             "pip install 'nmt-workbench[lora]' (or drop --lora)"
         )
 
+    PickSettings.requested(config, config.qe_model)  # --pick's settings: one line when wrong
     first_look(config)  # local files first: no network check delays their one line
     if not config.is_scratch:
         if looks_like_local_path(config.model):

@@ -26,20 +26,23 @@ from workbench.core.evaluate.before_after import (
 )
 from workbench.core.evaluate.breakdown import gain_breakdown
 from workbench.core.evaluate.comet_sets import add_comet
+from workbench.core.evaluate.picked_after import pick_after
 from workbench.core.events import Note, RunDone
 from workbench.core.live.lease import check_lease
 from workbench.core.records.model_settings import ModelSettings
+from workbench.core.records.picked_scores import PickedSample, PickedScores
 from workbench.core.records.run_records import EarlyStopping, Sample
 from workbench.core.records.scores import SetScores
 from workbench.core.records.summary import RunSummary
 from workbench.core.run_folder.layout import RunFolder
-from workbench.core.run_folder.samples import write_translations
+from workbench.core.run_folder.samples import write_picked_translations, write_translations
 from workbench.core.run_folder.summary_file import write_summary
 from workbench.core.train.averaging import Averaging, average_checkpoints
 from workbench.core.train.checkpoints import keep_best_so_far, publish_model, save_best_model
 from workbench.core.train.early_stop import report_early_stopping
 from workbench.core.train.run_start import RunContext
 from workbench.core.train.training_loop import TrainingOutcome, evaluation_history
+from workbench.core.translate.picked import PickSettings
 
 if TYPE_CHECKING:  # trainer imports torch at its top
     from workbench.core.train.trainer import WorkbenchTrainer
@@ -57,6 +60,8 @@ class AfterTraining:
     rows: dict[str, list[Sample]]  # each sentence before and after, scored
     samples: list[Sample]
     heatmap: KeptView | None  # the first sample's, drawn without torch
+    #: The test set picked among candidates against beam's "after" (``--pick``).
+    picked: tuple[PickedScores, list[PickedSample]] | None = None
 
 
 def after_training(
@@ -84,11 +89,18 @@ def after_training(
     rows = score_rows(held_out, before, after)
     if config.comet:  # the trained model released: the scorer is never beside it
         scores, rows = add_comet(held_out, before, after, scores, rows, config.comet, device, emit)
+    picked = None
+    if (pick := PickSettings.requested(config, config.qe_model)) is not None:
+        picked = pick_after(
+            held_out, pick, config.target_lang, best_dir, device, rows["test"], config.comet, emit
+        )
     samples = pick_samples(rows["test"], config.num_samples_shown)
     for sample in samples:
         emit(sample)
     heatmap = sample_heatmap(best_dir, samples)  # the report's, drawn without torch
-    return AfterTraining(best_dir, stopping, averaging, after, scores, rows, list(samples), heatmap)
+    return AfterTraining(
+        best_dir, stopping, averaging, after, scores, rows, list(samples), heatmap, picked
+    )
 
 
 def publish_run(
@@ -106,6 +118,8 @@ def publish_run(
     if publish:
         publish_model(best_dir, published)
     write_translations(run_dir, finished.rows)
+    if finished.picked is not None:
+        write_picked_translations(run_dir, "test", finished.picked[1])
     keep_sample_heatmap(run_dir, best_dir, finished.heatmap)
     summary = summary_with(
         test=finished.scores["test"],
@@ -118,6 +132,7 @@ def publish_run(
         epochs=evaluation_history(trainer),
         early_stopping=finished.stopping,
         averaging=finished.averaging.record,
+        picked=finished.picked[0] if finished.picked is not None else None,
         **gain_breakdown(finished.rows["test"], run.config.bleu_tokenize, run.config.source_lang),
     )
     write_summary(run_dir, summary)

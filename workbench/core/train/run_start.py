@@ -29,6 +29,7 @@ from workbench.core.run_folder.output_folder import new_run_dir
 from workbench.core.run_folder.saved_config import SavedConfig, saved_config, write_saved_config
 from workbench.core.train import distributed
 from workbench.core.train.checkpoints import last_complete_checkpoint, run_to_resume
+from workbench.core.train.memory.candidates import check_candidates_fit
 from workbench.core.train.memory.plan import check_fits, plan_memory, plan_scorer
 from workbench.core.train.preflight import check_writable, preflight
 from workbench.core.train.run_model import check_run_model, resolve_precision, run_model_config
@@ -96,6 +97,7 @@ def prepare(
         plan = plan_memory(config, shape, precision)
         scorer = plan_scorer(config, plan)  # --comet's model
     check_fits(plan, config.model)
+    check_candidates_fit(config, shape, plan)  # --pick's, after training
     fan_out(on_event)(Phase("data", config.data))
     # rank 0 fills the sample cache; the others read it
     with distributed.main_first(), reporting_retries(on_event):

@@ -62,7 +62,7 @@ def sources_per_batch(translator: Translator, options: DecodeOptions, batch_size
     """Lines decoded at once under ``options`` so that their candidates fit the memory
     free now (at most ``batch_size`` sequences' worth); one line that cannot fit is
     refused with what it needs and what to lower."""
-    rows = options.num_return_sequences if options.do_sample else options.num_beams
+    rows = decoded_rows(options)
     most = max(1, batch_size // rows)
     model = translator.model
     if model is None:  # a CTranslate2 export: its own allocator, not counted here
@@ -73,18 +73,29 @@ def sources_per_batch(translator: Translator, options: DecodeOptions, batch_size
     free, where = free_bytes(parameter.device)
     fitting = int(free * USABLE_SHARE // (rows * each))
     if fitting < 1:
-        kind = (
-            f"{options.num_return_sequences} samples"
-            if options.do_sample
-            else (f"{options.num_beams} beams")
-        )
-        raise WorkbenchError(
-            f"the candidates of one line need about {rows * each / GB:.1f} GB while they are "
-            f"decoded ({kind} of up to {source} + {options.max_new_tokens} tokens), and "
-            f"{free / GB:.1f} GB is {where}; ask for fewer --candidates or --num-beams, or "
-            "a lower --max-new-tokens"
-        )
+        raise WorkbenchError(refusal(options, rows * each, source, free, where))
     return min(most, fitting)
+
+
+def decoded_rows(options: DecodeOptions) -> int:
+    """Sequences one line carries while decoded: its samples, or its beams."""
+    return options.num_return_sequences if options.do_sample else options.num_beams
+
+
+def refusal(options: DecodeOptions, needed: float, source: int, free: float, where: str) -> str:
+    """The one line that refuses a line's candidates: what they need, what is free, and
+    what to lower."""
+    kind = (
+        f"{options.num_return_sequences} samples"
+        if options.do_sample
+        else f"{options.num_beams} beams"
+    )
+    return (
+        f"the candidates of one line need about {needed / GB:.1f} GB while they are "
+        f"decoded ({kind} of up to {source} + {options.max_new_tokens} tokens), and "
+        f"{free / GB:.1f} GB is {where}; ask for fewer --candidates or --num-beams, or "
+        "a lower --max-new-tokens"
+    )
 
 
 def _first(config: Any, *names: str) -> int:

@@ -9,17 +9,50 @@ every line's candidates in batches and ranks each line's own.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Protocol
 
 from workbench.core.languages import bleu_tokenizer_for
 from workbench.core.picking.metrics import QE_METRICS, UTILITIES, qe_metric, utility_metric
 from workbench.core.picking.picks import PICK_METHODS, Pick, Picker
-from workbench.core.translate.candidates import CandidateSettings, generate_candidates
+from workbench.core.translate.candidates import (
+    DEFAULT_CANDIDATES,
+    CandidateSettings,
+    generate_candidates,
+)
 from workbench.errors import WorkbenchError
 
 if TYPE_CHECKING:
     from workbench.core.decoding import DecodeOptions
     from workbench.core.translate.translator import Translator
+
+
+class PickRequest(Protocol):
+    """What a user asked a pick to be: ``translate``'s and ``interact``'s parsed flags, or a
+    run's :class:`~workbench.core.config.run_config.RunConfig` (``train --pick``), whose
+    settings have the flags' names (read-only: a frozen config is one too)."""
+
+    @property
+    def pick(self) -> str | None: ...  # noqa: D102
+    @property
+    def candidates(self) -> int | None: ...  # noqa: D102
+    @property
+    def candidates_from(self) -> str: ...  # noqa: D102
+    @property
+    def epsilon(self) -> float | None: ...  # noqa: D102
+    @property
+    def top_p(self) -> float: ...  # noqa: D102
+    @property
+    def temperature(self) -> float: ...  # noqa: D102
+    @property
+    def seed(self) -> int: ...  # noqa: D102
+    @property
+    def utility(self) -> str | None: ...  # noqa: D102
+    @property
+    def utility_model(self) -> str | None: ...  # noqa: D102
+    @property
+    def fast_mbr(self) -> bool: ...  # noqa: D102
+    @property
+    def qe_metric(self) -> str: ...  # noqa: D102
 
 
 @dataclass(frozen=True)
@@ -54,6 +87,36 @@ class PickSettings:
             raise WorkbenchError(
                 f"--qe-metric must be one of {', '.join(QE_METRICS)}, got '{self.qe_metric}'"
             )
+
+    @classmethod
+    def requested(cls, asked: PickRequest, qe_model: str | None) -> PickSettings | None:
+        """The settings ``asked`` for, checked (None: no pick asked); a picking setting
+        given without ``--pick`` is one line, since it would change nothing."""
+        if asked.pick is None:
+            given = [f for f in ("candidates", "utility") if getattr(asked, f) is not None]
+            if given or asked.fast_mbr:
+                flag = "--" + (given[0] if given else "fast-mbr")
+                raise WorkbenchError(
+                    f"{flag} chooses how a pick is made; add --pick qe or --pick mbr"
+                )
+            return None
+        candidates = CandidateSettings(
+            DEFAULT_CANDIDATES if asked.candidates is None else asked.candidates,
+            asked.candidates_from,
+            epsilon=asked.epsilon,
+            top_p=asked.top_p,
+            temperature=asked.temperature,
+            seed=asked.seed,
+        )
+        return cls(
+            asked.pick,
+            utility=asked.utility,
+            utility_model=asked.utility_model,
+            qe_metric=asked.qe_metric,
+            qe_model=qe_model,
+            pruned=asked.fast_mbr,
+            candidates=candidates,
+        )
 
     def picker(self, target_lang: str | None) -> Picker:
         """The picker with its metric loaded (a neural one now: one line when it cannot

@@ -21,6 +21,7 @@ from workbench.core.evaluate.segment_statistics import segment_change
 from workbench.core.evaluate.significance import randomisation_p, score_before_after
 from workbench.core.experiments.table import RunRow, run_row
 from workbench.core.live.run_metrics import read_run_metrics
+from workbench.core.records.picked_scores import PickedScores
 from workbench.core.records.run_records import Sample
 from workbench.core.records.scores import LengthBucket, MetricChange, SetScores
 from workbench.core.records.summary import RunSummary
@@ -61,6 +62,7 @@ class ComparedRun:
     test_rows: list[Sample]  # test_translations.jsonl
     bleu_tokenize: str | None
     by_length: list[LengthBucket] | None = None  # None: the run recorded none
+    picked: PickedScores | None = None  # its test set picked against beam (--pick)
 
     @property
     def run_id(self) -> str:
@@ -150,6 +152,7 @@ def read_run(letter: str, run_dir: Path) -> ComparedRun:
         test_rows=read_translations(run_dir, "test")[0],
         bleu_tokenize=tokenize if isinstance(tokenize, str) else None,
         by_length=summary.by_length,
+        picked=summary.picked,
     )
 
 

@@ -40,6 +40,8 @@ from workbench.core.experiments.compare.cells import (
 )
 from workbench.core.experiments.compare.read import Comparison
 from workbench.core.experiments.table import run_row_line
+from workbench.core.picking.picked_text import picked_lines
+from workbench.core.report.picked_blocks import picked_blocks
 from workbench.core.views.blocks import (
     Block,
     Figure,
@@ -92,6 +94,10 @@ def by_length_lines(comparison: Comparison) -> list[str]:
     ]
 
 
+#: The title of a run's pick against its own beam search (``train --pick``).
+PICKED_TITLE = "Test set picked among candidates against beam search"
+
+
 def render_text(comparison: Comparison, width: int = 72) -> str:
     """The comparison for a terminal or a pipe: runs, settings, curves, tests, sentences."""
     out = [f"Comparing {len(comparison.runs)} runs; A is the baseline of every test."]
@@ -105,6 +111,9 @@ def render_text(comparison: Comparison, width: int = 72) -> str:
             line_chart_text(series, title=FIGURE_TITLES[key][0], x_label="epoch", width=width),
         ]
     out += ["", *test_lines(comparison), "", *by_length_lines(comparison)]
+    for run in comparison.runs:
+        if run.picked is not None:
+            out += ["", f"{PICKED_TITLE}, run {run.letter}:", *picked_lines(run.picked)]
     for letter, title, rows in difference_sections(comparison):
         out += ["", f"{title}:"]
         if not rows:
@@ -171,6 +180,9 @@ def comparison_blocks(comparison: Comparison) -> list[Block]:
             Table(METRICS_HEADER, metrics_rows(comparison), numeric=False),
         ]
     blocks += [Paragraph(text) for text in not_paired_lines(comparison)]
+    for run in comparison.runs:
+        if run.picked is not None:
+            blocks += [Heading(f"{PICKED_TITLE}, run {run.letter}"), *picked_blocks(run.picked)]
     blocks += [
         Heading("Test set by source length"),
         Paragraph(BY_LENGTH_CAPTION, style="caption"),
