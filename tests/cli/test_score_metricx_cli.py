@@ -74,8 +74,9 @@ def test_both_modes_score_each_segment_as_the_scorer_and_pair_b_with_a(cli, file
 def test_the_text_report_says_lower_is_better_and_reads_no_agreement(cli, files, metricx_models):
     done = cli(*arguments(files, metricx_models["tiny-fp32"]))
     assert done.returncode == 0, done.stderr
-    assert "\n  MetricX-24 (lower is better) " in done.stdout
-    assert "\n  MetricX-24-QE (lower is better) " in done.stdout
+    model = metricx_models["tiny-fp32"]  # named as COMET's model is, then the direction
+    assert f"\n  MetricX-24 ({model}; lower is better) " in done.stdout
+    assert f"\n  MetricX-24-QE ({model}; lower is better) " in done.stdout
     assert "MetricX-24, MetricX-24-QE: lower is better" in done.stdout
     assert "humans" not in done.stdout  # no Kocmi curve for MetricX-24, COMET's never borrowed
 

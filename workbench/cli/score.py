@@ -15,8 +15,13 @@ import sys
 from typing import TYPE_CHECKING
 
 from workbench.cli.options import QE_FLAG, Flag, add_command
-from workbench.core.config.settings import BLEU_TOKENIZERS, DEFAULT_COMET, DEFAULT_QE
-from workbench.core.metricx.files import DEFAULT_METRICX, DEFAULT_TOKENIZER
+from workbench.core.config.settings import (
+    BLEU_TOKENIZERS,
+    DEFAULT_COMET,
+    DEFAULT_METRICX,
+    DEFAULT_QE,
+)
+from workbench.core.config.settings import DEFAULT_METRICX_TOKENIZER as DEFAULT_TOKENIZER
 from workbench.errors import WorkbenchError
 
 if TYPE_CHECKING:

@@ -19,11 +19,12 @@ from typing import Any
 
 from workbench.core.comet.files import locate
 from workbench.core.comet.scorer import points
+from workbench.core.config.settings import DEFAULT_METRICX
 from workbench.core.data.writing_systems import script_share
-from workbench.core.evaluate.comet_sets import ScoreProgressSink
 from workbench.core.evaluate.metricx_scores import check_metricx, metricx_scores
 from workbench.core.evaluate.resampling import corpus_score_with_interval
 from workbench.core.evaluate.segment_statistics import mean, segment_change, segment_interval
+from workbench.core.evaluate.set_scorers import ScoreProgressSink
 from workbench.core.evaluate.significance import (
     SACREBLEU_METRICS,
     UNBOUNDED,
@@ -33,7 +34,6 @@ from workbench.core.evaluate.significance import (
 )
 from workbench.core.events import EventSink, Note
 from workbench.core.languages import bleu_tokenizer_for
-from workbench.core.metricx.files import DEFAULT_METRICX
 from workbench.core.metricx.scorer import MetricXSettings
 from workbench.core.records.scores import N_BOOTSTRAP, MetricChange
 from workbench.core.records.system_scores import MetricScore, ScoreReport, SystemResult

@@ -27,17 +27,15 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from workbench.core.config.settings import DEFAULT_METRICX, DEFAULT_METRICX_TOKENIZER
 from workbench.core.data.hub_requests import cached_or_fetched
 from workbench.core.data.sources import looks_like_local_path
 from workbench.core.metricx.checkpoint import FOLDER_FILES
 from workbench.core.metricx.network import read_config
 from workbench.errors import WorkbenchError
 
-#: What ``--metricx`` scores with when no model is named: the smallest published
-#: MetricX-24 in fp32 (1.2B parameters); the README recommends XXL for the best agreement.
-DEFAULT_METRICX = "google/metricx-24-hybrid-large-v2p6"
 #: The tokenizer MetricX's README runs every checkpoint with.
-DEFAULT_TOKENIZER = "google/mt5-xl"
+DEFAULT_TOKENIZER = DEFAULT_METRICX_TOKENIZER
 #: A tokenizer in a folder: the SentencePiece model mT5's tokenizer reads.
 TOKENIZER_FILES = ("spiece.model", "tokenizer.json")
 

@@ -18,6 +18,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from workbench.core.config.scorer_settings import check_metricx_length
 from workbench.core.metricx.files import (
     Edition,
     MetricXSource,
@@ -46,12 +47,7 @@ class MetricXSettings:
     device: str | None = None  # None: the GPU when there is one
 
     def __post_init__(self) -> None:
-        if self.max_length is not None and self.max_length < 2:
-            raise WorkbenchError(
-                f"--metricx-max-length {self.max_length} leaves no token of the input (the "
-                "count includes the end-of-sequence id); give 2 or more, 1536 as MetricX-24 "
-                "was trained"
-            )
+        check_metricx_length(self.max_length)
         if self.batch_size < 1:
             raise WorkbenchError(f"MetricX batch size {self.batch_size}: give 1 or more")
 
