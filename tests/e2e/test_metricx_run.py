@@ -60,7 +60,7 @@ def metricx_runs(tmp_path_factory: pytest.TempPathFactory, metricx_models) -> Me
 
 def test_the_run_prints_metricx_lower_is_better_with_interval_and_paired_test(metricx_runs):
     stdout = metricx_runs.first
-    lines = re.findall(r"\n    (MetricX-24 .*)", stdout)
+    lines = re.findall(r"\n    (MetricX-24 \(.*)", stdout)
     assert len(lines) == 2, stdout[-3000:]  # the test set's and the validation set's
     assert all(
         re.fullmatch(
@@ -71,6 +71,12 @@ def test_the_run_prints_metricx_lower_is_better_with_interval_and_paired_test(me
         )
         for line in lines
     ), lines
+    # The scorer's size came with the memory plan, before any weight was loaded.
+    plan = re.search(
+        r"\n    MetricX-24 .*: [\d,]+ parameters \(encoder mT5\), about .* in fp32", stdout
+    )
+    assert plan, stdout[:3000]
+    assert stdout.index(plan.group(0)) < stdout.index("[model]")
     humans = re.findall(r"what humans would say.*", stdout)
     assert humans, stdout[-3000:]
     assert not any("MetricX" in line for line in humans)  # no curve of its own, none borrowed
