@@ -29,6 +29,10 @@ from workbench.core.events import EventSink, Note, Phase, Sample, ScoreProgress
 from workbench.core.records.scores import MetricChange, SetScores
 from workbench.errors import failure_text
 
+#: The neural metrics a run scores its held-out sets with: each its SetScores field, its
+#: Sample columns' prefix (``comet_before``) and its phase's name.
+Metric = Literal["comet", "metricx"]
+
 
 class ScoreProgressSink:
     """A scorer's ``progress(done, total)`` as :class:`ScoreProgress` events, one every
@@ -62,7 +66,7 @@ class SystemsScorer(Protocol):
 class SetScorer:
     """A neural metric as a run's held-out sets are scored with it."""
 
-    field: Literal["comet", "metricx"]  # its SetScores field and its Sample columns' prefix
+    field: Metric
     name: str  # "COMET", "MetricX": the metric in a phase's and a warning's words
     model: str  # as the user named it
     load: Callable[[], tuple[str, SystemsScorer]]  # the metric's name as the papers give it
@@ -127,17 +131,20 @@ def add_scores(
             )
         )
         return scores, rows
-    columns = (f"{scorer.field}_before", f"{scorer.field}_after")
     return (
-        {
-            split: dataclasses.replace(s, **{scorer.field: found[split].change})
-            for split, s in scores.items()
-        },
-        {
-            split: [
-                dataclasses.replace(row, **dict(zip(columns, (b, a), strict=True)))
-                for row, b, a in zip(r, found[split].before, found[split].after, strict=True)
-            ]
-            for split, r in rows.items()
-        },
+        {split: _with_change(s, scorer.field, found[split].change) for split, s in scores.items()},
+        {split: _with_scores(r, scorer.field, found[split]) for split, r in rows.items()},
     )
+
+
+def _with_change(scores: SetScores, field: Metric, change: MetricChange) -> SetScores:
+    if field == "comet":
+        return dataclasses.replace(scores, comet=change)
+    return dataclasses.replace(scores, metricx=change)
+
+
+def _with_scores(rows: list[Sample], field: Metric, found: ScoresOfSet) -> list[Sample]:
+    pairs = zip(rows, found.before, found.after, strict=True)
+    if field == "comet":
+        return [dataclasses.replace(row, comet_before=b, comet_after=a) for row, b, a in pairs]
+    return [dataclasses.replace(row, metricx_before=b, metricx_after=a) for row, b, a in pairs]

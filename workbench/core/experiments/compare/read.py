@@ -233,10 +233,8 @@ def paired_result(first: ComparedRun, other: ComparedRun) -> PairedResult:
     tokenize = first.bleu_tokenize or "13a"
     name = first.row.test.name if first.row.test is not None else "test"
     scores = score_before_after(base, system, refs, tokenize, "test", name)
-    for metric in NEURAL:
-        change = neural_change(first, other, metric)
-        if change is not None:
-            scores = dataclasses.replace(scores, **{metric: change})
+    comet, metricx = (neural_change(first, other, metric) for metric in NEURAL)
+    scores = dataclasses.replace(scores, comet=comet, metricx=metricx)
     ar = randomisation_p(base, system, refs, tokenize)
     return PairedResult(
         letter=other.letter, scores=scores, bleu_p_ar=ar["bleu"], chrf_p_ar=ar["chrf"]
