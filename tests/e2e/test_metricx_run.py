@@ -13,6 +13,7 @@ from pathlib import Path
 
 import pytest
 from scipy.stats import ttest_rel
+from textual.widgets import Static
 
 from tests.helpers.cli import CommandLine
 from tests.helpers.paths import FIXTURES
@@ -109,7 +110,11 @@ def test_runs_lists_metricx(cli, metricx_runs):
     listing = cli("runs", "--output-dir", str(metricx_runs.out))
     assert listing.returncode == 0, listing.stderr
     assert "test COMET and MetricX (lower is better)" in listing.stdout
-    rows = [line for line in listing.stdout.splitlines() if " test MetricX-24 " in line]
+    rows = [
+        line
+        for line in listing.stdout.splitlines()
+        if " test MetricX-24 (lower is better) " in line
+    ]
     assert len(rows) == 2, listing.stdout
 
 
@@ -131,10 +136,13 @@ def test_compare_pairs_metricx_on_the_stored_sentence_scores(cli, metricx_runs, 
         "--out", str(tmp_path),
     )  # fmt: skip
     assert compared.returncode == 0, compared.stderr
-    row = next(line for line in compared.stdout.splitlines() if " MetricX-24 (" in line)
+    (row,) = [  # the metrics table's row (the runs' own lines name MetricX too)
+        line
+        for line in compared.stdout.splitlines()
+        if " MetricX-24 (" in line and "t-test p" in line
+    ]
     assert row.lstrip().startswith("B ")
     assert "lower is better" in row
-    assert "t-test p" in row
     stored = [
         [json.loads(line)["metricx_after"] for line in (run / "test_translations.jsonl").open()]
         for run in runs
@@ -144,3 +152,17 @@ def test_compare_pairs_metricx_on_the_stored_sentence_scores(cli, metricx_runs, 
     shown = re.search(r"t-test p = ([\d.]+)", row)
     if shown:  # "p < 0.001" says no more than that
         assert float(shown.group(1)) == pytest.approx(p, abs=0.0051)
+
+
+async def test_the_samples_pane_says_metricx_is_lower_is_better(metricx_runs):
+    from tests.helpers.runs import small
+    from tests.helpers.tui import samples_shown
+    from workbench.tui.app import WorkbenchApp
+
+    out = metricx_runs.out
+    app = WorkbenchApp(small(out.parent, name="out"))
+    async with app.run_test(size=(100, 30)) as pilot:
+        samples = await samples_shown(pilot, app)
+        summary = str(samples.query_one("#samples-summary", Static).render())
+        assert "  MetricX-24 (lower is better) " in summary
+        assert "paired t-test p" in summary

@@ -151,7 +151,8 @@ def _scores(role: str, scores: SetScores | None) -> str:
     for neural in (scores.comet, scores.metricx):
         if neural is not None:
             after = with_ci(neural.after, neural.after_ci)
-            text += f"  {role} {neural.metric} {neural.before:.2f} → {after}"
+            lower = " (lower is better)" if neural.lower_is_better else ""
+            text += f"  {role} {neural.metric}{lower} {neural.before:.2f} → {after}"
             text += agreement_brief(neural.metric, neural.delta)
     return text
 
