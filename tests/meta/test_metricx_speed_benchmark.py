@@ -9,31 +9,19 @@ figures, the ratio and the largest difference must be there whenever its venv is
 
 from __future__ import annotations
 
-import os
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
-from tests.helpers.paths import REPO
+from tests.helpers.benchmarks import run_benchmark
 
-SCRIPT = REPO / "benchmarks" / "metricx_speed.py"
 REFERENCE_PYTHON = Path("/tmp/metricx-reference-venv/bin/python")
 
 
 def quick_report(tmp_path: Path, *args: str) -> str:
-    """Run ``metricx_speed.py --quick`` with ``args``; the report it wrote."""
+    """Run ``metricx_speed.py --quick`` with ``args`` as its command; the report it wrote."""
     out = tmp_path / "METRICX_SPEED.md"
-    done = subprocess.run(
-        [sys.executable, str(SCRIPT), "--quick", "--out", str(out), *args],
-        cwd=tmp_path,
-        env={**os.environ, "HF_HUB_OFFLINE": "1"},
-        capture_output=True,
-        text=True,
-        timeout=240,
-    )
-    assert done.returncode == 0, f"metricx_speed.py --quick failed:\n{done.stderr[-4000:]}"
+    run_benchmark("metricx_speed.py", "--quick", "--out", str(out), *args, cwd=tmp_path)
     return out.read_text(encoding="utf-8")
 
 
