@@ -33,6 +33,7 @@ from tests.helpers.fixtures import (  # noqa: F401 (fixtures: pytest finds them 
     family_models,
     hsk_pairs,
     hub_server,
+    metricx_models,
     pairs_file,
     served_hub,
     tiny_model_dir,

@@ -1,7 +1,8 @@
 """The fixtures more than one test folder uses (tests/conftest.py imports them): the HSK
-pairs, a pairs file, a tiny Marian model, the Hub look-alike and the tiny models of each
-family, session fixtures built once per test process that nothing may write into (the
-finished tiny run is e2e/'s); and ``fake_training``, the stand-in trainer for one test."""
+pairs, a pairs file, a tiny Marian model, the Hub look-alike, the tiny models of each
+family and the tiny MetricX checkpoints, session fixtures built once per test process that
+nothing may write into (the finished tiny run is e2e/'s); and ``fake_training``, the
+stand-in trainer for one test."""
 
 from __future__ import annotations
 
@@ -50,6 +51,16 @@ def tiny_model_dir(tmp_path_factory: pytest.TempPathFactory, hsk_pairs) -> Path:
     tokenizer.save_pretrained(out)
     (out / SETTINGS_FILE).write_text(json.dumps({"target_label": None}), encoding="utf-8")
     return out
+
+
+@pytest.fixture(scope="session")
+def metricx_models(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
+    """The tiny MetricX-24 checkpoints of tests/fixtures/metricx, written from their
+    recipe (tests/helpers/metricx_checkpoints.py), by variant; no tokenizer inside."""
+    from tests.helpers.metricx_checkpoints import VARIANTS, write_checkpoint
+
+    folder = tmp_path_factory.mktemp("metricx")
+    return {name: write_checkpoint(folder / name, name) for name in VARIANTS}
 
 
 @pytest.fixture(scope="session")

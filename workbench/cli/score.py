@@ -1,7 +1,8 @@
 """``workbench score``: any system's output scored, one segment a line, with intervals.
 
 For translations made anywhere (another toolkit, a paper's outputs, an API): BLEU, chrF,
-chrF++ and TER from sacreBLEU, COMET and a reference-free QE score, each with its 95%
+chrF++ and TER from sacreBLEU, COMET, a reference-free QE score and MetricX (lower is
+better), each with its 95%
 interval; two or more ``--hyp`` files are compared with the first on the same segments,
 as ``sacrebleu --paired-bs``, ``comet-score`` and ``comet-compare`` users expect. A thin
 adapter over :mod:`workbench.core.evaluate.system_scores`; only argparse at import.
@@ -14,7 +15,13 @@ import sys
 from typing import TYPE_CHECKING
 
 from workbench.cli.options import QE_FLAG, Flag, add_command
-from workbench.core.config.settings import BLEU_TOKENIZERS, DEFAULT_COMET, DEFAULT_QE
+from workbench.core.config.settings import (
+    BLEU_TOKENIZERS,
+    DEFAULT_COMET,
+    DEFAULT_METRICX,
+    DEFAULT_QE,
+)
+from workbench.core.config.settings import DEFAULT_METRICX_TOKENIZER as DEFAULT_TOKENIZER
 from workbench.errors import WorkbenchError
 
 if TYPE_CHECKING:
@@ -38,8 +45,9 @@ FLAGS: tuple[Flag, ...] = (
         "--metrics",
         {
             "metavar": "LIST",
-            "help": "comma-separated: bleu, chrf, chrf++, ter, comet, qe (default: the four "
-            "sacreBLEU metrics with --ref, and comet/qe when --comet/--qe is given)",
+            "help": "comma-separated: bleu, chrf, chrf++, ter, comet, qe, metricx, metricx-qe "
+            "(default: the four sacreBLEU metrics with --ref, and comet/qe/metricx when "
+            "--comet/--qe/--metricx is given)",
         },
     ),
     (
@@ -52,6 +60,32 @@ FLAGS: tuple[Flag, ...] = (
         },
     ),
     QE_FLAG,
+    (
+        "--metricx",
+        {
+            "nargs": "?",
+            "const": DEFAULT_METRICX,
+            "metavar": "MODEL",
+            "help": f"MetricX model (lower is better), a Hub id or a local folder (alone: "
+            f"{DEFAULT_METRICX}); scores with --ref, and without it as QE",
+        },
+    ),
+    (
+        "--metricx-tokenizer",
+        {
+            "metavar": "TOKENIZER",
+            "help": "MetricX's tokenizer, a Hub id or a folder (default: one in the model's "
+            f"folder, else {DEFAULT_TOKENIZER})",
+        },
+    ),
+    (
+        "--metricx-max-length",
+        {
+            "type": int,
+            "metavar": "N",
+            "help": "MetricX's input length in tokens (default: 1536, as MetricX-24 was trained)",
+        },
+    ),
     (
         "--tokenize",
         {
@@ -86,6 +120,8 @@ def metrics_asked(args: argparse.Namespace) -> tuple[str, ...]:
     names = ["bleu", "chrf", "chrf++", "ter"] if args.ref else []
     names += ["comet"] if args.comet else []
     names += ["qe"] if args.qe else []
+    if args.metricx:  # with references when there are some, else as QE
+        names += ["metricx"] if args.ref else ["metricx-qe"]
     if not names:
         raise WorkbenchError(
             "nothing to score: give --ref FILE for BLEU, chrF, chrF++ and TER (and --src "
@@ -100,6 +136,7 @@ def run(args: argparse.Namespace) -> int:
     from pathlib import Path
 
     from workbench.core.evaluate.system_scores import ScoreRequest, score_outputs
+    from workbench.core.metricx.scorer import MetricXSettings
     from workbench.core.views.event_text import EventText
     from workbench.core.views.score_report_text import report_lines
 
@@ -112,6 +149,9 @@ def run(args: argparse.Namespace) -> int:
         qe_model=args.qe or DEFAULT_QE,
         tokenize=args.tokenize,
         target_lang=args.target_lang,
+        metricx=MetricXSettings(
+            args.metricx or DEFAULT_METRICX, args.metricx_tokenizer, args.metricx_max_length
+        ),
     )
     text = EventText()
 

@@ -26,7 +26,7 @@ from workbench.core.records.status import EndStatus
 from workbench.core.records.summary import RunSummary
 from workbench.core.records.typed import decode
 
-PhaseName = Literal["data", "model", "before", "train", "after", "comet", "pick"]
+PhaseName = Literal["data", "model", "before", "train", "after", "comet", "metricx", "pick"]
 Level = Literal["info", "warning", "error"]
 Stage = Literal["epoch", "before", "after"]
 Split = Literal["validation", "test"]
@@ -35,7 +35,7 @@ Split = Literal["validation", "test"]
 @dataclass(frozen=True, slots=True)
 class Phase:
     """A stage of the run begins (``data``, ``model``, ``before``, ``train``, ``after``,
-    ``comet``, ``pick``)."""
+    ``comet``, ``metricx``, ``pick``)."""
 
     name: PhaseName
     detail: str = ""

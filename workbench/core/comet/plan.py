@@ -43,9 +43,12 @@ def scorer_memory(
     states = int(config.num_hidden_layers) + 1 + WORKING_STATES
     activations = batch_size * length * int(config.hidden_size) * states * FP32
     return ScorerMemory(
+        metric="COMET",
+        flag="--comet",
         name=name,
         encoder=settings.pretrained_model,
         parameters=parameters,
+        dtype="fp32",
         bytes=parameters * FP32 + activations + RUNTIME,
         budget=budget[0],
         budget_source=budget[1],

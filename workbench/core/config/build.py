@@ -13,6 +13,7 @@ from typing import Any
 
 from workbench.core.config.presets import DEFAULT_PRESET, PRESETS, preset_named
 from workbench.core.config.run_config import RunConfig
+from workbench.core.config.scorer_settings import check_scorer_settings
 from workbench.core.config.settings import (
     AVERAGE_CHOICES,
     BLEU_TOKENIZERS,
@@ -121,6 +122,7 @@ def validate(c: RunConfig) -> None:
     _check_training_numbers(c)
     _check_named_choices(c)
     _check_model(c)
+    check_scorer_settings(c)
     _check_output(c)
 
 

@@ -14,12 +14,12 @@ from typing import Any
 from workbench.core.config import picking_settings
 from workbench.core.config.direction_request import DirectionRequest
 from workbench.core.config.presets import DEFAULT_PRESET, SCRATCH_MODEL
+from workbench.core.config.scorer_settings import ScorerSettings
 from workbench.core.config.settings import (
     AUTO_TOKENIZER,
     AVERAGE_CHOICES,
     BLEU_TOKENIZERS,
     CLEANING_RULES,
-    DEFAULT_COMET,
     LR_SCHEDULERS,
     REPORT_TARGETS,
     SELECT_ON,
@@ -38,11 +38,12 @@ DEFAULT_OUTPUT_DIR = "translation_output"
 
 
 @dataclass(frozen=True)
-class RunConfig:
+class RunConfig(ScorerSettings):
     """Everything one fine-tuning run needs; see PRESETS for the defaults per job.
 
     Each field is one setting: its name is its TOML key and, in kebab case, its flag; its
     metadata holds its group and help for ``--help``; :func:`validate` holds its check.
+    The neural metrics that judge the held-out sets are :class:`ScorerSettings`' fields.
     """
 
     # Not a setting() of its own: the preset is the base that TOML and flags override, so
@@ -232,13 +233,6 @@ class RunConfig:
         group="decoding",
         help=f"sacreBLEU tokenizer: {', '.join(BLEU_TOKENIZERS)} (auto: zh for Chinese, "
         "13a for most others)",
-    )
-    comet: str | None = setting(
-        None,
-        group="decoding",
-        help="COMET model that scores both held-out sets before and after, beside BLEU "
-        f"(alone: {DEFAULT_COMET}; a Hub id or a local folder); it chooses nothing",
-        bare=DEFAULT_COMET,
     )
     report_to: str = setting(
         "none", group="output", help=f"metrics besides metrics.jsonl: {' or '.join(REPORT_TARGETS)}"

@@ -58,6 +58,11 @@ DEFAULT_COMET = "Unbabel/wmt22-comet-da"
 #: The reference-free one (CometKiwi-22, gated on the Hub): what ``--qe`` scores a
 #: translation of the user's own sentence with.
 DEFAULT_QE = "Unbabel/wmt22-cometkiwi-da"
+#: What ``--metricx`` scores with when no model is named: the smallest published
+#: MetricX-24 in fp32 (1.2B parameters); the README recommends XXL for the best agreement.
+DEFAULT_METRICX = "google/metricx-24-hybrid-large-v2p6"
+#: The tokenizer MetricX's README runs every checkpoint with (its checkpoints hold none).
+DEFAULT_METRICX_TOKENIZER = "google/mt5-xl"
 
 #: The prompts built in for decoder-only models (:mod:`workbench.core.model.prompts`).
 PROMPTS = ("chat", "alma", "seed-x")

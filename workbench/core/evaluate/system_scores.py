@@ -13,16 +13,18 @@ numbers: they are reported.
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from workbench.core.comet.files import locate
 from workbench.core.comet.scorer import points
+from workbench.core.config.settings import DEFAULT_METRICX
 from workbench.core.data.writing_systems import script_share
-from workbench.core.evaluate.comet_sets import ScoreProgressSink
+from workbench.core.evaluate.metricx_scores import check_metricx, metricx_scores
 from workbench.core.evaluate.resampling import corpus_score_with_interval
 from workbench.core.evaluate.segment_statistics import mean, segment_change, segment_interval
+from workbench.core.evaluate.set_scorers import ScoreProgressSink
 from workbench.core.evaluate.significance import (
     SACREBLEU_METRICS,
     UNBOUNDED,
@@ -32,17 +34,18 @@ from workbench.core.evaluate.significance import (
 )
 from workbench.core.events import EventSink, Note
 from workbench.core.languages import bleu_tokenizer_for
+from workbench.core.metricx.scorer import MetricXSettings
 from workbench.core.records.scores import N_BOOTSTRAP, MetricChange
 from workbench.core.records.system_scores import MetricScore, ScoreReport, SystemResult
 from workbench.errors import WorkbenchError
 
 #: ``--metrics`` names, in the order results are shown: sacreBLEU's four, then the models.
-METRICS = ("bleu", "chrf", "chrf++", "ter", "comet", "qe")
+METRICS = ("bleu", "chrf", "chrf++", "ter", "comet", "qe", "metricx", "metricx-qe")
 #: ``--metrics`` name -> sacreBLEU's metric as :data:`SACREBLEU_METRICS` names it.
 SACREBLEU_NAMES = dict(zip(METRICS[:4], SACREBLEU_METRICS, strict=True))
 #: What each metric needs besides the hypotheses.
 NEEDS: dict[str, tuple[str, ...]] = {m: ("ref",) for m in ("bleu", "chrf", "chrf++", "ter")}
-NEEDS |= {"comet": ("ref", "src"), "qe": ("src",)}
+NEEDS |= {"comet": ("ref", "src"), "qe": ("src",), "metricx": ("ref",), "metricx-qe": ("src",)}
 #: Languages whose references pick a BLEU tokenizer other than 13a, checked in this order.
 UNSPACED = ("zh", "ja", "ko")
 
@@ -60,6 +63,7 @@ class ScoreRequest:
     tokenize: str | None = None  # None: from --target-lang, else from the references' script
     target_lang: str | None = None
     n_bootstrap: int = N_BOOTSTRAP
+    metricx: MetricXSettings = field(default_factory=lambda: MetricXSettings(DEFAULT_METRICX))
 
 
 def parse_metrics(text: str) -> tuple[str, ...]:
@@ -150,6 +154,9 @@ def score_outputs(request: ScoreRequest, emit: EventSink | None = None) -> Score
     for metric, model in (("comet", request.comet_model), ("qe", request.qe_model)):
         if metric in request.metrics:  # its hparams.yaml now: a bad model fails first
             locate(model).declared_settings()
+    modes = [m for m in ("metricx", "metricx-qe") if m in request.metrics]
+    if modes:
+        check_metricx(request.metricx, modes)
     scores: list[list[MetricScore]] = [[] for _ in hypotheses]
     changes: list[list[MetricChange]] = [[] for _ in hypotheses]
     tokenize, reason = (None, "")
@@ -167,6 +174,15 @@ def score_outputs(request: ScoreRequest, emit: EventSink | None = None) -> Score
         if metric in request.metrics and sources is not None:
             refs = references if metric == "comet" else None
             _neural(model, sources, hypotheses, refs, request, scores, changes, emit)
+    if modes:  # MetricX-24 reads an empty source where none is given
+        given = sources if sources is not None else [""] * n
+        more_scores, more_changes = metricx_scores(
+            request.metricx, modes, given, hypotheses, references, request.n_bootstrap, emit
+        )
+        for system_scores, added_scores in zip(scores, more_scores, strict=True):
+            system_scores += added_scores
+        for system_changes, added_changes in zip(changes, more_changes, strict=True):
+            system_changes += added_changes
     systems = [
         SystemResult(str(path), s, c)
         for path, s, c in zip(request.hypotheses, scores, changes, strict=True)

@@ -148,12 +148,12 @@ def _scores(role: str, scores: SetScores | None) -> str:
     if role != "test":  # the test set's change is the one a reader weighs
         return text
     text += agreement_brief("BLEU", scores.bleu_delta)
-    comet = scores.comet
-    if comet is not None:
-        text += (
-            f"  {role} {comet.metric} {comet.before:.2f} → {with_ci(comet.after, comet.after_ci)}"
-        )
-        text += agreement_brief(comet.metric, comet.delta)
+    for neural in (scores.comet, scores.metricx):
+        if neural is not None:
+            after = with_ci(neural.after, neural.after_ci)
+            lower = " (lower is better)" if neural.lower_is_better else ""
+            text += f"  {role} {neural.metric}{lower} {neural.before:.2f} → {after}"
+            text += agreement_brief(neural.metric, neural.delta)
     return text
 
 
@@ -189,7 +189,8 @@ RUN_ROW_HEADER = (
     "run, preset, status, training, best epoch (by validation BLEU, or COMET where the run "
     "selected on it), validation "
     "and test BLEU before → after (95% interval after; how often humans agree with a "
-    "test delta that size, Kocmi et al. 2024), test COMET where the run scored it, "
+    "test delta that size, Kocmi et al. 2024), test COMET and MetricX (lower is better) "
+    "where the run scored them, "
     "settings changed from the preset"
 )
 

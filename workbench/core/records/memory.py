@@ -79,16 +79,20 @@ class MemoryPlan:
 
 @dataclass(frozen=True)
 class ScorerMemory:
-    """What a neural metric (COMET) will take once loaded, worked out from its config
-    before its weights are fetched. Scoring the held-out sets, it is loaded only after
-    training has let go of the model it trained, so it is held against the budget alone;
-    choosing the best epoch (``--select-on comet``), it is loaded beside the training step,
-    whose bytes ``beside`` holds."""
+    """What a neural metric (COMET, MetricX) will take once loaded, worked out from its
+    config before its weights are fetched. Scoring the held-out sets, it is loaded only
+    after training has let go of the model it trained (and after any other scorer has been
+    let go of), so it is held against the budget alone; choosing the best epoch
+    (``--select-on comet``), it is loaded beside the training step, whose bytes ``beside``
+    holds."""
 
-    name: str  # the COMET model as the user named it
-    encoder: str  # the encoder it reads its config and tokenizer from
+    metric: str  # "COMET", "MetricX-24"
+    flag: str  # the run flag that asks for it: "--comet", "--metricx"
+    name: str  # the model as the user named it
+    encoder: str  # the encoder it reads its config from ("mT5" for MetricX)
     parameters: int
-    bytes: float  # its weights in fp32, its activations, and the runtime beside them
+    dtype: str  # what its weights are held in: "fp32", "bf16"
+    bytes: float  # its weights in their dtype, its activations, and the runtime beside them
     budget: float
     budget_source: str
     beside: float = 0.0  # the training step it is loaded beside (its runtime not again)

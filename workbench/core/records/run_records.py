@@ -69,8 +69,9 @@ class Precision:
 @dataclass(frozen=True)
 class Sample:
     """One before/after translation of a held-out source, with its sentence BLEU and chrF,
-    and its COMET segment scores (×100) when the run scored COMET: a line of
-    ``<set>_translations.jsonl`` and a sample of ``summary.json``."""
+    and its COMET segment scores (×100) and MetricX ones (0-25, lower is better) when the
+    run scored them: a line of ``<set>_translations.jsonl`` and a sample of
+    ``summary.json``."""
 
     source: str
     reference: str
@@ -82,6 +83,8 @@ class Sample:
     chrf_after: float | None = None
     comet_before: float | None = None
     comet_after: float | None = None
+    metricx_before: float | None = None
+    metricx_after: float | None = None
 
 
 @dataclass(frozen=True)

@@ -42,7 +42,7 @@ class MetricChange:
     after vs before. COMET is on the 0–100 scale, as the WMT papers report it.
     """
 
-    metric: str  # "chrF++", "TER", "COMET"
+    metric: str  # "chrF++", "TER", "COMET", "MetricX-24"
     before: float
     after: float
     before_ci: list[float]
@@ -52,13 +52,13 @@ class MetricChange:
     p: float
     test: str  # "paired bootstrap" or "paired t-test"
     model: str | None = None  # a neural metric's model, as the user named it
-    lower_is_better: bool = False  # TER counts edits
+    lower_is_better: bool = False  # TER counts edits, MetricX errors
 
 
 @dataclass(frozen=True)
 class SetScores:
     """BLEU and chrF before and after fine-tuning on one set, with 95% intervals; chrF++,
-    TER and COMET beside them where the run computed them.
+    TER, COMET and MetricX (0-25, lower is better) beside them where the run computed them.
 
     ``*_ci`` are ``[low, high]``: sacreBLEU's bootstrap mean ± its 95% half-width for a
     single side, the 2.5th and 97.5th percentile of the paired resampled differences for
@@ -88,6 +88,7 @@ class SetScores:
     chrfpp: MetricChange | None = None
     ter: MetricChange | None = None
     comet: MetricChange | None = None
+    metricx: MetricChange | None = None
 
     def to_dict(self) -> dict[str, Any]:
         """Plain dict for summary.json (a metric not computed left out)."""
@@ -105,8 +106,8 @@ class SetScores:
 
     @property
     def more(self) -> list[MetricChange]:
-        """chrF++, TER and COMET, those the run computed, in that order."""
-        return [c for c in (self.chrfpp, self.ter, self.comet) if c is not None]
+        """chrF++, TER, COMET and MetricX, those the run computed, in that order."""
+        return [c for c in (self.chrfpp, self.ter, self.comet, self.metricx) if c is not None]
 
     def change(self, short: str) -> MetricChange:
         """``bleu`` or ``chrf`` as a :class:`MetricChange`, the shape the other metrics

@@ -58,14 +58,14 @@ def key_facts(report: RunReport) -> list[tuple[str, str]]:
         scores = s.scores(role)
         if scores is not None:
             rows.append((f"BLEU before → after, {scores.label}", before_after(scores, "bleu")))
-            if scores.comet is not None:
-                comet = scores.comet
-                rows.append(
-                    (
-                        f"{metric_label(comet)} before → after, {scores.label}",
-                        change_before_after(comet, scores.n_bootstrap),
-                    )
+            rows += [
+                (
+                    f"{metric_label(neural)} before → after, {scores.label}",
+                    change_before_after(neural, scores.n_bootstrap),
                 )
+                for neural in (scores.comet, scores.metricx)
+                if neural is not None
+            ]
             reading = agreement_readings([(c.metric, c.delta) for c in scores.changes])
             if role == "test" and reading is not None:
                 rows.append((f"What humans would say ({CITATION})", reading))
@@ -266,8 +266,9 @@ def decoding_note(report: RunReport) -> str:
         )
     return (
         sets + "Intervals and p-values are sacreBLEU's paired bootstrap (1000 "
-        "resamples; p tests after against before); COMET's interval is a bootstrap over "
-        "its sentence scores and its p comet-compare's paired t-test. Per-epoch scores use "
+        "resamples; p tests after against before); COMET's and MetricX's (0-25, lower is "
+        "better) intervals are a bootstrap over their sentence scores and their p "
+        "comet-compare's paired t-test. Per-epoch scores use "
         f"{'greedy decoding' if beams == 1 else f'{beams} beams'} on the validation set "
         "(cheaper during training); before and after use the decoding shown above, the "
         "fine-tuned model reloaded from its saved folder."

@@ -26,6 +26,7 @@ from workbench.core.evaluate.before_after import (
 )
 from workbench.core.evaluate.breakdown import gain_breakdown
 from workbench.core.evaluate.comet_sets import add_comet
+from workbench.core.evaluate.metricx_scores import add_metricx, run_metricx
 from workbench.core.evaluate.picked_after import pick_after
 from workbench.core.events import Note, RunDone
 from workbench.core.live.lease import check_lease
@@ -89,6 +90,9 @@ def after_training(
     rows = score_rows(held_out, before, after)
     if config.comet:  # the trained model released: the scorer is never beside it
         scores, rows = add_comet(held_out, before, after, scores, rows, config.comet, device, emit)
+    metricx = run_metricx(config, device)
+    if metricx is not None:  # after COMET's scorer is let go: one scorer at a time
+        scores, rows = add_metricx(held_out, before, after, scores, rows, metricx, emit)
     picked = None
     if (pick := PickSettings.requested(config, config.qe_model)) is not None:
         picked = pick_after(

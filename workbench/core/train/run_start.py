@@ -30,7 +30,7 @@ from workbench.core.run_folder.saved_config import SavedConfig, saved_config, wr
 from workbench.core.train import distributed
 from workbench.core.train.checkpoints import last_complete_checkpoint, run_to_resume
 from workbench.core.train.memory.candidates import check_candidates_fit
-from workbench.core.train.memory.plan import check_fits, plan_memory, plan_scorer
+from workbench.core.train.memory.plan import check_fits, plan_memory, plan_scorers
 from workbench.core.train.preflight import check_writable, preflight
 from workbench.core.train.run_model import check_run_model, resolve_precision, run_model_config
 from workbench.core.views.memory_text import plan_lines
@@ -95,7 +95,7 @@ def prepare(
         shape = run_model_config(config)
         precision = resolve_precision(config, pick_device(), shape)
         plan = plan_memory(config, shape, precision)
-        scorer = plan_scorer(config, plan)  # --comet's model
+        scorers = plan_scorers(config, plan)  # --comet's and --metricx's models
     check_fits(plan, config.model)
     check_candidates_fit(config, shape, plan)  # --pick's, after training
     fan_out(on_event)(Phase("data", config.data))
@@ -122,7 +122,7 @@ def prepare(
     if resume_dir is not None:
         checkpoint = last_complete_checkpoint(run_dir, emit)
         emit(Note(f"resuming {run_dir.name} from {checkpoint.name if checkpoint else 'start'}"))
-    for line in [*run_lines(run_dir, data, config), *plan_lines(plan, scorer)]:
+    for line in [*run_lines(run_dir, data, config), *plan_lines(plan, scorers)]:
         emit(Note(line))
     for line in data.notes:
         emit(Note(line, "warning"))

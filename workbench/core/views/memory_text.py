@@ -3,6 +3,8 @@ run that will not fit."""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 from workbench.core.records.memory import GB, MemoryPlan, ScorerMemory
 
 
@@ -50,14 +52,15 @@ def step_text(plan: MemoryPlan) -> str:
     return f"batch {plan.batch_size} × {tokens}, {plan.precision}{checkpointing}"
 
 
-def plan_lines(plan: MemoryPlan, scorer: ScorerMemory | None = None) -> list[str]:
-    """The plan as a run prints it before any weight is loaded, and ``--comet``'s model."""
+def plan_lines(plan: MemoryPlan, scorers: Sequence[ScorerMemory] = ()) -> list[str]:
+    """The plan as a run prints it before any weight is loaded, and each scorer's line
+    (``--comet``'s model, ``--metricx``'s)."""
     return [
         f"memory plan ({plan.what}; {step_text(plan)}): about {gb(plan.total)} at a "
         f"step's peak, against {gb(plan.budget)} {plan.budget_source}",
         f"  {parts_text(plan)}; {plan.trainable:,} of {plan.parameters:,} parameters "
         f"trained ({100 * plan.share:.2f}%)",
-        *([f"  {scorer_line(scorer)}"] if scorer is not None else []),
+        *(f"  {scorer_line(scorer)}" for scorer in scorers),
     ]
 
 
@@ -79,7 +82,7 @@ def refusal(plan: MemoryPlan, model: str) -> str:
 
 
 def scorer_line(memory: ScorerMemory) -> str:
-    """The line a run with ``--comet`` adds to its memory plan."""
+    """The line a run with ``--comet`` or ``--metricx`` adds to its memory plan."""
     when = (
         f"loaded for each epoch's validation score beside the training step: about "
         f"{gb(memory.bytes + memory.beside)} together"
@@ -87,19 +90,19 @@ def scorer_line(memory: ScorerMemory) -> str:
         else "loaded once training has released its model, never beside it"
     )
     return (
-        f"COMET {memory.name}: {memory.parameters:,} parameters (encoder {memory.encoder}), "
-        f"about {gb(memory.bytes)} in fp32, {when}"
+        f"{memory.metric} {memory.name}: {memory.parameters:,} parameters (encoder "
+        f"{memory.encoder}), about {gb(memory.bytes)} in {memory.dtype}, {when}"
     )
 
 
 def scorer_refusal(memory: ScorerMemory) -> str:
-    """One line: the COMET model will not fit, and what to do."""
+    """One line: the scorer will not fit, and what to do."""
     beside = f" beside the training step's {gb(memory.beside)}" if memory.beside else ""
     instead = "select on bleu, " if memory.beside else ""
     return (
-        f"COMET model '{memory.name}' will not fit: it needs about {gb(memory.bytes)} "
-        f"({memory.parameters:,} parameters in fp32, with the runtime){beside} against "
-        f"{gb(memory.budget)} {memory.budget_source}; {instead}score on a machine with more "
-        "memory (workbench score --comet after the run), leave --comet out, or pass "
-        "--memory-budget GB"
+        f"{memory.metric} model '{memory.name}' will not fit: it needs about "
+        f"{gb(memory.bytes)} ({memory.parameters:,} parameters in {memory.dtype}, with the "
+        f"runtime){beside} against {gb(memory.budget)} {memory.budget_source}; {instead}score "
+        f"on a machine with more memory (workbench score {memory.flag} after the run), leave "
+        f"{memory.flag} out, or pass --memory-budget GB"
     )

@@ -48,9 +48,11 @@ def report_lines(report: ScoreReport) -> list[str]:
     if report.tokenize:
         lines.append(f"BLEU tokenizer {report.tokenize} ({report.tokenize_reason})")
     lines += score_table(report)
+    lower = [s.metric for s in report.systems[0].scores if s.metric.startswith(("TER", "MetricX"))]
     lines.append(
         f"(95% intervals: bootstrap over segments, {report.n_bootstrap} resamples; "
-        "sacreBLEU's for BLEU, chrF, chrF++ and TER; TER: lower is better)"
+        f"sacreBLEU's for BLEU, chrF, chrF++ and TER; {', '.join(lower or ['TER'])}: lower is "
+        "better)"
     )
     for letter, system in zip(LETTERS, report.systems, strict=False):
         if not system.against_first:

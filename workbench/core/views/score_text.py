@@ -65,15 +65,17 @@ def before_after(s: SetScores, metric: str) -> str:
 
 
 def metric_label(change: MetricChange) -> str:
-    """``TER (lower is better)``, ``COMET-22 (Unbabel/wmt22-comet-da)``: a metric's name
+    """``TER (lower is better)``, ``COMET-22 (Unbabel/wmt22-comet-da)``,
+    ``MetricX-24 (google/metricx-24-hybrid-large-v2p6; lower is better)``: a metric's name
     with what a reader must know to read it."""
-    if change.lower_is_better:
-        return f"{change.metric} (lower is better)"
-    return f"{change.metric} ({change.model})" if change.model else change.metric
+    said = [change.model] if change.model else []
+    said += ["lower is better"] if change.lower_is_better else []
+    return f"{change.metric} ({'; '.join(said)})" if said else change.metric
 
 
 def more_lines(s: SetScores) -> list[str]:
-    """chrF++ and TER on one line, COMET on its own, each as :func:`change_before_after`."""
+    """chrF++ and TER on one line, COMET and MetricX each on its own, each as
+    :func:`change_before_after`."""
     texts = [(c, f"{metric_label(c)} {change_before_after(c, s.n_bootstrap)}") for c in s.more]
     sacrebleu = [text for c, text in texts if c.model is None]
     return ([" · ".join(sacrebleu)] if sacrebleu else []) + [

@@ -89,6 +89,7 @@ def settings_line(c: RunConfig) -> str:
             else ""
         )
         + (f" · COMET {c.comet}" if c.comet else "")
+        + (f" · MetricX {c.metricx}" if c.metricx else "")
         + f" · out {c.output_dir}"
     )
 

@@ -82,9 +82,11 @@ def in_order(rows: list[Sample], order: int, metric: str = "chrf") -> list[Sampl
 
 
 def comet_line(change: MetricChange, n_bootstrap: int) -> str:
-    """``COMET-22 61.20 → 74.56 (+13.36, …, paired t-test p < 0.001); humans agree 96%``."""
+    """``COMET-22 61.20 → 74.56 (+13.36, …, paired t-test p < 0.001); humans agree 96%``;
+    ``MetricX-24 (lower is better) 14.58 → 13.62 (…)``."""
     reading = agreement_text(change.metric, change.delta)
-    return f"{change.metric} {change_before_after(change, n_bootstrap)}" + (
+    name = f"{change.metric} (lower is better)" if change.lower_is_better else change.metric
+    return f"{name} {change_before_after(change, n_bootstrap)}" + (
         f"; {reading}" if reading else ""
     )
 

@@ -168,10 +168,11 @@ def test_rows(comparison: Comparison) -> list[list[str]]:
 METRICS_HEADER = ["Run", "Metric", "A (95% CI)", "Run (95% CI)", "vs A (95% CI)", "p", "Humans"]
 METRICS_CAPTION = (
     "Every metric of each run against A on the same test sentences. BLEU, chrF, chrF++ and "
-    "TER: sacreBLEU's paired bootstrap; COMET: comet-compare's paired t-test on each "
-    "sentence's COMET as the runs stored it, with a bootstrap interval. Humans: how often a "
+    "TER: sacreBLEU's paired bootstrap; COMET and MetricX (lower is better): comet-compare's "
+    "paired t-test on each sentence's score as the runs stored it, with a bootstrap "
+    "interval. Humans: how often a "
     "delta of that size agrees with human judgement of which system is better (Kocmi et "
-    "al. 2024's fitted curve; BLEU never reaches 90%; no curve for chrF++ and TER)."
+    "al. 2024's fitted curve; BLEU never reaches 90%; no curve for chrF++, TER and MetricX-24)."
 )
 
 

@@ -221,55 +221,67 @@ def differences(
     return better, worse
 
 
+#: The neural metrics a run may have scored each test sentence with: the SetScores field
+#: (and the flag), and the metric in a note's words.
+NEURAL = {"comet": "COMET", "metricx": "MetricX"}
+
+
 def paired_result(first: ComparedRun, other: ComparedRun) -> PairedResult:
     """sacreBLEU's paired bootstrap and approximate randomisation, ``other`` vs first; and
-    COMET's paired test on the sentences' stored scores when both runs scored them with
-    the same model (:func:`comet_change`)."""
+    COMET's and MetricX's paired test on the sentences' stored scores when both runs scored
+    them with the same model (:func:`neural_change`)."""
     refs = [r.reference for r in first.test_rows]
     base = [r.after for r in first.test_rows]
     system = [r.after for r in other.test_rows]
     tokenize = first.bleu_tokenize or "13a"
     name = first.row.test.name if first.row.test is not None else "test"
     scores = score_before_after(base, system, refs, tokenize, "test", name)
-    comet = comet_change(first, other)
-    if comet is not None:
-        scores = dataclasses.replace(scores, comet=comet)
+    comet, metricx = (neural_change(first, other, metric) for metric in NEURAL)
+    scores = dataclasses.replace(scores, comet=comet, metricx=metricx)
     ar = randomisation_p(base, system, refs, tokenize)
     return PairedResult(
         letter=other.letter, scores=scores, bleu_p_ar=ar["bleu"], chrf_p_ar=ar["chrf"]
     )
 
 
-def comet_model(run: ComparedRun) -> str | None:
-    """The COMET model a run scored its test set with, when it did."""
+def neural_model(run: ComparedRun, metric: str) -> str | None:
+    """The model a run scored its test set with by ``metric`` (``comet``, ``metricx``),
+    when it did."""
     test = run.row.test
-    return test.comet.model if test is not None and test.comet is not None else None
+    change = getattr(test, metric) if test is not None else None
+    return change.model if change is not None else None
 
 
-def comet_change(first: ComparedRun, other: ComparedRun) -> MetricChange | None:
-    """``other``'s test COMET against the first run's, paired on each sentence's score as
-    both runs stored it (nothing is scored again); None unless both scored every test
-    sentence with the same COMET model."""
+def neural_change(first: ComparedRun, other: ComparedRun, metric: str) -> MetricChange | None:
+    """``other``'s test ``metric`` (``comet``, ``metricx``) against the first run's, paired
+    on each sentence's score as both runs stored it (nothing is scored again); None unless
+    both scored every test sentence with the same model."""
     test = first.row.test
-    if test is None or test.comet is None or comet_model(other) != test.comet.model:
+    ours = getattr(test, metric) if test is not None else None
+    if ours is None or neural_model(other, metric) != ours.model:
         return None
-    columns = [[r.comet_after for r in run.test_rows] for run in (first, other)]
+    columns = [[getattr(r, f"{metric}_after") for r in run.test_rows] for run in (first, other)]
     numbers = [[float(v) for v in c if isinstance(v, int | float)] for c in columns]
     if any(len(n) != len(c) for n, c in zip(numbers, columns, strict=True)):
         return None  # a sentence without its score (a hand-edited file): no paired test
-    return segment_change(numbers[0], numbers[1], test.comet.metric, test.comet.model)
+    change = segment_change(numbers[0], numbers[1], ours.metric, ours.model)
+    return dataclasses.replace(change, lower_is_better=ours.lower_is_better)
 
 
-def comet_notes(runs: list[ComparedRun]) -> list[str]:
-    """Why COMET is not compared, when some runs scored it and not all alike."""
-    models = {run.letter: comet_model(run) for run in runs}
-    if not any(models.values()) or len(set(models.values())) == 1:
-        return []
-    said = "; ".join(f"{letter}: {model or 'none'}" for letter, model in models.items())
-    return [
-        f"COMET is compared only between runs scored with the same COMET model ({said}); "
-        "run the others with --comet MODEL, or score their translations with workbench score"
-    ]
+def neural_notes(runs: list[ComparedRun]) -> list[str]:
+    """Why COMET or MetricX is not compared, when some runs scored it and not all alike."""
+    notes = []
+    for metric, name in NEURAL.items():
+        models = {run.letter: neural_model(run, metric) for run in runs}
+        if not any(models.values()) or len(set(models.values())) == 1:
+            continue
+        said = "; ".join(f"{letter}: {model or 'none'}" for letter, model in models.items())
+        notes.append(
+            f"{name} is compared only between runs scored with the same {name} model "
+            f"({said}); run the others with --{metric} MODEL, or score their translations "
+            "with workbench score"
+        )
+    return notes
 
 
 def decoding_notes(settings: dict[str, list[Any]]) -> list[str]:
@@ -301,7 +313,7 @@ def build_comparison(names: list[str], output_root: str | Path | None = None) ->
         runs=runs,
         settings=settings,
         test_label=None,
-        notes=decoding_notes(settings) + comet_notes(runs),
+        notes=decoding_notes(settings) + neural_notes(runs),
         generated=time.strftime("%Y-%m-%d %H:%M"),
     )
     first = runs[0]

@@ -3,7 +3,7 @@ against the device's memory before any weight is loaded; for a run that will not
 cheapest flags that would make it, and the refusal in one line.
 
 Each model kind counts its own step (:mod:`.seq2seq`, :mod:`.decoder_only`); this module
-asks the one the model is, and plans ``--comet``'s scorer beside it.
+asks the one the model is, and plans ``--comet``'s and ``--metricx``'s scorers beside it.
 """
 
 from __future__ import annotations
@@ -109,6 +109,13 @@ def plan_memory(
     return plan
 
 
+def plan_scorers(config: RunConfig, plan: MemoryPlan) -> list[ScorerMemory]:
+    """What each scorer the run asks for will take (``--comet``'s, then ``--metricx``'s),
+    each refused in one line when it cannot fit. They are loaded one at a time, so each is
+    held against the budget alone (:func:`plan_scorer`, :func:`plan_metricx`)."""
+    return [m for m in (plan_scorer(config, plan), plan_metricx(config, plan)) if m is not None]
+
+
 def plan_scorer(config: RunConfig, plan: MemoryPlan) -> ScorerMemory | None:
     """What ``--comet``'s model will take, from its hparams.yaml and encoder config alone
     (fetched now, so a model that cannot be fetched is one line before training); refused
@@ -124,6 +131,26 @@ def plan_scorer(config: RunConfig, plan: MemoryPlan) -> ScorerMemory | None:
     memory = scorer_memory(config.comet, BATCH_SIZE, tokens, budget)
     if config.select_on == "comet":  # the runtime is counted once
         memory = dataclasses.replace(memory, beside=plan.total - plan.runtime)
+    return _fitting(memory)
+
+
+def plan_metricx(config: RunConfig, plan: MemoryPlan) -> ScorerMemory | None:
+    """What ``--metricx``'s model will take, from its config.json alone, once its mode and
+    tokenizer are checked (a QE-only checkpoint, or a folder without its tokenizer, is one
+    line before training); refused in one line when it cannot fit the budget alone."""
+    from workbench.core.evaluate.metricx_scores import check_metricx, run_metricx
+
+    settings = run_metricx(config)
+    if settings is None:
+        return None
+    from workbench.core.metricx.plan import input_tokens, scorer_memory
+
+    check_metricx(settings, ["metricx"])  # a run scores against its references
+    tokens = input_tokens(config.max_source_length, config.max_target_length)
+    return _fitting(scorer_memory(settings, tokens, (plan.budget, plan.budget_source)))
+
+
+def _fitting(memory: ScorerMemory) -> ScorerMemory:
     if not memory.fits:
         raise WorkbenchError(scorer_refusal(memory))
     return memory
