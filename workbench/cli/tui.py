@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING
 
 from workbench.cli.flags import add_run_options, config_from_args
 from workbench.cli.options import QE_FLAG, add_command, without_flags
+from workbench.cli.pick_options import add_pick_options, pick_flags, pick_settings
 from workbench.errors import WorkbenchError
 
 if TYPE_CHECKING:
@@ -20,11 +21,14 @@ def add_parser(sub: Subparsers) -> None:
     """Register ``tui`` on the CLI's subparsers."""
     tui = add_command(sub, "tui", help="the full-screen workbench (Textual)", flags=[QE_FLAG])
     add_run_options(tui)
+    # The Translate pane's picks, as interact's; --seed is the run's, so candidates use 0.
+    add_pick_options(tui, seed=False)
 
 
 def run(args: argparse.Namespace) -> int:
     """Open the Textual app; without a terminal, say so and point to the headless run."""
     config = config_from_args(args)
+    pick = pick_settings(args, seed=False)  # the Translate pane's: a mistake said at once
     served = os.environ.get("TEXTUAL_DRIVER", "").endswith(":WebDriver")  # workbench serve
     if not served and not (sys.stdin.isatty() and sys.stdout.isatty()):
         raise WorkbenchError(
@@ -38,9 +42,11 @@ def run(args: argparse.Namespace) -> int:
     from workbench.tui.app import WorkbenchApp
 
     # In a browser tab a run trains in a process of its own: the tab is only a viewer;
-    # it trains with the tab's run flags (--qe is the Translate pane's, not the run's).
-    runs = without_flags(args.argv[1:], [QE_FLAG]) if served else None
-    app = WorkbenchApp(config, detached_runs=runs, qe_model=args.qe)
+    # it trains with the tab's run flags (--qe and the picking flags are the Translate
+    # pane's, not the run's).
+    pane_flags = [QE_FLAG, *pick_flags(seed=False)]
+    runs = without_flags(args.argv[1:], pane_flags) if served else None
+    app = WorkbenchApp(config, detached_runs=runs, qe_model=args.qe, pick=pick)
     code = app.run() or 0
     if app.keeps_training:  # the terminal went away: the run trains on, here, to its end
         app.wait_for_training()
