@@ -41,7 +41,7 @@ from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from figures import BENCHMARKS, load_average, report_path, spread, spread_text
+from figures import BENCHMARKS, load_average, noise_summary, report_path, spread, spread_text
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
@@ -172,15 +172,20 @@ def report(args: argparse.Namespace, found: dict[str, Any], load: tuple[str, str
         f"Load average (1/5/15 min) before {load[0]}, after {load[1]}.",
         "",
     ]
-    busy = float(load[0].split()[0]) >= QUIET_BELOW if load[0][:1].isdigit() else True
-    if args.quick or busy:
+    minute = [float(x.split()[0]) if x[:1].isdigit() else QUIET_BELOW for x in load]
+    if args.quick or max(minute) >= QUIET_BELOW:
         what = "a --quick run (toy sizes)" if args.quick else "a small run"
         lines += [
-            f"**From {what} on a loaded, shared machine (1-minute load {load[0].split()[0]}, "
-            f"quiet is below {QUIET_BELOW}): indicative, not results; rerun on a quiet "
-            "machine.**",
+            f"**From {what} on a loaded, shared machine (1-minute load {minute[0]:.2f} "
+            f"before, {minute[1]:.2f} after; quiet is below {QUIET_BELOW}): indicative, not "
+            "results; rerun on a quiet machine.**",
             "",
         ]
+    timings = {"beam search": found["beam"], "candidates": found["generation"]}
+    timings |= {f"{name} scoring": s for name, s in found["scoring"].items()}
+    for size, (full_s, pruned_s, _, _) in found["agreement"].items():
+        timings |= {f"full MBR N={size}": full_s, f"pruned MBR N={size}": pruned_s}
+    lines += [noise_summary({name: {"": spread(s)} for name, s in timings.items()}), ""]
     lines += [
         "## Candidates and picks against beam search",
         "",
