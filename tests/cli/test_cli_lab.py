@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from workbench.core.lab.attention_kinds import CROSS, DECODER, ENCODER, AttentionKinds
-from workbench.core.lab.decoding_strategies import decoding_study
+from workbench.core.lab.decoding_run import decoding_study
 from workbench.core.lab.kv_cache import CacheStudy
 from workbench.core.records.typed import decode
 from workbench.core.run_folder.layout import RunFolder

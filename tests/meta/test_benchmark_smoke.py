@@ -235,3 +235,24 @@ def test_step_measures_compares_each_measure_with_the_step_as_shipped(figures):
     assert "| 2.00× |" in lines[3]
     assert lines[4].endswith("| 5.0e-02 |")
     assert "2.00–3.00 (50%): **noisy: repetitions differ by 50% (> 25%); not a result**" in lines[5]
+
+
+def test_quality_decoding_reports_every_cost_and_the_fast_mbrs_agreement(
+    figures, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+):
+    """--quick on the demo's sentences and an untrained demo-shaped model: every row of
+    both tables is measured, with its spread, and the quick figures say what they are."""
+    out = tmp_path / "QUALITY_DECODING.md"
+    run_main("quality_decoding.py", "--quick", "--out", str(out), monkeypatch=monkeypatch)
+    text = out.read_text(encoding="utf-8")
+    assert "n/a" not in text, text
+    assert "**From a --quick run" in text
+    rows = [line for line in text.splitlines() if line.startswith("| ")]
+    assert any(r.startswith("| beam search (") and r.endswith("| 1.0 |") for r in rows)
+    for name in ("MBR chrF", "MBR BLEU", "QE (tiny CometKiwi)"):
+        assert any(r.startswith(f"| pick by {name}: scoring only | ") for r in rows), name
+        assert any(r.startswith(f"| pick by {name}: candidates + scoring | ") for r in rows)
+    agreement = [r for r in rows if r.split("|")[1].strip() in ("4", "8")]
+    assert len(agreement) == 2
+    assert all(r.split("|")[6].strip().endswith("/6") for r in agreement)  # same pick of 6
+    assert "Candidates generated a second: " in text

@@ -1,4 +1,5 @@
-"""The decoding-strategy study (workbench.core.lab.decoding_strategies) on a tiny model."""
+"""The decoding-strategy study (workbench.core.lab.decoding_run, decoding_strategies) on a
+tiny model, with its quality-aware arms (picked_arms)."""
 
 from __future__ import annotations
 
@@ -10,11 +11,11 @@ import pytest
 
 from tests.helpers.lab import SENTENCES
 from workbench.core.decoding import DecodeOptions
+from workbench.core.lab.decoding_run import decoding_study
 from workbench.core.lab.decoding_strategies import (
     STRATEGIES,
     DecodingStudy,
     Strategy,
-    decoding_study,
     findings,
     repeats_itself,
 )
@@ -104,3 +105,61 @@ def test_repeated_ngrams_are_counted_in_characters_for_chinese():
     assert not repeats_itself("我喜欢喝茶。")
     assert repeats_itself("the cat the cat the cat")
     assert not repeats_itself("the cat sat")
+
+
+def test_the_quality_aware_arms_pick_among_one_set_of_candidates_and_say_their_cost(
+    run_with_model,
+):
+    """Each arm leads with a metric that did not pick it, marks the one that did, and
+    states its time against beam search's; its pick is what picking those candidates
+    gives."""
+    from tests.helpers.paths import FIXTURES
+    from workbench.core.lab.picked_arms import pick_arms
+    from workbench.core.lab.text import decoding_text
+    from workbench.core.translate.candidates import generate_candidates
+
+    _, model = run_with_model
+    arms = pick_arms(4, qe_model=str(FIXTURES / "comet" / "unified-kiwi"))
+    strategies = [STRATEGIES[0], Strategy("beam 4", num_beams=4)]
+    study = decoding_study(str(model), limit=4, strategies=strategies, picks=arms)
+    assert [r.name for r in study.results] == ["greedy", "beam 4"]  # the arms apart
+    chrf, bleu, qe = study.picks
+    assert [r.name for r in study.picks] == ["mbr chrF N=4", "mbr BLEU N=4", "qe N=4"]
+    assert (chrf.picked_by, chrf.metric, chrf.leading) == ("mbr:chrF", "chrF", "BLEU")
+    assert (bleu.picked_by, bleu.metric, bleu.leading) == ("mbr:BLEU", "BLEU", "chrF")
+    assert qe.picked_by.startswith("qe:")
+    assert qe.leading == "BLEU"
+    beam_ms = study.results[1].ms_per_sentence
+    for arm in study.picks:
+        assert arm.candidates == 4
+        assert 1 <= arm.distinct <= 4
+        assert arm.ms_per_sentence >= arm.scoring_ms_per_sentence >= 0
+        assert arm.candidates_per_second > 0
+        assert arm.times_beam == pytest.approx(arm.ms_per_sentence / beam_ms, rel=0.02)
+        assert arm.bleu_ci[0] <= arm.bleu <= arm.bleu_ci[1]
+
+    # The arm's pick of the first sentence is what picking its candidates afresh gives.
+    translator = Translator.from_pretrained(str(model), backend="transformers")
+    (candidates,) = generate_candidates(translator, [SENTENCES[0]], arms[0].pick.candidates)
+    picker = arms[0].pick.picker(translator.direction.target_lang)
+    assert chrf.example == [picker.pick(candidates).translation]
+
+    text = decoding_text(study)
+    rows = {line.split("  ")[0]: line for line in text.splitlines() if " N=4 " in line}
+    assert rows["mbr chrF N=4"].split()[3] == "BLEU"  # leads with the metric that did not pick
+    assert "chrF (used to pick)" in rows["mbr chrF N=4"]
+    assert rows["mbr BLEU N=4"].split()[3] == "chrF"
+    assert "BLEU (used to pick)" in rows["mbr BLEU N=4"]
+    assert f"{chrf.times_beam:.1f}×" in rows["mbr chrF N=4"]
+    said = findings(study)
+    assert f"mbr chrF N=4 reaches BLEU {chrf.bleu:.2f}" in said
+    assert f"with chrF {chrf.chrf:.2f} (used to pick)" in said
+
+    notes: list[str] = []
+    assert decode(DecodingStudy, json.loads(json.dumps(study.to_dict())), notes) == study
+    assert notes == []
+    earlier = {k: v for k, v in study.to_dict().items() if k != "picks"}  # before the arms
+    read = decode(DecodingStudy, earlier, notes)
+    assert read is not None
+    assert read.picks == []
+    assert notes == []

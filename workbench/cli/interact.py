@@ -52,8 +52,8 @@ def run(args: argparse.Namespace) -> int:
         ConsoleModel,
         ConsoleSession,
         console_history,
+        side_quality,
     )
-    from workbench.core.translate.quality import QualityEstimator
 
     check_model_options(args)
     pick = pick_settings(args)
@@ -65,9 +65,7 @@ def run(args: argparse.Namespace) -> int:
         max_new_tokens=args.max_new_tokens,
         pick=pick,
     )
-    # With --pick qe, --qe names the model that picks: its score is the pick's own.
-    picks_by_qe = pick is not None and pick.method == "qe"
-    quality = QualityEstimator(args.qe) if args.qe and not picks_by_qe else None
+    quality = side_quality(args.qe, pick)
     session = ConsoleSession({"model": model}, console_history(args.model), quality)
     session.check()  # every path, before seconds of loading a model
     session.load()

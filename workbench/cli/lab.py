@@ -10,7 +10,7 @@ import argparse
 from typing import TYPE_CHECKING
 
 from workbench.cli.attention import pick, selector
-from workbench.cli.options import MODEL_FLAG, add_command, check_default_model
+from workbench.cli.options import MODEL_FLAG, QE_FLAG, add_command, check_default_model
 from workbench.errors import WorkbenchError
 
 if TYPE_CHECKING:
@@ -22,6 +22,8 @@ if TYPE_CHECKING:
 
 def add_parser(subparsers: Subparsers) -> None:
     """Register ``workbench lab`` and its studies on the CLI's subparsers."""
+    from workbench.core.translate.candidates import DEFAULT_CANDIDATES
+
     lab = add_command(
         subparsers, "lab", help="measure decoding strategies, the KV cache and the three attentions"
     )
@@ -29,7 +31,8 @@ def add_parser(subparsers: Subparsers) -> None:
     add_command(
         studies,
         "decoding",
-        help="greedy, beam and sampling on the test set: BLEU, intervals, diversity, time",
+        help="greedy, beam, sampling and picks (MBR, QE) on the test set: BLEU, chrF, "
+        "intervals, diversity, time",
         flags=(
             MODEL_FLAG,
             (
@@ -45,6 +48,18 @@ def add_parser(subparsers: Subparsers) -> None:
                     "that trained the model)",
                 },
             ),
+            (
+                "--candidates",
+                {
+                    "type": int,
+                    "default": DEFAULT_CANDIDATES,
+                    "metavar": "N",
+                    "help": "candidates a sentence of the quality-aware arms, MBR by chrF "
+                    f"and by BLEU (and QE with --qe), 2..64; 0: no such arms "
+                    f"(default: {DEFAULT_CANDIDATES})",
+                },
+            ),
+            QE_FLAG,
         ),
     )
     add_command(
@@ -127,7 +142,8 @@ def run_decoding(args: argparse.Namespace) -> int:
     def progress(name: str, done: int, total: int) -> None:
         print(f"  [{done}/{total}] {name}", file=sys.stderr, flush=True)
 
-    options = StudyOptions(limit=args.limit, run_dir=Path(args.run) if args.run else None)
+    run_dir = Path(args.run) if args.run else None
+    options = StudyOptions(args.limit, run_dir, candidates=args.candidates, qe_model=args.qe)
     run = run_study("decoding", args.model, options, on_progress=progress)
     assert isinstance(run.result, DecodingStudy)
     print(decoding_text(run.result))

@@ -1,5 +1,5 @@
-"""The picking flags of ``translate`` and ``interact``: ``--pick``, the candidates, how
-they are sampled, the MBR utility and the QE metric, checked into one
+"""The picking flags of ``translate``, ``interact`` and ``tui``: ``--pick``, the
+candidates, how they are sampled, the MBR utility and the QE metric, checked into one
 :class:`~workbench.core.translate.picked.PickSettings` before any model loads. Cheap to
 import: no torch."""
 
@@ -9,65 +9,92 @@ import argparse
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
+    from workbench.cli.options import Flag
     from workbench.core.translate.picked import PickSettings
 
 
-def add_pick_options(parser: argparse.ArgumentParser) -> None:
-    """Register the picking flags: ``--pick``, the candidates, how they are sampled, the
-    utility and the QE metric (``--qe`` itself is :data:`QE_FLAG`)."""
+def pick_flags() -> list[Flag]:
+    """The picking flags of ``translate`` and ``interact`` as a table (``--qe`` itself is
+    ``QE_FLAG``; a run's are its settings, ``core/config/picking_settings.py``)."""
     from workbench.core.picking.metrics import QE_METRICS, UTILITIES
     from workbench.core.translate.candidates import CANDIDATE_SOURCES, DEFAULT_CANDIDATES
 
+    flags: list[Flag] = [
+        (
+            "--pick",
+            {
+                "choices": ("qe", "mbr"),
+                "default": None,
+                "help": "translate each line N times and pick one: qe (the best by --qe's "
+                "reference-free metric) or mbr (the highest expected --utility against the "
+                "others)",
+            },
+        ),
+        (
+            "--candidates",
+            {
+                "type": int,
+                "default": None,
+                "metavar": "N",
+                "help": f"candidates per line, 2..64 (default with --pick: {DEFAULT_CANDIDATES})",
+            },
+        ),
+        (
+            "--candidates-from",
+            {
+                "choices": CANDIDATE_SOURCES,
+                "default": "sample",
+                "help": "sample (default), beam (beam search's n-best) or both (half each)",
+            },
+        ),
+        (
+            "--epsilon",
+            {
+                "type": float,
+                "default": None,
+                "help": "epsilon sampling's cut (default 0.02 unless --top-p is given; "
+                "transformers only)",
+            },
+        ),
+        ("--top-p", {"type": float, "default": 1.0, "help": "nucleus sampling (default 1.0)"}),
+        ("--temperature", {"type": float, "default": 1.0, "help": "sampling temperature"}),
+        ("--seed", {"type": int, "default": 0, "help": "the samples' seed (default 0)"}),
+        (
+            "--utility",
+            {"choices": UTILITIES, "default": None, "help": "--pick mbr's utility (required)"},
+        ),
+        (
+            "--utility-model",
+            {
+                "default": None,
+                "metavar": "MODEL",
+                "help": "the COMET model of --utility comet (default: Unbabel/wmt22-comet-da)",
+            },
+        ),
+        (
+            "--fast-mbr",
+            {
+                "action": "store_true",
+                "help": "MBR by confidence-based pruning (Cheng & Vlachos 2023) instead of in full",
+            },
+        ),
+        (
+            "--qe-metric",
+            {
+                "choices": QE_METRICS,
+                "default": "cometkiwi",
+                "help": "--pick qe's metric (default cometkiwi, the model --qe names)",
+            },
+        ),
+    ]
+    return flags
+
+
+def add_pick_options(parser: argparse.ArgumentParser) -> None:
+    """Register the picking flags in a group of their own."""
     pick = parser.add_argument_group("picking among candidates (quality-aware decoding)")
-    pick.add_argument(
-        "--pick",
-        choices=("qe", "mbr"),
-        default=None,
-        help="translate each line N times and pick one: qe (the best by --qe's "
-        "reference-free metric) or mbr (the highest expected --utility against the others)",
-    )
-    pick.add_argument(
-        "--candidates",
-        type=int,
-        default=None,
-        metavar="N",
-        help=f"candidates per line, 2..64 (default with --pick: {DEFAULT_CANDIDATES})",
-    )
-    pick.add_argument(
-        "--candidates-from",
-        choices=CANDIDATE_SOURCES,
-        default="sample",
-        help="sample (default), beam (beam search's n-best) or both (half each)",
-    )
-    pick.add_argument(
-        "--epsilon",
-        type=float,
-        default=None,
-        help="epsilon sampling's cut (default 0.02 unless --top-p is given; transformers only)",
-    )
-    pick.add_argument("--top-p", type=float, default=1.0, help="nucleus sampling (default 1.0)")
-    pick.add_argument("--temperature", type=float, default=1.0, help="sampling temperature")
-    pick.add_argument("--seed", type=int, default=0, help="the samples' seed (default 0)")
-    pick.add_argument(
-        "--utility", choices=UTILITIES, default=None, help="--pick mbr's utility (required)"
-    )
-    pick.add_argument(
-        "--utility-model",
-        default=None,
-        metavar="MODEL",
-        help="the COMET model of --utility comet (default: Unbabel/wmt22-comet-da)",
-    )
-    pick.add_argument(
-        "--fast-mbr",
-        action="store_true",
-        help="MBR by confidence-based pruning (Cheng & Vlachos 2023) instead of in full",
-    )
-    pick.add_argument(
-        "--qe-metric",
-        choices=QE_METRICS,
-        default="cometkiwi",
-        help="--pick qe's metric (default cometkiwi, the model --qe names)",
-    )
+    for flag, options in pick_flags():
+        pick.add_argument(flag, **options)
 
 
 def pick_settings(args: argparse.Namespace) -> PickSettings | None:

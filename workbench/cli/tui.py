@@ -19,12 +19,17 @@ if TYPE_CHECKING:
 def add_parser(sub: Subparsers) -> None:
     """Register ``tui`` on the CLI's subparsers."""
     tui = add_command(sub, "tui", help="the full-screen workbench (Textual)", flags=[QE_FLAG])
-    add_run_options(tui)
+    add_run_options(tui)  # with the picking flags: a run's, and the Translate pane's
 
 
 def run(args: argparse.Namespace) -> int:
     """Open the Textual app; without a terminal, say so and point to the headless run."""
     config = config_from_args(args)
+    # The run's picking settings are the Translate pane's too (its candidates drawn with the
+    # run's --seed); --qe names the pane's QE model, as in interact.
+    from workbench.core.translate.picked import PickSettings
+
+    pick = PickSettings.requested(config, args.qe)
     served = os.environ.get("TEXTUAL_DRIVER", "").endswith(":WebDriver")  # workbench serve
     if not served and not (sys.stdin.isatty() and sys.stdout.isatty()):
         raise WorkbenchError(
@@ -40,7 +45,7 @@ def run(args: argparse.Namespace) -> int:
     # In a browser tab a run trains in a process of its own: the tab is only a viewer;
     # it trains with the tab's run flags (--qe is the Translate pane's, not the run's).
     runs = without_flags(args.argv[1:], [QE_FLAG]) if served else None
-    app = WorkbenchApp(config, detached_runs=runs, qe_model=args.qe)
+    app = WorkbenchApp(config, detached_runs=runs, qe_model=args.qe, pick=pick)
     code = app.run() or 0
     if app.keeps_training:  # the terminal went away: the run trains on, here, to its end
         app.wait_for_training()

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import dataclasses
 from pathlib import Path
-from typing import TypeVar
+from typing import TYPE_CHECKING, TypeVar
 
 from textual import events, on
 from textual.app import App, ComposeResult
@@ -39,6 +39,9 @@ from workbench.tui.widgets.runs_pane import RunsPane
 from workbench.tui.widgets.samples_pane import SamplesPane
 from workbench.tui.widgets.training_pane import TrainingPane
 from workbench.tui.widgets.translate_pane import TranslatePane
+
+if TYPE_CHECKING:
+    from workbench.core.translate.picked import PickSettings
 
 W = TypeVar("W", bound=Widget)
 
@@ -100,14 +103,20 @@ class WorkbenchApp(QuitsAroundTraining, HandsIn, ForwardsWorkerFailures, App[int
     ]
 
     def __init__(
-        self, config: RunConfig, detached_runs: list[str] | None = None, qe_model: str | None = None
+        self,
+        config: RunConfig,
+        detached_runs: list[str] | None = None,
+        qe_model: str | None = None,
+        pick: PickSettings | None = None,
     ) -> None:
         """``detached_runs``: the ``tui`` flags the app was started with, when its runs
         train in processes of their own (a browser tab, which may close at any time);
-        ``qe_model``: the Translate pane's reference-free scorer (``--qe``)."""
+        ``qe_model``: the Translate pane's reference-free scorer (``--qe``); ``pick``: how
+        the Translate pane picks among candidates (``--pick``)."""
         super().__init__()
         self.config = config
         self.qe_model = qe_model
+        self.pick = pick
         self.detached_runs = detached_runs
         #: Lines to print once the app has left the screen (where a handed-over run is).
         self.farewell: list[str] = []
@@ -155,6 +164,7 @@ class WorkbenchApp(QuitsAroundTraining, HandsIn, ForwardsWorkerFailures, App[int
                 OutputFolder(self.output_root).history,
                 base_languages=self.config.direction_request(),
                 qe_model=self.qe_model,
+                pick=self.pick,
             ),
             "attention": AttentionPane(self.tuned_model),
             "lab": LabPane(self.tuned_model),

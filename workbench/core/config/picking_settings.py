@@ -18,7 +18,7 @@ PICK = setting(
     None,
     group="picking",
     help="after training, translate each test line N times and pick one too: qe (the best "
-    "by --qe's reference-free metric) or mbr (the highest expected --utility); the beam "
+    "by --qe-model's reference-free metric) or mbr (the highest expected --utility); the beam "
     "line is kept and shown beside it",
 )
 CANDIDATES = setting(

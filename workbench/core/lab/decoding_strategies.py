@@ -3,24 +3,22 @@
 The run's test set (never used to choose anything) is translated with greedy search,
 beam search (k = 2, 4, 8) and sampling (top-k 10, top-p 0.9, and pure sampling at three
 temperatures, three seeds each), all through the one :class:`Translator` the console
-uses. Each strategy gets BLEU and chrF with sacreBLEU's 95% bootstrap intervals and a
-paired p-value against greedy, its spread across seeds, how many outputs are distinct,
+uses, and by the quality-aware arms (:mod:`.picked_arms`: N candidates, one picked by
+MBR or QE). Each strategy gets BLEU and chrF with sacreBLEU's 95% bootstrap intervals and
+a paired p-value against greedy, its spread across seeds, how many outputs are distinct,
 how many repeat an n-gram, the length ratio to the references and the time per sentence.
-The paragraph under the table is written from these figures, not fixed in advance.
+The paragraph under the table is written from these figures, not fixed in advance. This
+module holds the records and their reading; :mod:`.decoding_run` runs the study.
 """
 
 from __future__ import annotations
 
 import dataclasses
-import threading
-import time
-from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any, ClassVar
 
 from workbench.core.decoding import DecodeOptions
-from workbench.errors import WorkbenchError
+from workbench.core.lab.picked_arms import PickResult, pick_findings
 
 #: The seeds every sampled strategy runs with: a sampled score is a draw, not a value.
 SEEDS = (0, 1, 2)
@@ -110,6 +108,8 @@ class DecodingStudy:
     example_source: str
     example_reference: str
     results: list[StrategyResult] = field(default_factory=list)
+    #: The quality-aware arms, each with its cost (none: the study was run without).
+    picks: list[PickResult] = field(default_factory=list)
 
     #: Written for the file to read alone (:func:`findings`), derived again when read.
     WRITTEN_ONLY: ClassVar[tuple[str, ...]] = ("findings",)
@@ -124,21 +124,6 @@ class DecodingStudy:
         return data
 
 
-def held_out_pairs(run_dir: Path, limit: int) -> list[tuple[str, str]]:
-    """The first ``limit`` (source, reference) pairs of a run's test set, in its order."""
-    from workbench.core.run_folder.layout import RunFolder
-    from workbench.core.run_folder.samples import read_translations
-
-    path = RunFolder(run_dir).translations("test")
-    pairs = [(r.source, r.reference) for r in read_translations(run_dir, "test")[0]]
-    if not pairs:  # missing, unreadable or empty
-        raise WorkbenchError(
-            f"no test sentences in {path}; pass --run with a finished run "
-            "folder (workbench train writes them)"
-        )
-    return pairs[:limit]
-
-
 def repeats_itself(text: str, n: int = REPEAT_N) -> bool:
     """Whether one n-gram occurs twice: of characters for text with wide (CJK) characters
     in it, else words. The unit is read from the text itself, not from its language, so
@@ -149,103 +134,6 @@ def repeats_itself(text: str, n: int = REPEAT_N) -> bool:
     units = length_units(text, "characters" if has_cjk(text) else "words")
     grams = [tuple(units[i : i + n]) for i in range(len(units) - n + 1)]
     return len(grams) != len(set(grams))
-
-
-def decoding_study(
-    model_dir: str,
-    run_dir: Path | None = None,
-    limit: int = 200,
-    strategies: Sequence[Strategy] = STRATEGIES,
-    on_progress: Callable[[str, int, int], None] | None = None,
-    stop: threading.Event | None = None,
-) -> DecodingStudy:
-    """Translate the test set with every strategy and score each; see the module doc.
-
-    ``on_progress(name, done, total)`` is called before each decode; setting ``stop``
-    ends the study between two decodes (WorkbenchError).
-    """
-    if limit < 1:  # checked here, for the command and the Lab pane alike
-        raise WorkbenchError(
-            f"the sentence limit must be at least 1, got {limit}; 200 is the default"
-        )
-    import torch
-
-    from workbench.core.evaluate.significance import score_systems
-    from workbench.core.translate.loading import settings_for
-    from workbench.core.translate.translator import Translator
-
-    settings = settings_for(model_dir)
-    if run_dir is None:
-        from workbench.core.run_folder.output_folder import run_dir_of
-
-        run_dir = run_dir_of(model_dir, settings.run_dir)
-        if run_dir is None:
-            raise WorkbenchError(
-                f"the run that trained {model_dir} is not known or not there "
-                "any more; pass --run RUN_DIR to choose the test set"
-            )
-    pairs = held_out_pairs(Path(run_dir), limit)
-    sources = [s for s, _ in pairs]
-    references = [r for _, r in pairs]
-    tokenize = settings.bleu_tokenize or "13a"
-    translator = Translator.from_pretrained(model_dir, backend="transformers")
-    base = translator.default_options()
-    # The first decode pays for lazy set-up (kernels, thread pools): not greedy's time.
-    translator.translate_many(sources[:8], base)
-    outputs: dict[tuple[str, int], list[str]] = {}
-    seconds: dict[str, float] = {}
-    total = sum(len(s.seeds) for s in strategies)
-    for strategy in strategies:
-        options = strategy.options(base)
-        spent = 0.0
-        for seed in strategy.seeds:
-            if stop is not None and stop.is_set():
-                raise WorkbenchError("the decoding study was stopped before it finished")
-            if on_progress:
-                on_progress(strategy.name, len(outputs), total)
-            torch.manual_seed(seed)
-            started = time.perf_counter()
-            outputs[(strategy.name, seed)] = translator.translate_many(sources, options)
-            spent += time.perf_counter() - started
-        seconds[strategy.name] = spent / len(strategy.seeds)
-    if on_progress:
-        on_progress("scoring", total, total)
-    systems = [(f"{name} #{seed}", hyps) for (name, seed), hyps in outputs.items()]
-    scores = score_systems(systems, references, tokenize)
-    study = DecodingStudy(
-        model=model_dir,
-        run_dir=str(run_dir),
-        size=len(pairs),
-        bleu_tokenize=tokenize,
-        example_source=sources[0],
-        example_reference=references[0],
-    )
-    for strategy in strategies:
-        runs = [outputs[(strategy.name, seed)] for seed in strategy.seeds]
-        first = scores[f"{strategy.name} #{strategy.seeds[0]}"]
-        every = [scores[f"{strategy.name} #{seed}"] for seed in strategy.seeds]
-        hyps = runs[0]
-        study.results.append(
-            StrategyResult(
-                name=strategy.name,
-                sampled=strategy.do_sample,
-                bleu=round(sum(s.bleu for s in every) / len(every), 2),
-                bleu_ci=first.bleu_ci,
-                chrf=round(sum(s.chrf for s in every) / len(every), 2),
-                chrf_ci=first.chrf_ci,
-                bleu_p=first.bleu_p,
-                bleu_seeds=[s.bleu for s in every],
-                distinct=round(len(set(hyps)) / len(hyps), 3),
-                varies=round(
-                    sum(len(set(outs)) > 1 for outs in zip(*runs, strict=True)) / len(hyps), 3
-                ),
-                repeated=round(sum(map(repeats_itself, hyps)) / len(hyps), 3),
-                length_ratio=first.length_ratio,
-                ms_per_sentence=round(1000 * seconds[strategy.name] / len(hyps), 2),
-                example=[run[0] for run in runs],
-            )
-        )
-    return study
 
 
 def findings(study: DecodingStudy) -> str:
@@ -291,4 +179,6 @@ def findings(study: DecodingStudy) -> str:
             f"{looping.name} repeats an n-gram in {looping.repeated:.0%} of its "
             "outputs, the most of all."
         )
+    if study.picks:
+        parts.append(pick_findings(study.picks, greedy.bleu))
     return " ".join(parts)

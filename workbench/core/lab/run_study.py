@@ -21,6 +21,7 @@ from workbench.core.lab.decoding_strategies import DecodingStudy
 from workbench.core.lab.kv_cache import DEFAULT_LENGTHS, CacheStudy
 from workbench.core.lab.prompt_attention import PromptAttention
 from workbench.core.run_folder.layout import RunFolder
+from workbench.core.translate.candidates import DEFAULT_CANDIDATES
 from workbench.errors import WorkbenchError
 
 StudyKind = Literal["decoding", "cache", "attention"]
@@ -34,6 +35,9 @@ class StudyOptions:
 
     limit: int = 200  # decoding: test sentences scored
     run_dir: Path | None = None  # decoding: the run whose test set is scored
+    #: decoding: candidates a sentence of the quality-aware arms (0: none of those arms)
+    candidates: int = DEFAULT_CANDIDATES
+    qe_model: str | None = None  # decoding: a QE model, for a QE arm beside the MBR arms
     lengths: tuple[int, ...] = DEFAULT_LENGTHS  # cache: output lengths timed
     repeats: int = 3  # cache: timings per length
     sentence: str = ""  # attention: the sentence looked at
@@ -81,10 +85,13 @@ def run_study(
     """Run the ``kind`` study of ``model`` and save it; a mistake is one sentence."""
     options = options or StudyOptions()
     if kind == "decoding":
-        from workbench.core.lab.decoding_strategies import decoding_study
+        from workbench.core.lab.decoding_run import decoding_study
+        from workbench.core.lab.picked_arms import pick_arms
 
+        count = options.candidates
+        picks = pick_arms(count, options.qe_model) if count else []
         study = decoding_study(
-            model, options.run_dir, options.limit, on_progress=on_progress, stop=stop
+            model, options.run_dir, options.limit, on_progress=on_progress, stop=stop, picks=picks
         )
         return StudyRun(kind, study, save_result(Path(study.run_dir), "decoding", study.to_dict()))
     if kind == "cache":

@@ -54,6 +54,7 @@ def decoding_text(study: DecodingStudy) -> str:
         "distinct: different outputs over the set · varies: sentences whose output "
         "changes with the seed · repeats: outputs with a repeated 3-gram · len: length "
         "ratio to the references",
+        *picks_table(study),
         "",
         bleu_time_chart(study),
         "",
@@ -63,7 +64,46 @@ def decoding_text(study: DecodingStudy) -> str:
     ]
     for r in study.results:
         lines += [f"  {r.name if n == 0 else '':<16} {text}" for n, text in enumerate(r.example)]
+    lines += [f"  {r.name:<16} {text}" for r in study.picks for text in r.example]
     return "\n".join([*lines, "", findings(study)])
+
+
+def picks_table(study: DecodingStudy) -> list[str]:
+    """The quality-aware arms: each led by a metric that did not pick it, the other
+    marked "(used to pick)", and what the arm costs beside beam search (none: [])."""
+    from workbench.core.lab.picked_arms import BEAM_BASELINE
+    from workbench.core.picking.pick_text import used_to_pick
+    from workbench.core.views.numbers import interval
+
+    if not study.picks:
+        return []
+    header = (
+        f"{'arm':<16} {'leads (did not pick)':<24} {'picked by':<26} {'ms/sent':>8} "
+        f"{'× ' + BEAM_BASELINE:>8} {'cand/s':>7} {'pick ms':>7}"
+    )
+    lines = [
+        "",
+        f"picks: {study.picks[0].candidates} sampled candidates a sentence (seed 0), one "
+        "picked; a metric that picked overrates its pick, so each row leads with one that "
+        "did not",
+        header,
+        "-" * len(header),
+    ]
+    for r in study.picks:
+        lead_ci = r.chrf_ci if r.leading == "chrF" else r.bleu_ci
+        lead = r.chrf if r.leading == "chrF" else r.bleu
+        used = r.bleu if r.leading == "chrF" else r.chrf
+        times = f"{r.times_beam:.1f}×" if r.times_beam is not None else "-"
+        lines.append(
+            f"{r.name:<16} {f'{r.leading} {lead:.2f} {interval(lead_ci)}':<24} "
+            f"{used_to_pick(r.metric) + f' {used:.2f}':<26} {r.ms_per_sentence:>8.1f} "
+            f"{times:>8} {r.candidates_per_second:>7.0f} {r.scoring_ms_per_sentence:>7.1f}"
+        )
+    lines.append(
+        f"× {BEAM_BASELINE}: time a sentence (candidates, then the pick) over beam search's · "
+        "cand/s: candidates generated a second · pick ms: the pick's own scoring a sentence"
+    )
+    return lines
 
 
 def bleu_time_chart(study: DecodingStudy, width: int = 72) -> str:

@@ -24,20 +24,22 @@ def used_to_pick(metric: str) -> str:
 
 
 def pick_heading(pick: Pick) -> str:
-    """``8 candidates, 5 distinct; picked by MBR on chrF (used to pick), higher is better``."""
+    """``8 drawn, 5 distinct; picked by MBR on chrF (used to pick), higher is better``:
+    within 80 columns after interact's indent, and within the Translate pane."""
     method, _, metric = pick.picked_by.partition(":")
     how = {"qe": "QE", "mbr": "MBR", "mbr-pruned": "pruned MBR"}.get(method, method)
     drawn = sum(c.count for c in pick.candidates)
     better = "higher" if pick.higher_is_better else "lower"
     return (
-        f"{drawn} candidates, {len(pick.candidates)} distinct; picked by {how} on "
+        f"{drawn} drawn, {len(pick.candidates)} distinct; picked by {how} on "
         f"{used_to_pick(metric)}, {better} is better"
     )
 
 
-def pick_lines(pick: Pick, width: int = 80, indent: str = "  ") -> list[str]:
+def pick_lines(pick: Pick, width: int = 80, indent: str = "  ", shown: int = SHOWN) -> list[str]:
     """The heading, then the candidates best first (the picked one marked), each cut to
-    ``width`` columns."""
+    ``width`` columns; the first ``shown`` are listed and the rest counted (the Translate
+    pane, under its history table, has room for fewer than the console)."""
 
     def rank(i: int) -> tuple[int, float]:
         score = pick.candidates[i].score
@@ -47,15 +49,15 @@ def pick_lines(pick: Pick, width: int = 80, indent: str = "  ") -> list[str]:
 
     order = sorted(range(len(pick.candidates)), key=rank)
     lines = [fit(f"{indent}{pick_heading(pick)}", width)]
-    for i in order[:SHOWN]:
+    for i in order[:shown]:
         candidate = pick.candidates[i]
         mark = PICKED_MARK if i == pick.picked else " "
         score = number(candidate.score, 2) if candidate.score is not None else "pruned"
         lines.append(
             fit(f"{indent}{mark} {score:>7} ×{candidate.count:<2} {candidate.text}", width)
         )
-    if len(order) > SHOWN:
-        lines.append(f"{indent}  … and {len(order) - SHOWN} more")
+    if len(order) > shown:
+        lines.append(f"{indent}  … and {len(order) - shown} more")
     return lines
 
 

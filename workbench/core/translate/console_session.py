@@ -72,6 +72,15 @@ class ConsoleAnswer:
     pick: Pick | None = None
 
 
+def side_quality(qe_model: str | None, pick: PickSettings | None) -> QualityEstimator | None:
+    """The QE model that scores each translation beside it (``--qe``), or None. With
+    ``--pick qe``, ``--qe`` names the model that picks: its score is the pick's own, shown
+    with the candidates, and the same model is not loaded a second time."""
+    if qe_model is None or (pick is not None and pick.method == "qe"):
+        return None
+    return QualityEstimator(qe_model)
+
+
 def console_history(model: str) -> Path:
     """Where ``interact`` keeps the history of ``model``: beside a model folder (a run's
     ``best_model`` is in its output folder, where the report reads it), else in the
@@ -161,10 +170,13 @@ class ConsoleSession:
         text: str,
         which: str | None = None,
         overrides: tuple[int | None, int | None] = (None, None),
+        picked: bool = True,
     ) -> ConsoleAnswer:
         """Translate one typed line with the model under ``which``, score it (with a QE
         model) and append it to the history. ``overrides``: beams and new tokens typed for
-        this line, each None for the model's (its flags, else its generation config)."""
+        this line, each None for the model's (its flags, else its generation config);
+        ``picked``: False translates by one beam search even when the model picks (the
+        Translate pane's switch, to set a pick beside what beam search gives)."""
         model = self.model(which)
         translator = self.load(which)
         beams, length = overrides
@@ -173,7 +185,7 @@ class ConsoleSession:
             model.max_new_tokens if length is None else length,
         )
         pick = None
-        if model.pick is None:
+        if model.pick is None or not picked:
             item = translator.translate(text, options)
         else:
             item, pick = self._picked(text, self._key(which), model.pick, options)

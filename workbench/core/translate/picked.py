@@ -118,6 +118,13 @@ class PickSettings:
             candidates=candidates,
         )
 
+    @property
+    def described(self) -> str:
+        """The pick in a few words, before its metric loads: ``mbr by chrf``, ``qe by
+        cometkiwi``, ``pruned mbr by bleu``."""
+        method = f"pruned {self.method}" if self.pruned else self.method
+        return f"{method} by {self.utility if self.method == 'mbr' else self.qe_metric}"
+
     def picker(self, target_lang: str | None) -> Picker:
         """The picker with its metric loaded (a neural one now: one line when it cannot
         be); BLEU is tokenized for ``target_lang`` as the run's BLEU is."""

@@ -10,6 +10,12 @@ the focus: digits are typed (F1-F5 switch panes), ↑/↓ pick a row, ``:judge �
 Escape leaves the input for the single-key shortcuts. Like the console, it uses a
 CTranslate2 export of a model when an up-to-date one exists, says so when the model
 loads, and marks those rows "ct2".
+
+Started with ``workbench tui --pick …`` (the console's picking flags), every line is
+picked among its candidates, as ``interact --pick`` picks: the row is marked », and the
+candidates, their scores and counts, and the metric "(used to pick)" are listed under
+the table. Ctrl-B switches between the pick and one beam search, so that a user can set
+the two side by side on the same sentence; the hint under the input says which is on.
 """
 
 from __future__ import annotations
@@ -24,28 +30,34 @@ from rich.text import Text
 from textual import events, on, work
 from textual.app import ComposeResult
 from textual.binding import Binding
-from textual.containers import Horizontal, Vertical
+from textual.containers import Vertical
 from textual.message import Message
-from textual.widgets import DataTable, Input, Label, Select, Static
+from textual.widgets import DataTable, Input, Static
 
 from workbench.core.config.direction_request import DirectionRequest
-from workbench.core.translate.console_session import ConsoleAnswer, ConsoleModel, ConsoleSession
+from workbench.core.translate.console_session import (
+    ConsoleAnswer,
+    ConsoleModel,
+    ConsoleSession,
+    side_quality,
+)
 from workbench.core.translate.judgements import (
     Judgement,
     is_judge_command,
     parse_judgement,
 )
-from workbench.core.translate.quality import QualityEstimator
+from workbench.core.translate.picked import PickSettings
 from workbench.errors import WorkbenchError, failure_text
 from workbench.tui.messages import ForwardsWorkerFailures, ShowAttention, checked
+from workbench.tui.widgets.translate_options import TranslateOptions
 from workbench.tui.widgets.translate_rows import (
     CHOICES,
     KEYS_HINT,
-    TYPING_HINT,
+    SWITCH_KEY,
     Entry,
     Job,
-    checked_overrides,
     detail_text,
+    typing_hint,
 )
 from workbench.tui.widgets.translation_table import TranslationTable
 
@@ -63,6 +75,7 @@ class TranslatePane(ForwardsWorkerFailures, Vertical):
         Binding("e", "judge('error')", "Error"),
         Binding("slash", "focus_input", "Type", show=False),
         Binding("ctrl+l", "clear", "Clear", show=False),
+        Binding(SWITCH_KEY, "switch_pick", "Pick/beam", show=False),
     ]
 
     @dataclass
@@ -94,21 +107,24 @@ class TranslatePane(ForwardsWorkerFailures, Vertical):
         history: Path,
         base_languages: DirectionRequest | None = None,
         qe_model: str | None = None,
+        pick: PickSettings | None = None,
         **kwargs: Any,
     ) -> None:
         super().__init__(**kwargs)
+        self.pick = pick  # tui --pick: both models pick the same way
+        self.picking = pick is not None  # Enter picks (Ctrl-B: one beam search instead)
         # The base model decodes in the run's direction, as the "before" side did; a saved
         # model in its own (its workbench.json).
         base = (
-            ConsoleModel(base_model, base_languages or DirectionRequest()) if base_model else None
+            ConsoleModel(base_model, base_languages or DirectionRequest(), pick=pick)
+            if base_model
+            else None
         )
-        self.session = ConsoleSession(
-            {"tuned": ConsoleModel(tuned_model) if tuned_model else None, "base": base},
-            history,
-            # tui --qe: each translation scored without a reference (loaded on first use)
-            QualityEstimator(qe_model) if qe_model else None,
-        )
-        self.table = TranslationTable(qe_model is not None, id="translate-history")
+        tuned = ConsoleModel(tuned_model, pick=pick) if tuned_model else None
+        # tui --qe: each translation scored without a reference (loaded on first use)
+        quality = side_quality(qe_model, pick)
+        self.session = ConsoleSession({"tuned": tuned, "base": base}, history, quality)
+        self.table = TranslationTable(quality is not None, id="translate-history")
         self._jobs: deque[Job] = deque()
         self._jobs_lock = threading.Lock()
         self._draining = False  # a worker is taking jobs off the queue
@@ -116,32 +132,9 @@ class TranslatePane(ForwardsWorkerFailures, Vertical):
 
     def compose(self) -> ComposeResult:
         """The model, beams and length fields, the sentence field, the history and the detail."""
-        with Horizontal(id="translate-options"):
-            yield Label("model:")
-            yield Select(
-                CHOICES, value="tuned", allow_blank=False, id="translate-model", compact=True
-            )
-            # Empty: the model's own settings, as `workbench translate` uses them.
-            yield Label("beams:")
-            yield Input(
-                "",
-                placeholder="model",
-                id="translate-beams",
-                classes="setting",
-                type="integer",
-                compact=True,
-            )
-            yield Label("max new:")
-            yield Input(
-                "",
-                placeholder="model",
-                id="translate-max",
-                classes="setting",
-                type="integer",
-                compact=True,
-            )
+        yield TranslateOptions(id="translate-options")
         yield Input(placeholder="Type an English sentence and press Enter", id="translate-input")
-        yield Static(Text(TYPING_HINT), id="translate-hint")
+        yield Static(Text(self._typing_hint()), id="translate-hint")
         yield self.table
         yield Static("", id="translate-detail")
 
@@ -158,11 +151,11 @@ class TranslatePane(ForwardsWorkerFailures, Vertical):
     def set_models(self, tuned: str | None = None, base: str | None = None) -> None:
         """Point at new models (after a run); loaded again on next use."""
         if tuned:
-            self.session.set_model("tuned", ConsoleModel(tuned))
+            self.session.set_model("tuned", ConsoleModel(tuned, pick=self.pick))
         known = self.session.models["base"]
         if base and (known is None or base != known.name):
             # e.g. a scratch run's initial model: decoded in its own direction
-            self.session.set_model("base", ConsoleModel(base))
+            self.session.set_model("base", ConsoleModel(base, pick=self.pick))
 
     # ------------------------------------------------------------------ typing a line
 
@@ -176,16 +169,13 @@ class TranslatePane(ForwardsWorkerFailures, Vertical):
             if judgement is not None and self.judge(judgement):
                 event.input.value = ""
             return
-        beams, length = (
-            self.query_one(f, Input).value for f in ("#translate-beams", "#translate-max")
-        )
-        overrides = checked(self.app, "Translate", lambda: checked_overrides(beams, length))
+        options = self.query_one(TranslateOptions)
+        overrides = checked(self.app, "Translate", options.overrides)
         if overrides is None:
             return
         event.input.value = ""
-        choice = self.query_one("#translate-model", Select).value
-        for model in ["tuned", "base"] if choice == "both" else [str(choice)]:
-            self._add_row(Job(f"row-{self._next_row}", text, model, overrides))
+        for model in options.models():
+            self._add_row(Job(f"row-{self._next_row}", text, model, overrides, self.picking))
             self._next_row += 1
 
     def _add_row(self, job: Job) -> None:
@@ -221,7 +211,7 @@ class TranslatePane(ForwardsWorkerFailures, Vertical):
                 self.post_message(
                     self.Loaded(job.model, translator.backend_label, translator.notices)
                 )
-            answer = self.session.translate(job.text, job.model, job.overrides)
+            answer = self.session.translate(job.text, job.model, job.overrides, job.picked)
         except WorkbenchError as err:
             self.post_message(self.Failed(job.key, str(err)))
             return
@@ -263,14 +253,30 @@ class TranslatePane(ForwardsWorkerFailures, Vertical):
     def _show_detail(self) -> None:
         """The highlighted row in full: source, translation, notices, judgement."""
         entry = self.highlighted()
-        self.query_one("#translate-detail", Static).update(
-            detail_text(entry) if entry is not None else Text()
-        )
+        detail = self.query_one("#translate-detail", Static)
+        width = max(40, detail.size.width - 2)  # inside its padding
+        detail.update(detail_text(entry, width) if entry is not None else Text())
+
+    def _typing_hint(self) -> str:
+        return typing_hint(self.pick.described if self.pick else None, self.picking)
 
     @on(events.DescendantFocus)
     def _say_keys(self, event: events.DescendantFocus) -> None:
         typing = isinstance(event.widget, Input)
-        self.query_one("#translate-hint", Static).update(Text(TYPING_HINT if typing else KEYS_HINT))
+        hint = self._typing_hint() if typing else KEYS_HINT
+        self.query_one("#translate-hint", Static).update(Text(hint))
+
+    def action_switch_pick(self) -> None:
+        """Ctrl-B: the next lines picked among candidates, or by one beam search."""
+        if self.pick is None:
+            self.app.notify(
+                "start workbench tui with --pick qe or --pick mbr to pick among candidates",
+                title="Translate",
+                markup=False,
+            )
+            return
+        self.picking = not self.picking
+        self.query_one("#translate-hint", Static).update(Text(self._typing_hint()))
 
     def action_move(self, delta: int) -> None:
         """↑/↓ while typing: move the highlight without leaving the input."""

@@ -14,6 +14,7 @@ from rich.text import Text
 from textual.coordinate import Coordinate
 from textual.widgets import DataTable
 
+from workbench.core.picking.pick_text import PICKED_MARK
 from workbench.tui.widgets.translate_rows import (
     JUDGED_WIDTH,
     LOADING,
@@ -73,16 +74,19 @@ class TranslationTable(DataTable[str | Text]):
         self.move_cursor(row=self.row_count - 1)
 
     def show_answer(self, key: str, answer: ConsoleAnswer) -> None:
-        """Fill the row ``key`` with its translation, time and QE score."""
+        """Fill the row ``key`` with its translation (marked when picked), time and QE
+        score."""
         entry = self.entries.get(key)
         if entry is None:
             return
         item = answer.translation
         entry.translation, entry.notices = item.text, item.notices
-        entry.line_id = answer.line_id
+        entry.line_id, entry.pick = answer.line_id, answer.pick
         if answer.backend == "ctranslate2":
             self._cell(key, "model", f"{entry.model}/ct2")
         mark = Text("⚠ ", style="yellow") if item.notices else Text()
+        if answer.pick is not None:  # picked among candidates, listed under the table
+            mark += Text(f"{PICKED_MARK} ", style="bold")
         self._cell(key, "translation", mark + cut(item.text, self.translation_width - len(mark)))
         self._cell(key, "ms", f"{item.seconds * 1000:.0f}")
         if answer.quality is not None and self.scored:
