@@ -17,13 +17,18 @@ if TYPE_CHECKING:
 def add_pick_options(parser: argparse.ArgumentParser) -> None:
     """Register the picking flags: ``--pick``, the candidates, how they are sampled, the
     utility and the QE metric (``--qe`` itself is :data:`QE_FLAG`)."""
-    from workbench.core.picking.metrics import QE_METRICS, UTILITIES
-    from workbench.core.translate.candidates import CANDIDATE_SOURCES, DEFAULT_CANDIDATES
+    from workbench.core.picking.choices import (
+        CANDIDATE_SOURCES,
+        DEFAULT_CANDIDATES,
+        PICK_METHODS,
+        QE_METRICS,
+        UTILITIES,
+    )
 
     pick = parser.add_argument_group("picking among candidates (quality-aware decoding)")
     pick.add_argument(
         "--pick",
-        choices=("qe", "mbr"),
+        choices=PICK_METHODS,
         default=None,
         help="translate each line N times and pick one: qe (the best by --qe's "
         "reference-free metric) or mbr (the highest expected --utility against the others)",
@@ -49,7 +54,9 @@ def add_pick_options(parser: argparse.ArgumentParser) -> None:
     )
     pick.add_argument("--top-p", type=float, default=1.0, help="nucleus sampling (default 1.0)")
     pick.add_argument("--temperature", type=float, default=1.0, help="sampling temperature")
-    pick.add_argument("--seed", type=int, default=0, help="the samples' seed (default 0)")
+    pick.add_argument(
+        "--seed", type=int, default=0, help="the samples' seed, 0..2**32-1 (default 0)"
+    )
     pick.add_argument(
         "--utility", choices=UTILITIES, default=None, help="--pick mbr's utility (required)"
     )
@@ -74,7 +81,8 @@ def add_pick_options(parser: argparse.ArgumentParser) -> None:
 
 def pick_settings(args: argparse.Namespace) -> PickSettings | None:
     """The picking flags checked into settings (None: no pick asked), one line when wrong."""
-    from workbench.core.translate.candidates import DEFAULT_CANDIDATES, CandidateSettings
+    from workbench.core.picking.choices import DEFAULT_CANDIDATES
+    from workbench.core.translate.candidates import CandidateSettings
     from workbench.core.translate.picked import PickSettings
 
     if args.pick is None:
