@@ -125,7 +125,7 @@ def measure(args: argparse.Namespace, work: Path) -> dict[str, Any]:
     }
     scoring = {}
     for name, pick in picks.items():
-        picker = pick.picker("zh")
+        picker = pick.picker(translator)
         picker.pick(candidates[0])  # a neural metric's first call sets up its kernels
         scoring[name], _ = timed(partial(pick_all, picker, candidates), args.repeats)
     agreement = {}

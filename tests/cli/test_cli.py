@@ -10,7 +10,7 @@ from tests.helpers.cli import TINY_DEMO_ARGS, imports_of
 
 def test_help_does_not_import_torch():
     """A new interpreter: what a command imports is the point."""
-    helped = imports_of("--help", modules=("torch", "transformers", "textual", "datasets"))
+    helped = imports_of("--help", modules=("torch", "numpy", "transformers", "textual", "datasets"))
     assert helped.returncode == 0, helped.stderr
     assert helped.imported == []
     assert "train" in helped.stdout

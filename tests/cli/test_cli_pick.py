@@ -3,11 +3,16 @@ scores printed, ``--json`` in the input's order, and each bad input one line."""
 
 from __future__ import annotations
 
+import io
 import json
+import subprocess
+import sys
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
 
+from tests.helpers.cli import command_env
 from tests.helpers.comet import GOOD, KIWI
 from tests.helpers.picking import varied_copy
 from workbench.core.views.wide import is_wide
@@ -94,7 +99,12 @@ def test_without_a_pick_translate_prints_what_it_always_did(cli, marian):
         (("--pick", "qe"), "wmt22-cometkiwi-da"),  # the default QE model, not cached offline
         (("--pick", "qe", "--qe", str(GOOD)), "scores against a reference"),
         (("--pick", "mbr", "--utility", "comet", "--utility-model", str(KIWI)), "without a ref"),
-        (("--pick", "mbr", "--utility", "chrf", "--backend", "ct2"), "no epsilon sampling"),
+        (
+            ("--pick", "mbr", "--utility", "chrf", "--backend", "ct2", "--epsilon", "0.02"),
+            "no epsilon sampling (--epsilon 0.02)",
+        ),
+        (("--pick", "mbr", "--utility", "chrf", "--fast-mbr", "--seed", "-1"), "--seed must be"),
+        (("--pick", "mbr", "--utility", "chrf", "--seed", str(2**64)), "--seed must be"),
     ],
 )
 def test_bad_input_is_one_line(cli, marian, flags, said):
@@ -114,7 +124,7 @@ def test_interact_shows_the_candidates_and_the_pick_in_80_columns(cli, marian, t
     )  # fmt: skip
     assert done.returncode == 0, done.stderr
     lines = done.stdout.splitlines()
-    assert any("picked by MBR on chrF (used to pick)" in line for line in lines)
+    assert any("12 drawn" in line and "MBR on chrF (used to pick) ↑" in line for line in lines)
     answer = next(line for line in lines if "(used to pick) " in line and "ms)" in line)
     picked = next(line for line in lines if line.lstrip().startswith("»"))
     assert picked.split("×")[1].split(maxsplit=1)[1].rstrip("…") in answer
@@ -123,3 +133,85 @@ def test_interact_shows_the_candidates_and_the_pick_in_80_columns(cli, marian, t
     assert float(picked.replace("»", " ").split()[0]) == max(scores)
     assert len(listed) == 8  # at most 8 listed; the rest counted
     assert all(sum(2 if is_wide(ch) else 1 for ch in line) <= 80 for line in lines[6:])
+
+
+def test_default_flags_on_an_export_sample_plainly_and_say_so(cli, marian):
+    """--backend auto takes the export beside the model: CTranslate2, which has no epsilon."""
+    flags = ("--model", str(marian), "--pick", "mbr", "--utility", "chrf", *SHORT)
+    done = cli("translate", *flags, input=LINES)
+    assert done.returncode == 0, done.stderr
+    assert "backend: ctranslate2" in done.stderr
+    notes = [line for line in done.stderr.splitlines() if "no epsilon sampling" in line]
+    assert len(notes) == 1
+    assert notes[0].startswith("note: ")
+    assert len(done.stdout.splitlines()) == 4
+    assert all(done.stdout.splitlines()[2:])
+    console = cli("interact", *flags, input="I like tea.\nWhere is the station?\n")
+    assert console.returncode == 0, console.stderr
+    assert "could not translate" not in console.stdout
+    assert (
+        sum("(used to pick) " in line and "ms)" in line for line in console.stdout.splitlines())
+        == 2
+    )
+    assert "no epsilon sampling" in console.stdout
+
+
+def test_picks_stream_a_chunk_at_a_time(marian, tmp_path):
+    """The first chunk's translations come out while stdin is still open."""
+    from workbench.cli.translate import PICK_CHUNK
+
+    started = subprocess.Popen(
+        [sys.executable, "-m", "workbench", "translate", "--model", str(marian), "--backend",
+         "transformers", "--pick", "mbr", "--utility", "chrf", "--candidates", "2", *SHORT],
+        stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True,
+        env=command_env(), cwd=tmp_path,
+    )  # fmt: skip
+    stdin, stdout = started.stdin, started.stdout
+    assert stdin is not None
+    assert stdout is not None
+    try:
+        stdin.write("I like tea.\n" * PICK_CHUNK)
+        stdin.flush()
+        # Were the lines read to EOF first, nothing would come until stdin closes: this
+        # read would wait until pytest's timeout (pyproject's) fails the test.
+        read = [stdout.readline() for _ in range(PICK_CHUNK)]
+        assert all(line.strip() for line in read)
+        assert started.poll() is None  # still reading its open stdin
+    finally:
+        started.kill()
+        started.wait()
+
+
+def test_one_bad_line_keeps_its_place_and_notices_are_said(marian):
+    """A line that fails is said as plain translate says it and left empty; the others in
+    its chunk are still picked, each with the notices translate gives it."""
+    from workbench.cli.translate import run_picks
+    from workbench.core.decoding import DecodeOptions
+    from workbench.core.picking.metrics import chrf_metric
+    from workbench.core.picking.picks import Picker
+    from workbench.core.translate.candidates import CandidateSettings
+    from workbench.core.translate.picked import PickSettings
+    from workbench.core.translate.translator import Translator
+
+    translator = Translator.from_pretrained(str(marian), device="cpu", backend="transformers")
+    chrf = chrf_metric()
+
+    def score(sources, hypotheses, references):
+        if "explode" in sources:
+            raise RuntimeError("injected")
+        return chrf.score(sources, hypotheses, references)
+
+    picker = Picker("mbr", replace(chrf, score=score))
+    settings = PickSettings("mbr", utility="chrf", candidates=CandidateSettings(3))
+    lines = ["I like tea.", "explode", "", "I like 🍵 every day."]
+    out, err = io.StringIO(), io.StringIO()
+    options = DecodeOptions(max_new_tokens=8)
+    assert run_picks(translator, lines, options, settings, picker, True, out, err) == 0
+    rows = [json.loads(line) for line in out.getvalue().splitlines()]
+    assert [r["source"] for r in rows] == lines
+    assert rows[1] == {"source": "explode", "translation": "", "picked_by": None, "candidates": []}
+    assert rows[0]["translation"]
+    assert rows[3]["translation"]
+    assert "line 2: could not translate (RuntimeError: injected)" in err.getvalue()
+    (notice,) = translator.translate(lines[3], options).notices
+    assert f"line 4: {notice}" in err.getvalue().splitlines()

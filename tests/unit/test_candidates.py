@@ -89,13 +89,71 @@ def test_both_gives_the_n_best_then_samples(marian):
     assert both.texts[0] == beam.texts[0]
 
 
-def test_epsilon_sampling_is_the_default_and_transformers_only(marian):
+def test_epsilon_sampling_is_the_default_where_the_engine_has_it(marian):
     assert CandidateSettings(4).sampling(DecodeOptions()).epsilon_cutoff == 0.02
     assert CandidateSettings(4, top_p=0.9).sampling(DecodeOptions()).epsilon_cutoff == 0.0
+    assert CandidateSettings(4).sampling(DecodeOptions(), "ctranslate2").epsilon_cutoff == 0.0
     samples = generate_candidates(load(marian, "transformers"), LINES[:1], CandidateSettings(4))
     assert samples[0].drawn == 4
-    with pytest.raises(WorkbenchError, match=r"no epsilon sampling.*--top-p"):
-        generate_candidates(load(marian, "ct2"), LINES[:1], CandidateSettings(4))
+    assert CandidateSettings(4).engine_note("transformers") is None
+    # CTranslate2 samples plainly by default, and says so; only an explicit --epsilon is refused
+    ct2 = load(marian, "ct2")
+    CandidateSettings(4).check_engine("ctranslate2")
+    assert generate_candidates(ct2, LINES[:1], CandidateSettings(4))[0].drawn == 4
+    assert "no epsilon sampling" in str(CandidateSettings(4).engine_note("ctranslate2"))
+    assert CandidateSettings(4, top_p=0.9).engine_note("ctranslate2") is None
+    assert CandidateSettings(4, "beam").engine_note("ctranslate2") is None
+    with pytest.raises(WorkbenchError, match=r"no epsilon sampling \(--epsilon 0\.02\).*--top-p"):
+        CandidateSettings(4, epsilon=0.02).check_engine("ctranslate2")
+
+
+@pytest.mark.parametrize("seed", [-1, 2**32, 10**30])
+def test_a_seed_the_samplers_cannot_take_is_one_line(seed):
+    with pytest.raises(WorkbenchError, match=rf"--seed must be 0\.\.4294967295, got {seed}"):
+        CandidateSettings(4, seed=seed)
+    CandidateSettings(4, seed=2**32 - 1)
+
+
+def test_a_line_gets_the_same_samples_alone_or_inside_a_file(marian):
+    translator = load(marian, "transformers")
+    base = DecodeOptions(max_new_tokens=10)
+    settings = CandidateSettings(6, seed=5)
+    alone = generate_candidates(translator, [LINES[2]], settings, base)[0]
+    inside = generate_candidates(translator, [LINES[0], LINES[2], LINES[3]], settings, base)[1]
+    assert len(alone.texts) > 1  # the samples differ, so the draw itself is compared
+    assert inside == alone
+
+
+def test_a_lines_notices_are_the_ones_translate_gives(marian):
+    translator = load(marian, "transformers")
+    odd = "I like 🍵 and ☕ every day."
+    said = translator.translate(odd, DecodeOptions(max_new_tokens=6)).notices
+    assert said  # the tiny vocabulary has neither character
+    candidates = generate_candidates(translator, [odd, ""], CandidateSettings(2, "beam"))
+    assert list(candidates[0].notices) == said
+    assert candidates[1].notices == ()
+
+
+class DroppingRows:
+    """An engine that returns one row too few: the Translator must not pair rows with the
+    wrong sources."""
+
+    def __init__(self, real) -> None:
+        self.real, self.name = real, "dropping"
+        self.generation_config = real.generation_config
+
+    def describe(self) -> str:
+        return "dropping"
+
+    def generate_ids(self, sources, options, bound):
+        return self.real.generate_ids(sources, options, bound)[:-1]
+
+
+def test_an_engine_returning_too_few_rows_is_a_clear_error(marian):
+    translator = load(marian, "transformers")
+    translator.backend = DroppingRows(translator.backend)
+    with pytest.raises(RuntimeError, match=r"returned 5 translations for 2 sources × 3 each"):
+        translator.generate_rows(LINES[2:], DecodeOptions(num_beams=3, num_return_sequences=3))
 
 
 @pytest.mark.parametrize("count", [0, 1, 65])

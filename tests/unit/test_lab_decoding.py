@@ -141,7 +141,7 @@ def test_the_quality_aware_arms_pick_among_one_set_of_candidates_and_say_their_c
     # The arm's pick of the first sentence is what picking its candidates afresh gives.
     translator = Translator.from_pretrained(str(model), backend="transformers")
     (candidates,) = generate_candidates(translator, [SENTENCES[0]], arms[0].pick.candidates)
-    picker = arms[0].pick.picker(translator.direction.target_lang)
+    picker = arms[0].pick.picker(translator)
     assert chrf.example == [picker.pick(candidates).translation]
 
     text = decoding_text(study)

@@ -24,7 +24,6 @@ from workbench.cli.options import (
     language_choice,
 )
 from workbench.cli.pick_options import add_pick_options, pick_settings
-from workbench.core.picking.pick_text import pick_lines, used_to_pick
 from workbench.core.translate.judgements import JUDGE_USAGE, is_judge_command, parse_judgement
 from workbench.errors import WorkbenchError, failure_text
 
@@ -126,8 +125,10 @@ def run_console(
         print(f"Quality estimate (no reference): {quality.metric} ({quality.model})", file=stdout)
     picker = session.picker()
     if picker is not None:
-        count = session.model().pick.candidates.count  # type: ignore[union-attr]
-        print(f"Picking: {picker.label} among {count} candidates a line", file=stdout)
+        candidates = session.model().pick.candidates  # type: ignore[union-attr]
+        print(f"Picking: {picker.label} among {candidates.count} candidates a line", file=stdout)
+        if note := candidates.engine_note(translator.backend.name):
+            print(f"  note: {note}", file=stdout)
     print(f"Judge the last translation: {JUDGE_USAGE}", file=stdout)
     asked, answered = console_prompts(translator)
     while (line := read_line(asked, stdin, stdout)) is not None:
@@ -153,6 +154,8 @@ def answer_lines(answer: ConsoleAnswer, answered: str) -> list[str]:
     """What the console prints for one translated line: its notices, any QE problem, why
     it is not in the history if it is not, then the translation with its time (and its QE
     score)."""
+    from workbench.core.picking.pick_text import pick_lines, used_to_pick
+
     item = answer.translation
     said = [f"  note: {notice}" for notice in item.notices]
     if answer.quality_problem:

@@ -16,14 +16,19 @@ if TYPE_CHECKING:
 def pick_flags() -> list[Flag]:
     """The picking flags of ``translate`` and ``interact`` as a table (``--qe`` itself is
     ``QE_FLAG``; a run's are its settings, ``core/config/picking_settings.py``)."""
-    from workbench.core.picking.metrics import QE_METRICS, UTILITIES
-    from workbench.core.translate.candidates import CANDIDATE_SOURCES, DEFAULT_CANDIDATES
+    from workbench.core.picking.choices import (
+        CANDIDATE_SOURCES,
+        DEFAULT_CANDIDATES,
+        PICK_METHODS,
+        QE_METRICS,
+        UTILITIES,
+    )
 
     flags: list[Flag] = [
         (
             "--pick",
             {
-                "choices": ("qe", "mbr"),
+                "choices": PICK_METHODS,
                 "default": None,
                 "help": "translate each line N times and pick one: qe (the best by --qe's "
                 "reference-free metric) or mbr (the highest expected --utility against the "
@@ -58,7 +63,10 @@ def pick_flags() -> list[Flag]:
         ),
         ("--top-p", {"type": float, "default": 1.0, "help": "nucleus sampling (default 1.0)"}),
         ("--temperature", {"type": float, "default": 1.0, "help": "sampling temperature"}),
-        ("--seed", {"type": int, "default": 0, "help": "the samples' seed (default 0)"}),
+        (
+            "--seed",
+            {"type": int, "default": 0, "help": "the samples' seed, 0..2**32-1 (default 0)"},
+        ),
         (
             "--utility",
             {"choices": UTILITIES, "default": None, "help": "--pick mbr's utility (required)"},

@@ -11,6 +11,7 @@ input's order: ``{"source", "translation", "picked_by", "candidates": [{"text", 
 from __future__ import annotations
 
 import argparse
+import itertools
 import json
 import sys
 from collections.abc import Iterable
@@ -31,7 +32,7 @@ from workbench.errors import WorkbenchError
 if TYPE_CHECKING:
     from workbench.cli.options import Subparsers
     from workbench.core.picking.picks import Pick, Picker
-    from workbench.core.translate.picked import PickSettings
+    from workbench.core.translate.picked import PickedLine, PickSettings
 
 #: Lines picked at once: their candidates are generated in batches together.
 PICK_CHUNK = 32
@@ -68,7 +69,7 @@ def run(args: argparse.Namespace) -> int:
     translator, options = load_translator(args)
     if settings is None:
         return run_pipe(translator, iter_input_lines(args.text), options, as_json=args.json)
-    picker = settings.picker(translator.direction.target_lang)
+    picker = settings.picker(translator)
     return run_picks(translator, iter_input_lines(args.text), options, settings, picker, args.json)
 
 
@@ -110,7 +111,7 @@ def run_pipe(
         try:
             item = translator.translate(line, options)
         except Exception as err:  # one bad line keeps its place and the rest go on
-            print(f"line {number}: could not translate ({type(err).__name__}: {err})", file=stderr)
+            print(could_not_translate(number, err), file=stderr)
             print(json_line(line, "") if as_json else "", file=stdout)
             continue
         for notice in item.notices:
@@ -120,6 +121,11 @@ def run_pipe(
     return 0
 
 
+def could_not_translate(number: int, err: Exception) -> str:
+    """What stderr says for an input line that failed (it keeps its place, empty)."""
+    return f"line {number}: could not translate ({type(err).__name__}: {err})"
+
+
 def run_picks(
     translator: Translator,
     lines: Iterable[str],
@@ -127,29 +133,63 @@ def run_picks(
     settings: PickSettings,
     picker: Picker,
     as_json: bool,
+    stdout: TextIO | None = None,
+    stderr: TextIO | None = None,
 ) -> int:
     """One picked translation (or JSON object) per input line, in the input's order, the
-    lines picked :data:`PICK_CHUNK` at a time."""
+    lines read and picked :data:`PICK_CHUNK` at a time, each chunk printed as it is done;
+    notices and failures go to stderr as :func:`run_pipe` says them."""
+    stdout = stdout or sys.stdout
+    stderr = stderr or sys.stderr
+    print(f"backend: {translator.backend_label}", file=stderr)
+    note = settings.candidates.engine_note(translator.backend.name)
+    for notice in [*translator.notices, *([note] if note else [])]:
+        print(f"note: {notice}", file=stderr)
+    count = settings.candidates.count
+    print(f"picking: {picker.label}, {count} candidates a line", file=stderr)
+    numbered = enumerate(lines, 1)
+    while chunk := list(itertools.islice(numbered, PICK_CHUNK)):
+        for (number, source), picked in zip(
+            chunk, picked_chunk(translator, chunk, options, settings, picker, stderr), strict=True
+        ):
+            pick = picked.pick if picked is not None else None
+            for notice in picked.notices if picked is not None and pick is not None else ():
+                print(f"line {number}: {notice}", file=stderr)
+            shown = pick.translation if pick is not None else ""
+            print(json_line(source, shown, pick) if as_json else shown, file=stdout)
+        stdout.flush()
+    return 0
+
+
+def picked_chunk(
+    translator: Translator,
+    chunk: list[tuple[int, str]],
+    options: DecodeOptions,
+    settings: PickSettings,
+    picker: Picker,
+    stderr: TextIO,
+) -> list[PickedLine | None]:
+    """The numbered lines of ``chunk`` picked together; when that fails, one at a time,
+    so that one bad line is said and left empty (None) while the others are picked."""
     from workbench.core.translate.picked import pick_translations
 
-    print(f"backend: {translator.backend_label}", file=sys.stderr)
-    print(
-        f"picking: {picker.label}, {settings.candidates.count} candidates a line", file=sys.stderr
-    )
-    chunk: list[str] = []
-    for line in [*lines, None]:
-        if line is not None:
-            chunk.append(line)
-        if chunk and (line is None or len(chunk) == PICK_CHUNK):
-            for source, pick in zip(
-                chunk,
-                pick_translations(translator, chunk, picker, settings.candidates, options),
-                strict=True,
-            ):
-                shown = pick.translation if pick is not None else ""
-                print(json_line(source, shown, pick) if as_json else shown, flush=True)
-            chunk = []
-    return 0
+    def pick(texts: list[str]) -> list[PickedLine]:
+        return pick_translations(translator, texts, picker, settings.candidates, options)
+
+    try:
+        return list(pick([source for _, source in chunk]))
+    except Exception as err:  # one bad line keeps its place and the rest go on
+        if len(chunk) == 1:
+            print(could_not_translate(chunk[0][0], err), file=stderr)
+            return [None]
+    done: list[PickedLine | None] = []
+    for number, source in chunk:
+        try:
+            done.extend(pick([source]))
+        except Exception as err:
+            print(could_not_translate(number, err), file=stderr)
+            done.append(None)
+    return done
 
 
 def json_line(source: str, translation: str, pick: Pick | None = None) -> str:

@@ -31,7 +31,6 @@ from workbench.errors import failure_text
 def pick_test_set(
     sets: HeldOutSets,
     settings: PickSettings,
-    target_lang: str,
     best_dir: Path,
     device: str,
     emit: EventSink,
@@ -41,7 +40,7 @@ def pick_test_set(
     from workbench.core.translate.translator import Translator
 
     translator = Translator.from_pretrained(str(best_dir), device=device, backend="transformers")
-    picker = settings.picker(target_lang)
+    picker = settings.picker(translator)
     pairs = sets.pairs["test"]
     emit(
         Phase(
@@ -51,9 +50,10 @@ def pick_test_set(
         )
     )
     with fp32_decoding():
-        return pick_translations(
+        lines = pick_translations(
             translator, [p.source for p in pairs], picker, settings.candidates, sets.options
         )
+    return [line.pick for line in lines]
 
 
 def picked_comet(
@@ -134,7 +134,6 @@ def score_pick(
 def pick_after(
     sets: HeldOutSets,
     settings: PickSettings,
-    target_lang: str,
     best_dir: Path,
     device: str,
     rows: list[Sample],
@@ -145,7 +144,7 @@ def pick_after(
     and said in the run's lines (:func:`~workbench.core.picking.picked_text.picked_lines`)."""
     from workbench.core.picking.picked_text import picked_lines
 
-    picks = pick_test_set(sets, settings, target_lang, best_dir, device, emit)
+    picks = pick_test_set(sets, settings, best_dir, device, emit)
     scores, samples = score_pick(sets, settings, picks, rows, comet, device, emit)
     for line in picked_lines(scores):
         emit(Note(line))

@@ -118,13 +118,12 @@ def run_pick_arms(
             chunk = sources[at : at + CHUNK]
             candidates += generate_candidates(translator, chunk, settings, base)
         generated[settings] = candidates, time.perf_counter() - started
-    target = translator.direction.target_lang
     outputs = []
     for arm in arms:
         if on_progress:
             on_progress(arm.name, 0, 1)
         candidates, generation_s = generated[arm.pick.candidates]
-        picker = arm.pick.picker(target)  # a neural metric loads now, before the timing
+        picker = arm.pick.picker(translator)  # a neural metric loads now, before the timing
         started = time.perf_counter()
         picks = [picker.pick(c) if c.texts else None for c in candidates]
         scoring_s = time.perf_counter() - started

@@ -19,17 +19,16 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 from workbench.core.config.settings import DEFAULT_QE
+from workbench.core.picking.choices import QE_METRICS, UTILITIES, check_choice
 from workbench.errors import WorkbenchError
 
 #: ``score(sources, hypotheses, references)``: one score per segment; references None
 #: for a reference-free metric.
 BatchScore = Callable[[Sequence[str], Sequence[str], "Sequence[str] | None"], list[float]]
 
-#: The utilities ``--utility`` takes, and the reference-free metrics ``--qe-metric`` takes.
-UTILITIES = ("chrf", "bleu", "comet", "metricx")
-QE_METRICS = ("cometkiwi", "metricx")
 #: The reference-based COMET model an MBR with ``--utility comet`` compares candidates by.
 DEFAULT_COMET_UTILITY = "Unbabel/wmt22-comet-da"
 
@@ -57,28 +56,26 @@ def chrf_metric() -> PickingMetric:
     """sacreBLEU's sentence chrF with its defaults (0–100)."""
     from sacrebleu.metrics.chrf import CHRF
 
-    scorer = CHRF()
-
-    def score(_: Sequence[str], hyps: Sequence[str], refs: Sequence[str] | None) -> list[float]:
-        return [
-            scorer.sentence_score(h, [r]).score for h, r in zip(hyps, _needed(refs), strict=True)
-        ]
-
-    return PickingMetric("chrF", True, False, "surface", score)
+    return sentence_metric("chrF", CHRF())
 
 
 def bleu_metric(tokenize: str = "13a") -> PickingMetric:
     """sacreBLEU's sentence BLEU (effective order, exponential smoothing) with ``tokenize``."""
     from sacrebleu.metrics.bleu import BLEU
 
-    scorer = BLEU(tokenize=tokenize, effective_order=True)
+    return sentence_metric("BLEU", BLEU(tokenize=tokenize, effective_order=True))
+
+
+def sentence_metric(name: str, scorer: Any) -> PickingMetric:
+    """A sacreBLEU metric (``scorer``: a ``CHRF`` or ``BLEU``) scored sentence by sentence
+    against one reference each: a surface utility, higher is better."""
 
     def score(_: Sequence[str], hyps: Sequence[str], refs: Sequence[str] | None) -> list[float]:
         return [
             scorer.sentence_score(h, [r]).score for h, r in zip(hyps, _needed(refs), strict=True)
         ]
 
-    return PickingMetric("BLEU", True, False, "surface", score)
+    return PickingMetric(name, True, False, "surface", score)
 
 
 def comet_metric(model: str, reference_free: bool, device: str | None = None) -> PickingMetric:
@@ -112,8 +109,15 @@ def metricx_metric(model: str | None, reference_free: bool) -> PickingMetric:
     """MetricX-24 (lower is better), or MetricX-QE without a reference: the place where
     :mod:`workbench.core.metricx`'s scorer plugs in, as ``PickingMetric("MetricX-24", False,
     reference_free, "metricx", scorer.score)``."""
+    raise metricx_unwired(reference_free)
+
+
+def metricx_unwired(reference_free: bool) -> WorkbenchError:
+    """The one line that refuses MetricX while it is not wired into picking (raised by
+    :class:`~workbench.core.translate.picked.PickSettings` before any model loads, and by
+    :func:`metricx_metric`); delete it with both raises once MetricX scores."""
     flag = "--qe-metric metricx" if reference_free else "--utility metricx"
-    raise WorkbenchError(
+    return WorkbenchError(
         f"{flag} is not available in this version: MetricX is not wired into picking yet; "
         f"use {'--qe-metric cometkiwi' if reference_free else '--utility chrf, bleu or comet'}"
     )
@@ -123,25 +127,23 @@ def utility_metric(
     name: str, bleu_tokenize: str, model: str | None = None, device: str | None = None
 ) -> PickingMetric:
     """The MBR utility ``--utility`` names (``model``: the neural one's, else its default)."""
+    check_choice("--utility", name, UTILITIES)
     if name == "chrf":
         return chrf_metric()
     if name == "bleu":
         return bleu_metric(bleu_tokenize)
     if name == "comet":
         return comet_metric(model or DEFAULT_COMET_UTILITY, reference_free=False, device=device)
-    if name == "metricx":
-        return metricx_metric(model, reference_free=False)
-    raise WorkbenchError(f"--utility must be one of {', '.join(UTILITIES)}, got '{name}'")
+    return metricx_metric(model, reference_free=False)
 
 
 def qe_metric(name: str, model: str | None = None, device: str | None = None) -> PickingMetric:
     """The reference-free metric ``--qe-metric`` names (``model``: ``--qe``'s, else its
     default)."""
+    check_choice("--qe-metric", name, QE_METRICS)
     if name == "cometkiwi":
         return comet_metric(model or DEFAULT_QE, reference_free=True, device=device)
-    if name == "metricx":
-        return metricx_metric(model, reference_free=True)
-    raise WorkbenchError(f"--qe-metric must be one of {', '.join(QE_METRICS)}, got '{name}'")
+    return metricx_metric(model, reference_free=True)
 
 
 def _needed(refs: Sequence[str] | None) -> Sequence[str]:

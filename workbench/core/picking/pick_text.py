@@ -8,9 +8,13 @@ with its prompt and notes, then fits an 80×24 terminal.
 
 from __future__ import annotations
 
-from workbench.core.picking.picks import Pick
+from typing import TYPE_CHECKING
+
 from workbench.core.views.numbers import number
 from workbench.core.views.wide import is_wide
+
+if TYPE_CHECKING:
+    from workbench.core.picking.picks import Pick
 
 #: Candidates a console lists under a pick (the rest are counted, not shown).
 SHOWN = 8
@@ -24,28 +28,30 @@ def used_to_pick(metric: str) -> str:
 
 
 def pick_heading(pick: Pick) -> str:
-    """``8 drawn, 5 distinct; picked by MBR on chrF (used to pick), higher is better``:
-    within 80 columns after interact's indent, and within the Translate pane."""
+    """``8 drawn, 5 distinct · MBR on chrF (used to pick) ↑``: short enough for 80 columns
+    with any metric's name (↑: higher is better, ↓: lower)."""
     method, _, metric = pick.picked_by.partition(":")
     how = {"qe": "QE", "mbr": "MBR", "mbr-pruned": "pruned MBR"}.get(method, method)
     drawn = sum(c.count for c in pick.candidates)
-    better = "higher" if pick.higher_is_better else "lower"
+    better = "↑" if pick.higher_is_better else "↓"
     return (
-        f"{drawn} drawn, {len(pick.candidates)} distinct; picked by {how} on "
-        f"{used_to_pick(metric)}, {better} is better"
+        f"{drawn} drawn, {len(pick.candidates)} distinct · {how} on {used_to_pick(metric)} {better}"
     )
 
 
 def pick_lines(pick: Pick, width: int = 80, indent: str = "  ", shown: int = SHOWN) -> list[str]:
-    """The heading, then the candidates best first (the picked one marked), each cut to
-    ``width`` columns; the first ``shown`` are listed and the rest counted (the Translate
-    pane, under its history table, has room for fewer than the console)."""
+    """The heading, then the candidates best first, in the pick's own order (equal scores:
+    the most drawn, then the first to come, as :mod:`.picks` breaks ties), so the picked
+    one is listed first; each cut to ``width`` columns. The first ``shown`` are listed and
+    the rest counted (the Translate pane, under its history table, has room for fewer than
+    the console)."""
 
-    def rank(i: int) -> tuple[int, float]:
-        score = pick.candidates[i].score
-        if score is None:
-            return (1, 0.0)
-        return (0, -score if pick.higher_is_better else score)
+    def rank(i: int) -> tuple[int, float, int, int]:
+        candidate = pick.candidates[i]
+        if candidate.score is None:
+            return (1, 0.0, 0, i)
+        score = -candidate.score if pick.higher_is_better else candidate.score
+        return (0, score, -candidate.count, i)
 
     order = sorted(range(len(pick.candidates)), key=rank)
     lines = [fit(f"{indent}{pick_heading(pick)}", width)]

@@ -15,14 +15,12 @@ same candidates, and a beam search's own best wins a tie it is in.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
+from workbench.core.picking.choices import PICK_METHODS, check_choice
 from workbench.core.picking.mbr import full_mbr, pruned_mbr
 from workbench.core.picking.metrics import PickingMetric
 from workbench.errors import WorkbenchError
-
-#: What ``--pick`` takes.
-PICK_METHODS = ("qe", "mbr")
 
 
 @dataclass(frozen=True)
@@ -32,15 +30,18 @@ class Candidates:
     source: str
     texts: tuple[str, ...]
     counts: tuple[int, ...]
+    #: What the user is told about the source (odd input, split, truncated), as
+    #: translating it once would say.
+    notices: tuple[str, ...] = field(default=(), compare=False)
 
     @classmethod
-    def of(cls, source: str, drawn: Sequence[str]) -> Candidates:
+    def of(cls, source: str, drawn: Sequence[str], notices: Sequence[str] = ()) -> Candidates:
         """``drawn`` (every candidate as generated, duplicates kept) counted, in the order
         each text first came."""
         counts: dict[str, int] = {}
         for text in drawn:
             counts[text] = counts.get(text, 0) + 1
-        return cls(source, tuple(counts), tuple(counts.values()))
+        return cls(source, tuple(counts), tuple(counts.values()), tuple(notices))
 
     @property
     def drawn(self) -> int:
@@ -89,10 +90,7 @@ class Picker:
     seed: int = 0  # the pruning's shuffle and bootstrap
 
     def __post_init__(self) -> None:
-        if self.method not in PICK_METHODS:
-            raise WorkbenchError(
-                f"--pick must be one of {', '.join(PICK_METHODS)}, got '{self.method}'"
-            )
+        check_choice("--pick", self.method, PICK_METHODS)
         if self.method == "qe" and not self.metric.reference_free:
             raise WorkbenchError(
                 f"--pick qe ranks by a reference-free metric, and {self.metric.name} reads a "

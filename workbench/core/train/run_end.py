@@ -95,9 +95,7 @@ def after_training(
         scores, rows = add_metricx(held_out, before, after, scores, rows, metricx, emit)
     picked = None
     if (pick := PickSettings.requested(config, config.qe_model)) is not None:
-        picked = pick_after(
-            held_out, pick, config.target_lang, best_dir, device, rows["test"], config.comet, emit
-        )
+        picked = pick_after(held_out, pick, best_dir, device, rows["test"], config.comet, emit)
     samples = pick_samples(rows["test"], config.num_samples_shown)
     for sample in samples:
         emit(sample)

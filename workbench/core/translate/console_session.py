@@ -210,8 +210,7 @@ class ConsoleSession:
         if settings is None:
             return None
         if key not in self._pickers:
-            target = self.load(key).direction.target_lang
-            self._pickers[key] = settings.picker(target)
+            self._pickers[key] = settings.picker(self.load(key))
         return self._pickers[key]
 
     def _picked(
@@ -225,10 +224,11 @@ class ConsoleSession:
         translator, picker = self.load(key), self.picker(key)
         assert picker is not None
         started = time.perf_counter()
-        (pick,) = pick_translations(translator, [text], picker, settings.candidates, options)
-        if pick is None:
+        (line,) = pick_translations(translator, [text], picker, settings.candidates, options)
+        if line.pick is None:
             return Translation(text, "", 0.0, ["empty input: nothing to translate"]), None
-        return Translation(text, pick.translation, time.perf_counter() - started), pick
+        seconds = time.perf_counter() - started
+        return Translation(text, line.pick.translation, seconds, list(line.notices)), line.pick
 
     def _score(self, source: str, translation: str) -> tuple[QualityScore | None, str, bool]:
         """The line's QE score, or why there is none and whether QE is now off: a model

@@ -24,11 +24,7 @@ def search_arguments(options: DecodeOptions, ct2: Any) -> dict[str, Any]:
     on ``ct2`` (the ctranslate2 module) here."""
     if not options.do_sample:
         return {"beam_size": options.num_beams, "num_hypotheses": options.num_return_sequences}
-    if options.epsilon_cutoff:
-        raise WorkbenchError(
-            f"CTranslate2 has no epsilon sampling (--epsilon {options.epsilon_cutoff}); "
-            "sample with --top-p instead, or pass --backend transformers"
-        )
+    check_sampling(options)
     if options.seed is not None:
         ct2.set_random_seed(options.seed)
     return {
@@ -38,3 +34,12 @@ def search_arguments(options: DecodeOptions, ct2: Any) -> dict[str, Any]:
         "sampling_topp": options.top_p,
         "sampling_temperature": options.temperature,
     }
+
+
+def check_sampling(options: DecodeOptions) -> None:
+    """Refuse in one line a sampler CTranslate2 does not have (an epsilon cut)."""
+    if options.do_sample and options.epsilon_cutoff:
+        raise WorkbenchError(
+            f"CTranslate2 has no epsilon sampling (--epsilon {options.epsilon_cutoff}); "
+            "sample with --top-p instead, or pass --backend transformers"
+        )

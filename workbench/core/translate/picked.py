@@ -12,13 +12,16 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Protocol
 
 from workbench.core.languages import bleu_tokenizer_for
-from workbench.core.picking.metrics import QE_METRICS, UTILITIES, qe_metric, utility_metric
-from workbench.core.picking.picks import PICK_METHODS, Pick, Picker
-from workbench.core.translate.candidates import (
+from workbench.core.picking.choices import (
     DEFAULT_CANDIDATES,
-    CandidateSettings,
-    generate_candidates,
+    PICK_METHODS,
+    QE_METRICS,
+    UTILITIES,
+    check_choice,
 )
+from workbench.core.picking.metrics import metricx_unwired, qe_metric, utility_metric
+from workbench.core.picking.picks import Pick, Picker
+from workbench.core.translate.candidates import CandidateSettings, generate_candidates
 from workbench.errors import WorkbenchError
 
 if TYPE_CHECKING:
@@ -70,23 +73,19 @@ class PickSettings:
     device: str | None = None
 
     def __post_init__(self) -> None:
-        if self.method not in PICK_METHODS:
-            raise WorkbenchError(
-                f"--pick must be one of {', '.join(PICK_METHODS)}, got '{self.method}'"
-            )
+        check_choice("--pick", self.method, PICK_METHODS)
         if self.method == "mbr" and self.utility is None:
             raise WorkbenchError(
                 f"--pick mbr needs --utility ({', '.join(UTILITIES)}): the metric that "
                 "compares the candidates with each other"
             )
-        if self.utility is not None and self.utility not in UTILITIES:
-            raise WorkbenchError(
-                f"--utility must be one of {', '.join(UTILITIES)}, got '{self.utility}'"
-            )
-        if self.qe_metric not in QE_METRICS:
-            raise WorkbenchError(
-                f"--qe-metric must be one of {', '.join(QE_METRICS)}, got '{self.qe_metric}'"
-            )
+        if self.utility is not None:
+            check_choice("--utility", self.utility, UTILITIES)
+        check_choice("--qe-metric", self.qe_metric, QE_METRICS)
+        # MetricX is refused here, before any model loads, while it is not wired into
+        # picking: delete these two lines once metrics.metricx_metric scores.
+        if (self.qe_metric if self.method == "qe" else self.utility) == "metricx":
+            raise metricx_unwired(reference_free=self.method == "qe")
 
     @classmethod
     def requested(cls, asked: PickRequest, qe_model: str | None) -> PickSettings | None:
@@ -125,17 +124,28 @@ class PickSettings:
         method = f"pruned {self.method}" if self.pruned else self.method
         return f"{method} by {self.utility if self.method == 'mbr' else self.qe_metric}"
 
-    def picker(self, target_lang: str | None) -> Picker:
-        """The picker with its metric loaded (a neural one now: one line when it cannot
-        be); BLEU is tokenized for ``target_lang`` as the run's BLEU is."""
+    def picker(self, translator: Translator) -> Picker:
+        """The picker for ``translator``'s lines with its metric loaded (a neural one now:
+        one line when it cannot be, as when its engine cannot draw the candidates asked);
+        BLEU is tokenized for the target language as the run's BLEU is."""
+        self.candidates.check_engine(translator.backend.name)
         if self.method == "qe":
             metric = qe_metric(self.qe_metric, self.qe_model, self.device)
         else:
-            tokenize, _ = bleu_tokenizer_for(target_lang)
+            tokenize, _ = bleu_tokenizer_for(translator.direction.target_lang)
             metric = utility_metric(
                 str(self.utility), tokenize, self.utility_model, device=self.device
             )
         return Picker(self.method, metric, pruned=self.pruned, seed=self.candidates.seed)
+
+
+@dataclass(frozen=True)
+class PickedLine:
+    """One line translated by a pick: the pick (None for an empty line) and what the user
+    is told about the line, the notices translating it once would give."""
+
+    pick: Pick | None
+    notices: tuple[str, ...] = ()
 
 
 def pick_translations(
@@ -144,7 +154,7 @@ def pick_translations(
     picker: Picker,
     candidates: CandidateSettings,
     base: DecodeOptions | None = None,
-) -> list[Pick | None]:
-    """Each line's pick among its candidates (None for an empty line)."""
+) -> list[PickedLine]:
+    """Each line's pick among its candidates, with its notices."""
     generated = generate_candidates(translator, lines, candidates, base)
-    return [picker.pick(c) if c.texts else None for c in generated]
+    return [PickedLine(picker.pick(c) if c.texts else None, c.notices) for c in generated]

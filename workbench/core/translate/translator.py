@@ -201,6 +201,11 @@ class Translator:
                 taken = source_len if self.direction.causal else 1
                 bound = max(1, min(bound, self.direction.max_positions - taken))
             generated = self.backend.generate_ids(sources, options, bound)
+            if len(generated) != len(idx) * returned:  # rows are matched to sources by count
+                raise RuntimeError(
+                    f"the {self.backend.name} engine returned {len(generated)} translations "
+                    f"for {len(idx)} sources × {returned} each; expected {len(idx) * returned}"
+                )
             decoded = self.tokenizer.batch_decode(
                 [self.direction.shown(ids) for ids in generated], skip_special_tokens=True
             )
@@ -232,15 +237,21 @@ class Translator:
     def translate(self, text: str, options: DecodeOptions | None = None) -> Translation:
         """Translate one line of user input, splitting it where it is too long."""
         started = time.perf_counter()
+        pieces, notices = self.prepare(text)
+        if not pieces:
+            return Translation(text, "", 0.0, notices)
+        parts = self.generate(pieces, options or self.default_options())
+        return Translation(text, join_pieces(parts), time.perf_counter() - started, notices)
+
+    def prepare(self, text: str) -> tuple[list[str], list[str]]:
+        """One line of user input as the pieces to generate (none when it is empty) and
+        what the user is told about it (odd input, split, truncated): the same for a
+        translation and for a pick's candidates."""
         cleaned = clean_input(text)
         if not cleaned:
-            return Translation(text, "", 0.0, ["empty input: nothing to translate"])
-        notices = input_notices(self.tokenizer, self.direction, cleaned)
+            return [], ["empty input: nothing to translate"]
         pieces, length_notices = self.split_long(cleaned)
-        parts = self.generate(pieces, options or self.default_options())
-        return Translation(
-            text, join_pieces(parts), time.perf_counter() - started, notices + length_notices
-        )
+        return pieces, input_notices(self.tokenizer, self.direction, cleaned) + length_notices
 
 
 def join_pieces(parts: list[str]) -> str:
