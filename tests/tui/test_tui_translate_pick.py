@@ -60,8 +60,7 @@ async def test_a_pick_lists_its_candidates_under_the_table_and_ctrl_b_switches_t
         heading = lines[2]
         assert len(pick.candidates) > 1
         assert heading == (
-            f"8 drawn, {len(pick.candidates)} distinct; picked by MBR on chrF (used to pick), "
-            "higher is better"
+            f"8 drawn, {len(pick.candidates)} distinct · MBR on chrF (used to pick) ↑"
         )
         listed = lines[3:]
         assert len(listed) == min(PANE_SHOWN, len(pick.candidates)) + (

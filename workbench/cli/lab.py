@@ -22,7 +22,7 @@ if TYPE_CHECKING:
 
 def add_parser(subparsers: Subparsers) -> None:
     """Register ``workbench lab`` and its studies on the CLI's subparsers."""
-    from workbench.core.translate.candidates import DEFAULT_CANDIDATES
+    from workbench.core.picking.choices import DEFAULT_CANDIDATES
 
     lab = add_command(
         subparsers, "lab", help="measure decoding strategies, the KV cache and the three attentions"
