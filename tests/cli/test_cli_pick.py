@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import io
 import json
+import shutil
 import subprocess
 import sys
 from dataclasses import replace
@@ -14,11 +15,13 @@ import pytest
 
 from tests.helpers.cli import command_env
 from tests.helpers.comet import GOOD, KIWI
+from tests.helpers.paths import FIXTURES
 from tests.helpers.picking import varied_copy
 from workbench.core.views.wide import is_wide
 
 pytest.importorskip("ctranslate2")
 
+METRICX_TOKENIZER = FIXTURES / "metricx" / "tokenizer"
 LINES = "I like tea.\n\nWhere is the station?\nHe reads a book every day.\n"
 SHORT = ("--max-new-tokens", "8")
 
@@ -63,6 +66,36 @@ def test_translate_json_is_one_object_a_line_in_order(cli, marian, flags, picked
         assert_consistent(row, 5)
 
 
+@pytest.fixture(scope="module")
+def metricx(metricx_models, tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The tiny MetricX-24 checkpoint with its tokenizer in its folder, as a user's is."""
+    folder = tmp_path_factory.mktemp("metricx") / "metricx-24-tiny"
+    shutil.copytree(metricx_models["tiny-fp32"], folder)
+    for file in METRICX_TOKENIZER.iterdir():
+        shutil.copy(file, folder / file.name)
+    return folder
+
+
+@pytest.mark.parametrize("method", ["mbr", "qe"])
+def test_metricx_picks_the_candidate_with_the_lowest_score(cli, marian, metricx, method):
+    """MetricX as MBR's utility and as MetricX-QE: lower is better, so the pick is the
+    candidate with the lowest score, and the metric is named as the papers name it."""
+    flags = (
+        ("--utility", "metricx", "--utility-model", str(metricx))
+        if method == "mbr"
+        else ("--qe-metric", "metricx", "--qe", str(metricx))
+    )
+    done = cli(
+        "translate", "--model", str(marian), "--backend", "transformers", "--json",
+        "--pick", method, "--candidates", "5", *flags, *SHORT, input=LINES,
+    )  # fmt: skip
+    for row in objects(done):
+        if row["source"]:
+            assert row["picked_by"] == ("mbr:MetricX-24" if method == "mbr" else "qe:MetricX-24-QE")
+            assert_consistent(row, 5, higher_is_better=False)
+            assert all(0 <= c["score"] <= 25 for c in row["candidates"])
+
+
 @pytest.mark.parametrize("model", ["marian", "qwen3"])
 def test_ct2_and_a_decoder_only_model_pick_too(cli, model, marian, causal_models, tmp_path):
     folder = (
@@ -94,8 +127,8 @@ def test_without_a_pick_translate_prints_what_it_always_did(cli, marian):
         (("--pick", "mbr", "--utility", "chrf", "--candidates", "1"), "--candidates must be 2..64"),
         (("--pick", "mbr"), "--pick mbr needs --utility"),
         (("--candidates", "4"), "add --pick qe or --pick mbr"),
-        (("--pick", "mbr", "--utility", "metricx"), "MetricX is not wired"),
-        (("--pick", "qe", "--qe-metric", "metricx"), "MetricX is not wired"),
+        (("--pick", "mbr", "--utility", "metricx"), "metricx-24-hybrid-large-v2p6"),
+        (("--pick", "qe", "--qe-metric", "metricx", "--qe"), "metricx-24-hybrid-large-v2p6"),
         (("--pick", "qe"), "wmt22-cometkiwi-da"),  # the default QE model, not cached offline
         (("--pick", "qe", "--qe", str(GOOD)), "scores against a reference"),
         (("--pick", "mbr", "--utility", "comet", "--utility-model", str(KIWI)), "without a ref"),

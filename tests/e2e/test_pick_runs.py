@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 
 from tests.helpers.cli import CommandLine
+from tests.helpers.paths import FIXTURES
 from tests.helpers.runs import tiny_toml
 from workbench.core.run_folder.output_folder import run_folders
 from workbench.core.run_folder.samples import read_picked_translations, read_translations
@@ -120,3 +121,36 @@ def test_report_compare_and_runs_show_the_pick(pick_runs, cli):
     assert "pick=mbr" in picked_line
     assert "utility=chrf" in picked_line
     assert "candidates=4" in picked_line
+
+
+def test_the_runs_metricx_leads_the_verdict_of_a_chrf_pick(tmp_path: Path, metricx_models):
+    """With MetricX at hand (the tiny fixture), a neural judge of another family than
+    chrF's leads: the pick's MetricX is scored against beam's, whose segments "after"
+    scored, lower is better."""
+    toml = tmp_path / "tiny.toml"
+    toml.write_text(tiny_toml(epochs=1), encoding="utf-8")
+    with pytest.MonkeyPatch.context() as patch:
+        done = CommandLine(patch)(
+            "train", "--headless", "--preset", "demo", "--config", str(toml),
+            "--output-dir", str(tmp_path / "out"), *PICK,
+            "--metricx", str(metricx_models["tiny-fp32"]),
+            "--metricx-tokenizer", str(FIXTURES / "metricx" / "tokenizer"),
+            env={"WORKBENCH_CACHE": str(tmp_path / "cache")},
+        )  # fmt: skip
+    assert done.returncode == 0, done.stderr[-3000:]
+    picked_part = done.stdout[done.stdout.index("test, picked by mbr:chrF") :]
+    (lead,) = [line for line in picked_part.splitlines() if "(lead judge)" in line]
+    assert lead.lstrip().startswith("MetricX-24 (")
+    assert "lower is better" in lead
+    assert "no independent neural judge at hand" not in done.stdout
+    (run,) = run_folders(tmp_path / "out")
+    summary = read_summary(run)
+    assert summary is not None
+    assert summary.picked is not None
+    assert summary.test is not None
+    metricx = summary.picked.change("MetricX-24")
+    assert metricx is not None
+    assert metricx.lower_is_better
+    assert summary.test.metricx is not None
+    assert metricx.before == summary.test.metricx.after  # beam's side is the run's "after"
+    assert metricx.test == "paired t-test"

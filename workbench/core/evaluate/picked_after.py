@@ -7,13 +7,17 @@ disk as ``workbench translate --pick`` loads it and run in fp32 as "after" is
 (:meth:`~.before_after.HeldOutSets.translate`). Beam is the baseline of every
 comparison here: BLEU, chrF, chrF++ and TER by sacreBLEU's paired bootstrap
 (:func:`~.significance.paired_changes`), the run's COMET by its segment bootstrap and
-comet-compare's paired t-test (:func:`~.segment_statistics.segment_change`); beam's
-COMET segments are the ones "after" already scored, so only the pick is scored again.
+comet-compare's paired t-test (:func:`~.segment_statistics.segment_change`), and the
+run's MetricX the same way (lower is better); beam's COMET and MetricX segments are the
+ones "after" already scored, so only the pick is scored again.
 Only the test set is picked: validation chose the epoch, and nothing here chooses.
 """
 
 from __future__ import annotations
 
+import dataclasses
+from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
 
 from workbench.core.evaluate.before_after import HeldOutSets
@@ -21,6 +25,7 @@ from workbench.core.evaluate.metrics import sentence_bleu, sentence_chrf
 from workbench.core.evaluate.segment_statistics import segment_change
 from workbench.core.evaluate.significance import paired_changes
 from workbench.core.events import EventSink, Note, Phase, Sample
+from workbench.core.metricx.scorer import MetricXSettings
 from workbench.core.picking.picks import Pick
 from workbench.core.records.picked_scores import PickedSample, PickedScores
 from workbench.core.records.scores import N_BOOTSTRAP, MetricChange
@@ -72,29 +77,55 @@ def picked_comet(
     return segment_change([float(s or 0.0) for s in beam], scores, scorer.metric, model)
 
 
+def picked_metricx(
+    rows: list[Sample], picked: list[str], sets: HeldOutSets, settings: MetricXSettings
+) -> MetricChange | None:
+    """The run's MetricX of the pick against beam's, whose segments "after" scored (None
+    where it scored none); lower is better."""
+    beam = [row.metricx_after for row in rows]
+    if any(score is None for score in beam):
+        return None
+    from workbench.core.metricx.scorer import load_metricx
+
+    scorer = load_metricx(settings)
+    pairs = sets.pairs["test"]
+    scores = scorer.score([p.source for p in pairs], picked, sets.references("test"))
+    change = segment_change(
+        [float(s or 0.0) for s in beam], [round(s, 4) for s in scores], scorer.metric(qe=False),
+        settings.model,
+    )  # fmt: skip
+    return dataclasses.replace(change, lower_is_better=True)
+
+
 def score_pick(
     sets: HeldOutSets,
     settings: PickSettings,
     picks: list[Pick | None],
     rows: list[Sample],
-    comet: str | None,
-    device: str,
+    judges: NeuralJudges,
     emit: EventSink,
 ) -> tuple[PickedScores, list[PickedSample]]:
     """The pick against beam search on the test set, and each sentence's pair of them.
 
-    A COMET model that fails now costs the pick nothing else: a warning says so."""
+    A neural judge that fails now costs the pick nothing else: a warning says so."""
     beam = [row.after for row in rows]
     picked = [p.translation if p is not None else "" for p in picks]
     references = sets.references("test")
     paired = paired_changes(beam, picked, references, sets.bleu_tokenize)
     changes = list(paired.changes.values())
-    if comet:
+    scorers: list[tuple[str, Callable[[], MetricChange | None]]] = []
+    if judges.comet:
+        comet = judges.comet
+        scorers.append(("COMET", lambda: picked_comet(rows, picked, sets, comet, judges.device)))
+    if judges.metricx is not None:
+        metricx = judges.metricx
+        scorers.append(("MetricX", lambda: picked_metricx(rows, picked, sets, metricx)))
+    for name, score in scorers:  # one scorer loaded at a time
         try:
-            found = picked_comet(rows, picked, sets, comet, device)
+            found = score()
         except Exception as err:  # any failure here (out of memory too) must not cost the run
             found = None
-            emit(Note(f"COMET of the pick was not scored: {failure_text(err)}", "warning"))
+            emit(Note(f"{name} of the pick was not scored: {failure_text(err)}", "warning"))
         if found is not None:
             changes.append(found)
     first = next(p for p in picks if p is not None) if any(picks) else None
@@ -131,21 +162,30 @@ def score_pick(
     return scores, samples
 
 
+@dataclass(frozen=True)
+class NeuralJudges:
+    """The run's neural metrics, which judge a pick beside BLEU and chrF: its COMET model
+    and its MetricX settings (None: the run scores none), on ``device``."""
+
+    comet: str | None
+    metricx: MetricXSettings | None
+    device: str
+
+
 def pick_after(
     sets: HeldOutSets,
     settings: PickSettings,
     best_dir: Path,
-    device: str,
     rows: list[Sample],
-    comet: str | None,
+    judges: NeuralJudges,
     emit: EventSink,
 ) -> tuple[PickedScores, list[PickedSample]]:
     """The test set picked by the best model, scored against beam's "after" (``rows``),
     and said in the run's lines (:func:`~workbench.core.picking.picked_text.picked_lines`)."""
     from workbench.core.picking.picked_text import picked_lines
 
-    picks = pick_test_set(sets, settings, best_dir, device, emit)
-    scores, samples = score_pick(sets, settings, picks, rows, comet, device, emit)
+    picks = pick_test_set(sets, settings, best_dir, judges.device, emit)
+    scores, samples = score_pick(sets, settings, picks, rows, judges, emit)
     for line in picked_lines(scores):
         emit(Note(line))
     return scores, samples

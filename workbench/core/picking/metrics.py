@@ -2,11 +2,11 @@
 one batch scoring function.
 
 QE reranking scores each candidate against its source alone (a reference-free metric:
-CometKiwi); MBR scores each candidate against every other one as if that one were the
-reference (a utility: chrF, BLEU, COMET). Both only call :attr:`PickingMetric.score` on
-batches, so a metric is whatever can score ``(sources, hypotheses, references)``
-segment by segment. MetricX-24 and MetricX-QE plug in at :func:`metricx_metric`, the one
-place that knows them; until they are wired it refuses with one line.
+CometKiwi, MetricX-QE); MBR scores each candidate against every other one as if that one
+were the reference (a utility: chrF, BLEU, COMET, MetricX). Both only call
+:attr:`PickingMetric.score` on batches, so a metric is whatever can score ``(sources,
+hypotheses, references)`` segment by segment; MetricX's lower-is-better scale is the
+metric's ``higher_is_better`` False, which the pick and MBR read.
 
 chrF is sacreBLEU's sentence chrF with its defaults (character 6-grams, no word n-grams,
 β = 2, whitespace ignored), on its 0–100 scale. BLEU is sacreBLEU's sentence BLEU
@@ -105,22 +105,26 @@ def comet_metric(model: str, reference_free: bool, device: str | None = None) ->
     return PickingMetric(scorer.metric, True, reference_free, "comet", score)
 
 
-def metricx_metric(model: str | None, reference_free: bool) -> PickingMetric:
-    """MetricX-24 (lower is better), or MetricX-QE without a reference: the place where
-    :mod:`workbench.core.metricx`'s scorer plugs in, as ``PickingMetric("MetricX-24", False,
-    reference_free, "metricx", scorer.score)``."""
-    raise metricx_unwired(reference_free)
+def metricx_metric(
+    model: str | None, reference_free: bool, device: str | None = None
+) -> PickingMetric:
+    """MetricX (our own inference, :mod:`workbench.core.metricx`; 0-25, lower is better):
+    against a reference (an MBR utility), or as MetricX-QE without one. ``model`` None, or
+    ``--qe`` alone (which names CometKiwi), is MetricX-24's default checkpoint. A
+    checkpoint that cannot score that way (MetricX-23 keeps its QE and reference models
+    apart) is one line, before its weights are read."""
+    from workbench.core.config.settings import DEFAULT_METRICX
+    from workbench.core.metricx.files import locate
+    from workbench.core.metricx.scorer import MetricXSettings, load_metricx
 
+    name = DEFAULT_METRICX if model in (None, DEFAULT_QE) else str(model)
+    locate(name).check_mode(qe=reference_free)
+    scorer = load_metricx(MetricXSettings(name, device=device))
 
-def metricx_unwired(reference_free: bool) -> WorkbenchError:
-    """The one line that refuses MetricX while it is not wired into picking (raised by
-    :class:`~workbench.core.translate.picked.PickSettings` before any model loads, and by
-    :func:`metricx_metric`); delete it with both raises once MetricX scores."""
-    flag = "--qe-metric metricx" if reference_free else "--utility metricx"
-    return WorkbenchError(
-        f"{flag} is not available in this version: MetricX is not wired into picking yet; "
-        f"use {'--qe-metric cometkiwi' if reference_free else '--utility chrf, bleu or comet'}"
-    )
+    def score(srcs: Sequence[str], hyps: Sequence[str], refs: Sequence[str] | None) -> list[float]:
+        return scorer.score(srcs, hyps, None if reference_free else _needed(refs))
+
+    return PickingMetric(scorer.metric(qe=reference_free), False, reference_free, "metricx", score)
 
 
 def utility_metric(
@@ -134,7 +138,7 @@ def utility_metric(
         return bleu_metric(bleu_tokenize)
     if name == "comet":
         return comet_metric(model or DEFAULT_COMET_UTILITY, reference_free=False, device=device)
-    return metricx_metric(model, reference_free=False)
+    return metricx_metric(model, reference_free=False, device=device)
 
 
 def qe_metric(name: str, model: str | None = None, device: str | None = None) -> PickingMetric:
@@ -143,7 +147,7 @@ def qe_metric(name: str, model: str | None = None, device: str | None = None) ->
     check_choice("--qe-metric", name, QE_METRICS)
     if name == "cometkiwi":
         return comet_metric(model or DEFAULT_QE, reference_free=True, device=device)
-    return metricx_metric(model, reference_free=True)
+    return metricx_metric(model, reference_free=True, device=device)
 
 
 def _needed(refs: Sequence[str] | None) -> Sequence[str]:

@@ -27,7 +27,7 @@ from workbench.core.evaluate.before_after import (
 from workbench.core.evaluate.breakdown import gain_breakdown
 from workbench.core.evaluate.comet_sets import add_comet
 from workbench.core.evaluate.metricx_scores import add_metricx, run_metricx
-from workbench.core.evaluate.picked_after import pick_after
+from workbench.core.evaluate.picked_after import NeuralJudges, pick_after
 from workbench.core.events import Note, RunDone
 from workbench.core.live.lease import check_lease
 from workbench.core.records.model_settings import ModelSettings
@@ -95,7 +95,8 @@ def after_training(
         scores, rows = add_metricx(held_out, before, after, scores, rows, metricx, emit)
     picked = None
     if (pick := PickSettings.requested(config, config.qe_model)) is not None:
-        picked = pick_after(held_out, pick, best_dir, device, rows["test"], config.comet, emit)
+        judges = NeuralJudges(config.comet, metricx, device)
+        picked = pick_after(held_out, pick, best_dir, rows["test"], judges, emit)
     samples = pick_samples(rows["test"], config.num_samples_shown)
     for sample in samples:
         emit(sample)

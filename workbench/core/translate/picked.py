@@ -19,7 +19,7 @@ from workbench.core.picking.choices import (
     UTILITIES,
     check_choice,
 )
-from workbench.core.picking.metrics import metricx_unwired, qe_metric, utility_metric
+from workbench.core.picking.metrics import qe_metric, utility_metric
 from workbench.core.picking.picks import Pick, Picker
 from workbench.core.translate.candidates import CandidateSettings, generate_candidates
 from workbench.errors import WorkbenchError
@@ -82,10 +82,6 @@ class PickSettings:
         if self.utility is not None:
             check_choice("--utility", self.utility, UTILITIES)
         check_choice("--qe-metric", self.qe_metric, QE_METRICS)
-        # MetricX is refused here, before any model loads, while it is not wired into
-        # picking: delete these two lines once metrics.metricx_metric scores.
-        if (self.qe_metric if self.method == "qe" else self.utility) == "metricx":
-            raise metricx_unwired(reference_free=self.method == "qe")
 
     @classmethod
     def requested(cls, asked: PickRequest, qe_model: str | None) -> PickSettings | None:
