@@ -13,6 +13,7 @@ import json
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from workbench.core.run_folder.layout import MODEL_CONFIG_FILE
 from workbench.errors import WorkbenchError
 
 if TYPE_CHECKING:
@@ -24,7 +25,7 @@ WEIGHT_FILES = (
     ("pytorch_model.bin", "pytorch_model.bin.index.json"),
 )
 #: Patterns of every file a MetricX model folder needs (what is fetched from the Hub).
-FOLDER_FILES = ["config.json", "*.safetensors", "*.safetensors.index.json"]
+FOLDER_FILES = [MODEL_CONFIG_FILE, "*.safetensors", "*.safetensors.index.json"]
 #: Tensors a checkpoint may hold that MetricX's network does not read: the shared
 #: embedding's other two names, and a bias some T5 conversions kept.
 IGNORED = (

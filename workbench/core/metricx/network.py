@@ -25,6 +25,7 @@ import json
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from workbench.core.run_folder.layout import MODEL_CONFIG_FILE
 from workbench.errors import WorkbenchError
 
 if TYPE_CHECKING:
@@ -43,7 +44,7 @@ ATTENTION = "eager"
 
 def read_config(folder: Path, what: str) -> dict[str, Any]:
     """``config.json`` as written; one line when it is missing, unreadable or not mT5's."""
-    path = folder / "config.json"
+    path = folder / MODEL_CONFIG_FILE
     try:
         raw = json.loads(path.read_text(encoding="utf-8"))
     except FileNotFoundError:
