@@ -6,8 +6,10 @@ from __future__ import annotations
 from workbench.core.lab.attention_kinds import AttentionKinds
 from workbench.core.lab.decoding_strategies import DecodingStudy, findings
 from workbench.core.lab.kv_cache import CacheStudy
+from workbench.core.lab.picked_arms import BEAM_BASELINE, PickResult
 from workbench.core.lab.prompt_attention import PART_NAMES, PromptAttention
 from workbench.core.lab.prompt_attention import findings as prompt_findings
+from workbench.core.picking.pick_text import used_to_pick
 from workbench.core.records.scores import N_BOOTSTRAP
 from workbench.core.report.contents import RunReport
 from workbench.core.views.blocks import Block, Heading, Paragraph, Table, with_code
@@ -22,6 +24,21 @@ SIZE_HEADER = [
     "Cross-attention: formula",
     "measured",
     "Bytes",
+]
+
+#: The columns of the decoding study's quality-aware arms: what each scored, then its cost.
+PICKS_HEADER = [
+    "Arm",
+    "Picked by",
+    "BLEU (95% CI)",
+    "p vs greedy",
+    "chrF (95% CI)",
+    "Distinct a sentence",
+    "Length ratio",
+    "ms/sentence",
+    f"× {BEAM_BASELINE}",
+    "Candidates/s",
+    "Pick ms/sentence",
 ]
 
 
@@ -89,7 +106,50 @@ def decoding_blocks(study: DecodingStudy) -> list[Block]:
             "and p of the first), with the BLEU range over the seeds.",
         ),
         Table(header, rows),
+        *picks_blocks(study.picks),
         Paragraph(findings(study)),
+    ]
+
+
+def picks_blocks(picks: list[PickResult]) -> list[Block]:
+    """The quality-aware arms (none: no blocks): each arm's scores, the metric that picked
+    marked "(used to pick)" wherever it shows, and what the arm costs beside beam search."""
+    if not picks:
+        return []
+
+    def scored(metric: str, value: float, ci: list[float], arm: PickResult) -> str:
+        cell = f"{number(value)} ({interval(ci)})"
+        return f"{cell}, {used_to_pick(metric)}" if metric == arm.metric else cell
+
+    rows = [
+        [
+            r.name,
+            f"{r.picked_by.partition(':')[0]}: {used_to_pick(r.metric)}",
+            scored("BLEU", r.bleu, r.bleu_ci, r),
+            format_p(r.bleu_p, N_BOOTSTRAP),
+            scored("chrF", r.chrf, r.chrf_ci, r),
+            number(r.distinct),
+            number(r.length_ratio),
+            number(r.ms_per_sentence, 1),
+            MISSING if r.times_beam is None else f"{number(r.times_beam, 1)}×",
+            number(r.candidates_per_second, 0),
+            number(r.scoring_ms_per_sentence, 1),
+        ]
+        for r in picks
+    ]
+    return [
+        Paragraph(
+            with_code(
+                f"Quality-aware arms: {number(picks[0].candidates)} sampled candidates a "
+                "sentence (seed 0), as `translate --pick` draws them, and one picked by MBR "
+                'or QE. A metric that picked overrates its own pick, so it is marked "(used '
+                'to pick)" and each arm is read on the metrics that did not pick it. '
+                f"ms/sentence: the candidates generated, then the pick; × {BEAM_BASELINE}: "
+                f"that time over {BEAM_BASELINE}'s; Candidates/s: drawn a second while "
+                "generating; Pick ms/sentence: the pick's own scoring."
+            )
+        ),
+        Table(PICKS_HEADER, rows),
     ]
 
 
