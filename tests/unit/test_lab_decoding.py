@@ -151,9 +151,14 @@ def test_the_quality_aware_arms_pick_among_one_set_of_candidates_and_say_their_c
     assert rows["mbr BLEU N=4"].split()[3] == "chrF"
     assert "BLEU (used to pick)" in rows["mbr BLEU N=4"]
     assert f"{chrf.times_beam:.1f}×" in rows["mbr chrF N=4"]
+    # A neural picker is named as the one that picked; no surface score is put under it.
+    assert f"{qe.metric} (used to pick)" in rows["qe N=4"]
+    assert f"{qe.chrf:.2f}" not in rows["qe N=4"].split("(used to pick)")[1].split()[0]
     said = findings(study)
     assert f"mbr chrF N=4 reaches BLEU {chrf.bleu:.2f}" in said
     assert f"with chrF {chrf.chrf:.2f} (used to pick)" in said
+    assert f"qe N=4 reaches BLEU {qe.bleu:.2f} (greedy: " in said
+    assert f"and chrF {qe.chrf:.2f}, picked by {qe.metric} (used to pick)" in said
 
     notes: list[str] = []
     assert decode(DecodingStudy, json.loads(json.dumps(study.to_dict())), notes) == study

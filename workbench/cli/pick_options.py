@@ -76,7 +76,8 @@ def pick_flags() -> list[Flag]:
             {
                 "default": None,
                 "metavar": "MODEL",
-                "help": "the COMET model of --utility comet (default: Unbabel/wmt22-comet-da)",
+                "help": "the model of a neural utility: COMET (default: Unbabel/wmt22-comet-da) "
+                "or MetricX (default: google/metricx-24-hybrid-large-v2p6)",
             },
         ),
         (

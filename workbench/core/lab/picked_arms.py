@@ -30,6 +30,8 @@ if TYPE_CHECKING:
 
 #: The beam search an arm's time is a multiple of (one of the study's strategies).
 BEAM_BASELINE = "beam 4"
+#: The surface metrics an arm is scored by; a row reads the one that did not pick.
+SURFACE = ("BLEU", "chrF")
 #: Sentences whose candidates are generated between two progress reports (and stop checks).
 CHUNK = 16
 
@@ -174,10 +176,12 @@ def pick_findings(picks: Sequence[PickResult], greedy_bleu: float) -> str:
         lead, used = (r.chrf, r.bleu) if r.leading == "chrF" else (r.bleu, r.chrf)
         against = f" (greedy: {greedy_bleu:.2f})" if r.leading == "BLEU" else ""
         cost = f", {r.times_beam:.1f}× {BEAM_BASELINE}'s time" if r.times_beam else ""
-        parts.append(
-            f"{r.name} reaches {r.leading} {lead:.2f}{against}, with {r.metric} "
-            f"{used:.2f} (used to pick){cost}."
-        )
+        if r.metric in SURFACE:  # the other surface metric is the one that picked
+            picked = f"with {r.metric} {used:.2f} (used to pick)"
+        else:
+            other = "BLEU" if r.leading == "chrF" else "chrF"
+            picked = f"and {other} {used:.2f}, picked by {r.metric} (used to pick)"
+        parts.append(f"{r.name} reaches {r.leading} {lead:.2f}{against}, {picked}{cost}.")
     if picks:
         parts.append(
             "A metric used to pick overrates its own pick, so each arm is read by one "

@@ -71,7 +71,7 @@ def decoding_text(study: DecodingStudy) -> str:
 def picks_table(study: DecodingStudy) -> list[str]:
     """The quality-aware arms: each led by a metric that did not pick it, the other
     marked "(used to pick)", and what the arm costs beside beam search (none: [])."""
-    from workbench.core.lab.picked_arms import BEAM_BASELINE
+    from workbench.core.lab.picked_arms import BEAM_BASELINE, SURFACE
     from workbench.core.picking.pick_text import used_to_pick
     from workbench.core.views.numbers import interval
 
@@ -93,10 +93,13 @@ def picks_table(study: DecodingStudy) -> list[str]:
         lead_ci = r.chrf_ci if r.leading == "chrF" else r.bleu_ci
         lead = r.chrf if r.leading == "chrF" else r.bleu
         used = r.bleu if r.leading == "chrF" else r.chrf
+        picked_by = used_to_pick(r.metric)
+        if r.metric in SURFACE:  # its own score; a neural picker's is not kept
+            picked_by += f" {used:.2f}"
         times = f"{r.times_beam:.1f}×" if r.times_beam is not None else "-"
         lines.append(
             f"{r.name:<16} {f'{r.leading} {lead:.2f} {interval(lead_ci)}':<24} "
-            f"{used_to_pick(r.metric) + f' {used:.2f}':<26} {r.ms_per_sentence:>8.1f} "
+            f"{picked_by:<26} {r.ms_per_sentence:>8.1f} "
             f"{times:>8} {r.candidates_per_second:>7.0f} {r.scoring_ms_per_sentence:>7.1f}"
         )
     lines.append(

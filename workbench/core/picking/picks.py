@@ -99,7 +99,7 @@ class Picker:
         if self.method == "mbr" and self.metric.reference_free:
             raise WorkbenchError(
                 f"--pick mbr compares candidates with each other, and {self.metric.name} "
-                "reads no reference; use --utility chrf, bleu or comet"
+                "reads no reference; use --utility chrf, bleu, comet or metricx"
             )
 
     @property
