@@ -96,6 +96,38 @@ def test_metricx_picks_the_candidate_with_the_lowest_score(cli, marian, metricx,
             assert all(0 <= c["score"] <= 25 for c in row["candidates"])
 
 
+def test_a_metricx_picker_is_read_with_the_tokenizer_given(cli, marian, metricx_models):
+    """A MetricX folder without its tokenizer picks with --metricx-tokenizer, and without
+    it is refused in one line that names that flag."""
+    folder = str(metricx_models["tiny-fp32"])  # no tokenizer inside
+    flags = ("--pick", "qe", "--qe-metric", "metricx", "--qe", folder, "--candidates", "3")
+    done = cli(
+        "translate", "--model", str(marian), "--backend", "transformers", "--json", *flags,
+        "--metricx-tokenizer", str(METRICX_TOKENIZER), *SHORT, input="I like tea.\n",
+    )  # fmt: skip
+    (row,) = objects(done)
+    assert row["picked_by"] == "qe:MetricX-24-QE"
+    assert_consistent(row, 3, higher_is_better=False)
+    refused = cli("translate", "--model", str(marian), *flags, *SHORT, input="I like tea.\n")
+    assert refused.returncode == 2
+    (line,) = refused.stderr.strip().splitlines()
+    assert "--metricx-tokenizer" in line
+
+
+def test_train_and_tui_refuse_a_missing_picker_before_anything_slow(cli, tmp_path: Path):
+    missing = str(tmp_path / "no-such-metricx")
+    pick = ("--pick", "qe", "--qe-metric", "metricx")
+    for command in (
+        ("train", "--headless", "--preset", "demo", *pick, "--qe-model", missing),
+        ("tui", "--preset", "demo", *pick, "--qe", missing),
+    ):
+        done = cli(*command, cwd=tmp_path, input="")
+        assert done.returncode == 2, done.stderr
+        (line,) = done.stderr.strip().splitlines()
+        assert f"MetricX model folder '{missing}' does not exist" in line
+        assert not (tmp_path / "translation_output").exists()
+
+
 @pytest.mark.parametrize("model", ["marian", "qwen3"])
 def test_ct2_and_a_decoder_only_model_pick_too(cli, model, marian, causal_models, tmp_path):
     folder = (

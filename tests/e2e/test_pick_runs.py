@@ -154,3 +154,26 @@ def test_the_runs_metricx_leads_the_verdict_of_a_chrf_pick(tmp_path: Path, metri
     assert summary.test.metricx is not None
     assert metricx.before == summary.test.metricx.after  # beam's side is the run's "after"
     assert metricx.test == "paired t-test"
+
+
+def test_a_pick_that_fails_at_the_end_keeps_the_run_and_its_scores(tmp_path: Path):
+    """A QE model that cannot be fetched (a Hub id offline, checked only when it loads)
+    costs the run its pick and nothing else: a warning, the run finished, its scores kept."""
+    toml = tmp_path / "tiny.toml"
+    toml.write_text(tiny_toml(epochs=1), encoding="utf-8")
+    with pytest.MonkeyPatch.context() as patch:
+        done = CommandLine(patch)(
+            "train", "--headless", "--preset", "demo", "--config", str(toml),
+            "--output-dir", str(tmp_path / "out"), "--pick", "qe", "--candidates", "2",
+            "--qe-model", "nobody/no-such-cometkiwi",
+            env={"WORKBENCH_CACHE": str(tmp_path / "cache"), "HF_HUB_OFFLINE": "1"},
+        )  # fmt: skip
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert "warning: the test set was not picked: " in done.stdout + done.stderr
+    (run,) = run_folders(tmp_path / "out")
+    summary = read_summary(run)
+    assert summary is not None
+    assert summary.status == "finished"
+    assert summary.picked is None
+    assert summary.test is not None
+    assert (tmp_path / "out" / "best_model").is_dir()

@@ -95,6 +95,25 @@ def pick_flags() -> list[Flag]:
                 "help": "--pick qe's metric (default cometkiwi, the model --qe names)",
             },
         ),
+        (
+            "--metricx-tokenizer",
+            {
+                "default": None,
+                "metavar": "TOKENIZER",
+                "help": "a MetricX picker's tokenizer, a Hub id or a folder (default: one in "
+                "the model's folder, else google/mt5-xl)",
+            },
+        ),
+        (
+            "--metricx-max-length",
+            {
+                "type": int,
+                "default": None,
+                "metavar": "N",
+                "help": "a MetricX picker's input length in tokens (default: the edition's, "
+                "1536 for MetricX-24)",
+            },
+        ),
     ]
     return flags
 

@@ -26,20 +26,21 @@ def run(args: argparse.Namespace) -> int:
     """Open the Textual app; without a terminal, say so and point to the headless run."""
     config = config_from_args(args)
     # The run's picking settings are the Translate pane's too (its candidates drawn with the
-    # run's --seed); --qe names the pane's QE model, as in interact.
+    # run's --seed); --pick qe picks by --qe-model, else by the pane's --qe, as in interact.
+    from workbench.core.translate.console_session import side_quality
     from workbench.core.translate.picked import PickSettings
 
-    pick = PickSettings.requested(config, args.qe)
+    pick = PickSettings.requested(config, config.qe_model or args.qe)
+    if pick is not None:  # the pane's picker: a mistyped folder is said before the app
+        pick.check_model()
     served = os.environ.get("TEXTUAL_DRIVER", "").endswith(":WebDriver")  # workbench serve
     if not served and not (sys.stdin.isatty() and sys.stdout.isatty()):
         raise WorkbenchError(
             "workbench tui needs an interactive terminal (stdin/stdout are not a TTY); "
             "use `workbench train --headless` for pipes, logs and batch jobs"
         )
-    if args.qe:  # the Translate pane's QE model: a mistyped folder is said before the app
-        from workbench.core.translate.quality import QualityEstimator
-
-        QualityEstimator(args.qe).check()
+    if side := side_quality(args.qe, pick):  # the QE score beside each translation
+        side.check()
     from workbench.tui.app import WorkbenchApp
 
     # In a browser tab a run trains in a process of its own: the tab is only a viewer;

@@ -122,7 +122,8 @@ def validate(c: RunConfig) -> None:
     _check_training_numbers(c)
     _check_named_choices(c)
     _check_model(c)
-    check_scorer_settings(c)
+    picks_with = c.utility if c.pick == "mbr" else c.qe_metric if c.pick == "qe" else None
+    check_scorer_settings(c, picks_with_metricx=picks_with == "metricx")
     _check_output(c)
 
 

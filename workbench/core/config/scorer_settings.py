@@ -69,10 +69,12 @@ def check_metricx_length(max_length: int | None) -> None:
         )
 
 
-def check_scorer_settings(c: ScorerSettings) -> None:
-    """One line for a MetricX setting that cannot work, before anything is loaded."""
+def check_scorer_settings(c: ScorerSettings, picks_with_metricx: bool = False) -> None:
+    """One line for a MetricX setting that cannot work, before anything is loaded
+    (``picks_with_metricx``: ``--pick`` reads a MetricX model too, with the same settings)."""
     check_metricx_length(c.metricx_max_length)
-    if not c.metricx and (c.metricx_tokenizer or c.metricx_max_length is not None):
+    read = c.metricx or picks_with_metricx
+    if not read and (c.metricx_tokenizer or c.metricx_max_length is not None):
         raise WorkbenchError(
             "--metricx-tokenizer and --metricx-max-length set how the MetricX model is "
             "read, and no MetricX model is asked for: add --metricx (or --metricx MODEL), "

@@ -45,7 +45,7 @@ def pick_test_set(
     from workbench.core.translate.translator import Translator
 
     translator = Translator.from_pretrained(str(best_dir), device=device, backend="transformers")
-    picker = settings.picker(translator)
+    picker = dataclasses.replace(settings, device=device).picker(translator)
     pairs = sets.pairs["test"]
     emit(
         Phase(

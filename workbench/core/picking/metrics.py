@@ -19,16 +19,21 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from workbench.core.config.settings import DEFAULT_QE
 from workbench.core.picking.choices import QE_METRICS, UTILITIES, check_choice
 from workbench.errors import WorkbenchError
 
+if TYPE_CHECKING:
+    from workbench.core.metricx.scorer import MetricXSettings
+
 #: ``score(sources, hypotheses, references)``: one score per segment; references None
 #: for a reference-free metric.
 BatchScore = Callable[[Sequence[str], Sequence[str], "Sequence[str] | None"], list[float]]
 
+#: How a MetricX model is read: its tokenizer and input length (None: the model's own).
+MetricXReading = tuple["str | None", "int | None"]
 #: The reference-based COMET model an MBR with ``--utility comet`` compares candidates by.
 DEFAULT_COMET_UTILITY = "Unbabel/wmt22-comet-da"
 
@@ -105,21 +110,45 @@ def comet_metric(model: str, reference_free: bool, device: str | None = None) ->
     return PickingMetric(scorer.metric, True, reference_free, "comet", score)
 
 
+def metricx_settings(
+    model: str | None, device: str | None = None, reading: MetricXReading | None = None
+) -> MetricXSettings:
+    """The MetricX model a pick reads: ``model``, or MetricX-24's default for None or for
+    ``--qe`` alone (which names CometKiwi), read with ``reading``'s tokenizer and length."""
+    from workbench.core.config.settings import DEFAULT_METRICX
+    from workbench.core.metricx.scorer import MetricXSettings
+
+    name = DEFAULT_METRICX if model in (None, DEFAULT_QE) else str(model)
+    tokenizer, max_length = reading or (None, None)
+    return MetricXSettings(name, tokenizer, max_length, device=device)
+
+
+def check_metricx_model(settings: MetricXSettings, reference_free: bool) -> None:
+    """The MetricX model found, able to score that way, and its tokenizer found, from its
+    files alone (no weight read): one line before anything slow."""
+    from workbench.core.metricx.files import locate, tokenizer_location
+
+    source = locate(settings.model)
+    source.check_mode(qe=reference_free)
+    tokenizer_location(source, settings.tokenizer)
+
+
 def metricx_metric(
-    model: str | None, reference_free: bool, device: str | None = None
+    model: str | None,
+    reference_free: bool,
+    device: str | None = None,
+    reading: MetricXReading | None = None,
 ) -> PickingMetric:
     """MetricX (our own inference, :mod:`workbench.core.metricx`; 0-25, lower is better):
     against a reference (an MBR utility), or as MetricX-QE without one. ``model`` None, or
     ``--qe`` alone (which names CometKiwi), is MetricX-24's default checkpoint. A
     checkpoint that cannot score that way (MetricX-23 keeps its QE and reference models
     apart) is one line, before its weights are read."""
-    from workbench.core.config.settings import DEFAULT_METRICX
-    from workbench.core.metricx.files import locate
-    from workbench.core.metricx.scorer import MetricXSettings, load_metricx
+    from workbench.core.metricx.scorer import load_metricx
 
-    name = DEFAULT_METRICX if model in (None, DEFAULT_QE) else str(model)
-    locate(name).check_mode(qe=reference_free)
-    scorer = load_metricx(MetricXSettings(name, device=device))
+    settings = metricx_settings(model, device, reading)
+    check_metricx_model(settings, reference_free)
+    scorer = load_metricx(settings)
 
     def score(srcs: Sequence[str], hyps: Sequence[str], refs: Sequence[str] | None) -> list[float]:
         return scorer.score(srcs, hyps, None if reference_free else _needed(refs))
@@ -128,7 +157,11 @@ def metricx_metric(
 
 
 def utility_metric(
-    name: str, bleu_tokenize: str, model: str | None = None, device: str | None = None
+    name: str,
+    bleu_tokenize: str,
+    model: str | None = None,
+    device: str | None = None,
+    reading: MetricXReading | None = None,
 ) -> PickingMetric:
     """The MBR utility ``--utility`` names (``model``: the neural one's, else its default)."""
     check_choice("--utility", name, UTILITIES)
@@ -138,16 +171,21 @@ def utility_metric(
         return bleu_metric(bleu_tokenize)
     if name == "comet":
         return comet_metric(model or DEFAULT_COMET_UTILITY, reference_free=False, device=device)
-    return metricx_metric(model, reference_free=False, device=device)
+    return metricx_metric(model, reference_free=False, device=device, reading=reading)
 
 
-def qe_metric(name: str, model: str | None = None, device: str | None = None) -> PickingMetric:
+def qe_metric(
+    name: str,
+    model: str | None = None,
+    device: str | None = None,
+    reading: MetricXReading | None = None,
+) -> PickingMetric:
     """The reference-free metric ``--qe-metric`` names (``model``: ``--qe``'s, else its
     default)."""
     check_choice("--qe-metric", name, QE_METRICS)
     if name == "cometkiwi":
         return comet_metric(model or DEFAULT_QE, reference_free=True, device=device)
-    return metricx_metric(model, reference_free=True, device=device)
+    return metricx_metric(model, reference_free=True, device=device, reading=reading)
 
 
 def _needed(refs: Sequence[str] | None) -> Sequence[str]:

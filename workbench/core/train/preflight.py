@@ -46,7 +46,9 @@ def preflight(config: RunConfig) -> None:
             "pip install 'nmt-workbench[lora]' (or drop --lora)"
         )
 
-    PickSettings.requested(config, config.qe_model)  # --pick's settings: one line when wrong
+    pick = PickSettings.requested(config, config.qe_model)  # --pick's: one line when wrong
+    if pick is not None:
+        pick.check_model()  # its metric's model, from its files, before anything slow
     first_look(config)  # local files first: no network check delays their one line
     if not config.is_scratch:
         if looks_like_local_path(config.model):

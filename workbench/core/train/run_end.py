@@ -44,6 +44,7 @@ from workbench.core.train.early_stop import report_early_stopping
 from workbench.core.train.run_start import RunContext
 from workbench.core.train.training_loop import TrainingOutcome, evaluation_history
 from workbench.core.translate.picked import PickSettings
+from workbench.errors import failure_text
 
 if TYPE_CHECKING:  # trainer imports torch at its top
     from workbench.core.train.trainer import WorkbenchTrainer
@@ -96,7 +97,10 @@ def after_training(
     picked = None
     if (pick := PickSettings.requested(config, config.qe_model)) is not None:
         judges = NeuralJudges(config.comet, metricx, device)
-        picked = pick_after(held_out, pick, best_dir, rows["test"], judges, emit)
+        try:
+            picked = pick_after(held_out, pick, best_dir, rows["test"], judges, emit)
+        except Exception as err:  # the trained model and beam's scores are kept whatever
+            emit(Note(f"the test set was not picked: {failure_text(err)}", "warning"))
     samples = pick_samples(rows["test"], config.num_samples_shown)
     for sample in samples:
         emit(sample)

@@ -9,8 +9,11 @@ every line's candidates in batches and ranks each line's own.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import TYPE_CHECKING, Protocol
 
+from workbench.core.config.settings import DEFAULT_QE
+from workbench.core.data.sources import looks_like_local_path
 from workbench.core.languages import bleu_tokenizer_for
 from workbench.core.picking.choices import (
     DEFAULT_CANDIDATES,
@@ -19,9 +22,16 @@ from workbench.core.picking.choices import (
     UTILITIES,
     check_choice,
 )
-from workbench.core.picking.metrics import qe_metric, utility_metric
+from workbench.core.picking.metrics import (
+    DEFAULT_COMET_UTILITY,
+    check_metricx_model,
+    metricx_settings,
+    qe_metric,
+    utility_metric,
+)
 from workbench.core.picking.picks import Pick, Picker
 from workbench.core.translate.candidates import CandidateSettings, generate_candidates
+from workbench.core.translate.quality import QualityEstimator
 from workbench.errors import WorkbenchError
 
 if TYPE_CHECKING:
@@ -56,6 +66,10 @@ class PickRequest(Protocol):
     def fast_mbr(self) -> bool: ...  # noqa: D102
     @property
     def qe_metric(self) -> str: ...  # noqa: D102
+    @property
+    def metricx_tokenizer(self) -> str | None: ...  # noqa: D102
+    @property
+    def metricx_max_length(self) -> int | None: ...  # noqa: D102
 
 
 @dataclass(frozen=True)
@@ -71,6 +85,8 @@ class PickSettings:
     pruned: bool = False  # MBR by confidence-based pruning
     candidates: CandidateSettings = field(default_factory=CandidateSettings)
     device: str | None = None
+    metricx_tokenizer: str | None = None  # how a MetricX picker is read (None: its own)
+    metricx_max_length: int | None = None
 
     def __post_init__(self) -> None:
         check_choice("--pick", self.method, PICK_METHODS)
@@ -111,6 +127,8 @@ class PickSettings:
             qe_model=qe_model,
             pruned=asked.fast_mbr,
             candidates=candidates,
+            metricx_tokenizer=asked.metricx_tokenizer,
+            metricx_max_length=asked.metricx_max_length,
         )
 
     @property
@@ -120,17 +138,53 @@ class PickSettings:
         method = f"pruned {self.method}" if self.pruned else self.method
         return f"{method} by {self.utility if self.method == 'mbr' else self.qe_metric}"
 
+    @property
+    def neural_model(self) -> tuple[str, str | None, bool] | None:
+        """The neural metric that picks, as ``(kind, model, reference_free)`` with kind
+        ``comet`` or ``metricx`` (None: chrF or BLEU pick)."""
+        if self.method == "qe":
+            kind = "metricx" if self.qe_metric == "metricx" else "comet"
+            return kind, self.qe_model, True
+        if self.utility in ("comet", "metricx"):
+            return str(self.utility), self.utility_model, False
+        return None
+
+    def check_model(self) -> None:
+        """The picking metric's model checked from its files alone, before anything slow
+        (a run checks it before it trains): a missing folder, a MetricX checkpoint that
+        cannot score that way or lacks its tokenizer, a COMET folder of the wrong kind.
+        A COMET Hub id is asked when the picker loads."""
+        neural = self.neural_model
+        if neural is None:
+            return
+        kind, model, reference_free = neural
+        if kind == "metricx":
+            reading = (self.metricx_tokenizer, self.metricx_max_length)
+            check_metricx_model(metricx_settings(model, reading=reading), reference_free)
+        elif reference_free:
+            QualityEstimator(model or DEFAULT_QE).check()
+        elif model and looks_like_local_path(model) and not Path(model).expanduser().exists():
+            raise WorkbenchError(
+                f"COMET model folder '{Path(model).expanduser()}' does not exist; "
+                f"--utility-model takes a COMET folder or a Hub id such as {DEFAULT_COMET_UTILITY}"
+            )
+
     def picker(self, translator: Translator) -> Picker:
         """The picker for ``translator``'s lines with its metric loaded (a neural one now:
         one line when it cannot be, as when its engine cannot draw the candidates asked);
         BLEU is tokenized for the target language as the run's BLEU is."""
         self.candidates.check_engine(translator.backend.name)
         if self.method == "qe":
-            metric = qe_metric(self.qe_metric, self.qe_model, self.device)
+            reading = (self.metricx_tokenizer, self.metricx_max_length)
+            metric = qe_metric(self.qe_metric, self.qe_model, self.device, reading)
         else:
             tokenize, _ = bleu_tokenizer_for(translator.direction.target_lang)
             metric = utility_metric(
-                str(self.utility), tokenize, self.utility_model, device=self.device
+                str(self.utility),
+                tokenize,
+                self.utility_model,
+                device=self.device,
+                reading=(self.metricx_tokenizer, self.metricx_max_length),
             )
         return Picker(self.method, metric, pruned=self.pruned, seed=self.candidates.seed)
 
