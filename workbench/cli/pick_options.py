@@ -95,6 +95,13 @@ def pick_flags() -> list[Flag]:
                 "help": "--pick qe's metric (default cometkiwi, the model --qe names)",
             },
         ),
+    ]
+    return [*flags, *metricx_reading_flags()]
+
+
+def metricx_reading_flags() -> list[Flag]:
+    """How a MetricX picker is read (a run's are its ``--metricx-*`` settings)."""
+    return [
         (
             "--metricx-tokenizer",
             {
@@ -115,7 +122,6 @@ def pick_flags() -> list[Flag]:
             },
         ),
     ]
-    return flags
 
 
 def add_pick_options(parser: argparse.ArgumentParser) -> None:
