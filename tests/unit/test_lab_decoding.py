@@ -137,6 +137,8 @@ def test_the_quality_aware_arms_pick_among_one_set_of_candidates_and_say_their_c
         assert arm.candidates_per_second > 0
         assert arm.times_beam == pytest.approx(arm.ms_per_sentence / beam_ms, rel=0.02)
         assert arm.bleu_ci[0] <= arm.bleu <= arm.bleu_ci[1]
+        assert arm.chrf_p is not None
+        assert 0 < arm.chrf_p <= 1
 
     # The arm's pick of the first sentence is what picking its candidates afresh gives.
     translator = Translator.from_pretrained(str(model), backend="transformers")

@@ -35,7 +35,13 @@ def arm(name: str, picked_by: str, metric: str, times_beam: float | None) -> Pic
         bleu=9.87, bleu_ci=[8.12, 11.43], chrf=13.21, chrf_ci=[12.05, 14.36], bleu_p=0.0421,
         length_ratio=0.97, ms_per_sentence=61.5, scoring_ms_per_sentence=4.31,
         candidates_per_second=212.0, times_beam=times_beam, example=["我喜欢喝茶。"],
+        chrf_p=0.0031,
     )  # fmt: skip
+
+
+def picks_rows(markdown: str) -> list[str]:
+    """The rows of report.md's arms table."""
+    return markdown.split(PICKS_HEADER, 1)[1].split("\n\n", 1)[0].splitlines()[2:]
 
 
 def saved_study(tmp_path: Path, picks: list[PickResult]) -> Path:
@@ -63,23 +69,39 @@ def test_the_decoding_studys_picks_are_a_table_with_the_picking_metric_marked(tm
     markdown, page = render_markdown(report), render_html(report)
     bleu, chrf = "9.87 (8.12…11.43)", "13.21 (12.05…14.36)"
     cost = "| 5.25 | 0.97 | 61.5 | {times} | 212 | 4.3 |"
+    p_chrf_arm = "BLEU: p = 0.042; chrF (used to pick): p = 0.003"
+    p_bleu_arm = "chrF: p = 0.003; BLEU (used to pick): p = 0.042"
     rows = [
-        f"| mbr chrF N=8 | mbr: chrF (used to pick) | {bleu} | p = 0.042 | {chrf}, chrF (used to "
-        f"pick) {cost.format(times='3.3×')}",
-        f"| mbr BLEU N=8 | mbr: BLEU (used to pick) | {bleu}, BLEU (used to pick) | p = 0.042 | "
-        f"{chrf} {cost.format(times='3.4×')}",
-        f"| qe N=8 | qe: CometKiwi-22 (used to pick) | {bleu} | p = 0.042 | {chrf} "
+        f"| mbr chrF N=8 | mbr: chrF (used to pick) | {bleu} | {p_chrf_arm} | {chrf}, chrF (used "
+        f"to pick) {cost.format(times='3.3×')}",
+        f"| mbr BLEU N=8 | mbr: BLEU (used to pick) | {bleu}, BLEU (used to pick) | {p_bleu_arm} "
+        f"| {chrf} {cost.format(times='3.4×')}",
+        f"| qe N=8 | qe: CometKiwi-22 (used to pick) | {bleu} | BLEU: p = 0.042 | {chrf} "
         f"{cost.format(times='—')}",
     ]
-    table = markdown.split(PICKS_HEADER, 1)[1].split("\n\n", 1)[0].splitlines()[2:]
-    assert table == rows
+    assert picks_rows(markdown) == rows
     assert "Quality-aware arms: 8 sampled candidates a sentence (seed 0)" in markdown
     assert markdown.index("| beam 4 |") < markdown.index(PICKS_HEADER)  # after the strategies
 
     marked = f"<td>{chrf}, chrF (used to pick)</td>"
-    assert f"<td>mbr: chrF (used to pick)</td><td>{bleu}</td><td>p = 0.042</td>{marked}" in page
+    assert f"<td>mbr: chrF (used to pick)</td><td>{bleu}</td><td>{p_chrf_arm}</td>{marked}" in page
     assert "<th>× beam 4</th><th>Candidates/s</th><th>Pick ms/sentence</th>" in page
     assert '<td>3.3×</td><td class="num">212</td><td class="num">4.3</td>' in page
+
+
+def test_a_study_saved_without_chrf_p_still_reads_and_says_it_is_missing(tmp_path: Path):
+    """The BLEU arm's p of BLEU is the picker's own test: it is marked, never shown as the
+    arm's; where a saved study lacks chrF's p, the row says so."""
+    run = saved_study(tmp_path, [arm("mbr BLEU N=8", "mbr:BLEU", "BLEU", 3.41)])
+    path = RunFolder(run).lab_study("decoding")
+    saved = json.loads(path.read_text(encoding="utf-8"))
+    for pick in saved["picks"]:
+        del pick["chrf_p"]
+    path.write_text(json.dumps(saved), encoding="utf-8")
+    report = build_report(run, with_attention=False)
+    assert not report.lab.unreadable
+    (row,) = picks_rows(render_markdown(report))
+    assert row.split(" | ")[3] == "chrF: —; BLEU (used to pick): p = 0.042"
 
 
 def test_a_study_without_picks_has_no_picks_table(tmp_path: Path):

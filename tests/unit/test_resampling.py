@@ -4,6 +4,7 @@ and p-values, exactly, with blocks small enough that every size here takes sever
 from __future__ import annotations
 
 import importlib
+import statistics
 import sys
 from collections.abc import Sequence
 
@@ -123,6 +124,31 @@ def test_corpus_score_interval_is_sacrebleus(n: int, small_blocks):
         assert ours.format(signature=str(ours_metric.get_signature())) == theirs.format(
             signature=str(theirs_metric.get_signature())
         )
+
+
+def test_an_interval_of_zero_and_nonzero_chrf_resamples_is_their_mean(
+    monkeypatch: pytest.MonkeyPatch,
+):
+    """chrF scores a resample that matched nothing as a plain 0.0 and the others as
+    float32: sacreBLEU's own interval fails on the mix (statistics.mean refuses it); the
+    workbench's is the mean and half-width of the same resamples, read as float64."""
+    monkeypatch.delenv("SACREBLEU_SEED", raising=False)
+    hypotheses = ["我喜欢喝茶。", *["xyz"] * 9]
+    references = ["我喜欢喝茶。", *["今天下雨。"] * 9]
+    with pytest.raises(TypeError, match="coerce"):
+        CHRF().corpus_score(hypotheses, [references], n_bootstrap=1000)
+    metric = CHRF()
+    _, draws = _bootstrap_resample(
+        metric._extract_corpus_statistics(hypotheses, [references]), metric, 1000
+    )
+    raw = sorted(float(draw.score) for draw in draws)
+    assert 0.0 in raw
+    assert raw[-1] > 0  # both kinds of resample are there
+
+    score = corpus_score_with_interval(CHRF(), hypotheses, [references], 1000)
+    assert score.score == CHRF().corpus_score(hypotheses, [references]).score
+    assert score._mean == statistics.mean(raw)
+    assert score._ci == 0.5 * (raw[1000 - 25 - 1] - raw[25])
 
 
 @pytest.mark.parametrize("metric", [BLEU(), CHRF()], ids=["BLEU", "chrF"])

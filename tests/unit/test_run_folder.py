@@ -22,7 +22,7 @@ from workbench.core.live.stop_request import read_stop_request
 from workbench.core.live.writer_record import WriterRecord
 from workbench.core.report.read import read_lab_studies
 from workbench.core.run_folder.layout import OutputFolder, RunFolder
-from workbench.core.run_folder.samples import read_translations
+from workbench.core.run_folder.samples import read_picked_translations, read_translations
 from workbench.core.run_folder.saved_config import read_saved_config
 from workbench.core.run_folder.summary_file import read_summary
 
@@ -133,6 +133,36 @@ def test_translations_say_which_lines_they_dropped(tmp_path: Path):
         "test_translations.jsonl line 3: no 'after'; the record is read as missing",
         "test_translations.jsonl: 1 line(s) that are not JSON objects skipped",
     ]
+
+
+def test_picked_translations_say_which_lines_they_dropped(tmp_path: Path):
+    row = {
+        "source": "I like tea.",
+        "reference": "我喜欢茶。",
+        "beam": "我喜欢茶。",
+        "picked": "我爱茶。",
+        "score": 0.5,
+        "distinct": 3,
+        "bleu_beam": 100.0,
+        "bleu_picked": 30.0,
+        "chrf_beam": 100.0,
+        "chrf_picked": 50.0,
+    }
+    lines = [
+        json.dumps(row),
+        json.dumps({k: v for k, v in row.items() if k != "picked"}),
+        "[1, 2]",
+        "{torn",
+    ]
+    RunFolder(tmp_path).picked_translations("test").write_text("\n".join(lines), encoding="utf-8")
+    notes: list[str] = []
+    rows = read_picked_translations(tmp_path, "test", notes)
+    assert [r.picked for r in rows] == ["我爱茶。"]
+    assert notes == [
+        "test_picked_translations.jsonl line 2: no 'picked'; the record is read as missing",
+        "test_picked_translations.jsonl: 2 line(s) that are not JSON objects skipped",
+    ]
+    assert read_picked_translations(tmp_path, "validation") == []
 
 
 def test_metrics_jsonl_says_which_lines_it_skipped_and_why(tmp_path: Path):

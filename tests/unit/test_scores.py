@@ -7,7 +7,7 @@ import sacrebleu
 from sacrebleu.metrics import BLEU, CHRF
 from sacrebleu.significance import PairedTest, Result
 
-from workbench.core.evaluate.significance import score_before_after
+from workbench.core.evaluate.significance import score_before_after, score_systems
 from workbench.core.records.scores import SetScores
 from workbench.core.views.score_text import format_p, headline
 
@@ -66,6 +66,29 @@ def test_scores_are_sacrebleus_own():
     assert s.bleu_delta_ci[0] > 0
     assert "tok:zh" in s.bleu_signature
     assert "bs:200" in s.bleu_signature
+
+
+def test_systems_have_both_p_values_of_paired_test_against_the_first():
+    """The Lab's systems: each one's BLEU and chrF p against the first are PairedTest's,
+    and the first's own are 1.0."""
+    scores = score_systems([("before", BEFORE), ("after", AFTER)], REFS, "zh", n_bootstrap=200)
+    _, table = PairedTest(
+        [("before", BEFORE), ("after", AFTER)],
+        {"BLEU": BLEU(tokenize="zh"), "chrF": CHRF()},
+        [REFS],
+        test_type="bs",
+        n_samples=200,
+    )()
+    bleu, chrf = table["BLEU"][1], table["chrF2"][1]
+    assert isinstance(bleu, Result)
+    assert isinstance(chrf, Result)
+    assert bleu.p_value is not None
+    assert chrf.p_value is not None
+    assert (scores["after"].bleu_p, scores["after"].chrf_p) == (
+        round(bleu.p_value, 6),
+        round(chrf.p_value, 6),
+    )
+    assert (scores["before"].bleu_p, scores["before"].chrf_p) == (1.0, 1.0)
 
 
 def test_identical_outputs_are_no_difference():

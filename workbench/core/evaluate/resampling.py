@@ -156,8 +156,24 @@ def corpus_score_with_interval(
     if n_bootstrap > 1:
         text, seed = sacrebleu_seed()
         metric.n_bootstrap, metric.seed = n_bootstrap, text.lower()  # for its signature
-        score.estimate_ci(resampled_scores([statistics], n_bootstrap, seed)[0])
+        score.estimate_ci(_of_one_type(resampled_scores([statistics], n_bootstrap, seed)[0]))
     return score
+
+
+def _of_one_type(draws: list[Score]) -> list[Score]:
+    """The resamples' scores, read as float64 when they are not all of one type.
+
+    ``Score.estimate_ci`` takes their mean with ``statistics.mean``, which refuses a list
+    of Python floats and numpy float32s. chrF's score is a float32 from float32
+    statistics, but a plain ``0.0`` on a resample that matched no n-gram: on a poor
+    system both occur, and sacreBLEU's own ``corpus_score(..., n_bootstrap=...)`` fails
+    there. A list of one type is left as it is, so every interval sacreBLEU computes is
+    still its own, to the bit.
+    """
+    if len({type(draw.score) for draw in draws}) > 1:
+        for draw in draws:
+            draw.score = float(draw.score)
+    return draws
 
 
 @dataclass(frozen=True)

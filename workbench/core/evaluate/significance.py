@@ -78,6 +78,12 @@ def _p_value(result: Result) -> float:
     return round(result.p_value, 6)
 
 
+def _paired_p(result: Result, baseline: Result) -> float:
+    """A system's p-value against the baseline: 1.0 for the baseline itself and for a
+    system that scores the same (the bootstrap's p of no difference)."""
+    return 1.0 if result.p_value is None or result.score == baseline.score else _p_value(result)
+
+
 def _length_ratio(score: Score) -> float:
     """Hypothesis length / reference length, as BLEU's brevity penalty counts them."""
     from sacrebleu.metrics.bleu import BLEUScore
@@ -184,13 +190,14 @@ def score_before_after(
 @dataclass(frozen=True)
 class SystemScore:
     """One system's corpus BLEU and chrF with sacreBLEU's 95% bootstrap intervals, and the
-    paired p-value of its BLEU against the first system of the comparison."""
+    paired p-values of its BLEU and its chrF against the first system of the comparison."""
 
     bleu: float
     bleu_ci: list[float]
     chrf: float
     chrf_ci: list[float]
     bleu_p: float  # 1.0 for the baseline itself
+    chrf_p: float  # 1.0 for the baseline itself
     length_ratio: float  # hypothesis length / reference length, as BLEU counts it
 
 
@@ -220,9 +227,8 @@ def score_systems(
             bleu_ci=_interval(b),
             chrf=round(c.score, 2),
             chrf_ci=_interval(c),
-            bleu_p=1.0
-            if b.p_value is None or b.score == bleu_results[0].score
-            else round(b.p_value, 6),
+            bleu_p=_paired_p(b, bleu_results[0]),
+            chrf_p=_paired_p(c, chrf_results[0]),
             length_ratio=_length_ratio(corpus),
         )
     return out

@@ -77,11 +77,17 @@ class PickResult:
     candidates_per_second: float  # drawn, while generating
     times_beam: float | None  # ms_per_sentence over BEAM_BASELINE's (None: not run)
     example: list[str]
+    #: chrF's paired p against greedy; None in a study saved without it.
+    chrf_p: float | None = None
 
     @property
     def leading(self) -> str:
         """The metric the row leads with: one that did not pick."""
         return "chrF" if self.metric == "BLEU" else "BLEU"
+
+    def p(self, metric: str) -> float | None:
+        """The paired p-value against greedy of ``metric`` ("BLEU" or "chrF")."""
+        return self.chrf_p if metric == "chrF" else self.bleu_p
 
 
 @dataclass(frozen=True)
@@ -166,6 +172,7 @@ def pick_result(arm: ArmOutputs, score: SystemScore, beam_ms: float | None) -> P
         candidates_per_second=round(arm.drawn / max(arm.generation_s, 1e-9), 1),
         times_beam=round(ms / beam_ms, 2) if beam_ms else None,
         example=arm.translations[:1],
+        chrf_p=score.chrf_p,
     )
 
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 from workbench.core.lab.attention_kinds import AttentionKinds
 from workbench.core.lab.decoding_strategies import DecodingStudy, findings
 from workbench.core.lab.kv_cache import CacheStudy
-from workbench.core.lab.picked_arms import BEAM_BASELINE, PickResult
+from workbench.core.lab.picked_arms import BEAM_BASELINE, SURFACE, PickResult
 from workbench.core.lab.prompt_attention import PART_NAMES, PromptAttention
 from workbench.core.lab.prompt_attention import findings as prompt_findings
 from workbench.core.picking.pick_text import used_to_pick
@@ -126,7 +126,7 @@ def picks_blocks(picks: list[PickResult]) -> list[Block]:
             r.name,
             f"{r.picked_by.partition(':')[0]}: {used_to_pick(r.metric)}",
             scored("BLEU", r.bleu, r.bleu_ci, r),
-            format_p(r.bleu_p, N_BOOTSTRAP),
+            paired_p(r),
             scored("chrF", r.chrf, r.chrf_ci, r),
             number(r.distinct),
             number(r.length_ratio),
@@ -144,6 +144,9 @@ def picks_blocks(picks: list[PickResult]) -> list[Block]:
                 "sentence (seed 0), as `translate --pick` draws them, and one picked by MBR "
                 'or QE. A metric that picked overrates its own pick, so it is marked "(used '
                 'to pick)" and each arm is read on the metrics that did not pick it. '
+                "p vs greedy: the paired bootstrap's p of the metric the arm leads with, "
+                "and of BLEU or chrF where it picked (a test of the picker on its own "
+                "utility). "
                 f"ms/sentence: the candidates generated, then the pick; × {BEAM_BASELINE}: "
                 f"that time over {BEAM_BASELINE}'s; Candidates/s: drawn a second while "
                 "generating; Pick ms/sentence: the pick's own scoring."
@@ -151,6 +154,21 @@ def picks_blocks(picks: list[PickResult]) -> list[Block]:
         ),
         Table(PICKS_HEADER, rows),
     ]
+
+
+def paired_p(arm: PickResult) -> str:
+    """An arm's p against greedy, each labelled with its metric: the metric the arm leads
+    with, then the surface metric that picked it, marked, whose p tests the picker on its
+    own utility (``BLEU: p = 0.042; chrF (used to pick): p < 0.001``)."""
+
+    def labelled(metric: str, label: str) -> str:
+        p = arm.p(metric)
+        return f"{label}: {MISSING if p is None else format_p(p, N_BOOTSTRAP)}"
+
+    cells = [labelled(arm.leading, arm.leading)]
+    if arm.metric in SURFACE:
+        cells.append(labelled(arm.metric, used_to_pick(arm.metric)))
+    return "; ".join(cells)
 
 
 def cache_blocks(study: CacheStudy) -> list[Block]:
