@@ -159,6 +159,11 @@ def test_without_a_pick_translate_prints_what_it_always_did(cli, marian):
         (("--pick", "mbr", "--utility", "chrf", "--candidates", "1"), "--candidates must be 2..64"),
         (("--pick", "mbr"), "--pick mbr needs --utility"),
         (("--candidates", "4"), "add --pick qe or --pick mbr"),
+        (("--qe-metric", "metricx"), "--qe-metric chooses how a pick is made; add --pick"),
+        (("--top-p", "0.9"), "--top-p chooses how a pick is made; add --pick"),
+        (("--pick", "qe", "--utility", "chrf"), "--utility is for --pick mbr, not --pick qe"),
+        (("--pick", "qe", "--fast-mbr"), "--fast-mbr is for --pick mbr, not --pick qe"),
+        (("--pick", "mbr", "--utility", "chrf", "--qe-metric", "metricx"), "--qe-metric is for"),
         (("--pick", "mbr", "--utility", "metricx"), "metricx-24-hybrid-large-v2p6"),
         (("--pick", "qe", "--qe-metric", "metricx", "--qe"), "metricx-24-hybrid-large-v2p6"),
         (("--pick", "qe"), "wmt22-cometkiwi-da"),  # the default QE model, not cached offline

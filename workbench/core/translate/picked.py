@@ -39,6 +39,21 @@ if TYPE_CHECKING:
     from workbench.core.translate.translator import Translator
 
 
+#: Each picking setting with its value when not given: one given without ``--pick`` (or
+#: for the other method) would change nothing, so it is one line.
+UNSET: dict[str, object] = {
+    "candidates": None,
+    "candidates_from": "sample",
+    "epsilon": None,
+    "top_p": 1.0,
+    "temperature": 1.0,
+    "utility": None,
+    "utility_model": None,
+    "fast_mbr": False,
+    "qe_metric": "cometkiwi",
+}
+
+
 class PickRequest(Protocol):
     """What a user asked a pick to be: ``translate``'s and ``interact``'s parsed flags, or a
     run's :class:`~workbench.core.config.run_config.RunConfig` (``train --pick``), whose
@@ -103,14 +118,22 @@ class PickSettings:
     def requested(cls, asked: PickRequest, qe_model: str | None) -> PickSettings | None:
         """The settings ``asked`` for, checked (None: no pick asked); a picking setting
         given without ``--pick`` is one line, since it would change nothing."""
+        given = [flag for flag, unset in UNSET.items() if getattr(asked, flag) != unset]
         if asked.pick is None:
-            given = [f for f in ("candidates", "utility") if getattr(asked, f) is not None]
-            if given or asked.fast_mbr:
-                flag = "--" + (given[0] if given else "fast-mbr")
+            if given:
                 raise WorkbenchError(
-                    f"{flag} chooses how a pick is made; add --pick qe or --pick mbr"
+                    f"--{given[0].replace('_', '-')} chooses how a pick is made; "
+                    "add --pick qe or --pick mbr"
                 )
             return None
+        others = {"qe": ("utility", "utility_model", "fast_mbr"), "mbr": ("qe_metric",)}
+        misplaced = [f for f in given if f in others.get(asked.pick, ())]
+        if misplaced:
+            other = "mbr" if asked.pick == "qe" else "qe"
+            raise WorkbenchError(
+                f"--{misplaced[0].replace('_', '-')} is for --pick {other}, not --pick "
+                f"{asked.pick}; leave it out"
+            )
         candidates = CandidateSettings(
             DEFAULT_CANDIDATES if asked.candidates is None else asked.candidates,
             asked.candidates_from,
