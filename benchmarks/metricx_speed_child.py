@@ -66,7 +66,7 @@ def reference_arm(job: dict[str, Any]) -> tuple[float, float, float, list[float]
     os.environ["HF_DATASETS_CACHE"] = tempfile.mkdtemp(prefix="metricx-speed-")
     sys.path.insert(0, str(REPO / "tests" / "fixtures" / "metricx"))
     import transformers
-    from metricx24 import models, predict
+    from metricx24 import models, predict  # type: ignore[import-not-found]  # its venv only
 
     # The fixtures' builder holds the collator of metricx issue #2 (found on sys.path).
     padding_trainer = importlib.import_module("build_fixtures").PaddingTrainer
