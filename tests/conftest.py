@@ -69,6 +69,16 @@ def pytest_runtest_setup(item: pytest.Item) -> None:
         _frozen_at["modules"] = len(sys.modules)
 
 
+@pytest.fixture(scope="session", autouse=True)
+def _session_cache(tmp_path_factory: pytest.TempPathFactory):
+    """A cache for what module and session fixtures run, which start before the per-test
+    cache below: never the user's ``~/.cache/workbench``, which other test processes and
+    the user's own runs share."""
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setenv("WORKBENCH_CACHE", str(tmp_path_factory.mktemp("session-cache")))
+        yield
+
+
 @pytest.fixture(autouse=True)
 def _private_cache(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch):
     """Keep caches (Hub samples, prepared data, "before" translations) out of the user's

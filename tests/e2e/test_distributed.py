@@ -16,17 +16,34 @@ from tests.helpers.runs import tiny_toml
 TRAIN = ["-m", "workbench", *TINY_DEMO_ARGS]
 
 
-def launch(work: Path, batch: int, procs: int, **settings) -> subprocess.CompletedProcess:
+def launch(
+    work: Path, batch: int, procs: int, cache: Path, **settings
+) -> subprocess.CompletedProcess:
+    """``train`` in ``work``, as one process or under torchrun with ``procs`` ranks.
+
+    Each rank's stderr is also kept under ``work/ranks`` (torchrun's ``--tee``), so a
+    failure shows the rank that failed first, not only the tail of the interleaved output.
+    ``cache`` is the runs' own WORKBENCH_CACHE: a module fixture starts before the
+    per-test cache of tests/conftest.py.
+    """
     work.mkdir()
     (work / "tiny.toml").write_text(
         tiny_toml(epochs=2, batch_size=batch, num_beams=1, **settings), encoding="utf-8"
     )
-    env = {**os.environ, "HF_HUB_OFFLINE": "1", "OMP_NUM_THREADS": "1"}
+    env = {
+        **os.environ,
+        "HF_HUB_OFFLINE": "1",
+        "OMP_NUM_THREADS": "1",
+        "WORKBENCH_CACHE": str(cache),
+    }
     launcher = (
         []
         if procs == 1
-        else ["-m", "torch.distributed.run", "--standalone", f"--nproc_per_node={procs}"]
-    )
+        else [
+            "-m", "torch.distributed.run", "--standalone", f"--nproc_per_node={procs}",
+            "--log-dir", str(work / "ranks"), "--tee", "2",
+        ]
+    )  # fmt: skip
     return subprocess.run(
         [sys.executable, *launcher, *TRAIN],
         cwd=work,
@@ -37,6 +54,13 @@ def launch(work: Path, batch: int, procs: int, **settings) -> subprocess.Complet
     )
 
 
+def failure(work: Path, done: subprocess.CompletedProcess) -> str:
+    """What to show when a launch failed: each rank's own stderr, then the launcher's tail."""
+    ranks = sorted((work / "ranks").rglob("stderr.log"))
+    parts = [f"--- {log.relative_to(work)}\n{log.read_text()[-4000:]}" for log in ranks]
+    return "\n".join([*parts, "--- launcher", done.stderr[-2000:]])
+
+
 def losses(run: Path) -> list[float]:
     rows = [json.loads(line) for line in (run / "metrics.jsonl").read_text().splitlines()]
     return [r["loss"] for r in rows if r["event"] == "TrainStep"]
@@ -45,15 +69,16 @@ def losses(run: Path) -> list[float]:
 @pytest.fixture(scope="module")
 def runs(tmp_path_factory: pytest.TempPathFactory):
     root = tmp_path_factory.mktemp("ddp")
+    cache = root / "cache"
     # Not the default 1800 s, so the check below cannot pass by accident.
-    two = launch(root / "two", batch=8, procs=2, ddp_timeout=1234)
-    one = launch(root / "one", batch=16, procs=1)
+    two = launch(root / "two", batch=8, procs=2, cache=cache, ddp_timeout=1234)
+    one = launch(root / "one", batch=16, procs=1, cache=cache)
     return root, two, one
 
 
 def test_two_processes_finish_with_one_set_of_outputs(runs):
     root, two, _ = runs
-    assert two.returncode == 0, two.stderr[-3000:]
+    assert two.returncode == 0, failure(root / "two", two)
     folders = list((root / "two" / "translation_output" / "runs").iterdir())
     assert len(folders) == 1
     out = two.stdout
@@ -71,7 +96,8 @@ def test_two_processes_finish_with_one_set_of_outputs(runs):
 
 
 def test_two_processes_match_one_with_the_same_global_batch(runs):
-    root, _, one = runs
+    root, two, one = runs
+    assert two.returncode == 0, failure(root / "two", two)
     assert one.returncode == 0, one.stderr[-3000:]
     run2 = next((root / "two" / "translation_output" / "runs").iterdir())
     run1 = next((root / "one" / "translation_output" / "runs").iterdir())
