@@ -11,7 +11,7 @@ import dataclasses
 from dataclasses import dataclass, field
 from typing import Any
 
-from workbench.core.config import picking_settings
+from workbench.core.config import objective_settings, picking_settings
 from workbench.core.config.direction_request import DirectionRequest
 from workbench.core.config.presets import DEFAULT_PRESET, SCRATCH_MODEL
 from workbench.core.config.scorer_settings import ScorerSettings
@@ -262,6 +262,11 @@ class RunConfig(ScorerSettings):
     fast_mbr: bool = picking_settings.FAST_MBR
     qe_metric: str = picking_settings.QE_METRIC
     qe_model: str | None = picking_settings.QE_MODEL
+    # the objective (train --objective): defined in objective_settings, which says why
+    objective: str = objective_settings.OBJECTIVE
+    rank_by: str | None = objective_settings.RANK_BY
+    beta: float = objective_settings.BETA
+    nll_weight: float = objective_settings.NLL_WEIGHT
     output_dir: str = setting(
         DEFAULT_OUTPUT_DIR, group="output", help="root folder for runs and best_model"
     )

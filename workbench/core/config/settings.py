@@ -130,6 +130,8 @@ SETTING_GROUPS = {
     "decoding": "how the per-epoch and the before/after translations are made and scored",
     "picking": 'the test set\'s "after" decoded a second way, beside beam search: '
     "candidates, one picked by QE or MBR (train --pick; the flags are translate's)",
+    "objective": "what the model is trained towards: the references (sft), or its own "
+    "candidates ranked by a metric (best, cpo, dpo); the candidates are drawn as picking's",
     "output": "where the run is written and what it reports",
 }
 
