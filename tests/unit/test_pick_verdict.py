@@ -1,4 +1,4 @@
-"""Which metric judges a pick (core/picking/verdict.py): never the metric that picked
+"""Which metric judges a pick (core/views/verdict.py): never the metric that picked
 nor its relatives; a neural judge of another family first where the run has one, else a
 surface metric that did not pick, said in one line; BLEU and chrF always beside it."""
 
@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pytest
 
-from workbench.core.picking.verdict import family_of, marked, verdict
+from workbench.core.views.verdict import family_of, marked, verdict
 
 SURFACE = ["BLEU", "chrF", "chrF++", "TER"]
 

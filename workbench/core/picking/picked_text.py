@@ -5,12 +5,12 @@ first, the one that leads at the top. One wording for every front end.
 
 from __future__ import annotations
 
-from workbench.core.picking.verdict import Verdict, marked, verdict
 from workbench.core.records.picked_scores import PickedScores
 from workbench.core.records.scores import MetricChange
 from workbench.core.views.human_agreement import CITATION, agreement_text
 from workbench.core.views.numbers import MISSING
 from workbench.core.views.score_text import change_before_after, change_cells, metric_label
+from workbench.core.views.verdict import Verdict, marked, verdict
 
 #: The columns of a pick's table (the report's, compare's), after the metric.
 PICKED_COLUMNS = ["Beam search", "Picked", "Change", "p", "Humans agree (lead judge only)"]

@@ -7,7 +7,7 @@ of the same best model, scored against it. Each metric's change is a
 :class:`~workbench.core.records.scores.MetricChange` whose *before* side is beam search
 and whose *after* side is the pick, with the same intervals and paired tests as before
 against after. Which metric may judge the pick is not stored: it follows from the metric
-that picked, by the one rule of :mod:`workbench.core.picking.verdict`.
+that picked, by the one rule of :mod:`workbench.core.views.verdict`.
 """
 
 from __future__ import annotations

@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import Any
 
 from workbench.core.decoding import DecodeOptions
+from workbench.core.records.objective_record import ObjectiveRecord
 from workbench.core.records.picked_scores import PickedScores
 from workbench.core.records.run_records import (
     AveragingRecord,
@@ -80,6 +81,8 @@ class RunSummary:
     most_changed: MostChanged | None = None
     #: The test set's "after" picked among candidates, against beam's (``--pick``).
     picked: PickedScores | None = None
+    #: What the run trained towards past the references (``--objective``), and its ceiling.
+    objective: ObjectiveRecord | None = None
 
     def scores(self, role: str) -> SetScores | None:
         """The ``test`` or ``validation`` scores, if the run has them."""

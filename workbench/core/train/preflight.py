@@ -28,6 +28,7 @@ from workbench.core.data.sources import (
 )
 from workbench.core.model.load import check_local_model
 from workbench.core.run_folder.layout import MODEL_CONFIG_FILE
+from workbench.core.train.objective import Objective
 from workbench.core.translate.picked import PickSettings
 from workbench.errors import WorkbenchError
 
@@ -49,6 +50,9 @@ def preflight(config: RunConfig) -> None:
     pick = PickSettings.requested(config, config.qe_model)  # --pick's: one line when wrong
     if pick is not None:
         pick.check_model()  # its metric's model, from its files, before anything slow
+    objective = Objective.of(config)  # --objective's: one line when wrong
+    if objective is not None:
+        objective.check_model()  # the ranker's model, as a pick's
     first_look(config)  # local files first: no network check delays their one line
     if not config.is_scratch:
         if looks_like_local_path(config.model):

@@ -31,6 +31,7 @@ from workbench.core.train import distributed
 from workbench.core.train.checkpoints import last_complete_checkpoint, run_to_resume
 from workbench.core.train.memory.candidates import check_candidates_fit
 from workbench.core.train.memory.plan import check_fits, plan_memory, plan_scorers
+from workbench.core.train.objective import starting_model
 from workbench.core.train.preflight import check_writable, preflight
 from workbench.core.train.run_model import check_run_model, resolve_precision, run_model_config
 from workbench.core.views.memory_text import plan_lines
@@ -85,6 +86,7 @@ def prepare(
         writer.hold(held, log)
     if resume_dir is not None:
         config = saved_config(resume_dir, config.preset)
+    config, starting = starting_model(config)  # never the folder this run publishes to
     preflight(config)
     distributed.configure(config.ddp_timeout)  # before the first collective creates the group
 
@@ -126,6 +128,8 @@ def prepare(
         emit(Note(line))
     for line in data.notes:
         emit(Note(line, "warning"))
+    if starting:
+        emit(Note(starting))
     set_seed(config.seed)
     return RunContext(config, data, precision, run_dir, emit, lease, main, checkpoint, published)
 

@@ -52,6 +52,8 @@ UNSET: dict[str, object] = {
     "fast_mbr": False,
     "qe_metric": "cometkiwi",
 }
+#: The settings that draw candidates, which ``train --objective best|cpo|dpo`` uses too.
+DRAWING = ("candidates", "candidates_from", "epsilon", "top_p", "temperature")
 
 
 class PickRequest(Protocol):
@@ -117,8 +119,11 @@ class PickSettings:
     @classmethod
     def requested(cls, asked: PickRequest, qe_model: str | None) -> PickSettings | None:
         """The settings ``asked`` for, checked (None: no pick asked); a picking setting
-        given without ``--pick`` is one line, since it would change nothing."""
+        given without ``--pick`` is one line, since it would change nothing (a drawing
+        setting is not, in a run whose ``--objective`` draws candidates to train on)."""
         given = [flag for flag, unset in UNSET.items() if getattr(asked, flag) != unset]
+        if getattr(asked, "objective", "sft") != "sft":  # its candidates are drawn so too
+            given = [flag for flag in given if flag not in DRAWING]
         if asked.pick is None:
             if given:
                 raise WorkbenchError(

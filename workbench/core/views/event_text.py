@@ -16,8 +16,10 @@ from workbench.core.events import (
     ScoreProgress,
     TrainStep,
 )
+from workbench.core.records.scores import SetScores
 from workbench.core.records.summary import RunSummary, best_epoch, selected_by
 from workbench.core.views.numbers import MISSING, format_bytes, format_seconds, number
+from workbench.core.views.ranked_text import ceiling_lines, ranked_headline, ranked_more
 from workbench.core.views.score_text import (
     agreement_of,
     headline,
@@ -128,10 +130,8 @@ class EventText:
         for role, note in SET_ROLES:
             scores = s.scores(role)
             if scores is not None:
-                lines += [f"  {headline(scores)}", f"    {interval_line(scores)}; {note}"]
-                agreement = agreement_of(scores)
-                more = [*more_lines(scores), *([agreement] if agreement else [])]
-                lines += [f"    {line}" for line in more]
+                first, *more = set_lines(s, scores, note)
+                lines += [f"  {first}", *(f"    {line}" for line in more)]
         if s.test is None:  # the dash, never a made-up 0.00
             lines.append(f"  test: BLEU {MISSING} · chrF {MISSING} (not in the summary)")
         seconds = MISSING if s.train_seconds is None else format_seconds(s.train_seconds)
@@ -141,6 +141,21 @@ class EventText:
             f"best model: {s.best_model or MISSING}",
             f"  run folder: {event.run_dir} (config.json, metrics.jsonl, summary.json)",
         ]
+
+
+def set_lines(summary: RunSummary, scores: SetScores, note: str) -> list[str]:
+    """A set's lines in the summary: its headline, the intervals, the other metrics and
+    the Kocmi reading; for a run trained on ranked candidates (``--objective``), the
+    ranker marked and never first, and the test set's ceiling
+    (:mod:`~workbench.core.views.ranked_text`)."""
+    ranked = summary.objective
+    if ranked is None or ranked.ranker is None:
+        agreement = agreement_of(scores)
+        more = [*more_lines(scores), *([agreement] if agreement else [])]
+        return [headline(scores), f"{interval_line(scores)}; {note}", *more]
+    lines = [ranked_headline(scores, ranked.ranker), f"{interval_line(scores)}; {note}"]
+    lines += ranked_more(scores, ranked.ranker)
+    return lines + (ceiling_lines(ranked, scores) if scores.role == "test" else [])
 
 
 def best_epoch_text(summary: RunSummary) -> str:

@@ -36,20 +36,22 @@ def family_of(metric: str) -> str:
     return "surface"
 
 
-def relation(metric: str, picker: str) -> str | None:
+def relation(metric: str, picker: str, role: str = "pick") -> str | None:
     """How ``metric`` stands to the metric that picked: ``used to pick``, ``of the
-    picker's family`` (a relative, which overrates the pick too), or None (independent)."""
+    picker's family`` (a relative, which overrates the pick too), or None (independent).
+    ``role`` ``rank``: the metric that ranked a run's training candidates (``used to
+    rank``, ``of the ranker's family``), which overrates the tuned model the same way."""
     if metric == picker:
-        return "used to pick"
+        return f"used to {role}"
     family = family_of(picker)
     if (family != "surface" and family_of(metric) == family) or KIN.get(picker) == metric:
-        return "of the picker's family"
+        return f"of the {role}er's family"
     return None
 
 
-def marked(metric: str, picker: str) -> str:
+def marked(metric: str, picker: str, role: str = "pick") -> str:
     """``chrF (used to pick)``, ``COMET-22 (of the picker's family)``, or ``BLEU``."""
-    how = relation(metric, picker)
+    how = relation(metric, picker, role)
     return f"{metric} ({how})" if how else metric
 
 
@@ -67,9 +69,10 @@ class Verdict:
         return self.judges[0]
 
 
-def verdict(picker: str, scored: Sequence[str]) -> Verdict:
+def verdict(picker: str, scored: Sequence[str], role: str = "pick") -> Verdict:
     """The judges of a pick made by ``picker`` among the metrics ``scored`` on both the
-    beam and the picked translations, by the rule of the module docstring."""
+    beam and the picked translations, by the rule of the module docstring (``role``
+    ``rank``: of a run trained on candidates ``picker`` ranked)."""
     family = family_of(picker)
     neural = [
         m for m in scored if family_of(m) not in ("surface", family) and relation(m, picker) is None
@@ -83,7 +86,7 @@ def verdict(picker: str, scored: Sequence[str]) -> Verdict:
             wanted = "COMET or MetricX"
         note = (
             f"no independent neural judge at hand ({wanted} was not scored in this run): "
-            f"{lead} leads, as a surface metric that did not pick"
+            f"{lead} leads, as a surface metric that did not {role}"
         )
     rest = tuple(m for m in ALWAYS if m not in (lead, picker) and m in scored)
     return Verdict((lead, *rest), bool(neural), note)
