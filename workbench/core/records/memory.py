@@ -59,12 +59,15 @@ class MemoryPlan:
     prompt: int = 0
     #: What generating takes beside the weights (0 where the plan does not count it).
     decoding: float = 0.0
+    #: DPO's frozen copy of the starting model (0 for any other run, and under LoRA,
+    #: whose adapters switched off are the starting model).
+    reference: float = 0.0
 
     @property
     def total(self) -> float:
         """Bytes at the peak of a step."""
         peak = max(self.activations, self.decoding)
-        return self.weights + self.gradients + self.optimizer + peak + self.runtime
+        return self.weights + self.reference + self.gradients + self.optimizer + peak + self.runtime
 
     @property
     def fits(self) -> bool:

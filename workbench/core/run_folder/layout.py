@@ -131,6 +131,13 @@ class RunFolder:
         return self.path / "dropped_pairs.jsonl"
 
     @property
+    def preferences(self) -> Path:
+        """preferences.jsonl: what a run past the references trained on, each source's
+        candidates with their ranker scores and the chosen and rejected translations
+        (:mod:`workbench.core.preferences.records`)."""
+        return self.path / "preferences.jsonl"
+
+    @property
     def initial_model(self) -> Path:
         """initial_model/: a scratch run's untrained model (the "before" side in the
         console and the report)."""

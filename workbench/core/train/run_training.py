@@ -48,6 +48,13 @@ from workbench.core.train.run_model import (
     load_run_model,
     model_settings,
 )
+from workbench.core.train.run_objective import (
+    ObjectiveData,
+    ceiling,
+    objective_data,
+    reference_copy,
+    stopped_while_ranking,
+)
 from workbench.core.train.run_start import RunContext, model_line, prepare
 from workbench.core.train.training_loop import TrainingOutcome, fine_tune
 from workbench.core.translate.translator import Translator
@@ -129,14 +136,26 @@ def _run(
     run = prepare(config, on_event, resume, run_dir, lease, writer)
     loaded = _load_model(run)
     before = _before_training(run, loaded)
-    trainer, outcome = _train(run, loaded, stop)
+    ranked = objective_data(
+        run, loaded.model, loaded.tokenizer, loaded.direction, before.held_out.options, stop
+    )
+    if ranked is not None and ranked.stopped:  # what was ranked is cached for --resume
+        summary = stopped_while_ranking(run, _summary_with(run, loaded, before, 0), ranked)
+        return RunResult("stopped", run.run_dir, summary)
+    trainer, outcome = _train(run, loaded, stop, ranked)
     if not run.main:  # rank 0 writes the outputs; the others are done
         return RunResult(outcome.status, run.run_dir, RunSummary())
-    summary_with = _summary_with(run, loaded, before, trainer, outcome)
+    step = trainer.state.global_step
+    summary_with = _summary_with(run, loaded, before, step, outcome)
+    if ranked is not None:
+        summary_with = partial(summary_with, objective=ranked.record())
     if outcome.status != "finished":
         summary = end_early(run, trainer, outcome, summary_with, loaded.settings)
         return RunResult(outcome.status, run.run_dir, summary)
     finished = after_training(run, trainer, loaded.settings, before.held_out, before.translations)
+    if ranked is not None:  # the ceiling, once the tuned model is scored and let go
+        scores = ceiling(run, ranked, before.held_out, finished.rows["test"])
+        summary_with = partial(summary_with, objective=ranked.record(scores))
     summary = publish_run(run, trainer, finished, summary_with, publish)
     return RunResult("finished", run.run_dir, summary)
 
@@ -218,33 +237,52 @@ def _before_training(run: RunContext, loaded: LoadedModel) -> BeforeTraining:
 
 
 def _train(
-    run: RunContext, loaded: LoadedModel, stop: threading.Event
+    run: RunContext, loaded: LoadedModel, stop: threading.Event, ranked: ObjectiveData | None
 ) -> tuple[WorkbenchTrainer, TrainingOutcome]:
     """Fine-tune with the Trainer (LoRA's adapters put on first, where asked), from the
-    run's checkpoint when it resumes; a lost lease ends the run here."""
+    run's checkpoint when it resumes, on the references or on what ``ranked`` made of
+    the starting model's candidates; a lost lease ends the run here."""
     from workbench.core.train.callbacks import EventCallback
     from workbench.core.train.recipe import build_trainer, tensorboard_callback
 
     config, run_dir, emit, lease = run.config, run.run_dir, run.emit, run.lease
     model = loaded.model
     check_lease(lease, run_dir)
+    reference = reference_copy(model, ranked, config.lora)  # DPO's, before any step
     if config.lora:  # after "before", which the plain model decoded
         model = with_adapters(model, config)
         emit(Note(trainable_line(model)))
     emit(Phase("train"))
     callback = EventCallback(emit, stop, config.batch_size, lease)
-    trainer = build_trainer(
-        config,
-        model,
-        loaded.tokenizer,
-        run.data.train,
-        run.data.validation,
-        run_dir,
-        run.precision,
-        [callback],
-        direction=loaded.direction,
-        lease=lease,
-    )
+    if ranked is not None and ranked.objective.preference:
+        from workbench.core.train.preference_trainer import build_preference_trainer
+
+        trainer: WorkbenchTrainer = build_preference_trainer(
+            config,
+            model,
+            loaded.tokenizer,
+            ranked.triples,
+            run.data.validation,
+            run_dir,
+            run.precision,
+            [callback],
+            direction=loaded.direction,
+            lease=lease,
+            reference=reference,
+        )
+    else:
+        trainer = build_trainer(
+            config,
+            model,
+            loaded.tokenizer,
+            run.data.train if ranked is None else ranked.targets,
+            run.data.validation,
+            run_dir,
+            run.precision,
+            [callback],
+            direction=loaded.direction,
+            lease=lease,
+        )
     if config.report_to == "tensorboard" and run.main:
         trainer.add_callback(tensorboard_callback(RunFolder(run_dir).tensorboard))
     outcome = fine_tune(trainer, callback, run.checkpoint, run_dir)
@@ -257,15 +295,15 @@ def _summary_with(
     run: RunContext,
     loaded: LoadedModel,
     before: BeforeTraining,
-    trainer: WorkbenchTrainer,
-    outcome: TrainingOutcome,
+    global_step: int,
+    outcome: TrainingOutcome | None = None,
 ) -> partial[RunSummary]:
     """What the summary says however the run ends; each ending adds its fields, builds it
     once."""
     config, data = run.config, run.data
     return partial(
         RunSummary,
-        status=outcome.status,
+        status=outcome.status if outcome else "stopped",
         preset=config.preset,
         model=config.model,
         data=data.origin,
@@ -279,8 +317,8 @@ def _summary_with(
         precision=run.precision,
         before=before.scores,
         baseline=before.baseline,
-        train_seconds=round(outcome.seconds, 1),
-        global_step=trainer.state.global_step,
+        train_seconds=round(outcome.seconds, 1) if outcome else None,
+        global_step=global_step,
         run_dir=str(run.run_dir),
         base_model=loaded.base_model,
     )

@@ -29,8 +29,10 @@ def parts_text(plan: MemoryPlan) -> str:
         peak = (
             f"{decoding} ({peak})" if plan.decoding > plan.activations else f"{peak} ({decoding})"
         )
+    reference = (f"DPO's reference {_figure(plan.reference)}",) if plan.reference else ()
     parts = (
         f"weights {_figure(plan.weights)}",
+        *reference,
         f"gradients {_figure(plan.gradients)}",
         f"AdamW {_figure(plan.optimizer)}",
         peak,

@@ -17,7 +17,8 @@ from workbench.core.records.memory import GB, Fix, MemoryPlan, ScorerMemory
 from workbench.core.records.run_records import Precision
 from workbench.core.train.memory.decoder_only import decoder_only_plan
 from workbench.core.train.memory.seq2seq import seq2seq_plan
-from workbench.core.train.memory.shared import PlanRequest
+from workbench.core.train.memory.shared import FP32, PlanRequest
+from workbench.core.train.objective import PREFERENCE_OBJECTIVES, Objective
 from workbench.core.views.memory_text import refusal, scorer_refusal
 from workbench.errors import WorkbenchError
 
@@ -54,10 +55,20 @@ def estimate(
     targets = lora_targets(config, model_config.model_type) if config.lora else None
     counts = count_parameters(model_config, targets, config.lora_rank)
     shape = model_shape(model_config)
-    request = PlanRequest(config, model_config, shape, counts, targets, precision, budget)
-    if shape.causal:
-        return decoder_only_plan(request, prompt_tokens)
-    return seq2seq_plan(request)
+    pairs = config.objective in PREFERENCE_OBJECTIVES
+    # A preference step runs the chosen and the rejected rows of each example together.
+    stepped = dataclasses.replace(config, batch_size=2 * config.batch_size) if pairs else config
+    request = PlanRequest(stepped, model_config, shape, counts, targets, precision, budget)
+    plan = decoder_only_plan(request, prompt_tokens) if shape.causal else seq2seq_plan(request)
+    if not pairs:
+        return plan
+    frozen = config.objective == "dpo" and not config.lora
+    return dataclasses.replace(
+        plan,
+        what=f"{plan.what}, chosen and rejected rows",
+        batch_size=config.batch_size,
+        reference=counts.total * FP32 if frozen else 0.0,  # a copy of the fp32 weights
+    )
 
 
 def _fixes(
@@ -110,10 +121,12 @@ def plan_memory(
 
 
 def plan_scorers(config: RunConfig, plan: MemoryPlan) -> list[ScorerMemory]:
-    """What each scorer the run asks for will take (``--comet``'s, then ``--metricx``'s),
+    """What each scorer the run asks for will take (``--comet``'s, ``--metricx``'s, then
+    ``--rank-by``'s),
     each refused in one line when it cannot fit. They are loaded one at a time, so each is
     held against the budget alone (:func:`plan_scorer`, :func:`plan_metricx`)."""
-    return [m for m in (plan_scorer(config, plan), plan_metricx(config, plan)) if m is not None]
+    found = (plan_scorer(config, plan), plan_metricx(config, plan), plan_ranker(config, plan))
+    return [m for m in found if m is not None]
 
 
 def plan_scorer(config: RunConfig, plan: MemoryPlan) -> ScorerMemory | None:
@@ -160,3 +173,33 @@ def check_fits(plan: MemoryPlan, model: str) -> None:
     """Refuse, in one line with the flags that would help, a run that will not fit."""
     if not plan.fits:
         raise WorkbenchError(refusal(plan, model))
+
+
+def plan_ranker(config: RunConfig, plan: MemoryPlan) -> ScorerMemory | None:
+    """What ``--objective``'s neural ranker will take (None: chrF, BLEU, or no objective),
+    held against the budget beside the starting model's weights, which drew the
+    candidates it scores; refused in one line when it cannot fit."""
+    objective = Objective.of(config)
+    neural = objective.ceiling.neural_model if objective is not None else None
+    if neural is None:
+        return None
+    kind, model, _ = neural
+    budget = (plan.budget, plan.budget_source)
+    tokens = config.max_source_length + config.max_target_length
+    if kind == "comet":
+        from workbench.core.comet.plan import scorer_memory
+        from workbench.core.comet.scorer import BATCH_SIZE
+        from workbench.core.config.settings import DEFAULT_QE
+
+        memory = scorer_memory(model or DEFAULT_QE, BATCH_SIZE, tokens, budget)
+    else:
+        from workbench.core.metricx.plan import input_tokens
+        from workbench.core.metricx.plan import scorer_memory as metricx_memory
+        from workbench.core.picking.metrics import metricx_settings
+
+        reading = (config.metricx_tokenizer, config.metricx_max_length)
+        settings = metricx_settings(model, reading=reading)
+        tokens = input_tokens(config.max_source_length, config.max_target_length)
+        memory = metricx_memory(settings, tokens, budget)
+    ranker = dataclasses.replace(memory, flag="--rank-by", beside=plan.weights)
+    return _fitting(ranker)

@@ -1,0 +1,191 @@
+"""A run past the references (``train --objective best|cpo|dpo``): what it trains on, the
+Trainer that trains on it, and its ceiling.
+
+After "before" (the starting model on the held-out sets), rank 0 draws each training
+source's candidates with the starting model and ranks them (:mod:`workbench.core.preferences`,
+cached, so the other ranks, a resume and a rerun with another ``--beta`` read them back);
+the run folder gets the choice made from them as ``preferences.jsonl``. ``best`` trains on
+the top candidate as an ordinary target; ``cpo`` and ``dpo`` on the preference pairs
+(:mod:`.preference_trainer`), DPO against a frozen copy of the starting model (none with
+LoRA: the adapters switched off are the starting model).
+
+After "after", the ceiling: the starting model picking on the test set by the ranker's
+pick (:func:`~.objective.ceiling_pick`), against its own beam search ("before"). The test
+set ranks and chooses nothing here.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import threading
+from dataclasses import dataclass
+from functools import partial
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from workbench.core.data.pair import Pair
+from workbench.core.evaluate.picked_after import NeuralJudges, pick_test_set, score_pick
+from workbench.core.events import Note, Phase, RunDone
+from workbench.core.preferences.records import PreferenceRecord, write_preferences
+from workbench.core.records.objective_record import ObjectiveRecord
+from workbench.core.records.picked_scores import PickedScores
+from workbench.core.records.run_records import Sample
+from workbench.core.records.summary import RunSummary
+from workbench.core.run_folder.layout import RunFolder
+from workbench.core.run_folder.summary_file import write_summary
+from workbench.core.train import distributed
+from workbench.core.train.objective import Objective
+from workbench.errors import failure_text
+
+if TYPE_CHECKING:
+    from workbench.core.evaluate.before_after import HeldOutSets
+    from workbench.core.train.run_start import RunContext
+
+
+@dataclass(frozen=True)
+class ObjectiveData:
+    """What a run past the references trains on, made from its starting model."""
+
+    objective: Objective
+    ranker: str  # the metric that ranked, as tables name it ("chrF")
+    records: list[PreferenceRecord]
+    sources: int  # training sources ranked
+    skipped: int  # sources with no preference to learn
+    stopped: bool  # the stop flag ended the ranking (what was ranked is cached)
+
+    @property
+    def targets(self) -> list[Pair]:
+        """``best``'s training pairs: each source with its top candidate as the target."""
+        return [Pair(r.source, r.chosen) for r in self.records]
+
+    @property
+    def triples(self) -> list[tuple[str, str, str]]:
+        """CPO's and DPO's rows: source, chosen, rejected."""
+        return [(r.source, r.chosen, r.rejected) for r in self.records]
+
+    def record(self, ceiling: PickedScores | None = None) -> ObjectiveRecord:
+        """The summary's ``objective`` block."""
+        o = self.objective
+        return ObjectiveRecord(
+            objective=o.name,
+            rank_by=o.rank_by,
+            ranker=self.ranker,
+            candidates=o.candidates.count,
+            candidates_from=o.candidates.source,
+            sources=self.sources,
+            pairs=len(self.records),
+            skipped=self.skipped,
+            beta=o.beta if o.preference else None,
+            nll_weight=o.nll_weight if o.name == "cpo" else None,
+            ceiling=ceiling,
+        )
+
+
+def objective_data(
+    run: RunContext, model: Any, tokenizer: Any, direction: Any, options: Any, stop: threading.Event
+) -> ObjectiveData | None:
+    """The training data of ``run``'s objective, made from the starting ``model`` (None:
+    ``sft``, which trains on the references). ``options``: the run's decoding, the base of
+    the candidates' (their beams' length bound, the n-gram block)."""
+    from workbench.core.model.load import fp32_decoding
+    from workbench.core.preferences.build import preference_records
+    from workbench.core.translate.translator import Translator
+
+    objective = Objective.of(run.config)
+    if objective is None:
+        return None
+    config, emit = run.config, run.emit
+    translator = Translator(model, tokenizer, direction, config.max_source_length)
+    pick = dataclasses.replace(objective.ceiling, device=run.precision.device)
+    ranker = pick.picker(translator).metric
+    pairs = list(run.data.train)
+    emit(
+        Phase(
+            "rank",
+            f"{objective.candidates.count} candidates for each of {len(pairs):,} training "
+            f"sources, ranked by {ranker.name}",
+        )
+    )
+    with distributed.main_first(), fp32_decoding():
+        found = preference_records(
+            translator,
+            pairs,
+            objective.name,
+            objective.candidates,
+            ranker,
+            model_name=config.model,
+            base=options,
+            emit=emit,
+            stop=stop,
+        )
+    if run.main and not found.stopped:
+        write_preferences(RunFolder(run.run_dir).preferences, found.records)
+    for line in found.lines:
+        emit(Note(line))
+    return ObjectiveData(
+        objective, ranker.name, found.records, found.ranked, found.skipped, found.stopped
+    )
+
+
+def reference_copy(model: Any, data: ObjectiveData | None, lora: bool) -> Any:
+    """DPO's frozen reference: a copy of the starting model in eval mode, made before any
+    training step (None for another objective, and under LoRA, whose adapters switched
+    off are the starting model)."""
+    if data is None or data.objective.name != "dpo" or lora:
+        return None
+    from workbench.core.train.preference_trainer import reference_model
+
+    return reference_model(model, lora)
+
+
+def ceiling(
+    run: RunContext,
+    data: ObjectiveData,
+    held_out: HeldOutSets,
+    rows: list[Sample],
+) -> PickedScores | None:
+    """The starting model picking on the test set by the ranker's pick, against its own
+    beam search (``rows``' "before"), judged by BLEU, chrF and the run's neural metrics;
+    None, with a warning, where that fails (the tuned model and its scores are kept
+    whatever)."""
+    from workbench.core.evaluate.metricx_scores import run_metricx
+
+    emit, device = run.emit, run.precision.device
+    judges = NeuralJudges(run.config.comet, run_metricx(run.config, device), device)
+    start = Path(run.config.model)
+    beam = [
+        dataclasses.replace(
+            row,
+            after=row.before,
+            bleu_after=row.bleu_before,
+            chrf_after=row.chrf_before,
+            comet_after=row.comet_before,
+            metricx_after=row.metricx_before,
+        )
+        for row in rows
+    ]
+    try:
+        picks = pick_test_set(held_out, data.objective.ceiling, start, judges.device, emit)
+        scores, _ = score_pick(held_out, data.objective.ceiling, picks, beam, judges, emit)
+    except Exception as err:  # the tuned model and its scores are kept whatever
+        emit(Note(f"the ceiling was not measured: {failure_text(err)}", "warning"))
+        return None
+    return scores
+
+
+def stopped_while_ranking(
+    run: RunContext, summary_with: partial[RunSummary], data: ObjectiveData
+) -> RunSummary:
+    """A run stopped while it ranked: its summary, and how to go on (what was ranked is
+    in the cache, so ``--resume`` ranks only the rest)."""
+    summary = summary_with(objective=data.record())
+    if run.main:
+        write_summary(run.run_dir, summary)
+        run.emit(
+            Note(
+                "stopped while ranking the training sources' candidates, before any "
+                "training step; continue with: workbench train --resume"
+            )
+        )
+        run.emit(RunDone("stopped", str(run.run_dir), summary))
+    return summary
