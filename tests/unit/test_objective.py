@@ -30,7 +30,7 @@ def config(**values):
 @pytest.mark.parametrize(
     ("values", "said"),
     [
-        ({"objective": "cpo", "model": "scratch"}, "starts from a trained model, not --model scratch"),
+        ({"objective": "cpo", "model": "scratch"}, "starts from a trained model, not --model"),
         ({"objective": "dpo"}, "--objective dpo needs --rank-by (qe, metricx-qe"),
         ({"objective": "ppo", "rank_by": "chrf"}, "--objective must be one of sft, best, cpo, dpo"),
         ({"objective": "cpo", "rank_by": "rouge"}, "--rank-by must be one of qe, metricx-qe"),
@@ -79,9 +79,12 @@ def test_the_neural_rankers_use_the_runs_own_models():
     kiwi = Objective.of(config(objective="best", rank_by="qe", qe_model="/models/kiwi"))
     comet = Objective.of(config(objective="dpo", rank_by="comet", comet="/models/comet"))
     metricx = Objective.of(config(objective="cpo", rank_by="metricx-qe", metricx="/models/mx"))
-    assert kiwi is not None and kiwi.ceiling.qe_model == "/models/kiwi"
-    assert comet is not None and comet.ceiling.utility_model == "/models/comet"
-    assert metricx is not None and metricx.ceiling.qe_model == "/models/mx"
+    assert kiwi is not None
+    assert kiwi.ceiling.qe_model == "/models/kiwi"
+    assert comet is not None
+    assert comet.ceiling.utility_model == "/models/comet"
+    assert metricx is not None
+    assert metricx.ceiling.qe_model == "/models/mx"
 
 
 def published_demo(root: Path, keep_own_copy: bool = True) -> Path:
@@ -104,7 +107,8 @@ def test_a_run_from_the_published_best_model_starts_from_its_runs_own_copy(tmp_p
     given = dataclasses.replace(given, output_dir="translation_output")
     started, line = starting_model(given)
     assert Path(started.model).resolve() == (run / "best_model").resolve()
-    assert line is not None and "which this run replaces" in line
+    assert line is not None
+    assert "which this run replaces" in line
     # sft, or a model this run does not publish to, is left as given
     assert starting_model(dataclasses.replace(given, objective="sft", rank_by=None))[1] is None
     elsewhere = dataclasses.replace(given, output_dir=str(tmp_path / "other"))
@@ -150,7 +154,8 @@ def test_the_ranker_is_marked_and_never_leads_the_line_users_hand_in():
     more = ranked_more(scores, "chrF")
     assert any("BLEU leads, as a surface metric that did not rank" in m for m in more)
     reading = [m for m in more if m.startswith("what humans would say")]
-    assert len(reading) <= 1 and all("on BLEU, the lead judge" in m for m in reading)
+    assert len(reading) <= 1
+    assert all("on BLEU, the lead judge" in m for m in reading)
 
 
 def test_a_neural_judge_of_another_family_leads_a_run_ranked_by_comet():
@@ -159,7 +164,9 @@ def test_a_neural_judge_of_another_family_leads_a_run_ranked_by_comet():
     scores = set_scores(comet=comet, metricx=metricx)
     line = ranked_headline(scores, "COMET-22")
     assert line.startswith("test (10% held out, seed 42, 424): MetricX-24")
-    assert "BLEU 13.60" in line and "chrF 13.67" in line and "COMET" not in line
+    assert "BLEU 13.60" in line
+    assert "chrF 13.67" in line
+    assert "COMET" not in line
     more = ranked_more(scores, "COMET-22")
     assert any(m.startswith("COMET-22 (used to rank) (Unbabel") for m in more)
 
@@ -187,12 +194,14 @@ def test_preference_pairs_double_the_steps_rows_and_dpo_holds_a_frozen_copy():
     budget = (80 * GB, "(--memory-budget)")
     base = {"model": "x", "batch_size": 8, "rank_by": "chrf"}
     sft = estimate(tiny_config(**{**base, "rank_by": None}), shape, CPU, budget)
-    double = estimate(tiny_config(**{**base, "batch_size": 16, "rank_by": None}), shape, CPU, budget)
+    twice = tiny_config(**{**base, "batch_size": 16, "rank_by": None})
+    double = estimate(twice, shape, CPU, budget)
     cpo = estimate(tiny_config(**base, objective="cpo"), shape, CPU, budget)
     dpo = estimate(tiny_config(**base, objective="dpo"), shape, CPU, budget)
     dpo_lora = estimate(tiny_config(**base, objective="dpo", lora=True), shape, CPU, budget)
     assert cpo.activations == double.activations > sft.activations
-    assert cpo.batch_size == 8 and cpo.reference == 0
+    assert cpo.batch_size == 8
+    assert cpo.reference == 0
     assert dpo.reference == 4 * dpo.parameters
     assert dpo.total == cpo.total + dpo.reference
     assert dpo_lora.reference == 0
