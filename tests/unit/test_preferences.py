@@ -231,3 +231,16 @@ def test_the_progress_line_is_one_wording_for_the_headless_lines_and_the_bar():
     line = "  preferences: ranking 48/144 sources · 3.2 sources/s · ETA 30s"
     assert EventText().lines(event) == [line]
     assert data_status(event) == (48, 144, line.strip())
+
+
+def test_a_decoder_only_models_candidates_are_ranked_and_chosen(causal_models, pairs, tmp_path):
+    qwen = varied_copy(causal_models["qwen3"], tmp_path / "qwen3", causal=True, export=False)
+    llm = Translator.from_pretrained(str(qwen), device="cpu", backend="transformers")
+    result = preference_records(
+        llm, pairs[:6], "cpo", SETTINGS, bleu_metric("zh"), model=str(qwen), base=BASE
+    )
+    assert result.ranked == 6
+    assert result.records
+    for record in result.records:
+        assert record.chosen_score > record.rejected_score
+        assert sum(c.count for c in record.candidates) == SETTINGS.count
