@@ -130,6 +130,19 @@ class ScoreProgress:
 
 
 @dataclass(frozen=True, slots=True)
+class PreferenceProgress:
+    """Ranking training sources for ``--objective best|cpo|dpo``: ``done`` of ``total``
+    sources through ``stage`` (``ranking``: candidates generated and scored), at
+    ``per_second`` (this build's own sources, not those an earlier build left)."""
+
+    stage: str
+    done: int
+    total: int
+    per_second: float
+    eta_seconds: float | None = None
+
+
+@dataclass(frozen=True, slots=True)
 class HubRetry:
     """A Hub request failed in a way that usually passes (HTTP 429 or 5xx, a dropped
     connection, a read timeout) and is tried again after ``wait_seconds``."""
@@ -151,6 +164,7 @@ Event = (
     | SampleProgress
     | DataProgress
     | ScoreProgress
+    | PreferenceProgress
     | HubRetry
 )
 EventSink = Callable[[Event], None]
@@ -178,6 +192,7 @@ EVENT_TYPES: dict[str, type[Any]] = {
         SampleProgress,
         DataProgress,
         ScoreProgress,
+        PreferenceProgress,
         HubRetry,
     )
 }

@@ -18,6 +18,7 @@ from workbench.core.events import (
     EvalDone,
     Event,
     Phase,
+    PreferenceProgress,
     RunDone,
     SampleProgress,
     ScoreProgress,
@@ -62,7 +63,7 @@ def marks(event: Event) -> Marks:
     training steps in the status line and the bar; losses and validation scores as points."""
     if isinstance(event, Phase):
         return Marks(status=event.name)
-    if isinstance(event, SampleProgress | DataProgress | ScoreProgress):
+    if isinstance(event, SampleProgress | DataProgress | ScoreProgress | PreferenceProgress):
         done, total, status = data_status(event)
         return Marks(status=status, progress=(done, total))
     if isinstance(event, TrainStep):

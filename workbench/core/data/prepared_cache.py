@@ -26,6 +26,7 @@ from pathlib import Path
 from typing import Any
 
 from workbench.core.atomic import fsync_tree, write_json, write_text
+from workbench.core.cache_root import cache_folder
 
 #: Bumped whenever preparing the same inputs would give other contents.
 PREPARED_VERSION = 1
@@ -37,8 +38,7 @@ _BUILDING = ".building-"
 
 def prepared_root() -> Path:
     """``$WORKBENCH_CACHE/prepared``, or ``~/.cache/workbench/prepared``."""
-    root = os.environ.get("WORKBENCH_CACHE") or Path.home() / ".cache" / "workbench"
-    return Path(root) / "prepared"
+    return cache_folder("prepared")
 
 
 def file_identity(path: Path) -> list[Any]:

@@ -6,12 +6,12 @@ from __future__ import annotations
 
 import glob
 import json
-import os
 from pathlib import Path
 from typing import Any
 from urllib.parse import quote, unquote
 
 from workbench.core.atomic import write_bytes, write_text
+from workbench.core.cache_root import cache_folder
 from workbench.core.data.sample_plan import (
     MAX_ROWS_PER_GROUP,
     HubPair,
@@ -26,8 +26,7 @@ UNPINNED = "unpinned"
 
 def default_cache_dir() -> Path:
     """Where samples are cached: ``$WORKBENCH_CACHE`` or ``~/.cache/workbench``."""
-    root = os.environ.get("WORKBENCH_CACHE") or Path.home() / ".cache" / "workbench"
-    return Path(root) / "samples"
+    return cache_folder("samples")
 
 
 def sample_stem(sample: HubSample) -> str:

@@ -14,13 +14,13 @@ from __future__ import annotations
 
 import hashlib
 import json
-import os
 from dataclasses import asdict, dataclass
 from importlib import metadata
 from pathlib import Path
 from typing import Any
 
 from workbench.core.atomic import write_json
+from workbench.core.cache_root import cache_folder
 from workbench.core.data.tokenize import tokenizer_files_digest
 from workbench.core.model.fingerprint import weights_digest
 from workbench.core.records.files import read_json_dict
@@ -36,8 +36,7 @@ class KeptBefore:
 
 def before_root() -> Path:
     """``$WORKBENCH_CACHE/before``, or ``~/.cache/workbench/before``."""
-    root = os.environ.get("WORKBENCH_CACHE") or Path.home() / ".cache" / "workbench"
-    return Path(root) / "before"
+    return cache_folder("before")
 
 
 def decoding_key(translator: Any, options: Any, batch_size: int) -> str:

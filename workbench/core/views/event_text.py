@@ -10,6 +10,7 @@ from workbench.core.events import (
     HubRetry,
     Note,
     Phase,
+    PreferenceProgress,
     RunDone,
     Sample,
     SampleProgress,
@@ -75,6 +76,8 @@ class EventText:
             return [data_progress_line(event)]
         if isinstance(event, ScoreProgress):
             return [score_progress_line(event)]
+        if isinstance(event, PreferenceProgress):
+            return [preference_progress_line(event)]
         if isinstance(event, HubRetry):
             return [
                 f"  hub: {event.reason} from {event.url}; try {event.attempt + 1} of "
@@ -168,16 +171,31 @@ def best_epoch_text(summary: RunSummary) -> str:
     )
 
 
-def data_status(event: SampleProgress | DataProgress | ScoreProgress) -> tuple[int, int, str]:
+#: The progress events a progress bar follows while data is read, ranked or scored.
+DataStatusEvent = SampleProgress | DataProgress | ScoreProgress | PreferenceProgress
+
+
+def data_status(event: DataStatusEvent) -> tuple[int, int, str]:
     """(done, total, status) for a progress bar while data is read or scored: a Hub
-    sample's row groups, the pairs being prepared or the sentences COMET encodes, in the
-    headless line's words."""
+    sample's row groups, the pairs being prepared, the training sources being ranked or
+    the sentences COMET encodes, in the headless line's words."""
     if isinstance(event, SampleProgress):
         done, total = event.row_groups, event.row_groups_total
         return done, total, f"data · {done:,}/{total:,} row groups"
     if isinstance(event, ScoreProgress):
         return event.done, event.total, score_progress_line(event).strip()
+    if isinstance(event, PreferenceProgress):
+        return event.done, event.total, preference_progress_line(event).strip()
     return event.done, event.total, data_progress_line(event).strip()
+
+
+def preference_progress_line(event: PreferenceProgress) -> str:
+    """``  preferences: ranking 48/144 sources · 3.2 sources/s · ETA 30s``."""
+    eta = f" · ETA {format_seconds(event.eta_seconds)}" if event.done < event.total else ""
+    return (
+        f"  preferences: {event.stage} {event.done:,}/{event.total:,} sources · "
+        f"{event.per_second:,.1f} sources/s{eta}"
+    )
 
 
 def score_progress_line(event: ScoreProgress) -> str:
