@@ -88,7 +88,7 @@ def objective_data(
     ``sft``, which trains on the references). ``options``: the run's decoding, the base of
     the candidates' (their beams' length bound, the n-gram block)."""
     from workbench.core.model.load import fp32_decoding
-    from workbench.core.preferences.build import preference_records
+    from workbench.core.preferences.preference_set import preference_records
     from workbench.core.translate.translator import Translator
 
     objective = Objective.of(run.config)
@@ -113,18 +113,24 @@ def objective_data(
             objective.name,
             objective.candidates,
             ranker,
-            model_name=config.model,
+            model=config.model,
+            ranker_model=_ranker_model(pick),
             base=options,
             emit=emit,
             stop=stop,
         )
     if run.main and not found.stopped:
         write_preferences(RunFolder(run.run_dir).preferences, found.records)
-    for line in found.lines:
-        emit(Note(line))
+    emit(Note(found.summary))
     return ObjectiveData(
-        objective, ranker.name, found.records, found.ranked, found.skipped, found.stopped
+        objective, ranker.name, list(found.records), found.ranked, found.skipped, found.stopped
     )
+
+
+def _ranker_model(pick: Any) -> str | None:
+    """The neural ranker's model, as the cache key names it (None: chrF or BLEU)."""
+    neural = pick.neural_model
+    return None if neural is None else str(neural[1])
 
 
 def reference_copy(model: Any, data: ObjectiveData | None, lora: bool) -> Any:
