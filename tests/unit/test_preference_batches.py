@@ -34,10 +34,10 @@ def seq2seq(model_dir: Path):
 def decoder_only(model_dir: Path):
     from transformers import AutoModelForCausalLM
 
-    from tests.unit.test_llm_prompts import direction_of
+    from tests.helpers.causal_models import english_to_chinese
     from workbench.core.data.tokenize import PairTokenizer
 
-    tokenizer, direction = direction_of(model_dir)
+    tokenizer, direction = english_to_chinese(model_dir)
     model = AutoModelForCausalLM.from_pretrained(model_dir).eval()
     return model, tokenizer, PairTokenizer(tokenizer, direction, 64, 64)
 
@@ -65,7 +65,8 @@ def test_each_side_is_tokenized_as_supervised_training_tokenizes_it(kind):
         if encoder.direction.causal:  # the prompt: the chosen row's start, unlabelled
             labels = dataset["chosen_labels"][row]
             assert dataset["chosen_input_ids"][row][: len(source)] == source
-            assert set(labels[: len(source)]) == {-100} and labels[len(source)] != -100
+            assert set(labels[: len(source)]) == {-100}
+            assert labels[len(source)] != -100
         else:
             assert source == dataset["chosen_input_ids"][row] == dataset["rejected_input_ids"][row]
 
