@@ -5,4 +5,5 @@ parts: :mod:`.preflight`, :mod:`.memory` (the memory plan, by model kind),
 given), :mod:`.trainer` (the Seq2SeqTrainer), :mod:`.training_loop` (its loop run),
 :mod:`.callbacks` (its logs as events), :mod:`.loss`, :mod:`.checkpoints`,
 :mod:`.distributed` (several ranks), :mod:`.early_stop` and :mod:`.averaging` (of
-checkpoints)."""
+checkpoints); ``--objective cpo|dpo``'s :mod:`.preference_trainer` over
+:mod:`.preference_batches` and :mod:`.preference_loss`."""

@@ -9,7 +9,7 @@ inside functions that train.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -30,6 +30,9 @@ from workbench.core.train.trainer import WorkbenchTrainer
 
 #: What an evaluation set's references are (a sentence, or its pair).
 T = TypeVar("T")
+#: A run's training rows other than its pairs, made with the run's tokenizer: the
+#: Trainer's dataset, each row's source length and the collator of its batches.
+TrainingRows = Callable[[PairTokenizer], tuple[Any, list[int], Any]]
 
 
 def training_arguments(config: RunConfig, run_dir: Path, precision: Precision) -> Any:
@@ -114,18 +117,30 @@ def build_trainer(
     callbacks: list[Any] | None = None,
     direction: Direction | None = None,
     lease: RunLease | None = None,
+    trainer_class: type[WorkbenchTrainer] = WorkbenchTrainer,
+    training_rows: TrainingRows | None = None,
 ) -> WorkbenchTrainer:
     """The Trainer ``workbench train`` runs, over tokenized pairs; checkpoints in run_dir
     (while ``lease``, if given, is held).
 
     One place for the recipe (tokenizing, batching, collating, metrics), so that
-    benchmarks/speed.py times exactly what users run.
+    benchmarks/speed.py times exactly what users run. A preference run
+    (:mod:`.preference_trainer`) gives its own ``trainer_class`` and ``training_rows``
+    in place of ``train``'s tokenized pairs; the evaluation is the same.
     """
 
     encoder = PairTokenizer(
         tokenizer, direction or Direction(), config.max_source_length, config.max_target_length
     )
-    train_set, train_lengths = training_set(train, encoder)
+    if training_rows is not None:
+        train_set, train_lengths, collator = training_rows(encoder)
+    else:
+        train_set, train_lengths = training_set(train, encoder)
+        collator = (
+            PromptCollator(int(tokenizer.pad_token_id))
+            if encoder.direction.causal
+            else DecoderInputsCollator(tokenizer, model=model, label_pad_token_id=-100)
+        )
     val_set, pairs = longest_first(training_set(validation, encoder)[0], list(validation))
     references = [p.target for p in pairs]
     comet = None
@@ -133,16 +148,12 @@ def build_trainer(
         from workbench.core.evaluate.comet_sets import epoch_comet
 
         comet = epoch_comet(config.comet, [p.source for p in pairs], references, precision.device)
-    trainer = WorkbenchTrainer(
+    trainer = trainer_class(
         model=model,
         args=training_arguments(config, run_dir, precision),
         train_dataset=train_set,
         eval_dataset=val_set,
-        data_collator=(
-            PromptCollator(int(tokenizer.pad_token_id))
-            if encoder.direction.causal
-            else DecoderInputsCollator(tokenizer, model=model, label_pad_token_id=-100)
-        ),
+        data_collator=collator,
         processing_class=tokenizer,
         compute_metrics=make_compute_metrics(
             tokenizer, config.bleu_tokenize, references, encoder.direction, comet
