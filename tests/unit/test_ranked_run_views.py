@@ -110,3 +110,27 @@ def test_a_run_without_an_objective_has_no_such_section_and_no_marks(tmp_path: P
     headline = _rows(md, "## BLEU before vs after fine-tuning")
     assert [row[1] for row in headline][:2] == ["BLEU", "chrF"]
     assert all(row[-1] != "—" for row in headline[:2])  # every reading, as ever
+
+
+def test_runs_lists_the_objective_and_its_ranker_after_the_status(tmp_path: Path):
+    from workbench.core.experiments.table import list_runs, run_row_line
+    from workbench.core.records.summary import RunSummary
+
+    runs = tmp_path / "out" / "runs"
+    write_ranked_run(runs / "20260102-000000-demo-cpo", ranked_summary())
+    plain = dataclasses.replace(ranked_summary(), objective=None, preset="demo")
+    write_ranked_run(runs / "20260101-000000-demo", plain, preset="demo")
+    # begun, no summary yet: its config's --rank-by value is all there is
+    write_ranked_run(runs / "20260103-000000-demo-cpo", RunSummary(status="stopped"))
+    begun, ranked, sft = list_runs(tmp_path / "out")
+    assert (ranked.objective, ranked.ranker) == ("cpo", "chrF")
+    assert run_row_line(ranked).startswith(
+        "20260102-000000-demo-cpo  demo-cpo  finished  cpo · chrF  "
+    )
+    assert run_row_line(begun).startswith(
+        "20260103-000000-demo-cpo  demo-cpo  stopped  cpo · chrf  "
+    )
+    assert run_row_line(sft).startswith("20260101-000000-demo  demo  finished  28 epochs")
+    assert "sft" not in run_row_line(sft)
+    assert ranked.to_dict()["ranker"] == "chrF"
+    assert sft.to_dict()["objective"] == "sft"
