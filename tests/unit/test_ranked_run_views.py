@@ -134,3 +134,48 @@ def test_runs_lists_the_objective_and_its_ranker_after_the_status(tmp_path: Path
     assert "sft" not in run_row_line(sft)
     assert ranked.to_dict()["ranker"] == "chrF"
     assert sft.to_dict()["objective"] == "sft"
+
+
+def test_compare_shows_each_objective_and_marks_the_metric_that_ranked(tmp_path: Path):
+    """Recorded runs A and B, B made a cpo run ranked by chrF (its config and summary):
+    the runs table and the settings say so, a note says the objectives differ, and chrF
+    (and its kin) carry B's mark, with no Kocmi reading, wherever a metric is shown."""
+    import json
+
+    from tests.helpers.runs import recorded_compare_runs
+    from workbench.core.experiments.compare.read import build_comparison
+    from workbench.core.experiments.compare.render import render_markdown, render_text
+    from workbench.core.records.run_records import as_json
+
+    root = tmp_path / "out"
+    a, b, c = recorded_compare_runs(root)
+    folder = root / "runs" / b
+    config = json.loads((folder / "config.json").read_text(encoding="utf-8"))
+    (folder / "config.json").write_text(
+        json.dumps({**config, "objective": "cpo", "rank_by": "chrf"}), encoding="utf-8"
+    )
+    summary = json.loads((folder / "summary.json").read_text(encoding="utf-8"))
+    record = ranked_summary().objective
+    (folder / "summary.json").write_text(
+        json.dumps({**summary, "objective": as_json(record)}), encoding="utf-8"
+    )
+    comparison = build_comparison([a, b], root)
+    text, md = render_text(comparison), render_markdown(comparison)
+    assert "| Run | Run id | Status | Objective |" in md
+    assert f"| A | {a} | finished | sft |" in md
+    assert f"| B | {b} | finished | cpo · chrF |" in md
+    assert "| objective | none | cpo |" in md  # A's config predates the setting
+    note = "The runs train towards different objectives (A: sft; B: cpo · chrF)"
+    assert note in text
+    assert note in md
+    assert f"  B  {b}  demo  finished  cpo · chrF  4 epochs" in text
+    marked = escape_markdown("chrF (used to rank, run B)")
+    assert f"| {marked} (95% CI) |" in md  # the test table's column
+    metrics = {row[1]: row for row in _rows(md, "no curve for chrF++, TER and MetricX-24).")}
+    assert metrics[marked][-1] == "—"
+    assert metrics[escape_markdown("chrF++ (of the ranker's family, run B)")][-1] == "—"
+    assert metrics["BLEU"][-1].startswith("humans agree")
+    plain = render_markdown(build_comparison([a, c], root))  # two runs on the references
+    assert "different objectives" not in plain
+    assert "used to rank" not in plain
+    assert f"| B | {c} | finished | sft |" in plain
