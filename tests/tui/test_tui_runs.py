@@ -155,10 +155,39 @@ async def test_an_output_folder_without_runs_says_how_to_make_one(tmp_path, monk
 
 def test_columns_give_way_whole_so_no_score_is_cut():
     """At 80 columns two-digit scores with intervals (``11.13 (9.42…12.87)``) keep their
-    width: the changed settings give way first, then epochs, then the best epoch."""
+    width: the changed settings give way first, then epochs, then the best epoch, then the
+    objective (``cpo · chrF``), which is not shown at all where no run has one."""
     from workbench.tui.widgets.runs_pane import shown_columns
 
-    widths = [1, 20, 8, 6, 4, 18, 18, 44]  # as wide as their widest cells
-    assert shown_columns(widths, 200) == list(range(8))
-    assert shown_columns(widths, 98) == [0, 1, 2, 3, 4, 5, 6]
-    assert shown_columns(widths, 78) == [0, 1, 2, 5, 6]
+    widths = [1, 20, 8, 9, 6, 4, 18, 18, 44]  # as wide as their widest cells
+    none = frozenset({3})  # no run trained past the references: no objective column
+    assert shown_columns(widths, 200, none) == [0, 1, 2, 4, 5, 6, 7, 8]
+    assert shown_columns(widths, 98, none) == [0, 1, 2, 4, 5, 6, 7]
+    assert shown_columns(widths, 78, none) == [0, 1, 2, 6, 7]
+    widths[3] = 10  # "cpo · chrF"
+    assert shown_columns(widths, 200) == list(range(9))
+    assert shown_columns(widths, 100) == [0, 1, 2, 3, 5, 6, 7]
+    assert shown_columns(widths, 90) == [0, 1, 2, 3, 6, 7]
+    assert shown_columns(widths, 80) == [0, 1, 2, 6, 7]
+
+
+async def test_a_run_trained_past_the_references_shows_its_objective_and_ranker(runs_app):
+    """The objective column comes with the first run that has one (``cpo · chrF``, the
+    ranker as tables name it); runs trained on the references leave it blank."""
+    from tests.helpers.ranked_runs import ranked_summary, write_ranked_run
+
+    async with runs_app.run_test(size=(130, 40)) as pilot:
+        pane = await open_runs(pilot)
+        table = pane.query_one(DataTable)
+        assert "objective" not in [str(c.label) for c in table.columns.values()]
+        write_ranked_run(Path("out/runs/20260104-000000-demo-cpo"), ranked_summary())
+        pane.refresh_runs()
+        labels = [str(c.label) for c in table.columns.values()]
+        assert labels[:4] == ["", "run", "status", "objective"]
+        ranked, *recorded = table_text(pane)
+        assert ranked[1:4] == ["20260104-000000-demo-cpo", "finished", "cpo · chrF"]
+        assert [row[3] for row in recorded] == ["", ""]
+        table.move_cursor(row=0)
+        await pilot.pause()
+        detail = str(pane.query_one("#runs-detail", Static).render())
+        assert "best — · cpo · chrF · changed from preset" in detail

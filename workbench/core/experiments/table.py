@@ -24,6 +24,7 @@ from workbench.core.run_folder.output_folder import run_folders
 from workbench.core.run_folder.saved_config import SavedConfig, preset_defaults, read_saved_config
 from workbench.core.views.human_agreement import agreement_brief
 from workbench.core.views.numbers import MISSING, format_seconds
+from workbench.core.views.ranked_text import objective_brief
 from workbench.core.views.score_text import with_ci
 
 #: Settings that differ between runs without being a choice of recipe.
@@ -49,6 +50,10 @@ class RunRow:
     step: int | None = None
     max_steps: int | None = None
     writer: str | None = None
+    #: What it trained towards (``--objective``: None or ``sft`` for the references) and
+    #: the metric that ranked its candidates, as tables name it (``chrF``).
+    objective: str | None = None
+    ranker: str | None = None
 
     def to_dict(self) -> dict[str, Any]:
         """JSON for ``workbench runs --json``."""
@@ -77,6 +82,7 @@ def run_row(
         if key not in NOT_A_CHOICE and key in defaults and defaults[key] != value
     }
     epochs = saved.value("epochs")
+    objective = saved.value("objective")
     return RunRow(
         run_id=run_dir.name,
         run_dir=str(run_dir),
@@ -92,7 +98,18 @@ def run_row(
         step=step.step if step else None,
         max_steps=step.max_steps if step else None,
         writer=live.record.who() if live.record and live.live else None,
+        objective=str(objective) if objective is not None else None,
+        ranker=ranked_by(saved, summary),
     )
+
+
+def ranked_by(saved: SavedConfig, summary: RunSummary) -> str | None:
+    """The metric that ranked a run's training candidates, as tables name it (``chrF``,
+    from the summary), or the ``--rank-by`` value config.json holds while the run lives."""
+    if summary.objective is not None and summary.objective.ranker:
+        return summary.objective.ranker
+    rank_by = saved.value("rank_by")
+    return str(rank_by) if rank_by is not None else None
 
 
 def latest_step(run_dir: Path) -> TrainStep | None:
@@ -165,6 +182,13 @@ def changes_text(row: RunRow) -> str:
     )
 
 
+def objective_text(row: RunRow) -> str:
+    """``cpo · chrF`` for a run trained past the references, "" for one trained on the
+    references (``sft``, the default, left blank so that the table keeps its width)."""
+    brief = objective_brief(row.objective, row.ranker)
+    return "" if brief == "sft" else brief
+
+
 def training_cells(row: RunRow) -> tuple[str, str, str, str]:
     """Epochs, steps, training time and best epoch as shown, a dash where missing."""
     return (
@@ -191,7 +215,8 @@ RUN_ROW_HEADER = (
     "and test BLEU before → after (95% interval after; how often humans agree with a "
     "test delta that size, Kocmi et al. 2024), test COMET and MetricX (lower is better) "
     "where the run scored them, "
-    "settings changed from the preset"
+    "settings changed from the preset; a run trained past the references says its "
+    "objective and the metric that ranked its candidates (cpo · chrF) after its status"
 )
 
 
@@ -200,7 +225,8 @@ def run_row_line(row: RunRow) -> str:
     epochs, steps, seconds, best = training_cells(row)
     scores = f"{_scores('val', row.validation)}  {_scores('test', row.test)}"
     changes = changes_text(row)
+    status = "  ".join(part for part in (status_text(row), objective_text(row)) if part)
     return (
-        f"{row.run_id}  {row.preset}  {status_text(row)}  {epochs} epochs / {steps} steps in "
+        f"{row.run_id}  {row.preset}  {status}  {epochs} epochs / {steps} steps in "
         f"{seconds}  best epoch {best}  {scores}  {changes}"
     )

@@ -5,11 +5,13 @@ from __future__ import annotations
 
 from workbench.core.config.presets import SCRATCH_MODEL
 from workbench.core.config.settings import setting_value
-from workbench.core.records.scores import SetScores
+from workbench.core.records.scores import MetricChange, SetScores
 from workbench.core.records.summary import RunSummary
 from workbench.core.report.contents import RunReport
 from workbench.core.views.human_agreement import CITATION, agreement_readings
+from workbench.core.views.judged_changes import judged_rows, marked_label
 from workbench.core.views.numbers import MISSING, number
+from workbench.core.views.ranked_text import ROLE, ranked_verdict
 from workbench.core.views.score_text import (
     BY_LENGTH_COLUMNS,
     before_after,
@@ -38,9 +40,28 @@ def model_text(model: str) -> str:
     return model
 
 
+def ranker_of(summary: RunSummary) -> str | None:
+    """The metric that ranked the run's training candidates (``--objective``), if any."""
+    return summary.objective.ranker if summary.objective is not None else None
+
+
+def ranked_label(change: MetricChange, ranker: str | None) -> str:
+    """A metric's label, marked ``(used to rank)`` and kin in a run trained on ranked
+    candidates."""
+    return marked_label(change, ranker, ROLE) if ranker else metric_label(change)
+
+
+def judged_readings(scores: SetScores, ranker: str | None) -> list[tuple[str, float]]:
+    """The deltas read as humans would: every metric's, or only the lead judge's in a run
+    trained on candidates ``ranker`` ranked (never the ranker's own)."""
+    lead = ranked_verdict(scores, ranker).lead if ranker else None
+    return [(c.metric, c.delta) for c in scores.changes if lead in (None, c.metric)]
+
+
 def key_facts(report: RunReport) -> list[tuple[str, str]]:
     """The key facts of the run, label and value, for the top of both documents."""
     s = report.summary
+    ranker = ranker_of(s)
     decoding = vars(s.decoding) if s.decoding is not None else {}
     decode_text = ", ".join(f"{k.replace('_', ' ')} {v}" for k, v in decoding.items())
     rows = [
@@ -57,16 +78,17 @@ def key_facts(report: RunReport) -> list[tuple[str, str]]:
     for role in ("test", "validation"):
         scores = s.scores(role)
         if scores is not None:
-            rows.append((f"BLEU before → after, {scores.label}", before_after(scores, "bleu")))
+            bleu = ranked_label(scores.change("bleu"), ranker)
+            rows.append((f"{bleu} before → after, {scores.label}", before_after(scores, "bleu")))
             rows += [
                 (
-                    f"{metric_label(neural)} before → after, {scores.label}",
+                    f"{ranked_label(neural, ranker)} before → after, {scores.label}",
                     change_before_after(neural, scores.n_bootstrap),
                 )
                 for neural in (scores.comet, scores.metricx)
                 if neural is not None
             ]
-            reading = agreement_readings([(c.metric, c.delta) for c in scores.changes])
+            reading = agreement_readings(judged_readings(scores, ranker))
             if role == "test" and reading is not None:
                 rows.append((f"What humans would say ({CITATION})", reading))
         if role == "test":
@@ -152,13 +174,20 @@ BEFORE_AFTER_HEADER = [
 
 def before_after_rows(report: RunReport) -> list[list[str]]:
     """Every metric before and after fine-tuning on the test and the validation set, and
-    how often humans agree with a change that size (Kocmi et al. 2024)."""
+    how often humans agree with a change that size (Kocmi et al. 2024); in a run trained
+    on ranked candidates, judged as :func:`~workbench.core.views.judged_changes.judged_rows`
+    says (the ranker marked, the judges first, the reading on the lead judge only)."""
     sets: list[SetScores | None] = [report.summary.test, report.summary.validation]
+    ranker = ranker_of(report.summary)
     return [
-        [scores.label, *change_cells(change, scores.n_bootstrap)]
+        [scores.label, *cells]
         for scores in sets
         if scores is not None
-        for change in scores.changes
+        for cells in (
+            judged_rows(scores.changes, scores.n_bootstrap, ranker, ROLE)
+            if ranker
+            else [change_cells(change, scores.n_bootstrap) for change in scores.changes]
+        )
     ]
 
 

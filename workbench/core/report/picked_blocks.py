@@ -9,7 +9,7 @@ from __future__ import annotations
 from workbench.core.picking.picked_text import (
     PICKED_COLUMNS,
     how_picked,
-    lead_reading,
+    picked_reading,
     picked_rows,
     picked_verdict,
 )
@@ -33,7 +33,7 @@ def picked_blocks(scores: PickedScores) -> list[Block]:
     ]
     if found.note:
         blocks.append(Note(found.note))
-    reading = lead_reading(scores)
+    reading = picked_reading(scores)
     if reading:
         blocks.append(Paragraph(reading, style="caption"))
     return blocks

@@ -31,6 +31,7 @@ from workbench.core.report.cells import (
 from workbench.core.report.cleaning_blocks import cleaning_blocks
 from workbench.core.report.contents import RunReport
 from workbench.core.report.lab_blocks import lab_blocks
+from workbench.core.report.objective_blocks import objective_blocks
 from workbench.core.report.picked_blocks import picked_blocks
 from workbench.core.report.screenshots import offline_svg
 from workbench.core.run_folder.layout import REPORT_FIGURES
@@ -94,6 +95,11 @@ def report_blocks(report: RunReport) -> list[Block]:
         blocks += [
             Heading("Picked among candidates against beam search"),
             *picked_blocks(report.summary.picked),
+        ]
+    if report.summary.objective is not None:
+        blocks += [
+            Heading("Trained past the references"),
+            *objective_blocks(report.summary.objective, report.summary.test, report.run_dir),
         ]
     blocks += [
         *_training_blocks(report),

@@ -13,26 +13,41 @@ from __future__ import annotations
 
 from workbench.core.records.objective_record import ObjectiveRecord
 from workbench.core.records.scores import MetricChange, SetScores
-from workbench.core.views.human_agreement import CITATION, agreement_text
-from workbench.core.views.score_text import change_before_after, metric_label
-from workbench.core.views.verdict import Verdict, marked, verdict
+from workbench.core.views.judged_changes import (
+    judged_verdict,
+    lead_reading,
+    marked_label,
+)
+from workbench.core.views.score_text import change_before_after
+from workbench.core.views.verdict import Verdict
 
 #: The word :mod:`.verdict` marks the metric that ranked with.
 ROLE = "rank"
+#: What each objective past the references trains on (``--objective``'s values but sft).
+TRAINS_ON = {
+    "best": "the top-ranked candidate of each source as its target",
+    "cpo": "preference pairs, the best and the worst of reference and candidates, by "
+    "CPO's loss (the preference plus NLL on the preferred)",
+    "dpo": "preference pairs, the best and the worst of reference and candidates, by "
+    "DPO's loss against a frozen copy of the starting model",
+}
+
+
+def objective_brief(objective: str | None, ranker: str | None) -> str:
+    """``cpo · chrF``: a run's objective and the metric that ranked for it, as ``runs``
+    and compare tabulate it; ``sft`` for a run trained on the references."""
+    if objective in (None, "sft"):
+        return "sft"
+    return f"{objective} · {ranker}" if ranker else str(objective)
 
 
 def ranked_verdict(scores: SetScores, ranker: str) -> Verdict:
     """The judges of a set scored after training on candidates ``ranker`` ranked."""
-    return verdict(ranker, [c.metric for c in scores.changes], role=ROLE)
-
-
-def ranked_label(change: MetricChange, ranker: str) -> str:
-    """``chrF (used to rank)``, ``COMET-22 (Unbabel/wmt22-comet-da)``, ``BLEU``."""
-    return metric_label(change).replace(change.metric, marked(change.metric, ranker, ROLE), 1)
+    return judged_verdict(scores.changes, ranker, ROLE)
 
 
 def _text(change: MetricChange, scores: SetScores, ranker: str) -> str:
-    return f"{ranked_label(change, ranker)} {change_before_after(change, scores.n_bootstrap)}"
+    return f"{marked_label(change, ranker, ROLE)} {change_before_after(change, scores.n_bootstrap)}"
 
 
 def ranked_headline(scores: SetScores, ranker: str) -> str:
@@ -53,13 +68,9 @@ def ranked_more(scores: SetScores, ranker: str) -> list[str]:
     lines = [_text(c, scores, ranker) for c in rest]
     if found.note:
         lines.append(found.note)
-    lead = next(c for c in scores.changes if c.metric == found.lead)
-    reading = agreement_text(found.lead, lead.delta)
+    reading = lead_reading(scores.changes, found)
     if reading:
-        lines.append(
-            f"what humans would say ({CITATION}), on {found.lead}, the lead judge: "
-            f"{lead.delta:+.2f}, {reading}"
-        )
+        lines.append(reading)
     return lines
 
 

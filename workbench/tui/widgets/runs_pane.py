@@ -31,6 +31,7 @@ from workbench.core.experiments.table import (
     after_cells,
     changes_text,
     list_runs,
+    objective_text,
     status_text,
     training_cells,
 )
@@ -49,11 +50,14 @@ REFRESH_SECONDS = 2.0
 #: Each column's label and the order in which it gives way when the pane is too narrow for
 #: all of them (0: never). Every column is as wide as its widest cell, so no number is
 #: cut; the detail line under the table shows the highlighted run's hidden columns too.
-#: The scores come before the changed settings, which are long.
+#: The scores come before the changed settings, which are long. The objective column
+#: (``cpo · chrF``) is shown only when some run trained past the references.
+OBJECTIVE = "objective"
 COLUMNS = (
     ("", 0),
     ("run", 0),
     ("status", 0),
+    (OBJECTIVE, 4),
     ("epochs", 2),
     ("best", 3),
     ("val BLEU after", 0),
@@ -71,25 +75,40 @@ COMPARE_HINT = "Mark two or more runs with space, then press c."
 def row_cells(row: RunRow, mark: str) -> tuple[str, ...]:
     """One table row: the mark, who the run is, what it scored and changed."""
     epochs, _, _, best = training_cells(row)
-    return (mark, row.run_id, status_text(row), epochs, best, *after_cells(row), changes_text(row))
+    return (
+        mark,
+        row.run_id,
+        status_text(row),
+        objective_text(row),
+        epochs,
+        best,
+        *after_cells(row),
+        changes_text(row),
+    )
 
 
-def shown_columns(widths: list[int], room: int) -> list[int]:
+def shown_columns(widths: list[int], room: int, empty: frozenset[int] = frozenset()) -> list[int]:
     """The columns (indices) that fit in ``room`` cells whole, dropping those that give
-    way first (``COLUMNS``) until the rest fit."""
-    shown = list(range(len(widths)))
+    way first (``COLUMNS``) until the rest fit; a column ``empty`` in every row (the
+    objective where no run has one) is not shown at all."""
+    shown = [i for i in range(len(widths)) if i not in empty]
     yielding = sorted((rank, i) for i, (_, rank) in enumerate(COLUMNS) if rank)
     for _, column in yielding:
         if sum(widths[i] + 2 * CELL_PADDING for i in shown) <= room:
             break
-        shown.remove(column)
+        if column in shown:
+            shown.remove(column)
     return shown
 
 
 def detail_line(row: RunRow) -> str:
     """The highlighted run in full: ``B 2026…-demo: 6 epochs, best 4 · learning_rate=0.001``."""
     epochs, _, _, best = training_cells(row)
-    return f"{row.run_id}: {epochs} epochs, best {best} · changed from preset: {changes_text(row)}"
+    objective = f" · {objective_text(row)}" if objective_text(row) else ""
+    return (
+        f"{row.run_id}: {epochs} epochs, best {best}{objective} · changed from preset: "
+        f"{changes_text(row)}"
+    )
 
 
 class RunsPane(ForwardsWorkerFailures, Vertical):
@@ -174,7 +193,9 @@ class RunsPane(ForwardsWorkerFailures, Vertical):
         widths = [
             max([len(label), *(len(r[i]) for r in cells)]) for i, (label, _) in enumerate(COLUMNS)
         ]
-        shown = shown_columns(widths, (self.size.width or self.app.size.width) - SCROLLBAR)
+        column = [label for label, _ in COLUMNS].index(OBJECTIVE)
+        empty = frozenset([column] if not any(r[column] for r in cells) else [])
+        shown = shown_columns(widths, (self.size.width or self.app.size.width) - SCROLLBAR, empty)
         table.clear(columns=True)
         for i in shown:
             table.add_column(COLUMNS[i][0], width=widths[i])

@@ -4,6 +4,7 @@ and HTML forms."""
 from __future__ import annotations
 
 from workbench.core.config.settings import setting_value
+from workbench.core.experiments.compare.ranked import objective_of, rank_marked, rank_marked_name
 from workbench.core.experiments.compare.read import ComparedRun, Comparison, Difference
 from workbench.core.experiments.table import after_cells, training_cells
 from workbench.core.records.scores import N_BOOTSTRAP, N_PERMUTATIONS
@@ -77,6 +78,7 @@ RUN_HEADER = [
     "Run",
     "Run id",
     "Status",
+    "Objective",
     "Epochs",
     "Steps",
     "Training time",
@@ -96,6 +98,7 @@ def run_rows(comparison: Comparison) -> list[list[str]]:
                 run.letter,
                 row.run_id,
                 row.status,
+                objective_of(run),
                 *training_cells(row),
                 *after_cells(row),
             ]
@@ -126,6 +129,12 @@ TEST_HEADER = [
     "p (bs)",
     "p (ar)",
 ]
+
+
+def test_header(comparison: Comparison) -> list[str]:
+    """:data:`TEST_HEADER`, BLEU and chrF marked where they ranked a run's candidates."""
+    bleu, chrf = (rank_marked_name(metric, comparison) for metric in ("BLEU", "chrF"))
+    return [cell.replace("BLEU", bleu).replace("chrF", chrf) for cell in TEST_HEADER]
 
 
 def test_rows(comparison: Comparison) -> list[list[str]]:
@@ -177,12 +186,18 @@ METRICS_CAPTION = (
 
 
 def metrics_rows(comparison: Comparison) -> list[list[str]]:
-    """One row per run and metric: A's score, the run's, the change, its test, the reading."""
-    return [
-        [result.letter, *change_cells(change, result.scores.n_bootstrap)]
-        for result in comparison.paired
-        for change in result.scores.changes
-    ]
+    """One row per run and metric: A's score, the run's, the change, its test, the reading
+    (none on a metric that ranked either run's candidates: :mod:`.ranked`)."""
+    rows = []
+    for result in comparison.paired:
+        pair = [run for run in comparison.runs if run.letter in ("A", result.letter)]
+        for change in result.scores.changes:
+            cells = change_cells(change, result.scores.n_bootstrap)
+            cells[0], ranked = rank_marked(change, pair)
+            if ranked:
+                cells[-1] = MISSING
+            rows.append([result.letter, *cells])
+    return rows
 
 
 def test_caption(comparison: Comparison) -> str:

@@ -24,7 +24,6 @@ from workbench.core.experiments.compare.cells import (
     METRICS_CAPTION,
     METRICS_HEADER,
     RUN_HEADER,
-    TEST_HEADER,
     by_length_header,
     by_length_rows,
     comparison_settings_rows,
@@ -36,8 +35,10 @@ from workbench.core.experiments.compare.cells import (
     run_rows,
     settings_header,
     test_caption,
+    test_header,
     test_rows,
 )
+from workbench.core.experiments.compare.ranked import objective_notes
 from workbench.core.experiments.compare.read import Comparison
 from workbench.core.experiments.table import run_row_line
 from workbench.core.picking.picked_text import picked_lines
@@ -73,7 +74,8 @@ def settings_lines(comparison: Comparison) -> list[str]:
         if comparison.settings
         else ["  none: the runs share every setting"]
     )
-    return out + [f"  note: {note}" for note in comparison.notes]
+    notes = [*objective_notes(comparison), *comparison.notes]
+    return out + [f"  note: {note}" for note in notes]
 
 
 def test_lines(comparison: Comparison) -> list[str]:
@@ -81,7 +83,7 @@ def test_lines(comparison: Comparison) -> list[str]:
     out = []
     if comparison.paired:
         out += [f"Test set {test_caption(comparison)}"]
-        out += _columns(TEST_HEADER, test_rows(comparison))
+        out += _columns(test_header(comparison), test_rows(comparison))
         out += ["", METRICS_CAPTION, *_columns(METRICS_HEADER, metrics_rows(comparison))]
     return out + not_paired_lines(comparison)
 
@@ -159,7 +161,7 @@ def comparison_blocks(comparison: Comparison) -> list[Block]:
         Table(settings_header(comparison), comparison_settings_rows(comparison), numeric=False)
         if comparison.settings
         else Paragraph("None: the runs share every setting."),
-        *(Note(note) for note in comparison.notes),
+        *(Note(note) for note in [*objective_notes(comparison), *comparison.notes]),
         Heading("Curves"),
         *(
             Figure(
@@ -175,7 +177,7 @@ def comparison_blocks(comparison: Comparison) -> list[Block]:
     if comparison.paired:
         blocks += [
             Paragraph(test_caption(comparison), style="caption"),
-            Table(TEST_HEADER, test_rows(comparison)),
+            Table(test_header(comparison), test_rows(comparison)),
             Paragraph(METRICS_CAPTION, style="caption"),
             Table(METRICS_HEADER, metrics_rows(comparison), numeric=False),
         ]
