@@ -26,7 +26,7 @@ from workbench.core.records.status import EndStatus
 from workbench.core.records.summary import RunSummary
 from workbench.core.records.typed import decode
 
-PhaseName = Literal["data", "model", "before", "train", "after", "comet", "metricx", "pick"]
+PhaseName = Literal["data", "model", "before", "rank", "train", "after", "comet", "metricx", "pick"]
 Level = Literal["info", "warning", "error"]
 Stage = Literal["epoch", "before", "after"]
 Split = Literal["validation", "test"]

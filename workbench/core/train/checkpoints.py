@@ -18,7 +18,7 @@ from workbench.core.live.writer import RunFolderBusy, busy_message
 from workbench.core.records.model_settings import ModelSettings, write_model_settings
 from workbench.core.run_folder.layout import OutputFolder, RunFolder
 from workbench.core.run_folder.output_folder import run_folders
-from workbench.core.run_folder.summary_file import is_finished
+from workbench.core.run_folder.summary_file import is_finished, read_summary
 from workbench.core.train.lora import (
     ADAPTER_WEIGHTS,
     is_adapted,
@@ -73,7 +73,8 @@ def last_complete_checkpoint(run_dir: Path, on_event: EventSink | None = None) -
 
 
 def find_resumable_run(output_root: Path, refuse_live: bool = True) -> Path | None:
-    """The newest run folder that has not finished and has a complete checkpoint.
+    """The newest run folder that has not finished and has a complete checkpoint, or that
+    was stopped while ranking its candidates (``--objective``), before any step.
 
     A live run on the way there is refused (:class:`RunFolderBusy`): ``--resume`` means
     the newest unfinished run, and that one has a writer already. (Not for a distributed
@@ -85,9 +86,21 @@ def find_resumable_run(output_root: Path, refuse_live: bool = True) -> Path | No
         live = run_liveness(run) if refuse_live else None
         if live is not None and live.writing:
             raise RunFolderBusy(busy_message(run, live.record))
-        if last_complete_checkpoint(run) is not None:
+        if last_complete_checkpoint(run) is not None or stopped_while_ranking(run):
             return run
     return None
+
+
+def stopped_while_ranking(run_dir: Path) -> bool:
+    """Whether the run was stopped while it ranked its training sources' candidates: it
+    has no checkpoint, and ``--resume`` ranks the rest (the ranked ones are cached)."""
+    summary = read_summary(run_dir)
+    return (
+        summary is not None
+        and summary.status == "stopped"
+        and summary.objective is not None
+        and not summary.global_step
+    )
 
 
 def run_to_resume(output_root: Path, refuse_live: bool = True) -> Path:

@@ -118,24 +118,23 @@ def ceiling_pick(config: RunConfig) -> PickSettings:
         temperature=config.temperature,
         seed=config.seed,
     )
-    reading = {
-        "metricx_tokenizer": config.metricx_tokenizer,
-        "metricx_max_length": config.metricx_max_length,
-    }
     rank_by = str(config.rank_by)
-    if rank_by == "qe":
-        return PickSettings("qe", qe_model=config.qe_model, candidates=candidates)
-    if rank_by == "metricx-qe":
-        return PickSettings(
-            "qe", qe_metric="metricx", qe_model=config.metricx, candidates=candidates, **reading
+    if rank_by in ("qe", "metricx-qe"):
+        metric, model = (
+            ("metricx", config.metricx)
+            if rank_by == "metricx-qe"
+            else ("cometkiwi", config.qe_model)
         )
-    model = {"comet": config.comet or DEFAULT_COMET_UTILITY, "metricx": config.metricx}
-    return PickSettings(
-        "mbr",
-        utility=rank_by,
-        utility_model=model.get(rank_by),
-        candidates=candidates,
-        **reading,
+        pick = PickSettings("qe", qe_metric=metric, qe_model=model, candidates=candidates)
+    else:
+        utility_model = {"comet": config.comet or DEFAULT_COMET_UTILITY, "metricx": config.metricx}
+        pick = PickSettings(
+            "mbr", utility=rank_by, utility_model=utility_model.get(rank_by), candidates=candidates
+        )
+    return replace(
+        pick,
+        metricx_tokenizer=config.metricx_tokenizer,
+        metricx_max_length=config.metricx_max_length,
     )
 
 
