@@ -81,6 +81,27 @@ def load_model_and_tokenizer(
     return _from_folder_or_hub(name, load)
 
 
+def frozen_as_built(model: PreTrainedModel) -> PreTrainedModel:
+    """``model`` with the parameters its class builds frozen made frozen again.
+
+    transformers 5's ``from_pretrained`` makes every floating-point parameter it loads or
+    fills in trainable, whatever the class built. Marian builds its sinusoidal position
+    tables frozen and never saves them (``_keys_to_ignore_on_save``): left trainable, a
+    fine-tuned run would train tables that no checkpoint holds, so a resumed run, and the
+    saved best model, would get the untrained sinusoids back. The class built on the meta
+    device (no storage) says which parameters it freezes. Only a model about to train
+    needs it (:func:`~workbench.core.train.run_model.load_run_model`): decoding trains
+    nothing.
+    """
+    from workbench.core.model.meta_model import meta_model
+
+    built = dict(meta_model(model.config).named_parameters())
+    for name, parameter in model.named_parameters():
+        if name in built and not built[name].requires_grad:
+            parameter.requires_grad_(False)
+    return model
+
+
 def load_tokenizer_and_config(name: str) -> tuple[PreTrainedTokenizerBase, Any]:
     """A model's tokenizer and config without its weights: enough to resolve its languages
     and bounds before a run folder is made."""

@@ -112,7 +112,7 @@ def load_run_model(
     kept in the run folder (other ranks reuse rank 0's).
     """
     from workbench.core.model.direction import apply_direction
-    from workbench.core.model.load import load_model_and_tokenizer
+    from workbench.core.model.load import frozen_as_built, load_model_and_tokenizer
 
     model: Any
     tokenizer: Any
@@ -149,6 +149,7 @@ def load_run_model(
 
         dtype = run_dtype(load_model_config(config.model), config.lora)
         model, tokenizer = load_model_and_tokenizer(config.model, dtype=dtype)
+        model = frozen_as_built(model)  # trains what its class trains, as a scratch one does
     direction = run_direction(config, tokenizer, model.config)
     apply_direction(tokenizer, direction, model)
     for note in direction.notes:
