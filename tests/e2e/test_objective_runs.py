@@ -86,6 +86,7 @@ def test_each_objective_trains_on_its_ranked_candidates_and_never_headlines_the_
             assert line.chosen_score == max(scores)
             assert line.chosen in [c.text for c in line.candidates]
         else:
+            assert line.reference_score is not None
             pool = [*scores, line.reference_score]
             assert line.chosen_score == max(pool) > line.rejected_score == min(pool)
     assert any(isinstance(e, PreferenceProgress) for e in events)

@@ -86,12 +86,12 @@ def find_resumable_run(output_root: Path, refuse_live: bool = True) -> Path | No
         live = run_liveness(run) if refuse_live else None
         if live is not None and live.writing:
             raise RunFolderBusy(busy_message(run, live.record))
-        if last_complete_checkpoint(run) is not None or stopped_while_ranking(run):
+        if last_complete_checkpoint(run) is not None or ranking_was_stopped(run):
             return run
     return None
 
 
-def stopped_while_ranking(run_dir: Path) -> bool:
+def ranking_was_stopped(run_dir: Path) -> bool:
     """Whether the run was stopped while it ranked its training sources' candidates: it
     has no checkpoint, and ``--resume`` ranks the rest (the ranked ones are cached)."""
     summary = read_summary(run_dir)

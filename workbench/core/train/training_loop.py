@@ -65,6 +65,16 @@ def fine_tune(
             f"({err.strerror or err}); free some space, then continue with: "
             "workbench train --resume"
         ) from None
+    except ValueError as err:
+        if checkpoint is None or "parameter group" not in str(err):
+            raise
+        # A checkpoint whose optimizer covers other parameters than this run trains: one
+        # written by a version that trained a loaded Marian's frozen position tables.
+        raise WorkbenchError(
+            f"{checkpoint} was saved by a run that trained other parameters than this one "
+            "does (a workbench from before Marian's position tables were kept frozen), so "
+            "it cannot be continued; start the run again without --resume"
+        ) from None
     return TrainingOutcome(
         seconds=time.perf_counter() - started,
         stopped_by_user=events.stopped_by_user,
