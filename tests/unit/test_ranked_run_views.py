@@ -179,3 +179,23 @@ def test_compare_shows_each_objective_and_marks_the_metric_that_ranked(tmp_path:
     assert "different objectives" not in plain
     assert "used to rank" not in plain
     assert f"| B | {c} | finished | sft |" in plain
+
+
+def test_runs_marks_a_ranker_it_shows_and_gives_it_no_human_reading(tmp_path: Path):
+    """A run ranked by BLEU: ``runs`` shows its BLEU marked, with no Kocmi reading; the
+    same run ranked by chrF (not shown there) gets BLEU's reading as any run does."""
+    from workbench.core.experiments.table import list_runs, run_row_line
+
+    runs = tmp_path / "out" / "runs"
+    by_chrf = ranked_summary()
+    assert by_chrf.objective is not None
+    record = dataclasses.replace(by_chrf.objective, rank_by="bleu", ranker="BLEU")
+    write_ranked_run(
+        runs / "20260102-000000-demo-cpo", dataclasses.replace(by_chrf, objective=record)
+    )
+    write_ranked_run(runs / "20260101-000000-demo-cpo", by_chrf)
+    by_bleu, chrf_ranked = list_runs(tmp_path / "out")
+    line = run_row_line(by_bleu)
+    assert "test BLEU (used to rank) " in line
+    assert "humans agree" not in line.split("test BLEU (used to rank)")[1].split("  test ")[0]
+    assert "humans agree" in run_row_line(chrf_ranked)

@@ -26,6 +26,7 @@ from workbench.core.views.human_agreement import agreement_brief
 from workbench.core.views.numbers import MISSING, format_seconds
 from workbench.core.views.ranked_text import objective_brief
 from workbench.core.views.score_text import with_ci
+from workbench.core.views.verdict import marked, relation
 
 #: Settings that differ between runs without being a choice of recipe.
 NOT_A_CHOICE = ("output_dir", "data_revision", "precision", "preset")
@@ -157,20 +158,31 @@ def kept_row(run_dir: Path) -> RunRow:
     return row
 
 
-def _scores(role: str, scores: SetScores | None) -> str:
+def _scores(role: str, scores: SetScores | None, ranker: str | None = None) -> str:
+    """A set's BLEU (and COMET, MetricX) before → after; on the test set, the Kocmi
+    reading of each, except on a metric that ranked the run's candidates (``ranker``) or
+    its relative, which is marked instead (:mod:`~workbench.core.views.verdict`)."""
     if scores is None:
         return f"{role} BLEU {MISSING}"
     after = with_ci(scores.bleu_after, scores.bleu_after_ci)
-    text = f"{role} BLEU {scores.bleu_before:.2f} → {after}"
+
+    def name(metric: str) -> str:
+        return marked(metric, ranker, "rank") if ranker else metric
+
+    def reading(metric: str, delta: float) -> str:
+        ranked = ranker is not None and relation(metric, ranker, "rank") is not None
+        return "" if ranked else agreement_brief(metric, delta)
+
+    text = f"{role} {name('BLEU')} {scores.bleu_before:.2f} → {after}"
     if role != "test":  # the test set's change is the one a reader weighs
         return text
-    text += agreement_brief("BLEU", scores.bleu_delta)
+    text += reading("BLEU", scores.bleu_delta)
     for neural in (scores.comet, scores.metricx):
         if neural is not None:
             after = with_ci(neural.after, neural.after_ci)
             lower = " (lower is better)" if neural.lower_is_better else ""
-            text += f"  {role} {neural.metric}{lower} {neural.before:.2f} → {after}"
-            text += agreement_brief(neural.metric, neural.delta)
+            text += f"  {role} {name(neural.metric)}{lower} {neural.before:.2f} → {after}"
+            text += reading(neural.metric, neural.delta)
     return text
 
 
@@ -223,7 +235,8 @@ RUN_ROW_HEADER = (
 def run_row_line(row: RunRow) -> str:
     """A run in one line: id, preset, status, training, best epoch, scores, changes."""
     epochs, steps, seconds, best = training_cells(row)
-    scores = f"{_scores('val', row.validation)}  {_scores('test', row.test)}"
+    ranked = row.ranker if row.objective else None
+    scores = f"{_scores('val', row.validation, ranked)}  {_scores('test', row.test, ranked)}"
     changes = changes_text(row)
     status = "  ".join(part for part in (status_text(row), objective_text(row)) if part)
     return (

@@ -84,14 +84,16 @@ def key_parts(
     sizes: tuple[int, int],
 ) -> dict[str, Any]:
     """What decides an entry's lines: the model's identity (:func:`model_identity`), the
-    engine and direction ``translator`` translates with, the pairs' texts in order, the
-    candidate ``settings``, the decoding ``base``, the ranker's (name, model) and the
-    (batch, chunk) sizes."""
+    engine, direction and source length ``translator`` translates with, the pairs' texts
+    in order, the candidate ``settings``, the decoding ``base``, the ranker's (name,
+    model) and the (batch, chunk) sizes."""
     direction = translator.direction
     return {
         "model": model,
         "engine": translator.backend.name,
         "direction": [direction.source_text(""), direction.target_label],
+        # a source longer than this is translated in pieces, so its candidates differ
+        "max_source_length": translator.max_source_length,
         "pairs": [len(pairs), content_digest(pairs)],
         "candidates": asdict(settings),
         "decoding": vars(base),

@@ -38,6 +38,7 @@ from workbench.core.live.lease import RunLease
 from workbench.core.records.run_records import Precision
 from workbench.core.train import loss as token_loss
 from workbench.core.train.lora import is_adapted
+from workbench.core.train.objective import PREFERENCE_OBJECTIVES
 from workbench.core.train.preference_batches import preference_collator, preference_dataset
 from workbench.core.train.preference_loss import (
     PreferenceLoss,
@@ -48,9 +49,6 @@ from workbench.core.train.preference_loss import (
 )
 from workbench.core.train.recipe import build_trainer
 from workbench.core.train.trainer import WorkbenchTrainer
-
-#: The objectives this Trainer trains.
-PREFERENCE_OBJECTIVES = ("cpo", "dpo")
 
 
 def reference_model(model: Any, lora: bool) -> Any:
@@ -83,6 +81,9 @@ class PreferenceTrainer(WorkbenchTrainer):
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
         self.preference_logs: dict[str, list[float]] = defaultdict(list)
+        # The Trainer divides a loss by the accumulation steps unless the model takes loss
+        # keyword arguments (Marian's forward does); ours takes none, on every 5.x.
+        self.model_accepts_loss_kwargs = False
 
     def compute_loss(
         self,

@@ -26,7 +26,12 @@ from typing import TYPE_CHECKING, Any
 from workbench.core.data.pair import Pair
 from workbench.core.evaluate.picked_after import NeuralJudges, pick_test_set, score_pick
 from workbench.core.events import Note, Phase, RunDone
-from workbench.core.preferences.records import PreferenceRecord, write_preferences
+from workbench.core.preferences.preference_set import PreferenceSet, preference_records
+from workbench.core.preferences.records import (
+    PreferenceRecord,
+    read_preferences,
+    write_preferences,
+)
 from workbench.core.records.objective_record import ObjectiveRecord
 from workbench.core.records.picked_scores import PickedScores
 from workbench.core.records.run_records import Sample
@@ -86,27 +91,69 @@ def objective_data(
 ) -> ObjectiveData | None:
     """The training data of ``run``'s objective, made from the starting ``model`` (None:
     ``sft``, which trains on the references). ``options``: the run's decoding, the base of
-    the candidates' (their beams' length bound, the n-gram block)."""
-    from workbench.core.model.load import fp32_decoding
-    from workbench.core.preferences.preference_set import preference_records
-    from workbench.core.translate.translator import Translator
+    the candidates' (their beams' length bound, the n-gram block).
 
+    A resumed run trains on the ``preferences.jsonl`` it wrote, whatever the cache holds
+    now (cleared, or keyed anew by an upgraded library). Under torchrun rank 0 ranks while
+    the others wait, and every rank learns from rank 0 whether it was stopped."""
     objective = Objective.of(run.config)
     if objective is None:
         return None
+    pairs = list(run.data.train)
+    kept = RunFolder(run.run_dir).preferences
+    if kept.is_file():
+        records = read_preferences(kept)
+        ranker = records[0].ranked_by if records else objective.rank_by
+        run.emit(Note(f"preferences: {len(records):,} read back from the run's {kept.name}"))
+        skipped = len(pairs) - len(records)
+        return ObjectiveData(objective, ranker, records, len(pairs), skipped, False)
+    loaded = (model, tokenizer, direction)
+    # rank 0 ranks; the others wait for it here, then read its sealed entry
+    first = _rank(run, objective, pairs, loaded, options, stop) if run.main else None
+    if distributed.from_main(first is not None and first[0].stopped):
+        ranker = first[1] if first is not None else objective.rank_by
+        return ObjectiveData(objective, ranker, [], len(pairs), 0, True)
+    found, ranker = first or _rank(run, objective, pairs, loaded, options, stop)
+    if run.main:
+        write_preferences(kept, found.records)
+        run.emit(Note(found.summary))
+    return ObjectiveData(
+        objective, ranker, list(found.records), found.ranked, found.skipped, found.stopped
+    )
+
+
+def _rank(
+    run: RunContext,
+    objective: Objective,
+    pairs: list[Pair],
+    loaded: tuple[Any, Any, Any],
+    options: Any,
+    stop: threading.Event,
+) -> tuple[PreferenceSet, str]:
+    """The ranked candidates (cached: ranked now, or read back) and the ranker's name."""
+    from workbench.core.model.load import fp32_decoding
+    from workbench.core.translate.translator import Translator
+
     config, emit = run.config, run.emit
-    translator = Translator(model, tokenizer, direction, config.max_source_length)
+    translator = Translator(*loaded, config.max_source_length)
     pick = dataclasses.replace(objective.ceiling, device=run.precision.device)
     ranker = pick.picker(translator).metric
-    pairs = list(run.data.train)
-    emit(
-        Phase(
-            "rank",
-            f"{objective.candidates.count} candidates for each of {len(pairs):,} training "
-            f"sources, ranked by {ranker.name}",
+    if run.main:
+        emit(
+            Phase(
+                "rank",
+                f"{objective.candidates.count} candidates for each of {len(pairs):,} "
+                f"training sources, ranked by {ranker.name}",
+            )
         )
-    )
-    with distributed.main_first(), fp32_decoding():
+        if distributed.is_distributed():
+            emit(
+                Note(
+                    f"rank 0 ranks them while the other processes wait, up to "
+                    f"--ddp-timeout {config.ddp_timeout} s"
+                )
+            )
+    with fp32_decoding():
         found = preference_records(
             translator,
             pairs,
@@ -119,18 +166,19 @@ def objective_data(
             emit=emit,
             stop=stop,
         )
-    if run.main and not found.stopped:
-        write_preferences(RunFolder(run.run_dir).preferences, found.records)
-    emit(Note(found.summary))
-    return ObjectiveData(
-        objective, ranker.name, list(found.records), found.ranked, found.skipped, found.stopped
-    )
+    return found, ranker.name
 
 
 def _ranker_model(pick: Any) -> str | None:
-    """The neural ranker's model, as the cache key names it (None: chrF or BLEU)."""
+    """The neural ranker's model as the cache key names it, with how a MetricX model is
+    read (its tokenizer and input length change its scores); None: chrF or BLEU."""
     neural = pick.neural_model
-    return None if neural is None else str(neural[1])
+    if neural is None:
+        return None
+    kind, model, _ = neural
+    if kind != "metricx":
+        return str(model)
+    return f"{model} (tokenizer {pick.metricx_tokenizer}, max length {pick.metricx_max_length})"
 
 
 def reference_copy(model: Any, data: ObjectiveData | None, lora: bool) -> Any:

@@ -99,7 +99,7 @@ def prepare(
         plan = plan_memory(config, shape, precision)
         scorers = plan_scorers(config, plan)  # --comet's and --metricx's models
     check_fits(plan, config.model)
-    check_candidates_fit(config, shape, plan)  # --pick's, after training
+    check_candidates_fit(config, shape, plan)  # --pick's after training, --objective's before
     fan_out(on_event)(Phase("data", config.data))
     # rank 0 fills the sample cache; the others read it
     with distributed.main_first(), reporting_retries(on_event):

@@ -29,15 +29,19 @@ DECODING_BYTES = 4
 
 
 def check_candidates_fit(config: RunConfig, model_config: Any, plan: MemoryPlan) -> None:
-    """Refuse, in one line, a ``--pick`` whose one line's candidates cannot fit the plan's
-    budget beside the best model (nothing to check without ``--pick``)."""
+    """Refuse, in one line, candidates whose one line cannot fit the plan's budget beside
+    the model: ``--pick``'s, drawn from the best model after training, and
+    ``--objective``'s, drawn from the starting model for each training source (nothing to
+    check without either)."""
+    from workbench.core.train.objective import Objective
+
     pick = PickSettings.requested(config, config.qe_model)
-    if pick is None:
-        return
+    objective = Objective.of(config)
+    drawn = [s.candidates for s in (pick, objective) if s is not None]
     free = plan.budget - plan.parameters * DECODING_BYTES - plan.runtime
     where = f"left of the plan's {plan.budget / 1e9:.1f} GB {plan.budget_source} beside the model"
     base = DecodeOptions(config.num_beams, config.max_new_tokens, config.no_repeat_ngram_size)
-    for options in pick.candidates.decodings(base):
+    for options in (o for candidates in drawn for o in candidates.decodings(base)):
         each = sequence_bytes(
             model_config, DECODING_BYTES, config.max_source_length, options.max_new_tokens
         )
