@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import json
 import re
-import shutil
 from pathlib import Path
 
 import pytest
@@ -17,24 +16,12 @@ from tests.helpers.memory import (
     HUNYUAN_MT_7B,
     HUNYUAN_PARAMETERS,
     NEEDS,
-    NLLB_3B_CONFIG,
     chat_tokenizer,
     figure_in,
     train_chat,
 )
 from workbench.core.records.memory import GB
 from workbench.core.train.memory.decoder_only import PROMPT_TOKENS
-
-
-@pytest.fixture(scope="module")
-def nllb_3b_folder(tmp_path_factory, family_models) -> Path:
-    """NLLB-200 3.3B's config.json and a tokenizer of its family, and no weights."""
-    folder = tmp_path_factory.mktemp("nllb-3.3B")
-    for path in family_models["nllb"].iterdir():
-        if path.name.startswith("tokenizer") or path.suffix == ".model":
-            shutil.copy(path, folder / path.name)
-    shutil.copy(NLLB_3B_CONFIG, folder / "config.json")
-    return folder
 
 
 def refused(cli, folder: Path, pairs: Path, tmp_path: Path, *extra: str):

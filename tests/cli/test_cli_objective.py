@@ -6,12 +6,9 @@ settings themselves are tested in tests/unit/test_objective.py."""
 
 from __future__ import annotations
 
-import shutil
-from pathlib import Path
-
 import pytest
 
-from tests.helpers.memory import NEEDS, NLLB_3B_CONFIG, figure_in
+from tests.helpers.memory import NEEDS, figure_in
 
 
 def one_line(result) -> str:
@@ -47,17 +44,6 @@ def test_a_run_past_the_references_that_cannot_run_is_one_line(
     )  # fmt: skip
     assert said in one_line(result)
     assert not (tmp_path / "out" / "runs").exists()
-
-
-@pytest.fixture(scope="module")
-def nllb_3b_folder(tmp_path_factory, family_models) -> Path:
-    """NLLB-200 3.3B's config.json and a tokenizer of its family, and no weights."""
-    folder = tmp_path_factory.mktemp("nllb-3.3B")
-    for path in family_models["nllb"].iterdir():
-        if path.name.startswith("tokenizer") or path.suffix == ".model":
-            shutil.copy(path, folder / path.name)
-    shutil.copy(NLLB_3B_CONFIG, folder / "config.json")
-    return folder
 
 
 def test_dpos_frozen_reference_beyond_the_plan_is_refused_where_cpo_goes_on(

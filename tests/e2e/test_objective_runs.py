@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 
 from tests.helpers.processes import same_weights
-from tests.helpers.runs import small
+from tests.helpers.runs import small, step_losses
 from workbench.core.evaluate.metrics import sentence_chrf
 from workbench.core.events import Event, PreferenceProgress, RunDone, TrainStep
 from workbench.core.preferences.records import read_preferences
@@ -122,10 +122,6 @@ def test_a_second_run_with_another_beta_reuses_the_ranking(tmp_path, tiny_model_
     assert second.summary.objective.beta == 0.5
 
 
-def losses(into: list):
-    return lambda e: into.append((e.step, e.loss)) if isinstance(e, TrainStep) else None
-
-
 @pytest.mark.parametrize("objective", ["best", "cpo", "dpo"])
 def test_stop_then_resume_equals_a_straight_run_bit_for_bit(
     tmp_path, tiny_model_dir, monkeypatch, objective
@@ -148,7 +144,7 @@ def test_stop_then_resume_equals_a_straight_run_bit_for_bit(
     stop = threading.Event()
 
     def stop_at_step_4(event: Event) -> None:
-        losses(log)(event)
+        step_losses(log)(event)
         if isinstance(event, TrainStep) and event.step >= 4:
             stop.set()
 
@@ -160,7 +156,7 @@ def test_stop_then_resume_equals_a_straight_run_bit_for_bit(
     events: list[Event] = []
 
     def both(event: Event) -> None:
-        losses(log)(event)
+        step_losses(log)(event)
         events.append(event)
 
     resumed = run_training(config, both, resume=True)
@@ -171,7 +167,7 @@ def test_stop_then_resume_equals_a_straight_run_bit_for_bit(
     straight_log: list = []
     straight = run_training(
         objective_run(tmp_path, model, objective, "a", epochs=2.0, logging_steps=1),
-        losses(straight_log),
+        step_losses(straight_log),
     )
     folder, other = RunFolder(resumed.run_dir), RunFolder(straight.run_dir)
     assert folder.preferences.read_text(encoding="utf-8") == other.preferences.read_text(

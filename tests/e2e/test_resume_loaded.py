@@ -9,14 +9,10 @@ import threading
 from pathlib import Path
 
 from tests.helpers.processes import same_weights
-from tests.helpers.runs import small
+from tests.helpers.runs import small, step_losses
 from workbench.core.events import Event, TrainStep
 from workbench.core.model.load import frozen_as_built, load_model_and_tokenizer
 from workbench.core.train.run_training import run_training
-
-
-def losses(into: list):
-    return lambda e: into.append((e.step, e.loss)) if isinstance(e, TrainStep) else None
 
 
 def test_a_loaded_marian_trains_what_a_built_one_trains(tiny_model_dir: Path):
@@ -53,18 +49,18 @@ def test_stop_then_resume_from_a_saved_model_equals_a_straight_run_bit_for_bit(
         max_new_tokens=8,
     )
     straight_log: list = []
-    straight = run_training(small(tmp_path, "a", **settings), losses(straight_log))
+    straight = run_training(small(tmp_path, "a", **settings), step_losses(straight_log))
     log: list = []
     stop = threading.Event()
 
     def stop_at_step_4(event: Event) -> None:
-        losses(log)(event)
+        step_losses(log)(event)
         if isinstance(event, TrainStep) and event.step >= 4:
             stop.set()
 
     stopped = run_training(small(tmp_path, "b", **settings), stop_at_step_4, stop)
     assert stopped.status == "stopped"
-    resumed = run_training(small(tmp_path, "b", **settings), losses(log), resume=True)
+    resumed = run_training(small(tmp_path, "b", **settings), step_losses(log), resume=True)
     assert resumed.status == "finished"
     assert resumed.run_dir == stopped.run_dir
     assert [s for s, _ in log] == [s for s, _ in straight_log]

@@ -450,16 +450,19 @@ def translation_prompt(family: str, tokenizer: Any, source: str) -> list[int]:
     return tokenizer(text, add_special_tokens=False)["input_ids"]
 
 
-def english_to_chinese(model: Path) -> tuple[Any, Any]:
+def english_to_chinese(
+    model: Path, prompt: str | None = None, template: str | None = None
+) -> tuple[Any, Any]:
     """A tiny decoder-only model's tokenizer and its en -> zh direction (the family's own
-    prompt), as a run resolves and applies them."""
+    prompt, or ``prompt``/``template`` as --prompt and --prompt-template give them), as a
+    run resolves and applies them."""
     from workbench.core.config.direction_request import DirectionRequest
     from workbench.core.model.direction import apply_direction, resolve_direction
     from workbench.core.model.family import max_positions
     from workbench.core.model.load import load_tokenizer_and_config
 
     tokenizer, config = load_tokenizer_and_config(str(model))
-    request = DirectionRequest("en", "zh", None, None, None, None)
+    request = DirectionRequest("en", "zh", None, None, prompt, template)
     direction = resolve_direction(
         config.model_type, max_positions(config), tokenizer, request, model_name=str(model)
     )

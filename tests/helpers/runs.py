@@ -57,6 +57,13 @@ def small(tmp_path: Path, name: str = "out", **extra):
     return tiny_config(**values)
 
 
+def step_losses(into: list):
+    """An event sink that appends each training step's (step, loss) to ``into``."""
+    from workbench.core.events import TrainStep
+
+    return lambda e: into.append((e.step, e.loss)) if isinstance(e, TrainStep) else None
+
+
 def tiny_toml(**values) -> str:
     """TINY_RUN_SETTINGS with ``values`` on top, written as TOML."""
     merged = {**TINY_RUN_SETTINGS, **values}

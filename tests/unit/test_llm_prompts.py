@@ -3,9 +3,9 @@ them: each refused in one line before any run folder exists."""
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import pytest
+
+from tests.helpers.causal_models import english_to_chinese
 
 PAIRS = [
     ("I like tea.", "我喜欢茶。"),
@@ -13,27 +13,12 @@ PAIRS = [
 ]
 
 
-def direction_of(model: Path, prompt: str | None = None, template: str | None = None):
-    from workbench.core.config.direction_request import DirectionRequest
-    from workbench.core.model.direction import apply_direction, resolve_direction
-    from workbench.core.model.family import max_positions
-    from workbench.core.model.load import load_tokenizer_and_config
-
-    tokenizer, config = load_tokenizer_and_config(str(model))
-    request = DirectionRequest("en", "zh", None, None, prompt, template)
-    direction = resolve_direction(
-        config.model_type, max_positions(config), tokenizer, request, model_name=str(model)
-    )
-    apply_direction(tokenizer, direction)
-    return tokenizer, direction
-
-
 @pytest.mark.parametrize(("family", "prompt"), [("qwen3", None), ("llama", "alma")])
 def test_the_first_label_not_ignored_is_the_first_target_token(causal_models, family, prompt):
     from workbench.core.data.tokenize import PairTokenizer
     from workbench.core.train.batches import PromptCollator
 
-    tokenizer, direction = direction_of(causal_models[family], prompt)
+    tokenizer, direction = english_to_chinese(causal_models[family], prompt)
     sources, targets = [s for s, _ in PAIRS], [t for _, t in PAIRS]
     encoded = PairTokenizer(tokenizer, direction, 32, 32).encode(sources, targets)
     rows = [{k: encoded[k][i] for k in ("input_ids", "attention_mask", "labels")} for i in (0, 1)]
@@ -56,7 +41,7 @@ def test_the_first_label_not_ignored_is_the_first_target_token(causal_models, fa
 
 
 def test_a_qwen3_chat_prompt_has_no_thinking_and_stops_at_the_turns_end(causal_models):
-    tokenizer, direction = direction_of(causal_models["qwen3"])
+    tokenizer, direction = english_to_chinese(causal_models["qwen3"])
     text = direction.source_text("I like tea.")
     assert text.startswith("<|im_start|>user\n")
     assert text.endswith("<|im_start|>assistant\n<think>\n\n</think>\n\n")
@@ -66,7 +51,7 @@ def test_a_qwen3_chat_prompt_has_no_thinking_and_stops_at_the_turns_end(causal_m
 
 
 def test_a_seed_x_prompt_ends_with_the_target_tag_and_keeps_one_line(causal_models):
-    _, direction = direction_of(causal_models["mistral"], "seed-x")
+    _, direction = english_to_chinese(causal_models["mistral"], "seed-x")
     assert direction.source_text("Hi.") == (
         "Translate the following English sentence into Chinese:\nHi. <zh>"
     )
@@ -74,7 +59,7 @@ def test_a_seed_x_prompt_ends_with_the_target_tag_and_keeps_one_line(causal_mode
 
 
 def test_a_tokenizer_without_a_pad_token_pads_with_eos_and_says_so(causal_models):
-    tokenizer, direction = direction_of(causal_models["llama"], "alma")
+    tokenizer, direction = english_to_chinese(causal_models["llama"], "alma")
     assert tokenizer.pad_token == tokenizer.eos_token == "</s>"
     assert any("no pad token" in note and "</s>" in note for note in direction.notes)
 

@@ -23,7 +23,7 @@ from pathlib import Path
 
 from workbench.core.config.run_config import RunConfig
 from workbench.core.data.sources import looks_like_local_path
-from workbench.core.picking.choices import DEFAULT_CANDIDATES, check_choice
+from workbench.core.picking.choices import check_choice
 from workbench.core.picking.metrics import DEFAULT_COMET_UTILITY
 from workbench.core.records.model_settings import read_model_settings
 from workbench.core.run_folder.layout import OutputFolder, RunFolder
@@ -110,14 +110,7 @@ class Objective:
 def ceiling_pick(config: RunConfig) -> PickSettings:
     """The decoding-time pick whose metric is ``config.rank_by``: QE reranking for a
     reference-free ranker, MBR with the ranker as utility for a reference-based one."""
-    candidates = CandidateSettings(
-        DEFAULT_CANDIDATES if config.candidates is None else config.candidates,
-        config.candidates_from,
-        epsilon=config.epsilon,
-        top_p=config.top_p,
-        temperature=config.temperature,
-        seed=config.seed,
-    )
+    candidates = CandidateSettings.asked(config)
     rank_by = str(config.rank_by)
     if rank_by in ("qe", "metricx-qe"):
         metric, model = (

@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import gc
 import threading
+from collections.abc import Callable
 from dataclasses import dataclass
 from functools import partial
 from pathlib import Path
@@ -254,35 +255,24 @@ def _train(
         emit(Note(trainable_line(model)))
     emit(Phase("train"))
     callback = EventCallback(emit, stop, config.batch_size, lease)
+    build: Callable[..., WorkbenchTrainer] = build_trainer
+    rows: Any = run.data.train if ranked is None else ranked.targets
     if ranked is not None and ranked.objective.preference:
         from workbench.core.train.preference_trainer import build_preference_trainer
 
-        trainer: WorkbenchTrainer = build_preference_trainer(
-            config,
-            model,
-            loaded.tokenizer,
-            ranked.triples,
-            run.data.validation,
-            run_dir,
-            run.precision,
-            [callback],
-            direction=loaded.direction,
-            lease=lease,
-            reference=reference,
-        )
-    else:
-        trainer = build_trainer(
-            config,
-            model,
-            loaded.tokenizer,
-            run.data.train if ranked is None else ranked.targets,
-            run.data.validation,
-            run_dir,
-            run.precision,
-            [callback],
-            direction=loaded.direction,
-            lease=lease,
-        )
+        build, rows = partial(build_preference_trainer, reference=reference), ranked.triples
+    trainer = build(
+        config,
+        model,
+        loaded.tokenizer,
+        rows,
+        run.data.validation,
+        run_dir,
+        run.precision,
+        [callback],
+        direction=loaded.direction,
+        lease=lease,
+    )
     if config.report_to == "tensorboard" and run.main:
         trainer.add_callback(tensorboard_callback(RunFolder(run_dir).tensorboard))
     outcome = fine_tune(trainer, callback, run.checkpoint, run_dir)

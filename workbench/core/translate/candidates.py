@@ -22,6 +22,7 @@ pieces' k-th candidates joined. What a line's N candidates cost in memory is che
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
+from typing import Any
 
 from workbench.core.decoding import MAX_RETURNED, DecodeOptions
 from workbench.core.picking.choices import CANDIDATE_SOURCES, DEFAULT_CANDIDATES, check_choice
@@ -61,6 +62,20 @@ class CandidateSettings:
                 "unsigned 32-bit seed"
             )
         self.sampling(DecodeOptions())  # the sampling values checked now, not per line
+
+    @classmethod
+    def asked(cls, asked: Any) -> CandidateSettings:
+        """The candidates a command's or a run's settings ask for (``--candidates``,
+        ``--candidates-from``, ``--epsilon``, ``--top-p``, ``--temperature``, ``--seed``;
+        unset ``--candidates``: 8), checked."""
+        return cls(
+            DEFAULT_CANDIDATES if asked.candidates is None else asked.candidates,
+            asked.candidates_from,
+            epsilon=asked.epsilon,
+            top_p=asked.top_p,
+            temperature=asked.temperature,
+            seed=asked.seed,
+        )
 
     @property
     def beam_count(self) -> int:

@@ -16,7 +16,6 @@ from workbench.core.config.settings import DEFAULT_QE
 from workbench.core.data.sources import looks_like_local_path
 from workbench.core.languages import bleu_tokenizer_for
 from workbench.core.picking.choices import (
-    DEFAULT_CANDIDATES,
     PICK_METHODS,
     QE_METRICS,
     UTILITIES,
@@ -139,14 +138,7 @@ class PickSettings:
                 f"--{misplaced[0].replace('_', '-')} is for --pick {other}, not --pick "
                 f"{asked.pick}; leave it out"
             )
-        candidates = CandidateSettings(
-            DEFAULT_CANDIDATES if asked.candidates is None else asked.candidates,
-            asked.candidates_from,
-            epsilon=asked.epsilon,
-            top_p=asked.top_p,
-            temperature=asked.temperature,
-            seed=asked.seed,
-        )
+        candidates = CandidateSettings.asked(asked)
         return cls(
             asked.pick,
             utility=asked.utility,
