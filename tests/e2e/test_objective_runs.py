@@ -17,7 +17,7 @@ import pytest
 from tests.helpers.processes import same_weights
 from tests.helpers.runs import small, step_losses
 from workbench.core.evaluate.metrics import sentence_chrf
-from workbench.core.events import Event, PreferenceProgress, RunDone, TrainStep
+from workbench.core.events import Event, Note, PreferenceProgress, RunDone, TrainStep
 from workbench.core.preferences.records import read_preferences
 from workbench.core.run_folder.layout import RunFolder
 from workbench.core.train.run_training import run_training
@@ -102,6 +102,11 @@ def test_each_objective_trains_on_its_ranked_candidates_and_never_headlines_the_
     assert "ceiling: the starting model picking by mbr:chrF among 4 candidates" in text
     assert record.ceiling is not None
     assert record.ceiling.change("BLEU") is not None
+    # a tuned model below its start on validation is said, and only then
+    assert summary.validation is not None
+    worse = summary.validation.bleu_after < summary.validation.bleu_before
+    said = [e for e in events if isinstance(e, Note) and "below its starting model" in e.text]
+    assert bool(said) == worse
     # before is the starting model, scored the same way as after
     assert summary.test is not None
     assert summary.base_model == start(kind, tiny_model_dir, causal_models)

@@ -35,6 +35,7 @@ from workbench.core.preferences.records import (
 from workbench.core.records.objective_record import ObjectiveRecord
 from workbench.core.records.picked_scores import PickedScores
 from workbench.core.records.run_records import Sample
+from workbench.core.records.scores import SetScores
 from workbench.core.records.summary import RunSummary
 from workbench.core.run_folder.layout import RunFolder
 from workbench.core.run_folder.summary_file import write_summary
@@ -243,3 +244,19 @@ def stopped_while_ranking(
         )
         run.emit(RunDone("stopped", str(run.run_dir), summary))
     return summary
+
+
+def worse_than_start(run: RunContext, validation: SetScores) -> None:
+    """Say so when the tuned model's validation BLEU is below the starting model's: the
+    best epoch is chosen among the tuned ones, so a run past the references can publish a
+    model worse than the one it started from, which is still where it was."""
+    if validation.bleu_after >= validation.bleu_before:
+        return
+    run.emit(
+        Note(
+            f"the tuned model is below its starting model on validation (BLEU "
+            f"{validation.bleu_before:.2f} → {validation.bleu_after:.2f}); the starting "
+            f"model is unchanged in {run.config.model}",
+            "warning",
+        )
+    )

@@ -55,6 +55,7 @@ from workbench.core.train.run_objective import (
     objective_data,
     reference_copy,
     stopped_while_ranking,
+    worse_than_start,
 )
 from workbench.core.train.run_start import RunContext, model_line, prepare
 from workbench.core.train.training_loop import TrainingOutcome, fine_tune
@@ -157,6 +158,7 @@ def _run(
     if ranked is not None:  # the ceiling, once the tuned model is scored and let go
         scores = ceiling(run, ranked, before.held_out, finished.rows["test"])
         summary_with = partial(summary_with, objective=ranked.record(scores))
+        worse_than_start(run, finished.scores["validation"])
     summary = publish_run(run, trainer, finished, summary_with, publish)
     return RunResult("finished", run.run_dir, summary)
 
