@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 
 from tests.helpers.processes import same_weights
-from tests.helpers.runs import small, step_losses
+from tests.helpers.runs import from_model, step_losses
 from workbench.core.evaluate.metrics import sentence_chrf
 from workbench.core.events import Event, Note, PreferenceProgress, RunDone, TrainStep
 from workbench.core.preferences.records import read_preferences
@@ -42,18 +42,8 @@ def start(kind: str, tiny_model_dir: Path, causal_models: dict[str, Path]) -> st
 
 def objective_run(tmp_path: Path, model: str, objective: str, name: str = "out", **extra):
     """A run of a few seconds past the references: 4 candidates a source, one epoch."""
-    values = dict(
-        model=model,
-        objective=objective,
-        rank_by="chrf",
-        candidates=4,
-        epochs=1.0,
-        learning_rate=1e-3,
-        max_source_length=32,
-        max_target_length=32,
-        max_new_tokens=8,
-    )
-    return small(tmp_path, name, **{**values, **extra})
+    values = dict(objective=objective, rank_by="chrf", candidates=4, epochs=1.0)
+    return from_model(tmp_path, model, name, **{**values, **extra})
 
 
 @pytest.mark.parametrize(("kind", "objective", "lora"), CASES)

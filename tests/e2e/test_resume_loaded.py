@@ -9,7 +9,7 @@ import threading
 from pathlib import Path
 
 from tests.helpers.processes import same_weights
-from tests.helpers.runs import small, step_losses
+from tests.helpers.runs import from_model, step_losses
 from workbench.core.events import Event, TrainStep
 from workbench.core.model.load import frozen_as_built, load_model_and_tokenizer
 from workbench.core.train.run_training import run_training
@@ -39,17 +39,12 @@ def test_stop_then_resume_from_a_saved_model_equals_a_straight_run_bit_for_bit(
     Everything the resumed run trains must come back from its checkpoint; a parameter that
     trains but is not saved (the position tables, before they were frozen again) made the
     first step after the checkpoint differ (step 6: 6.77595 against 6.77533)."""
-    settings = dict(
-        model=str(tiny_model_dir),
-        epochs=2.0,
-        logging_steps=1,
-        learning_rate=1e-3,
-        max_source_length=32,
-        max_target_length=32,
-        max_new_tokens=8,
-    )
+
+    def run(name: str):
+        return from_model(tmp_path, str(tiny_model_dir), name, epochs=2.0, logging_steps=1)
+
     straight_log: list = []
-    straight = run_training(small(tmp_path, "a", **settings), step_losses(straight_log))
+    straight = run_training(run("a"), step_losses(straight_log))
     log: list = []
     stop = threading.Event()
 
@@ -58,9 +53,9 @@ def test_stop_then_resume_from_a_saved_model_equals_a_straight_run_bit_for_bit(
         if isinstance(event, TrainStep) and event.step >= 4:
             stop.set()
 
-    stopped = run_training(small(tmp_path, "b", **settings), stop_at_step_4, stop)
+    stopped = run_training(run("b"), stop_at_step_4, stop)
     assert stopped.status == "stopped"
-    resumed = run_training(small(tmp_path, "b", **settings), step_losses(log), resume=True)
+    resumed = run_training(run("b"), step_losses(log), resume=True)
     assert resumed.status == "finished"
     assert resumed.run_dir == stopped.run_dir
     assert [s for s, _ in log] == [s for s, _ in straight_log]

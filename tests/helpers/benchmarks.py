@@ -16,6 +16,13 @@ from tests.helpers.paths import REPO
 BENCHMARKS = REPO / "benchmarks"
 
 
+def report_row(report: str, start: str) -> str:
+    """The one line of a benchmark's report that starts with ``start``."""
+    found = [line for line in report.splitlines() if line.startswith(start)]
+    assert len(found) == 1, f"no single line starting {start!r} in:\n{report}"
+    return found[0]
+
+
 def run_benchmark(script: str, *args: str, cwd: Path, timeout: float = 300) -> str:
     """Run ``benchmarks/<script>`` with ``args`` in a fresh interpreter; its stdout."""
     done = subprocess.run(

@@ -57,6 +57,19 @@ def small(tmp_path: Path, name: str = "out", **extra):
     return tiny_config(**values)
 
 
+def from_model(tmp_path: Path, model: str, name: str = "out", **extra):
+    """:func:`small` starting from a saved ``model`` (not the demo's scratch one): a
+    gentler step, short lengths and a short decode, for a run of a few seconds."""
+    values = dict(
+        model=model,
+        learning_rate=1e-3,
+        max_source_length=32,
+        max_target_length=32,
+        max_new_tokens=8,
+    )
+    return small(tmp_path, name, **{**values, **extra})
+
+
 def step_losses(into: list):
     """An event sink that appends each training step's (step, loss) to ``into``."""
     from workbench.core.events import TrainStep

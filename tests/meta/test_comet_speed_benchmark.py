@@ -15,6 +15,7 @@ from pathlib import Path
 
 import pytest
 
+from tests.helpers.benchmarks import report_row
 from tests.helpers.paths import REPO
 
 SCRIPT = REPO / "benchmarks" / "comet_speed.py"
@@ -36,15 +37,8 @@ def smoke_report(tmp_path: Path, *args: str) -> str:
     return out.read_text(encoding="utf-8")
 
 
-def row(report: str, start: str) -> str:
-    """The report's line that starts with ``start``."""
-    found = [line for line in report.splitlines() if line.startswith(start)]
-    assert len(found) == 1, f"no single line starting {start!r} in:\n{report}"
-    return found[0]
-
-
 def assert_workbench_measured(report: str) -> None:
-    workbench = row(report, "| workbench |")
+    workbench = report_row(report, "| workbench |")
     assert "n/a" not in workbench, workbench
     cells = [c.strip() for c in workbench.strip("|").split("|")]
     float(cells[1])  # scoring seconds: a number
@@ -54,9 +48,9 @@ def assert_workbench_measured(report: str) -> None:
 def test_the_smoke_run_measures_the_workbench_and_the_library_where_it_is(tmp_path: Path):
     report = smoke_report(tmp_path)
     assert_workbench_measured(report)
-    library = row(report, "| unbabel-comet 2.2.7 |")
-    speedup = row(report, "**Ratio workbench / library")
-    difference = row(report, "Largest |workbench − library|")
+    library = report_row(report, "| unbabel-comet 2.2.7 |")
+    speedup = report_row(report, "**Ratio workbench / library")
+    difference = report_row(report, "Largest |workbench − library|")
     if REFERENCE_PYTHON.is_file():
         assert "n/a" not in library, library
         assert "n/a" not in speedup, speedup
@@ -70,8 +64,8 @@ def test_the_smoke_run_measures_the_workbench_and_the_library_where_it_is(tmp_pa
 def test_without_the_reference_venv_the_library_arm_is_na(tmp_path: Path):
     report = smoke_report(tmp_path, "--reference-python", str(tmp_path / "no-venv" / "python"))
     assert_workbench_measured(report)
-    assert "n/a" in row(report, "| unbabel-comet 2.2.7 |")
-    assert "n/a" in row(report, "**Ratio workbench / library")
+    assert "n/a" in report_row(report, "| unbabel-comet 2.2.7 |")
+    assert "n/a" in report_row(report, "**Ratio workbench / library")
 
 
 def test_a_noisy_scoring_time_is_flagged_and_not_quoted_as_the_ratio(tmp_path: Path):
@@ -88,16 +82,16 @@ def test_a_noisy_scoring_time_is_flagged_and_not_quoted_as_the_ratio(tmp_path: P
         order="o", cpu="c", cores=2, load_before="0.1", load_after="0.2", reference_python="p",
     )  # fmt: skip
     report = write_report(tmp_path / "COMET_SPEED.md", runs, context)
-    workbench = row(report, "| workbench |")
+    workbench = report_row(report, "| workbench |")
     assert workbench.endswith(
         "| 1.00, 1.40 (40%): **noisy: workbench repetitions differ by 40% (> 25%); not a "
         "result** | 2.00, 2.10 (5%) |"
     )
-    assert row(report, "| unbabel-comet 2.2.7 |").endswith(
+    assert report_row(report, "| unbabel-comet 2.2.7 |").endswith(
         "| 2.00 (1 repetition: no spread) | 3.00 (1 repetition: no spread) |"
     )
     assert "**Ratio" not in report
     assert "Ratio workbench / library (segments per second): 1.67×, noisy: workbench " in report
-    assert row(report, "**Noisy, not results").startswith(
+    assert report_row(report, "**Noisy, not results").startswith(
         "**Noisy, not results (repetitions differ by more than 25%): scoring (workbench 40%).**"
     )

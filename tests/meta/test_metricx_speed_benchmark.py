@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.helpers.benchmarks import run_benchmark
+from tests.helpers.benchmarks import report_row, run_benchmark
 
 REFERENCE_PYTHON = Path("/tmp/metricx-reference-venv/bin/python")
 
@@ -25,15 +25,8 @@ def quick_report(tmp_path: Path, *args: str) -> str:
     return out.read_text(encoding="utf-8")
 
 
-def row(report: str, start: str) -> str:
-    """The report's line that starts with ``start``."""
-    found = [line for line in report.splitlines() if line.startswith(start)]
-    assert len(found) == 1, f"no single line starting {start!r} in:\n{report}"
-    return found[0]
-
-
 def assert_workbench_measured(report: str) -> None:
-    cells = [c.strip() for c in row(report, "| workbench |").strip("|").split("|")]
+    cells = [c.strip() for c in report_row(report, "| workbench |").strip("|").split("|")]
     assert float(cells[1]) > 0  # scoring seconds
     assert float(cells[3]) > 0  # segments per second
     float(cells[4])  # load seconds: a number
@@ -42,9 +35,9 @@ def assert_workbench_measured(report: str) -> None:
 def test_the_quick_run_measures_the_workbench_and_metricx_where_it_is(tmp_path: Path):
     report = quick_report(tmp_path)
     assert_workbench_measured(report)
-    reference = row(report, "| metricx |")
-    speedup = row(report, "**Ratio workbench / metricx")  # one repetition: never noisy
-    difference = row(report, "Largest |workbench − metricx|")
+    reference = report_row(report, "| metricx |")
+    speedup = report_row(report, "**Ratio workbench / metricx")  # one repetition: never noisy
+    difference = report_row(report, "Largest |workbench − metricx|")
     if REFERENCE_PYTHON.is_file():
         assert "n/a" not in reference, reference
         assert "n/a" not in speedup, speedup
@@ -58,6 +51,6 @@ def test_the_quick_run_measures_the_workbench_and_metricx_where_it_is(tmp_path: 
 def test_without_the_reference_venv_the_metricx_arm_is_na(tmp_path: Path):
     report = quick_report(tmp_path, "--reference-python", str(tmp_path / "no-venv" / "python"))
     assert_workbench_measured(report)
-    assert "n/a" in row(report, "| metricx |")
-    assert "n/a" in row(report, "**Ratio workbench / metricx")
-    assert "n/a" in row(report, "Largest |workbench − metricx|")
+    assert "n/a" in report_row(report, "| metricx |")
+    assert "n/a" in report_row(report, "**Ratio workbench / metricx")
+    assert "n/a" in report_row(report, "Largest |workbench − metricx|")
