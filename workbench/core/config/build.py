@@ -283,6 +283,11 @@ def _check_model(c: RunConfig) -> None:
         math.isfinite(c.memory_budget) and c.memory_budget >= 0,
         f"memory_budget must be >= 0 GB (0 = the device's memory), got {c.memory_budget}",
     )
+    _check(c.gpus >= 0, f"gpus must be a whole number >= 0 (0 = the launcher's), got {c.gpus}")
+    _check(
+        c.shard or not c.shard_offload,
+        "--shard-offload offloads a sharded run's state; add --shard, or drop --shard-offload",
+    )
     if c.lora:
         _check(
             not c.is_scratch,

@@ -11,7 +11,7 @@ import dataclasses
 from dataclasses import dataclass, field
 from typing import Any
 
-from workbench.core.config import objective_settings, picking_settings
+from workbench.core.config import objective_settings, picking_settings, sharding_settings
 from workbench.core.config.direction_request import DirectionRequest
 from workbench.core.config.presets import DEFAULT_PRESET, SCRATCH_MODEL
 from workbench.core.config.scorer_settings import ScorerSettings
@@ -239,6 +239,10 @@ class RunConfig(ScorerSettings):
     )
     # Under torchrun rank 0 alone samples the data and decodes the "before" sets while the
     # others wait at a barrier; NCCL's 10-minute default killed such runs on slow GPUs.
+    # sharding (train --shard): defined in sharding_settings, which says why
+    shard: bool = sharding_settings.SHARD
+    shard_offload: bool = sharding_settings.SHARD_OFFLOAD
+    gpus: int = sharding_settings.GPUS
     ddp_timeout: int = setting(
         1800, group="training", help="seconds a process waits for the others under torchrun"
     )
