@@ -15,6 +15,7 @@ import json
 import os
 import signal
 import subprocess
+import sys
 import time
 from pathlib import Path
 
@@ -223,3 +224,23 @@ def test_sharded_lora_trains_the_adapters_on_every_rank(tmp_path, causal_models)
     assert changed
     translator = Translator.from_pretrained(str(run / "best_model"))
     assert isinstance(translator.translate("I like tea.").text, str)
+
+
+def test_accelerate_launch_with_the_docs_config_is_a_sharded_run(tmp_path):
+    """docs/launch/fsdp2.yaml as a user passes it (two processes, no bf16 on this CPU):
+    accelerate's FSDP launch shards the run without --shard typed."""
+    work = tmp_path / "acc"
+    work.mkdir()
+    (work / "tiny.toml").write_text(toml(epochs=1, batch_size=8, **MARIAN), encoding="utf-8")
+    config = Path(__file__).resolve().parents[2] / "docs" / "launch" / "fsdp2.yaml"
+    launch = [
+        sys.executable, "-m", "accelerate.commands.launch", "--config_file", str(config),
+        "--num_processes", "2", "--mixed_precision", "no", *torchrun.TRAIN,
+    ]  # fmt: skip
+    done = subprocess.run(
+        launch, cwd=work, env=torchrun.environment(tmp_path / "cache"), capture_output=True,
+        text=True, timeout=900,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr[-4000:]
+    assert "sharded (FSDP2) over 2 processes" in done.stdout
+    assert_held_in_halves(only_run(work), done.stdout)

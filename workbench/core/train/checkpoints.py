@@ -221,3 +221,28 @@ def read_best_checkpoint(checkpoint: Path) -> str | None:
     state = read_json_dict(checkpoint / "trainer_state.json") or {}
     best = state.get("best_model_checkpoint")
     return Path(str(best)).name if best else None
+
+
+def checkpoint_world_size(checkpoint: Path) -> int:
+    """How many processes wrote ``checkpoint``: the Trainer saves one RNG state per
+    process (``rng_state_R.pth``), or ``rng_state.pth`` alone for one."""
+    return max(1, len(list(checkpoint.glob("rng_state_*.pth"))))
+
+
+def check_world_size(checkpoint: Path, world: int) -> None:
+    """One line when a run is resumed by another number of processes than wrote it.
+
+    The weights could be resharded (torch's distributed checkpoints can), but the run
+    could not go on as it was: its steps are global batches of that many processes, so
+    its schedule, its epoch boundaries and the batches left would all change.
+    """
+    wrote = checkpoint_world_size(checkpoint)
+    if wrote != world:
+        launch = (
+            "run it as one process" if wrote == 1 else f"launch it with --nproc_per_node={wrote}"
+        )
+        raise WorkbenchError(
+            f"{checkpoint.name} was written by {wrote} process{'es' if wrote > 1 else ''} "
+            f"and this job has {world}; a run's steps are batches of all its processes, so "
+            f"it goes on only as it began: {launch} (or start a new run)"
+        )

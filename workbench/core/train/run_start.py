@@ -28,7 +28,11 @@ from workbench.core.run_folder.layout import OutputFolder, RunFolder
 from workbench.core.run_folder.output_folder import new_run_dir
 from workbench.core.run_folder.saved_config import SavedConfig, saved_config, write_saved_config
 from workbench.core.train import distributed
-from workbench.core.train.checkpoints import last_complete_checkpoint, run_to_resume
+from workbench.core.train.checkpoints import (
+    check_world_size,
+    last_complete_checkpoint,
+    run_to_resume,
+)
 from workbench.core.train.memory.candidates import check_candidates_fit
 from workbench.core.train.memory.plan import check_fits, plan_memory, plan_scorers
 from workbench.core.train.objective import starting_model
@@ -126,6 +130,8 @@ def prepare(
     checkpoint: Path | None = None
     if resume_dir is not None:
         checkpoint = last_complete_checkpoint(run_dir, emit)
+        if checkpoint is not None:
+            check_world_size(checkpoint, distributed.world_size())
         if checkpoint is not None and is_sharded(checkpoint):
             check_shards(checkpoint)  # every rank's files, before any rank loads its own
         emit(Note(f"resuming {run_dir.name} from {checkpoint.name if checkpoint else 'start'}"))
