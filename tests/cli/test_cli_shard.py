@@ -31,6 +31,7 @@ def one_line(result) -> str:
             "--objective cpo is not sharded yet",
         ),
         (("--gpus", "-1"), "gpus must be a whole number >= 0"),
+        (("--shard", "--shard-offload"), "and this run trains on the CPU, where it is already"),
     ],
 )
 def test_a_sharded_run_that_cannot_run_is_one_line(cli, tiny_model_dir, tmp_path, flags, said):

@@ -48,7 +48,8 @@ def with_launcher(config: RunConfig) -> RunConfig:
 
 def check_sharding(config: RunConfig) -> None:
     """One line for a sharded run that cannot be one: a single process has nothing to
-    shard over."""
+    shard over, averaging and the preference objectives assume whole weights, and CPU
+    offload needs a GPU to offload from (FSDP2 pins the host copies)."""
     if not config.shard:
         return
     if config.average_checkpoints:
@@ -61,6 +62,14 @@ def check_sharding(config: RunConfig) -> None:
             f"--objective {config.objective} is not sharded yet (its ranking and frozen copy "
             "assume one model per process); train it with --lora, or drop --shard"
         )
+    if config.shard_offload:
+        from workbench.core.model.load import pick_device
+
+        if pick_device() == "cpu":
+            raise WorkbenchError(
+                "--shard-offload moves a sharded run's state from the GPUs to host memory, "
+                "and this run trains on the CPU, where it is already; drop --shard-offload"
+            )
     world = distributed.world_size()
     if world < 2:
         raise WorkbenchError(
