@@ -3,62 +3,22 @@
 from __future__ import annotations
 
 import json
-import os
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
-from tests.helpers.cli import TINY_DEMO_ARGS
+from tests.helpers import torchrun
 from tests.helpers.runs import tiny_toml
-
-TRAIN = ["-m", "workbench", *TINY_DEMO_ARGS]
+from tests.helpers.torchrun import failure
 
 
 def launch(
     work: Path, batch: int, procs: int, cache: Path, **settings
 ) -> subprocess.CompletedProcess:
-    """``train`` in ``work``, as one process or under torchrun with ``procs`` ranks.
-
-    Each rank's stderr is also kept under ``work/ranks`` (torchrun's ``--tee``), so a
-    failure shows the rank that failed first, not only the tail of the interleaved output.
-    ``cache`` is the runs' own WORKBENCH_CACHE: a module fixture starts before the
-    per-test cache of tests/conftest.py.
-    """
-    work.mkdir()
-    (work / "tiny.toml").write_text(
-        tiny_toml(epochs=2, batch_size=batch, num_beams=1, **settings), encoding="utf-8"
-    )
-    env = {
-        **os.environ,
-        "HF_HUB_OFFLINE": "1",
-        "OMP_NUM_THREADS": "1",
-        "WORKBENCH_CACHE": str(cache),
-    }
-    launcher = (
-        []
-        if procs == 1
-        else [
-            "-m", "torch.distributed.run", "--standalone", f"--nproc_per_node={procs}",
-            "--log-dir", str(work / "ranks"), "--tee", "2",
-        ]
-    )  # fmt: skip
-    return subprocess.run(
-        [sys.executable, *launcher, *TRAIN],
-        cwd=work,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=900,
-    )
-
-
-def failure(work: Path, done: subprocess.CompletedProcess) -> str:
-    """What to show when a launch failed: each rank's own stderr, then the launcher's tail."""
-    ranks = sorted((work / "ranks").rglob("stderr.log"))
-    parts = [f"--- {log.relative_to(work)}\n{log.read_text()[-4000:]}" for log in ranks]
-    return "\n".join([*parts, "--- launcher", done.stderr[-2000:]])
+    """``train`` in ``work``, as one process or under torchrun with ``procs`` ranks."""
+    toml = tiny_toml(epochs=2, batch_size=batch, num_beams=1, **settings)
+    return torchrun.launch(work, procs, cache, toml)
 
 
 def losses(run: Path) -> list[float]:

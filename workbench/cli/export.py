@@ -1,6 +1,7 @@
-"""``workbench export --ctranslate2``: convert a saved model for the fast CTranslate2 engine.
+"""``workbench export --ctranslate2``: convert a saved model for the fast CTranslate2 engine;
+``workbench export --merge RUN``: a ``--shard`` run's shards merged into ``RUN/best_model``.
 
-The export goes next to the model (``<model>/ct2-int8/``), where ``interact``,
+The CTranslate2 export goes next to the model (``<model>/ct2-int8/``), where ``interact``,
 ``translate`` and the TUI find it on their own. ctranslate2 is an optional extra, so this
 module imports nothing heavy: the export lives in :mod:`workbench.core.translate.ct2_export`
 and each family's conversion in :mod:`workbench.core.translate.ct2_convert`.
@@ -11,7 +12,7 @@ from __future__ import annotations
 import argparse
 from typing import TYPE_CHECKING
 
-from workbench.cli.options import MODEL_FLAG, add_command, check_default_model
+from workbench.cli.options import MODEL_FLAG, OUTPUT_DIR_FLAG, add_command, check_default_model
 from workbench.core import DISTRIBUTION
 from workbench.errors import WorkbenchError
 
@@ -49,15 +50,30 @@ def add_parser(subparsers: Subparsers) -> None:
                 },
             ),
             (
+                "--merge",
+                {
+                    "metavar": "RUN",
+                    "help": "merge a --shard run's best checkpoint (its ranks' shards) into "
+                    "RUN/best_model as ordinary safetensors (a run id or folder)",
+                },
+            ),
+            OUTPUT_DIR_FLAG,
+            (
                 "--force",
-                {"action": "store_true", "help": "rebuild even if the export is up to date"},
+                {
+                    "action": "store_true",
+                    "help": "rebuild even if the export is up to date (with --merge: replace "
+                    "RUN/best_model)",
+                },
             ),
         ),
     )
 
 
 def run(args: argparse.Namespace) -> int:
-    """Convert, then say where the export went and how to use it."""
+    """Convert (or merge), then say where the result went and how to use it."""
+    if args.merge:
+        return merge(args)
     if not args.ctranslate2:
         raise WorkbenchError(
             f"say which format to export: workbench export --ctranslate2 [--model {args.model}]"
@@ -75,4 +91,32 @@ def run(args: argparse.Namespace) -> int:
     else:
         print(f"{result.path} is up to date ({result.quantization}, {size}); --force rebuilds it")
     print(f"translate with it: workbench translate --backend ct2 --model {args.model}")
+    return 0
+
+
+def merge(args: argparse.Namespace) -> int:
+    """Merge a sharded run's best checkpoint into its ``best_model/``."""
+    import time
+    from pathlib import Path
+
+    from workbench.core.live.liveness import pick_run
+    from workbench.core.run_folder.layout import RunFolder
+    from workbench.core.train.checkpoints import checkpoint_to_merge
+    from workbench.core.train.sharded_checkpoint import merge_checkpoint
+
+    run_dir = pick_run(Path(args.output_dir).expanduser(), args.merge)
+    checkpoint = checkpoint_to_merge(run_dir)
+    destination = RunFolder(run_dir).best_model
+    if destination.exists() and not args.force:
+        raise WorkbenchError(
+            f"{destination} already exists; pass --force to merge {checkpoint.name} into it again"
+        )
+    started = time.perf_counter()
+    merge_checkpoint(checkpoint, destination)
+    size = sum(f.stat().st_size for f in destination.iterdir() if f.is_file()) / 1e6
+    print(
+        f"merged {checkpoint.name} of {run_dir.name} into {destination} ({size:.1f} MB, "
+        f"{time.perf_counter() - started:.1f} s)"
+    )
+    print(f"translate with it: workbench translate --model {destination}")
     return 0

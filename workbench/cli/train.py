@@ -93,6 +93,14 @@ def run(args: argparse.Namespace) -> int:
     if args.detach:
         from workbench.core.train import distributed
 
+        if config.shard:
+            raise WorkbenchError(
+                "--shard runs under a launcher (torchrun or accelerate launch), and --detach "
+                "starts one process of its own; detach the launcher instead (for example "
+                "`nohup torchrun --nproc_per_node=N -m workbench train --headless --shard … &`)"
+                ", or drop --detach"
+            )
+
         if distributed.is_distributed():
             raise WorkbenchError(
                 "--detach starts one process of its own, so it cannot run under torchrun "

@@ -36,6 +36,10 @@ class Family:
     instruction: str = "general"  # whose chat message it is sent (Hunyuan-MT's own)
     layer_norms: int = 2  # norms over the width a layer has (Gemma 2 and 3: four)
     qk_norm: bool = False  # queries and keys normalised per head (Qwen3, Gemma 3)
+    #: The transformer blocks ``--shard`` gathers one at a time, by class name, where the
+    #: model's own ``_no_split_modules`` does not say them (Marian declares none; mBART's
+    #: also names its attention, a unit inside a block).
+    blocks: tuple[str, ...] = ()
 
     def codes(self, tokenizer: Any) -> list[str]:
         """The language codes this tokenizer knows, sorted.
@@ -79,10 +83,24 @@ class Family:
 
 
 _QV = ("q_proj", "v_proj")
-MARIAN = Family("marian", "Marian (OPUS-MT)", "label", r"^>>[A-Za-z_]+<<$", _QV)
+MARIAN = Family(
+    "marian",
+    "Marian (OPUS-MT)",
+    "label",
+    r"^>>[A-Za-z_]+<<$",
+    _QV,
+    blocks=("MarianEncoderLayer", "MarianDecoderLayer"),
+)
 NLLB = Family("nllb", "NLLB-200", "codes", r"^[a-z]{3}_[A-Z][a-z]{3}$", _QV)
 M2M100 = Family("m2m100", "M2M100", "codes", r"^__[a-z]{2,3}__$", _QV)
-MBART50 = Family("mbart50", "mBART-50", "codes", r"^[a-z]{2}_[A-Z]{2}$", _QV)
+MBART50 = Family(
+    "mbart50",
+    "mBART-50",
+    "codes",
+    r"^[a-z]{2}_[A-Z]{2}$",
+    _QV,
+    blocks=("MBartEncoderLayer", "MBartDecoderLayer"),
+)
 T5 = Family("t5", "T5 / mT5", "prefix", lora_targets=("q", "v"))
 GENERIC = Family("generic", "other seq2seq", "none")
 FAMILIES = (MARIAN, NLLB, M2M100, MBART50, T5)
@@ -180,3 +198,14 @@ def default_lora_targets(model_type: str) -> tuple[str, ...]:
             "--lora-targets with its attention projections' names (such as q_proj,v_proj)"
         )
     return targets
+
+
+def shard_blocks(model: Any) -> tuple[str, ...]:
+    """The class names of the transformer blocks ``--shard`` wraps, each its own unit: the
+    family's where it names them, else the model's ``_no_split_modules`` (transformers'
+    own list of the blocks not to split); only classes the model has, by name. Empty: no
+    block is known, and the whole model is one unit."""
+    base = model.get_base_model() if hasattr(model, "get_base_model") else model
+    named = family_of(base.config).blocks or tuple(getattr(base, "_no_split_modules", None) or ())
+    present = {type(module).__name__ for module in base.modules()}
+    return tuple(sorted(name for name in named if name in present))

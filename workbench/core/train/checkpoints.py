@@ -15,6 +15,7 @@ from workbench.core.atomic import fsync_tree, replace_folder, save_atomically
 from workbench.core.events import EventSink, Note
 from workbench.core.live.liveness import run_liveness
 from workbench.core.live.writer import RunFolderBusy, busy_message
+from workbench.core.records.files import read_json_dict
 from workbench.core.records.model_settings import ModelSettings, write_model_settings
 from workbench.core.run_folder.layout import OutputFolder, RunFolder
 from workbench.core.run_folder.output_folder import run_folders
@@ -24,6 +25,11 @@ from workbench.core.train.lora import (
     is_adapted,
     load_adapter_weights,
     save_merged,
+)
+from workbench.core.train.sharded_checkpoint import (
+    OPTIMIZER_SHARDS,
+    is_sharded,
+    merge_checkpoint,
 )
 from workbench.errors import WorkbenchError
 
@@ -40,7 +46,10 @@ TRAINING_STATE_FILES = (
 
 def is_complete_checkpoint(folder: Path) -> bool:
     """A checkpoint the Trainer can resume from: state, weights (a LoRA run's: the
-    adapter's) and optimizer written."""
+    adapter's) and optimizer written; a sharded run's, its shards' folders (whether every
+    rank's file is there is :func:`~.sharded_checkpoint.check_shards`'s to say)."""
+    if is_sharded(folder):
+        return (folder / "trainer_state.json").is_file() and (folder / OPTIMIZER_SHARDS).is_dir()
     weights = ("model.safetensors", "pytorch_model.bin", ADAPTER_WEIGHTS)
     has_weights = any((folder / n).is_file() for n in weights)
     return (
@@ -140,6 +149,13 @@ def move_staged_checkpoint(staging: Path, name: str) -> Path:
 def save_best_model(trainer: Any, destination: Path, settings: ModelSettings) -> None:
     """Save the trainer's model (the best one, loaded at the end) with its settings file;
     a LoRA run's merged, its adapter beside it (:func:`save_merged`)."""
+    if trainer.is_fsdp_enabled:  # shards on disk: the best checkpoint's, merged
+        best = trainer.state.best_model_checkpoint
+        source = Path(best) if best else last_complete_checkpoint(destination.parent)
+        if source is None:
+            raise WorkbenchError(f"no checkpoint of {destination.parent} to merge")
+        merge_checkpoint(source, destination, settings)
+        return
     if is_adapted(trainer.model):
         save_merged(trainer.model, trainer.processing_class, destination, settings)
         return
@@ -161,6 +177,8 @@ def keep_best_so_far(trainer: Any, run_dir: Path, settings: ModelSettings) -> Pa
     if not best or not is_complete_checkpoint(Path(best)):
         return None
     destination = RunFolder(run_dir).best_model
+    if is_sharded(Path(best)):
+        return merge_checkpoint(Path(best), destination, settings)
     if is_adapted(trainer.model):
         load_adapter_weights(trainer.model, Path(best))
         save_merged(trainer.model, trainer.processing_class, destination, settings)
@@ -181,3 +199,50 @@ def publish_model(source: Path, destination: Path) -> None:
     save_atomically(
         destination, lambda staging: shutil.copytree(source, staging, dirs_exist_ok=True)
     )
+
+
+def checkpoint_to_merge(run_dir: Path) -> Path:
+    """The checkpoint of ``run_dir`` its best model comes from: the best one its newest
+    complete checkpoint names, else that newest one; one line when it has no sharded
+    checkpoint."""
+    last = last_complete_checkpoint(run_dir)
+    if last is None or not is_sharded(last):
+        raise WorkbenchError(
+            f"{run_dir} has no sharded checkpoint to merge (only a --shard run's checkpoints "
+            "are shards; any other run's best_model/ is already whole)"
+        )
+    best = read_best_checkpoint(last)
+    folder = RunFolder(run_dir).checkpoints
+    return folder / best if best and (folder / best).is_dir() else last
+
+
+def read_best_checkpoint(checkpoint: Path) -> str | None:
+    """The name of the best checkpoint that ``checkpoint``'s trainer state records."""
+    state = read_json_dict(checkpoint / "trainer_state.json") or {}
+    best = state.get("best_model_checkpoint")
+    return Path(str(best)).name if best else None
+
+
+def checkpoint_world_size(checkpoint: Path) -> int:
+    """How many processes wrote ``checkpoint``: the Trainer saves one RNG state per
+    process (``rng_state_R.pth``), or ``rng_state.pth`` alone for one."""
+    return max(1, len(list(checkpoint.glob("rng_state_*.pth"))))
+
+
+def check_world_size(checkpoint: Path, world: int) -> None:
+    """One line when a run is resumed by another number of processes than wrote it.
+
+    The weights could be resharded (torch's distributed checkpoints can), but the run
+    could not go on as it was: its steps are global batches of that many processes, so
+    its schedule, its epoch boundaries and the batches left would all change.
+    """
+    wrote = checkpoint_world_size(checkpoint)
+    if wrote != world:
+        launch = (
+            "run it as one process" if wrote == 1 else f"launch it with --nproc_per_node={wrote}"
+        )
+        raise WorkbenchError(
+            f"{checkpoint.name} was written by {wrote} process{'es' if wrote > 1 else ''} "
+            f"and this job has {world}; a run's steps are batches of all its processes, so "
+            f"it goes on only as it began: {launch} (or start a new run)"
+        )

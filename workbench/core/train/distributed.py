@@ -131,3 +131,15 @@ def any_rank(flag: bool, device: Any = None) -> bool:
     value = torch.tensor([1 if flag else 0], device=device)
     dist.all_reduce(value, op=dist.ReduceOp.MAX)
     return bool(value.item())
+
+
+def gathered(value: Any) -> list[Any]:
+    """Every rank's ``value``, in rank order, on every rank (a collective call)."""
+    if not is_distributed():
+        return [value]
+    import torch.distributed as dist
+
+    _state()
+    values: list[Any] = [None] * world_size()
+    dist.all_gather_object(values, value)
+    return values

@@ -29,6 +29,7 @@ from workbench.core.data.sources import (
 from workbench.core.model.load import check_local_model
 from workbench.core.run_folder.layout import MODEL_CONFIG_FILE
 from workbench.core.train.objective import Objective
+from workbench.core.train.sharding import check_sharding
 from workbench.core.translate.picked import PickSettings
 from workbench.errors import WorkbenchError
 
@@ -39,6 +40,7 @@ def preflight(config: RunConfig) -> None:
     The Hub is asked only for what the local caches lack, so a cached model and sample
     train offline.
     """
+    check_sharding(config)  # --shard needs a launched job
     if config.report_to == "tensorboard":
         check_tensorboard()
     if config.lora and importlib.util.find_spec("peft") is None:

@@ -22,10 +22,12 @@ from workbench.core.data.tokenize import PairTokenizer, training_set
 from workbench.core.evaluate.metrics import make_compute_metrics
 from workbench.core.languages import Direction
 from workbench.core.live.lease import RunLease
+from workbench.core.model.family import shard_blocks
 from workbench.core.records.run_records import Precision
 from workbench.core.run_folder.layout import RunFolder
 from workbench.core.train.batches import DecoderInputsCollator, PromptCollator
 from workbench.core.train.early_stop import early_stopping_callback
+from workbench.core.train.sharding import fsdp_arguments, one_embedding_module
 from workbench.core.train.trainer import WorkbenchTrainer
 
 #: What an evaluation set's references are (a sentence, or its pair).
@@ -35,9 +37,12 @@ T = TypeVar("T")
 TrainingRows = Callable[[PairTokenizer], tuple[Any, list[int], Any]]
 
 
-def training_arguments(config: RunConfig, run_dir: Path, precision: Precision) -> Any:
+def training_arguments(
+    config: RunConfig, run_dir: Path, precision: Precision, blocks: tuple[str, ...] = ()
+) -> Any:
     """The Seq2SeqTrainingArguments of a run: the recipe, checkpoints under run_dir, on the
-    device and in the arithmetic of ``precision``."""
+    device and in the arithmetic of ``precision``; a ``--shard`` run's FSDP2 wrapping of
+    ``blocks`` (:func:`~.sharding.fsdp_arguments`)."""
     return Seq2SeqTrainingArguments(
         output_dir=str(RunFolder(run_dir).checkpoints),
         per_device_train_batch_size=config.batch_size,
@@ -76,7 +81,9 @@ def training_arguments(config: RunConfig, run_dir: Path, precision: Precision) -
         ddp_find_unused_parameters=False,  # every parameter is used: skip the extra graph walk
         ddp_timeout=config.ddp_timeout,
         use_cpu=precision.device == "cpu",
-        **checkpointing_arguments(config.gradient_checkpointing),
+        # Under --shard, FSDP2 checkpoints its own blocks (fsdp_arguments).
+        **checkpointing_arguments(config.gradient_checkpointing and not config.shard),
+        **fsdp_arguments(config, blocks),
     )
 
 
@@ -148,9 +155,11 @@ def build_trainer(
         from workbench.core.evaluate.comet_sets import epoch_comet
 
         comet = epoch_comet(config.comet, [p.source for p in pairs], references, precision.device)
+    if config.shard:
+        one_embedding_module(model)
     trainer = trainer_class(
         model=model,
-        args=training_arguments(config, run_dir, precision),
+        args=training_arguments(config, run_dir, precision, shard_blocks(model)),
         train_dataset=train_set,
         eval_dataset=val_set,
         data_collator=collator,

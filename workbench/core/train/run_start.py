@@ -28,12 +28,18 @@ from workbench.core.run_folder.layout import OutputFolder, RunFolder
 from workbench.core.run_folder.output_folder import new_run_dir
 from workbench.core.run_folder.saved_config import SavedConfig, saved_config, write_saved_config
 from workbench.core.train import distributed
-from workbench.core.train.checkpoints import last_complete_checkpoint, run_to_resume
+from workbench.core.train.checkpoints import (
+    check_world_size,
+    last_complete_checkpoint,
+    run_to_resume,
+)
 from workbench.core.train.memory.candidates import check_candidates_fit
 from workbench.core.train.memory.plan import check_fits, plan_memory, plan_scorers
 from workbench.core.train.objective import starting_model
 from workbench.core.train.preflight import check_writable, preflight
 from workbench.core.train.run_model import check_run_model, resolve_precision, run_model_config
+from workbench.core.train.sharded_checkpoint import check_shards, is_sharded
+from workbench.core.train.sharding import with_launcher
 from workbench.core.views.memory_text import plan_lines
 
 
@@ -87,6 +93,7 @@ def prepare(
     if resume_dir is not None:
         config = saved_config(resume_dir, config.preset)
     config, starting = starting_model(config)  # never the folder this run publishes to
+    config = with_launcher(config)  # accelerate launched with an FSDP config: sharded
     preflight(config)
     distributed.configure(config.ddp_timeout)  # before the first collective creates the group
 
@@ -123,6 +130,10 @@ def prepare(
     checkpoint: Path | None = None
     if resume_dir is not None:
         checkpoint = last_complete_checkpoint(run_dir, emit)
+        if checkpoint is not None:
+            check_world_size(checkpoint, distributed.world_size())
+        if checkpoint is not None and is_sharded(checkpoint):
+            check_shards(checkpoint)  # every rank's files, before any rank loads its own
         emit(Note(f"resuming {run_dir.name} from {checkpoint.name if checkpoint else 'start'}"))
     for line in [*run_lines(run_dir, data, config), *plan_lines(plan, scorers)]:
         emit(Note(line))

@@ -35,6 +35,7 @@ from workbench.core.events import EventSink, Note, Phase
 from workbench.core.languages import Direction
 from workbench.core.live.lease import LeaseLost, RunLease, check_lease
 from workbench.core.live.writer import RunWriter
+from workbench.core.model.family import shard_blocks
 from workbench.core.records.model_settings import ModelSettings
 from workbench.core.records.run_records import BaselineRecord, BleuChrf
 from workbench.core.records.status import RunOutcome
@@ -58,6 +59,7 @@ from workbench.core.train.run_objective import (
     worse_than_start,
 )
 from workbench.core.train.run_start import RunContext, model_line, prepare
+from workbench.core.train.sharding import shard_line
 from workbench.core.train.training_loop import TrainingOutcome, fine_tune
 from workbench.core.translate.translator import Translator
 
@@ -263,6 +265,8 @@ def _train(
         from workbench.core.train.preference_trainer import build_preference_trainer
 
         build, rows = partial(build_preference_trainer, reference=reference), ranked.triples
+    if config.shard:
+        emit(Note(shard_line(config, shard_blocks(model))))
     trainer = build(
         config,
         model,
@@ -275,6 +279,11 @@ def _train(
         direction=loaded.direction,
         lease=lease,
     )
+    trainer.model_settings = loaded.settings  # a sharded checkpoint keeps it for its merge
+    if config.shard:
+        from workbench.core.train.shard_report import ShardReport
+
+        trainer.add_callback(ShardReport(emit))
     if config.report_to == "tensorboard" and run.main:
         trainer.add_callback(tensorboard_callback(RunFolder(run_dir).tensorboard))
     outcome = fine_tune(trainer, callback, run.checkpoint, run_dir)

@@ -28,6 +28,7 @@ from workbench.core.train import loss as token_loss
 from workbench.core.train.averaging import keep_for_averaging
 from workbench.core.train.batches import prompted_generation
 from workbench.core.train.checkpoints import move_staged_checkpoint, staging_folder
+from workbench.core.train.sharded_checkpoint import write_merge_files
 
 if TYPE_CHECKING:
     from datasets import Dataset
@@ -78,6 +79,31 @@ class WorkbenchTrainer(Seq2SeqTrainer):
     lease: RunLease | None = None  # build_trainer sets it
     train_lengths: list[int] | None = None  # the source lengths: build_trainer sets them
     averaging: tuple[int, str] | None = None  # (k, "best" or "last"): build_trainer sets it
+    #: workbench.json of the models the run saves: a sharded checkpoint keeps it for its
+    #: merge (the run sets it).
+    model_settings: Any = None
+
+    def create_accelerator_and_postprocess(self) -> None:
+        """The Trainer's accelerator; a sharded run on the CPU made FSDP again.
+
+        accelerate takes a multi-process CPU job (gloo) for DDP and drops the FSDP plugin
+        it was given without a word: the parameters stay whole on every rank. Switching
+        the shared state to FSDP with the Trainer's own plugin makes accelerate shard
+        the model with FSDP2 as it does on GPUs (``fully_shard``, DTensor parameters),
+        so the CPU runs and tests shard for real. On GPUs the Trainer does this itself.
+        """
+        super().create_accelerator_and_postprocess()
+        from accelerate.state import PartialState
+        from accelerate.utils import DistributedType, FullyShardedDataParallelPlugin
+
+        state = self.accelerator.state
+        plugin_args = self.args.fsdp_plugin_args
+        if plugin_args is None or state.distributed_type != DistributedType.MULTI_CPU:
+            return
+        state.distributed_type = DistributedType.FSDP
+        PartialState._shared_state["distributed_type"] = DistributedType.FSDP
+        state.fsdp_plugin = FullyShardedDataParallelPlugin(**plugin_args)
+        self.is_fsdp_enabled = True
 
     def _get_train_sampler(self, train_dataset: Any = None) -> Any:
         # A datasets.Dataset (build_trainer's tokenized pairs); Trainer annotates torch's.
@@ -111,6 +137,8 @@ class WorkbenchTrainer(Seq2SeqTrainer):
         LayerDrop left without any adapted layer).
         """
         unwrapped = token_loss.base_model(self.accelerator.unwrap_model(model))
+        if self._sharded_causal_smoothing(unwrapped, inputs):
+            return self._causal_smoothed_loss(model, inputs, return_outputs, num_items_in_batch)
         if return_outputs or not model.training:
             return super().compute_loss(model, inputs, return_outputs, num_items_in_batch)
         if (
@@ -124,15 +152,47 @@ class WorkbenchTrainer(Seq2SeqTrainer):
         loss = token_loss.real_token_loss(
             model, unwrapped, inputs, num_items_in_batch, self.args.label_smoothing_factor
         )
+        return token_loss.tied_to_trainable(self._over_processes(loss, num_items_in_batch), model)
+
+    def _over_processes(self, loss: Any, num_items_in_batch: Any) -> Any:
+        """As Trainer.compute_loss: DDP and FSDP average gradients over processes, while
+        ``num_items_in_batch`` already counts the global batch."""
         if (
             self.args.average_tokens_across_devices
             and self.model_accepts_loss_kwargs
             and num_items_in_batch is not None
         ):
-            # As Trainer.compute_loss: DDP averages gradients over processes, while
-            # num_items_in_batch already counts the global batch.
-            loss = loss * (self.accelerator.num_processes // self.get_tp_size())
-        return token_loss.tied_to_trainable(loss, model)
+            return loss * (self.accelerator.num_processes // self.get_tp_size())
+        return loss
+
+    def _sharded_causal_smoothing(self, unwrapped: Any, inputs: dict[str, Any]) -> bool:
+        """Whether this is a sharded decoder-only model's smoothed loss, which the
+        Trainer would get wrong: it shifts the labels of a causal LM only when the
+        model's class name is a causal LM's, and FSDP2 renames the class
+        (``FSDPQwen3ForCausalLM``), so the loss would compare each token's prediction
+        with the token itself."""
+        return (
+            self.is_fsdp_enabled
+            and self.label_smoother is not None
+            and self.compute_loss_func is None
+            and "labels" in inputs
+            and not unwrapped.config.is_encoder_decoder
+        )
+
+    def _causal_smoothed_loss(
+        self, model: Any, inputs: dict[str, Any], return_outputs: bool, num_items_in_batch: Any
+    ) -> Any:
+        """Trainer.compute_loss's label smoothing for a causal LM, labels shifted."""
+        inputs = dict(inputs)
+        labels = inputs.pop("labels")
+        if self.model_accepts_loss_kwargs and num_items_in_batch is not None:
+            inputs["num_items_in_batch"] = num_items_in_batch
+        outputs = model(**inputs)
+        smoother: Any = self.label_smoother  # set: _sharded_causal_smoothing checked it
+        loss = smoother(outputs, labels, shift_labels=True, num_items_in_batch=num_items_in_batch)
+        if return_outputs or not model.training:
+            return (loss, outputs) if return_outputs else loss
+        return token_loss.tied_to_trainable(self._over_processes(loss, num_items_in_batch), model)
 
     def prediction_step(
         self,
@@ -181,10 +241,19 @@ class WorkbenchTrainer(Seq2SeqTrainer):
         best = self.state.best_model_checkpoint
         if best and Path(best).parent == staging:
             self.state.best_model_checkpoint = str(root / Path(best).name)
+        if self.is_fsdp_enabled and self.state.best_global_step:
+            # The Trainer names the best checkpoint only if its folder exists once the
+            # model is saved, and a sharded save writes the model's shards later.
+            best_name = f"checkpoint-{self.state.best_global_step}"
+            self.state.best_model_checkpoint = str(root / best_name)
         self.accelerator.wait_for_everyone()
         if self.is_world_process_zero() and holds(self.lease):
             # trainer_state.json names the best checkpoint: point it at the real place.
             self.state.save_to_json(str(staging / name / "trainer_state.json"))
+            if self.is_fsdp_enabled:  # shards only: add what their merge reads
+                write_merge_files(
+                    staging / name, self.model, self.processing_class, self.model_settings
+                )
             move_staged_checkpoint(staging, name)
             if self.averaging is not None:  # the checkpoints to average are kept too
                 keep_for_averaging(root, self.state, *self.averaging)

@@ -1,0 +1,51 @@
+"""``workbench train --shard`` and ``export --merge`` refusing what cannot run, in one line,
+with no traceback, before any data is read or run folder made: a sharded run in one
+process (with or without ``--detach``), the settings a sharded run cannot take, and a
+merge of a run that has no shards. The sharded runs themselves are in
+tests/e2e/test_sharded.py."""
+
+from __future__ import annotations
+
+import pytest
+
+from tests.helpers.runs import three_run_folders
+
+
+def one_line(result) -> str:
+    lines = result.stderr.strip().splitlines()
+    assert (result.returncode, len(lines)) == (2, 1), result.stderr[-2000:]
+    assert "Traceback" not in result.stderr
+    assert "[data]" not in result.stdout
+    return lines[0]
+
+
+@pytest.mark.parametrize(
+    ("flags", "said"),
+    [
+        (("--shard",), "this is one process; launch it with torchrun --nproc_per_node=N"),
+        (("--shard", "--detach"), "--shard runs under a launcher (torchrun or accelerate"),
+        (("--shard-offload",), "--shard-offload offloads a sharded run's state; add --shard"),
+        (("--shard", "--average-checkpoints", "3"), "a --shard run's are shards"),
+        (
+            ("--shard", "--objective", "cpo", "--rank-by", "chrf", "--model", "{model}"),
+            "--objective cpo is not sharded yet",
+        ),
+        (("--gpus", "-1"), "gpus must be a whole number >= 0"),
+        (("--shard", "--shard-offload"), "and this run trains on the CPU, where it is already"),
+    ],
+)
+def test_a_sharded_run_that_cannot_run_is_one_line(cli, tiny_model_dir, tmp_path, flags, said):
+    flags = tuple(f.replace("{model}", str(tiny_model_dir)) for f in flags)
+    result = cli(
+        "train", "--headless", "--preset", "demo", "--output-dir", str(tmp_path), *flags
+    )  # fmt: skip
+    assert said in one_line(result)
+    assert not (tmp_path / "runs").exists()
+
+
+def test_merging_a_run_without_shards_is_one_line(cli, tmp_path):
+    output = three_run_folders(tmp_path / "out")
+    result = cli("export", "--merge", "20260101-100000-demo", "--output-dir", str(output))
+    assert "has no sharded checkpoint to merge" in one_line(result)
+    result = cli("export", "--merge", "no-such-run", "--output-dir", str(output))
+    assert "no run 'no-such-run'" in one_line(result)
