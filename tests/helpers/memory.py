@@ -14,6 +14,11 @@ from tests.helpers.paths import FIXTURES
 #: 8192, 16 heads, 256,206 pieces): 3,344,863,232 parameters.
 NLLB_3B_CONFIG = FIXTURES / "nllb-200-3.3B-config.json"
 
+#: ALMA-7B's config.json (Llama-2-7B's shape: hidden 4096, FFN 11,008, 32 layers of 32
+#: heads, 32,000 pieces, untied; fp32, as its 26.95 GB of Hub weights are), alone in a
+#: folder: no tokenizer, no weights.
+ALMA_7B = FIXTURES / "model_configs" / "alma-7b"
+
 #: A plan's figure in a line: ``needs about 80.0 GB``.
 NEEDS = re.compile(r"needs about ([\d.]+) GB")
 

@@ -30,6 +30,10 @@ from workbench.errors import WorkbenchError
 if TYPE_CHECKING:
     from workbench.cli.options import Subparsers
 
+#: ``train --plan-only``'s exit status for a run that does not fit (2 is a mistake in
+#: the flags, as for every command).
+DOES_NOT_FIT = 4
+
 #: What ``train`` takes besides the run settings.
 TRAIN_SWITCHES: tuple[Flag, ...] = (
     (
@@ -54,6 +58,15 @@ TRAIN_SWITCHES: tuple[Flag, ...] = (
             "help": "run in the background, in a process of its own that outlives this "
             "terminal (its lines go to train.log in the run folder); prints the run folder "
             "and the commands to follow and stop it",
+        },
+    ),
+    (
+        "--plan-only",
+        {
+            "action": "store_true",
+            "help": "print the memory plan for these flags and exit without loading a weight "
+            "(the model's config.json alone: size a GPU or a cluster from a laptop); exit "
+            f"status 0 when the run fits, {DOES_NOT_FIT} when it does not",
         },
     ),
     # What --detach starts: the run's own folder, made by the caller, and no printing
@@ -90,6 +103,8 @@ def add_parser(sub: Subparsers) -> None:
 def run(args: argparse.Namespace) -> int:
     """Run a fine-tuning job with the headless printer; Ctrl-C/SIGTERM stop cleanly."""
     config = config_from_args(args)
+    if args.plan_only:
+        return plan_only(config)
     if args.detach:
         from workbench.core.train import distributed
 
@@ -139,6 +154,17 @@ def run(args: argparse.Namespace) -> int:
         history = OutputFolder(Path(config.output_dir)).history
         return run_console(ConsoleSession({"model": model}, history))
     return 0
+
+
+def plan_only(config: RunConfig) -> int:
+    """Print the run's memory plan, and whether it fits, without loading a weight."""
+    from workbench.core.train.run_plan import plan_only as plan_run_only
+    from workbench.core.views.memory_text import plan_only_lines
+
+    planned = plan_run_only(config)
+    for line in plan_only_lines(planned.plan, planned.scorers, config.model):
+        print(line)
+    return 0 if planned.plan.fits else DOES_NOT_FIT
 
 
 def run_detached(args: argparse.Namespace, config: RunConfig) -> int:

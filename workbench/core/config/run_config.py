@@ -224,8 +224,9 @@ class RunConfig(ScorerSettings):
     memory_budget: float = setting(
         0.0,
         group="memory",
-        help="GB the memory plan checks the run against (0 = the device's: the GPU's free "
-        "memory, or the RAM available)",
+        help="GB of one device the memory plan checks the run against, also for each GPU "
+        "of a --shard or torchrun run (0 = this machine's: the GPU's free memory, or the "
+        "RAM available)",
     )
     logging_steps: int = setting(50, group="output", help="optimizer steps between logs")
     bleu_tokenize: str = setting(

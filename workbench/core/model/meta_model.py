@@ -9,9 +9,10 @@ and no storage, so the counts are the real model's, at no memory cost.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
+from workbench.core.model.blocks import ShardUnits, shard_units
 from workbench.errors import WorkbenchError
 
 
@@ -26,6 +27,8 @@ class ParameterCounts:
     adapted_layers: int = 0
     #: Their input widths, summed: what the adapters' own activations scale with.
     adapted_inputs: int = 0
+    #: The largest block and the root, the units a ``--shard`` run gathers whole.
+    units: ShardUnits = field(default_factory=ShardUnits)
 
 
 def meta_model(model_config: Any) -> Any:
@@ -64,16 +67,17 @@ def count_parameters(
 ) -> ParameterCounts:
     """The parameters of ``model_config``'s model, and with ``lora_targets`` those that
     rank-``rank`` adapters add and train (``rank × (in + out)`` a layer, as LoRA's A and B
-    matrices have)."""
+    matrices have); and the units a sharded run gathers whole."""
     model = meta_model(model_config)
     total = sum(p.numel() for p in model.parameters())  # a tied table counts once
     if lora_targets is None:
-        return ParameterCounts(total=total, trainable=total)
+        return ParameterCounts(total=total, trainable=total, units=shard_units(model))
     layers = lora_layers(model, lora_targets)
-    adapters = sum(rank * (fan_in + fan_out) for _, fan_in, fan_out in layers)
+    added = [(name, rank * (fan_in + fan_out)) for name, fan_in, fan_out in layers]
     return ParameterCounts(
         total=total,
-        trainable=adapters,
+        trainable=sum(count for _, count in added),
         adapted_layers=len(layers),
         adapted_inputs=sum(fan_in for _, fan_in, _ in layers),
+        units=shard_units(model, added),
     )

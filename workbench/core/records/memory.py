@@ -8,14 +8,39 @@ from dataclasses import dataclass, field
 
 #: Bytes in the plan's GB: decimal, as a card sold as "24 GB" is counted.
 GB = 1e9
+#: GPUs in one node, as the usual 8-GPU servers have them: a sharded launch past one node
+#: is whole nodes of this many.
+GPUS_PER_NODE = 8
+#: The most GPUs a plan looks among for a sharded fit: 128 such nodes.
+MOST_GPUS = 1024
 
 
 @dataclass(frozen=True)
 class Fix:
-    """Flags that would make a run fit, and what the plan says the run needs with them."""
+    """Flags that would make a run fit, and what the plan says the run needs with them:
+    on the budget's one device, or (``world`` above 1) on each of ``world`` such devices
+    of a ``--shard`` run, launched with ``arguments`` (the run's own flags and these)."""
 
     flags: tuple[str, ...]
-    total: float  # bytes
+    total: float  # bytes (a rank's, when sharded)
+    world: int = 1
+    arguments: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class Sharding:
+    """How a ``--shard`` plan splits a step over its ranks (FSDP2): the weights, gradients
+    and AdamW's moments each rank keeps are its 1/``world_size`` of the model's, and each
+    rank also holds ``gathered`` bytes of whole units at once (the root and two of the
+    largest block, with their gradients; :mod:`workbench.core.train.memory.sharded` says
+    why). With ``offload`` the shards live in host memory between uses."""
+
+    world_size: int
+    gathered: float  # bytes
+    root: int  # parameters of the root unit (what no block holds)
+    block: int  # parameters of the largest block
+    dtype: str  # what the units are gathered in: "bf16", "fp32"
+    offload: bool = False
 
 
 @dataclass(frozen=True)
@@ -32,6 +57,10 @@ class MemoryPlan:
     its ``decoding`` (the key-value cache and one layer's prefill while an evaluation or
     "before"/"after" generates) takes the activations' place, never both at once: the
     larger of the two counts.
+
+    A ``--shard`` plan (``sharding``) is one rank's: its shard of the weights, gradients
+    and moments, the units it gathers, and its own activations (each rank runs the whole
+    per-device batch); the budget is one device's.
     """
 
     device: str
@@ -62,12 +91,36 @@ class MemoryPlan:
     #: DPO's frozen copy of the starting model (0 for any other run, and under LoRA,
     #: whose adapters switched off are the starting model).
     reference: float = 0.0
+    #: The part of ``weights`` that is autocast's half-precision copies of them.
+    copies: float = 0.0
+    #: A ``--shard`` plan's split over its ranks (None: one device holds the whole step).
+    sharding: Sharding | None = None
+    #: For a run that does not fit: the fewest devices of the budget's size that fit it
+    #: sharded, with its flags and the fewest others (none: no number up to a bound does).
+    scale: Fix | None = None
+
+    @property
+    def held(self) -> float:
+        """The weights, gradients and AdamW's moments (a rank's shard of them, sharded)."""
+        return self.weights + self.gradients + self.optimizer
+
+    @property
+    def host(self) -> float:
+        """Bytes a rank keeps in host memory instead of on its device: its shards, offloaded."""
+        return self.held if self.sharding is not None and self.sharding.offload else 0.0
+
+    @property
+    def unshared(self) -> float:
+        """Bytes on the device that sharding does not divide: the gathered units, the
+        activations or decoding, DPO's reference and the runtime."""
+        gathered = self.sharding.gathered if self.sharding is not None else 0.0
+        peak = max(self.activations, self.decoding)
+        return gathered + peak + self.reference + self.runtime
 
     @property
     def total(self) -> float:
-        """Bytes at the peak of a step."""
-        peak = max(self.activations, self.decoding)
-        return self.weights + self.reference + self.gradients + self.optimizer + peak + self.runtime
+        """Bytes on the device at the peak of a step (a rank's, sharded)."""
+        return self.held - self.host + self.unshared
 
     @property
     def fits(self) -> bool:

@@ -56,11 +56,7 @@ def preflight(config: RunConfig) -> None:
     if objective is not None:
         objective.check_model()  # the ranker's model, as a pick's
     first_look(config)  # local files first: no network check delays their one line
-    if not config.is_scratch:
-        if looks_like_local_path(config.model):
-            check_local_model(Path(config.model).expanduser())
-        elif not hub_model_cached(config.model):
-            ensure_hub_reachable(f"model '{config.model}'")
+    check_model_reachable(config)
     if is_hub_dataset(config):
         cache = default_cache_dir()
         cached = find_cached_sample(cache, hub_sample(config), config.data_revision)
@@ -73,6 +69,17 @@ def preflight(config: RunConfig) -> None:
                 f" config '{config.data_config}'" if config.data_config else ""
             )
             ensure_hub_reachable(what)
+
+
+def check_model_reachable(config: RunConfig) -> None:
+    """One line unless the run's model can be read: a local folder with its config.json,
+    or a Hub model cached or reachable (the scratch model is built, not read)."""
+    if config.is_scratch:
+        return
+    if looks_like_local_path(config.model):
+        check_local_model(Path(config.model).expanduser())
+    elif not hub_model_cached(config.model):
+        ensure_hub_reachable(f"model '{config.model}'")
 
 
 def hub_model_cached(name: str) -> bool:

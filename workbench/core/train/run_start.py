@@ -22,7 +22,6 @@ from workbench.core.languages import bleu_tokenizer_for
 from workbench.core.live.lease import RunLease, while_held
 from workbench.core.live.run_log import RunLog
 from workbench.core.live.writer import RunWriter
-from workbench.core.model.load import pick_device
 from workbench.core.records.run_records import Precision
 from workbench.core.run_folder.layout import OutputFolder, RunFolder
 from workbench.core.run_folder.output_folder import new_run_dir
@@ -34,10 +33,11 @@ from workbench.core.train.checkpoints import (
     run_to_resume,
 )
 from workbench.core.train.memory.candidates import check_candidates_fit
-from workbench.core.train.memory.plan import check_fits, plan_memory, plan_scorers
+from workbench.core.train.memory.plan import check_fits
 from workbench.core.train.objective import starting_model
 from workbench.core.train.preflight import check_writable, preflight
-from workbench.core.train.run_model import check_run_model, resolve_precision, run_model_config
+from workbench.core.train.run_model import check_run_model
+from workbench.core.train.run_plan import plan_run
 from workbench.core.train.sharded_checkpoint import check_shards, is_sharded
 from workbench.core.train.sharding import with_launcher
 from workbench.core.views.memory_text import plan_lines
@@ -101,12 +101,11 @@ def prepare(
     with distributed.main_first(), reporting_retries(on_event):
         count_tokens = check_run_model(config)
         # The device, its arithmetic and the memory plan: from the model's config alone.
-        shape = run_model_config(config)
-        precision = resolve_precision(config, pick_device(), shape)
-        plan = plan_memory(config, shape, precision)
-        scorers = plan_scorers(config, plan)  # --comet's and --metricx's models
+        planned = plan_run(config)
+    plan, precision = planned.plan, planned.precision
     check_fits(plan, config.model)
-    check_candidates_fit(config, shape, plan)  # --pick's after training, --objective's before
+    # --pick's after training, --objective's before
+    check_candidates_fit(config, planned.model_config, plan)
     fan_out(on_event)(Phase("data", config.data))
     # rank 0 fills the sample cache; the others read it
     with distributed.main_first(), reporting_retries(on_event):
@@ -135,7 +134,7 @@ def prepare(
         if checkpoint is not None and is_sharded(checkpoint):
             check_shards(checkpoint)  # every rank's files, before any rank loads its own
         emit(Note(f"resuming {run_dir.name} from {checkpoint.name if checkpoint else 'start'}"))
-    for line in [*run_lines(run_dir, data, config), *plan_lines(plan, scorers)]:
+    for line in [*run_lines(run_dir, data, config), *plan_lines(plan, planned.scorers)]:
         emit(Note(line))
     for line in data.notes:
         emit(Note(line, "warning"))

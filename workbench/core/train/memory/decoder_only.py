@@ -120,6 +120,7 @@ def decoder_only_plan(request: PlanRequest, prompt_tokens: int | None) -> Memory
     return plan_of(
         request,
         weights=counts.total * weight + request.adapters * FP32 + counts.trainable * copies,
+        copies=counts.trainable * copies,
         gradients=counts.trainable * trained_bytes,
         optimizer=counts.trainable * 2 * trained_bytes,
         activations=causal_activation_bytes(

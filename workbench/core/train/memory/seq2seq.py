@@ -91,10 +91,12 @@ def seq2seq_plan(request: PlanRequest) -> MemoryPlan:
     trains, the activations in the arithmetic of the step."""
     config, counts = request.config, request.counts
     mixed = request.precision.training != "fp32"
+    # autocast keeps a half-precision copy of each weight it multiplies with
+    copies = (counts.total + request.adapters) * (2 if mixed else 0)
     return plan_of(
         request,
-        # autocast keeps a half-precision copy of each weight it multiplies with
-        weights=(counts.total + request.adapters) * (FP32 + (2 if mixed else 0)),
+        weights=(counts.total + request.adapters) * FP32 + copies,
+        copies=copies,
         gradients=counts.trainable * FP32,
         optimizer=counts.trainable * ADAM_MOMENTS,
         activations=activation_bytes(
