@@ -145,6 +145,9 @@ def merge_checkpoint(
     checkpoint holds)."""
     from transformers import AutoTokenizer
 
+    from workbench.core.model.load import quiet_libraries
+
+    quiet_libraries()  # no save progress bars: the caller says what was merged
     check_shards(checkpoint)
     model = merged_model(checkpoint)
     tokenizer = AutoTokenizer.from_pretrained(checkpoint)
