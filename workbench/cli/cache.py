@@ -89,7 +89,7 @@ def run(args: argparse.Namespace) -> int:
 
     from workbench.core.caches.kinds import check_kinds
     from workbench.core.caches.listing import list_caches
-    from workbench.core.caches.prune import PruneRule, probe, prune, remove_entry, tidy
+    from workbench.core.caches.prune import PruneRule, prune_caches
     from workbench.core.caches.text import (
         listing_lines,
         listing_record,
@@ -98,21 +98,14 @@ def run(args: argparse.Namespace) -> int:
     )
 
     kinds = check_kinds(args.kind)
-    rule = PruneRule.of(args.older_than, args.max_size) if args.cache_action else None
     output = [Path(args.output_dir).expanduser()]
-    if rule is None:
+    if args.cache_action is None:
         listing = list_caches(output, kinds)
         report = listing_record(listing) if args.json else listing_lines(listing, time.time())
     else:
-        if not args.dry_run:
-            tidy()
-        listing = list_caches(output, kinds)
-        attempt = probe if args.dry_run else remove_entry
-        pruned = prune(listing, rule, time.time(), attempt)
-        report = (
-            prune_record(pruned, listing, args.dry_run)
-            if args.json
-            else prune_lines(pruned, listing, args.dry_run)
-        )
+        rule = PruneRule.of(args.older_than, args.max_size)
+        listing, pruned = prune_caches(rule, args.dry_run, output, kinds)
+        write = prune_record if args.json else prune_lines
+        report = write(pruned, listing, args.dry_run)
     print(json.dumps(report, ensure_ascii=False, indent=1) if args.json else "\n".join(report))
     return 0

@@ -19,7 +19,8 @@ from __future__ import annotations
 import os
 import secrets
 import shutil
-from collections.abc import Callable
+import time
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from pathlib import Path
 from urllib.parse import unquote
@@ -27,7 +28,7 @@ from urllib.parse import unquote
 from workbench.core.cache_use import USES_FOLDER, claimed, read_uses
 from workbench.core.caches.amounts import parse_duration, parse_size, span
 from workbench.core.caches.kinds import HEATMAPS, TRASH_PREFIX, kind_folders
-from workbench.core.caches.listing import CacheEntry, CacheListing, LiveRuns
+from workbench.core.caches.listing import CacheEntry, CacheListing, LiveRuns, list_caches
 from workbench.core.views.numbers import format_si_bytes
 
 #: What ``prune`` removes when given neither rule.
@@ -98,6 +99,20 @@ def prune(listing: CacheListing, rule: PruneRule, now: float, attempt: Attempt) 
         if kept is None:
             total -= entry.size
     return chosen
+
+
+def prune_caches(
+    rule: PruneRule,
+    dry_run: bool = False,
+    output_dirs: Iterable[Path] = (),
+    kinds: Iterable[str] | None = None,
+) -> tuple[CacheListing, list[Pruned]]:
+    """The caches as listed (:func:`~.listing.list_caches`) and what ``rule`` removed from
+    them, after :func:`tidy`; or with ``dry_run``, what it would remove, removing nothing."""
+    if not dry_run:
+        tidy()
+    listing = list_caches(output_dirs, kinds)
+    return listing, prune(listing, rule, time.time(), probe if dry_run else remove_entry)
 
 
 def probe(entry: CacheEntry) -> str | None:
