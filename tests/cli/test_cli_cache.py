@@ -119,7 +119,7 @@ def test_an_entry_a_process_reads_now_is_kept_and_said_to_be(cli, tmp_path: Path
 
 
 def test_a_live_runs_entries_are_kept_until_it_ends(cli, tmp_path: Path):
-    run = tmp_path / "translation_output" / "runs" / "20260101-100000-demo"
+    run = tmp_path / "elsewhere" / "runs" / "20260101-100000-demo"  # not in --output-dir
     run.mkdir(parents=True)
     writer = RunWriter(threading.Event())
     try:
@@ -130,6 +130,8 @@ def test_a_live_runs_entries_are_kept_until_it_ends(cli, tmp_path: Path):
         assert {e["kind"] for e in entries if e["live_runs"] == [str(run)]} == {
             "prepared", "before", "samples", "preferences", "heatmaps",
         }  # fmt: skip
+        (views,) = listed(cli, tmp_path, "--kind", "heatmaps")  # found by the records
+        assert views["path"] == str(run / "attention_heatmaps.json")
         table = cli("cache", cwd=tmp_path).stdout
         assert f"{run.name} (live)" in table
         done = cli("cache", "prune", "--max-size", "0", cwd=tmp_path)

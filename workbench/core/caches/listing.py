@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import os
 import stat
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -81,7 +81,7 @@ class LiveRuns:
     def __init__(self) -> None:
         self._known: dict[str, bool] = {}
 
-    def live(self, runs: Iterable[str]) -> tuple[str, ...]:
+    def live(self, runs: Sequence[str]) -> tuple[str, ...]:
         """Those of ``runs`` whose writer holds their folder now."""
         for run in runs:
             if run not in self._known:
@@ -96,17 +96,19 @@ def list_caches(
     the runs the records name and under ``output_dirs``."""
     wanted = set(kinds) if kinds is not None else None
     alive = LiveRuns()
-    entries = [
-        read_entry(found, alive)
-        for kind in KINDS
-        if wanted is None or kind.name in wanted
-        for found in found_entries(kind)
-    ]
+    found = [entry for kind in KINDS for entry in found_entries(kind)]
+    entries = [read_entry(f, alive) for f in found if wanted is None or f.kind in wanted]
     if wanted is None or HEATMAPS in wanted:
-        named = {run for entry in entries for run in entry.runs or ()}
+        named = {run for f in found for run in _recorded_runs(f.path)}
         folders = {str(run.resolve()) for out in output_dirs for run in run_folders(out)}
         entries += heatmap_entries(sorted(named | folders), alive)
     return CacheListing(cache_root(), tuple(entries))
+
+
+def _recorded_runs(entry: Path) -> tuple[str, ...]:
+    """The runs an entry's record names (none without a record)."""
+    uses = read_uses(entry)
+    return uses.runs if uses is not None else ()
 
 
 def read_entry(found: FoundEntry, alive: LiveRuns) -> CacheEntry:

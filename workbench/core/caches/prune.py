@@ -77,7 +77,7 @@ class Pruned:
 
 
 #: What is done with a chosen entry: None once removed (or removable), else why it stays.
-Attempt = Callable[[CacheEntry], "str | None"]
+Attempt = Callable[[CacheEntry], str | None]
 
 
 def prune(listing: CacheListing, rule: PruneRule, now: float, attempt: Attempt) -> list[Pruned]:
