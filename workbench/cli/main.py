@@ -14,6 +14,7 @@ from collections.abc import Callable
 from workbench import __version__
 from workbench.cli import (
     attention,
+    cache,
     compare,
     export,
     interact,
@@ -50,6 +51,7 @@ COMMANDS: dict[str, Callable[[argparse.Namespace], int]] = {
     "compare": compare.run,
     "sweep": sweep.run,
     "score": score.run,
+    "cache": cache.run,
 }
 
 
@@ -77,6 +79,7 @@ def build_parser() -> argparse.ArgumentParser:
     compare.add_parser(sub)
     sweep.add_parser(sub)  # cheap: optuna and torch are imported inside its run()
     score.add_parser(sub)  # cheap: sacreBLEU and the COMET scorer are imported inside its run()
+    cache.add_parser(sub)
     return parser
 
 

@@ -1,7 +1,9 @@
 """Where the workbench keeps what it can build again: ``$WORKBENCH_CACHE``, by default
 ``~/.cache/workbench``, one folder per kind (Hub samples, prepared data, "before"
 translations, ranked preference lines). Everything under it may be deleted at any time;
-the next run builds it again."""
+the next run builds it again. ``workbench cache`` lists it and ``workbench cache prune``
+frees it (:mod:`workbench.core.caches`), never taking what a live run or a reading process
+uses (:mod:`workbench.core.cache_use`)."""
 
 from __future__ import annotations
 

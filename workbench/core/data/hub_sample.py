@@ -7,11 +7,12 @@ through :mod:`~workbench.core.data.parquet_files`; the cache
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from contextlib import contextmanager, nullcontext
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypedDict
 
+from workbench.core.cache_use import using
 from workbench.core.data.hub import HubRetriesExhausted, explain
 from workbench.core.data.hub_requests import ensure_hub_reachable
 from workbench.core.data.parquet_files import list_split_files, read_all
@@ -111,22 +112,23 @@ def _load_rows(
     cache is asked again for that commit (a branch name's rows may be there already).
     """
     cache_dir = cache_dir or default_cache_dir()
-    cached = find_cached(cache_dir, stem, revision)
-    if cached:
-        return read_cached(cached)
+    rows = _cached_rows(cache_dir, stem, revision)
+    if rows is not None:
+        return rows
     what = _describe(repo, config)
     with _explained(what, revision):
         if fs is None:
             fs, root, revision = _open_hub_repo(repo, revision, what)
-            cached = find_cached(cache_dir, stem, revision)
-            if cached:
-                return read_cached(cached)
+            rows = _cached_rows(cache_dir, stem, revision)
+            if rows is not None:
+                return rows
         root = root or repo
         files = list_split_files(fs, root, config, split)
         if not files:
             raise WorkbenchError(f"{what} has no '{split}' split; {no_split_fix}")
         kept = PartialSample(cache_dir, repo, revision, root) if revision else None
-        pairs = read(SplitFiles(fs, files, kept))
+        with using(kept.folder) if kept is not None else nullcontext():
+            pairs = read(SplitFiles(fs, files, kept))
     if not pairs:
         raise WorkbenchError(
             f"{what} split '{split}' gave no rows with both languages; "
@@ -136,6 +138,12 @@ def _load_rows(
     if kept is not None:
         kept.forget_rows()  # all in the cache file now
     return HubRows(pairs, revision)
+
+
+def _cached_rows(cache_dir: Path, stem: str, revision: str | None) -> HubRows | None:
+    """The rows cached under ``stem`` at ``revision`` (None: the newest at any), if any."""
+    cached = find_cached(cache_dir, stem, revision)
+    return read_cached(cached) if cached else None
 
 
 class HubLocation(TypedDict, total=False):

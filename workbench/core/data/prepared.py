@@ -27,6 +27,7 @@ import shutil
 from pathlib import Path
 from typing import Any
 
+from workbench.core.cache_use import using
 from workbench.core.config.run_config import RunConfig
 from workbench.core.data.cleaning import CleaningSettings, TokenCounter
 from workbench.core.data.cleaning_pass import clean_pairs
@@ -107,24 +108,33 @@ def prepare_split(
     browse_key = cache_key({**parts, "tokenizer": None}) if not settings.drop_long else None
     cacheable = count_tokens is None or tokenizer is not None
     root = prepared_root()
-    key = None
-    if cacheable:
-        key = cache_key(parts)
-        candidates = [key]
-        if browse and tokenizer is None and browse_key is not None:
-            candidates += [name for name in [read_alias(root, browse_key)] if name]
-        found = _cached(root, candidates, emit)
-        if found is not None:
-            return found
+    if not cacheable:
+        return _build(inputs, root, None, emit, num_proc)
+    key = cache_key(parts)
+    candidates = [key]
+    if browse and tokenizer is None and browse_key is not None:
+        candidates += [name for name in [read_alias(root, browse_key)] if name]
+    found = _cached(root, candidates, emit)
+    if found is not None:
+        return found
+    with using(root / key):  # held from the build until the run that uses it lives
+        data = _build(inputs, root, key, emit, num_proc)
+        if tokenizer is not None and browse_key is not None:
+            write_alias(root, browse_key, key)
+        return data
+
+
+def _build(
+    inputs: EntryInputs, root: Path, key: str | None, emit: EventSink, num_proc: int | None
+) -> SplitData:
+    """Prepare the data in a private folder, then publish it as the entry ``key`` and open
+    it there (None: not cached, read whole and the folder dropped)."""
     building = new_build_folder(root)
     try:
         build_entry(inputs, building, emit, num_proc)
         if key is None:
             return load_entry(building, keep=True)
-        entry = publish_entry(building, root, key, {"origin": source.origin})
-        if tokenizer is not None and browse_key is not None:
-            write_alias(root, browse_key, key)
-        return load_entry(entry)
+        return load_entry(publish_entry(building, root, key, {"origin": inputs.source.origin}))
     except BaseException:
         shutil.rmtree(building, ignore_errors=True)
         raise
@@ -166,11 +176,14 @@ def _key_parts(inputs: EntryInputs) -> dict[str, Any]:
 def _cached(root: Path, candidates: list[str], emit: EventSink) -> SplitData | None:
     """The first whole entry among ``candidates``, opened; a torn one is said and removed."""
     for name in candidates:
-        found, torn = find_entry(root, name)
-        if torn:
-            emit(Note(f"data: the cached copy in {root / name} was incomplete; preparing again"))
-        if found is not None:
-            data = load_entry(found)
-            emit(Note(f"data: cached ({len(data.train):,} training pairs in {found})"))
-            return data
+        with using(root / name):
+            found, torn = find_entry(root, name)
+            if torn:
+                emit(
+                    Note(f"data: the cached copy in {root / name} was incomplete; preparing again")
+                )
+            if found is not None:
+                data = load_entry(found)
+                emit(Note(f"data: cached ({len(data.train):,} training pairs in {found})"))
+                return data
     return None

@@ -12,6 +12,7 @@ from urllib.parse import quote, unquote
 
 from workbench.core.atomic import write_bytes, write_text
 from workbench.core.cache_root import cache_folder
+from workbench.core.cache_use import using
 from workbench.core.data.sample_plan import (
     MAX_ROWS_PER_GROUP,
     HubPair,
@@ -80,9 +81,15 @@ def find_cached_split(cache_dir: Path, split: HubSplit, revision: str | None = N
     return find_cached(cache_dir, split_stem(split), revision)
 
 
-def read_cached(path: Path) -> HubRows:
-    """The rows of a cache file and the revision they were read at."""
-    rows = [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines()]
+def read_cached(path: Path) -> HubRows | None:
+    """The rows of a cache file and the revision they were read at; None when the file
+    has gone since it was found (pruned: the rows are read again)."""
+    with using(path):
+        try:
+            text = path.read_text(encoding="utf-8")
+        except FileNotFoundError:
+            return None
+    rows = [json.loads(line) for line in text.splitlines()]
     return HubRows([HubPair(r["source"], r["target"]) for r in rows], cached_revision(path))
 
 
@@ -90,13 +97,12 @@ def write_cached(path: Path, pairs: list[HubPair]) -> None:
     """Write ``pairs`` as JSONL through the one atomic writer (temporary file, fsync,
     rename): a half-written sample is never taken for a whole one."""
     path.parent.mkdir(parents=True, exist_ok=True)
-    write_text(
-        path,
-        "".join(
-            json.dumps({"source": p.source, "target": p.target}, ensure_ascii=False) + "\n"
-            for p in pairs
-        ),
+    text = "".join(
+        json.dumps({"source": p.source, "target": p.target}, ensure_ascii=False) + "\n"
+        for p in pairs
     )
+    with using(path):
+        write_text(path, text)
 
 
 class PartialSample:

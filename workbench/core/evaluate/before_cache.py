@@ -21,6 +21,7 @@ from typing import Any
 
 from workbench.core.atomic import write_json
 from workbench.core.cache_root import cache_folder
+from workbench.core.cache_use import using
 from workbench.core.data.tokenize import tokenizer_files_digest
 from workbench.core.model.fingerprint import weights_digest
 from workbench.core.records.files import read_json_dict
@@ -65,14 +66,22 @@ def set_key(decoding: str, sources: str) -> str:
     return hashlib.sha256(f"{decoding}:{sources}".encode()).hexdigest()[:32]
 
 
+def kept_file(key: str) -> Path:
+    """The file one set's translations are kept in."""
+    return before_root() / f"{key}.json"
+
+
 def cached_before(key: str, count: int) -> list[str] | None:
     """The translations kept under ``key``, if there are ``count`` of them."""
-    kept = decode(KeptBefore, read_json_dict(before_root() / f"{key}.json"))
+    path = kept_file(key)
+    with using(path):
+        kept = decode(KeptBefore, read_json_dict(path))
     return kept.translations if kept is not None and len(kept.translations) == count else None
 
 
 def keep_before(key: str, translations: list[str]) -> None:
     """Keep one set's translations under ``key`` (atomically: a reader sees all or none)."""
-    root = before_root()
-    root.mkdir(parents=True, exist_ok=True)
-    write_json(root / f"{key}.json", asdict(KeptBefore(translations)))
+    path = kept_file(key)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with using(path):
+        write_json(path, asdict(KeptBefore(translations)))

@@ -14,6 +14,9 @@ Beside the lock, the writer keeps its :class:`~workbench.core.live.writer_record
 (host, pid, start time, state, heartbeat) and, on a thread of its own, polls the folder for
 a stop request (``workbench stop``, ``x`` in any TUI): it sets the run's stop flag, so the
 Trainer stops at the next step with a checkpoint, as after Ctrl-C.
+
+Holding the folder also names the run in the use records of the cache entries its thread
+uses (:mod:`workbench.core.cache_use`): while the writer lives, pruning leaves them alone.
 """
 
 from __future__ import annotations
@@ -25,6 +28,7 @@ import threading
 from dataclasses import replace
 from pathlib import Path
 
+from workbench.core.cache_use import attach_run, detach_run, expect_run
 from workbench.core.events import EventSink, Level, Note
 from workbench.core.live.run_log import RunLog
 from workbench.core.live.stop_request import clear_stop_request, read_stop_request
@@ -92,6 +96,7 @@ class RunWriter:
         self._done = threading.Event()
         self._thread: threading.Thread | None = None
         self._write_lock = threading.Lock()
+        expect_run()  # the cache entries this thread uses wait for the run's folder
 
     def hold(self, run_dir: Path, log: RunLog | None = None) -> None:
         """Take ``run_dir`` for this process, or raise :class:`RunFolderBusy`; then ``log``
@@ -127,6 +132,7 @@ class RunWriter:
         pid = os.getpid()
         self.record = WriterRecord(this_host(), pid, start_ticks(pid), started, started, "running")
         self.record.write(run_dir)
+        attach_run(run_dir)  # the cache entries this run uses name it; it now lives
         self._thread = threading.Thread(target=self._watch, daemon=True, name="run-writer")
         self._thread.start()
 
@@ -136,6 +142,7 @@ class RunWriter:
         A try that fails before the run began writing (``--resume`` refused by a check,
         an unreachable Hub) does not end the run: its earlier writer's record stays.
         """
+        detach_run()  # and a try that never held a folder lets its cache entries go
         if not self._held or self.run_dir is None:
             return
         self._done.set()

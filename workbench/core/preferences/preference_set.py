@@ -14,6 +14,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from workbench.core.cache_use import using
 from workbench.core.decoding import DecodeOptions
 from workbench.core.events import EventSink, Note, PreferenceProgress
 from workbench.core.picking.metrics import PickingMetric
@@ -129,11 +130,12 @@ def preference_records(
     )
     entry = PreferenceEntry(preferences_root(), preference_key(parts))
     build = _Build(translator, pairs, settings, ranker, base, batch_size, chunk)
-    lines = entry.sealed()
-    reused = lines is not None
-    stopped = False
-    if lines is None:
-        lines, reused, stopped = _locked_build(entry, build, emit, stop)
+    with using(entry.folder):
+        lines = entry.sealed()
+        reused = lines is not None
+        stopped = False
+        if lines is None:
+            lines, reused, stopped = _locked_build(entry, build, emit, stop)
     chosen = (
         []
         if stopped

@@ -74,3 +74,15 @@ def format_bytes(count: int) -> str:
     if count < 10 * 1024**3:
         return f"{count / 1024**2:,.1f} MiB"
     return f"{count / 1024**3:,.2f} GiB"
+
+
+def format_si_bytes(count: int) -> str:
+    """``512 B`` / ``12.3 kB`` / ``403.2 MB`` / ``1.5 GB`` / ``2.25 TB``: decimal units,
+    as ``du --si`` prints them and as ``workbench cache prune --max-size`` reads them, so
+    that a size shown is a size a user can type back."""
+    if count < 1000:
+        return f"{count} B"
+    for unit, scale in (("kB", 10**3), ("MB", 10**6), ("GB", 10**9)):
+        if count < 1000 * scale:
+            return f"{count / scale:.1f} {unit}"
+    return f"{count / 10**12:,.2f} TB"
