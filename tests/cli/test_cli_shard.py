@@ -6,9 +6,12 @@ tests/e2e/test_sharded.py."""
 
 from __future__ import annotations
 
+import threading
+
 import pytest
 
 from tests.helpers.runs import three_run_folders
+from workbench.core.live.writer import RunWriter
 
 
 def one_line(result) -> str:
@@ -41,6 +44,31 @@ def test_a_sharded_run_that_cannot_run_is_one_line(cli, tiny_model_dir, tmp_path
     )  # fmt: skip
     assert said in one_line(result)
     assert not (tmp_path / "runs").exists()
+
+
+def test_a_launch_in_another_precision_than_the_run_is_one_line(cli, tmp_path, monkeypatch):
+    """accelerate launch --mixed_precision bf16 with a run that asks for fp32 would train
+    in bf16 while its plan and records said fp32."""
+    monkeypatch.setenv("ACCELERATE_MIXED_PRECISION", "bf16")
+    result = cli(
+        "train", "--headless", "--preset", "demo", "--output-dir", str(tmp_path), "--shard",
+        "--fp16",
+    )  # fmt: skip
+    assert "accelerate launch was given mixed precision bf16 and this run asks for fp16" in (
+        one_line(result)
+    )
+
+
+def test_merging_a_live_run_is_one_line(cli, tmp_path):
+    output = three_run_folders(tmp_path / "out")
+    run = output / "runs" / "20260101-110000-demo"
+    writer = RunWriter(threading.Event())
+    try:
+        writer.hold(run)  # this process now writes the run
+        result = cli("export", "--merge", run.name, "--output-dir", str(output))
+        assert "is still running, and its checkpoints change while it does" in one_line(result)
+    finally:
+        writer.release("stopped")
 
 
 def test_merging_a_run_without_shards_is_one_line(cli, tmp_path):

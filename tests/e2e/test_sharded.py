@@ -13,6 +13,7 @@ from __future__ import annotations
 import io
 import json
 import os
+import shutil
 import signal
 import subprocess
 import sys
@@ -20,7 +21,7 @@ import time
 from pathlib import Path
 
 import torch
-from safetensors.torch import load_file
+from safetensors.torch import load_file, save_file
 
 from tests.helpers import torchrun
 from tests.helpers.runs import tiny_toml
@@ -98,6 +99,14 @@ def best_weights(run: Path) -> dict[str, torch.Tensor]:
     return load_file(str(run / "best_model" / "model.safetensors"))
 
 
+def generation(run: Path) -> dict:
+    """best_model's generation settings (what translate, score and the report decode
+    with), the library version left out."""
+    saved = json.loads((run / "best_model" / "generation_config.json").read_text())
+    saved.pop("transformers_version", None)
+    return saved
+
+
 def translations(run: Path) -> list[str]:
     rows = (run / "test_translations.jsonl").read_text(encoding="utf-8").splitlines()
     return [json.loads(r)["after"] for r in rows]
@@ -117,6 +126,7 @@ def test_sharded_marian_matches_one_process_and_publishes_whole_weights(tmp_path
     assert max((w2[k] - w1[k]).abs().max().item() for k in w1) <= 1e-4
     assert not list((two / "best_model").glob("*fsdp*"))
     assert translations(two) == translations(one)
+    assert generation(two) == generation(one)
     # export --merge makes the same folder again from the shards
     saved = best_weights(two)
     refused = cli("export", "--merge", str(two))
@@ -194,14 +204,17 @@ def test_sharded_qwen3_matches_one_process(tmp_path, causal_models):
     assert len(l2) == len(l1) == 18
     assert max(abs(l2[s] - l1[s]) for s in l1) <= 1e-5, (l2, l1)
     assert translations(two) == translations(one)
+    assert generation(two) == generation(one)
     from workbench.core.translate.translator import Translator
 
     translator = Translator.from_pretrained(str(two / "best_model"))
     assert isinstance(translator.translate("I like tea.").text, str)
 
 
-def test_sharded_lora_trains_the_adapters_on_every_rank(tmp_path, causal_models):
-    settings = {**QWEN3, "model": str(causal_models["qwen3"]), "lora": True}
+def test_sharded_lora_trains_the_adapters_on_every_rank(tmp_path, causal_models, cli):
+    base = tmp_path / "base"  # a copy: the test changes it at the end
+    shutil.copytree(causal_models["qwen3"], base)
+    settings = {**QWEN3, "model": str(base), "lora": True}
     text = toml(epochs=1, batch_size=8, shard=True, **settings)
     done = torchrun.launch(tmp_path / "two", 2, tmp_path / "cache", text)
     assert done.returncode == 0, failure(tmp_path / "two", done)
@@ -215,15 +228,24 @@ def test_sharded_lora_trains_the_adapters_on_every_rank(tmp_path, causal_models)
         assert set(by_rank) == {0, 1}, name
         for rank, chunk in by_rank.items():
             assert chunk.abs().sum().item() > 0, (name, rank)
-    # best_model is the base with the adapters merged: it differs from the base
+    # best_model is the base with the adapters merged (it differs from the base), the
+    # adapter kept beside it as an unsharded LoRA run keeps it
     from workbench.core.translate.translator import Translator
 
-    base = load_file(str(Path(causal_models["qwen3"]) / "model.safetensors"))
+    base_weights = load_file(str(base / "model.safetensors"))
     tuned = best_weights(run)
-    changed = [k for k in tuned if "q_proj" in k and not torch.equal(tuned[k], base[k])]
+    changed = [k for k in tuned if "q_proj" in k and not torch.equal(tuned[k], base_weights[k])]
     assert changed
+    assert (run / "best_model" / "adapter" / "adapter_model.safetensors").is_file()
     translator = Translator.from_pretrained(str(run / "best_model"))
     assert isinstance(translator.translate("I like tea.").text, str)
+    # the base saved over (as a run publishing over its folder would): no merge onto it
+    changed_base = {k: v + 1 if "q_proj" in k else v for k, v in base_weights.items()}
+    save_file(changed_base, str(base / "model.safetensors"))
+    refused = cli("export", "--merge", str(run), "--force")
+    assert refused.returncode == 2
+    assert "has changed since (another run saved over it)" in refused.stderr
+    assert best_weights(run).keys() == tuned.keys()  # the merged model left as it was
 
 
 def test_accelerate_launch_with_the_docs_config_is_a_sharded_run(tmp_path):

@@ -100,17 +100,11 @@ def merge(args: argparse.Namespace) -> int:
     from pathlib import Path
 
     from workbench.core.live.liveness import pick_run
-    from workbench.core.run_folder.layout import RunFolder
-    from workbench.core.train.checkpoints import checkpoint_to_merge
+    from workbench.core.train.checkpoints import run_to_merge
     from workbench.core.train.sharded_checkpoint import merge_checkpoint
 
     run_dir = pick_run(Path(args.output_dir).expanduser(), args.merge)
-    checkpoint = checkpoint_to_merge(run_dir)
-    destination = RunFolder(run_dir).best_model
-    if destination.exists() and not args.force:
-        raise WorkbenchError(
-            f"{destination} already exists; pass --force to merge {checkpoint.name} into it again"
-        )
+    checkpoint, destination = run_to_merge(run_dir, args.force)
     started = time.perf_counter()
     merge_checkpoint(checkpoint, destination)
     size = sum(f.stat().st_size for f in destination.iterdir() if f.is_file()) / 1e6

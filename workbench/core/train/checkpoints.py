@@ -154,7 +154,7 @@ def save_best_model(trainer: Any, destination: Path, settings: ModelSettings) ->
         source = Path(best) if best else last_complete_checkpoint(destination.parent)
         if source is None:
             raise WorkbenchError(f"no checkpoint of {destination.parent} to merge")
-        merge_checkpoint(source, destination, settings)
+        merge_checkpoint(source, destination, settings, trainer.model.generation_config)
         return
     if is_adapted(trainer.model):
         save_merged(trainer.model, trainer.processing_class, destination, settings)
@@ -178,7 +178,8 @@ def keep_best_so_far(trainer: Any, run_dir: Path, settings: ModelSettings) -> Pa
         return None
     destination = RunFolder(run_dir).best_model
     if is_sharded(Path(best)):
-        return merge_checkpoint(Path(best), destination, settings)
+        generation = trainer.model.generation_config
+        return merge_checkpoint(Path(best), destination, settings, generation)
     if is_adapted(trainer.model):
         load_adapter_weights(trainer.model, Path(best))
         save_merged(trainer.model, trainer.processing_class, destination, settings)
@@ -216,6 +217,25 @@ def checkpoint_to_merge(run_dir: Path) -> Path:
     return folder / best if best and (folder / best).is_dir() else last
 
 
+def run_to_merge(run_dir: Path, force: bool) -> tuple[Path, Path]:
+    """The checkpoint ``export --merge`` merges and the ``best_model/`` it writes; one
+    line for a run still writing (its checkpoints rotate, and its own end writes that
+    folder) or a ``best_model/`` that is there already (unless ``force``)."""
+    live = run_liveness(run_dir)
+    if live is not None and live.writing:
+        raise WorkbenchError(
+            f"{run_dir.name} is still running, and its checkpoints change while it does; "
+            f"stop it first (workbench stop {run_dir.name}) or let it finish"
+        )
+    checkpoint = checkpoint_to_merge(run_dir)
+    destination = RunFolder(run_dir).best_model
+    if destination.exists() and not force:
+        raise WorkbenchError(
+            f"{destination} already exists; pass --force to merge {checkpoint.name} into it again"
+        )
+    return checkpoint, destination
+
+
 def read_best_checkpoint(checkpoint: Path) -> str | None:
     """The name of the best checkpoint that ``checkpoint``'s trainer state records."""
     state = read_json_dict(checkpoint / "trainer_state.json") or {}
@@ -224,9 +244,13 @@ def read_best_checkpoint(checkpoint: Path) -> str | None:
 
 
 def checkpoint_world_size(checkpoint: Path) -> int:
-    """How many processes wrote ``checkpoint``: the Trainer saves one RNG state per
-    process (``rng_state_R.pth``), or ``rng_state.pth`` alone for one."""
-    return max(1, len(list(checkpoint.glob("rng_state_*.pth"))))
+    """How many processes wrote ``checkpoint``: the highest rank that left a file, plus
+    one. The Trainer saves one RNG state per process (``rng_state_R.pth``, or
+    ``rng_state.pth`` alone for one); a sharded run's ranks also write ``__R_0.distcp``
+    each, so a rank that lost one file is still counted."""
+    ranks = [int(p.stem.rsplit("_", 1)[1]) for p in checkpoint.glob("rng_state_*.pth")]
+    ranks += [int(p.name.split("_")[2]) for p in checkpoint.glob("*/__*_0.distcp")]
+    return max(ranks, default=0) + 1
 
 
 def check_world_size(checkpoint: Path, world: int) -> None:

@@ -136,12 +136,16 @@ def starting_model(config: RunConfig) -> tuple[RunConfig, str | None]:
     so (None: nothing changed).
 
     A run past the references usually starts from ``translation_output/best_model``, the
-    folder this run publishes its own best model to when it finishes. The run that
+    folder this run publishes its own best model to when it finishes (and so may a
+    sharded LoRA run, whose merge reads its base from disk). The run that
     trained that model kept its own copy (``runs/<run>/best_model``, named by its
     ``workbench.json``), so the run starts from that copy: the report's "before" and the
     console's ``/before`` load it long after the published folder has been replaced.
     """
-    if config.objective == "sft" or not looks_like_local_path(config.model):
+    # A sharded LoRA run's merge reads its base model from disk at the end, and later
+    # (export --merge): a base this run may publish over would not be its base then.
+    kept_base = config.objective != "sft" or (config.shard and config.lora)
+    if not kept_base or not looks_like_local_path(config.model):
         return config, None
     given = Path(config.model).expanduser()
     published = OutputFolder(Path(config.output_dir).expanduser()).best_model

@@ -129,10 +129,10 @@ def prepare(
     checkpoint: Path | None = None
     if resume_dir is not None:
         checkpoint = last_complete_checkpoint(run_dir, emit)
-        if checkpoint is not None:
-            check_world_size(checkpoint, distributed.world_size())
         if checkpoint is not None and is_sharded(checkpoint):
             check_shards(checkpoint)  # every rank's files, before any rank loads its own
+        if checkpoint is not None:
+            check_world_size(checkpoint, distributed.world_size())
         emit(Note(f"resuming {run_dir.name} from {checkpoint.name if checkpoint else 'start'}"))
     for line in [*run_lines(run_dir, data, config), *plan_lines(plan, planned.scorers)]:
         emit(Note(line))

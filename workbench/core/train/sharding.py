@@ -52,6 +52,16 @@ def check_sharding(config: RunConfig) -> None:
     offload needs a GPU to offload from (FSDP2 pins the host copies)."""
     if not config.shard:
         return
+    launched = os.environ.get("ACCELERATE_MIXED_PRECISION", "no").lower()
+    asked = "bf16" if config.bf16 else "fp16" if config.fp16 else "no"
+    # the run's own bf16 where its GPUs have it
+    automatic = config.bf16 is None and not config.fp16 and launched == "bf16"
+    if launched in ("bf16", "fp16") and launched != asked and not automatic:
+        raise WorkbenchError(
+            f"accelerate launch was given mixed precision {launched} and this run asks "
+            f"for {'fp32' if asked == 'no' else asked}, which its plan and records would "
+            f"say; pass --{launched} to the workbench, or launch with --mixed_precision no"
+        )
     if config.average_checkpoints:
         raise WorkbenchError(
             "--average-checkpoints averages whole checkpoints, and a --shard run's are "

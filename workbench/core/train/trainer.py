@@ -102,7 +102,10 @@ class WorkbenchTrainer(Seq2SeqTrainer):
             return
         state.distributed_type = DistributedType.FSDP
         PartialState._shared_state["distributed_type"] = DistributedType.FSDP
-        state.fsdp_plugin = FullyShardedDataParallelPlugin(**plugin_args)
+        plugin = FullyShardedDataParallelPlugin(**plugin_args)
+        if state.mixed_precision != "no":  # as accelerate sets up FSDP on GPUs
+            plugin.set_mixed_precision(state.mixed_precision)
+        state.fsdp_plugin = plugin
         self.is_fsdp_enabled = True
 
     def _get_train_sampler(self, train_dataset: Any = None) -> Any:
