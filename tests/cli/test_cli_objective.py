@@ -8,15 +8,8 @@ from __future__ import annotations
 
 import pytest
 
+from tests.helpers.cli import refused_in_one_line as one_line
 from tests.helpers.memory import NEEDS, figure_in
-
-
-def one_line(result) -> str:
-    lines = result.stderr.strip().splitlines()
-    assert (result.returncode, len(lines)) == (2, 1), result.stderr[-2000:]
-    assert "Traceback" not in result.stderr
-    assert "[data]" not in result.stdout
-    return lines[0]
 
 
 @pytest.mark.parametrize(

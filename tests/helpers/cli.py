@@ -77,6 +77,16 @@ class Result:
     stderr: str
 
 
+def refused_in_one_line(result: Result) -> str:
+    """The one line a refused run printed: exit status 2, one line on stderr, no
+    traceback, no data read."""
+    lines = result.stderr.strip().splitlines()
+    assert (result.returncode, len(lines)) == (2, 1), result.stderr[-2000:]
+    assert "Traceback" not in result.stderr
+    assert "[data]" not in result.stdout
+    return lines[0]
+
+
 class CommandLine:
     """``workbench`` in this process: call it with the arguments. The ``cli`` fixture is one;
     a fixture of a wider scope makes its own over a MonkeyPatch of that scope."""
