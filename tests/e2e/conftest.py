@@ -27,7 +27,8 @@ HERE = Path(__file__).resolve().parent
 LONGEST_FIRST = (
     "test_memory_plan_causal_runs.py", "test_memory_plan_runs.py", "test_sweep_runs.py",
     "test_secrets.py", "test_hub_runs.py", "test_live_processes.py",
-    "test_speed_benchmark_runs.py", "test_distributed.py", "test_serve_runs.py",
+    "test_speed_benchmark_runs.py", "test_sharded.py", "test_distributed.py",
+    "test_serve_runs.py",
 )  # fmt: skip
 
 
