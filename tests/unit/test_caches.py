@@ -41,7 +41,7 @@ NOW = 1_800_000_000.0
         ("1.5TB", 1_500 * 10**9),
         ("10 gb", 10 * 10**9),
         ("0", 0),
-        ("2048", 2048),
+        ("2048B", 2048),
         ("2GiB", 2 * 2**30),
         ("750k", 750_000),
     ],
@@ -72,6 +72,15 @@ def test_a_bad_size_is_one_sentence_with_the_value_and_the_fix(text):
     assert message.startswith(f"--max-size {text}: not a size; ")
     assert "10GB" in message
     assert "\n" not in message
+
+
+def test_a_size_without_its_unit_and_a_duration_in_m_are_refused():
+    """``10`` could be bytes, MB or GB, and ``6M`` minutes or (systemd's) months."""
+    with pytest.raises(WorkbenchError, match=r"^--max-size 10: a size needs its unit; "):
+        parse_size("10")
+    with pytest.raises(WorkbenchError, match=r"^--older-than 6M: M could mean minutes or months"):
+        parse_duration("6M")
+    assert parse_duration("6min") == parse_duration("6m") == 360
 
 
 @pytest.mark.parametrize("text", ["abc", "-2d", "30", "3 fortnights", "d"])
@@ -310,3 +319,31 @@ def test_tidy_deletes_a_killed_pruners_trash_and_the_records_of_entries_gone(tmp
     assert not use_record(planted.before).exists()
     assert not lock_file(planted.before).exists()
     assert use_record(planted.sample).exists()  # an entry still there keeps its record
+
+
+def test_a_lock_file_this_process_cannot_open_keeps_the_pruner_off(tmp_path: Path):
+    """Another user's lock file in a shared cache (here: a name this process cannot open
+    as a file): a user goes on without the lock, and the pruner leaves the entry alone,
+    since it cannot tell whether that user reads it now."""
+    entry = tmp_path / "before" / "k.json"
+    entry.parent.mkdir()
+    entry.write_text("{}")
+    lock_file(entry).mkdir(parents=True)  # os.open fails on it, as on a file not ours
+    with using(entry):
+        assert entry.read_text() == "{}"
+    with claimed(entry) as free:
+        assert free is False
+    assert entry.is_file()
+
+
+def test_a_run_folder_the_listing_cannot_read_is_left_out(tmp_path: Path):
+    """A record naming a run this user cannot stat (here: a name too long for the file
+    system, one OSError the standard library does not swallow) lists the rest."""
+    from workbench.core.caches.listing import LiveRuns, heatmap_entries
+
+    readable = tmp_path / "runs" / "20260101-100000-demo"
+    readable.mkdir(parents=True)
+    (readable / "attention_heatmaps.json").write_text("{}\n")
+    unreadable = tmp_path / "runs" / ("x" * 300)
+    found = heatmap_entries([str(unreadable), str(readable)], LiveRuns())
+    assert [e.name for e in found] == [readable.name]

@@ -118,26 +118,33 @@ class _Lock:
     @classmethod
     def take(cls, entry: Path, exclusive: bool) -> _Lock | None:
         """The lock of ``entry``: shared (waiting while a pruner holds it), or exclusive
-        without waiting, None when a process holds it."""
+        without waiting, None when a process holds it.
+
+        A lock file this process cannot open (another user's, in a shared cache) is no
+        lock: a user goes on without one, and a pruner leaves the entry alone, since it
+        cannot tell whether that user reads it now. A file system without locks makes
+        every lock free (the live-run rule still holds)."""
         path = lock_file(entry)
         how = fcntl.LOCK_EX | fcntl.LOCK_NB if exclusive else fcntl.LOCK_SH
-        try:
+        unknown = None if exclusive else cls(None)
+        with contextlib.suppress(OSError):  # made by another user, or not ours to make
             path.parent.mkdir(parents=True, exist_ok=True)
-            while True:
-                fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o644)
-                try:
-                    fcntl.flock(fd, how)
-                except BlockingIOError:
-                    os.close(fd)
-                    return None
-                except OSError:  # a file system without locks (Lustre without -o flock)
-                    os.close(fd)
-                    return cls(None)
-                if _same_file(fd, path):
-                    return cls(fd)
-                os.close(fd)  # a pruner removed this file meanwhile: lock the one there now
-        except OSError:  # a cache folder that cannot be written
-            return cls(None)
+        while True:
+            try:
+                fd = _open_lock(path)
+            except OSError:
+                return unknown
+            try:
+                fcntl.flock(fd, how)
+            except BlockingIOError:
+                os.close(fd)
+                return None
+            except OSError:  # a file system without locks (Lustre without -o flock)
+                os.close(fd)
+                return cls(None)
+            if _same_file(fd, path):
+                return cls(fd)
+            os.close(fd)  # a pruner removed this file meanwhile: lock the one there now
 
     def close(self) -> None:
         """Let the lock go (once)."""
@@ -149,6 +156,16 @@ class _Lock:
     def __del__(self) -> None:
         with contextlib.suppress(Exception):  # at exit the descriptor goes with the process
             self.close()
+
+
+def _open_lock(path: Path) -> int:
+    """A descriptor of the lock file at ``path``, made if missing (writable by the group
+    and others as the umask allows, so a shared cache's users lock the same file); read
+    only where this user may not write it: ``flock`` takes either kind of lock on it."""
+    try:
+        return os.open(path, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o666)
+    except PermissionError:
+        return os.open(path, os.O_RDONLY | os.O_CLOEXEC)
 
 
 def _same_file(fd: int, path: Path) -> bool:

@@ -13,7 +13,7 @@ import re
 
 from workbench.errors import WorkbenchError
 
-#: Bytes a size unit stands for (lower case; no unit: bytes).
+#: Bytes a size unit stands for (lower case; no unit: for 0 alone, see parse_size).
 SIZE_UNITS = {
     "": 1, "b": 1,
     "k": 10**3, "kb": 10**3, "m": 10**6, "mb": 10**6, "g": 10**9, "gb": 10**9,
@@ -38,6 +38,8 @@ def parse_size(text: str, flag: str = "--max-size") -> int:
     value = _amount(text, SIZE_UNITS)
     if value is None:
         raise WorkbenchError(f"{flag} {text}: not a size; {SIZE_FIX}")
+    if value and _unit(text) == "":  # 10 could mean bytes, MB or GB: say which
+        raise WorkbenchError(f"{flag} {text}: a size needs its unit; {SIZE_FIX}")
     return round(value)
 
 
@@ -47,7 +49,18 @@ def parse_duration(text: str, flag: str = "--older-than") -> float:
     value = _amount(text, DURATION_UNITS)
     if value is None:
         raise WorkbenchError(f"{flag} {text}: not a duration; {DURATION_FIX}")
+    if _unit(text) == "M":  # minutes here, months in systemd's notation: say which
+        raise WorkbenchError(
+            f"{flag} {text}: M could mean minutes or months; write min for minutes, or "
+            "the months in days (6 months: 180d)"
+        )
     return value
+
+
+def _unit(text: str) -> str:
+    """The unit of an amount as written (case kept)."""
+    found = _AMOUNT.fullmatch(text)
+    return found.group(2) if found else ""
 
 
 def _amount(text: str, units: dict[str, int]) -> float | None:

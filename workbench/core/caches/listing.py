@@ -137,9 +137,12 @@ def heatmap_entries(runs: Iterable[str], alive: LiveRuns) -> list[CacheEntry]:
     found = []
     for run in runs:
         path = RunFolder(Path(run)).heatmaps
-        if not path.is_file():
+        try:
+            if not path.is_file():
+                continue
+            size, apparent, newest = disk_usage(path)
+        except OSError:  # another user's run folder this user may not read: not theirs to list
             continue
-        size, apparent, newest = disk_usage(path)
         found.append(
             CacheEntry(
                 kind=HEATMAPS,
