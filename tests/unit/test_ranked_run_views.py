@@ -25,6 +25,12 @@ def _rows(markdown: str, after: str) -> list[list[str]]:
     ]
 
 
+def _test_rows(markdown: str) -> list[list[str]]:
+    """The test set's rows of the report's before/after table, without the Set cell."""
+    table = _rows(markdown, "## BLEU before vs after fine-tuning")
+    return [row[1:] for row in table if row[0].startswith("test")]
+
+
 def _report(tmp_path: Path, **summary) -> tuple[str, str]:
     run = write_ranked_run(
         tmp_path / "runs" / "20260102-000000-demo-cpo", ranked_summary(**summary)
@@ -45,7 +51,11 @@ def test_the_report_marks_the_ranker_and_leads_with_another_judge(tmp_path: Path
     assert (facts["Beta"], facts["NLL weight"]) == ("0.1", "1")
     assert "`preferences.jsonl` in the run folder" in md
     # no neural judge: BLEU leads (the surface metric that did not rank), chrF marked
-    rows = _rows(md, "never lead the verdict")
+    assert "never lead the verdict" in md
+    # the report's before/after table judges the test set so; the section adds no copy
+    section = md.split("## Trained past the references")[1].split("### The ceiling")[0]
+    assert "(lead judge)" not in section
+    rows = _test_rows(md)
     labels = [row[0] for row in rows]
     assert labels == [
         "BLEU (lead judge)",
@@ -73,7 +83,7 @@ def test_the_report_shows_the_ceiling_and_the_share_of_it_kept(tmp_path: Path):
 
 def test_a_neural_judge_of_another_family_leads_the_report_where_scored(tmp_path: Path):
     md, _ = _report(tmp_path, comet=True)
-    rows = _rows(md, "never lead the verdict")
+    rows = _test_rows(md)
     assert rows[0][0] == escape_markdown("COMET-22 (Unbabel/wmt22-comet-da) (lead judge)")
     assert [row[0] for row in rows[1:3]] == ["BLEU", escape_markdown("chrF (used to rank)")]
     assert rows[0][-1].startswith("humans agree")

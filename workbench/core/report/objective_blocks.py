@@ -19,18 +19,17 @@ from workbench.core.records.objective_record import ObjectiveRecord
 from workbench.core.records.scores import SetScores
 from workbench.core.run_folder.layout import RunFolder
 from workbench.core.views.blocks import Block, Code, Heading, Note, Paragraph, Table
-from workbench.core.views.judged_changes import LEAD_ONLY, judged_rows, lead_reading
+from workbench.core.views.judged_changes import lead_reading
 from workbench.core.views.numbers import MISSING, number
 from workbench.core.views.ranked_text import ROLE, TRAINS_ON, ceiling_lines, ranked_verdict
 from workbench.core.views.verdict import marked
 
-#: The test table's columns after the metric (the report's own table has a Set column).
-RANKED_COLUMNS = ["Before (95% CI)", "After (95% CI)", "Change (95% CI)", "p", LEAD_ONLY]
-#: What the section says before its test table.
+#: What the section says of the test set's table.
 RANKED_CAPTION = (
     "The metric that ranked the candidates chose what the model was trained on, so it "
     "overrates the tuned model, and so do its relatives: they are marked and never lead "
-    "the verdict. Before is the starting model, after the tuned one, both by beam search."
+    "the verdict (the table of before and after above). Before is the starting model, after "
+    "the tuned one, both by beam search."
 )
 #: Where the run's summary holds no ceiling (it is scored after "after", when a run ends).
 NO_CEILING = "No ceiling in this run's summary: a run scores it after its test set, when it ends."
@@ -77,17 +76,12 @@ def preferences_text(run_dir: Path) -> Paragraph:
 
 
 def ranked_test_blocks(record: ObjectiveRecord, test: SetScores | None) -> list[Block]:
-    """The test set before → after, the judges first, and the verdict's note and reading."""
+    """How to read the test set's before → after (the report's main table, which marks
+    the ranker and puts the judges first): the verdict's note and its reading."""
     if test is None or record.ranker is None:
         return [Paragraph(f"Test set: {MISSING} (not in the summary).")]
     found = ranked_verdict(test, record.ranker)
-    blocks: list[Block] = [
-        Paragraph(f"{test.label}. {RANKED_CAPTION}", style="caption"),
-        Table(
-            ["Metric", *RANKED_COLUMNS],
-            judged_rows(test.changes, test.n_bootstrap, record.ranker, ROLE),
-        ),
-    ]
+    blocks: list[Block] = [Paragraph(f"{test.label}. {RANKED_CAPTION}", style="caption")]
     if found.note:
         blocks.append(Note(found.note))
     reading = lead_reading(test.changes, found)
