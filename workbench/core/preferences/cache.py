@@ -177,6 +177,9 @@ class PreferenceEntry:
             except BlockingIOError:
                 yield None
                 return
+            except OSError:  # a file system without locks (Lustre without -o flock)
+                yield fh  # built unlocked, as every cache of the workbench is there
+                return
             try:
                 yield fh
             finally:

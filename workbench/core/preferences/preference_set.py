@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from workbench.core.cache_use import using
+from workbench.core.data.pair_features import Rate
 from workbench.core.decoding import DecodeOptions
 from workbench.core.events import EventSink, Note, PreferenceProgress
 from workbench.core.picking.metrics import PickingMetric
@@ -27,9 +28,9 @@ from workbench.core.preferences.cache import (
 )
 from workbench.core.preferences.ranking import TrainingPair, check_ranker, rank_sources
 from workbench.core.preferences.records import (
-    OBJECTIVES,
     PreferenceRecord,
     RankedSource,
+    check_objective,
     choose,
 )
 from workbench.core.translate.candidates import CandidateSettings
@@ -115,8 +116,7 @@ def preference_records(
     at a time, each chunk appended to the cache, followed by a
     :class:`~workbench.core.events.PreferenceProgress`, and ``stop`` looked at before the
     next. A ranker that needs references the pairs lack is refused first, in one line."""
-    if objective not in OBJECTIVES:
-        raise ValueError(f"no preference objective {objective!r}; one of {OBJECTIVES}")
+    check_objective(objective)
     check_ranker(ranker, pairs)
     base = base or translator.default_options()
     parts = key_parts(
@@ -206,7 +206,7 @@ def _rank_rest(
                 "build are kept; ranking the rest"
             )
         )
-    started = time.monotonic()
+    clock = Rate()
     for start in range(earlier, total, build.chunk):
         if stop is not None and stop.is_set():
             return lines, True
@@ -221,9 +221,7 @@ def _rank_rest(
         entry.append(chunk)
         lines += chunk
         if emit is not None:
-            done = len(lines)
-            rate = (done - earlier) / max(1e-6, time.monotonic() - started)
-            eta = (total - done) / rate if rate else None
-            emit(PreferenceProgress("ranking", done, total, rate, eta))
+            rate, eta = clock.figures(len(lines) - earlier, total - earlier)
+            emit(PreferenceProgress("ranking", len(lines), total, rate, eta))
     entry.seal(len(lines))
     return lines, False

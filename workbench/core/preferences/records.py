@@ -112,13 +112,19 @@ class _Entry:
         return score, 0 if self.is_reference else 1, -self.count, self.order
 
 
+def check_objective(objective: str) -> None:
+    """A ValueError (a caller's bug: the settings were checked) for what is not one of
+    :data:`OBJECTIVES`."""
+    if objective not in OBJECTIVES:
+        raise ValueError(f"no preference objective {objective!r}; one of {OBJECTIVES}")
+
+
 def choose(
     ranked: RankedSource, objective: str, metric_higher_is_better: bool, ranked_by: str = ""
 ) -> PreferenceRecord | None:
     """The preference of ``ranked`` for ``objective`` (``best``, ``cpo`` or ``dpo``), or
     None when it has none to learn (see the module's docstring for the rules and ties)."""
-    if objective not in OBJECTIVES:
-        raise ValueError(f"no preference objective {objective!r}; one of {OBJECTIVES}")
+    check_objective(objective)
     pool = [
         _Entry(c.text, c.score, False, c.count, i)
         for i, c in enumerate(ranked.candidates)

@@ -77,3 +77,11 @@ class DecoderInputsCollator(DataCollatorForSeq2Seq):
                 batch["labels"], config.pad_token_id, config.decoder_start_token_id
             )
         return batch
+
+
+def pair_collator(tokenizer: Any, model: Any, causal: bool) -> Any:
+    """The collator of a run's supervised batches: a prompt's for a decoder-only model,
+    else labels with their decoder inputs."""
+    if causal:
+        return PromptCollator(int(tokenizer.pad_token_id))
+    return DecoderInputsCollator(tokenizer, model=model, label_pad_token_id=-100)

@@ -87,11 +87,7 @@ class PreferenceCollator:
 def preference_collator(tokenizer: Any, model: Any, causal: bool) -> PreferenceCollator:
     """The :class:`PreferenceCollator` of a run's model kind, over the collator its
     supervised training uses."""
-    from workbench.core.train.batches import DecoderInputsCollator, PromptCollator
+    from workbench.core.train.batches import pair_collator
 
-    side: Callable[[list[dict[str, Any]]], dict[str, Any]] = (
-        PromptCollator(int(tokenizer.pad_token_id))
-        if causal
-        else DecoderInputsCollator(tokenizer, model=model, label_pad_token_id=-100)
-    )
+    side: Callable[[list[dict[str, Any]]], dict[str, Any]] = pair_collator(tokenizer, model, causal)
     return PreferenceCollator(side)

@@ -25,7 +25,7 @@ from workbench.core.live.lease import RunLease
 from workbench.core.model.family import shard_blocks
 from workbench.core.records.run_records import Precision
 from workbench.core.run_folder.layout import RunFolder
-from workbench.core.train.batches import DecoderInputsCollator, PromptCollator
+from workbench.core.train.batches import pair_collator
 from workbench.core.train.early_stop import early_stopping_callback
 from workbench.core.train.sharding import fsdp_arguments, one_embedding_module
 from workbench.core.train.trainer import WorkbenchTrainer
@@ -143,11 +143,7 @@ def build_trainer(
         train_set, train_lengths, collator = training_rows(encoder)
     else:
         train_set, train_lengths = training_set(train, encoder)
-        collator = (
-            PromptCollator(int(tokenizer.pad_token_id))
-            if encoder.direction.causal
-            else DecoderInputsCollator(tokenizer, model=model, label_pad_token_id=-100)
-        )
+        collator = pair_collator(tokenizer, model, encoder.direction.causal)
     val_set, pairs = longest_first(training_set(validation, encoder)[0], list(validation))
     references = [p.target for p in pairs]
     comet = None
