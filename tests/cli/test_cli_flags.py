@@ -8,12 +8,12 @@ from pathlib import Path
 
 import pytest
 
-from workbench.cli.flags import config_from_args, setting_flag
+from workbench.cli.flags import config_from_args
 from workbench.cli.main import build_parser
 from workbench.core.config.build import build_config, setting_type
 from workbench.core.config.presets import DEFAULT_PRESET, PRESETS
 from workbench.core.config.run_config import RunConfig
-from workbench.core.config.settings import SETTING_GROUPS
+from workbench.core.config.settings import SETTING_GROUPS, setting_flag
 from workbench.errors import WorkbenchError
 
 #: The settings with no flag of their own: the preset is ``--preset``, the base the

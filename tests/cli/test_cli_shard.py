@@ -15,6 +15,12 @@ from tests.helpers.runs import three_run_folders
 from workbench.core.live.writer import RunWriter
 
 
+def cuda_visible() -> bool:
+    import torch
+
+    return torch.cuda.is_available()
+
+
 @pytest.mark.parametrize(
     ("flags", "said"),
     [
@@ -27,7 +33,12 @@ from workbench.core.live.writer import RunWriter
             "--objective cpo is not sharded yet",
         ),
         (("--gpus", "-1"), "gpus must be a whole number >= 0"),
-        (("--shard", "--shard-offload"), "and this run trains on the CPU, where it is already"),
+        pytest.param(
+            ("--shard", "--shard-offload"),
+            "and this run trains on the CPU, where it is already",
+            marks=pytest.mark.skipif(cuda_visible(), reason="a GPU: there it offloads"),
+        ),
+        (("--gpus", "8"), "--gpus 8 divides a --shard run's plan; add --shard"),
     ],
 )
 def test_a_sharded_run_that_cannot_run_is_one_line(cli, tiny_model_dir, tmp_path, flags, said):

@@ -40,20 +40,18 @@ QWEN3 = {
 }
 
 
-def toml(**values) -> str:
-    return tiny_toml(**values).replace("= True", "= true").replace("= False", "= false")
-
-
 def both(root: Path, settings: dict, epochs: float = 2) -> tuple[Path, Path, str]:
     """The same run sharded over two processes (8 a batch each) and as one unsharded
     process (16 a batch): the same global batch. Returns both run folders and the
     sharded run's printed lines."""
     cache = root / "cache"
     two = torchrun.launch(
-        root / "two", 2, cache, toml(epochs=epochs, batch_size=8, shard=True, **settings)
+        root / "two", 2, cache, tiny_toml(epochs=epochs, batch_size=8, shard=True, **settings)
     )
     assert two.returncode == 0, failure(root / "two", two)
-    one = torchrun.launch(root / "one", 1, cache, toml(epochs=epochs, batch_size=16, **settings))
+    one = torchrun.launch(
+        root / "one", 1, cache, tiny_toml(epochs=epochs, batch_size=16, **settings)
+    )
     assert one.returncode == 0, one.stderr[-3000:]
     return only_run(root / "two"), only_run(root / "one"), two.stdout
 
@@ -167,7 +165,7 @@ def stop_after(work: Path, cache: Path, text: str, step: int) -> int:
 
 def test_sharded_stop_and_resume_is_bit_identical(tmp_path):
     cache = tmp_path / "cache"
-    text = toml(epochs=4, batch_size=8, shard=True, **MARIAN)
+    text = tiny_toml(epochs=4, batch_size=8, shard=True, **MARIAN)
     straight = torchrun.launch(tmp_path / "straight", 2, cache, text)
     assert straight.returncode == 0, failure(tmp_path / "straight", straight)
     work = tmp_path / "stopped"
@@ -215,7 +213,7 @@ def test_sharded_lora_trains_the_adapters_on_every_rank(tmp_path, causal_models,
     base = tmp_path / "base"  # a copy: the test changes it at the end
     shutil.copytree(causal_models["qwen3"], base)
     settings = {**QWEN3, "model": str(base), "lora": True}
-    text = toml(epochs=1, batch_size=8, shard=True, **settings)
+    text = tiny_toml(epochs=1, batch_size=8, shard=True, **settings)
     done = torchrun.launch(tmp_path / "two", 2, tmp_path / "cache", text)
     assert done.returncode == 0, failure(tmp_path / "two", done)
     run = only_run(tmp_path / "two")
@@ -253,7 +251,7 @@ def test_accelerate_launch_with_the_docs_config_is_a_sharded_run(tmp_path):
     accelerate's FSDP launch shards the run without --shard typed."""
     work = tmp_path / "acc"
     work.mkdir()
-    (work / "tiny.toml").write_text(toml(epochs=1, batch_size=8, **MARIAN), encoding="utf-8")
+    (work / "tiny.toml").write_text(tiny_toml(epochs=1, batch_size=8, **MARIAN), encoding="utf-8")
     config = Path(__file__).resolve().parents[2] / "docs" / "launch" / "fsdp2.yaml"
     launch = [
         sys.executable, "-m", "accelerate.commands.launch", "--config_file", str(config),

@@ -78,9 +78,14 @@ def step_losses(into: list):
 
 
 def tiny_toml(**values) -> str:
-    """TINY_RUN_SETTINGS with ``values`` on top, written as TOML."""
+    """TINY_RUN_SETTINGS with ``values`` on top, written as TOML (``true``, not Python's
+    ``True``)."""
     merged = {**TINY_RUN_SETTINGS, **values}
-    return "".join(f"{key} = {value!r}\n" for key, value in merged.items())
+
+    def written(value) -> str:
+        return str(value).lower() if isinstance(value, bool) else repr(value)
+
+    return "".join(f"{key} = {written(value)}\n" for key, value in merged.items())
 
 
 def copy_output(source: Path, target: Path) -> None:

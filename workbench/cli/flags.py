@@ -16,7 +16,12 @@ from typing import Any
 from workbench.core.config.build import build_config, preset_values, setting_type
 from workbench.core.config.presets import DEFAULT_PRESET, PRESETS
 from workbench.core.config.run_config import RunConfig
-from workbench.core.config.settings import SETTING_GROUPS, flag_name, load_toml, setting_value
+from workbench.core.config.settings import (
+    SETTING_GROUPS,
+    load_toml,
+    setting_flag,
+    setting_value,
+)
 from workbench.errors import WorkbenchError
 
 #: The run settings that are no flag of their own. The preset is the base that the TOML
@@ -29,12 +34,6 @@ METAVARS = {"int": "INT", "float": "FLOAT", "str": "TEXT"}
 def flag_settings() -> list[Field[Any]]:
     """The RunConfig fields that are flags, in field order."""
     return [f for f in fields(RunConfig) if f.name not in NOT_FLAGS]
-
-
-def setting_flag(f: Field[Any]) -> str:
-    """A setting's own flag: its name in kebab case, or ``--no-clean`` for a switch that
-    is on by default (the flag a user gives is the one that changes something)."""
-    return ("--no-" + f.name.replace("_", "-")) if f.default is True else flag_name(f.name)
 
 
 def default_text(name: str) -> str:

@@ -109,11 +109,12 @@ def run(args: argparse.Namespace) -> int:
         from workbench.core.train import distributed
 
         if config.shard:
+            from workbench.core.train.sharding import LAUNCH
+
             raise WorkbenchError(
                 "--shard runs under a launcher (torchrun or accelerate launch), and --detach "
                 "starts one process of its own; detach the launcher instead (for example "
-                "`nohup torchrun --nproc_per_node=N -m workbench train --headless --shard … &`)"
-                ", or drop --detach"
+                f"`nohup {LAUNCH} &`), or drop --detach"
             )
 
         if distributed.is_distributed():

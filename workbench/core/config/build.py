@@ -288,6 +288,10 @@ def _check_model(c: RunConfig) -> None:
         c.shard or not c.shard_offload,
         "--shard-offload offloads a sharded run's state; add --shard, or drop --shard-offload",
     )
+    _check(
+        c.shard or not c.gpus,
+        f"--gpus {c.gpus} divides a --shard run's plan; add --shard, or drop --gpus",
+    )
     if c.lora:
         _check(
             not c.is_scratch,

@@ -12,7 +12,7 @@ from dataclasses import fields
 from workbench.core.config.build import build_config
 from workbench.core.config.presets import DEFAULT_PRESET
 from workbench.core.config.run_config import RunConfig
-from workbench.core.config.settings import flag_name, setting_value
+from workbench.core.config.settings import flag_name, setting_flag, setting_value
 
 
 def command_flags(config: RunConfig, leave_out: tuple[str, ...] = ()) -> list[str]:
@@ -31,8 +31,7 @@ def command_flags(config: RunConfig, leave_out: tuple[str, ...] = ()) -> list[st
         if not isinstance(value, bool):
             flags += [flag_name(setting.name), setting_value(value)]
         elif value is not (setting.default is True):  # its flag sets it to this value
-            switch = setting.name.replace("_", "-")
-            flags.append(f"--no-{switch}" if setting.default is True else f"--{switch}")
+            flags.append(setting_flag(setting))
         else:
             flags += ["--set", f"{setting.name}={setting_value(value)}"]
     return flags

@@ -157,6 +157,13 @@ def flag_name(name: str) -> str:
     return "--" + name.replace("_", "-")
 
 
+def setting_flag(f: Any) -> str:
+    """A setting's own flag (``f`` a RunConfig field): its name in kebab case, or
+    ``--no-clean`` for a switch that is on by default (the flag a user gives is the one
+    that changes something)."""
+    return ("--no-" + f.name.replace("_", "-")) if f.default is True else flag_name(f.name)
+
+
 def setting_value(value: Any) -> str:
     """A config value as the user would write it (``none`` for null)."""
     if value is None:

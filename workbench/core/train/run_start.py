@@ -130,6 +130,7 @@ def prepare(
     if resume_dir is not None:
         checkpoint = last_complete_checkpoint(run_dir, emit)
         if checkpoint is not None and is_sharded(checkpoint):
+            distributed.barrier()  # every rank checks at once, and so says it in one go
             check_shards(checkpoint)  # every rank's files, before any rank loads its own
         if checkpoint is not None:
             check_world_size(checkpoint, distributed.world_size())
