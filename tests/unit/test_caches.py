@@ -241,7 +241,8 @@ def test_a_user_waiting_for_a_pruner_finds_the_entry_gone_under_a_new_lock(tmp_p
     seen: list[bool] = []
     with claimed(made) as free:
         assert free
-        old_lock = os.stat(lock_file(made)).st_ino
+        # kept open, so its inode cannot be given to the new lock file (ext4 reuses one)
+        old_lock = os.open(lock_file(made), os.O_RDONLY)
         user = threading.Thread(target=lambda: _use(made, seen))
         user.start()
         time.sleep(0.3)  # the user waits for the lock (a bound, not a measurement)
@@ -250,7 +251,10 @@ def test_a_user_waiting_for_a_pruner_finds_the_entry_gone_under_a_new_lock(tmp_p
     user.join(timeout=60)
     assert seen == [False]  # the user found no entry, and would build it again
     assert lock_file(made).exists()
-    assert os.stat(lock_file(made)).st_ino != old_lock  # not the file the pruner held
+    try:  # not the file the pruner held
+        assert not os.path.samestat(os.fstat(old_lock), os.stat(lock_file(made)))
+    finally:
+        os.close(old_lock)
 
 
 def _use(entry: Path, seen: list[bool]) -> None:
@@ -347,3 +351,28 @@ def test_a_run_folder_the_listing_cannot_read_is_left_out(tmp_path: Path):
     unreadable = tmp_path / "runs" / ("x" * 300)
     found = heatmap_entries([str(unreadable), str(readable)], LiveRuns())
     assert [e.name for e in found] == [readable.name]
+
+
+def test_a_run_ended_on_another_thread_lets_the_starting_threads_uses_go(tmp_path: Path):
+    """The TUI starts a run's writer on one thread and may end it on another (as
+    tests/cli/test_logs.py does): the thread that started it uses entries for no run
+    afterwards, and keeps no lock."""
+    from workbench.core.live.writer import RunWriter
+
+    run = tmp_path / "out" / "runs" / "20260101-100000-demo"
+    run.mkdir(parents=True)
+    writer = RunWriter(threading.Event())  # this thread starts the run
+    writer.hold(run)
+    ending = threading.Thread(target=writer.release, args=("finished",))
+    ending.start()
+    ending.join()
+    made = tmp_path / "cache" / "kind" / "entry.json"
+    made.parent.mkdir(parents=True)
+    made.write_text("{}")
+    with using(made):
+        pass
+    uses = read_uses(made)
+    assert uses is not None
+    assert uses.runs == ()  # for no run, not the one that ended
+    with claimed(made) as free:
+        assert free  # no lock left held for a run that waits for its folder

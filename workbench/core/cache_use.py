@@ -195,14 +195,23 @@ def _close_in_child() -> None:
 os.register_at_fork(after_in_child=_close_in_child)
 
 
-class _ThreadUses(threading.local):
-    """The run this thread's uses are for, whether one is starting, and its uses still
-    waiting for its folder."""
+class RunUses:
+    """One thread's run, as its uses see it: the run they are for, whether one is
+    starting, and its uses still waiting for its folder. The writer that started the run
+    keeps this object (:func:`expect_run`), so the run's end lets its state go whichever
+    thread ends it."""
 
     def __init__(self) -> None:
         self.run: Path | None = None
         self.starting = False
         self.pending: dict[Path, _Lock] = {}
+
+
+class _ThreadUses(threading.local):
+    """Each thread's :class:`RunUses`."""
+
+    def __init__(self) -> None:
+        self.uses = RunUses()
 
 
 _THREAD = _ThreadUses()
@@ -217,46 +226,53 @@ def using(entry: Path) -> Iterator[None]:
     or goes without, as it would with no pruner. In a run that does not hold its folder
     yet, the lock stays held until it does (see the module's docstring)."""
     entry = Path(entry).absolute()
+    uses = _THREAD.uses
     lock = _Lock.take(entry, exclusive=False)
     kept = False
     try:
         yield
         if entry.exists():
-            _append(entry, _THREAD.run)
-            waiting = _THREAD.run is None and _THREAD.starting
-            if waiting and lock is not None and entry not in _THREAD.pending:
-                _THREAD.pending[entry] = lock
+            _append(entry, uses.run)
+            waiting = uses.run is None and uses.starting
+            if waiting and lock is not None and entry not in uses.pending:
+                uses.pending[entry] = lock
                 kept = True
     finally:
         if lock is not None and not kept:
             lock.close()
 
 
-def expect_run() -> None:
-    """A run starts on this thread: its uses wait for its folder (:func:`attach_run`)."""
-    _THREAD.starting = True
+def expect_run() -> RunUses:
+    """A run starts on this thread: its uses wait for its folder (:func:`attach_run`).
+    Returns the state that :func:`attach_run` and :func:`detach_run` are given."""
+    uses = _THREAD.uses
+    uses.starting = True
+    return uses
 
 
-def attach_run(run_dir: Path) -> None:
-    """From now on this thread's uses are for ``run_dir``; the uses it made before are
-    recorded for it, and their locks let go (its writer now says the run is alive)."""
+def attach_run(run_dir: Path, uses: RunUses | None = None) -> None:
+    """From now on the uses of the run's thread (``uses``, else this thread's) are for
+    ``run_dir``; those made before are recorded for it, and their locks let go (its
+    writer now says the run is alive)."""
+    uses = uses or _THREAD.uses
     run = Path(run_dir).resolve()
-    _THREAD.run = run
-    for entry, lock in _THREAD.pending.items():
+    uses.run = run
+    for entry, lock in uses.pending.items():
         if entry.exists():
             _append(entry, run)
         lock.close()
-    _THREAD.pending.clear()
+    uses.pending.clear()
 
 
-def detach_run() -> None:
-    """This thread's run has ended: its later uses are for no run, and any use still
-    pending lets its lock go."""
-    _THREAD.run = None
-    _THREAD.starting = False
-    for lock in _THREAD.pending.values():
+def detach_run(uses: RunUses | None = None) -> None:
+    """The run has ended: its thread's later uses (``uses``, else this thread's) are for
+    no run, and any use still pending lets its lock go."""
+    uses = uses or _THREAD.uses
+    uses.run = None
+    uses.starting = False
+    for lock in uses.pending.values():
         lock.close()
-    _THREAD.pending.clear()
+    uses.pending.clear()
 
 
 @contextlib.contextmanager

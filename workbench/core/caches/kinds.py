@@ -12,16 +12,14 @@ entry built in place (ranked lines) is listed whole only once its seal is in it.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
-from workbench.core.data.prepared_cache import ALIASES, prepared_root
+from workbench.core.cache_root import cache_folder
+from workbench.core.data.prepared_cache import ALIASES
 from workbench.core.data.prepared_cache import DONE_FILE as PREPARED_SEAL
-from workbench.core.data.sample_cache import default_cache_dir
-from workbench.core.evaluate.before_cache import before_root
 from workbench.core.preferences.cache import DONE_FILE as PREFERENCES_SEAL
-from workbench.core.preferences.cache import preferences_root
 from workbench.errors import WorkbenchError
 
 #: The kind of the attention views a run keeps in its own folder (no cache folder).
@@ -49,30 +47,31 @@ class EntryShape:
 class CacheKind:
     """One kind of entry: its name, what a user calls it, its folder and shapes."""
 
-    name: str
+    name: str  # also its folder's name under the cache root, as its owner names it
     title: str
-    folder: Callable[[], Path]
     shapes: tuple[EntryShape, ...]
+
+    def folder(self) -> Path:
+        """Its folder under the cache root (read without importing the cache's owner,
+        whose module may import numpy: ``workbench cache`` stays light)."""
+        return cache_folder(self.name)
 
 
 KINDS = (
     CacheKind(
         "prepared",
         "prepared data",
-        prepared_root,
         (EntryShape("*", folder=True, sealed_by=PREPARED_SEAL, not_entries=(ALIASES,)),),
     ),
-    CacheKind("before", '"before" translations', before_root, (EntryShape("*.json", False),)),
+    CacheKind("before", '"before" translations', (EntryShape("*.json", False),)),
     CacheKind(
         "samples",
         "Hub samples",
-        default_cache_dir,
         (EntryShape("*.jsonl", False), EntryShape("partial/*", folder=True, partial=True)),
     ),
     CacheKind(
         "preferences",
         "ranked preference lines",
-        preferences_root,
         (EntryShape("*", folder=True, sealed_by=PREFERENCES_SEAL),),
     ),
 )

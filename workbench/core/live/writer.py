@@ -96,7 +96,9 @@ class RunWriter:
         self._done = threading.Event()
         self._thread: threading.Thread | None = None
         self._write_lock = threading.Lock()
-        expect_run()  # the cache entries this thread uses wait for the run's folder
+        #: The cache entries this thread uses wait for the run's folder (cache_use), and
+        #: are let go by release, whichever thread ends the run.
+        self._uses = expect_run()
 
     def hold(self, run_dir: Path, log: RunLog | None = None) -> None:
         """Take ``run_dir`` for this process, or raise :class:`RunFolderBusy`; then ``log``
@@ -132,7 +134,7 @@ class RunWriter:
         pid = os.getpid()
         self.record = WriterRecord(this_host(), pid, start_ticks(pid), started, started, "running")
         self.record.write(run_dir)
-        attach_run(run_dir)  # the cache entries this run uses name it; it now lives
+        attach_run(run_dir, self._uses)  # the cache entries this run uses name it; it now lives
         self._thread = threading.Thread(target=self._watch, daemon=True, name="run-writer")
         self._thread.start()
 
@@ -142,7 +144,7 @@ class RunWriter:
         A try that fails before the run began writing (``--resume`` refused by a check,
         an unreachable Hub) does not end the run: its earlier writer's record stays.
         """
-        detach_run()  # and a try that never held a folder lets its cache entries go
+        detach_run(self._uses)  # and a try that never held a folder lets its cache entries go
         if not self._held or self.run_dir is None:
             return
         self._done.set()
