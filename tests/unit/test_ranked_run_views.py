@@ -209,3 +209,16 @@ def test_runs_marks_a_ranker_it_shows_and_gives_it_no_human_reading(tmp_path: Pa
     assert "test BLEU (used to rank) " in line
     assert "humans agree" not in line.split("test BLEU (used to rank)")[1].split("  test ")[0]
     assert "humans agree" in run_row_line(chrf_ranked)
+
+
+def test_runs_gives_a_ranked_runs_reading_on_its_lead_judge_alone(tmp_path: Path):
+    """A chrF-ranked run scored with COMET: COMET leads (a neural judge of another family),
+    so ``runs`` reads COMET's change and not BLEU's, as the run's lines and report do."""
+    from workbench.core.experiments.table import list_runs, run_row_line
+
+    write_ranked_run(tmp_path / "out" / "runs" / "20260101-000000-demo-cpo", ranked_summary(True))
+    (row,) = list_runs(tmp_path / "out")
+    line = run_row_line(row)
+    bleu, comet = line.split("test BLEU ", 1)[1].split("  test COMET", 1)
+    assert "humans agree" not in bleu
+    assert "humans agree" in comet

@@ -24,9 +24,9 @@ from workbench.core.run_folder.output_folder import run_folders
 from workbench.core.run_folder.saved_config import SavedConfig, preset_defaults, read_saved_config
 from workbench.core.views.human_agreement import agreement_brief
 from workbench.core.views.numbers import MISSING, format_seconds
-from workbench.core.views.ranked_text import objective_brief
+from workbench.core.views.ranked_text import objective_brief, ranked_verdict
 from workbench.core.views.score_text import with_ci
-from workbench.core.views.verdict import marked, relation
+from workbench.core.views.verdict import marked
 
 #: Settings that differ between runs without being a choice of recipe.
 NOT_A_CHOICE = ("output_dir", "data_revision", "precision", "preset")
@@ -160,8 +160,8 @@ def kept_row(run_dir: Path) -> RunRow:
 
 def _scores(role: str, scores: SetScores | None, ranker: str | None = None) -> str:
     """A set's BLEU (and COMET, MetricX) before → after; on the test set, the Kocmi
-    reading of each, except on a metric that ranked the run's candidates (``ranker``) or
-    its relative, which is marked instead (:mod:`~workbench.core.views.verdict`)."""
+    reading of each, or in a run that ranked its candidates (``ranker``, which is marked
+    with its relatives) of its lead judge alone (:mod:`~workbench.core.views.verdict`)."""
     if scores is None:
         return f"{role} BLEU {MISSING}"
     after = with_ci(scores.bleu_after, scores.bleu_after_ci)
@@ -169,9 +169,11 @@ def _scores(role: str, scores: SetScores | None, ranker: str | None = None) -> s
     def name(metric: str) -> str:
         return marked(metric, ranker, "rank") if ranker else metric
 
+    lead = ranked_verdict(scores, ranker).lead if ranker else None
+
     def reading(metric: str, delta: float) -> str:
-        ranked = ranker is not None and relation(metric, ranker, "rank") is not None
-        return "" if ranked else agreement_brief(metric, delta)
+        # a ranked run's reading is on its lead judge alone, as its lines and report say
+        return "" if lead is not None and metric != lead else agreement_brief(metric, delta)
 
     text = f"{role} {name('BLEU')} {scores.bleu_before:.2f} → {after}"
     if role != "test":  # the test set's change is the one a reader weighs
