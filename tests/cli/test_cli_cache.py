@@ -160,7 +160,7 @@ def test_kinds_can_be_listed_and_pruned_alone(cli, tmp_path: Path):
     [
         (("--max-size", "-1"), "--max-size -1: not a size; give one such as 500MB, 10GB"),
         (("--older-than", "abc"), "--older-than abc: not a duration; give one such as 12h"),
-        (("--kind", "models"), "--kind models: no such kind of cache entry; give one of "),
+        (("--kind", "models"), "--kind must be one of prepared, before, samples, preferences"),
     ],
 )
 def test_a_bad_value_is_one_line_and_exit_2(cli, tmp_path: Path, flags, said):

@@ -19,8 +19,8 @@ from pathlib import Path
 from workbench.core.cache_root import cache_folder
 from workbench.core.data.prepared_cache import ALIASES
 from workbench.core.data.prepared_cache import DONE_FILE as PREPARED_SEAL
+from workbench.core.picking.choices import check_choice
 from workbench.core.preferences.cache import DONE_FILE as PREFERENCES_SEAL
-from workbench.errors import WorkbenchError
 
 #: The kind of the attention views a run keeps in its own folder (no cache folder).
 HEATMAPS = "heatmaps"
@@ -117,8 +117,5 @@ def kind_folders() -> list[Path]:
 def check_kinds(kinds: list[str] | None) -> list[str] | None:
     """``kinds`` as given (None: all), each a kind's name, else one line naming it."""
     for kind in kinds or ():
-        if kind not in TITLES:
-            raise WorkbenchError(
-                f"--kind {kind}: no such kind of cache entry; give one of {', '.join(TITLES)}"
-            )
+        check_choice("--kind", kind, tuple(TITLES))
     return kinds
