@@ -130,7 +130,10 @@ def remove_entry(entry: CacheEntry) -> str | None:
         if entry.kind == HEATMAPS:  # in its run's folder: the run is its one user
             if LiveRuns().live(entry.runs or ()):
                 return "in use by its run, alive again"
-            trash = _to_trash(entry.path)
+            # one file: unlinked at once (a rename to trash, which tidy() never looks
+            # for in run folders, could be left behind by a killed pruner)
+            entry.path.unlink(missing_ok=True)
+            trash = None
         else:
             with claimed(entry.path) as free:
                 if not free:
